@@ -1,0 +1,189 @@
+"""The run loop: jitted ``lax.scan`` chunks of solver updates, exact evaluation between chunks.
+
+Everything a compiled function reads is an argument: the lowered tensors, the
+solver state, the hyper-parameters and the number of iterations to run. Only
+the *shape* facts are static (the solver's structure flags, the level slices, the
+chunk length), so the second chunk of a run, a new hyper-parameter value, or
+another game of the same padded shape compiles nothing.
+
+Batch axes: a stacked game (``jaxcfr.stack``) puts a leading ``[B]`` axis on the
+tensors and the state, handled by ``jax.vmap``; a batch of hyper-parameter
+settings puts a trailing ``[H]`` axis on the state (``[I, A, H]``), so that
+every index gather reads contiguous rows.
+
+Example::
+
+    >>> import jaxcfr
+    >>> runner = jaxcfr.Runner(jaxcfr.lower(jaxcfr.load_game("kuhn_poker")), jaxcfr.cfr_plus())
+    >>> state = runner.advance(runner.init(), 100)
+    >>> metrics = runner.evaluate(state)
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcfr import analytics, passes
+from jaxcfr.lowering import LoweredGame
+from jaxcfr.solvers import HyperParams, Solver, SolverState
+
+__all__ = ["Runner", "trace_counts", "DEFAULT_CHUNK"]
+
+#: Iterations per compiled chunk (the last chunk of a run skips its unused steps).
+DEFAULT_CHUNK = 64
+
+#: How many times each compiled function was traced (for compile-once tests).
+trace_counts: dict[str, int] = {"chunk": 0, "evaluate": 0}
+
+
+@functools.partial(jax.jit, static_argnames=("solver", "structure", "games_batched", "chunk"),
+                   donate_argnames=("state",))
+def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, *, solver: Solver,
+               structure: passes.Structure, games_batched: bool, chunk: int) -> SolverState:
+    trace_counts["chunk"] += 1
+
+    def update(t, st):
+        return solver.update(t, structure, st, hp)
+
+    if games_batched:
+        update = jax.vmap(update)
+
+    def body(st, i):
+        st = jax.lax.cond(i < n, lambda s: update(tensors, s), lambda s: s, st)
+        return st, None
+
+    state, _ = jax.lax.scan(body, state, jnp.arange(chunk))
+    return state
+
+
+@functools.partial(jax.jit, static_argnames=("solver", "structure", "games_batched", "average"))
+def _evaluate(tensors, state: SolverState, rounds: jax.Array, *, solver: Solver,
+              structure: passes.Structure, games_batched: bool, average: bool):
+    trace_counts["evaluate"] += 1
+
+    def one(t, st):
+        profile = solver.average_strategy(t, st) if average else solver.strategy(t, st)
+        return analytics.evaluate(t, structure, profile, rounds), profile
+
+    if games_batched:
+        one = jax.vmap(one)
+    return one(tensors, state)
+
+
+class Runner:
+    """A lowered game, a solver and hyper-parameters on the device, ready to iterate.
+
+    Args:
+      lowered: a LoweredGame (single or stacked).
+      solver: a :class:`~jaxcfr.solvers.Solver`.
+      hyperparams: optional dict of ``alpha`` / ``beta`` / ``gamma``; a sequence
+        value makes a batch of settings (every given sequence has the same length).
+      precision: ``"float32"`` (default) or ``"float64"`` (turns on ``jax_enable_x64``).
+      chunk: iterations per compiled chunk.
+    """
+
+    def __init__(self, lowered: LoweredGame, solver: Solver, hyperparams: dict | None = None,
+                 *, precision: str = "float32", chunk: int = DEFAULT_CHUNK):
+        if precision not in ("float32", "float64"):
+            raise ValueError(f"precision must be 'float32' or 'float64', got {precision!r}")
+        if precision == "float64":
+            jax.config.update("jax_enable_x64", True)
+        self.dtype = jnp.float64 if precision == "float64" else jnp.float32
+        self.lowered = lowered
+        self.solver = solver
+        self.chunk = int(chunk)
+        self.structure = passes.Structure(lowered.level_start, lowered.num_players)
+        self.games_batched = lowered.batch_size is not None
+        self.tensors = passes.to_device(lowered.tensors, self.dtype)
+        hyperparams = dict(hyperparams or {})
+        unknown = set(hyperparams) - {"alpha", "beta", "gamma"}
+        if unknown:
+            raise ValueError(f"unknown hyper-parameter(s): {sorted(unknown)}")
+        self.hp = solver.hyperparams(**hyperparams, dtype=self.dtype)
+        shapes = {np.shape(v) for v in self.hp}
+        self.hp_batch: tuple[int, ...] = max(shapes, key=len)
+        if any(s not in ((), self.hp_batch) for s in shapes):
+            raise ValueError(f"hyper-parameter batches differ in length: {sorted(shapes)}")
+        self.hp = HyperParams(*(jnp.broadcast_to(v, self.hp_batch) for v in self.hp))
+        self.rounds = jnp.asarray(lowered.br_rounds, jnp.int32)
+
+    # -- state -------------------------------------------------------------
+    def init(self) -> SolverState:
+        """Zero state: ``[I, A, *H]``, or ``[B, I, A, *H]`` for a stacked game."""
+        state = self.solver.init(self.lowered.tensors, self.hp_batch, dtype=self.dtype)
+        if self.games_batched:
+            b = self.lowered.batch_size
+            state = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (b,) + x.shape).copy(),
+                                           state)
+        return state
+
+    def advance(self, state: SolverState, iterations: int) -> SolverState:
+        """Run ``iterations`` more iterations (in compiled chunks)."""
+        left = int(iterations)
+        while left > 0:
+            n = min(left, self.chunk)
+            state = self._chunk(state, n)
+            left -= n
+        return state
+
+    def _chunk(self, state: SolverState, n: int) -> SolverState:
+        return _run_chunk(self.tensors, state, self.hp, jnp.asarray(n, jnp.int32),
+                          solver=self.solver, structure=self.structure,
+                          games_batched=self.games_batched, chunk=self.chunk)
+
+    def compile(self, state: SolverState) -> tuple[SolverState, float]:
+        """Compile the chunk and evaluation (running zero iterations); returns seconds."""
+        start = time.perf_counter()
+        state = self._chunk(state, 0)
+        jax.block_until_ready(state)
+        self.evaluate(state)
+        return state, time.perf_counter() - start
+
+    # -- metrics -----------------------------------------------------------
+    def profile(self, state: SolverState, average: bool = True) -> np.ndarray:
+        """The average (or current) strategy on the host: ``[(B,) I, A, *H]``."""
+        if average:
+            fn = self.solver.average_strategy
+        else:
+            fn = self.solver.strategy
+        if self.games_batched:
+            fn = jax.vmap(fn)
+        return np.asarray(fn(self.tensors, state))
+
+    def evaluate(self, state: SolverState, average: bool = True) -> dict[str, Any]:
+        """Exact metrics of the average (or current) profile, as host NumPy values.
+
+        Keys: ``values`` ``[(B,) P, *H]``, ``best_response_values`` (same),
+        ``nash_conv`` ``[(B,) *H]``, ``exploitability`` (NashConv / P for 2-player
+        constant-sum games, else ``None``), ``nash_gap`` (when ``nash_value()`` is
+        known: each player's best-response value minus the known value), and
+        ``metric`` / ``metric_name``: the tightest of these.
+        """
+        ev, _ = _evaluate(self.tensors, state, self.rounds, solver=self.solver,
+                          structure=self.structure, games_batched=self.games_batched,
+                          average=average)
+        values = np.asarray(ev.values, dtype=np.float64)
+        br = np.asarray(ev.best_response_values, dtype=np.float64)
+        nash_conv = np.asarray(ev.nash_conv, dtype=np.float64)
+        out: dict[str, Any] = {"values": values, "best_response_values": br,
+                               "nash_conv": nash_conv, "exploitability": None}
+        lowered = self.lowered
+        if lowered.num_players == 2 and lowered.constant_sum is not None:
+            out["exploitability"] = nash_conv / 2
+        pax = 1 if self.games_batched else 0        # the players axis
+        if lowered.num_players == 2 and lowered.nash_value is not None:
+            known = np.asarray(lowered.nash_value).reshape((2,) + (1,) * (br.ndim - 1 - pax))
+            out["nash_gap"] = br - known
+            out["metric_name"] = "exploitability"
+            out["metric"] = np.take(br - known, 0, axis=pax) / 2 + np.take(br - known, 1, axis=pax) / 2
+        elif out["exploitability"] is not None:
+            out["metric_name"], out["metric"] = "exploitability", out["exploitability"]
+        else:
+            out["metric_name"], out["metric"] = "nash_conv", nash_conv
+        return out

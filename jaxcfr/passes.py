@@ -1,0 +1,143 @@
+"""Tree passes over lowered tensors: regret matching, reach, values, counterfactual values.
+
+Every function here works on one game (tensors without a batch axis) and any
+number of *trailing* batch axes ``*b`` on the strategy-like arrays, so that a
+batch of hyper-parameters or seeds over one game shares every index gather
+(contiguous rows). A batch of different games is handled one level up by
+``jax.vmap`` over the tensors' leading axis.
+
+Shapes: ``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players; ``levels`` is the
+static ``LoweredGame.level_start``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxcfr.lowering import GameTensors
+
+__all__ = ["Structure", "trail", "regret_matching", "edge_probabilities", "reach_pass", "value_pass",
+           "action_values", "pick_player", "opponent_reach", "own_reach_at_rows", "to_device"]
+
+
+class Structure(NamedTuple):
+    """Static (hashable) facts a compiled pass depends on."""
+    level_start: tuple[int, ...]   # [D + 1] node slices per depth
+    num_players: int
+
+
+def to_device(tensors: GameTensors, dtype) -> GameTensors:
+    """Tensors as JAX arrays, floats in ``dtype``."""
+    return GameTensors(*(jnp.asarray(t, dtype=dtype) if jnp.issubdtype(t.dtype, jnp.floating)
+                         else jnp.asarray(t) for t in tensors))
+
+
+def trail(x: jax.Array, ndim: int) -> jax.Array:
+    """Append singleton axes so ``x`` broadcasts against an array of rank ``ndim``."""
+    return x.reshape(x.shape + (1,) * (ndim - x.ndim))
+
+
+def regret_matching(regret: jax.Array, mask: jax.Array) -> jax.Array:
+    """Strategy proportional to positive regret; uniform over ``mask`` when none is positive.
+
+    Args:
+      regret: ``[I, A, *b]``.
+      mask: ``[I, A]`` bool, at least one True per row.
+    Returns:
+      ``[I, A, *b]``, exactly 0 outside ``mask``; never divides by zero.
+    """
+    m = trail(mask, regret.ndim)
+    positive = jnp.where(m, jnp.maximum(regret, 0), 0)
+    total = positive.sum(axis=1, keepdims=True)
+    count = m.sum(axis=1, keepdims=True).astype(regret.dtype)
+    uniform = jnp.where(m, 1 / count, 0).astype(regret.dtype)
+    safe_total = jnp.where(total > 0, total, 1)
+    return jnp.where(total > 0, positive / safe_total, uniform)
+
+
+def edge_probabilities(t: GameTensors, strategy: jax.Array) -> jax.Array:
+    """Probability of the edge into each node: ``[N, *b]`` (strategy or chance)."""
+    flat = strategy.reshape((-1,) + strategy.shape[2:])
+    return flat[t.edge_index] * trail(t.chance_prob, strategy.ndim - 1)
+
+
+def reach_pass(t: GameTensors, s: Structure, edge: jax.Array) -> jax.Array:
+    """Per-player reach probability of every node, top-down: ``[N, P + 1, *b]`` (last: chance)."""
+    levels = s.level_start
+    players = jnp.arange(s.num_players + 1)
+    owner = (t.edge_owner[:, None] == players[None, :])                    # [N, P + 1]
+    factor = jnp.where(trail(owner, edge.ndim + 1), edge[:, None], 1)      # [N, P + 1, *b]
+    out = [jnp.ones_like(factor[levels[0]:levels[1]])]
+    for d in range(1, len(levels) - 1):
+        lo, hi = levels[d], levels[d + 1]
+        local_parent = t.parent[lo:hi] - levels[d - 1]
+        out.append(out[-1][local_parent] * factor[lo:hi])
+    return jnp.concatenate(out, axis=0)
+
+
+def value_pass(t: GameTensors, s: Structure, edge: jax.Array) -> jax.Array:
+    """Expected payoff of every node under the edge probabilities, bottom-up: ``[N, P, *b]``."""
+    levels = s.level_start
+    payoff = trail(t.payoff, edge.ndim + 1).astype(edge.dtype)
+    payoff = jnp.broadcast_to(payoff, payoff.shape[:2] + edge.shape[1:])
+    depth = len(levels) - 1
+    below = payoff[levels[depth - 1]:levels[depth]]
+    out = [below]
+    for d in range(depth - 2, -1, -1):
+        lo, hi = levels[d], levels[d + 1]
+        child = slice(levels[d + 1], levels[d + 2])
+        weighted = edge[child][:, None] * below
+        summed = jax.ops.segment_sum(weighted, t.parent[child] - lo, num_segments=hi - lo,
+                                     indices_are_sorted=True)
+        below = payoff[lo:hi] + summed
+        out.append(below)
+    return jnp.concatenate(out[::-1], axis=0)
+
+
+def pick_player(x: jax.Array, player: jax.Array) -> jax.Array:
+    """``x[n, player[n], ...]`` for ``x`` of shape ``[N, P, *b]`` and ``player`` ``[N]``."""
+    index = trail(player, x.ndim - 1)[:, None]
+    return jnp.take_along_axis(x, index, axis=1)[:, 0]
+
+
+def opponent_reach(reach: jax.Array) -> jax.Array:
+    """Reach of everyone but player ``i`` (chance included), per node: ``[N, P, *b]``."""
+    p1 = reach.shape[1]
+    cols = []
+    for i in range(p1 - 1):
+        others = [reach[:, j] for j in range(p1) if j != i]
+        prod = others[0]
+        for o in others[1:]:
+            prod = prod * o
+        cols.append(prod)
+    return jnp.stack(cols, axis=1)
+
+
+def action_values(t: GameTensors, s: Structure, opp_reach: jax.Array,
+                  values: jax.Array, num_rows: int, num_actions: int) -> jax.Array:
+    """Counterfactual value of every (row, action) for the row's owner: ``[I, A, *b]``.
+
+    ``q[I, a] = sum over h in I of (reach of h by everyone but the owner) * v_owner(h a)``;
+    members at different depths are summed alike. Chance and root edges land in
+    the sink row.
+    """
+    p = s.num_players
+    owner = jnp.minimum(t.edge_owner, p - 1)
+    decision_edge = trail(t.edge_owner < p, values.ndim - 1)
+    parent = jnp.maximum(t.parent, 0)
+    cf_reach = pick_player(opp_reach[parent], owner)                         # [N, *b]
+    child_value = pick_player(values, owner)                                  # [N, *b]
+    weighted = jnp.where(decision_edge, cf_reach * child_value, 0)
+    q = jax.ops.segment_sum(weighted, t.edge_index, num_segments=num_rows * num_actions)
+    return q.reshape((num_rows, num_actions) + q.shape[1:])
+
+
+def own_reach_at_rows(t: GameTensors, reach: jax.Array) -> jax.Array:
+    """Each row owner's own reach of the row (same for every member): ``[I, *b]``."""
+    owner = jnp.maximum(t.infoset_player, 0)
+    at_rep = reach[t.infoset_rep]                                             # [I, P + 1, *b]
+    own = pick_player(at_rep, owner)
+    return jnp.where(trail(t.infoset_player >= 0, own.ndim), own, 0)

@@ -1,0 +1,125 @@
+"""Stacking lowered games into one batch ``[B, ...]`` of a common padded shape.
+
+Each depth level is padded to the widest member's level, rows to the most rows,
+actions to the widest row. Padding is inert by construction: a padding node is a
+PADDING leaf with zero payoff and zero chance probability whose edge points at
+its game's sink row, and a padding row is a sink row (one legal slot, no owner).
+
+Example::
+
+    >>> import jaxcfr
+    >>> games = [jaxcfr.lower(jaxcfr.load_game(f"leduc_poker(ranks={r})")) for r in (3, 4)]
+    >>> batch = jaxcfr.stack(games)
+    >>> batch.batch_size, batch.tensors.parent.shape[0]
+    (2, 2)
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from jaxcfr.contract import PADDING
+from jaxcfr.lowering import NO_PARENT, NO_PLAYER, GameTensors, LoweredGame
+
+__all__ = ["stack", "unstack_rows"]
+
+
+def stack(games: Sequence[LoweredGame]) -> LoweredGame:
+    """Pad ``games`` (all with the same number of players) to one shape; add a batch axis.
+
+    The result's tensors have a leading ``B`` axis; host tables stay per member in
+    ``members``. Row ``r`` of member ``b`` keeps its row number, so
+    ``unstack_rows(batch, table)`` recovers member tables.
+    """
+    games = list(games)
+    if not games:
+        raise ValueError("stack() needs at least one lowered game")
+    if any(g.batch_size is not None for g in games):
+        raise ValueError("stack() takes single lowered games, not stacked ones")
+    num_players = games[0].num_players
+    if any(g.num_players != num_players for g in games):
+        raise ValueError("stack() needs games with the same number of players, got "
+                         f"{[g.num_players for g in games]}")
+    num_levels = max(len(g.level_start) - 1 for g in games)
+    widths = np.zeros((len(games), num_levels), dtype=np.int64)
+    for b, g in enumerate(games):
+        w = np.diff(g.level_start)
+        widths[b, :len(w)] = w
+    level_width = widths.max(axis=0)
+    level_start = np.concatenate([[0], np.cumsum(level_width)])
+    num_nodes = int(level_start[-1])
+    num_rows = max(g.num_rows for g in games)
+    max_actions = max(g.max_actions for g in games)
+    padded = [_pad(g, widths[b], level_start, num_nodes, num_rows, max_actions)
+              for b, g in enumerate(games)]
+    tensors = GameTensors(*(np.stack(parts) for parts in zip(*padded)))
+    nash = games[0].nash_value if all(g.nash_value == games[0].nash_value for g in games) else None
+    return LoweredGame(tensors=tensors, level_start=tuple(int(x) for x in level_start),
+                       num_players=num_players, infoset_keys=(), infoset_actions=(),
+                       preorder=np.zeros(0, dtype=np.int64), node_action=(),
+                       nash_value=nash, br_rounds=max(g.br_rounds for g in games),
+                       constant_sum=(games[0].constant_sum if all(
+                           g.constant_sum == games[0].constant_sum for g in games) else None),
+                       name="stack(" + ", ".join(g.name for g in games) + ")",
+                       batch_size=len(games), members=tuple(games))
+
+
+def _pad(g: LoweredGame, widths, level_start, num_nodes, num_rows, max_actions) -> GameTensors:
+    t = g.tensors
+    p = g.num_players
+    # new position of every old node: its level's new start + its offset in the level
+    old_levels = np.repeat(np.arange(len(widths))[:len(g.level_start) - 1],
+                           np.diff(g.level_start))
+    offset = np.arange(g.num_nodes) - np.asarray(g.level_start)[old_levels]
+    new_pos = level_start[old_levels] + offset
+    sink = g.num_rows - 1
+
+    parent = np.empty(num_nodes, dtype=np.int32)
+    # padding node of level d hangs under the last slot of level d - 1: sorted, in range
+    level_of_new = np.repeat(np.arange(len(level_start) - 1), np.diff(level_start))
+    parent[:] = np.where(level_of_new > 0, level_start[np.maximum(level_of_new, 1)] - 1, NO_PARENT)
+    parent[new_pos] = np.where(t.parent == NO_PARENT, NO_PARENT, new_pos[np.maximum(t.parent, 0)])
+
+    def column(values, fill, dtype):
+        out = np.full((num_nodes,) + values.shape[1:], fill, dtype=dtype)
+        out[new_pos] = values
+        return out
+
+    old_rows = t.edge_index // g.max_actions
+    old_slots = t.edge_index % g.max_actions
+    edge_index = column(old_rows * max_actions + old_slots, sink * max_actions, np.int32)
+
+    def rows(values, fill, dtype):
+        out = np.full((num_rows,) + values.shape[1:], fill, dtype=dtype)
+        out[:len(values)] = values
+        return out
+
+    def mask(m):
+        out = np.zeros((num_rows, max_actions), dtype=bool)
+        out[:m.shape[0], :m.shape[1]] = m
+        out[m.shape[0]:, 0] = True      # padding rows behave like the sink row
+        return out
+
+    return GameTensors(
+        parent=parent,
+        parent_slot=column(t.parent_slot, 0, np.int32),
+        node_kind=column(t.node_kind, PADDING, np.int8),
+        node_player=column(t.node_player, -1, np.int32),
+        node_infoset=column(t.node_infoset, sink, np.int32),
+        edge_owner=column(t.edge_owner, p, np.int32),
+        edge_index=edge_index,
+        chance_prob=column(t.chance_prob, 0.0, t.chance_prob.dtype),
+        payoff=column(t.payoff, 0.0, t.payoff.dtype),
+        legal_mask=mask(t.legal_mask),
+        abstraction_mask=mask(t.abstraction_mask),
+        infoset_player=rows(t.infoset_player, NO_PLAYER, np.int32),
+        infoset_rep=rows(new_pos[t.infoset_rep] * (t.infoset_player >= 0), 0, np.int32),
+    )
+
+
+def unstack_rows(batch: LoweredGame, table: np.ndarray) -> list[np.ndarray]:
+    """Split a ``[B, I, ...]`` table of a stacked game into each member's ``[I_b, ...]``."""
+    return [np.asarray(table[b, :g.num_rows]) for b, g in enumerate(batch.members)]
+

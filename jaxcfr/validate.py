@@ -1,0 +1,82 @@
+"""Random-trajectory probe of the Game contract (the exhaustive check is in lowering).
+
+Example::
+
+    >>> import jaxcfr
+    >>> jaxcfr.validate(jaxcfr.load_game("kuhn_poker"))   # returns None, or raises GameError
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from jaxcfr.contract import (CHANCE_NODE, DECISION, TERMINAL_NODE, check_terminal_step_refused,
+                             hashable_key, inspect_node, player_to_act_consistent)
+from jaxcfr.game import Game, GameError
+
+__all__ = ["validate", "validate_game_with", "DEFAULT_TRAJECTORIES"]
+
+DEFAULT_TRAJECTORIES = 256
+#: A trajectory longer than this is reported as a game that never ends.
+MAX_TRAJECTORY_LENGTH = 1_000_000
+
+
+def validate(game: Game) -> None:
+    """Probe ``game`` on 256 seeded random trajectories; raise GameError on a violation."""
+    validate_game_with(game, trajectories=DEFAULT_TRAJECTORIES, seed=0)
+
+
+def validate_game_with(game: Game, *, trajectories: int = DEFAULT_TRAJECTORIES,
+                       seed: int = 0) -> None:
+    """Walk ``trajectories`` random root-to-leaf paths and check every rule on the way.
+
+    Checks node types, terminal returns and refused ``step``, chance probabilities,
+    decision-node action lists, and that every history sharing an information-set
+    key reports the same ordered legal actions. It is a probe, not a proof:
+    :func:`jaxcfr.lower` checks every node, and perfect recall in the strong sense.
+
+    Raises:
+      GameError: naming the rule broken and the history (action path) where.
+    """
+    if not isinstance(game, Game):
+        raise GameError(f"{type(game).__name__} does not implement jaxcfr.Game", rule="protocol")
+    num_players = int(game.num_players)
+    if num_players < 1:
+        raise GameError(f"num_players is {num_players}", rule="num-players")
+    rng = random.Random(seed)
+    seen: dict[tuple[int, Any], tuple[tuple, tuple]] = {}  # (player, key) -> (actions, history)
+    for _ in range(trajectories):
+        state = game.clone()
+        history: list[Any] = []
+        while True:
+            info = inspect_node(state, num_players, history)
+            player_to_act_consistent(state, info, history)
+            if info.kind == TERMINAL_NODE:
+                check_terminal_step_refused(state, history)
+                break
+            if info.kind == DECISION:
+                key = hashable_key(state.infoset_key(info.player), history, info.player)
+                first = seen.setdefault((info.player, key), (info.actions, tuple(history)))
+                if first[0] != info.actions:
+                    raise GameError(
+                        f"legal actions {list(info.actions)} differ from {list(first[0])} "
+                        f"at history {first[1]!r} in the same information set",
+                        rule="infoset-actions", history=history, infoset=key)
+                action = rng.choice(info.actions)
+            elif info.kind == CHANCE_NODE and info.probs is not None:
+                action = rng.choices(info.actions, weights=info.probs)[0]
+            else:
+                action, prob = state.sample_chance(rng)
+                if not (0.0 < float(prob) <= 1.0):
+                    raise GameError(f"sample_chance() returned probability {prob} "
+                                    "(must be in (0, 1])", rule="chance-probability",
+                                    history=history)
+            try:
+                state.step(action)
+            except GameError as e:
+                raise e.with_context(history=history)
+            history.append(action)
+            if len(history) > MAX_TRAJECTORY_LENGTH:
+                raise GameError(f"trajectory longer than {MAX_TRAJECTORY_LENGTH} moves",
+                                rule="termination", history=history[:20])
