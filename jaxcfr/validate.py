@@ -67,7 +67,10 @@ def validate_game_with(game: Game, *, trajectories: int = DEFAULT_TRAJECTORIES,
             elif info.kind == CHANCE_NODE and info.probs is not None:
                 action = rng.choices(info.actions, weights=info.probs)[0]
             else:
-                action, prob = state.sample_chance(rng)
+                try:
+                    action, prob = state.sample_chance(rng)
+                except GameError as e:
+                    raise e.with_context(history=history)
                 if not (0.0 < float(prob) <= 1.0):
                     raise GameError(f"sample_chance() returned probability {prob} "
                                     "(must be in (0, 1])", rule="chance-probability",

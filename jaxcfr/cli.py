@@ -1,0 +1,188 @@
+"""The ``jaxcfr`` command line: validate, inspect, solve (and train / eval, see runs).
+
+Errors are printed as one line (``jaxcfr: error: ...``) with a non-zero exit
+status; ``--traceback`` (or ``JAXCFR_TRACEBACK=1``) shows the Python traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = ["main", "build_parser", "COMMANDS"]
+
+#: name -> (add_arguments(parser), run(args) -> exit status); other modules may add to it.
+COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None],
+                          Callable[[argparse.Namespace], int], str]] = {}
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, (np.floating, float)):
+        x = float(x)
+        return x if math.isfinite(x) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+# -- validate -------------------------------------------------------------
+def _validate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("game", help="registered name (kuhn_poker, leduc_poker(ranks=4)), "
+                   "module:Class, or a .efg path")
+    p.add_argument("--trajectories", type=int, default=256, help="random trajectories (256)")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def _validate(args) -> int:
+    from jaxcfr.registry import load_game
+    from jaxcfr.validate import validate_game_with
+    game = load_game(args.game)
+    validate_game_with(game, trajectories=args.trajectories, seed=args.seed)
+    print(f"{args.game}: conforms ({args.trajectories} trajectories, seed {args.seed})")
+    return 0
+
+
+COMMANDS["validate"] = (_validate_args, _validate, "probe a game's contract on random trajectories")
+
+
+# -- inspect --------------------------------------------------------------
+def _inspect_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("game", help="game string or .efg path")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--no-sort", action="store_true", help="keep first-met information-set order")
+
+
+def _inspect(args) -> int:
+    from jaxcfr.lowering import lower
+    from jaxcfr.registry import load_game
+    game = load_game(args.game)
+    start = time.perf_counter()
+    lowered = lower(game, sort_infosets=not args.no_sort, name=args.game)
+    seconds = time.perf_counter() - start
+    sizes = lowered.sizes()
+    sizes["seconds"] = seconds
+    sizes["players"] = lowered.num_players
+    sizes["nodes_per_second"] = sizes["nodes"] / seconds if seconds > 0 else None
+    if args.json:
+        print(json.dumps({"game": args.game, **_jsonable(sizes)}))
+    else:
+        print(f"game            {args.game}")
+        print(f"players         {lowered.num_players}")
+        print(f"nodes           {sizes['nodes']:,}")
+        print(f"infosets        {', '.join(f'{n:,}' for n in sizes['infosets'])} (per player)")
+        print(f"max actions     {sizes['max_actions']}")
+        print(f"depth           {sizes['depth']}")
+        print(f"tensor bytes    {sizes['bytes']:,}")
+        print(f"lowering time   {seconds:.3f} s ({sizes['nodes_per_second'] or 0:,.0f} nodes/s)")
+    return 0
+
+
+COMMANDS["inspect"] = (_inspect_args, _inspect, "lower a game and print its sizes")
+
+
+# -- solve ----------------------------------------------------------------
+def _solve_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("game", help="game string or .efg path")
+    p.add_argument("--algorithm", default="cfr+",
+                   help="cfr, cfr+, lcfr, dcfr, pcfr+, dcfr+, pdcfr+ (default cfr+)")
+    p.add_argument("--iterations", type=int, default=1000)
+    p.add_argument("--alpha", type=float)
+    p.add_argument("--beta", type=float)
+    p.add_argument("--gamma", type=float)
+    order = p.add_mutually_exclusive_group()
+    order.add_argument("--alternating", dest="alternating", action="store_true", default=None)
+    order.add_argument("--simultaneous", dest="alternating", action="store_false")
+    p.add_argument("--precision", choices=("float32", "float64"), default="float32")
+    p.add_argument("--eval-every", type=int, help="print metrics every N iterations")
+    p.add_argument("--json", action="store_true", help="print one JSON object at the end")
+
+
+def _solve(args) -> int:
+    from jaxcfr.api import solve
+    if args.iterations < 1:
+        raise ValueError("--iterations must be at least 1")
+
+    def report(m):
+        if not args.json:
+            print(f"iteration {m['iteration']:>8}  {m['metric_name']} {float(m['metric']):.6g}",
+                  flush=True)
+
+    result = solve(args.game, args.algorithm, args.iterations, eval_every=args.eval_every,
+                   alternating=args.alternating, alpha=args.alpha, beta=args.beta,
+                   gamma=args.gamma, precision=args.precision, callback=report)
+    final = result.final
+    out = {"game": args.game, "algorithm": result.solver.name, "iterations": args.iterations,
+           "alternating": result.solver.alternating,
+           "exploitability": final["exploitability"], "nash_conv": final["nash_conv"],
+           "values": final["values"], "best_response_values": final["best_response_values"],
+           "seconds": result.seconds, "compile_seconds": result.compile_seconds,
+           "iterations_per_second": result.iterations_per_second}
+    if args.json:
+        print(json.dumps(_jsonable(out)))
+    else:
+        values = ", ".join(f"{v:.6f}" for v in np.asarray(final["values"]).reshape(-1))
+        print(f"values          {values}")
+        if final["exploitability"] is not None:
+            print(f"exploitability  {float(final['exploitability']):.6g}")
+        print(f"nash_conv       {float(np.asarray(final['nash_conv']).reshape(-1)[0]):.6g}")
+        print(f"speed           {result.iterations_per_second:,.1f} iterations/s "
+              f"(compile {result.compile_seconds:.2f} s)")
+    return 0
+
+
+COMMANDS["solve"] = (_solve_args, _solve, "solve a game and print metrics")
+
+
+# -- entry point ----------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    _load_plugins()
+    parser = argparse.ArgumentParser(prog="jaxcfr", description=__doc__.splitlines()[0])
+    parser.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (add_args, _, help_text) in COMMANDS.items():
+        add_args(sub.add_parser(name, help=help_text, description=help_text))
+    return parser
+
+
+def _load_plugins() -> None:
+    """Import modules that register more commands (train / eval), if present."""
+    import importlib
+    for module in ("jaxcfr.runs.cli",):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name is None or not module.startswith(e.name):
+                raise
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    show_tb = args.traceback or os.environ.get("JAXCFR_TRACEBACK") == "1"
+    run = COMMANDS[args.command][1]
+    try:
+        return int(run(args) or 0)
+    except KeyboardInterrupt:
+        print("jaxcfr: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - one line for the user, traceback on request
+        if show_tb:
+            raise
+        from jaxcfr.game import GameError
+        kind = "error" if isinstance(e, (GameError, ValueError, OSError, KeyError)) else \
+            f"internal error ({type(e).__name__})"
+        print(f"jaxcfr: {kind}: {e}", file=sys.stderr)
+        return 2

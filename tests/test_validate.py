@@ -1,0 +1,89 @@
+"""jaxcfr.validate rejects each deliberately broken game with the right rule and history."""
+
+import importlib
+
+import pytest
+
+import jaxcfr
+from jaxcfr import GameError
+
+try:
+    from tests import broken_games as bg
+except ImportError:  # tests/ is not a package: pytest put it on sys.path
+    import broken_games as bg
+
+
+def _rejects(game) -> GameError:
+    with pytest.raises(GameError) as info:
+        jaxcfr.validate(game)
+    return info.value
+
+
+def test_toy_game_is_valid():
+    jaxcfr.validate(bg.Toy())
+    bg.Toy().validate(trajectories=16, seed=3)
+
+
+@pytest.mark.parametrize("cls", bg.BROKEN_GAMES, ids=lambda c: c.__name__)
+def test_validate_rejects_broken_game(cls):
+    err = _rejects(cls())
+    assert err.rule == cls.RULE, str(err)
+    assert err.history in cls.HISTORIES, str(err)
+    # The message names the rule and the path.
+    assert f"[{cls.RULE}]" in str(err)
+    assert "history:" in str(err)
+
+
+def test_every_contract_rule_has_a_fixture():
+    rules = {cls.RULE for cls in bg.BROKEN_GAMES}
+    assert rules >= {
+        "node-type", "terminal-returns", "terminal-step", "chance-legal-actions",
+        "chance-empty", "chance-outcomes", "chance-probability", "chance-sum",
+        "chance-duplicate", "chance-sampling", "decision-chance-outcomes", "decision-empty",
+        "decision-duplicate", "player", "infoset-actions", "infoset-key"}
+
+
+def test_inconsistent_action_order_names_the_infoset():
+    err = _rejects(bg.InconsistentActionOrder())
+    assert err.infoset == bg.InconsistentActionOrder.INFOSET
+    assert "['y', 'x']" in str(err) or "['x', 'y']" in str(err)
+
+
+def test_chance_sum_message_gives_the_sum():
+    err = _rejects(bg.ChanceNotSummingToOne())
+    assert "0.9" in str(err)
+
+
+def test_sampling_error_gets_the_history():
+    # The default sample_chance() raises without a history; validate adds it.
+    err = _rejects(bg.SamplingNotImplemented())
+    assert err.history == ("T", "b")
+
+
+def test_runaway_game(monkeypatch):
+    module = importlib.import_module("jaxcfr.validate")
+    monkeypatch.setattr(module, "MAX_TRAJECTORY_LENGTH", 100)
+    err = _rejects(bg.NeverEnds())
+    assert err.rule == bg.NeverEnds.RULE
+    assert err.history in bg.NeverEnds.HISTORIES
+
+
+@pytest.mark.parametrize("cls", [bg.NotAGame, bg.ZeroPlayers], ids=lambda c: c.__name__)
+def test_whole_game_failures(cls):
+    err = _rejects(cls())
+    assert err.rule == cls.RULE
+    assert err.history is None
+
+
+@pytest.mark.parametrize("cls", bg.BLIND_SPOTS, ids=lambda c: c.__name__)
+def test_blind_spots_pass_the_random_probe(cls):
+    # validate() is a probe: these need the exhaustive checks of jaxcfr.lower.
+    assert not cls.VALIDATE_DETECTS
+    jaxcfr.validate(cls())
+
+
+def test_fixture_lists_are_consistent():
+    assert all(cls.VALIDATE_DETECTS for cls in bg.BROKEN_GAMES)
+    assert all(cls.HISTORIES for cls in bg.BROKEN_GAMES + bg.BLIND_SPOTS)
+    names = [cls.__name__ for cls in bg.BROKEN_GAMES + bg.BLIND_SPOTS]
+    assert len(names) == len(set(names))
