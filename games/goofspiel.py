@@ -10,12 +10,32 @@ Example::
 
 from __future__ import annotations
 
+import functools
+
 from jaxcfr import TERMINAL, Game, GameError, register
 
 __all__ = ["Goofspiel"]
 
 # What each player learns after a round, from their own point of view.
 _WON, _LOST, _TIE = ">", "<", "="
+
+
+class _Tables:
+    """Per-size constants shared by every goofspiel state with that many cards."""
+
+    def __init__(self, cards: int):
+        self.cards = cards
+        self.bit = {c: 1 << (c - 1) for c in range(1, cards + 1)}
+        self.card = {1 << (c - 1): c for c in range(1, cards + 1)}  # single-card hand -> card
+        self.name = {c: str(c) for c in range(1, cards + 1)}
+        # The cards in each hand (bit mask), ascending: the legal actions.
+        self.hand = tuple(tuple(c for c in range(1, cards + 1) if mask >> (c - 1) & 1)
+                          for mask in range(1 << cards))
+
+
+@functools.lru_cache(maxsize=None)
+def _tables(cards: int) -> _Tables:
+    return _Tables(cards)
 
 
 @register("goofspiel")
@@ -49,114 +69,115 @@ class Goofspiel(Game):
     too big to enumerate in a unit test).
     """
 
-    __slots__ = ("_cards", "_hands", "_obs", "_bid", "_round", "_points", "_player")
+    __slots__ = ("_t", "_h0", "_h1", "_k0", "_k1", "_bid", "_points")
     num_players = 2
 
     def __init__(self, cards: int = 4):
         if isinstance(cards, bool) or not isinstance(cards, int) or not 2 <= cards <= 13:
             raise ValueError(f"goofspiel: cards must be an integer in 2..13, got {cards!r}")
-        self._cards = cards
-        full = tuple(range(1, cards + 1))
-        self._hands = (full, full)   # cards left in hand, ascending
-        self._obs = ("0|", "1|")     # infoset keys
-        self._bid = 0                # player 0's bid this round (0 before it is made)
-        self._round = 0              # rounds completed
-        self._points = 0             # player 0's points minus player 1's
-        self._player = 0
+        self._t = _tables(cards)
+        self._h0 = self._h1 = (1 << cards) - 1  # hands as bit masks: bit c-1 holds card c
+        self._k0, self._k1 = "0|", "1|"        # the players' information-set keys
+        self._bid = 0      # player 0's bid this round; non-zero exactly when player 1 is to act
+        self._points = 0   # player 0's points minus player 1's
 
     def clone(self) -> "Goofspiel":
         new = _new(Goofspiel)
-        new._cards = self._cards
-        new._hands = self._hands
-        new._obs = self._obs
+        new._t = self._t
+        new._h0 = self._h0
+        new._h1 = self._h1
+        new._k0 = self._k0
+        new._k1 = self._k1
         new._bid = self._bid
-        new._round = self._round
         new._points = self._points
-        new._player = self._player
         return new
 
     # -- node type ---------------------------------------------------------
     def is_terminal(self) -> bool:
-        return self._player == TERMINAL
+        return not self._h1
 
     def is_chance(self) -> bool:
         return False
 
     def player_to_act(self) -> int:
-        return self._player
+        if self._bid:
+            return 1
+        return 0 if self._h1 else TERMINAL
 
     def prize(self) -> int:
         """The prize card of the current round (0 once the game is over)."""
-        return max(self._cards - self._round, 0)
+        return self._h1.bit_count()  # prizes descend with player 1's hand size
 
     # -- moves -------------------------------------------------------------
     def legal_actions(self) -> list:
-        p = self._player
-        return [] if p < 0 else list(self._hands[p])
+        return list(self._t.hand[self._h1 if self._bid else self._h0])
 
     def step(self, action) -> None:
-        p = self._player
-        if p < 0:
-            raise GameError(f"the game is over; cannot play {action!r}", rule="illegal-action")
-        hand = self._hands[p]
-        if isinstance(action, bool) or not isinstance(action, int) or action not in hand:
-            raise GameError(f"illegal action {action!r}; legal: {list(hand)}",
-                            rule="illegal-action")
-        i = hand.index(action)
-        hand = hand[:i] + hand[i + 1:]
-        if p == 0:
-            self._hands = (hand, self._hands[1])
-            self._obs = (f"{self._obs[0]}{action}", self._obs[1])
+        t = self._t
+        try:
+            bit = t.bit[action] if action.__class__ is int else 0
+        except KeyError:
+            bit = 0
+        if not self._bid:  # player 0 bids, or the game is over
+            if not self._h1:
+                raise GameError(f"the game is over; cannot play {action!r}", rule="illegal-action")
+            if not self._h0 & bit:
+                raise GameError(f"illegal action {action!r}; legal: {self.legal_actions()}",
+                                rule="illegal-action")
+            self._h0 ^= bit
+            self._k0 += t.name[action]
             self._bid = action
-            self._player = 1
             return
-        self._hands = (self._hands[0], hand)
-        o0, o1 = self._resolve(self._bid, action)
-        obs0 = f"{self._obs[0]}{o0}"
-        obs1 = f"{self._obs[1]}{action}{o1}"
+        h1 = self._h1
+        if not h1 & bit:
+            raise GameError(f"illegal action {action!r}; legal: {self.legal_actions()}",
+                            rule="illegal-action")
+        prize = h1.bit_count()
+        bid0 = self._bid
         self._bid = 0
-        if len(hand) == 1:
-            # One card each left: the last round plays itself, as in OpenSpiel.
-            last0, last1 = self._hands[0][0], hand[0]
-            o0, o1 = self._resolve(last0, last1)
-            obs0 = f"{obs0} {last0}{o0}"
-            obs1 = f"{obs1} {last1}{o1}"
-            self._hands = ((), ())
-            self._player = TERMINAL
-        else:
-            obs0 += " "
-            obs1 += " "
-            self._player = 0
-        self._obs = (obs0, obs1)
-
-    def _resolve(self, bid0: int, bid1: int) -> tuple:
-        """Score a round; return what each player learns."""
-        prize = self._cards - self._round
-        self._round += 1
-        if bid0 > bid1:
+        h1 ^= bit
+        if bid0 > action:
             self._points += prize
-            return _WON, _LOST
-        if bid0 < bid1:
+            o0, o1 = _WON, _LOST
+        elif bid0 < action:
             self._points -= prize
-            return _LOST, _WON
-        return _TIE, _TIE
+            o0, o1 = _LOST, _WON
+        else:
+            o0 = o1 = _TIE
+        if h1 & (h1 - 1):
+            self._h1 = h1
+            self._k0 += o0 + " "
+            self._k1 += t.name[action] + o1 + " "
+            return
+        # One card each left: the last round (prize 1) plays itself, as in OpenSpiel.
+        last0, last1 = t.card[self._h0], t.card[h1]
+        if last0 > last1:
+            self._points += 1
+            l0, l1 = _WON, _LOST
+        elif last0 < last1:
+            self._points -= 1
+            l0, l1 = _LOST, _WON
+        else:
+            l0 = l1 = _TIE
+        self._k0 += f"{o0} {last0}{l0}"
+        self._k1 += f"{action}{o1} {last1}{l1}"
+        self._h0 = self._h1 = 0
 
     def terminal_returns(self) -> tuple:
-        if self._player != TERMINAL:
+        if self._h1:
             raise GameError("terminal_returns() called at a non-terminal node", rule="not-terminal")
         d = self._points
         return (1.0, -1.0) if d > 0 else (-1.0, 1.0) if d < 0 else (0.0, 0.0)
 
     # -- information -------------------------------------------------------
     def infoset_key(self, player: int) -> str:
-        return self._obs[player]
+        return self._k1 if player else self._k0
 
     def nash_value(self):
         return (0.0, 0.0)
 
     def __repr__(self) -> str:
-        return (f"Goofspiel(cards={self._cards}, round={self._round}, "
-                f"keys={self._obs})")
+        return f"Goofspiel(cards={self._t.cards}, keys=({self._k0!r}, {self._k1!r}))"
 
 
 _new = object.__new__

@@ -18,17 +18,69 @@ FOLD = "fold"
 CALL = "call"
 RAISE = "raise"
 _LETTER = {FOLD: "f", CALL: "c", RAISE: "r"}
-_RANK_NAMES = "23456789TJQKA"
+# Rank names: the top ``ranks`` of 2..K (J Q K by default), or 2..A for a full 13-rank deck.
+_RANK_NAMES = "23456789TJQK"
 _SUIT_NAMES = "shdc"
 _MAX_RAISES = 2
 
-# Legal-action lists by (facing a bet, raises left); the order is fold, call, raise.
-_LEGAL = {
-    (True, True): (FOLD, CALL, RAISE),
-    (True, False): (FOLD, CALL),
-    (False, True): (CALL, RAISE),
-    (False, False): (CALL,),
-}
+
+class _Node:
+    """A node of the betting automaton: everything but the cards (shared, never mutated).
+
+    ``player`` is the player to act, CHANCE (a card is dealt next) or TERMINAL;
+    ``legal`` the legal actions; ``next`` the node after each action (after any
+    card at a chance node); ``letter`` the key letter per action; at terminal
+    nodes ``folder`` is the player who folded (-1 at a showdown) and ``ante``
+    the chips each player put in.
+    """
+
+    __slots__ = ("player", "legal", "next", "letter", "folder", "ante")
+
+    def __init__(self, player, legal=(), folder=-1, ante=(1, 1)):
+        self.player = player
+        self.legal = legal
+        self.next = {}
+        self.letter = {}
+        self.folder = folder
+        self.ante = ante
+
+
+def _betting_tree(raise_sizes: tuple) -> _Node:
+    """The betting automaton from the first private card on (OpenSpiel's rules, 2 players)."""
+
+    def betting(rnd, player, stakes, ante, raises, calls):
+        facing = stakes > ante[player]
+        can_raise = raises < _MAX_RAISES
+        node = _Node(player, (FOLD,) * facing + (CALL,) + (RAISE,) * can_raise)
+        for action in node.legal:
+            node.letter[action] = _LETTER[action]
+            if action == FOLD:
+                node.next[action] = _Node(TERMINAL, folder=player, ante=ante)
+                continue
+            new_ante = list(ante)
+            if action == CALL:
+                new_ante[player] = stakes
+                new_ante = tuple(new_ante)
+                done = (raises == 0 and calls + 1 == 2) or (raises > 0 and calls + 1 == 1)
+                if not done:
+                    child = betting(rnd, 1 - player, stakes, new_ante, raises, calls + 1)
+                elif rnd == 0:
+                    child = _Node(CHANCE)  # the public card, then round 2 from player 0
+                    child.next[None] = betting(1, 0, stakes, new_ante, 0, 0)
+                else:
+                    child = _Node(TERMINAL, ante=new_ante)
+            else:
+                new_stakes = stakes + raise_sizes[rnd]
+                new_ante[player] = new_stakes
+                child = betting(rnd, 1 - player, new_stakes, tuple(new_ante), raises + 1, 0)
+            node.next[action] = child
+        return node
+
+    deal1 = _Node(CHANCE)
+    deal1.next[None] = betting(0, 0, 1, (1, 1), 0, 0)
+    deal0 = _Node(CHANCE)
+    deal0.next[None] = deal1
+    return deal0
 
 
 class _Rules:
@@ -41,8 +93,8 @@ class _Rules:
         self.raise_sizes = raise_sizes
         # Card c has rank c // suits (OpenSpiel: 0,1 = J; 2,3 = Q; 4,5 = K).
         self.rank = tuple(c // suits for c in range(self.deck))
-        if ranks <= len(_RANK_NAMES) and suits <= len(_SUIT_NAMES):
-            rank_names = _RANK_NAMES[len(_RANK_NAMES) - ranks:]
+        if ranks <= 13 and suits <= len(_SUIT_NAMES):
+            rank_names = _RANK_NAMES[12 - ranks:] if ranks <= 12 else _RANK_NAMES + "A"
             self.label = tuple(rank_names[c // suits] + _SUIT_NAMES[c % suits]
                                for c in range(self.deck))
         else:
@@ -51,13 +103,15 @@ class _Rules:
         self.prefix = tuple(tuple(f"{p}|{self.label[c]}|" for c in range(self.deck))
                             + (f"{p}|?|",) for p in range(2))
         self.outcomes: dict[tuple, tuple] = {}
+        self.root = _betting_tree(raise_sizes)
 
     def chance(self, dealt: tuple) -> tuple:
+        """``(outcomes, cards left)`` after the cards ``dealt``."""
         entry = self.outcomes.get(dealt)
         if entry is None:
             left = [c for c in range(self.deck) if c not in dealt]
             p = 1.0 / len(left)
-            entry = self.outcomes[dealt] = tuple((c, p) for c in left)
+            entry = self.outcomes[dealt] = (tuple((c, p) for c in left), frozenset(left))
         return entry
 
 
@@ -67,9 +121,9 @@ class LeducPoker(Game):
 
     Rules:
 
-    * The deck holds ``ranks * suits`` cards; card ``c`` (an ``int``) has rank
-      ``c // suits`` (default: 3 ranks J < Q < K, 2 suits, 6 cards). Both
-      players ante 1 chip.
+    * The deck holds ``ranks * suits`` cards (``ranks >= 2``, ``suits >= 1``, at
+      least 3 cards); card ``c`` (an ``int``) has rank ``c // suits`` (default:
+      3 ranks J < Q < K, 2 suits, 6 cards). Both players ante 1 chip.
     * Chance deals a private card to player 0, then to player 1, then (after
       the first betting round) one public card: three chance nodes, each
       uniform over the cards left in the deck; the chance action is the card.
@@ -80,19 +134,20 @@ class LeducPoker(Game):
       two raises per round). A round ends when both players have checked, or
       when a raise has been called; a fold ends the game.
     * Showdown: a player whose private card pairs the public card's rank wins;
-      otherwise the higher private rank wins; equal ranks split the pot.
+      otherwise the higher private rank wins; equal ranks (or both pairing,
+      with 3+ suits) split the pot.
       Returns are chips won minus chips put in.
 
     With the defaults the tree has 9,457 histories and 936 information sets,
     as OpenSpiel's. The information-set key of player ``p`` is
     ``"p|card|round-1 bets"`` and, once the public card is out,
     ``"p|card|round-1 bets|public card|round-2 bets"``, with cards written
-    rank+suit (e.g. ``"Js"``) and bets as letters ``f``/``c``/``r``, e.g.
-    ``"1|Qh|rc|Ks|r"``. ``nash_value()`` is ``None`` (no closed form).
+    rank+suit (e.g. ``"Js"``; as ``"rank.suit"`` numbers past 13 ranks or 4
+    suits) and bets as letters ``f``/``c``/``r``, e.g. ``"1|Qh|rc|Ks|r"``.
+    ``nash_value()`` is ``None`` (no closed form).
     """
 
-    __slots__ = ("_r", "_cards", "_pub", "_round", "_stakes", "_ante", "_raises", "_calls",
-                 "_player", "_returns")
+    __slots__ = ("_r", "_cards", "_pub", "_node", "_returns")
     num_players = 2
 
     def __init__(self, ranks: int = 3, suits: int = 2, raise_sizes: tuple = (2, 4)):
@@ -112,14 +167,9 @@ class LeducPoker(Game):
             raise ValueError(f"leduc_poker: raise_sizes must be two positive integers, "
                              f"got {raise_sizes!r}")
         self._r = _Rules(ranks, suits, sizes)
-        self._cards = ()      # (player 0 card, player 1 card, public card), as dealt
-        self._pub = ""        # public key part: round-1 bets [| public card | round-2 bets]
-        self._round = 0       # betting round 0 or 1
-        self._stakes = 1      # contribution level to match
-        self._ante = (1, 1)   # chips put in, per player
-        self._raises = 0      # raises this round
-        self._calls = 0       # calls since the last raise this round
-        self._player = CHANCE
+        self._cards = ()          # (player 0 card, player 1 card, public card), as dealt
+        self._pub = ""            # public key part: round-1 bets [| public card | round-2 bets]
+        self._node = self._r.root  # where the betting stands (a shared automaton node)
         self._returns = None
 
     def clone(self) -> "LeducPoker":
@@ -127,102 +177,74 @@ class LeducPoker(Game):
         new._r = self._r
         new._cards = self._cards
         new._pub = self._pub
-        new._round = self._round
-        new._stakes = self._stakes
-        new._ante = self._ante
-        new._raises = self._raises
-        new._calls = self._calls
-        new._player = self._player
+        new._node = self._node
         new._returns = self._returns
         return new
 
     # -- node type ---------------------------------------------------------
     def is_terminal(self) -> bool:
-        return self._player == TERMINAL
+        return self._node.player == TERMINAL
 
     def is_chance(self) -> bool:
-        return self._player == CHANCE
+        return self._node.player == CHANCE
 
     def player_to_act(self) -> int:
-        return self._player
+        return self._node.player
 
     # -- moves -------------------------------------------------------------
     def chance_outcomes(self):
-        if self._player == CHANCE:
-            return list(self._r.chance(self._cards))
+        if self._node.player == CHANCE:
+            return list(self._r.chance(self._cards)[0])
         return None
 
     def legal_actions(self) -> list:
-        p = self._player
-        if p < 0:
-            return []
-        return list(_LEGAL[self._stakes > self._ante[p], self._raises < _MAX_RAISES])
+        return list(self._node.legal)
 
     def step(self, action) -> None:
-        p = self._player
-        if p == TERMINAL:
-            raise GameError(f"the game is over; cannot play {action!r}", rule="illegal-action")
-        if p == CHANCE:
+        node = self._node
+        if node.player == CHANCE:
             self._deal(action)
             return
-        letter = _LETTER.get(action) if isinstance(action, str) else None
-        facing = self._stakes > self._ante[p]
-        if letter is None or action not in _LEGAL[facing, self._raises < _MAX_RAISES]:
-            raise GameError(f"illegal action {action!r}; legal: {self.legal_actions()}",
-                            rule="illegal-action")
-        self._pub += letter
-        if letter == "f":
-            self._returns = (-float(self._ante[0]), float(self._ante[0])) if p == 0 else \
-                (float(self._ante[1]), -float(self._ante[1]))
-            self._player = TERMINAL
-            return
-        ante = list(self._ante)
-        if letter == "c":
-            ante[p] = self._stakes
-            self._ante = (ante[0], ante[1])
-            self._calls += 1
-            if (self._raises == 0 and self._calls == 2) or (self._raises > 0 and self._calls == 1):
-                if self._round == 0:
-                    self._round = 1
-                    self._raises = 0
-                    self._calls = 0
-                    self._player = CHANCE
-                else:
-                    self._showdown()
-                return
-        else:
-            self._stakes += self._r.raise_sizes[self._round]
-            ante[p] = self._stakes
-            self._ante = (ante[0], ante[1])
-            self._raises += 1
-            self._calls = 0
-        self._player = 1 - p
+        if node.player == TERMINAL:
+            raise GameError(f"the game is over; cannot play {action!r}", rule="illegal-action")
+        try:
+            child = node.next[action]
+        except (KeyError, TypeError):
+            raise GameError(f"illegal action {action!r}; legal: {list(node.legal)}",
+                            rule="illegal-action") from None
+        self._pub += node.letter[action]
+        self._node = child
+        if child.player == TERMINAL:
+            self._returns = self._payoff(child)
 
     def _deal(self, card) -> None:
-        if not any(card == c for c, _ in self._r.chance(self._cards)):
+        try:
+            legal = card in self._r.chance(self._cards)[1]
+        except TypeError:  # unhashable
+            legal = False
+        if not legal:
             raise GameError(f"{card!r} is not a card left in the deck (dealt: {list(self._cards)})",
                             rule="illegal-action")
         self._cards = self._cards + (card,)
-        if len(self._cards) == 2:
-            self._player = 0
-        elif len(self._cards) == 3:
+        if len(self._cards) == 3:
             self._pub += "|" + self._r.label[card] + "|"
-            self._player = 0
+        self._node = self._node.next[None]
 
-    def _showdown(self) -> None:
+    def _payoff(self, end: _Node) -> tuple:
+        if end.folder >= 0:
+            lost = float(end.ante[end.folder])
+            return (-lost, lost) if end.folder == 0 else (lost, -lost)
         rank = self._r.rank
         public = rank[self._cards[2]]
         r0, r1 = rank[self._cards[0]], rank[self._cards[1]]
         s0 = (r0 == public, r0)
         s1 = (r1 == public, r1)
-        win = float(self._ante[0])  # both contributed the same at a showdown
+        win = float(end.ante[0])  # both put in the same at a showdown
         if s0 > s1:
-            self._returns = (win, -win)
-        elif s1 > s0:
-            self._returns = (-win, win)
-        else:
-            self._returns = (0.0, 0.0)
-        self._player = TERMINAL
+            return (win, -win)
+        if s1 > s0:
+            return (-win, win)
+        return (0.0, 0.0)
 
     def terminal_returns(self) -> tuple:
         if self._returns is None:

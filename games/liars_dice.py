@@ -42,7 +42,7 @@ class _Rules:
 
 @register("liars_dice")
 class LiarsDice(Game):
-    """Two-player liar's dice, as OpenSpiel's ``liars_dice`` (``numdice=dice``, ``dice_sides=sides``).
+    """Two-player liar's dice, as OpenSpiel's ``liars_dice(numdice=dice, dice_sides=sides)``.
 
     Rules:
 

@@ -48,8 +48,9 @@ class SampledDicePoker(Game):
     Rules:
 
     * Both players ante 1 chip. Chance rolls player 0's ``dice`` dice (faces
-      ``1..sides``, ``1 <= dice <= 100``, ``2 <= sides <= 9``) as one chance event, then player 1's: the chance action is
-      the sorted tuple of faces, with its exact multinomial probability
+      ``1..sides``; ``1 <= dice <= 100``, ``2 <= sides <= 9``) as one chance
+      event, then player 1's: the chance action is the sorted tuple of faces,
+      with its exact multinomial probability
       ``dice! / prod(count_f!) / sides**dice``. Each player sees only their
       own roll. These chance nodes are not enumerated: ``chance_outcomes()``
       is ``None`` and ``sample_chance(rng)`` draws a roll directly.
@@ -64,7 +65,7 @@ class SampledDicePoker(Game):
     ``c`` call), e.g. ``"1|12256|kb"``. ``nash_value()`` is ``None``.
     """
 
-    __slots__ = ("_dice", "_sides", "_rolls", "_bets", "_player", "_returns")
+    __slots__ = ("_dice", "_sides", "_rolls", "_prefix", "_bets", "_player", "_returns")
     num_players = 2
 
     def __init__(self, dice: int = 5, sides: int = 6):
@@ -75,6 +76,7 @@ class SampledDicePoker(Game):
         self._dice = dice
         self._sides = sides
         self._rolls = ()      # sorted roll per player, as drawn
+        self._prefix = ("0||", "1||")  # infoset-key prefixes "p|roll|"
         self._bets = ""
         self._player = CHANCE
         self._returns = None
@@ -84,6 +86,7 @@ class SampledDicePoker(Game):
         new._dice = self._dice
         new._sides = self._sides
         new._rolls = self._rolls
+        new._prefix = self._prefix
         new._bets = self._bets
         new._player = self._player
         new._returns = self._returns
@@ -133,7 +136,10 @@ class SampledDicePoker(Game):
                     and list(action) == sorted(action)):
                 raise GameError(f"{action!r} is not a sorted roll of {self._dice} dice "
                                 f"with faces 1..{self._sides}", rule="illegal-action")
+            seat = len(self._rolls)
             self._rolls = self._rolls + (action,)
+            mine = f"{seat}|{''.join(map(str, action))}|"
+            self._prefix = (mine, self._prefix[1]) if seat == 0 else (self._prefix[0], mine)
             if len(self._rolls) == 2:
                 self._player = 0
             return
@@ -167,9 +173,7 @@ class SampledDicePoker(Game):
 
     # -- information -------------------------------------------------------
     def infoset_key(self, player: int) -> str:
-        rolls = self._rolls
-        roll = "".join(map(str, rolls[player])) if player < len(rolls) else ""
-        return f"{player}|{roll}|{self._bets}"
+        return self._prefix[player] + self._bets
 
     def __repr__(self) -> str:
         return f"SampledDicePoker(rolls={self._rolls}, bets={self._bets!r})"

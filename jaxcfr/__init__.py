@@ -11,7 +11,7 @@ Public API::
 
 from jaxcfr.analytics import Evaluation, best_response, evaluate, expected_values
 from jaxcfr.api import SolveResult, solve
-from jaxcfr.engine import Runner
+from jaxcfr.engine import Runner, batch_mesh
 from jaxcfr.game import CHANCE, TERMINAL, Game, GameError
 from jaxcfr.lowering import (GameTensors, LoweredGame, MemoryBudgetError, estimate_bytes, lower,
                              sort_infosets)
@@ -33,7 +33,8 @@ __all__ = [
     "sort_infosets", "stack",
     # solvers and runs
     "ALGORITHMS", "HyperParams", "Solver", "SolverState", "cfr", "cfr_plus", "dcfr", "dcfr_plus",
-    "linear_cfr", "make_solver", "pcfr_plus", "pdcfr_plus", "Runner", "solve", "SolveResult",
+    "linear_cfr", "make_solver", "pcfr_plus", "pdcfr_plus", "Runner", "batch_mesh", "solve",
+    "SolveResult",
     # analytics and profiles
     "Evaluation", "best_response", "evaluate", "expected_values", "Profile",
 ]

@@ -33,7 +33,7 @@ from jaxcfr import analytics, passes
 from jaxcfr.lowering import LoweredGame
 from jaxcfr.solvers import HyperParams, Solver, SolverState
 
-__all__ = ["Runner", "trace_counts", "DEFAULT_CHUNK"]
+__all__ = ["Runner", "trace_counts", "DEFAULT_CHUNK", "batch_mesh"]
 
 #: Iterations per compiled chunk (the last chunk of a run skips its unused steps).
 DEFAULT_CHUNK = 64
@@ -76,6 +76,17 @@ def _evaluate(tensors, state: SolverState, rounds: jax.Array, *, solver: Solver,
     return one(tensors, state)
 
 
+def batch_mesh(num_devices: int | None = None, axis: str = "batch"):
+    """A one-axis mesh over the first ``num_devices`` devices (all by default) for ``Runner``.
+
+    Tests fake several CPU devices with
+    ``XLA_FLAGS=--xla_force_host_platform_device_count=4``.
+    """
+    from jax.sharding import AxisType
+    n = num_devices or len(jax.devices())
+    return jax.make_mesh((n,), (axis,), axis_types=(AxisType.Auto,))
+
+
 class Runner:
     """A lowered game, a solver and hyper-parameters on the device, ready to iterate.
 
@@ -86,10 +97,12 @@ class Runner:
         value makes a batch of settings (every given sequence has the same length).
       precision: ``"float32"`` (default) or ``"float64"`` (turns on ``jax_enable_x64``).
       chunk: iterations per compiled chunk.
+      mesh: optional ``jax.sharding.Mesh`` with one axis: the batch axis (the stack's
+        leading ``B``, else the trailing hyper-parameter ``H``) is sharded over it.
     """
 
     def __init__(self, lowered: LoweredGame, solver: Solver, hyperparams: dict | None = None,
-                 *, precision: str = "float32", chunk: int = DEFAULT_CHUNK):
+                 *, precision: str = "float32", chunk: int = DEFAULT_CHUNK, mesh=None):
         if precision not in ("float32", "float64"):
             raise ValueError(f"precision must be 'float32' or 'float64', got {precision!r}")
         if precision == "float64":
@@ -112,6 +125,25 @@ class Runner:
             raise ValueError(f"hyper-parameter batches differ in length: {sorted(shapes)}")
         self.hp = HyperParams(*(jnp.broadcast_to(v, self.hp_batch) for v in self.hp))
         self.rounds = jnp.asarray(lowered.br_rounds, jnp.int32)
+        self.mesh = mesh
+        if mesh is not None:
+            self.tensors = self._shard(self.tensors, batched_last=False)
+            self.hp = self._shard(self.hp, batched_last=True)
+
+    def _shard(self, tree, batched_last: bool):
+        """Place ``tree`` on ``self.mesh``: a stack's leading ``B`` axis is sharded; with
+        ``batched_last``, a trailing hyper-parameter axis ``H`` is sharded instead."""
+        from jax.sharding import NamedSharding, PartitionSpec
+        axis = self.mesh.axis_names[0]
+
+        def place(x):
+            spec = PartitionSpec()
+            if self.games_batched and x.ndim >= 1:
+                spec = PartitionSpec(axis)
+            elif batched_last and self.hp_batch and x.ndim >= 1:
+                spec = PartitionSpec(*([None] * (x.ndim - 1) + [axis]))
+            return jax.device_put(x, NamedSharding(self.mesh, spec))
+        return jax.tree_util.tree_map(place, tree)
 
     # -- state -------------------------------------------------------------
     def init(self) -> SolverState:
@@ -121,6 +153,8 @@ class Runner:
             b = self.lowered.batch_size
             state = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (b,) + x.shape).copy(),
                                            state)
+        if self.mesh is not None:
+            state = self._shard(state, batched_last=True)
         return state
 
     def advance(self, state: SolverState, iterations: int) -> SolverState:

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 
 from jaxcfr.lowering import GameTensors
 
-__all__ = ["Structure", "trail", "regret_matching", "edge_probabilities", "reach_pass", "value_pass",
+__all__ = ["Structure", "trail", "gather", "segment_sum", "regret_matching", "edge_probabilities", "reach_pass", "value_pass",
            "action_values", "pick_player", "opponent_reach", "own_reach_at_rows", "to_device"]
 
 
@@ -38,6 +38,17 @@ def to_device(tensors: GameTensors, dtype) -> GameTensors:
 def trail(x: jax.Array, ndim: int) -> jax.Array:
     """Append singleton axes so ``x`` broadcasts against an array of rank ``ndim``."""
     return x.reshape(x.shape + (1,) * (ndim - x.ndim))
+
+
+def gather(x: jax.Array, index: jax.Array) -> jax.Array:
+    """``x[index]`` along axis 0 for in-range indices, without negative-index fix-ups."""
+    return jnp.take(x, index, axis=0, mode="clip")
+
+
+def segment_sum(x: jax.Array, ids: jax.Array, num: int, *, sorted_ids: bool = False):
+    """Sum rows of ``x`` into ``num`` segments (``ids`` are in range by construction)."""
+    return jax.ops.segment_sum(x, ids, num_segments=num, indices_are_sorted=sorted_ids,
+                               mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
 def regret_matching(regret: jax.Array, mask: jax.Array) -> jax.Array:
@@ -61,7 +72,7 @@ def regret_matching(regret: jax.Array, mask: jax.Array) -> jax.Array:
 def edge_probabilities(t: GameTensors, strategy: jax.Array) -> jax.Array:
     """Probability of the edge into each node: ``[N, *b]`` (strategy or chance)."""
     flat = strategy.reshape((-1,) + strategy.shape[2:])
-    return flat[t.edge_index] * trail(t.chance_prob, strategy.ndim - 1)
+    return gather(flat, t.edge_index) * trail(t.chance_prob, strategy.ndim - 1)
 
 
 def reach_pass(t: GameTensors, s: Structure, edge: jax.Array) -> jax.Array:
@@ -74,14 +85,19 @@ def reach_pass(t: GameTensors, s: Structure, edge: jax.Array) -> jax.Array:
     for d in range(1, len(levels) - 1):
         lo, hi = levels[d], levels[d + 1]
         local_parent = t.parent[lo:hi] - levels[d - 1]
-        out.append(out[-1][local_parent] * factor[lo:hi])
+        out.append(gather(out[-1], local_parent) * factor[lo:hi])
     return jnp.concatenate(out, axis=0)
 
 
-def value_pass(t: GameTensors, s: Structure, edge: jax.Array) -> jax.Array:
-    """Expected payoff of every node under the edge probabilities, bottom-up: ``[N, P, *b]``."""
+def value_pass(t: GameTensors, s: Structure, edge: jax.Array,
+               players: tuple[int, ...] | None = None) -> jax.Array:
+    """Expected payoff of every node under the edge probabilities, bottom-up.
+
+    Returns ``[N, len(players), *b]`` (all players by default).
+    """
     levels = s.level_start
-    payoff = trail(t.payoff, edge.ndim + 1).astype(edge.dtype)
+    payoff = t.payoff if players is None else t.payoff[:, list(players)]
+    payoff = trail(payoff, edge.ndim + 1).astype(edge.dtype)
     payoff = jnp.broadcast_to(payoff, payoff.shape[:2] + edge.shape[1:])
     depth = len(levels) - 1
     below = payoff[levels[depth - 1]:levels[depth]]
@@ -90,9 +106,8 @@ def value_pass(t: GameTensors, s: Structure, edge: jax.Array) -> jax.Array:
         lo, hi = levels[d], levels[d + 1]
         child = slice(levels[d + 1], levels[d + 2])
         weighted = edge[child][:, None] * below
-        summed = jax.ops.segment_sum(weighted, t.parent[child] - lo, num_segments=hi - lo,
-                                     indices_are_sorted=True)
-        below = payoff[lo:hi] + summed
+        below = payoff[lo:hi] + segment_sum(weighted, t.parent[child] - lo, hi - lo,
+                                            sorted_ids=True)
         out.append(below)
     return jnp.concatenate(out[::-1], axis=0)
 
@@ -117,27 +132,30 @@ def opponent_reach(reach: jax.Array) -> jax.Array:
 
 
 def action_values(t: GameTensors, s: Structure, opp_reach: jax.Array,
-                  values: jax.Array, num_rows: int, num_actions: int) -> jax.Array:
+                  values: jax.Array, num_rows: int, num_actions: int,
+                  players: tuple[int, ...] | None = None) -> jax.Array:
     """Counterfactual value of every (row, action) for the row's owner: ``[I, A, *b]``.
 
     ``q[I, a] = sum over h in I of (reach of h by everyone but the owner) * v_owner(h a)``;
-    members at different depths are summed alike. Chance and root edges land in
-    the sink row.
+    members at different depths are summed alike. ``values`` holds the columns of
+    ``players`` (all by default); rows of other players get 0, and chance and root
+    edges land in the sink row.
     """
-    p = s.num_players
-    owner = jnp.minimum(t.edge_owner, p - 1)
-    decision_edge = trail(t.edge_owner < p, values.ndim - 1)
+    players = tuple(range(s.num_players)) if players is None else tuple(players)
     parent = jnp.maximum(t.parent, 0)
-    cf_reach = pick_player(opp_reach[parent], owner)                         # [N, *b]
-    child_value = pick_player(values, owner)                                  # [N, *b]
-    weighted = jnp.where(decision_edge, cf_reach * child_value, 0)
-    q = jax.ops.segment_sum(weighted, t.edge_index, num_segments=num_rows * num_actions)
+    weighted = None
+    for k, i in enumerate(players):
+        cf_reach = gather(opp_reach[:, i], parent)                            # [N, *b]
+        mine = trail(t.edge_owner == i, values.ndim - 1)
+        w = jnp.where(mine, cf_reach * values[:, k], 0)
+        weighted = w if weighted is None else weighted + w
+    q = segment_sum(weighted, t.edge_index, num_rows * num_actions)
     return q.reshape((num_rows, num_actions) + q.shape[1:])
 
 
 def own_reach_at_rows(t: GameTensors, reach: jax.Array) -> jax.Array:
     """Each row owner's own reach of the row (same for every member): ``[I, *b]``."""
     owner = jnp.maximum(t.infoset_player, 0)
-    at_rep = reach[t.infoset_rep]                                             # [I, P + 1, *b]
+    at_rep = gather(reach, t.infoset_rep)                                     # [I, P + 1, *b]
     own = pick_player(at_rep, owner)
     return jnp.where(trail(t.infoset_player >= 0, own.ndim), own, 0)

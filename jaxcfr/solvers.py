@@ -107,32 +107,33 @@ class Solver:
         rows, actions = tensors.legal_mask.shape
         mask = tensors.legal_mask & tensors.abstraction_mask
         owners = tensors.infoset_player
-        groups = ([owners >= 0] if not self.alternating
-                  else [owners == p for p in range(structure.num_players)])
+        players = tuple(range(structure.num_players))
+        groups = [players] if not self.alternating else [(p,) for p in players]
         regret, strategy_sum, prediction = state.regret, state.strategy_sum, state.prediction
         ndim = regret.ndim
+        m = passes.trail(mask, ndim)
         avg_decay = jnp.power((tf - 1) / tf, hp.gamma)
-        for rows_updated in groups:
+        if self.discount:
+            pos = 1 / (1 + jnp.power(tf, -hp.alpha))
+            neg = 1 / (1 + jnp.power(tf, -hp.beta))
+        for group in groups:
             current = self.strategy(tensors, SolverState(regret, strategy_sum, prediction,
                                                          state.iteration))
             edge = passes.edge_probabilities(tensors, current)
             reach = passes.reach_pass(tensors, structure, edge)
-            values = passes.value_pass(tensors, structure, edge)
+            values = passes.value_pass(tensors, structure, edge, group)
             q = passes.action_values(tensors, structure, passes.opponent_reach(reach), values,
-                                     rows, actions)
+                                     rows, actions, group)
             v = (current * q).sum(axis=1, keepdims=True)
-            m = passes.trail(mask, ndim)
             inst = jnp.where(m, q - v, 0)                                    # [I, A, *b]
             new_regret = regret + inst
             if self.discount:
-                pos = 1 / (1 + jnp.power(tf, -hp.alpha))
-                neg = 1 / (1 + jnp.power(tf, -hp.beta))
                 new_regret = new_regret * jnp.where(new_regret > 0, pos, neg)
             if self.regret_floor:
                 new_regret = jnp.maximum(new_regret, 0)
             own = passes.own_reach_at_rows(tensors, reach)                  # [I, *b]
             new_sum = strategy_sum * avg_decay + own[:, None] * current
-            sel = passes.trail(rows_updated, ndim)
+            sel = passes.trail(owners == group[0] if len(group) == 1 else owners >= 0, ndim)
             regret = jnp.where(sel, new_regret, regret)
             strategy_sum = jnp.where(sel, new_sum, strategy_sum)
             prediction = jnp.where(sel, inst, prediction)

@@ -1,4 +1,4 @@
-"""Small deliberately broken games: one per contract rule, shared by the validate and lowering tests.
+"""Small deliberately broken games, one per contract rule (shared by validate and lowering tests).
 
 Every fixture is the tiny valid game :class:`Toy` with exactly one node (or one
 information set) broken, so that any checker, random or exhaustive, reports the
@@ -9,6 +9,10 @@ same rule at the same history. Each class states what a checker must report:
   except where two histories clash and either can be found second).
 * ``VALIDATE_DETECTS``: whether :func:`jaxcfr.validate` (a random probe) can see
   the violation; ``False`` for what only the exhaustive lowering can check.
+* ``LOWER_RULE``: the rule an exact lowering (which requires enumerable chance)
+  reports, where it differs from ``RULE``; read it with :func:`lower_rule`.
+
+``NeverEnds`` runs forever: it is for ``validate``'s trajectory limit only.
 
 ``BROKEN_GAMES`` lists the fixtures ``validate`` must reject, ``BLIND_SPOTS``
 those it must accept but ``jaxcfr.lower`` must reject.
@@ -32,7 +36,13 @@ import random
 
 from jaxcfr import CHANCE, TERMINAL, Game, GameError
 
-__all__ = ["Toy", "BROKEN_GAMES", "BLIND_SPOTS", "NeverEnds", "NotAGame", "ZeroPlayers"]
+__all__ = ["Toy", "BROKEN_GAMES", "BLIND_SPOTS", "NeverEnds", "NotAGame", "ZeroPlayers",
+           "lower_rule"]
+
+
+def lower_rule(cls) -> str | None:
+    """The rule an exact lowering must report for the fixture ``cls``."""
+    return getattr(cls, "LOWER_RULE", None) or cls.RULE
 
 
 class Toy(Game):
@@ -218,9 +228,9 @@ class InfiniteChanceProbability(_BadChance):
 
 
 class ChanceNotSummingToOne(_BadChance):
-    """A chance node whose probabilities sum to 0.9."""
+    """A chance node whose probabilities sum to 0.75."""
     RULE, HISTORIES = "chance-sum", {("T", "b")}
-    OUTCOMES = [("lo", 0.3), ("hi", 0.6)]
+    OUTCOMES = [("lo", 0.25), ("hi", 0.5)]
 
 
 class EmptyChanceOutcomes(_BadChance):
@@ -252,6 +262,7 @@ class LegalActionsAtChance(Toy):
 class SamplingNotImplemented(Toy):
     """A non-enumerable chance node (outcomes ``None``) without a ``sample_chance`` override."""
     RULE, HISTORIES = "chance-sampling", {("T", "b")}
+    LOWER_RULE = "chance-not-enumerable"
 
     def chance_outcomes(self):
         return None if self.h in self.HISTORIES else super().chance_outcomes()
@@ -260,6 +271,7 @@ class SamplingNotImplemented(Toy):
 class BadSampledProbability(Toy):
     """A non-enumerable chance node whose ``sample_chance`` reports probability 0."""
     RULE, HISTORIES = "chance-probability", {("H", "b")}
+    LOWER_RULE = "chance-not-enumerable"
 
     def chance_outcomes(self):
         return None if self.h in self.HISTORIES else super().chance_outcomes()
@@ -454,7 +466,7 @@ class AbsentMinded(Toy):
     ``(c,)`` and the same legal actions: absent-mindedness, which only the
     exhaustive strong-recall check detects.
     """
-    RULE = "perfect-recall"
+    RULE = "absent-minded"
     HISTORIES = {("H", "a"), ("T", "a")}
     VALIDATE_DETECTS = False
 
