@@ -38,3 +38,9 @@ __all__ = [
     # analytics and profiles
     "Evaluation", "best_response", "evaluate", "expected_values", "Profile",
 ]
+
+# Training runs from TOML configs (``jaxcfr train``, docs/runs.md).
+from jaxcfr import runs  # noqa: E402
+from jaxcfr.runs import evaluate_profile, load_config, train  # noqa: E402
+
+__all__ += ["runs", "evaluate_profile", "load_config", "train"]

@@ -125,6 +125,13 @@ class Runner:
             raise ValueError(f"hyper-parameter batches differ in length: {sorted(shapes)}")
         self.hp = HyperParams(*(jnp.broadcast_to(v, self.hp_batch) for v in self.hp))
         self.rounds = jnp.asarray(lowered.br_rounds, jnp.int32)
+        if mesh is not None:
+            # jax.make_mesh defaults to Explicit axes, under which the batched gathers need
+            # per-op out_sharding; the passes are written for sharding propagation (Auto).
+            from jax.sharding import AxisType, Mesh
+            if any(t != AxisType.Auto for t in mesh.axis_types):
+                mesh = Mesh(mesh.devices, mesh.axis_names,
+                            axis_types=(AxisType.Auto,) * len(mesh.axis_names))
         self.mesh = mesh
         if mesh is not None:
             self.tensors = self._shard(self.tensors, batched_last=False)

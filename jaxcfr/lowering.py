@@ -19,16 +19,21 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import itertools
+import math
 import os
 import time
 from typing import Any, Hashable, NamedTuple, Sequence
 
 import numpy as np
 
-from jaxcfr.contract import (CHANCE_NODE, DECISION, PADDING, TERMINAL_NODE,
-                             check_terminal_step_refused, hashable_key, inspect_node,
-                             player_to_act_consistent)
-from jaxcfr.game import Game, GameError
+from jaxcfr.contract import (CHANCE_NODE, DECISION, PADDING, TERMINAL_NODE, hashable_key,
+                             inspect_node, player_to_act_consistent)
+from jaxcfr.game import TERMINAL, Game, GameError, format_history
+
+# The module, not the function that jaxcfr re-exports under the same name.
+_validate_module = importlib.import_module("jaxcfr.validate")
 
 __all__ = ["GameTensors", "LoweredGame", "lower", "sort_infosets", "MemoryBudgetError",
            "NO_PARENT", "estimate_bytes", "default_memory_budget"]
@@ -168,27 +173,220 @@ class LoweredGame:
         return index[(player, key)]
 
 
-class _Enumeration:
-    """Growing per-node columns of one iterative pre-order walk."""
+#: ``_Enumeration.code`` of a chance node (decision nodes store their row, >= 0).
+_CHANCE_CODE = -1
+#: ``_Enumeration.code`` of a terminal node.
+_TERMINAL_CODE = -2
+#: Radix of the own-sequence ids ``row * _SLOT_RADIX + slot`` (more than any action count).
+_SLOT_RADIX = 1 << 32
+#: Nodes between two memory-budget checks during the walk.
+_BUDGET_CHECK_EVERY = 4096
 
-    def __init__(self):
+
+class _Enumeration:
+    """The columns of one iterative pre-order walk, indexed by pre-order number.
+
+    Per node: ``parent``, ``slot`` (action slot into it), ``depth``, ``action``
+    (label into it), ``prob`` (chance probability into it, else 1) and ``code``
+    (the information-set row of a decision node, ``_CHANCE_CODE`` or
+    ``_TERMINAL_CODE``). Per terminal: ``terminals`` (node) and ``returns``.
+    Per information-set row: ``row_player``, ``row_key``, ``row_actions`` (legal
+    actions), ``row_kept`` (kept by the abstraction; the same object when all
+    are kept) and ``row_seq`` (the owner's own last ``row * _SLOT_RADIX + slot``
+    before the row, -1 for none: by induction this names the whole own sequence).
+    """
+
+    def __init__(self, num_players: int):
+        self.num_players = num_players
         self.parent: list[int] = []
         self.slot: list[int] = []
         self.depth: list[int] = []
-        self.kind: list[int] = []
-        self.player: list[int] = []
-        self.infoset: list[int] = []
-        self.prob: list[float] = []
         self.action: list[Any] = []
+        self.prob: list[float] = []
+        self.code: list[int] = []
         self.terminals: list[int] = []
         self.returns: list[tuple] = []
+        self.row_player: list[int] = []
+        self.row_key: list[Hashable] = []
+        self.row_actions: list[tuple] = []
+        self.row_kept: list[tuple] = []
+        self.row_seq: list[int] = []
+        self.max_actions = 1
 
     def path(self, node: int) -> tuple:
+        """The action path from the root to ``node`` (for error messages)."""
         out = []
         while self.parent[node] != NO_PARENT:
             out.append(self.action[node])
             node = self.parent[node]
         return tuple(reversed(out))
+
+
+def _inspect(state: Game, enum: _Enumeration, node: int) -> Any:
+    """The full node-local check of :mod:`jaxcfr.contract` (rules in their canonical order).
+
+    The walk runs it on every chance node, and on any other node whose cheap
+    checks found something unusual, so that an error names the same rule as
+    :func:`jaxcfr.validate` would. Returns the ``NodeInfo`` when the node is fine.
+    """
+    try:
+        info = inspect_node(state, enum.num_players, None, require_enumerable=True)
+        player_to_act_consistent(state, info, None)
+    except GameError as e:
+        raise e.with_context(history=enum.path(node)) from None
+    return info
+
+
+def _enumerate(game: Game, num_players: int, abstraction, budget: int) -> _Enumeration:
+    """Walk the whole tree once, iteratively in pre-order, checking the contract at every node.
+
+    Every rule of :func:`jaxcfr.validate` is checked on every node (including a
+    path longer than ``MAX_TRAJECTORY_LENGTH``), plus enumerable chance, strong
+    perfect recall and absent-mindedness. Decision and terminal nodes take a fast
+    path with the same rules: a cheap test that is exact on valid nodes, and the
+    full :func:`_inspect` when it fails, so that errors are reported alike.
+    Legal actions are checked for emptiness and duplicates once per information
+    set; every other member must list the same tuple. ``step(None)`` is probed at
+    every terminal node on the state itself (it is not used again), not on a clone.
+    The memory budget is re-checked every ``_BUDGET_CHECK_EVERY`` nodes.
+    """
+    enum = _Enumeration(num_players)
+    add_parent, add_slot, add_depth = enum.parent.append, enum.slot.append, enum.depth.append
+    add_action, add_prob, add_code = enum.action.append, enum.prob.append, enum.code.append
+    add_terminal, add_returns = enum.terminals.append, enum.returns.append
+    row_actions, row_kept, row_seq = enum.row_actions, enum.row_kept, enum.row_seq
+    rows_of = [{} for _ in range(num_players)]   # per player: key -> row
+    isfinite, radix, P = math.isfinite, _SLOT_RADIX, num_players
+    max_actions = 1
+    next_check = _BUDGET_CHECK_EVERY
+    max_depth = _validate_module.MAX_TRAJECTORY_LENGTH
+
+    stack: list[tuple] = [(game.clone(), NO_PARENT, 0, 0, (-1,) * P, None, 1.0)]
+    pop, push = stack.pop, stack.append
+    node = -1
+    while stack:
+        state, parent, slot, depth, seq, action, prob = pop()
+        node += 1
+        add_parent(parent)
+        add_slot(slot)
+        add_depth(depth)
+        add_action(action)
+        add_prob(prob)
+        if depth > max_depth:
+            raise GameError(f"a path is longer than {max_depth} moves", rule="termination",
+                            history=enum.path(node)[:20])
+        if node >= next_check:
+            next_check += _BUDGET_CHECK_EVERY
+            enum.max_actions = max_actions
+            _check_budget(node + 1, len(row_actions) + 1, max_actions, P, budget)
+        try:
+            if state.is_terminal():
+                # node-type, player and terminal-returns; then step must be refused.
+                returns = None
+                if not state.is_chance() and state.player_to_act() == TERMINAL:
+                    try:
+                        returns = tuple(map(float, state.terminal_returns()))
+                    except (TypeError, ValueError):
+                        returns = None
+                    if returns is not None and (len(returns) != P or not isfinite(sum(returns))):
+                        returns = None
+                if returns is None:
+                    returns = _inspect(state, enum, node).returns
+                add_code(_TERMINAL_CODE)
+                add_terminal(node)
+                add_returns(returns)
+                # The state is not used again: probe step() on it without a clone.
+                try:
+                    state.step(None)
+                except GameError:
+                    continue
+                except Exception as exc:  # noqa: BLE001 - any other exception breaks the contract
+                    raise GameError(f"step() at a terminal node raised {type(exc).__name__}: "
+                                    f"{exc} (it must raise GameError)", rule="terminal-step",
+                                    history=enum.path(node)) from None
+                raise GameError("step() at a terminal node was accepted (it must raise "
+                                "GameError)", rule="terminal-step", history=enum.path(node))
+
+            if state.is_chance():
+                info = _inspect(state, enum, node)
+                add_code(_CHANCE_CODE)
+                acts, probs = info.actions, info.probs
+                n = len(acts)
+                if n > max_actions:
+                    max_actions = n
+                clone, d1 = state.clone, depth + 1
+                j = n
+                try:
+                    for j in range(n - 1, -1, -1):
+                        child = clone() if j else state
+                        child.step(acts[j])
+                        push((child, node, j, d1, seq, acts[j], probs[j]))
+                except GameError as e:
+                    raise e.with_context(history=enum.path(node) + (acts[j],)) from None
+                continue
+
+            # A decision node.
+            acts = tuple(state.legal_actions())
+            player = state.player_to_act()
+            if state.chance_outcomes() is not None or type(player) is not int \
+                    or not 0 <= player < P:
+                info = _inspect(state, enum, node)     # raises (or accepts e.g. a bool player)
+                acts, player = info.actions, info.player
+            key = state.infoset_key(player)
+            rows = rows_of[player]
+            try:
+                row = rows.get(key)
+            except TypeError:
+                _inspect(state, enum, node)
+                hashable_key(key, enum.path(node), player)
+                raise
+            kept = acts
+            if abstraction is not None:
+                kept = _kept_actions(abstraction, state, player, acts, enum.path(node))
+            n = len(acts)
+            if row is None:
+                if not n or len(set(acts)) != n:
+                    _inspect(state, enum, node)
+                row = len(row_actions)
+                rows[key] = row
+                enum.row_player.append(player)
+                enum.row_key.append(key)
+                row_actions.append(acts)
+                row_kept.append(kept)
+                row_seq.append(seq[player])
+                if n > max_actions:
+                    max_actions = n
+            elif acts != row_actions[row] or seq[player] != row_seq[row] \
+                    or (abstraction is not None and kept != row_kept[row]):
+                if acts != row_actions[row]:
+                    _inspect(state, enum, node)
+                _infoset_error(enum, node, row, key, player, acts, kept)
+            add_code(row)
+            head, tail, base = seq[:player], seq[player + 1:], row * radix
+            clone, d1 = state.clone, depth + 1
+            k = len(kept)
+            j = k
+            try:
+                if kept is acts:
+                    for j in range(k - 1, -1, -1):
+                        child = clone() if j else state
+                        child.step(acts[j])
+                        push((child, node, j, d1, head + (base + j,) + tail, acts[j], 1.0))
+                else:
+                    slot_of = {a: i for i, a in enumerate(acts)}
+                    for j in range(k - 1, -1, -1):
+                        s = slot_of[kept[j]]
+                        child = clone() if j else state
+                        child.step(kept[j])
+                        push((child, node, s, d1, head + (base + s,) + tail, kept[j], 1.0))
+            except GameError as e:
+                raise e.with_context(history=enum.path(node) + (kept[j],)) from None
+        except GameError as e:
+            if e.history is None:
+                raise e.with_context(history=enum.path(node)) from None
+            raise
+    enum.max_actions = max_actions
+    return enum
 
 
 def lower(game: Game, *, abstraction=None, sort_infosets: bool = True,
@@ -204,108 +402,24 @@ def lower(game: Game, *, abstraction=None, sort_infosets: bool = True,
         player's information sets by their first member's pre-order number);
         otherwise rows keep the order in which the walk first met them.
       memory_budget: bytes; lowering stops early with :class:`MemoryBudgetError`
-        when the estimate exceeds it (default :func:`default_memory_budget`).
+        when the estimate exceeds it (default :func:`default_memory_budget`). The
+        estimate is re-checked every few thousand nodes during the walk.
 
     Raises:
       GameError: a contract violation (including imperfect recall and absent-
         mindedness), naming the history and the information set.
+      MemoryBudgetError: the game does not fit the memory budget.
     """
     if not isinstance(game, Game):
         raise GameError(f"{type(game).__name__} does not implement jaxcfr.Game", rule="protocol")
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
     num_players = int(game.num_players)
-    enum = _Enumeration()
-    rows: dict[tuple[int, Hashable], int] = {}
-    row_actions: list[tuple] = []
-    row_kept: list[tuple] = []
-    row_seq: list[int] = []        # own (row * A_big + slot) sequence before the row; -1: empty
-    row_first: list[int] = []      # first member (pre-order node number)
-    big = 1 << 20                  # slot radix for sequence ids (actions per node < 2**20)
-    max_actions = 1
-
-    no_seq = (-1,) * num_players
-    stack: list[tuple[Game, int, int, int, tuple, Any, float]] = [
-        (game.clone(), NO_PARENT, 0, 0, no_seq, None, 1.0)]
-    while stack:
-        state, parent, slot, depth, seq, action, prob = stack.pop()
-        node = len(enum.parent)
-        enum.parent.append(parent)
-        enum.slot.append(slot)
-        enum.depth.append(depth)
-        enum.action.append(action)
-        enum.prob.append(prob)
-        if node & 0xFFFF == 0xFFFF:
-            _check_budget(node + 1, len(row_actions) + 1, max_actions, num_players, budget)
-        try:
-            info = inspect_node(state, num_players, None, require_enumerable=True)
-            player_to_act_consistent(state, info, None)
-        except GameError as e:
-            raise e.with_context(history=enum.path(node)) from None
-        enum.kind.append(info.kind)
-
-        if info.kind == TERMINAL_NODE:
-            try:
-                check_terminal_step_refused(state, None)
-            except GameError as e:
-                raise e.with_context(history=enum.path(node)) from None
-            enum.player.append(-1)
-            enum.infoset.append(-1)
-            enum.terminals.append(node)
-            enum.returns.append(info.returns)
-            continue
-
-        if info.kind == CHANCE_NODE:
-            enum.player.append(num_players)
-            enum.infoset.append(-1)
-            children = [(i, a, p) for i, (a, p) in enumerate(zip(info.actions, info.probs))]
-            max_actions = max(max_actions, len(info.actions))
-            child_seq = seq
-        else:
-            player = info.player
-            try:
-                key = hashable_key(state.infoset_key(player), (), player)
-            except GameError as e:
-                raise e.with_context(history=enum.path(node)) from None
-            kept = info.actions
-            if abstraction is not None:
-                kept = _kept_actions(abstraction, state, player, info.actions, enum.path(node))
-            row = rows.get((player, key))
-            if row is None:
-                row = len(row_actions)
-                rows[(player, key)] = row
-                row_actions.append(info.actions)
-                row_kept.append(kept)
-                row_seq.append(seq[player])
-                row_first.append(node)
-                max_actions = max(max_actions, len(info.actions))
-            else:
-                _check_same_infoset(enum, node, row, key, player, info.actions, kept, seq,
-                                    row_actions, row_kept, row_seq, big)
-            enum.player.append(player)
-            enum.infoset.append(row)
-            index = {a: i for i, a in enumerate(info.actions)}
-            children = [(index[a], a, 1.0) for a in kept]
-            child_seq = None
-        # Push children in reverse so that they are popped in order (pre-order walk).
-        last = len(children) - 1
-        for j in range(last, -1, -1):
-            child_slot, a, p = children[j]
-            child = state if j == 0 else state.clone()
-            try:
-                child.step(a)
-            except GameError as e:
-                raise e.with_context(history=enum.path(node) + (a,)) from None
-            if child_seq is None:
-                s = list(seq)
-                s[info.player] = row * big + child_slot
-                cs = tuple(s)
-            else:
-                cs = child_seq
-            stack.append((child, node, child_slot, depth + 1, cs, a, p))
-
-    num_nodes = len(enum.parent)
-    _check_budget(num_nodes, len(row_actions) + 1, max_actions, num_players, budget)
-    lowered = _build(enum, num_players, row_actions, row_kept, rows, max_actions, game, name)
+    if num_players < 1:
+        raise GameError(f"num_players is {num_players}", rule="num-players")
+    enum = _enumerate(game, num_players, abstraction, budget)
+    _check_budget(len(enum.parent), len(enum.row_actions) + 1, enum.max_actions, num_players,
+                  budget)
+    lowered = _build(enum, game, name)
     if sort_infosets:
         lowered = globals()["sort_infosets"](lowered)
     return lowered
@@ -323,35 +437,45 @@ def _kept_actions(abstraction, state, player, legal, history) -> tuple:
         if a not in legal_set:
             raise GameError(f"abstraction kept {a!r}, which is not legal here",
                             rule="abstraction-illegal", history=history)
+    if kept == legal:
+        return legal
     return kept
 
 
-def _check_same_infoset(enum, node, row, key, player, actions, kept, seq, row_actions,
-                        row_kept, row_seq, big) -> None:
-    """A second member of ``row``: same actions, same kept actions, same own sequence."""
-    if actions != row_actions[row]:
-        raise GameError(f"legal actions {list(actions)} differ from {list(row_actions[row])} "
-                        "seen earlier in the same information set",
-                        rule="infoset-actions", history=enum.path(node), infoset=key)
-    if kept != row_kept[row]:
-        raise GameError(f"abstraction kept {list(kept)} here but {list(row_kept[row])} elsewhere "
-                        "in the same information set", rule="abstraction-order",
-                        history=enum.path(node), infoset=key)
-    if seq[player] == row_seq[row]:
-        return
-    # Imperfect recall: is it absent-mindedness (the path already passed through the row)?
+def _infoset_error(enum: _Enumeration, node: int, row: int, key, player: int, actions, kept):
+    """Raise for a member of ``row`` that disagrees with the first member.
+
+    Same legal actions, same kept actions, same own sequence (strong perfect
+    recall), in that order; a different own sequence on a path that already
+    passed through ``row`` is absent-mindedness.
+    """
+    first = format_history(enum.path(_first_member(enum, row)))
+    if actions != enum.row_actions[row]:
+        raise GameError(f"legal actions {list(actions)} differ from "
+                        f"{list(enum.row_actions[row])} at history {first} in the same "
+                        "information set", rule="infoset-actions", history=enum.path(node),
+                        infoset=key)
+    if kept != enum.row_kept[row]:
+        raise GameError(f"abstraction kept {list(kept)} here but {list(enum.row_kept[row])} at "
+                        f"history {first} in the same information set",
+                        rule="abstraction-order", history=enum.path(node), infoset=key)
     n = enum.parent[node]
     while n != NO_PARENT:
-        if enum.infoset[n] == row:
+        if enum.code[n] == row:
             raise GameError(
-                f"game does not have perfect recall: player {player}'s information set is "
-                "absent-minded (this history passes through it twice)",
+                f"game does not have perfect recall: player {player}'s information set {key!r} "
+                "is absent-minded (this history passes through it twice)",
                 rule="absent-minded", history=enum.path(node), infoset=key)
         n = enum.parent[n]
     raise GameError(
-        f"game does not have perfect recall: histories in player {player}'s information set "
-        "differ in that player's own earlier (information set, action) sequence",
-        rule="perfect-recall", history=enum.path(node), infoset=key)
+        f"game does not have perfect recall: in player {player}'s information set {key!r}, "
+        f"this history and the first member (history {first}) differ in that player's own "
+        "earlier (information set, action) sequence", rule="perfect-recall",
+        history=enum.path(node), infoset=key)
+
+
+def _first_member(enum: _Enumeration, row: int) -> int:
+    return enum.code.index(row)
 
 
 def _check_budget(nodes, rows, max_actions, num_players, budget) -> None:
@@ -363,31 +487,37 @@ def _check_budget(nodes, rows, max_actions, num_players, budget) -> None:
             "JAXCFR_MEMORY_BUDGET to raise it)", rule="memory-budget")
 
 
-def _build(enum: _Enumeration, num_players, row_actions, row_kept, rows, max_actions, game,
-           name) -> LoweredGame:
+def _build(enum: _Enumeration, game: Game, name: str) -> LoweredGame:
     """Reorder the pre-order columns into depth order and fill the tensors."""
+    num_players, max_actions = enum.num_players, enum.max_actions
     n = len(enum.parent)
-    depth = np.asarray(enum.depth, dtype=np.int64)
+    depth = np.fromiter(enum.depth, np.int64, n)
     order = np.argsort(depth, kind="stable")            # depth order, pre-order within a level
     new_of_old = np.empty(n, dtype=np.int64)
     new_of_old[order] = np.arange(n)
     level_start = tuple(int(x) for x in np.concatenate(
         [[0], np.cumsum(np.bincount(depth, minlength=int(depth.max()) + 1))]))
 
-    parent_old = np.asarray(enum.parent, dtype=np.int64)[order]
+    parent_old = np.fromiter(enum.parent, np.int64, n)[order]
     parent = np.where(parent_old == NO_PARENT, NO_PARENT,
                       new_of_old[np.maximum(parent_old, 0)]).astype(np.int32)
-    slot = np.asarray(enum.slot, dtype=np.int32)[order]
-    kind = np.asarray(enum.kind, dtype=np.int8)[order]
-    player = np.asarray(enum.player, dtype=np.int32)[order]
-    num_real = len(row_actions)
+    slot = np.fromiter(enum.slot, np.int32, n)[order]
+    code = np.fromiter(enum.code, np.int64, n)[order]
+    num_real = len(enum.row_actions)
     sink = num_real
-    infoset = np.asarray(enum.infoset, dtype=np.int32)[order]
-    infoset[infoset < 0] = sink
-    prob = np.asarray(enum.prob, dtype=np.float64)[order]
+    decision = code >= 0
+    kind = np.where(decision, DECISION,
+                    np.where(code == _CHANCE_CODE, CHANCE_NODE, TERMINAL_NODE)).astype(np.int8)
+    row_player = np.asarray(enum.row_player + [NO_PLAYER], dtype=np.int32)
+    player = np.where(decision, row_player[np.where(decision, code, sink)],
+                      np.where(code == _CHANCE_CODE, num_players, -1)).astype(np.int32)
+    infoset = np.where(decision, code, sink).astype(np.int32)
+    prob = np.fromiter(enum.prob, np.float64, n)[order]
     payoff = np.zeros((n, num_players), dtype=np.float64)
     if enum.terminals:
-        payoff[new_of_old[np.asarray(enum.terminals)]] = np.asarray(enum.returns, dtype=np.float64)
+        returns = np.fromiter(itertools.chain.from_iterable(enum.returns), np.float64,
+                              len(enum.returns) * num_players).reshape(-1, num_players)
+        payoff[new_of_old[np.fromiter(enum.terminals, np.int64, len(enum.terminals))]] = returns
 
     has_parent = parent != NO_PARENT
     safe_parent = np.maximum(parent, 0)
@@ -397,23 +527,18 @@ def _build(enum: _Enumeration, num_players, row_actions, row_kept, rows, max_act
                           + slot, sink * max_actions).astype(np.int32)
 
     rows_total = num_real + 1
-    legal = np.zeros((rows_total, max_actions), dtype=bool)
-    kept = np.zeros((rows_total, max_actions), dtype=bool)
-    for r, (acts, keep) in enumerate(zip(row_actions, row_kept)):
-        legal[r, :len(acts)] = True
-        if keep is acts:
-            kept[r, :len(acts)] = True
-        else:
+    lengths = np.asarray([len(a) for a in enum.row_actions] + [1], dtype=np.int64)
+    legal = np.arange(max_actions)[None, :] < lengths[:, None]
+    kept = legal.copy()
+    for r, (acts, keep) in enumerate(zip(enum.row_actions, enum.row_kept)):
+        if keep is not acts:
             index = {a: i for i, a in enumerate(acts)}
+            kept[r] = False
             kept[r, [index[a] for a in keep]] = True
-    legal[sink, 0] = kept[sink, 0] = True
-    infoset_player = np.full(rows_total, NO_PLAYER, dtype=np.int32)
+    infoset_player = row_player.copy()
     infoset_rep = np.zeros(rows_total, dtype=np.int32)
-    keys = [None] * num_real
-    for (p, key), r in rows.items():
-        infoset_player[r] = p
-        keys[r] = (p, key)
-    decision_nodes = np.flatnonzero(kind == DECISION)
+    keys = tuple(zip(enum.row_player, enum.row_key))
+    decision_nodes = np.flatnonzero(decision)
     # First member in depth order is fine: every member has the same own reach.
     first = np.full(rows_total, n, dtype=np.int64)
     np.minimum.at(first, infoset[decision_nodes], decision_nodes)
@@ -424,7 +549,7 @@ def _build(enum: _Enumeration, num_players, row_actions, row_kept, rows, max_act
         node_infoset=infoset, edge_owner=edge_owner, edge_index=edge_index,
         chance_prob=prob, payoff=payoff, legal_mask=legal, abstraction_mask=kept,
         infoset_player=infoset_player, infoset_rep=infoset_rep)
-    node_action = tuple(enum.action[i] for i in order)
+    node_action = tuple(map(enum.action.__getitem__, order.tolist()))
     nash = game.nash_value() if num_players == 2 else None
     # own decisions along each path, level by level (parents come first in depth order)
     own = np.zeros((n, num_players + 1), dtype=np.int64)
@@ -438,7 +563,7 @@ def _build(enum: _Enumeration, num_players, row_actions, row_kept, rows, max_act
     if sums.size and np.allclose(sums, sums[0], rtol=1e-9, atol=1e-12 * max(1.0, abs(sums).max())):
         constant_sum = float(sums[0])
     return LoweredGame(tensors=tensors, level_start=level_start, num_players=num_players,
-                       infoset_keys=tuple(keys), infoset_actions=tuple(row_actions),
+                       infoset_keys=keys, infoset_actions=tuple(enum.row_actions),
                        preorder=order.astype(np.int64), node_action=node_action,
                        nash_value=None if nash is None else tuple(float(v) for v in nash),
                        constant_sum=constant_sum, br_rounds=br_rounds,

@@ -1,21 +1,44 @@
 """Host-side strategy profiles keyed by information-set key and action label.
 
+A :class:`Profile` maps ``(player, infoset key)`` to a distribution over that
+information set's actions (in ``legal_actions()`` order). It plays (``act``),
+saves and loads (``.npz`` + ``.json``), exports to an OpenSpiel ``TabularPolicy``,
+and turns back into a strategy table of a lowered game (``table``).
+
+Lifting (design §9) is not done here yet: a profile of an abstracted game made
+by :meth:`Profile.from_lowered` already lists every legal action, with zero mass
+on the dropped ones, so ``act`` and ``policy`` play it in the full game; but the
+§9 fallbacks (renormalise the kept actions; uniform over all legal actions where
+the kept ones carry no mass) are not applied, and a state whose legal actions
+differ from a row's labels is refused with a ``ValueError`` rather than mapped.
+The hook for that mapping is :meth:`Profile.distribution`.
+
 Example::
 
     >>> import jaxcfr
     >>> result = jaxcfr.solve("kuhn_poker", iterations=200)
-    >>> result.profile.policy(0, "0")           # player 0 holding the lowest card: {action: prob}
+    >>> result.profile.policy(0, "0|0|")            # {action: prob} of player 0 with card 0
+    >>> result.profile.save("kuhn.npz")              # kuhn.npz + kuhn.json
+    >>> jaxcfr.Profile.load("kuhn.npz").act(jaxcfr.load_game("kuhn_poker"), rng=0)
 """
 
 from __future__ import annotations
 
-from typing import Any, Hashable
+import io
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any, Hashable, Sequence
 
 import numpy as np
 
 from jaxcfr.lowering import LoweredGame
 
-__all__ = ["Profile"]
+__all__ = ["Profile", "encode_label", "decode_label"]
+
+FORMAT = "jaxcfr-profile"
+FORMAT_VERSION = 1
 
 
 class Profile:
@@ -25,13 +48,15 @@ class Profile:
       keys: ``[I]`` (player, infoset key) per row.
       actions: ``[I]`` tuple of action labels per row (``legal_actions()`` order).
       probs: ``[I, A]`` probabilities (row ``r`` uses its first ``len(actions[r])`` slots).
+      game: the game string the profile belongs to (optional, recorded by ``save``).
     """
 
-    def __init__(self, keys, actions, probs):
+    def __init__(self, keys, actions, probs, *, game: str | None = None):
         self.keys = tuple(keys)
         self.actions = tuple(tuple(a) for a in actions)
         probs = np.asarray(probs, dtype=np.float64)
         self.probs = probs
+        self.game = game
         self._row = {k: i for i, k in enumerate(self.keys)}
 
     @classmethod
@@ -39,13 +64,17 @@ class Profile:
         """Wrap a ``[I, A]`` strategy table of ``lowered`` (the sink row is dropped)."""
         strategy = np.asarray(strategy)
         num_real = len(lowered.infoset_keys)
-        return cls(lowered.infoset_keys, lowered.infoset_actions, strategy[:num_real])
+        return cls(lowered.infoset_keys, lowered.infoset_actions, strategy[:num_real],
+                   game=lowered.name or None)
 
     def __len__(self) -> int:
         return len(self.keys)
 
     def __contains__(self, item) -> bool:
         return item in self._row
+
+    def __repr__(self) -> str:
+        return f"Profile({len(self)} information sets, game={self.game!r})"
 
     def policy(self, player: int, key: Hashable, legal_actions=None) -> dict[Any, float]:
         """``{action: probability}`` at ``player``'s information set ``key``.
@@ -70,3 +99,260 @@ class Profile:
         """``((player, key), {action: prob})`` for every information set."""
         for (player, key) in self.keys:
             yield (player, key), self.policy(player, key)
+
+    # -- playing -----------------------------------------------------------
+    def distribution(self, player: int, key: Hashable, legal_actions: Sequence) -> np.ndarray:
+        """Probabilities ``[len(legal_actions)]`` aligned with ``legal_actions``.
+
+        Uniform for an unseen key. Raises ``ValueError`` when the row's action labels
+        differ from ``legal_actions`` (mapping between action sets is the lifting hook,
+        not implemented yet: see the module docstring).
+        """
+        legal = tuple(legal_actions)
+        if not legal:
+            raise ValueError(f"no legal actions at player {player}'s information set {key!r}")
+        row = self._row.get((player, key))
+        if row is None:
+            return np.full(len(legal), 1.0 / len(legal))
+        acts = self.actions[row]
+        if acts != legal:
+            raise ValueError(
+                f"the profile's information set {key!r} of player {player} has actions "
+                f"{list(acts)} but the state allows {list(legal)}; lifting a profile across "
+                "action sets (abstraction) is not implemented yet")
+        p = np.clip(self.probs[row, :len(acts)], 0, None)
+        total = p.sum()
+        return p / total if total > 0 else np.full(len(acts), 1.0 / len(acts))
+
+    def act(self, state, rng=None):
+        """Sample an action for the player to move at ``state`` (a :class:`jaxcfr.Game`).
+
+        Args:
+          state: a decision node (not chance, not terminal); it is not modified.
+          rng: ``random.Random``, ``numpy.random.Generator``, an int seed, or ``None``
+            (fresh entropy).
+        Returns:
+          One of ``state.legal_actions()``: drawn from the profile at the acting
+          player's information set, uniformly when the profile has no such key.
+        """
+        if state.is_terminal() or state.is_chance():
+            raise ValueError("act() needs a decision node (the state is "
+                             f"{'terminal' if state.is_terminal() else 'a chance node'})")
+        player = state.player_to_act()
+        legal = list(state.legal_actions())
+        probs = self.distribution(player, state.infoset_key(player), legal)
+        if rng is None or isinstance(rng, (int, np.integer)):
+            rng = np.random.default_rng(rng)
+        u = rng.random()
+        index = int(np.searchsorted(np.cumsum(probs), u * probs.sum(), side="right"))
+        return legal[min(index, len(legal) - 1)]
+
+    # -- lowered tables ----------------------------------------------------
+    def table(self, lowered: LoweredGame) -> tuple[np.ndarray, dict[str, int]]:
+        """A ``[I, A]`` strategy table of ``lowered`` (single game) from this profile.
+
+        Rows whose key is not in the profile are uniform over their legal actions.
+        Returns ``(table, counts)`` with ``counts`` = ``{"rows", "found", "missing"}``.
+        Raises ``ValueError`` when a found row's action labels differ.
+        """
+        if lowered.batch_size is not None:
+            raise ValueError("Profile.table() takes a single lowered game, not a stack")
+        mask = np.asarray(lowered.tensors.legal_mask) & np.asarray(lowered.tensors.abstraction_mask)
+        table = mask / mask.sum(axis=1, keepdims=True)
+        found = 0
+        for r, (player, key) in enumerate(lowered.infoset_keys):
+            row = self._row.get((player, key))
+            if row is None:
+                continue
+            legal = tuple(lowered.infoset_actions[r])
+            p = self.distribution(player, key, legal)
+            table[r] = 0.0
+            table[r, :len(p)] = p
+            found += 1
+        rows = len(lowered.infoset_keys)
+        return table, {"rows": rows, "found": found, "missing": rows - found}
+
+    # -- files -------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write ``<path>.npz`` (``probs``) and ``<path>.json`` (keys, labels, game).
+
+        Keys and labels may be str, int, float, bool, None, bytes, or tuples of
+        those (nested); tuples and bytes are tagged in the JSON. Returns the npz path.
+        """
+        base = _base(path)
+        base.parent.mkdir(parents=True, exist_ok=True)
+        meta = {"format": FORMAT, "version": FORMAT_VERSION, "game": self.game,
+                "npz": base.name + ".npz",
+                "keys": [[int(p), encode_label(k)] for p, k in self.keys],
+                "actions": [[encode_label(a) for a in acts] for acts in self.actions]}
+        text = json.dumps(meta)
+        buf = io.BytesIO()
+        np.savez(buf, probs=self.probs)
+        _write(base.with_name(base.name + ".npz"), buf.getvalue())
+        _write(base.with_name(base.name + ".json"), text.encode("utf-8"))
+        return base.with_name(base.name + ".npz")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Profile":
+        """Read a profile written by :meth:`save` (give the ``.npz``, the ``.json`` or the stem)."""
+        base = _base(path)
+        json_path = base.with_name(base.name + ".json")
+        try:
+            meta = json.loads(json_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{json_path}: not a valid profile sidecar: {e}") from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise ValueError(f"{json_path} is not a jaxcfr profile")
+        if meta.get("version") != FORMAT_VERSION:
+            raise ValueError(f"{json_path}: profile format version {meta.get('version')!r}; "
+                             f"this jaxcfr reads version {FORMAT_VERSION}")
+        with np.load(base.with_name(base.name + ".npz"), allow_pickle=False) as z:
+            probs = z["probs"]
+        keys = [(int(p), decode_label(k)) for p, k in meta["keys"]]
+        actions = [tuple(decode_label(a) for a in acts) for acts in meta["actions"]]
+        if len(keys) != len(actions) or probs.shape[0] != len(keys):
+            raise ValueError(f"{base}: {len(keys)} keys, {len(actions)} action lists and "
+                             f"{probs.shape[0]} probability rows do not match")
+        return cls(keys, actions, probs, game=meta.get("game"))
+
+    # -- OpenSpiel ---------------------------------------------------------
+    def to_openspiel(self, pyspiel_game, game=None):
+        """This profile as an OpenSpiel ``TabularPolicy`` of ``pyspiel_game``.
+
+        Both trees are walked in parallel, pairing the ``i``-th legal action (and
+        chance outcome) of ours with the ``i``-th of OpenSpiel's, so our keys map to
+        OpenSpiel's information-state strings whatever either side calls them.
+
+        Args:
+          pyspiel_game: a ``pyspiel.Game`` or a game string for ``pyspiel.load_game``.
+          game: our root state (a :class:`jaxcfr.Game` or a game string); default:
+            the game the profile was made for (``self.game``).
+        Raises:
+          ValueError: the trees differ (players, action counts, chance
+            probabilities, returns), or one OpenSpiel information state gathers
+            two of our information sets.
+        """
+        import pyspiel
+        from open_spiel.python import policy as os_policy
+        from jaxcfr.registry import load_game
+        if isinstance(pyspiel_game, str):
+            pyspiel_game = pyspiel.load_game(pyspiel_game)
+        if game is None:
+            if not self.game:
+                raise ValueError("to_openspiel() needs game= (the profile records no game)")
+            game = self.game
+        if isinstance(game, (str, os.PathLike)):
+            game = load_game(game)
+        mapping = _parallel_walk(game, pyspiel_game)
+        tabular = os_policy.TabularPolicy(pyspiel_game)
+        for info, (player, key, os_legal, legal) in mapping.items():
+            index = tabular.state_lookup.get(info)
+            if index is None:
+                continue
+            probs = self.distribution(player, key, legal)
+            row = np.zeros(tabular.action_probability_array.shape[1])
+            row[list(os_legal)] = probs
+            tabular.action_probability_array[index] = row
+        return tabular
+
+
+def _parallel_walk(game, pyspiel_game) -> dict[str, tuple]:
+    """OpenSpiel info-state string -> (player, our key, OpenSpiel legal ids, our labels)."""
+    root = pyspiel_game.new_initial_state()
+    mapping: dict[str, tuple] = {}
+    stack = [(game.clone(), root, ())]
+    while stack:
+        ours, theirs, path = stack.pop()
+
+        def fail(msg):
+            raise ValueError(f"trees differ after actions {list(path)}: {msg}")
+        if ours.is_terminal() or theirs.is_terminal():
+            if not (ours.is_terminal() and theirs.is_terminal()):
+                fail("one side is terminal, the other is not")
+            if not np.allclose(ours.terminal_returns(), theirs.returns(), atol=1e-9):
+                fail(f"returns {list(ours.terminal_returns())} != {theirs.returns()}")
+            continue
+        if ours.is_chance() or theirs.is_chance_node():
+            if not (ours.is_chance() and theirs.is_chance_node()):
+                fail("one side is a chance node, the other is not")
+            a = ours.chance_outcomes()
+            b = theirs.chance_outcomes()
+            if a is None or len(a) != len(b) or not np.allclose(
+                    [p for _, p in a], [p for _, p in b], atol=1e-9):
+                fail(f"chance outcomes {a} vs {b}")
+            pairs = [(x, y) for (x, _), (y, _) in zip(a, b)]
+        else:
+            player = ours.player_to_act()
+            if player != theirs.current_player():
+                fail(f"player {player} to act here, OpenSpiel says {theirs.current_player()}")
+            legal = list(ours.legal_actions())
+            os_legal = list(theirs.legal_actions())
+            if len(legal) != len(os_legal):
+                fail(f"{len(legal)} legal actions {legal} vs OpenSpiel's {len(os_legal)}")
+            key = ours.infoset_key(player)
+            info = theirs.information_state_string(player)
+            entry = (player, key, tuple(os_legal), tuple(legal))
+            seen = mapping.setdefault(info, entry)
+            if seen[:2] != entry[:2]:
+                raise ValueError(f"OpenSpiel information state {info!r} holds two of our "
+                                 f"information sets, {seen[1]!r} and {key!r}")
+            pairs = list(zip(legal, os_legal))
+        for x, y in reversed(pairs):
+            a_state = ours.clone()
+            a_state.step(x)
+            stack.append((a_state, theirs.child(y), path + (x,)))
+    return mapping
+
+
+# -- label encoding -------------------------------------------------------------
+def encode_label(x: Any) -> Any:
+    """A JSON value for a key or action label; tuples and bytes are tagged."""
+    if isinstance(x, tuple):
+        return {"tuple": [encode_label(v) for v in x]}
+    if isinstance(x, bytes):
+        return {"bytes": x.hex()}
+    if isinstance(x, (bool, str)) or x is None:
+        return x
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return float(x)
+    raise TypeError(f"cannot save label {x!r} of type {type(x).__name__}: keys and actions "
+                    "must be str, int, float, bool, None, bytes or tuples of those")
+
+
+def decode_label(x: Any) -> Any:
+    """Inverse of :func:`encode_label`."""
+    if isinstance(x, dict):
+        if set(x) == {"tuple"}:
+            return tuple(decode_label(v) for v in x["tuple"])
+        if set(x) == {"bytes"}:
+            return bytes.fromhex(x["bytes"])
+        raise ValueError(f"unknown tagged label {x!r}")
+    if isinstance(x, list):
+        raise ValueError(f"untagged list label {x!r} (tuples are written as {{'tuple': [...]}})")
+    return x
+
+
+def _base(path) -> Path:
+    path = Path(path)
+    return path.with_suffix("") if path.suffix in (".npz", ".json") else path
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Atomic write (temp file in the same directory, fsync, replace), umask respected."""
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+

@@ -1,9 +1,16 @@
 """Stacking lowered games into one batch ``[B, ...]`` of a common padded shape.
 
 Each depth level is padded to the widest member's level, rows to the most rows,
-actions to the widest row. Padding is inert by construction: a padding node is a
-PADDING leaf with zero payoff and zero chance probability whose edge points at
-its game's sink row, and a padding row is a sink row (one legal slot, no owner).
+actions to the widest row. Padding is inert by construction: a padding node
+(kind PADDING) has zero payoff, a chance edge (owner ``P``) of probability zero
+that points at its game's sink row, and hangs under the last node of the level
+above (so parents stay sorted; that node may be real, even a terminal, or
+padding: its value and reach do not change). A padding row is a sink row (one
+legal slot, no owner); padded action slots are never legal.
+
+Shapes: every tensor of :class:`~jaxcfr.lowering.GameTensors` gains a leading
+``B`` axis; ``N``, ``I`` and ``A`` become the maxima over the members (``N`` the
+sum of the per-level maxima).
 
 Example::
 

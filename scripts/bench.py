@@ -97,17 +97,24 @@ def bench_openspiel_jax(os_game: str, algorithm: str, iterations: int, repeats: 
 
 
 def bench_liteefg(os_game: str, algorithm: str, iterations: int, repeats: int):
+    import contextlib
+    import io
+
     import LiteEFG
-    from LiteEFG.baselines.CFRplus import graph as cfr_plus_graph
+    import pyspiel
     if algorithm != "cfr+":
         raise NotImplementedError("only CFR+ is benchmarked for LiteEFG")
-    env = LiteEFG.OpenSpielEnv(os_game, traverse_type="Enumerate", regenerate=False)
-    graph = cfr_plus_graph()
-    env.set_graph(graph)
+    from LiteEFG.baselines.CFRplus import graph as cfr_plus_graph
+    with contextlib.redirect_stdout(io.StringIO()):     # LiteEFG prints banners
+        graph = cfr_plus_graph()
+        env = LiteEFG.OpenSpielEnv(pyspiel.load_game(os_game), traverse_type="Enumerate",
+                                   regenerate=False)
+        env.set_graph(graph)
 
     def step(n):
         for _ in range(n):
-            env.update(graph.current_strategy())
+            graph.update_graph(env)
+            env.update_strategy(graph.current_strategy())
 
     step(1)
     return {"ms_per_iteration": _time_iterations(step, iterations, repeats) * 1e3}

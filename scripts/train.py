@@ -1,0 +1,20 @@
+#!/usr/bin/env python
+"""Train from a TOML run config; the default is the main job, configs/leduc.toml.
+
+Usage::
+
+    python scripts/train.py                                  # configs/leduc.toml
+    python scripts/train.py configs/kuhn.toml --set solver.iterations=500
+    python scripts/train.py --resume runs/leduc-20250101-120000
+
+Same options as ``jaxcfr train`` (see docs/runs.md).
+"""
+
+import sys
+from pathlib import Path
+
+from jaxcfr.runs.train import main
+
+if __name__ == "__main__":
+    default = Path(__file__).resolve().parent.parent / "configs" / "leduc.toml"
+    sys.exit(main(sys.argv[1:], default_config=str(default)))

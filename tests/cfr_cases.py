@@ -1,0 +1,145 @@
+"""Shared test cases for the solver / analytics / batching tests: games, trees, runners.
+
+Compilation dominates the runtime of these tests (seconds per distinct solver and
+padded shape), so every test module builds its runners here, cached by
+``(game, solver, hyper-parameters)``: modules that need the same compiled program
+get the same :class:`jaxcfr.Runner` (and jit's cache is shared anyway).
+
+``SMALL`` is one stack of four small two-player zero-sum games (Kuhn poker, the
+different-depths ``.efg`` fixture, rock-paper-scissors, matching pennies): one
+compiled step per solver covers all four.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import pathlib
+
+import jax.numpy as jnp
+import numpy as np
+
+import jaxcfr
+from jaxcfr.solvers import SolverState
+
+try:
+    from tests import reference_cfr as R
+except ImportError:  # tests/ is not a package: pytest put it on sys.path
+    import reference_cfr as R
+
+HERE = pathlib.Path(__file__).resolve().parent
+FIXTURES_EFG = HERE / "fixtures" / "efg"
+DIFFERENT_DEPTHS_EFG = FIXTURES_EFG / "different_depths.efg"
+#: The Gambit test files (absent on machines without the shared data).
+SHARED_EFG = pathlib.Path(os.environ.get("JAXCFR_SHARED_EFG", "/work/shared/efg"))
+
+#: The members of the SMALL stack, in order.
+SMALL = ("kuhn_poker", "different_depths", "rock_paper_scissors", "matching_pennies")
+
+
+def efg_loader_available() -> bool:
+    try:
+        import jaxcfr.efg  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def make_game(name: str) -> jaxcfr.Game:
+    """A fresh root state: a game string, or ``"different_depths"`` (the .efg fixture)."""
+    if name == "different_depths":
+        if efg_loader_available():
+            return jaxcfr.load_game(str(DIFFERENT_DEPTHS_EFG))
+        return R.DifferentDepths()
+    return jaxcfr.load_game(name)
+
+
+@functools.cache
+def lowered(name: str) -> jaxcfr.LoweredGame:
+    return jaxcfr.lower(make_game(name), name=name)
+
+
+@functools.cache
+def tree(name: str) -> R.Tree:
+    return R.Tree(make_game(name))
+
+
+@functools.cache
+def small_stack() -> jaxcfr.LoweredGame:
+    return jaxcfr.stack([lowered(n) for n in SMALL])
+
+
+def lowered_or_stack(name: str) -> jaxcfr.LoweredGame:
+    return small_stack() if name == "SMALL" else lowered(name)
+
+
+def _freeze(hp: dict | None) -> tuple:
+    return tuple(sorted((k, tuple(v) if isinstance(v, (list, tuple)) else v)
+                        for k, v in (hp or {}).items()))
+
+
+@functools.cache
+def _runner(name: str, solver: jaxcfr.Solver, hp: tuple, chunk: int) -> jaxcfr.Runner:
+    return jaxcfr.Runner(lowered_or_stack(name), solver,
+                         {k: list(v) if isinstance(v, tuple) else v for k, v in hp},
+                         chunk=chunk)
+
+
+def runner(name: str, solver: jaxcfr.Solver, hp: dict | None = None,
+           chunk: int = jaxcfr.engine.DEFAULT_CHUNK) -> jaxcfr.Runner:
+    """A cached Runner of game ``name`` (or ``"SMALL"``, the stack)."""
+    return _runner(name, solver, _freeze(hp), chunk)
+
+
+def evaluate_table(name: str, table, solver: jaxcfr.Solver | None = None) -> dict:
+    """Exact metrics of an arbitrary profile ``table`` (``[(B,) I, A]``) of game ``name``.
+
+    Goes through :meth:`Runner.evaluate` of one shared vanilla-CFR runner, by
+    handing it a state whose strategy sum *is* the profile (the average strategy
+    normalises it, which leaves a profile unchanged). ``solver`` picks which
+    cached runner (and so which compiled evaluation) to reuse; default vanilla CFR.
+    """
+    r = runner(name, solver or jaxcfr.cfr())
+    table = jnp.asarray(table, dtype=r.dtype)
+    zeros = jnp.zeros_like(table)
+    batch = (r.lowered.batch_size,) if r.games_batched else ()
+    return r.evaluate(SolverState(zeros, table, zeros, jnp.zeros(batch, jnp.int32)))
+
+
+def member_rows(name: str) -> list[tuple[int, jaxcfr.LoweredGame]]:
+    """``[(b, lowered member)]`` of ``name`` (one entry with ``b = None`` for a single game)."""
+    if name == "SMALL":
+        return list(enumerate(small_stack().members))
+    return [(None, lowered(name))]
+
+
+def member_names(name: str) -> list[str]:
+    return list(SMALL) if name == "SMALL" else [name]
+
+
+def state_table(lowered_member: jaxcfr.LoweredGame, table: dict) -> np.ndarray:
+    """A reference ``{key: vector}`` as an ``[I, A]`` table of ``lowered_member`` (0 elsewhere)."""
+    out = np.zeros((lowered_member.num_rows, lowered_member.max_actions))
+    for r, (key, acts) in enumerate(zip(lowered_member.infoset_keys,
+                                        lowered_member.infoset_actions)):
+        out[r, :len(acts)] = table[key]
+    return out
+
+
+def pad_to(x: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    out = np.zeros((rows, cols) + x.shape[2:], dtype=x.dtype)
+    out[:x.shape[0], :x.shape[1]] = x
+    return out
+
+
+def profile_table(name: str, profiles: list[dict]) -> np.ndarray:
+    """``[(B,) I, A]`` device table of one reference profile per member of ``name``."""
+    full = lowered_or_stack(name)
+    rows, cols = full.num_rows, full.max_actions
+    tables = []
+    for (_, member), prof in zip(member_rows(name), profiles):
+        t = R.table_from_profile(member, prof)
+        t = pad_to(t, rows, cols)
+        t[member.num_rows:, 0] = 1.0         # padding rows behave like sink rows
+        tables.append(t)
+    return np.stack(tables) if name == "SMALL" else tables[0]

@@ -1,0 +1,188 @@
+"""Profiles: save / load round trip, act(), strategy tables, OpenSpiel export, ``jaxcfr eval``."""
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+import jaxcfr
+from jaxcfr import Profile
+from jaxcfr.cli import main as cli_main
+from jaxcfr.profile import decode_label, encode_label
+from jaxcfr.runs import evaluate_profile
+
+KUHN = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"), name="kuhn_poker")
+
+
+def _random_profile(lowered, seed=0):
+    """A profile of ``lowered`` with random (non-uniform) rows."""
+    rng = np.random.default_rng(seed)
+    mask = np.asarray(lowered.tensors.legal_mask)
+    probs = rng.random(mask.shape) * mask
+    probs /= probs.sum(axis=1, keepdims=True)
+    return Profile.from_lowered(lowered, probs)
+
+
+def test_labels_round_trip_through_json():
+    for x in ["a", 3, -1.5, True, None, b"\x00k", (1, "b", (2, b"x")), ()]:
+        enc = json.loads(json.dumps(encode_label(x)))
+        assert decode_label(enc) == x and type(decode_label(enc)) is type(x)
+    with pytest.raises(TypeError, match="frozenset"):
+        encode_label(frozenset([1]))
+
+
+def test_save_load_round_trip_keeps_keys_labels_and_probs(tmp_path):
+    keys = [(0, "0|1|pb"), (1, 7), (0, ("p", 0, 3)), (1, (b"ab", (1, 2)))]
+    actions = [("pass", "bet"), (0, 1, 2), (("raise", 2), ("call",)), (True, None)]
+    probs = np.array([[0.25, 0.75, 0], [0.2, 0.3, 0.5], [1, 0, 0], [0.5, 0.5, 0]])
+    p = Profile(keys, actions, probs, game="kuhn_poker")
+    path = p.save(tmp_path / "prof.npz")
+    assert path.exists() and (tmp_path / "prof.json").exists()
+    for name in ("prof.npz", "prof.json", "prof"):
+        q = Profile.load(tmp_path / name)
+        assert q.keys == p.keys and q.actions == p.actions and q.game == "kuhn_poker"
+        assert q.probs.tobytes() == p.probs.tobytes()
+    q = Profile.load(path)
+    assert q.policy(0, ("p", 0, 3)) == {("raise", 2): 1.0, ("call",): 0.0}
+    assert q.policy(1, (b"ab", (1, 2))) == {True: 0.5, None: 0.5}
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_load_rejects_other_files(tmp_path):
+    (tmp_path / "x.json").write_text('{"format": "something-else"}')
+    with pytest.raises(ValueError, match="not a jaxcfr profile"):
+        Profile.load(tmp_path / "x.npz")
+    p = _random_profile(KUHN)
+    p.save(tmp_path / "y")
+    meta = json.loads((tmp_path / "y.json").read_text())
+    meta["version"] = 99
+    (tmp_path / "y.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="version"):
+        Profile.load(tmp_path / "y")
+
+
+def test_policy_api_is_unchanged():
+    p = _random_profile(KUHN)
+    key = KUHN.infoset_keys[0]
+    dist = p.policy(*key)
+    assert list(dist) == list(KUHN.infoset_actions[0]) and abs(sum(dist.values()) - 1) < 1e-12
+    assert p.policy_strict(*key) == dist
+    with pytest.raises(KeyError):
+        p.policy(0, "nope")
+    assert p.policy(0, "nope", legal_actions=["a", "b"]) == {"a": 0.5, "b": 0.5}
+    assert len(list(p.items())) == len(p) == 12
+
+
+def _deal(*cards):
+    state = jaxcfr.load_game("kuhn_poker")
+    for c in cards:
+        state.step(c)
+    return state
+
+
+def test_act_samples_the_profile():
+    rows = [(0, "0|2|"), (1, "1|0|b")]
+    p = Profile(rows, [("pass", "bet"), ("pass", "bet")], [[0.2, 0.8], [1.0, 0.0]])
+    state = _deal(2, 0)
+    rng = np.random.default_rng(0)
+    draws = [p.act(state, rng) for _ in range(4000)]
+    assert set(draws) == {"pass", "bet"}
+    assert abs(draws.count("bet") / len(draws) - 0.8) < 0.03
+    assert state.legal_actions() == ["pass", "bet"] and not state.is_terminal()  # untouched
+    # a pure strategy, every kind of rng
+    state.step("bet")
+    for rng in (random.Random(1), 5, np.random.default_rng(2), None):
+        assert p.act(state, rng) == "pass"
+    # reproducible from a seed
+    assert [p.act(_deal(2, 0), s) for s in range(20)] == [p.act(_deal(2, 0), s) for s in range(20)]
+
+
+def test_act_is_uniform_for_an_unseen_key():
+    p = Profile([], [], np.zeros((0, 2)))
+    draws = [p.act(_deal(1, 2), s) for s in range(2000)]
+    assert abs(draws.count("pass") / 2000 - 0.5) < 0.05
+
+
+def test_act_refuses_chance_nodes_and_other_action_sets():
+    p = Profile([(0, "0|2|")], [("check", "raise")], [[0.5, 0.5]])
+    with pytest.raises(ValueError, match="chance"):
+        p.act(jaxcfr.load_game("kuhn_poker"), 0)
+    with pytest.raises(ValueError, match="lifting"):
+        p.act(_deal(2, 0), 0)
+
+
+def test_table_is_uniform_where_the_profile_has_no_row():
+    full = _random_profile(KUHN)
+    half = Profile(full.keys[:6], full.actions[:6], full.probs[:6])
+    table, counts = half.table(KUHN)
+    assert counts == {"rows": 12, "found": 6, "missing": 6}
+    np.testing.assert_allclose(table[:6, :2], full.probs[:6, :2])
+    np.testing.assert_allclose(table[6:12, :2], 0.5)
+
+
+def test_evaluate_profile_matches_the_runner():
+    p = _random_profile(KUHN, seed=3)
+    ev = evaluate_profile(p, KUHN)
+    assert ev["metric_name"] == "exploitability" and ev["found"] == 12
+    assert ev["exploitability"] == pytest.approx(ev["nash_conv"] / 2)
+    assert ev["values"][0] == pytest.approx(-ev["values"][1], abs=1e-6)
+    # the uniform profile of Kuhn poker, known independently from OpenSpiel: 0.4583333
+    uniform = evaluate_profile(Profile([], [], np.zeros((0, 2))), "kuhn_poker")
+    assert uniform["exploitability"] == pytest.approx(0.458333333, abs=1e-6)
+    assert uniform["missing"] == 12
+
+
+def test_eval_command(tmp_path, capsys):
+    p = _random_profile(KUHN, seed=4)
+    p.save(tmp_path / "p.npz")
+    assert cli_main(["eval", str(tmp_path / "p.npz"), "kuhn_poker", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["exploitability"] == pytest.approx(evaluate_profile(p, KUHN)["exploitability"])
+    assert cli_main(["eval", str(tmp_path / "p.npz")]) == 0          # the recorded game
+    text = capsys.readouterr().out
+    assert "exploitability" in text and "12 of 12" in text
+    assert cli_main(["eval", str(tmp_path / "missing.npz"), "kuhn_poker"]) == 2
+
+
+# -- OpenSpiel ---------------------------------------------------------------------
+def test_to_openspiel_kuhn_has_the_same_exploitability():
+    pyspiel = pytest.importorskip("pyspiel")
+    from open_spiel.python.algorithms import exploitability
+    game = pyspiel.load_game("kuhn_poker")
+    for seed in (0, 1):
+        p = _random_profile(KUHN, seed)
+        policy = p.to_openspiel(game)
+        theirs = exploitability.exploitability(game, policy)
+        ours = evaluate_profile(p, KUHN)["exploitability"]
+        assert theirs == pytest.approx(ours, abs=2e-6)
+    # our keys map onto OpenSpiel's information states, probabilities by action index
+    state = game.new_initial_state()
+    state.apply_action(2)
+    state.apply_action(0)
+    row = policy.action_probability_array[policy.state_index(state)]
+    np.testing.assert_allclose(row, list(p.policy(0, "0|2|").values()))
+
+
+def test_to_openspiel_leduc_covers_every_information_state():
+    pyspiel = pytest.importorskip("pyspiel")
+    leduc = jaxcfr.lower(jaxcfr.load_game("leduc_poker"), name="leduc_poker")
+    p = _random_profile(leduc, 5)
+    policy = p.to_openspiel("leduc_poker")
+    game = pyspiel.load_game("leduc_poker")
+    # every OpenSpiel row was set from the profile (random rows are never uniform)
+    assert len(policy.state_lookup) == len(p) == 936
+    mask = policy.legal_actions_mask.astype(bool)
+    probs = policy.action_probability_array
+    uniform = (~mask | np.isclose(probs, 1 / mask.sum(axis=1, keepdims=True))).all(axis=1)
+    assert not uniform.any()
+    np.testing.assert_allclose(probs.sum(axis=1), 1)
+    assert (probs[~mask] == 0).all()
+    assert game.num_players() == 2
+
+
+def test_to_openspiel_refuses_a_different_game():
+    pytest.importorskip("pyspiel")
+    p = _random_profile(KUHN)
+    with pytest.raises(ValueError, match="trees differ"):
+        p.to_openspiel("kuhn_poker(players=3)", game="kuhn_poker")
