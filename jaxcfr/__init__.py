@@ -9,6 +9,7 @@ Public API::
     result = jaxcfr.solve(lowered, "cfr+", 1000)  # average profile + metrics
 """
 
+from jaxcfr import efg
 from jaxcfr.analytics import Evaluation, best_response, evaluate, expected_values
 from jaxcfr.api import SolveResult, solve
 from jaxcfr.engine import Runner, batch_mesh
@@ -25,7 +26,8 @@ from jaxcfr.validate import validate, validate_game_with
 __version__ = "0.1.0"
 
 __all__ = [
-    # the game protocol
+    # the game protocol and formats
+    "efg",
     "CHANCE", "TERMINAL", "Game", "GameError", "load_game", "register", "registered_games",
     "validate", "validate_game_with",
     # lowering

@@ -39,6 +39,7 @@ names) are made unique the way Gambit does it: ``label_1``, ``label_2``, ...
 
 from __future__ import annotations
 
+import collections
 import collections.abc
 import gc
 import math
@@ -998,6 +999,13 @@ def _exact_probs(probs: Sequence[Any], history) -> list[Fraction]:
     return exact
 
 
+def _unique_labels(keys: Sequence[Hashable], label_of=lambda key: key) -> set:
+    """The keys that occur once, and those whose label is empty (Gambit allows any number
+    of empty labels)."""
+    counts = collections.Counter(keys)
+    return {k for k, c in counts.items() if c == 1 or label_of(k) == ""}
+
+
 class _LazyPath(collections.abc.Sequence):
     """The action path to a node of :func:`dumps`' walk, built only when read."""
 
@@ -1023,7 +1031,17 @@ class _LazyPath(collections.abc.Sequence):
         return iter(self._get())
 
 
-def dumps(game: Game) -> str:
+def _gambit_label(s: str) -> str:
+    """``s`` as a label Gambit 16.7 accepts: printable ASCII (others become ``?``; a
+    backslash becomes ``/``), no leading, trailing or doubled spaces."""
+    if not (s.isascii() and s.isprintable() and "\\" not in s and s.strip(" ") == s
+            and "  " not in s):
+        s = "".join(ch if " " <= ch <= "~" else "?" for ch in s).replace("\\", "/")
+        s = " ".join(s.split())
+    return s
+
+
+def dumps(game: Game, *, gambit_labels: bool = True) -> str:
     """The game tree below ``game`` (a state; usually the root) as ``EFG 2 R`` text.
 
     The tree is enumerated in pre-order. Each (player, ``infoset_key``) gets an infoset
@@ -1034,9 +1052,17 @@ def dumps(game: Game) -> str:
     For an :class:`EfgGame` the exact Fractions, title, comment, player names and
     node/infoset labels are kept (outcomes on inner nodes are summed into the leaves).
 
+    Gambit (16.7 and later) accepts only labels of printable ASCII without leading,
+    trailing or doubled spaces, and no two nodes, nor two information sets of one player,
+    with the same non-empty label. With ``gambit_labels`` (the default) labels are made to
+    fit: other characters become ``?``, a backslash ``/``, spaces are trimmed, and node and
+    information-set labels that would clash are left empty. With ``gambit_labels=False``
+    every label is written exactly as it is (``loads`` reads it back unchanged); empty or
+    repeated action labels are still made unique (Gambit's ``label_1``, ``label_2``).
+
     Raises:
       GameError: a contract violation, chance that cannot be enumerated, or a label the
-        format cannot hold.
+        format cannot hold (one that ends with a backslash, when ``gambit_labels`` is off).
     """
     num_players = int(game.num_players)
     if num_players < 1:
@@ -1047,12 +1073,23 @@ def dumps(game: Game) -> str:
     names = getattr(game, "player_names", None)
     if not names or len(names) != num_players:
         names = [f"Player {k + 1}" for k in range(num_players)]
+    fix = _gambit_label if gambit_labels else str
+    names = _normalize_labels([fix(str(x)) for x in names])
+    # Gambit 16.7 refuses a file where two nodes share a non-empty label, or two information
+    # sets of one player do: such labels of an EfgGame are left out (written as "").
+    node_label_ok = iset_label_ok = None
+    if is_efg:
+        tree = game.tree
+        node_label_ok = _unique_labels([fix(x) for x in tree.label])
+        iset_label_ok = _unique_labels([(s.player, fix(s.label)) for s in tree.infosets],
+                                       lambda key: key[1])
     out = [f"EFG 2 R {_quote(title)} {{ {' '.join(_quote(s) for s in names)} }}",
            _quote(comment), ""]
     append = out.append
 
     iset_numbers: list[dict[Hashable, tuple[int, tuple]]] = [{} for _ in range(num_players)]
     outcome_numbers: dict[tuple[str, ...], int] = {}
+    chance_numbers: dict[int, int] = {}   # EfgGame chance infoset -> number in the output
     chance_count = 0
     # The path to each node is kept as parent links and rebuilt only for an error message
     # (copying a tuple per node would be quadratic in the depth).
@@ -1070,9 +1107,14 @@ def dumps(game: Game) -> str:
         iset_label = ""
         if is_efg:
             tree = state.tree
-            node_label = tree.label[state.node_index]
+            node_label = fix(tree.label[state.node_index])
+            if node_label not in node_label_ok:
+                node_label = ""
             if info.kind != TERMINAL_NODE:
-                iset_label = tree.infosets[tree.infoset[state.node_index]].label
+                efg_iset = tree.infosets[tree.infoset[state.node_index]]
+                iset_label = fix(efg_iset.label)
+                if (efg_iset.player, iset_label) not in iset_label_ok:
+                    iset_label = ""
         if info.kind == TERMINAL_NODE:
             if is_efg:
                 pays = tuple(_fmt_exact(x) for x in state.exact_returns())
@@ -1087,14 +1129,27 @@ def dumps(game: Game) -> str:
                 append(f"t {_quote(node_label)} {num}")
             continue
         actions = info.actions
+        # The labels a reader will see (Gambit's rule for empty or repeated ones).
+        labels = _normalize_labels([fix(str(a)) for a in actions])
         if info.kind == CHANCE_NODE:
-            chance_count += 1
             if is_efg:
-                probs = [p for _, p in state.exact_chance_outcomes()]
+                # The file's chance information sets are kept (same actions, same probabilities).
+                efg_num = tree.infoset[state.node_index]
+                num = chance_numbers.get(efg_num)
+                if num is not None:
+                    append(f"c {_quote(node_label)} {num} 0")
+                else:
+                    chance_count += 1
+                    num = chance_numbers[efg_num] = chance_count
+                    probs = [p for _, p in state.exact_chance_outcomes()]
+                    body = " ".join(f"{_quote(a)} {_fmt_exact(p)}" for a, p in zip(labels, probs))
+                    append(f"c {_quote(node_label)} {num} {_quote(iset_label)} {{ {body} }} 0")
             else:
+                chance_count += 1
                 probs = _exact_probs(info.probs, hist)
-            body = " ".join(f"{_quote(a)} {_fmt_exact(p)}" for a, p in zip(actions, probs))
-            append(f"c {_quote(node_label)} {chance_count} {_quote(iset_label)} {{ {body} }} 0")
+                body = " ".join(f"{_quote(a)} {_fmt_exact(p)}" for a, p in zip(labels, probs))
+                append(f"c {_quote(node_label)} {chance_count} {_quote(iset_label)} "
+                       f"{{ {body} }} 0")
         else:
             pl = info.player
             key = hashable_key(state.infoset_key(pl), hist, pl)
@@ -1102,7 +1157,7 @@ def dumps(game: Game) -> str:
             if known is None:
                 num = len(iset_numbers[pl]) + 1
                 iset_numbers[pl][key] = (num, actions)
-                body = " ".join(_quote(a) for a in actions)
+                body = " ".join(_quote(a) for a in labels)
                 append(f"p {_quote(node_label)} {pl + 1} {num} {_quote(iset_label)} "
                        f"{{ {body} }} 0")
             else:
@@ -1127,8 +1182,8 @@ def dumps(game: Game) -> str:
     return "\n".join(out)
 
 
-def dump(game: Game, path: str | os.PathLike) -> None:
+def dump(game: Game, path: str | os.PathLike, *, gambit_labels: bool = True) -> None:
     """Write :func:`dumps` of ``game`` to ``path``."""
-    text = dumps(game)
+    text = dumps(game, gambit_labels=gambit_labels)
     with open(os.fspath(path), "w", encoding="utf-8") as f:
         f.write(text)

@@ -1,0 +1,165 @@
+"""One compiled step serves a whole run: later chunks (the shorter last one included), new
+hyper-parameter values and other games of the same padded shape compile nothing.
+
+Two independent witnesses: ``jaxcfr.engine.trace_counts`` (how often the jitted
+chunk / evaluation bodies were traced) and JAX's own backend-compile events
+(``jax.monitoring``), which also catch a compile that reuses a trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import jax
+import jax.monitoring
+import numpy as np
+import pytest
+
+import jaxcfr
+from jaxcfr import passes
+from jaxcfr.engine import trace_counts
+
+try:
+    from tests import cfr_cases as C
+except ImportError:  # tests/ is not a package: pytest put it on sys.path
+    import cfr_cases as C
+
+_BACKEND_COMPILE = "/jax/core/compile/backend_compile_duration"
+
+
+@contextlib.contextmanager
+def count_compiles():
+    """Yields a dict: ``traces`` (chunk + evaluate, filled on exit) and ``compiles``."""
+    out = {"compiles": 0, "names": []}
+
+    def listener(event, duration, **kwargs):
+        if event == _BACKEND_COMPILE:
+            out["compiles"] += 1
+            out["names"].append(kwargs.get("fun_name", "?"))
+
+    before = dict(trace_counts)
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        yield out
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+        out["traces"] = {k: trace_counts[k] - before.get(k, 0) for k in trace_counts}
+
+
+def _warm(runner: jaxcfr.Runner):
+    """The first chunk and the first evaluation (these may compile) plus a fresh state."""
+    state = runner.advance(runner.init(), runner.chunk)
+    runner.evaluate(state)
+    state = runner.advance(runner.init(), 1)
+    jax.block_until_ready(state)
+    return state
+
+
+def _assert_nothing_compiled(counts):
+    assert counts["traces"] == {k: 0 for k in counts["traces"]}, counts
+    assert counts["compiles"] == 0, counts
+
+
+def test_later_chunks_compile_nothing():
+    runner = C.runner("kuhn_poker", jaxcfr.cfr_plus())
+    state = _warm(runner)
+    with count_compiles() as counts:
+        state = runner.advance(state, 2 * runner.chunk + 17)      # full chunks, then a short one
+        state = runner.advance(state, 5)                           # another short one
+        metrics = runner.evaluate(state)
+        jax.block_until_ready(state)
+    _assert_nothing_compiled(counts)
+    assert int(state.iteration) == 1 + 2 * runner.chunk + 22
+    assert np.isfinite(metrics["nash_conv"])
+
+
+def test_trace_counts_see_a_new_shape():
+    """The witnesses work: a shape never seen before is traced and compiled."""
+    runner = jaxcfr.Runner(C.lowered("kuhn_poker"), jaxcfr.cfr_plus(), chunk=3)
+    with count_compiles() as counts:
+        jax.block_until_ready(runner.advance(runner.init(), 4))
+    assert counts["traces"]["chunk"] == 1 and counts["compiles"] >= 1, counts
+
+
+def test_new_hyperparameter_values_compile_nothing():
+    lowered = C.lowered("kuhn_poker")
+    first = C.runner("kuhn_poker", jaxcfr.dcfr(), {"alpha": 1.5, "gamma": 2.0})
+    _warm(first)
+    results = []
+    with count_compiles() as counts:
+        for alpha, beta, gamma in [(1.1, 0.5, 1.0), (3.0, 0.0, 4.0)]:
+            runner = jaxcfr.Runner(lowered, jaxcfr.dcfr(),
+                                   {"alpha": alpha, "beta": beta, "gamma": gamma})
+            state = runner.advance(runner.init(), 20)
+            results.append(runner.evaluate(state)["nash_conv"])
+    _assert_nothing_compiled(counts)
+    assert results[0] != results[1]          # the new values were really used
+
+
+class _ScaledKuhn(type(C.make_game("kuhn_poker"))):
+    """Kuhn poker with every payoff tripled: a different game, the same tree shape."""
+
+    __slots__ = ()
+
+    def clone(self):
+        # games.KuhnPoker.clone() builds a KuhnPoker, dropping a subclass's overrides
+        new = super().clone()
+        new.__class__ = type(self)
+        return new
+
+    def terminal_returns(self):
+        return tuple(3.0 * x for x in super().terminal_returns())
+
+    def nash_value(self):
+        return (-3 / 18, 3 / 18)
+
+
+def test_another_game_of_the_same_shape_compiles_nothing():
+    base = C.runner("kuhn_poker", jaxcfr.cfr_plus())
+    _warm(base)
+    other = jaxcfr.lower(_ScaledKuhn())
+    assert other.tensors.parent.shape == C.lowered("kuhn_poker").tensors.parent.shape
+    with count_compiles() as counts:
+        runner = jaxcfr.Runner(other, jaxcfr.cfr_plus())
+        state = runner.advance(runner.init(), 100)
+        metrics = runner.evaluate(state)
+        base_state = base.advance(base.init(), 100)
+        base_metrics = base.evaluate(base_state)
+    _assert_nothing_compiled(counts)
+    # the new tensors were used (not baked into the program): values scale by 3
+    np.testing.assert_allclose(metrics["values"], 3 * base_metrics["values"], rtol=1e-4,
+                               atol=1e-6)
+
+
+def test_another_stack_of_the_same_shape_compiles_nothing():
+    base = C.runner("SMALL", jaxcfr.cfr_plus())
+    _warm(base)
+    members = list(C.small_stack().members)
+    members[0] = jaxcfr.lower(_ScaledKuhn())               # same shapes, other payoffs
+    other = jaxcfr.stack(members)
+    with count_compiles() as counts:
+        runner = jaxcfr.Runner(other, jaxcfr.cfr_plus())
+        state = runner.advance(runner.init(), 10)
+        jax.block_until_ready(state)
+    _assert_nothing_compiled(counts)
+
+
+def test_max_traces_of_the_step():
+    """chex's guard on a jitted solver step: one trace for many calls and games."""
+    chex = pytest.importorskip("chex")
+    solver = jaxcfr.cfr_plus()
+    lowered = C.lowered("kuhn_poker")
+    structure = passes.Structure(lowered.level_start, lowered.num_players)
+
+    @jax.jit
+    @chex.assert_max_traces(n=1)
+    def step(tensors, state, hp):
+        return solver.update(tensors, structure, state, hp)
+
+    hp = solver.hyperparams()
+    for game in (lowered, jaxcfr.lower(_ScaledKuhn())):
+        tensors = passes.to_device(game.tensors, np.float32)
+        state = solver.init(tensors)
+        for _ in range(3):
+            state = step(tensors, state, hp)
+    assert int(state.iteration) == 3

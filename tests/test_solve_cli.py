@@ -1,0 +1,99 @@
+"""``jaxcfr solve``: JSON output, every algorithm name, .efg paths, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from jaxcfr import cli
+
+try:
+    from tests import cfr_cases as C
+    from tests import reference_cfr as R
+except ImportError:  # tests/ is not a package: pytest put it on sys.path
+    import cfr_cases as C
+    import reference_cfr as R
+
+KEYS = {"game", "algorithm", "iterations", "exploitability", "nash_conv", "values",
+        "best_response_values", "seconds", "compile_seconds", "iterations_per_second"}
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "jaxcfr", *args], capture_output=True,
+                          text=True, timeout=300, cwd=C.HERE.parent)
+
+
+def _main_json(capsys, *args: str) -> dict:
+    capsys.readouterr()
+    status = cli.main(["solve", *args, "--json"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_one_cfr_iteration_gives_the_uniform_profile():
+    """After one CFR iteration the average is uniform: Kuhn's uniform values, by hand.
+
+    Uniform play: player 0 wins 1/8 per hand; a best response earns 1/2 against
+    the uniform player 1 and 5/12 against the uniform player 0 (NashConv 11/12).
+    """
+    proc = _run("solve", "kuhn_poker", "--algorithm", "cfr", "--iterations", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert KEYS <= set(out), set(out) ^ KEYS
+    assert out["game"] == "kuhn_poker" and out["algorithm"] == "cfr" and out["iterations"] == 1
+    np.testing.assert_allclose(out["values"], [1 / 8, -1 / 8], atol=1e-6)
+    np.testing.assert_allclose(out["best_response_values"], [1 / 2, 5 / 12], atol=1e-6)
+    np.testing.assert_allclose(out["nash_conv"], 11 / 12, atol=1e-6)
+    np.testing.assert_allclose(out["exploitability"], 11 / 24, atol=1e-6)
+    for key in ("seconds", "compile_seconds", "iterations_per_second"):
+        assert isinstance(out[key], (int, float)) and out[key] > 0, key
+
+
+@pytest.mark.parametrize("algorithm", ["cfr", "cfr+", "lcfr", "dcfr", "pcfr+"])
+def test_every_algorithm_name_works(capsys, algorithm):
+    out = _main_json(capsys, "kuhn_poker", "--algorithm", algorithm, "--iterations", "3")
+    assert out["algorithm"] == algorithm and out["iterations"] == 3
+    # the values of the average profile after 3 iterations are the reference's
+    tree = C.tree("kuhn_poker")
+    ref = R.ReferenceCFR(tree, algorithm).run(3)
+    np.testing.assert_allclose(out["values"], R.expected_values(tree, ref.average()), atol=1e-5)
+    conv = R.nash_conv(tree, ref.average())[0]
+    np.testing.assert_allclose(out["nash_conv"], conv, atol=1e-5)
+    np.testing.assert_allclose(out["exploitability"], conv / 2, atol=1e-5)
+
+
+def test_general_sum_game_has_no_exploitability(capsys):
+    out = _main_json(capsys, "kuhn_poker(players=3)", "--algorithm", "cfr", "--iterations", "1")
+    assert out["exploitability"] is None
+    assert len(out["values"]) == 3 and out["nash_conv"] > 0
+    np.testing.assert_allclose(sum(out["values"]), 0, atol=1e-6)
+
+
+def test_efg_path(capsys):
+    path = str(C.DIFFERENT_DEPTHS_EFG)
+    if not C.efg_loader_available():
+        pytest.skip("jaxcfr.efg is missing")
+    out = _main_json(capsys, path, "--algorithm", "cfr+", "--iterations", "300")
+    assert out["game"] == path
+    assert out["exploitability"] < 0.01
+    assert abs(out["values"][0] - R.DifferentDepths.VALUE) < 0.01
+
+
+def test_bad_algorithm_is_a_one_line_error():
+    proc = _run("solve", "kuhn_poker", "--algorithm", "cfr++", "--iterations", "1")
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("jaxcfr: error:") and "cfr++" in lines[0], lines[0]
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_bad_iterations_is_a_one_line_error(capsys):
+    status = cli.main(["solve", "kuhn_poker", "--iterations", "0"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status != 0 and len(err) == 1 and err[0].startswith("jaxcfr: error:"), err
