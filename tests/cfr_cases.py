@@ -143,3 +143,66 @@ def profile_table(name: str, profiles: list[dict]) -> np.ndarray:
         t[member.num_rows:, 0] = 1.0         # padding rows behave like sink rows
         tables.append(t)
     return np.stack(tables) if name == "SMALL" else tables[0]
+
+
+# -- float64, in a subprocess (precision="float64" flips jax_enable_x64 for the process) ------
+FLOAT64_PARITY = (("pdcfr+", True), ("dcfr", False))    # (preset, alternating)
+FLOAT64_CHECKPOINTS = (1, 2, 10)
+LARGE_PAYOFF_EFG = SHARED_EFG / "large_payoff_game.efg"
+
+_FLOAT64_SCRIPT = """
+import json, sys
+import numpy as np
+import jaxcfr
+
+out = {"parity": {}, "large": None}
+kuhn = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
+for preset, alternating in json.loads(sys.argv[1]):
+    runner = jaxcfr.Runner(kuhn, jaxcfr.make_solver(preset, alternating=alternating),
+                           precision="float64")
+    state, done, rec = runner.init(), 0, {}
+    for it in json.loads(sys.argv[2]):
+        state = runner.advance(state, it - done)
+        done = it
+        rec[it] = {f: np.asarray(getattr(state, f)).tolist()
+                   for f in ("regret", "strategy_sum", "prediction")}
+        rec[it]["dtype"] = str(state.regret.dtype)
+    out["parity"][f"{preset}/{alternating}"] = rec
+if sys.argv[3] != "-":
+    lowered = jaxcfr.lower(jaxcfr.load_game(sys.argv[3]))
+    runner = jaxcfr.Runner(lowered, jaxcfr.cfr_plus(), precision="float64")
+    state = runner.advance(runner.init(), 1000)
+    metrics = runner.evaluate(state)
+    out["large"] = {"dtype": str(state.regret.dtype), "iterations": 1000,
+                    "average": runner.profile(state).tolist(),
+                    "values": metrics["values"].tolist(),
+                    "nash_conv": float(metrics["nash_conv"])}
+print(json.dumps(out))
+"""
+
+
+@functools.cache
+def _float64_process():
+    import json
+    import subprocess
+    import sys
+    large = str(LARGE_PAYOFF_EFG) if LARGE_PAYOFF_EFG.exists() and efg_loader_available() else "-"
+    return subprocess.Popen(
+        [sys.executable, "-c", _FLOAT64_SCRIPT, json.dumps(FLOAT64_PARITY),
+         json.dumps(FLOAT64_CHECKPOINTS), large],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def start_float64() -> None:
+    """Start the float64 subprocess (it runs while other tests do)."""
+    _float64_process()
+
+
+@functools.cache
+def float64_results() -> dict:
+    """The float64 subprocess's JSON: ``parity`` states on Kuhn and the ``large`` payoff run."""
+    import json
+    proc = _float64_process()
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr[-3000:]
+    return json.loads(stdout.strip().splitlines()[-1])

@@ -75,7 +75,7 @@ def test_later_chunks_compile_nothing():
 
 def test_trace_counts_see_a_new_shape():
     """The witnesses work: a shape never seen before is traced and compiled."""
-    runner = jaxcfr.Runner(C.lowered("kuhn_poker"), jaxcfr.cfr_plus(), chunk=3)
+    runner = jaxcfr.Runner(C.lowered("matching_pennies"), jaxcfr.cfr_plus(), chunk=3)
     with count_compiles() as counts:
         jax.block_until_ready(runner.advance(runner.init(), 4))
     assert counts["traces"]["chunk"] == 1 and counts["compiles"] >= 1, counts

@@ -17,11 +17,7 @@ checked relative to the payoff scale, in float64, in a subprocess (float64 flips
 from __future__ import annotations
 
 import functools
-import json
 import re
-import subprocess
-import sys
-import textwrap
 from fractions import Fraction
 
 import numpy as np
@@ -96,6 +92,7 @@ def test_readme_table_is_parsed():
 @functools.cache
 def solved() -> dict:
     """Solve every case at once: one stack, CFR+, ITERATIONS iterations."""
+    C.start_float64()           # start the float64 subprocess first: it runs meanwhile
     games = {cid: jaxcfr.load_game(path) for cid, path, _ in CASES}
     lowered = [jaxcfr.lower(g, name=cid) for cid, g in games.items()]
     batch = jaxcfr.stack(lowered)
@@ -138,30 +135,11 @@ def test_different_depths_efg_is_the_python_game():
     assert depths == [[1, 1], [2, 2, 2, 3], [3, 4]]
 
 
-_FLOAT64_SCRIPT = textwrap.dedent("""
-    import json, sys
-    import numpy as np
-    import jaxcfr
-    game = jaxcfr.load_game(sys.argv[1])
-    lowered = jaxcfr.lower(game)
-    runner = jaxcfr.Runner(lowered, jaxcfr.cfr_plus(), precision="float64")
-    state = runner.advance(runner.init(), int(sys.argv[2]))
-    out = {"dtype": str(state.regret.dtype),
-           "average": runner.profile(state).tolist(),
-           "metrics": {k: np.asarray(v).tolist() for k, v in runner.evaluate(state).items()
-                       if k in ("values", "nash_conv")}}
-    print(json.dumps(out))
-""")
-
-
 def test_large_payoff_game_in_float64():
-    path = C.SHARED_EFG / LARGE
+    path = C.LARGE_PAYOFF_EFG
     if not path.exists():
         pytest.skip(f"{path} is absent")
-    proc = subprocess.run([sys.executable, "-c", _FLOAT64_SCRIPT, str(path), "1000"],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = C.float64_results()["large"]
     assert out["dtype"] == "float64"
     game = jaxcfr.load_game(str(path))
     lowered = jaxcfr.lower(game)
@@ -173,5 +151,5 @@ def test_large_payoff_game_in_float64():
     conv, values, _ = R.nash_conv(tree, avg)
     assert abs(values[0] - 1) < 2e-6 * scale and conv / 2 < 1e-6 * scale, (values, conv)
     # the device's float64 analytics agree with the host's to float64 precision
-    np.testing.assert_allclose(out["metrics"]["values"], values, rtol=1e-9)
-    np.testing.assert_allclose(out["metrics"]["nash_conv"], conv, rtol=1e-9)
+    np.testing.assert_allclose(out["values"], values, rtol=1e-9)
+    np.testing.assert_allclose(out["nash_conv"], conv, rtol=1e-9)

@@ -186,3 +186,14 @@ def test_to_openspiel_refuses_a_different_game():
     p = _random_profile(KUHN)
     with pytest.raises(ValueError, match="trees differ"):
         p.to_openspiel("kuhn_poker(players=3)", game="kuhn_poker")
+
+
+def test_to_openspiel_for_an_openspiel_game():
+    pytest.importorskip("pyspiel")
+    pytest.importorskip("jaxcfr.openspiel")
+    lowered = jaxcfr.lower(jaxcfr.load_game("openspiel:kuhn_poker"), name="openspiel:kuhn_poker")
+    p = _random_profile(lowered, 6)
+    policy = p.to_openspiel("kuhn_poker")            # the game recorded in the profile
+    for (player, key), dist in p.items():
+        row = policy.action_probability_array[policy.state_lookup[key]]
+        np.testing.assert_allclose(row[:len(dist)], list(dist.values()))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -22,9 +23,33 @@ KEYS = {"game", "algorithm", "iterations", "exploitability", "nash_conv", "value
         "best_response_values", "seconds", "compile_seconds", "iterations_per_second"}
 
 
-def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "jaxcfr", *args], capture_output=True,
-                          text=True, timeout=300, cwd=C.HERE.parent)
+UNIFORM = ("solve", "kuhn_poker", "--algorithm", "cfr", "--iterations", "1", "--json")
+BAD = ("solve", "kuhn_poker", "--algorithm", "cfr++", "--iterations", "1")
+
+
+@functools.cache
+def _started(args: tuple[str, ...]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "jaxcfr", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=C.HERE.parent)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _start_commands():
+    """Start the command-line runs at once: they run while the in-process tests do."""
+    for args in (UNIFORM, BAD):
+        _started(args)
+    yield
+    for args in (UNIFORM, BAD):          # reap them, also when their tests were deselected
+        proc = _started(args)
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    proc = _started(args)
+    stdout, stderr = proc.communicate(timeout=300)
+    return proc.returncode, stdout, stderr
 
 
 def _main_json(capsys, *args: str) -> dict:
@@ -33,25 +58,6 @@ def _main_json(capsys, *args: str) -> dict:
     out, err = capsys.readouterr()
     assert status == 0, err
     return json.loads(out.strip().splitlines()[-1])
-
-
-def test_one_cfr_iteration_gives_the_uniform_profile():
-    """After one CFR iteration the average is uniform: Kuhn's uniform values, by hand.
-
-    Uniform play: player 0 wins 1/8 per hand; a best response earns 1/2 against
-    the uniform player 1 and 5/12 against the uniform player 0 (NashConv 11/12).
-    """
-    proc = _run("solve", "kuhn_poker", "--algorithm", "cfr", "--iterations", "1", "--json")
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert KEYS <= set(out), set(out) ^ KEYS
-    assert out["game"] == "kuhn_poker" and out["algorithm"] == "cfr" and out["iterations"] == 1
-    np.testing.assert_allclose(out["values"], [1 / 8, -1 / 8], atol=1e-6)
-    np.testing.assert_allclose(out["best_response_values"], [1 / 2, 5 / 12], atol=1e-6)
-    np.testing.assert_allclose(out["nash_conv"], 11 / 12, atol=1e-6)
-    np.testing.assert_allclose(out["exploitability"], 11 / 24, atol=1e-6)
-    for key in ("seconds", "compile_seconds", "iterations_per_second"):
-        assert isinstance(out[key], (int, float)) and out[key] > 0, key
 
 
 @pytest.mark.parametrize("algorithm", ["cfr", "cfr+", "lcfr", "dcfr", "pcfr+"])
@@ -85,15 +91,34 @@ def test_efg_path(capsys):
 
 
 def test_bad_algorithm_is_a_one_line_error():
-    proc = _run("solve", "kuhn_poker", "--algorithm", "cfr++", "--iterations", "1")
-    assert proc.returncode != 0
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
+    status, stdout, stderr = _run(*BAD)
+    assert status != 0
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
     assert lines[0].startswith("jaxcfr: error:") and "cfr++" in lines[0], lines[0]
-    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert "Traceback" not in stderr and stdout == ""
 
 
 def test_bad_iterations_is_a_one_line_error(capsys):
     status = cli.main(["solve", "kuhn_poker", "--iterations", "0"])
     err = capsys.readouterr().err.strip().splitlines()
     assert status != 0 and len(err) == 1 and err[0].startswith("jaxcfr: error:"), err
+
+
+def test_one_cfr_iteration_gives_the_uniform_profile():
+    """After one CFR iteration the average is uniform: Kuhn's uniform values, by hand.
+
+    Uniform play: player 0 wins 1/8 per hand; a best response earns 1/2 against
+    the uniform player 1 and 5/12 against the uniform player 0 (NashConv 11/12).
+    """
+    status, stdout, stderr = _run(*UNIFORM)
+    assert status == 0, stderr
+    out = json.loads(stdout.strip().splitlines()[-1])
+    assert KEYS <= set(out), set(out) ^ KEYS
+    assert out["game"] == "kuhn_poker" and out["algorithm"] == "cfr" and out["iterations"] == 1
+    np.testing.assert_allclose(out["values"], [1 / 8, -1 / 8], atol=1e-6)
+    np.testing.assert_allclose(out["best_response_values"], [1 / 2, 5 / 12], atol=1e-6)
+    np.testing.assert_allclose(out["nash_conv"], 11 / 12, atol=1e-6)
+    np.testing.assert_allclose(out["exploitability"], 11 / 24, atol=1e-6)
+    for key in ("seconds", "compile_seconds", "iterations_per_second"):
+        assert isinstance(out[key], (int, float)) and out[key] > 0, key

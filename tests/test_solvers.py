@@ -130,6 +130,12 @@ def _slice(tables: dict, b: int | None, h: int | None) -> dict:
     return out
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _start_float64_run():
+    C.start_float64()          # float64 runs in a subprocess, alongside these tests
+    yield
+
+
 # -- parity -----------------------------------------------------------------------------
 @pytest.mark.parametrize("alternating", [False, True], ids=["simultaneous", "alternating"])
 @pytest.mark.parametrize("preset", PRESET_NAMES)
@@ -186,6 +192,23 @@ def test_three_player_kuhn_matches_reference(preset):
         check_member(dev, {"regret": ref.regret, "strategy_sum": ref.strategy_sum,
                            "prediction": ref.prediction, "average": ref.average(),
                            "current": ref.current()}, member, f"kuhn3 {preset} iteration {it}")
+
+
+@pytest.mark.parametrize("preset,alternating", C.FLOAT64_PARITY)
+def test_float64_matches_reference_tightly(preset, alternating):
+    """precision="float64": the device agrees with the reference to ~1e-12, not 1e-4."""
+    run = C.float64_results()["parity"][f"{preset}/{alternating}"]
+    ref = R.ReferenceCFR(C.tree("kuhn_poker"), preset, alternating=alternating)
+    member = C.lowered("kuhn_poker")
+    for it in C.FLOAT64_CHECKPOINTS:
+        ref.run(it - ref.iteration)
+        dev = run[str(it)]
+        assert dev["dtype"] == "float64"
+        for field in ("regret", "strategy_sum", "prediction"):
+            expected = C.state_table(member, getattr(ref, field))
+            scale = max(1.0, float(np.abs(expected).max()))
+            np.testing.assert_allclose(np.asarray(dev[field]), expected, rtol=1e-10,
+                                       atol=1e-12 * scale, err_msg=f"{field} iteration {it}")
 
 
 # -- hand-computed ---------------------------------------------------------------------
