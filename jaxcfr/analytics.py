@@ -62,7 +62,7 @@ def infoset_values(t: GameTensors, s: passes.Structure, strategy: jax.Array) -> 
     return jnp.where(den > 0, num / jnp.where(den > 0, den, 1), 0)
 
 
-def best_response(t: GameTensors, s: passes.Structure, strategy: jax.Array, player: int,
+def best_response(t: GameTensors, s: passes.Structure, strategy: jax.Array, player,
                   rounds: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Player ``player``'s pure best response to ``strategy`` and its value.
 
@@ -94,5 +94,7 @@ def evaluate(t: GameTensors, s: passes.Structure, strategy: jax.Array,
              rounds: jax.Array) -> Evaluation:
     """Values, best-response values and NashConv of ``strategy`` (exact)."""
     values = expected_values(t, s, strategy)
-    br = jnp.stack([best_response(t, s, strategy, p, rounds)[1] for p in range(s.num_players)])
+    # one compiled best response, vmapped over the (traced) responding player
+    br = jax.vmap(lambda p: best_response(t, s, strategy, p, rounds)[1])(
+        jnp.arange(s.num_players))
     return Evaluation(values, br, (br - values).sum(axis=0))

@@ -173,6 +173,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     show_tb = args.traceback or os.environ.get("JAXCFR_TRACEBACK") == "1"
     run = COMMANDS[args.command][1]
+    if args.command in ("solve", "train", "eval"):
+        from jaxcfr.engine import enable_compilation_cache
+        enable_compilation_cache()
     try:
         return int(run(args) or 0)
     except KeyboardInterrupt:

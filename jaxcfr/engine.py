@@ -32,8 +32,10 @@ import numpy as np
 from jaxcfr import analytics, passes
 from jaxcfr.lowering import LoweredGame
 from jaxcfr.solvers import HyperParams, Solver, SolverState
+from jaxcfr.stack import forest as stack_forest
+from jaxcfr.stack import shared_structure as stack_shared
 
-__all__ = ["Runner", "trace_counts", "DEFAULT_CHUNK", "batch_mesh"]
+__all__ = ["Runner", "trace_counts", "DEFAULT_CHUNK", "batch_mesh", "enable_compilation_cache"]
 
 #: Iterations per compiled chunk (the last chunk of a run skips its unused steps).
 DEFAULT_CHUNK = 64
@@ -42,11 +44,25 @@ DEFAULT_CHUNK = 64
 trace_counts: dict[str, int] = {"chunk": 0, "evaluate": 0}
 
 
-@functools.partial(jax.jit, static_argnames=("solver", "structure", "games_batched", "chunk"),
+@functools.partial(jax.jit, static_argnames=("solver", "structure", "layout", "chunk"),
                    donate_argnames=("state",))
 def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, *, solver: Solver,
-               structure: passes.Structure, games_batched: bool, chunk: int) -> SolverState:
+               structure: passes.Structure, layout: str, chunk: int) -> SolverState:
+    """``n`` (traced, at most ``chunk``) iterations of ``solver``.
+
+    ``layout`` says how ``tensors`` hold a stack's state ``[B, I, A, *H]``:
+    ``"single"`` (no stack), ``"vmap"`` (tensors ``[B, ...]``, vmapped), ``"forest"``
+    (``stack.forest``: stepped as ``[B * I, A, *H]``) or ``"shared"``
+    (``stack.shared_structure``: stepped as ``[I, A, B, *H]``).
+    """
     trace_counts["chunk"] += 1
+    batched_shape = state.regret.shape
+    if layout == "forest":
+        state = SolverState(*(x.reshape((-1,) + x.shape[2:]) for x in state[:3]),
+                            state.iteration[0])
+    elif layout == "shared":
+        state = SolverState(*(jnp.moveaxis(x, 0, 2) for x in state[:3]), state.iteration[0])
+    games_batched = layout == "vmap"
 
     def update(t, st):
         return solver.update(t, structure, st, hp)
@@ -59,6 +75,13 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, *, so
         return st, None
 
     state, _ = jax.lax.scan(body, state, jnp.arange(chunk))
+    members = batched_shape[0]
+    if layout == "forest":
+        state = SolverState(*(x.reshape(batched_shape) for x in state[:3]),
+                            jnp.broadcast_to(state.iteration, (members,)))
+    elif layout == "shared":
+        state = SolverState(*(jnp.moveaxis(x, 2, 0) for x in state[:3]),
+                            jnp.broadcast_to(state.iteration, (members,)))
     return state
 
 
@@ -74,6 +97,26 @@ def _evaluate(tensors, state: SolverState, rounds: jax.Array, *, solver: Solver,
     if games_batched:
         one = jax.vmap(one)
     return one(tensors, state)
+
+
+def enable_compilation_cache(path: str | None = None) -> str | None:
+    """Keep compiled programs on disk so a later process skips XLA compilation.
+
+    ``path`` defaults to ``$JAXCFR_CACHE_DIR`` or ``~/.cache/jaxcfr/xla``;
+    ``JAXCFR_NO_CACHE=1`` turns the cache off. Returns the directory used (or None).
+    """
+    import os
+    if os.environ.get("JAXCFR_NO_CACHE") == "1":
+        return None
+    path = path or os.environ.get("JAXCFR_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "jaxcfr", "xla")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError:
+        return None
+    jax.config.update("jax_compilation_cache_dir", path)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
+    return path
 
 
 def batch_mesh(num_devices: int | None = None, axis: str = "batch"):
@@ -136,6 +179,20 @@ class Runner:
         if mesh is not None:
             self.tensors = self._shard(self.tensors, batched_last=False)
             self.hp = self._shard(self.hp, batched_last=True)
+        # How the chunk steps a stack: members sharing one tree put the batch on a trailing
+        # axis (shared gathers); different trees become one forest; a sharded stack vmaps.
+        self.layout, self.step_tensors, self.step_structure = "single", self.tensors, self.structure
+        if self.games_batched:
+            self.layout = "vmap"
+            if mesh is None:
+                shared = stack_shared(lowered)
+                if shared is not None:
+                    self.layout, self.step_tensors = "shared", passes.to_device(shared, self.dtype)
+                else:
+                    forest_tensors, forest_levels = stack_forest(lowered)
+                    self.layout = "forest"
+                    self.step_tensors = passes.to_device(forest_tensors, self.dtype)
+                    self.step_structure = passes.Structure(forest_levels, lowered.num_players)
 
     def _shard(self, tree, batched_last: bool):
         """Place ``tree`` on ``self.mesh``: a stack's leading ``B`` axis is sharded; with
@@ -174,9 +231,9 @@ class Runner:
         return state
 
     def _chunk(self, state: SolverState, n: int) -> SolverState:
-        return _run_chunk(self.tensors, state, self.hp, jnp.asarray(n, jnp.int32),
-                          solver=self.solver, structure=self.structure,
-                          games_batched=self.games_batched, chunk=self.chunk)
+        return _run_chunk(self.step_tensors, state, self.hp, jnp.asarray(n, jnp.int32),
+                          solver=self.solver, structure=self.step_structure,
+                          layout=self.layout, chunk=self.chunk)
 
     def compile(self, state: SolverState) -> tuple[SolverState, float]:
         """Compile the chunk and evaluation (running zero iterations); returns seconds."""

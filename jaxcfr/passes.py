@@ -90,13 +90,14 @@ def reach_pass(t: GameTensors, s: Structure, edge: jax.Array) -> jax.Array:
 
 
 def value_pass(t: GameTensors, s: Structure, edge: jax.Array,
-               players: tuple[int, ...] | None = None) -> jax.Array:
+               players=None) -> jax.Array:
     """Expected payoff of every node under the edge probabilities, bottom-up.
 
-    Returns ``[N, len(players), *b]`` (all players by default).
+    ``players``: a tuple of player indices or a traced ``[k]`` int array (all by
+    default). Returns ``[N, len(players), *b]``.
     """
     levels = s.level_start
-    payoff = t.payoff if players is None else t.payoff[:, list(players)]
+    payoff = t.payoff if players is None else jnp.take(t.payoff, jnp.asarray(players), axis=1)
     payoff = trail(payoff, edge.ndim + 1).astype(edge.dtype)
     payoff = jnp.broadcast_to(payoff, payoff.shape[:2] + edge.shape[1:])
     depth = len(levels) - 1
@@ -133,7 +134,7 @@ def opponent_reach(reach: jax.Array) -> jax.Array:
 
 def action_values(t: GameTensors, s: Structure, opp_reach: jax.Array,
                   values: jax.Array, num_rows: int, num_actions: int,
-                  players: tuple[int, ...] | None = None) -> jax.Array:
+                  players=None) -> jax.Array:
     """Counterfactual value of every (row, action) for the row's owner: ``[I, A, *b]``.
 
     ``q[I, a] = sum over h in I of (reach of h by everyone but the owner) * v_owner(h a)``;
@@ -141,11 +142,12 @@ def action_values(t: GameTensors, s: Structure, opp_reach: jax.Array,
     ``players`` (all by default); rows of other players get 0, and chance and root
     edges land in the sink row.
     """
-    players = tuple(range(s.num_players)) if players is None else tuple(players)
+    players = tuple(range(s.num_players)) if players is None else players
     parent = jnp.maximum(t.parent, 0)
     weighted = None
-    for k, i in enumerate(players):
-        cf_reach = gather(opp_reach[:, i], parent)                            # [N, *b]
+    for k in range(len(players)):
+        i = players[k]                                    # static int or traced scalar
+        cf_reach = gather(jnp.take(opp_reach, i, axis=1), parent)             # [N, *b]
         mine = trail(t.edge_owner == i, values.ndim - 1)
         w = jnp.where(mine, cf_reach * values[:, k], 0)
         weighted = w if weighted is None else weighted + w

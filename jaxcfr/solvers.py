@@ -107,23 +107,23 @@ class Solver:
         rows, actions = tensors.legal_mask.shape
         mask = tensors.legal_mask & tensors.abstraction_mask
         owners = tensors.infoset_player
-        players = tuple(range(structure.num_players))
-        groups = [players] if not self.alternating else [(p,) for p in players]
-        regret, strategy_sum, prediction = state.regret, state.strategy_sum, state.prediction
-        ndim = regret.ndim
+        ndim = state.regret.ndim
         m = passes.trail(mask, ndim)
         avg_decay = jnp.power((tf - 1) / tf, hp.gamma)
         if self.discount:
             pos = 1 / (1 + jnp.power(tf, -hp.alpha))
             neg = 1 / (1 + jnp.power(tf, -hp.beta))
-        for group in groups:
+
+        def half_step(players, selected, tables):
+            """Update the rows ``selected`` ([I] bool) from one pass valuing ``players``."""
+            regret, strategy_sum, prediction = tables
             current = self.strategy(tensors, SolverState(regret, strategy_sum, prediction,
                                                          state.iteration))
             edge = passes.edge_probabilities(tensors, current)
             reach = passes.reach_pass(tensors, structure, edge)
-            values = passes.value_pass(tensors, structure, edge, group)
+            values = passes.value_pass(tensors, structure, edge, players)
             q = passes.action_values(tensors, structure, passes.opponent_reach(reach), values,
-                                     rows, actions, group)
+                                     rows, actions, players)
             v = (current * q).sum(axis=1, keepdims=True)
             inst = jnp.where(m, q - v, 0)                                    # [I, A, *b]
             new_regret = regret + inst
@@ -133,10 +133,19 @@ class Solver:
                 new_regret = jnp.maximum(new_regret, 0)
             own = passes.own_reach_at_rows(tensors, reach)                  # [I, *b]
             new_sum = strategy_sum * avg_decay + own[:, None] * current
-            sel = passes.trail(owners == group[0] if len(group) == 1 else owners >= 0, ndim)
-            regret = jnp.where(sel, new_regret, regret)
-            strategy_sum = jnp.where(sel, new_sum, strategy_sum)
-            prediction = jnp.where(sel, inst, prediction)
+            sel = passes.trail(selected, ndim)
+            return (jnp.where(sel, new_regret, regret), jnp.where(sel, new_sum, strategy_sum),
+                    jnp.where(sel, inst, prediction))
+
+        tables = (state.regret, state.strategy_sum, state.prediction)
+        if self.alternating:
+            # one compiled body for every player: the player index is traced
+            def body(player, tables):
+                return half_step(player[None], owners == player, tables)
+            tables = jax.lax.fori_loop(0, structure.num_players, body, tables)
+        else:
+            tables = half_step(tuple(range(structure.num_players)), owners >= 0, tables)
+        regret, strategy_sum, prediction = tables
         return SolverState(regret, strategy_sum, prediction, t)
 
     def average_strategy(self, tensors: GameTensors, state: SolverState) -> jax.Array:

@@ -30,7 +30,7 @@ import numpy as np
 from jaxcfr.contract import PADDING
 from jaxcfr.lowering import NO_PARENT, NO_PLAYER, GameTensors, LoweredGame
 
-__all__ = ["stack", "unstack_rows"]
+__all__ = ["stack", "unstack_rows", "forest", "shared_structure"]
 
 
 def stack(games: Sequence[LoweredGame]) -> LoweredGame:
@@ -130,3 +130,74 @@ def unstack_rows(batch: LoweredGame, table: np.ndarray) -> list[np.ndarray]:
     """Split a ``[B, I, ...]`` table of a stacked game into each member's ``[I_b, ...]``."""
     return [np.asarray(table[b, :g.num_rows]) for b, g in enumerate(batch.members)]
 
+
+
+def forest(batch: LoweredGame) -> tuple[GameTensors, tuple[int, ...]]:
+    """The stacked games as one forest of ``B`` trees: unbatched tensors for a fast step.
+
+    Level ``d`` of the forest holds level ``d`` of member 0, then of member 1, ...,
+    so each level stays contiguous and parents stay sorted; member ``b``'s row ``r``
+    becomes row ``b * I + r``. A solver state ``[B, I, A, ...]`` reshaped to
+    ``[B * I, A, ...]`` is a state of the forest, so one unbatched update steps every
+    member, with gathers over contiguous rows instead of a vmapped batch of gathers.
+
+    Returns:
+      ``(tensors, level_start)``: ``N' = B * N`` nodes, ``I' = B * I`` rows.
+    """
+    if batch.batch_size is None:
+        raise ValueError("forest() takes a stacked LoweredGame (see stack())")
+    t = batch.tensors
+    b, n = t.parent.shape
+    rows, actions = t.legal_mask.shape[1:]
+    starts = np.asarray(batch.level_start)
+    widths = np.diff(starts)
+    level = np.repeat(np.arange(len(widths)), widths)                 # [N] level of each node
+    offset = np.arange(n) - starts[level]                             # [N] position in level
+    member = np.arange(b)[:, None]
+    # forest index of (member, node): B * start(level) + member * width(level) + offset
+    position = b * starts[level][None, :] + member * widths[level][None, :] + offset[None, :]
+    order = np.empty(b * n, dtype=np.int64)
+    order[position.reshape(-1)] = np.arange(b * n)                   # forest index -> flat (b, n)
+
+    def nodes(x):
+        return x.reshape((b * n,) + x.shape[2:])[order]
+
+    parent = np.where(t.parent == NO_PARENT, NO_PARENT,
+                      np.take_along_axis(position, np.maximum(t.parent, 0), axis=1))
+    row_offset = member * rows
+    tensors = GameTensors(
+        parent=nodes(parent).astype(np.int32),
+        parent_slot=nodes(t.parent_slot),
+        node_kind=nodes(t.node_kind),
+        node_player=nodes(t.node_player),
+        node_infoset=nodes(t.node_infoset + row_offset).astype(np.int32),
+        edge_owner=nodes(t.edge_owner),
+        edge_index=nodes(t.edge_index + row_offset * actions).astype(np.int32),
+        chance_prob=nodes(t.chance_prob),
+        payoff=nodes(t.payoff),
+        legal_mask=t.legal_mask.reshape(b * rows, actions),
+        abstraction_mask=t.abstraction_mask.reshape(b * rows, actions),
+        infoset_player=t.infoset_player.reshape(-1),
+        infoset_rep=np.take_along_axis(position, t.infoset_rep, axis=1).reshape(-1).astype(np.int32),
+    )
+    return tensors, tuple(int(x) for x in b * starts)
+
+
+#: Tensors that differ between members of a stack that shares one tree shape.
+_DATA_FIELDS = ("payoff", "chance_prob")
+
+
+def shared_structure(batch: LoweredGame) -> GameTensors | None:
+    """If every member has the same tree (only payoffs and chance probabilities may
+    differ), one game's tensors with ``payoff [N, P, B]`` and ``chance_prob [N, B]``:
+    a trailing batch axis, so every index gather is shared by the batch. Else None.
+    """
+    if batch.batch_size is None:
+        raise ValueError("shared_structure() takes a stacked LoweredGame (see stack())")
+    t = batch.tensors
+    for name, x in zip(t._fields, t):
+        if name not in _DATA_FIELDS and not (x == x[:1]).all():
+            return None
+    first = GameTensors(*(x[0] for x in t))
+    return first._replace(payoff=np.moveaxis(t.payoff, 0, -1),
+                          chance_prob=np.moveaxis(t.chance_prob, 0, -1))

@@ -147,18 +147,23 @@ def profile_table(name: str, profiles: list[dict]) -> np.ndarray:
 
 # -- float64, in a subprocess (precision="float64" flips jax_enable_x64 for the process) ------
 FLOAT64_PARITY = (("pdcfr+", True), ("dcfr", False))    # (preset, alternating)
+# Not Kuhn: its symmetric payoffs make some regrets exactly 0, and then float64 rounding
+# noise (~1e-17) decides what RM+ plays (the float32 run happens to round to exact 0s).
+FLOAT64_GAME = "different_depths"
 FLOAT64_CHECKPOINTS = (1, 2, 10)
 LARGE_PAYOFF_EFG = SHARED_EFG / "large_payoff_game.efg"
 
-_FLOAT64_SCRIPT = """
+_FLOAT64_SCRIPT = f"FLOAT64_GAME = {FLOAT64_GAME!r}\n" + """
 import json, sys
 import numpy as np
+sys.path.insert(0, sys.argv[4])
 import jaxcfr
+import cfr_cases as C
 
 out = {"parity": {}, "large": None}
-kuhn = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
+game = C.lowered(FLOAT64_GAME)
 for preset, alternating in json.loads(sys.argv[1]):
-    runner = jaxcfr.Runner(kuhn, jaxcfr.make_solver(preset, alternating=alternating),
+    runner = jaxcfr.Runner(game, jaxcfr.make_solver(preset, alternating=alternating),
                            precision="float64")
     state, done, rec = runner.init(), 0, {}
     for it in json.loads(sys.argv[2]):
@@ -189,7 +194,7 @@ def _float64_process():
     large = str(LARGE_PAYOFF_EFG) if LARGE_PAYOFF_EFG.exists() and efg_loader_available() else "-"
     return subprocess.Popen(
         [sys.executable, "-c", _FLOAT64_SCRIPT, json.dumps(FLOAT64_PARITY),
-         json.dumps(FLOAT64_CHECKPOINTS), large],
+         json.dumps(FLOAT64_CHECKPOINTS), large, str(HERE)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -200,7 +205,7 @@ def start_float64() -> None:
 
 @functools.cache
 def float64_results() -> dict:
-    """The float64 subprocess's JSON: ``parity`` states on Kuhn and the ``large`` payoff run."""
+    """The float64 subprocess's JSON: ``parity`` states and the ``large`` payoff run."""
     import json
     proc = _float64_process()
     stdout, stderr = proc.communicate(timeout=600)

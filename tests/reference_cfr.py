@@ -34,8 +34,10 @@ import numpy as np
 from jaxcfr import CHANCE, TERMINAL, Game
 
 __all__ = ["Node", "Tree", "PRESETS", "ReferenceCFR", "regret_matching", "normalise",
-           "DifferentDepths", "profile_from_table", "table_from_profile", "random_profile",
-           "uniform_profile"]
+           "expected_values", "counterfactual_values", "history_values", "infoset_values",
+           "best_response_value_recursive", "best_response_value_brute_force", "nash_conv",
+           "sequence_form_value", "DifferentDepths", "profile_from_table", "table_from_profile",
+           "random_profile", "uniform_profile"]
 
 
 # -- the tree -----------------------------------------------------------------
@@ -141,10 +143,9 @@ def profile_from_table(lowered, table: np.ndarray) -> dict:
             for r, (key, acts) in enumerate(zip(lowered.infoset_keys, lowered.infoset_actions))}
 
 
-def table_from_profile(lowered, profile: dict, *, fill: float = 0.0) -> np.ndarray:
+def table_from_profile(lowered, profile: dict) -> np.ndarray:
     """The ``[I, A]`` table of ``lowered`` holding ``profile`` (sink row: slot 0 = 1)."""
-    table = np.full((lowered.num_rows, lowered.max_actions), fill, dtype=np.float64)
-    table[:, :] = 0.0
+    table = np.zeros((lowered.num_rows, lowered.max_actions))
     for r, (key, acts) in enumerate(zip(lowered.infoset_keys, lowered.infoset_actions)):
         table[r, :len(acts)] = profile[key]
     table[len(lowered.infoset_keys):, 0] = 1.0
@@ -213,7 +214,7 @@ def expected_values(tree: Tree, profile: dict) -> np.ndarray:
 
 
 def counterfactual_values(tree: Tree, profile: dict) -> tuple[dict, dict, np.ndarray]:
-    """``(q, own_reach, root values)``: ``q[I][a] = sum_h pi_-i(h) v_i(h a)``, ``own[I] = pi_i(I)``."""
+    """``(q, own, v)``: ``q[I][a] = sum_h pi_-i(h) v_i(h a)``, ``own[I] = pi_i(I)``, root values."""
     q: dict = {}
     own: dict = {}
     v = _walk(tree, tree.root, profile, np.ones(tree.num_players + 1), q, own, None)

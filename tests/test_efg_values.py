@@ -129,7 +129,9 @@ def test_different_depths_efg_is_the_python_game():
     """The .efg fixture and reference_cfr.DifferentDepths are the same game."""
     efg_tree = R.Tree(jaxcfr.load_game(str(C.DIFFERENT_DEPTHS_EFG)))
     py_tree = R.Tree(R.DifferentDepths())
-    leaves = lambda t: [(n.path, n.returns.tolist()) for n in t.nodes if n.kind == "terminal"]  # noqa
+    def leaves(t):
+        return [(n.path, n.returns.tolist()) for n in t.nodes if n.kind == "terminal"]
+
     assert leaves(efg_tree) == leaves(py_tree)
     depths = sorted(sorted(len(h.path) for h in m) for m in efg_tree.members.values())
     assert depths == [[1, 1], [2, 2, 2, 3], [3, 4]]
