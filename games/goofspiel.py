@@ -82,7 +82,7 @@ class Goofspiel(Game):
         self._points = 0   # player 0's points minus player 1's
 
     def clone(self) -> "Goofspiel":
-        new = _new(Goofspiel)
+        new = _new(type(self))
         new._t = self._t
         new._h0 = self._h0
         new._h1 = self._h1

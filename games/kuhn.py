@@ -103,7 +103,7 @@ class KuhnPoker(Game):
         self._returns = None      # set once the game is over
 
     def clone(self) -> "KuhnPoker":
-        new = _new(KuhnPoker)
+        new = _new(type(self))
         new._r = self._r
         new.num_players = self.num_players
         new._cards = self._cards

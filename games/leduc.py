@@ -173,7 +173,7 @@ class LeducPoker(Game):
         self._returns = None
 
     def clone(self) -> "LeducPoker":
-        new = _new(LeducPoker)
+        new = _new(type(self))
         new._r = self._r
         new._cards = self._cards
         new._pub = self._pub

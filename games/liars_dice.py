@@ -85,7 +85,7 @@ class LiarsDice(Game):
         self._returns = None
 
     def clone(self) -> "LiarsDice":
-        new = _new(LiarsDice)
+        new = _new(type(self))
         new._r = self._r
         new._rolls = self._rolls
         new._pub = self._pub

@@ -82,7 +82,7 @@ class SampledDicePoker(Game):
         self._returns = None
 
     def clone(self) -> "SampledDicePoker":
-        new = _new(SampledDicePoker)
+        new = _new(type(self))
         new._dice = self._dice
         new._sides = self._sides
         new._rolls = self._rolls

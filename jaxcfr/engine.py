@@ -31,7 +31,7 @@ import numpy as np
 
 from jaxcfr import analytics, passes
 from jaxcfr.lowering import LoweredGame
-from jaxcfr.solvers import HyperParams, Solver, SolverState
+from jaxcfr.solvers import HyperParams, Solver, SolverState, normalise
 from jaxcfr.stack import forest as stack_forest
 from jaxcfr.stack import shared_structure as stack_shared
 
@@ -85,18 +85,36 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, *, so
     return state
 
 
-@functools.partial(jax.jit, static_argnames=("solver", "structure", "games_batched", "average"))
-def _evaluate(tensors, state: SolverState, rounds: jax.Array, *, solver: Solver,
-              structure: passes.Structure, games_batched: bool, average: bool):
+def _profile_of(tensors, state: SolverState, predictive: bool, average: bool) -> jax.Array:
+    """The average (normalised strategy sum) or current (regret-matched) profile."""
+    mask = tensors.legal_mask & tensors.abstraction_mask
+    if average:
+        return normalise(state.strategy_sum, mask)
+    regret = state.regret + state.prediction if predictive else state.regret
+    return passes.regret_matching(regret, mask)
+
+
+@functools.partial(jax.jit, static_argnames=("structure", "games_batched", "predictive",
+                                             "average"))
+def _evaluate(tensors, state: SolverState, rounds: jax.Array, *, structure: passes.Structure,
+              games_batched: bool, predictive: bool, average: bool):
+    """Exact metrics and the profile; the solver's only say is whether it is predictive."""
     trace_counts["evaluate"] += 1
 
     def one(t, st):
-        profile = solver.average_strategy(t, st) if average else solver.strategy(t, st)
+        profile = _profile_of(t, st, predictive, average)
         return analytics.evaluate(t, structure, profile, rounds), profile
 
     if games_batched:
         one = jax.vmap(one)
     return one(tensors, state)
+
+
+@functools.partial(jax.jit, static_argnames=("games_batched", "predictive", "average"))
+def _profile(tensors, state: SolverState, *, games_batched: bool, predictive: bool,
+             average: bool) -> jax.Array:
+    fn = functools.partial(_profile_of, predictive=predictive, average=average)
+    return (jax.vmap(fn) if games_batched else fn)(tensors, state)
 
 
 def enable_compilation_cache(path: str | None = None) -> str | None:
@@ -232,7 +250,7 @@ class Runner:
 
     def _chunk(self, state: SolverState, n: int) -> SolverState:
         return _run_chunk(self.step_tensors, state, self.hp, jnp.asarray(n, jnp.int32),
-                          solver=self.solver, structure=self.step_structure,
+                          solver=self.solver.static_key(), structure=self.step_structure,
                           layout=self.layout, chunk=self.chunk)
 
     def compile(self, state: SolverState) -> tuple[SolverState, float]:
@@ -246,13 +264,8 @@ class Runner:
     # -- metrics -----------------------------------------------------------
     def profile(self, state: SolverState, average: bool = True) -> np.ndarray:
         """The average (or current) strategy on the host: ``[(B,) I, A, *H]``."""
-        if average:
-            fn = self.solver.average_strategy
-        else:
-            fn = self.solver.strategy
-        if self.games_batched:
-            fn = jax.vmap(fn)
-        return np.asarray(fn(self.tensors, state))
+        return np.asarray(_profile(self.tensors, state, games_batched=self.games_batched,
+                                   predictive=self.solver.predictive, average=average))
 
     def evaluate(self, state: SolverState, average: bool = True) -> dict[str, Any]:
         """Exact metrics of the average (or current) profile, as host NumPy values.
@@ -263,8 +276,8 @@ class Runner:
         known: each player's best-response value minus the known value), and
         ``metric`` / ``metric_name``: the tightest of these.
         """
-        ev, _ = _evaluate(self.tensors, state, self.rounds, solver=self.solver,
-                          structure=self.structure, games_batched=self.games_batched,
+        ev, _ = _evaluate(self.tensors, state, self.rounds, structure=self.structure,
+                          games_batched=self.games_batched, predictive=self.solver.predictive,
                           average=average)
         values = np.asarray(ev.values, dtype=np.float64)
         br = np.asarray(ev.best_response_values, dtype=np.float64)

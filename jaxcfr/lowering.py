@@ -6,7 +6,7 @@ and their parent indices are sorted). Information sets of all players share one
 row table with a trailing *sink* row that non-decision nodes point at.
 
 Shapes: ``N`` nodes, ``I`` information-set rows (sink included), ``A`` max
-actions (decision actions and chance outcomes), ``P`` players, ``D`` levels.
+decision actions (chance edges use no row, so chance outcomes do not widen ``A``), ``P`` players, ``D`` levels.
 
 Example::
 
@@ -311,9 +311,7 @@ def _enumerate(game: Game, num_players: int, abstraction, budget: int) -> _Enume
                 info = _inspect(state, enum, node)
                 add_code(_CHANCE_CODE)
                 acts, probs = info.actions, info.probs
-                n = len(acts)
-                if n > max_actions:
-                    max_actions = n
+                n = len(acts)      # chance edges use no row: A counts decision actions only
                 clone, d1 = state.clone, depth + 1
                 j = n
                 try:

@@ -77,6 +77,10 @@ class Solver:
     beta: float = 1.0
     gamma: float = 0.0
 
+    def static_key(self) -> "Solver":
+        """This solver without its name and default numbers: what compiled code depends on."""
+        return dataclasses.replace(self, name="", alpha=0.0, beta=0.0, gamma=0.0)
+
     def hyperparams(self, alpha=None, beta=None, gamma=None, dtype=jnp.float32) -> HyperParams:
         """Hyper-parameters (defaults from the preset); arrays give a batch of settings."""
         pick = lambda v, d: jnp.asarray(d if v is None else v, dtype=dtype)  # noqa: E731

@@ -40,6 +40,9 @@ LARGE = "large_payoff_game.efg"
 #: The fixture copies and their values (always run).
 FIXTURE_VALUES = {"authored_kuhn_poker.efg": Fraction(-1, 18), "2smp.efg": Fraction(0),
                   "stripped_down_poker.efg": Fraction(1, 3),
+                  "2_player_chance_nonterm_outcomes_and_missing_term_outcomes.efg":
+                      Fraction(1, 3),
+                  "reduction_generic_payoffs.efg": Fraction(3),
                   "different_depths.efg": Fraction(3, 10)}
 
 

@@ -71,7 +71,7 @@ def test_inspect_json(results):
     out = json.loads(result.stdout)
     assert set(out) >= {"nodes", "infosets", "max_actions", "depth", "bytes", "seconds"}
     assert out["nodes"] == 58 and out["infosets"] == [6, 6]
-    assert out["max_actions"] == 3 and out["depth"] == 5
+    assert out["max_actions"] == 2 and out["depth"] == 5
     assert out["bytes"] > 0 and out["seconds"] >= 0
     assert out["game"] == "kuhn_poker"
 

@@ -285,7 +285,7 @@ def test_game_is_not_modified():
 def test_sizes_kuhn_and_leduc():
     kuhn = jaxcfr.lower(jaxcfr.load_game("kuhn_poker")).sizes()
     assert kuhn["nodes"] == 58 and kuhn["infosets"] == [6, 6]
-    assert kuhn["max_actions"] == 3 and kuhn["depth"] == 5 and kuhn["bytes"] > 0
+    assert kuhn["max_actions"] == 2 and kuhn["depth"] == 5 and kuhn["bytes"] > 0
     leduc = jaxcfr.lower(jaxcfr.load_game("leduc_poker"))
     sizes = leduc.sizes()
     assert sizes["nodes"] == 9457
