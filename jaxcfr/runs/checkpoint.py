@@ -1,0 +1,276 @@
+"""Checkpoints: solver-state arrays in ``.npz`` plus a JSON sidecar, written atomically.
+
+Layout of a checkpoint directory::
+
+    ckpt-0000001000.npz    the SolverState arrays (np.savez, one array per field)
+    ckpt-0000001000.json   sidecar: format, version, iteration, game fingerprint,
+                           config, and the sha256 of the .npz
+    latest                 the stem of the newest checkpoint (one line, for tools)
+
+Every file is written to a temporary file in the same directory, fsynced, then
+``os.replace``d into place, so a crash leaves either the old file or the new
+one. The sidecar is written after the ``.npz`` and carries its sha256, so a torn
+pair (new data, old sidecar, or a truncated file) is detected on load; the
+``latest`` pointer moves last. Loading takes the newest *valid* checkpoint,
+falling back to an older one when the newest is corrupt.
+
+Example::
+
+    >>> from jaxcfr.runs import checkpoint
+    >>> path = checkpoint.save("run/checkpoints", {"regret": r, ...}, iteration=100,
+    ...                        fingerprint=checkpoint.fingerprint(lowered), config={})
+    >>> ckpt = checkpoint.load(path, fingerprint=checkpoint.fingerprint(lowered))
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import io
+import json
+import os
+import re
+import secrets
+import zipfile
+from pathlib import Path
+from typing import Any, Callable, Mapping, NamedTuple
+
+import numpy as np
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "CheckpointError", "CheckpointCorruptError", "Checkpoint",
+           "fingerprint", "save", "load", "load_latest", "list_checkpoints", "atomic_write_bytes",
+           "atomic_write_text"]
+
+FORMAT = "jaxcfr-checkpoint"
+#: Bumped whenever the layout changes; other versions are refused.
+FORMAT_VERSION = 1
+LATEST = "latest"
+_STEM = re.compile(r"^ckpt-(\d{10})$")
+
+
+class CheckpointError(ValueError):
+    """A checkpoint cannot be used: corrupt, another game, another format version."""
+
+
+class CheckpointCorruptError(CheckpointError):
+    """A checkpoint's files are unreadable, truncated or do not match each other."""
+
+
+class Checkpoint(NamedTuple):
+    """A loaded checkpoint."""
+    arrays: dict[str, np.ndarray]   # field name -> array (e.g. SolverState fields)
+    meta: dict[str, Any]            # the sidecar
+    path: Path                      # the .npz
+
+    @property
+    def iteration(self) -> int:
+        return int(self.meta["iteration"])
+
+
+# -- atomic files ---------------------------------------------------------------
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file in the same directory, fsync, replace)."""
+    path = Path(path)
+    # Not tempfile.mkstemp: its 0600 mode would ignore the umask.
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# -- fingerprint ----------------------------------------------------------------
+def fingerprint(lowered) -> str:
+    """sha256 (hex) over a lowered game's tensors (name, dtype, shape, bytes) and level slices."""
+    h = hashlib.sha256()
+    h.update(f"players={lowered.num_players};".encode())
+    h.update(np.asarray(lowered.level_start, dtype=np.int64).tobytes())
+    tensors = lowered.tensors
+    for name in tensors._fields:
+        a = np.ascontiguousarray(np.asarray(getattr(tensors, name)))
+        h.update(f"{name}:{a.dtype.str}:{a.shape};".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+# -- save -----------------------------------------------------------------------
+def save(directory: str | os.PathLike, arrays: Mapping[str, Any], *, iteration: int,
+         fingerprint: str, config: Mapping[str, Any] | None = None,
+         extra: Mapping[str, Any] | None = None, keep: int = 3) -> Path:
+    """Write checkpoint ``ckpt-<iteration>`` into ``directory``; keep the newest ``keep``.
+
+    Args:
+      arrays: name -> array (a NamedTuple's ``_asdict()`` works); any dtype but object.
+      iteration: iterations done (names the files).
+      fingerprint: :func:`fingerprint` of the lowered game.
+      config: the resolved run config (a TOML-shaped dict), stored in the sidecar.
+      extra: more JSON-able sidecar entries (e.g. ``wall_seconds``).
+    Returns:
+      The ``.npz`` path.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    stem = f"ckpt-{int(iteration):010d}"
+    host = {k: np.asarray(v) for k, v in arrays.items()}
+    buf = io.BytesIO()
+    np.savez(buf, **host)
+    data = buf.getvalue()
+    atomic_write_bytes(directory / f"{stem}.npz", data)
+    meta = {
+        "format": FORMAT, "version": FORMAT_VERSION, "iteration": int(iteration),
+        "fingerprint": fingerprint, "npz": f"{stem}.npz",
+        "npz_sha256": hashlib.sha256(data).hexdigest(),
+        "fields": {k: {"shape": list(v.shape), "dtype": v.dtype.str} for k, v in host.items()},
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "config": dict(config or {}),
+    }
+    meta.update(extra or {})
+    atomic_write_text(directory / f"{stem}.json", json.dumps(meta, indent=1) + "\n")
+    atomic_write_text(directory / LATEST, stem + "\n")
+    _prune(directory, keep, current=stem)
+    return directory / f"{stem}.npz"
+
+
+def _prune(directory: Path, keep: int, current: str) -> None:
+    stems = [s for _, s in list_checkpoints(directory)]
+    old = [s for s in stems if s != current][: max(0, len(stems) - max(1, keep))]
+    for stem in old:
+        for suffix in (".json", ".npz"):          # sidecar first: a lone .npz is ignored
+            try:
+                os.unlink(directory / f"{stem}{suffix}")
+            except FileNotFoundError:
+                pass
+    for tmp in directory.glob(".*.tmp"):          # left behind by a crash mid-write
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+# -- load -----------------------------------------------------------------------
+def list_checkpoints(directory: str | os.PathLike) -> list[tuple[int, str]]:
+    """``(iteration, stem)`` of every checkpoint with a sidecar, oldest first."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    out = []
+    for p in directory.glob("ckpt-*.json"):
+        m = _STEM.match(p.stem)
+        if m:
+            out.append((int(m.group(1)), p.stem))
+    return sorted(out)
+
+
+def load(path: str | os.PathLike, *, fingerprint: str | None = None) -> Checkpoint:
+    """Load and verify one checkpoint (``.npz`` or ``.json`` path, or the stem).
+
+    Raises:
+      CheckpointCorruptError: a file is missing, unreadable, truncated, or the
+        ``.npz`` does not match its sidecar's sha256.
+      CheckpointError: another format or version; with ``fingerprint`` given, a
+        checkpoint of another game.
+    """
+    path = Path(path)
+    stem = path.name[:-len(path.suffix)] if path.suffix in (".npz", ".json") else path.name
+    sidecar = path.parent / f"{stem}.json"
+    npz = path.parent / f"{stem}.npz"
+    try:
+        meta = json.loads(sidecar.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CheckpointCorruptError(f"checkpoint {npz}: sidecar {sidecar.name} is missing") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CheckpointCorruptError(f"checkpoint {npz}: sidecar {sidecar.name} is unreadable "
+                                     f"({e}); the file is corrupted") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise CheckpointError(f"{sidecar} is not a jaxcfr checkpoint sidecar (format "
+                              f"{meta.get('format') if isinstance(meta, dict) else None!r})")
+    if meta.get("version") != FORMAT_VERSION:
+        raise CheckpointError(f"checkpoint {npz} has format version {meta.get('version')!r}; "
+                              f"this jaxcfr reads version {FORMAT_VERSION} only")
+    try:
+        data = npz.read_bytes()
+    except FileNotFoundError:
+        raise CheckpointCorruptError(f"checkpoint {npz} is missing (its sidecar exists)") from None
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != meta.get("npz_sha256"):
+        raise CheckpointCorruptError(
+            f"checkpoint {npz} does not match its sidecar (sha256 {digest[:12]}... != "
+            f"{str(meta.get('npz_sha256'))[:12]}...): the file is corrupted or was not "
+            "completely written")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as e:
+        raise CheckpointCorruptError(f"checkpoint {npz} is unreadable: {e}") from None
+    fields = meta.get("fields", {})
+    if set(fields) != set(arrays):
+        raise CheckpointCorruptError(f"checkpoint {npz} holds arrays {sorted(arrays)} but its "
+                                     f"sidecar lists {sorted(fields)}")
+    if fingerprint is not None and meta.get("fingerprint") != fingerprint:
+        game = meta.get("config", {}).get("game", {})
+        raise CheckpointError(
+            f"checkpoint {npz} was written for another game ({_game_name(game)}; fingerprint "
+            f"{str(meta.get('fingerprint'))[:12]}... != {fingerprint[:12]}... of this game)")
+    return Checkpoint(arrays, meta, npz)
+
+
+def _game_name(game: Mapping[str, Any]) -> str:
+    if "names" in game:
+        return "games " + ", ".join(map(str, game["names"]))
+    return f"game {game.get('name', '?')}"
+
+
+def load_latest(directory: str | os.PathLike, *, fingerprint: str | None = None,
+                warn: Callable[[str], None] | None = None) -> Checkpoint | None:
+    """The newest valid checkpoint in ``directory`` (``None`` when there is none).
+
+    Checkpoints are tried newest first, each verified (sidecar, sha256 of the
+    ``.npz``); corrupt ones are skipped and reported through ``warn``. A complete
+    pair newer than the ``latest`` pointer (a crash between the sidecar and the
+    pointer) is valid and used. Another game or format version raises at once:
+    that is not something to fall back from.
+
+    Raises:
+      CheckpointError: checkpoints exist but none is valid, or one is of another
+        game / format version.
+    """
+    directory = Path(directory)
+    stems = [s for _, s in reversed(list_checkpoints(directory))]
+    if not stems:
+        return None
+    problems = []
+    for stem in stems:
+        try:
+            return load(directory / stem, fingerprint=fingerprint)
+        except CheckpointCorruptError as e:
+            problems.append(str(e))
+            if warn is not None:
+                warn(f"skipping corrupt checkpoint: {e}")
+    raise CheckpointCorruptError(f"no valid checkpoint in {directory}: " + "; ".join(problems))

@@ -1,0 +1,141 @@
+"""``jaxcfr train`` and ``jaxcfr eval``: registered into :data:`jaxcfr.cli.COMMANDS` on import."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from jaxcfr.cli import COMMANDS
+
+__all__ = ["add_train_arguments", "run_train", "add_eval_arguments", "run_eval",
+           "INTERRUPTED"]
+
+#: Exit status of a run stopped by Ctrl-C (after writing its checkpoint).
+INTERRUPTED = 130
+
+
+# -- train ------------------------------------------------------------------------
+def add_train_arguments(p: argparse.ArgumentParser, default_config: str | None = None) -> None:
+    p.add_argument("config", nargs="?", default=default_config,
+                   help="TOML run config (with --resume: default RUN_DIR/config.toml)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key, e.g. solver.iterations=500 (repeatable; "
+                        "VALUE is a TOML literal, else a string)")
+    p.add_argument("--out", metavar="DIR", help="run directory (default runs/<name>-<time>)")
+    p.add_argument("--resume", metavar="RUN_DIR",
+                   help="continue RUN_DIR from its newest valid checkpoint")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--json", action="store_true", help="print the final metrics as one JSON object")
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from jaxcfr.runs.config import load_config
+    from jaxcfr.runs.progress import make_progress
+    from jaxcfr.runs.train import train
+    from jaxcfr.engine import enable_compilation_cache
+    enable_compilation_cache()
+    if args.resume and args.out:
+        raise ValueError("--out and --resume exclude each other (a resumed run stays in RUN_DIR)")
+    config_path = args.config
+    if config_path is None:
+        if not args.resume:
+            raise ValueError("give a CONFIG file (or --resume RUN_DIR)")
+        config_path = Path(args.resume) / "config.toml"
+    overrides = list(args.overrides)
+    if args.quiet:
+        overrides.append("run.quiet=true")
+    config = load_config(config_path, overrides=overrides)
+    display = make_progress(config.solver.iterations, quiet=config.run.quiet, stream=sys.stderr)
+    try:
+        result = train(config, out_dir=args.out, resume=args.resume, progress=display)
+    finally:
+        display.close()
+    if args.json:
+        print(json.dumps({"run_dir": str(result.run_dir), "iteration": result.iteration,
+                          "interrupted": result.interrupted, "members": result.members,
+                          "final": result.final}))
+    else:
+        _print_summary(result)
+    if result.interrupted:
+        print(f"interrupted at iteration {result.iteration}; checkpoint written. Resume with:\n"
+              f"  jaxcfr train --resume {result.run_dir}", file=sys.stderr)
+        return INTERRUPTED
+    return 0
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, list):
+        return ", ".join(_fmt(v) for v in x)
+    return f"{x:.6g}"
+
+
+def _print_summary(result) -> None:
+    final = result.final or {}
+    cfg = result.config
+    print(f"run directory   {result.run_dir}")
+    rate = result.iterations_per_second
+    print(f"iterations      {result.iteration} of {cfg.solver.iterations} "
+          f"({cfg.solver.algorithm}; {f'{rate:,.0f}' if rate else 'n/a'} it/s, compile "
+          f"{result.compile_seconds:.1f} s, wall {result.wall_seconds:.1f} s)")
+    if not final:
+        return
+    name = final["metric_name"]
+    if result.members:
+        width = max(len(m) for m in result.members)
+        print(f"{'member':<{width}}  {name:>14}  values")
+        for m, label in enumerate(result.members):
+            star = " *" if m == result.best_member else ""
+            print(f"{label:<{width}}  {_fmt(final['metric'][m]):>14}  "
+                  f"{_fmt(final['values'][m])}{star}")
+        print(f"(* best member: written to {result.run_dir / 'profile.npz'})")
+    else:
+        if final.get("exploitability") is not None:
+            print(f"exploitability  {_fmt(final['exploitability'])}")
+        print(f"nash_conv       {_fmt(final['nash_conv'])}")
+        if name not in ("exploitability", "nash_conv"):
+            print(f"{name:<15} {_fmt(final['metric'])}")
+        print(f"values          {_fmt(final['values'])}")
+
+
+COMMANDS["train"] = (add_train_arguments, run_train,
+                     "train from a TOML run config (checkpoints, metrics, plot)")
+
+
+# -- eval -------------------------------------------------------------------------
+def add_eval_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("profile", help="a saved profile (.npz / .json / stem) or a run directory")
+    p.add_argument("game", nargs="?", help="game string or .efg path (default: the profile's game)")
+    p.add_argument("--precision", choices=("float32", "float64"), default="float32")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from jaxcfr.profile import Profile
+    from jaxcfr.runs.evaluate import evaluate_profile
+    path = Path(args.profile)
+    if path.is_dir():
+        path = path / "profile.npz"
+    profile = Profile.load(path)
+    out = evaluate_profile(profile, args.game, precision=args.precision)
+    out["profile"] = str(path)
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"profile         {path} ({out['found']} of {out['rows']} information sets; "
+          f"{out['missing']} played uniformly)")
+    print(f"game            {out['game']}")
+    if out.get("exploitability") is not None:
+        print(f"exploitability  {_fmt(out['exploitability'])}")
+    print(f"nash_conv       {_fmt(out['nash_conv'])}")
+    print(f"values          {_fmt(out['values'])}")
+    print(f"best responses  {_fmt(out['best_response_values'])}")
+    return 0
+
+
+COMMANDS["eval"] = (add_eval_arguments, run_eval,
+                    "exploitability / NashConv and values of a saved profile")

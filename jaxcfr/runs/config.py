@@ -1,0 +1,373 @@
+"""Run configs: TOML files loaded into frozen dataclasses, with ``--set`` overrides.
+
+A config has three sections (every key optional except the game)::
+
+    [game]
+    name = "leduc_poker"            # a game string, or an .efg path (relative to this file)
+    # names = ["kuhn_poker", ...]   # or several games, stacked into one batched run
+
+    [solver]
+    algorithm = "cfr+"
+    iterations = 2000
+    # alpha = [1.0, 1.5, 2.0]       # a list: a batch of settings run by one compiled step
+
+    [run]
+    eval_every = 100
+    checkpoint_every = 500
+
+Unknown keys and wrong types raise :class:`ConfigError` naming the key and the file.
+
+Example::
+
+    >>> from jaxcfr.runs import load_config
+    >>> config = load_config("configs/leduc.toml", overrides=["solver.iterations=500"])
+    >>> config.solver.iterations
+    500
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import os
+import tomllib
+import types
+import typing
+from pathlib import Path
+from typing import Any, Sequence
+
+__all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ConfigError", "load_config",
+           "config_from_dict", "parse_override", "to_toml", "COMPUTE_KEYS"]
+
+_ALGORITHMS = ("cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "dcfr+", "pdcfr+")
+
+#: Keys that change what is computed: a checkpoint only resumes under equal values.
+COMPUTE_KEYS = ("game.name", "game.names", "game.sort_infosets", "solver.algorithm",
+                "solver.alternating", "solver.alpha", "solver.beta", "solver.gamma",
+                "solver.combine", "run.precision")
+
+
+class ConfigError(ValueError):
+    """A config file or override is invalid (unknown key, wrong type, bad value)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GameConfig:
+    """``[game]``: one game string, or several (``names``) stacked into a batch."""
+    name: str | None = None                 # game string or .efg path
+    names: tuple[str, ...] | None = None    # a batch of games of the same player count
+    sort_infosets: bool = True              # Gambit's canonical row order
+
+    @property
+    def strings(self) -> tuple[str, ...]:
+        """Every game string of the run (one unless batched)."""
+        return self.names if self.names is not None else (self.name,)
+
+
+@dataclasses.dataclass(frozen=True)
+class SolverConfig:
+    """``[solver]``: the algorithm and its hyper-parameters (a list: a batch of settings)."""
+    algorithm: str = "cfr+"
+    iterations: int = 1000
+    alternating: bool | None = None         # None: the preset's default
+    alpha: float | tuple[float, ...] | None = None
+    beta: float | tuple[float, ...] | None = None
+    gamma: float | tuple[float, ...] | None = None
+    combine: str = "product"                # lists of several keys: "product" grid or "zip"
+
+    def hyperparams(self) -> dict[str, Any]:
+        """``{"alpha": ..., ...}`` for :class:`jaxcfr.Runner` (lists expanded per ``combine``)."""
+        given = {k: getattr(self, k) for k in ("alpha", "beta", "gamma")
+                 if getattr(self, k) is not None}
+        lists = {k: v for k, v in given.items() if isinstance(v, tuple)}
+        if not lists:
+            return given
+        if self.combine == "zip":
+            return {k: (list(v) if isinstance(v, tuple) else v) for k, v in given.items()}
+        names = list(lists)
+        grid = list(itertools.product(*(lists[k] for k in names)))
+        out = {k: v for k, v in given.items() if not isinstance(v, tuple)}
+        for i, k in enumerate(names):
+            out[k] = [point[i] for point in grid]
+        return out
+
+    def settings(self) -> list[dict[str, float]]:
+        """The batch of varying hyper-parameter values, one dict per setting ([] if none)."""
+        hp = self.hyperparams()
+        lists = {k: v for k, v in hp.items() if isinstance(v, list)}
+        if not lists:
+            return []
+        n = len(next(iter(lists.values())))
+        return [{k: v[i] for k, v in lists.items()} for i in range(n)]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """``[run]``: evaluation, checkpoints and where the artefacts go."""
+    eval_every: int = 100            # evaluate the average profile every N iterations (and last)
+    checkpoint_every: int = 0        # checkpoint every N iterations; 0: only at the end / Ctrl-C
+    keep_checkpoints: int = 3        # how many recent checkpoints to keep
+    precision: str = "float32"       # or "float64"
+    out_dir: str | None = None       # run directory; default runs/<config name>-<timestamp>
+    seed: int = 0                    # PRNG seed, recorded (full-tree solvers are deterministic)
+    chunk: int = 64                  # iterations per compiled chunk
+    quiet: bool = False              # no progress output
+    plot: bool = True                # write convergence.png (needs matplotlib)
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """A whole run config. ``name`` defaults to the file's stem; ``source`` is the file."""
+    game: GameConfig
+    solver: SolverConfig = SolverConfig()
+    run: RunConfig = RunConfig()
+    name: str = "run"
+    description: str = ""
+    source: str = ""                 # not part of the TOML: where it was loaded from
+
+    def to_dict(self) -> dict[str, Any]:
+        """The TOML-shaped dict (``None`` values omitted, tuples as lists)."""
+        out: dict[str, Any] = {"name": self.name}
+        if self.description:
+            out["description"] = self.description
+        for section in ("game", "solver", "run"):
+            d = {}
+            for f in dataclasses.fields(getattr(self, section)):
+                v = getattr(getattr(self, section), f.name)
+                if v is not None:
+                    d[f.name] = list(v) if isinstance(v, tuple) else v
+            out[section] = d
+        return out
+
+    def replace(self, **sections) -> "Config":
+        return dataclasses.replace(self, **sections)
+
+    def get(self, dotted: str) -> Any:
+        section, _, key = dotted.partition(".")
+        return getattr(getattr(self, section), key)
+
+
+_SECTIONS = {"game": GameConfig, "solver": SolverConfig, "run": RunConfig}
+_TOP_LEVEL = {"name": str, "description": str}
+
+
+# -- loading ------------------------------------------------------------------
+def load_config(path: str | os.PathLike, overrides: Sequence[str] = ()) -> Config:
+    """Read a TOML run config and apply ``overrides`` (``"section.key=value"`` strings).
+
+    Relative ``.efg`` paths in the file are resolved against the file's directory;
+    those given in overrides against the working directory.
+
+    Raises:
+      ConfigError: unreadable TOML, an unknown key, a wrong type or a bad value
+        (the message names the key and the file, or the override).
+      FileNotFoundError: no such file.
+    """
+    path = Path(path)
+    with open(path, "rb") as f:
+        try:
+            raw = tomllib.load(f)
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    _resolve_paths(raw, path.resolve().parent)
+    raw.setdefault("name", path.stem)
+    return config_from_dict(raw, source=str(path), overrides=overrides)
+
+
+def config_from_dict(raw: dict[str, Any], *, source: str = "<dict>",
+                     overrides: Sequence[str] = ()) -> Config:
+    """Validate a TOML-shaped dict (and apply ``overrides``) into a :class:`Config`."""
+    raw = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
+    for text in overrides:
+        key, value = parse_override(text)
+        section, _, field = key.partition(".")
+        where = f"--set {text}"
+        if section in _SECTIONS and field:
+            hint = _field_type(section, field, where)   # unknown keys fail here
+            _coerce(value, hint, f"{where}: {key}")      # so do wrong types
+            if section == "game" and field in ("name", "names"):
+                raw.setdefault("game", {}).pop("names" if field == "name" else "name", None)
+                value = _resolve_value(value, Path.cwd())
+            raw.setdefault(section, {})[field] = value
+        elif key in _TOP_LEVEL:
+            raw[key] = value
+        else:
+            raise ConfigError(f"{where}: unknown key {key!r}; expected SECTION.KEY with "
+                              f"SECTION one of {', '.join(_SECTIONS)}")
+    return _build(raw, source)
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``"solver.iterations=500"`` -> ``("solver.iterations", 500)``.
+
+    The value is read as a TOML literal (``500``, ``1.5``, ``true``, ``[1, 2]``,
+    ``"text"``); anything that is not one is taken as a plain string.
+    """
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(f"--set {text}: expected KEY=VALUE, e.g. solver.iterations=500")
+    value = value.strip()
+    try:
+        return key, tomllib.loads(f"v = {value}")["v"]
+    except tomllib.TOMLDecodeError:
+        return key, value
+
+
+def _resolve_value(value: Any, base: Path) -> Any:
+    if isinstance(value, list):
+        return [_resolve_value(v, base) for v in value]
+    if isinstance(value, str) and value.strip().lower().endswith(".efg"):
+        p = Path(value.strip()).expanduser()
+        return str(p if p.is_absolute() else (base / p).resolve())
+    return value
+
+
+def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
+    game = raw.get("game")
+    if isinstance(game, dict):
+        for k in ("name", "names"):
+            if k in game:
+                game[k] = _resolve_value(game[k], base)
+
+
+def _field_type(section: str, key: str, where: str):
+    cls = _SECTIONS[section]
+    hints = typing.get_type_hints(cls)
+    if key not in hints:
+        known = ", ".join(f.name for f in dataclasses.fields(cls))
+        raise ConfigError(f"{where}: unknown key {section}.{key!r} (known keys in [{section}]: "
+                          f"{known})")
+    return hints[key]
+
+
+def _build(raw: dict[str, Any], source: str) -> Config:
+    top: dict[str, Any] = {}
+    sections: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key in _SECTIONS:
+            if not isinstance(value, dict):
+                raise ConfigError(f"{source}: [{key}] must be a table, got {_type(value)}")
+            kwargs = {}
+            for field, v in value.items():
+                hint = _field_type(key, field, source)
+                kwargs[field] = _coerce(v, hint, f"{source}: {key}.{field}")
+            sections[key] = _SECTIONS[key](**kwargs)
+        elif key in _TOP_LEVEL:
+            if not isinstance(value, str):
+                raise ConfigError(f"{source}: {key} must be a string, got {_type(value)}")
+            top[key] = value
+        else:
+            raise ConfigError(f"{source}: unknown key {key!r} (known: "
+                              f"{', '.join(list(_TOP_LEVEL) + list(_SECTIONS))})")
+    if "game" not in sections:
+        raise ConfigError(f"{source}: missing [game] section (set game.name)")
+    config = Config(**sections, **top, source=source)
+    _check_values(config, source)
+    return config
+
+
+def _type(v: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a float", str: "a string",
+            list: "a list", dict: "a table"}.get(type(v), type(v).__name__)
+
+
+def _coerce(value: Any, hint: Any, where: str) -> Any:
+    """Check ``value`` against a field's type; ints are accepted for floats."""
+    union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+    options = typing.get_args(hint) if union else (hint,)
+    for opt in options:
+        if opt is type(None):
+            continue
+        if typing.get_origin(opt) is tuple:
+            item = typing.get_args(opt)[0]
+            if isinstance(value, list) and value and all(_is(v, item) for v in value):
+                return tuple(item(v) for v in value)
+            continue
+        if _is(value, opt):
+            return opt(value)
+    want = " or ".join(_describe(o) for o in options if o is not type(None))
+    raise ConfigError(f"{where}: expected {want}, got {_type(value)} {value!r}")
+
+
+def _is(value: Any, kind: type) -> bool:
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def _describe(kind: Any) -> str:
+    if typing.get_origin(kind) is tuple:
+        return f"a non-empty list of {_describe(typing.get_args(kind)[0])}s"
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}[kind]
+
+
+def _check_values(c: Config, source: str) -> None:
+    def fail(key, msg):
+        raise ConfigError(f"{source}: {key}: {msg}")
+
+    g, s, r = c.game, c.solver, c.run
+    if (g.name is None) == (g.names is None):
+        fail("game", "set exactly one of game.name (one game) and game.names (a batch)")
+    if s.algorithm.lower() not in _ALGORITHMS and s.algorithm.lower() not in (
+            "cfr_plus", "linear_cfr", "pcfr_plus", "dcfr_plus", "pdcfr_plus"):
+        fail("solver.algorithm", f"unknown algorithm {s.algorithm!r}; choose one of "
+             f"{', '.join(_ALGORITHMS)}")
+    if s.iterations < 1:
+        fail("solver.iterations", f"must be at least 1, got {s.iterations}")
+    for k in ("alpha", "beta", "gamma"):
+        v = getattr(s, k)
+        vals = v if isinstance(v, tuple) else (() if v is None else (v,))
+        if any(not math.isfinite(x) for x in vals):
+            fail(f"solver.{k}", f"must be finite, got {v!r}")
+    if s.combine not in ("product", "zip"):
+        fail("solver.combine", f"must be 'product' or 'zip', got {s.combine!r}")
+    lengths = {len(getattr(s, k)) for k in ("alpha", "beta", "gamma")
+               if isinstance(getattr(s, k), tuple)}
+    if s.combine == "zip" and len(lengths) > 1:
+        fail("solver.combine", f"'zip' needs hyper-parameter lists of one length, got "
+             f"{sorted(lengths)}")
+    for key, least in (("eval_every", 1), ("checkpoint_every", 0), ("keep_checkpoints", 1),
+                       ("chunk", 1)):
+        if getattr(r, key) < least:
+            fail(f"run.{key}", f"must be at least {least}, got {getattr(r, key)}")
+    if r.precision not in ("float32", "float64"):
+        fail("run.precision", f"must be 'float32' or 'float64', got {r.precision!r}")
+
+
+# -- writing ------------------------------------------------------------------
+def to_toml(config: Config) -> str:
+    """The config as TOML text that :func:`load_config` reads back to an equal config."""
+    d = config.to_dict()
+    lines = []
+    for key in ("name", "description"):
+        if key in d:
+            lines.append(f"{key} = {_toml_value(d[key])}")
+    for section in ("game", "solver", "run"):
+        lines.append("")
+        lines.append(f"[{section}]")
+        for k, v in d[section].items():
+            lines.append(f"{k} = {_toml_value(v)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(v: Any) -> str:
+    import json
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)          # a valid TOML basic string
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {type(v).__name__} to TOML")
