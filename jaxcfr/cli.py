@@ -8,34 +8,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
+
+from jaxcfr.serialize import jsonable
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 
 #: name -> (add_arguments(parser), run(args) -> exit status); other modules may add to it.
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None],
                           Callable[[argparse.Namespace], int], str]] = {}
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {k: _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist())
-    if isinstance(x, (np.floating, float)):
-        x = float(x)
-        return x if math.isfinite(x) else None
-    if isinstance(x, np.integer):
-        return int(x)
-    return x
 
 
 # -- validate -------------------------------------------------------------
@@ -77,7 +63,7 @@ def _inspect(args) -> int:
     sizes["players"] = lowered.num_players
     sizes["nodes_per_second"] = sizes["nodes"] / seconds if seconds > 0 else None
     if args.json:
-        print(json.dumps({"game": args.game, **_jsonable(sizes)}))
+        print(json.dumps({"game": args.game, **jsonable(sizes)}))
     else:
         print(f"game            {args.game}")
         print(f"players         {lowered.num_players}")
@@ -131,7 +117,7 @@ def _solve(args) -> int:
            "seconds": result.seconds, "compile_seconds": result.compile_seconds,
            "iterations_per_second": result.iterations_per_second}
     if args.json:
-        print(json.dumps(_jsonable(out)))
+        print(json.dumps(jsonable(out)))
     else:
         values = ", ".join(f"{v:.6f}" for v in np.asarray(final["values"]).reshape(-1))
         print(f"values          {values}")

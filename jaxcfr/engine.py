@@ -31,7 +31,8 @@ import numpy as np
 
 from jaxcfr import analytics, passes
 from jaxcfr.lowering import LoweredGame
-from jaxcfr.solvers import HyperParams, Solver, SolverState, normalise
+from jaxcfr.solvers import (HyperParams, Solver, SolverState, average_strategy,
+                            current_strategy)
 from jaxcfr.stack import forest as stack_forest
 from jaxcfr.stack import shared_structure as stack_shared
 
@@ -87,11 +88,8 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, *, so
 
 def _profile_of(tensors, state: SolverState, predictive: bool, average: bool) -> jax.Array:
     """The average (normalised strategy sum) or current (regret-matched) profile."""
-    mask = tensors.legal_mask & tensors.abstraction_mask
-    if average:
-        return normalise(state.strategy_sum, mask)
-    regret = state.regret + state.prediction if predictive else state.regret
-    return passes.regret_matching(regret, mask)
+    return average_strategy(tensors, state) if average else current_strategy(tensors, state,
+                                                                              predictive)
 
 
 @functools.partial(jax.jit, static_argnames=("structure", "games_batched", "predictive",

@@ -23,12 +23,11 @@ import importlib
 import itertools
 import math
 import os
-import time
-from typing import Any, Hashable, NamedTuple, Sequence
+from typing import Any, Hashable, NamedTuple
 
 import numpy as np
 
-from jaxcfr.contract import (CHANCE_NODE, DECISION, PADDING, TERMINAL_NODE, hashable_key,
+from jaxcfr.contract import (CHANCE_NODE, DECISION, TERMINAL_NODE, hashable_key,
                              inspect_node, player_to_act_consistent)
 from jaxcfr.game import TERMINAL, Game, GameError, format_history
 
@@ -597,10 +596,3 @@ def sort_infosets(lowered: LoweredGame) -> LoweredGame:
         lowered, tensors=tensors,
         infoset_keys=tuple(lowered.infoset_keys[i] for i in perm[:-1]),
         infoset_actions=tuple(lowered.infoset_actions[i] for i in perm[:-1]))
-
-
-def timed_lower(game: Game, **kwargs) -> tuple[LoweredGame, float]:
-    """``lower(game, **kwargs)`` and the seconds it took."""
-    start = time.perf_counter()
-    lowered = lower(game, **kwargs)
-    return lowered, time.perf_counter() - start

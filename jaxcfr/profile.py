@@ -27,12 +27,12 @@ from __future__ import annotations
 import io
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import Any, Hashable, Sequence
 
 import numpy as np
 
+from jaxcfr.atomic import atomic_write_bytes, atomic_write_text
 from jaxcfr.lowering import LoweredGame
 
 __all__ = ["Profile", "encode_label", "decode_label"]
@@ -188,8 +188,8 @@ class Profile:
         text = json.dumps(meta)
         buf = io.BytesIO()
         np.savez(buf, probs=self.probs)
-        _write(base.with_name(base.name + ".npz"), buf.getvalue())
-        _write(base.with_name(base.name + ".json"), text.encode("utf-8"))
+        atomic_write_bytes(base.with_name(base.name + ".npz"), buf.getvalue())
+        atomic_write_text(base.with_name(base.name + ".json"), text)
         return base.with_name(base.name + ".npz")
 
     @classmethod
@@ -337,22 +337,3 @@ def decode_label(x: Any) -> Any:
 def _base(path) -> Path:
     path = Path(path)
     return path.with_suffix("") if path.suffix in (".npz", ".json") else path
-
-
-def _write(path: Path, data: bytes) -> None:
-    """Atomic write (temp file in the same directory, fsync, replace), umask respected."""
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-

@@ -99,9 +99,7 @@ class Solver:
 
     def strategy(self, tensors: GameTensors, state: SolverState) -> jax.Array:
         """The current strategy ``[I, A, *b]`` (what iteration ``t + 1`` plays)."""
-        mask = tensors.legal_mask & tensors.abstraction_mask
-        regret = state.regret + state.prediction if self.predictive else state.regret
-        return passes.regret_matching(regret, mask)
+        return current_strategy(tensors, state, self.predictive)
 
     def update(self, tensors: GameTensors, structure: passes.Structure, state: SolverState,
                hp: HyperParams) -> SolverState:
@@ -154,8 +152,19 @@ class Solver:
 
     def average_strategy(self, tensors: GameTensors, state: SolverState) -> jax.Array:
         """Normalised ``strategy_sum``: ``[I, A, *b]`` (uniform where never reached)."""
-        mask = tensors.legal_mask & tensors.abstraction_mask
-        return normalise(state.strategy_sum, mask)
+        return average_strategy(tensors, state)
+
+
+def current_strategy(tensors: GameTensors, state: SolverState, predictive: bool) -> jax.Array:
+    """Regret matching on the regrets (plus the prediction when ``predictive``): ``[I, A, *b]``."""
+    mask = tensors.legal_mask & tensors.abstraction_mask
+    regret = state.regret + state.prediction if predictive else state.regret
+    return passes.regret_matching(regret, mask)
+
+
+def average_strategy(tensors: GameTensors, state: SolverState) -> jax.Array:
+    """Normalised ``strategy_sum``: ``[I, A, *b]`` (uniform where never reached)."""
+    return normalise(state.strategy_sum, tensors.legal_mask & tensors.abstraction_mask)
 
 
 def normalise(weights: jax.Array, mask: jax.Array) -> jax.Array:

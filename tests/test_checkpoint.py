@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import jaxcfr
+from jaxcfr.atomic import atomic_write_text
 from jaxcfr.runs import checkpoint
 from jaxcfr.runs.checkpoint import CheckpointCorruptError, CheckpointError
 
@@ -157,7 +158,7 @@ def test_a_crash_mid_write_leaves_the_previous_checkpoint_loadable(tmp_path, mon
 
 def test_atomic_write_replaces_whole_files(tmp_path):
     target = tmp_path / "f.txt"
-    checkpoint.atomic_write_text(target, "one")
-    checkpoint.atomic_write_text(target, "two")
+    atomic_write_text(target, "one")
+    atomic_write_text(target, "two")
     assert target.read_text() == "two"
     assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]

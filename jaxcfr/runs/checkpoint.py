@@ -30,16 +30,16 @@ import io
 import json
 import os
 import re
-import secrets
 import zipfile
 from pathlib import Path
 from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
+from jaxcfr.atomic import atomic_write_bytes, atomic_write_text
+
 __all__ = ["FORMAT", "FORMAT_VERSION", "CheckpointError", "CheckpointCorruptError", "Checkpoint",
-           "fingerprint", "save", "load", "load_latest", "list_checkpoints", "atomic_write_bytes",
-           "atomic_write_text"]
+           "fingerprint", "save", "load", "load_latest", "list_checkpoints"]
 
 FORMAT = "jaxcfr-checkpoint"
 #: Bumped whenever the layout changes; other versions are refused.
@@ -65,45 +65,6 @@ class Checkpoint(NamedTuple):
     @property
     def iteration(self) -> int:
         return int(self.meta["iteration"])
-
-
-# -- atomic files ---------------------------------------------------------------
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temp file in the same directory, fsync, replace)."""
-    path = Path(path)
-    # Not tempfile.mkstemp: its 0600 mode would ignore the umask.
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(path.parent)
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # -- fingerprint ----------------------------------------------------------------

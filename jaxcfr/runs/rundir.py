@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import datetime
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any, Iterable
 
-import numpy as np
-
-from jaxcfr.runs.checkpoint import atomic_write_text
+from jaxcfr.atomic import atomic_write_text
+from jaxcfr.serialize import jsonable
 
 __all__ = ["RunDir", "default_run_dir", "jsonable"]
 
@@ -35,24 +33,6 @@ def default_run_dir(name: str, root: str | os.PathLike = "runs") -> Path:
         n += 1
         path = base.with_name(f"{base.name}-{n}")
     return path
-
-
-def jsonable(x: Any) -> Any:
-    """NumPy scalars / arrays to JSON values; non-finite floats to ``None``."""
-    if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return jsonable(x.tolist())
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, (np.integer, int)):
-        return int(x)
-    if isinstance(x, (np.floating, float)):
-        x = float(x)
-        return x if math.isfinite(x) else None
-    return x
 
 
 class RunDir:

@@ -31,14 +31,16 @@ from typing import Any, Callable, Sequence
 import jax
 import numpy as np
 
+from jaxcfr.atomic import atomic_write_bytes, atomic_write_text
 from jaxcfr.engine import Runner
 from jaxcfr.lowering import LoweredGame, lower
 from jaxcfr.profile import Profile
 from jaxcfr.registry import load_game
+from jaxcfr.serialize import jsonable
 from jaxcfr.runs import checkpoint
 from jaxcfr.runs.checkpoint import CheckpointError
 from jaxcfr.runs.config import COMPUTE_KEYS, Config, to_toml
-from jaxcfr.runs.rundir import RunDir, default_run_dir, jsonable
+from jaxcfr.runs.rundir import RunDir, default_run_dir
 from jaxcfr.solvers import SolverState, make_solver
 from jaxcfr.stack import stack
 
@@ -226,7 +228,7 @@ def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | 
         if bad:
             raise CheckpointError(f"checkpoint {ckpt.path} was written with another solver "
                                   f"configuration: {'; '.join(bad)}")
-    checkpoint.atomic_write_text(run.config, to_toml(config))
+    atomic_write_text(run.config, to_toml(config))
 
     solver = make_solver(config.solver.algorithm, alternating=config.solver.alternating)
     runner = Runner(lowered, solver, config.solver.hyperparams(),
@@ -373,7 +375,7 @@ def _write_plot(run: RunDir, config: Config, metrics, labels, log) -> None:
     games = ", ".join(config.game.strings)
     if plot_convergence(metrics, buf, title=f"{games}: {config.solver.algorithm}",
                         members=labels or None):
-        checkpoint.atomic_write_bytes(run.plot, buf.getvalue())
+        atomic_write_bytes(run.plot, buf.getvalue())
 
 
 # -- script entry point -----------------------------------------------------------
