@@ -1,15 +1,17 @@
-"""Reference games implemented against the jaxcfr Game protocol.
+"""The reference games, implemented against the jaxcfr Game protocol.
 
-Importing this package registers every game under its name (see
-``jaxcfr.registered_games()``).
+Installed as the package ``jaxcfr_games`` (this folder is ``games/`` in the
+repository). Each module imports only the protocol (:mod:`jaxcfr.game`); the names
+that load them (``kuhn_poker``, ``leduc_poker``, ...) are listed once, in
+:data:`jaxcfr.registry.REFERENCE_GAMES`, and imported on first use.
 """
 
-from games.goofspiel import Goofspiel
-from games.kuhn import KuhnPoker
-from games.leduc import LeducPoker
-from games.liars_dice import LiarsDice
-from games.rps import MatchingPennies, MatrixGame, RockPaperScissors
-from games.sampled_poker import SampledDicePoker
+from .goofspiel import Goofspiel
+from .kuhn import KuhnPoker
+from .leduc import LeducPoker
+from .liars_dice import LiarsDice
+from .rps import MatchingPennies, MatrixGame, RockPaperScissors
+from .sampled_poker import SampledDicePoker
 
 __all__ = [
     "Goofspiel", "KuhnPoker", "LeducPoker", "LiarsDice", "MatchingPennies", "MatrixGame",

@@ -2,7 +2,7 @@
 
 Example::
 
-    >>> import jaxcfr, games
+    >>> import jaxcfr
     >>> game = jaxcfr.load_game("goofspiel(cards=4)")
     >>> game.legal_actions()
     [1, 2, 3, 4]
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 
-from jaxcfr import TERMINAL, Game, GameError, register
+from jaxcfr.game import TERMINAL, Game, GameError
 
 __all__ = ["Goofspiel"]
 
@@ -38,7 +38,6 @@ def _tables(cards: int) -> _Tables:
     return _Tables(cards)
 
 
-@register("goofspiel")
 class Goofspiel(Game):
     """Imperfect-information goofspiel, turn-based: OpenSpiel's ``goofspiel`` with
     ``imp_info=True, points_order="descending", returns_type="win_loss"`` under

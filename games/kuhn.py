@@ -2,7 +2,7 @@
 
 Example::
 
-    >>> import jaxcfr, games
+    >>> import jaxcfr
     >>> game = jaxcfr.load_game("kuhn_poker(players=3)")
     >>> game.chance_outcomes()
     [(0, 0.25), (1, 0.25), (2, 0.25), (3, 0.25)]
@@ -10,7 +10,7 @@ Example::
 
 from __future__ import annotations
 
-from jaxcfr import CHANCE, TERMINAL, Game, GameError, register
+from jaxcfr.game import CHANCE, TERMINAL, Game, GameError
 
 __all__ = ["KuhnPoker"]
 
@@ -62,7 +62,6 @@ class _Rules:
         return entry
 
 
-@register("kuhn_poker")
 class KuhnPoker(Game):
     """Kuhn poker, exactly as OpenSpiel's ``kuhn_poker`` (any of its player counts).
 

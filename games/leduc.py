@@ -2,7 +2,7 @@
 
 Example::
 
-    >>> import jaxcfr, games
+    >>> import jaxcfr
     >>> game = jaxcfr.load_game("leduc_poker(ranks=4)")
     >>> len(game.chance_outcomes())
     8
@@ -10,7 +10,7 @@ Example::
 
 from __future__ import annotations
 
-from jaxcfr import CHANCE, TERMINAL, Game, GameError, register
+from jaxcfr.game import CHANCE, TERMINAL, Game, GameError
 
 __all__ = ["LeducPoker"]
 
@@ -115,7 +115,6 @@ class _Rules:
         return entry
 
 
-@register("leduc_poker")
 class LeducPoker(Game):
     """Leduc hold'em for two players, as OpenSpiel's ``leduc_poker`` (default parameters).
 

@@ -2,7 +2,7 @@
 
 Example::
 
-    >>> import jaxcfr, games
+    >>> import jaxcfr
     >>> game = jaxcfr.load_game("liars_dice(dice=1, sides=6)")
     >>> for face in (3, 6):
     ...     game.step(face)
@@ -12,7 +12,7 @@ Example::
 
 from __future__ import annotations
 
-from jaxcfr import CHANCE, TERMINAL, Game, GameError, register
+from jaxcfr.game import CHANCE, TERMINAL, Game, GameError
 
 __all__ = ["LiarsDice"]
 
@@ -40,7 +40,6 @@ class _Rules:
         self.dice_text = lambda rolls: sep.join(str(f) for f in sorted(rolls))
 
 
-@register("liars_dice")
 class LiarsDice(Game):
     """Two-player liar's dice, as OpenSpiel's ``liars_dice(numdice=dice, dice_sides=sides)``.
 

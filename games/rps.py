@@ -2,7 +2,7 @@
 
 Example::
 
-    >>> import jaxcfr, games
+    >>> import jaxcfr
     >>> game = jaxcfr.load_game("rock_paper_scissors")
     >>> game.step("rock"); game.step("paper"); game.terminal_returns()
     (-1.0, 1.0)
@@ -10,7 +10,7 @@ Example::
 
 from __future__ import annotations
 
-from jaxcfr import TERMINAL, Game, GameError, register
+from jaxcfr.game import TERMINAL, Game, GameError
 
 __all__ = ["MatrixGame", "RockPaperScissors", "MatchingPennies"]
 
@@ -81,7 +81,6 @@ class MatrixGame(Game):
         return f"{type(self).__name__}(moves={self._moves})"
 
 
-@register("rock_paper_scissors")
 class RockPaperScissors(MatrixGame):
     """Rock-paper-scissors, sequentialised: player 1 moves without seeing player 0's move.
 
@@ -98,7 +97,6 @@ class RockPaperScissors(MatrixGame):
               for i, a in enumerate(_RPS) for j, b in enumerate(_RPS)}
 
 
-@register("matching_pennies")
 class MatchingPennies(MatrixGame):
     """Matching pennies, sequentialised: player 1 moves without seeing player 0's move.
 

@@ -2,7 +2,7 @@
 
 Example::
 
-    >>> import random, jaxcfr, games
+    >>> import random, jaxcfr
     >>> game = jaxcfr.load_game("sampled_dice_poker(dice=5, sides=6)")
     >>> game.chance_outcomes() is None
     True
@@ -15,7 +15,7 @@ import math
 import random
 from collections import Counter
 
-from jaxcfr import CHANCE, TERMINAL, Game, GameError, register
+from jaxcfr.game import CHANCE, TERMINAL, Game, GameError
 
 __all__ = ["SampledDicePoker", "hand_strength"]
 
@@ -41,7 +41,6 @@ def hand_strength(roll: tuple) -> tuple:
     return (tuple(c for _, c in groups), tuple(f for f, _ in groups))
 
 
-@register("sampled_dice_poker")
 class SampledDicePoker(Game):
     """Two-player dice poker with one non-enumerated roll per player.
 

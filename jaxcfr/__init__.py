@@ -7,42 +7,39 @@ Public API::
     jaxcfr.validate(game)                         # contract probe
     lowered = jaxcfr.lower(game)                  # padded tensors + host tables
     result = jaxcfr.solve(lowered, "cfr+", 1000)  # average profile + metrics
+    jaxcfr.evaluate(lowered, result.average_strategy)["exploitability"]
 """
 
-from jaxcfr import efg
+from jaxcfr import efg, runs
 from jaxcfr.analytics import Evaluation, best_response, evaluate, expected_values
 from jaxcfr.api import SolveResult, solve
+from jaxcfr.contract import CHANCE, TERMINAL, GameError
 from jaxcfr.engine import Runner, batch_mesh
-from jaxcfr.game import CHANCE, TERMINAL, Game, GameError
-from jaxcfr.lowering import (GameTensors, LoweredGame, MemoryBudgetError, estimate_bytes, lower,
-                             sort_infosets)
-from jaxcfr.profile import Profile
-from jaxcfr.registry import load_game, register, registered_games
+from jaxcfr.game import Game
+from jaxcfr.loop import RECORD_KEYS
+from jaxcfr.lowering import MemoryBudgetError, estimate_bytes, lower, sort_infosets
+from jaxcfr.profile import Profile, evaluate_profile
+from jaxcfr.registry import REFERENCE_GAMES, load_game, register, registered_games
+from jaxcfr.runs import load_config, train
 from jaxcfr.solvers import (ALGORITHMS, HyperParams, Solver, SolverState, cfr, cfr_plus, dcfr,
                             dcfr_plus, linear_cfr, make_solver, pcfr_plus, pdcfr_plus)
 from jaxcfr.stack import stack
+from jaxcfr.tensors import GameTensors, LoweredGame
 from jaxcfr.validate import validate, validate_game_with
 
 __version__ = "0.1.0"
 
 __all__ = [
     # the game protocol and formats
-    "efg",
-    "CHANCE", "TERMINAL", "Game", "GameError", "load_game", "register", "registered_games",
-    "validate", "validate_game_with",
+    "efg", "CHANCE", "TERMINAL", "Game", "GameError", "load_game", "register",
+    "registered_games", "REFERENCE_GAMES", "validate", "validate_game_with",
     # lowering
     "GameTensors", "LoweredGame", "MemoryBudgetError", "estimate_bytes", "lower",
     "sort_infosets", "stack",
     # solvers and runs
     "ALGORITHMS", "HyperParams", "Solver", "SolverState", "cfr", "cfr_plus", "dcfr", "dcfr_plus",
     "linear_cfr", "make_solver", "pcfr_plus", "pdcfr_plus", "Runner", "batch_mesh", "solve",
-    "SolveResult",
+    "SolveResult", "RECORD_KEYS", "runs", "load_config", "train",
     # analytics and profiles
-    "Evaluation", "best_response", "evaluate", "expected_values", "Profile",
+    "Evaluation", "best_response", "evaluate", "expected_values", "Profile", "evaluate_profile",
 ]
-
-# Training runs from TOML configs (``jaxcfr train``, docs/runs.md).
-from jaxcfr import runs  # noqa: E402
-from jaxcfr.runs import evaluate_profile, load_config, train  # noqa: E402
-
-__all__ += ["runs", "evaluate_profile", "load_config", "train"]

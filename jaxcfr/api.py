@@ -4,7 +4,7 @@ Example::
 
     >>> import jaxcfr
     >>> result = jaxcfr.solve("kuhn_poker", algorithm="cfr+", iterations=1000)
-    >>> round(float(result.final["values"][0]), 3)
+    >>> round(result.final["values"][0], 3)
     -0.056
 """
 
@@ -14,20 +14,19 @@ import dataclasses
 import time
 from typing import Any, Callable
 
-import jax
 import numpy as np
 
 from jaxcfr.engine import DEFAULT_CHUNK, Runner
-from jaxcfr.game import Game
-from jaxcfr.lowering import LoweredGame, lower
+from jaxcfr.loop import Hooks, run_loop
+from jaxcfr.lowering import as_lowered
 from jaxcfr.profile import Profile
-from jaxcfr.registry import load_game
 from jaxcfr.solvers import Solver, SolverState, make_solver
+from jaxcfr.tensors import LoweredGame
 
-__all__ = ["solve", "SolveResult", "as_lowered"]
+__all__ = ["solve", "SolveResult"]
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(repr=False)
 class SolveResult:
     """What :func:`solve` returns.
 
@@ -38,9 +37,8 @@ class SolveResult:
       average_strategy: ``[I, A]`` (``[(B,) I, A, *H]`` when batched) on the host.
       profile: the average profile keyed by information set (single game, no batch),
         else ``None``.
-      metrics: one dict per evaluation (``iteration``, ``metric``, ``exploitability``,
-        ``nash_conv``, ``values``, ``best_response_values``, ``seconds``).
-      final: the last evaluation.
+      metrics: one record per evaluation (keys: :data:`jaxcfr.loop.RECORD_KEYS`).
+      final: the last record.
       seconds: wall time of the iterations and evaluations (compilation excluded).
       compile_seconds: time to compile the chunk and the evaluation.
       iterations_per_second: steady-state iterations per second (evaluations excluded).
@@ -56,21 +54,20 @@ class SolveResult:
     compile_seconds: float
     iterations_per_second: float
 
+    def __repr__(self) -> str:
+        final = self.final
+        metric = final["metric"]
+        shown = (f"{metric:.4g}" if isinstance(metric, float) else
+                 f"[{', '.join('n/a' if v is None else f'{v:.3g}' for v in metric)}]"
+                 if isinstance(metric, list) else "n/a")
+        return (f"SolveResult({self.solver.name} on {self.lowered.name or '?'}: "
+                f"{final['iteration']} iterations, {final['metric_name']} {shown}, "
+                f"{self.iterations_per_second:,.0f} it/s, compile {self.compile_seconds:.1f} s)")
 
-def as_lowered(game: Game | LoweredGame | str, **lower_kwargs) -> LoweredGame:
-    """Accept a game string, a Game or a LoweredGame; return a LoweredGame."""
-    if isinstance(game, LoweredGame):
-        return game
-    name = game if isinstance(game, str) else ""
-    if isinstance(game, str):
-        game = load_game(game)
-    return lower(game, name=name, **lower_kwargs)
 
-
-def solve(game: Game | LoweredGame | str, algorithm: str | Solver = "cfr+",
-          iterations: int = 1000, *, eval_every: int | None = None,
-          alternating: bool | None = None, alpha=None, beta=None, gamma=None,
-          precision: str = "float32", chunk: int = DEFAULT_CHUNK,
+def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *,
+          eval_every: int | None = None, alternating: bool | None = None, alpha=None,
+          beta=None, gamma=None, precision: str = "float32", chunk: int = DEFAULT_CHUNK,
           callback: Callable[[dict[str, Any]], None] | None = None) -> SolveResult:
     """Solve ``game`` with ``algorithm`` for ``iterations`` iterations.
 
@@ -84,8 +81,8 @@ def solve(game: Game | LoweredGame | str, algorithm: str | Solver = "cfr+",
       alternating: override the preset's update order.
       alpha, beta, gamma: hyper-parameters; a list gives a batch of settings solved
         by the same compiled step.
-      precision: ``"float32"`` or ``"float64"``.
-      callback: called with each evaluation's metrics dict.
+      precision: ``"float32"`` or ``"float64"`` (scoped to this call).
+      callback: called with each evaluation's record.
     """
     lowered = as_lowered(game)
     solver = algorithm if isinstance(algorithm, Solver) else make_solver(
@@ -97,30 +94,16 @@ def solve(game: Game | LoweredGame | str, algorithm: str | Solver = "cfr+",
     runner = Runner(lowered, solver, hyper, precision=precision, chunk=chunk)
     state, compile_seconds = runner.compile(runner.init())
     iterations = int(iterations)
-    step = iterations if not eval_every else max(1, int(eval_every))
-    metrics: list[dict[str, Any]] = []
-    done, iterate_seconds, start = 0, 0.0, time.perf_counter()
-    while True:
-        n = min(step, iterations - done)
-        t0 = time.perf_counter()
-        state = runner.advance(state, n)
-        jax.block_until_ready(state)
-        iterate_seconds += time.perf_counter() - t0
-        done += n
-        record = runner.evaluate(state)
-        record["iteration"] = done
-        record["seconds"] = time.perf_counter() - start
-        metrics.append(record)
-        if callback is not None:
-            callback(record)
-        if done >= iterations:
-            break
-    average = runner.profile(state)
+    start = time.perf_counter()
+    out = run_loop(runner, state, total=iterations, eval_every=eval_every or iterations,
+                   hooks=Hooks(on_record=callback), compile_seconds=compile_seconds,
+                   wall=lambda: time.perf_counter() - start)
+    average = runner.profile(out.state)
     profile = None
     if lowered.batch_size is None and average.ndim == 2:
         profile = Profile.from_lowered(lowered, average)
     return SolveResult(
-        lowered=lowered, solver=solver, state=state, average_strategy=average, profile=profile,
-        metrics=metrics, final=metrics[-1], seconds=time.perf_counter() - start,
-        compile_seconds=compile_seconds,
-        iterations_per_second=(iterations / iterate_seconds) if iterate_seconds > 0 else float("inf"))
+        lowered=lowered, solver=solver, state=out.state, average_strategy=average,
+        profile=profile, metrics=out.records, final=out.records[-1],
+        seconds=time.perf_counter() - start, compile_seconds=compile_seconds,
+        iterations_per_second=out.iterations / out.seconds if out.seconds > 0 else float("inf"))

@@ -15,11 +15,13 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from jaxcfr.precision import PRECISIONS
+from jaxcfr.runs.cli import add_eval_arguments, add_train_arguments, run_eval, run_train
 from jaxcfr.serialize import jsonable
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 
-#: name -> (add_arguments(parser), run(args) -> exit status); other modules may add to it.
+#: name -> (add_arguments(parser), run(args) -> exit status, help).
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None],
                           Callable[[argparse.Namespace], int], str]] = {}
 
@@ -82,16 +84,16 @@ COMMANDS["inspect"] = (_inspect_args, _inspect, "lower a game and print its size
 # -- solve ----------------------------------------------------------------
 def _solve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("game", help="game string or .efg path")
+    from jaxcfr.solvers import ALGORITHMS, HYPERPARAMETERS
     p.add_argument("--algorithm", default="cfr+",
-                   help="cfr, cfr+, lcfr, dcfr, pcfr+, dcfr+, pdcfr+ (default cfr+)")
+                   help=f"{', '.join(ALGORITHMS)} (default cfr+)")
     p.add_argument("--iterations", type=int, default=1000)
-    p.add_argument("--alpha", type=float)
-    p.add_argument("--beta", type=float)
-    p.add_argument("--gamma", type=float)
+    for name in HYPERPARAMETERS:
+        p.add_argument(f"--{name}", type=float, help="override the preset's default")
     order = p.add_mutually_exclusive_group()
     order.add_argument("--alternating", dest="alternating", action="store_true", default=None)
     order.add_argument("--simultaneous", dest="alternating", action="store_false")
-    p.add_argument("--precision", choices=("float32", "float64"), default="float32")
+    p.add_argument("--precision", choices=tuple(PRECISIONS), default="float32")
     p.add_argument("--eval-every", type=int, help="print metrics every N iterations")
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
 
@@ -130,11 +132,14 @@ def _solve(args) -> int:
 
 
 COMMANDS["solve"] = (_solve_args, _solve, "solve a game and print metrics")
+COMMANDS["train"] = (add_train_arguments, run_train,
+                     "train from a TOML run config (checkpoints, metrics, plot)")
+COMMANDS["eval"] = (add_eval_arguments, run_eval,
+                    "exploitability / NashConv and values of a saved profile")
 
 
 # -- entry point ----------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    _load_plugins()
     parser = argparse.ArgumentParser(prog="jaxcfr", description=__doc__.splitlines()[0])
     parser.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -143,29 +148,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load_plugins() -> None:
-    """Import modules that register more commands (train / eval), if present."""
-    import importlib
-    for module in ("jaxcfr.runs.cli",):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as e:
-            if e.name is None or not module.startswith(e.name):
-                raise
-
-
 def main(argv: Sequence[str] | None = None) -> int:
+    """``jaxcfr COMMAND ...``: returns the exit status (0 done, 2 error, 130 interrupted)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    show_tb = args.traceback or os.environ.get("JAXCFR_TRACEBACK") == "1"
-    run = COMMANDS[args.command][1]
-    if args.command in ("solve", "train", "eval"):
+    return _execute(COMMANDS[args.command][1], args, "jaxcfr", args.traceback)
+
+
+def train_script(argv: Sequence[str] | None = None, *, default_config: str | None = None,
+                 prog: str = "train.py") -> int:
+    """``train.py [CONFIG] [--set k=v ...] [--out DIR] [--resume DIR] [--quiet]``."""
+    parser = argparse.ArgumentParser(prog=prog, description="Train from a run config "
+                                     "(TOML); see docs/runs.md.")
+    add_train_arguments(parser, default_config=default_config)
+    parser.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
+    args = parser.parse_args(argv)
+    return _execute(run_train, args, prog, args.traceback)
+
+
+def _execute(run: Callable[[argparse.Namespace], int], args: argparse.Namespace, prog: str,
+             traceback: bool) -> int:
+    """Run a command; errors become one line on stderr (the traceback only on request)."""
+    show_tb = traceback or os.environ.get("JAXCFR_TRACEBACK") == "1"
+    if getattr(args, "command", "train") in ("solve", "train", "eval"):
         from jaxcfr.engine import enable_compilation_cache
         enable_compilation_cache()
     try:
         return int(run(args) or 0)
     except KeyboardInterrupt:
-        print("jaxcfr: interrupted", file=sys.stderr)
+        print(f"{prog}: interrupted", file=sys.stderr)
         return 130
     except Exception as e:  # noqa: BLE001 - one line for the user, traceback on request
         if show_tb:
@@ -173,5 +184,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         from jaxcfr.game import GameError
         kind = "error" if isinstance(e, (GameError, ValueError, OSError, KeyError)) else \
             f"internal error ({type(e).__name__})"
-        print(f"jaxcfr: {kind}: {e}", file=sys.stderr)
+        print(f"{prog}: {kind}: {e}", file=sys.stderr)
         return 2

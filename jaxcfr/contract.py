@@ -1,8 +1,13 @@
-"""Per-node contract checks, shared by :func:`jaxcfr.validate` and :func:`jaxcfr.lower`.
+"""The game contract: its vocabulary and its per-node rules.
 
-:func:`inspect_node` reads one state through the Game protocol, checks every
-node-local rule of the contract and returns what it read, so that callers never
-ask the game twice.
+The vocabulary (:data:`CHANCE`, :data:`TERMINAL`, :class:`GameError`) is what a
+game implementation needs besides :class:`jaxcfr.Game`; the rules are checked by
+:func:`jaxcfr.validate` (on random trajectories) and :func:`jaxcfr.lower` (on every
+node). :func:`inspect_node` reads one state through the protocol, checks every
+node-local rule and returns what it read, so that callers never ask the game twice.
+
+This module imports nothing else of jaxcfr: the protocol (:mod:`jaxcfr.game`), the
+probe (:mod:`jaxcfr.validate`) and the walker (:mod:`jaxcfr.lowering`) all build on it.
 """
 
 from __future__ import annotations
@@ -10,17 +15,70 @@ from __future__ import annotations
 import math
 from typing import Any, Hashable, NamedTuple, Sequence
 
-from jaxcfr.game import CHANCE, TERMINAL, Game, GameError
+__all__ = ["CHANCE", "TERMINAL", "GameError", "format_history", "DECISION", "CHANCE_NODE",
+           "TERMINAL_NODE", "NodeInfo", "inspect_node", "check_protocol",
+           "check_terminal_step_refused", "player_to_act_consistent", "hashable_key",
+           "CHANCE_SUM_TOLERANCE", "MAX_TRAJECTORY_LENGTH", "PROTOCOL_METHODS"]
 
-__all__ = ["DECISION", "CHANCE_NODE", "TERMINAL_NODE", "PADDING", "NodeInfo",
-           "inspect_node", "check_terminal_step_refused", "CHANCE_SUM_TOLERANCE"]
+#: ``player_to_act()`` at a chance node.
+CHANCE = -1
+#: ``player_to_act()`` at a terminal node.
+TERMINAL = -4
 
-# Node kinds, as stored in ``LoweredGame.node_kind``.
+
+def format_history(history: Sequence[Any]) -> str:
+    """The action path from the root, as printed in error messages."""
+    if not history:
+        return "<root>"
+    return " -> ".join(str(a) for a in history)
+
+
+class GameError(Exception):
+    """A game broke the contract, or a move was refused.
+
+    Attributes:
+      rule: short name of the rule broken (e.g. ``"chance-sum"``), or ``None``.
+      history: the action path from the root to the offending node, or ``None``
+        when unknown (e.g. raised inside ``step`` before the caller added it).
+      infoset: the information-set key involved, when there is one.
+    """
+
+    def __init__(self, message: str, *, rule: str | None = None,
+                 history: Sequence[Any] | None = None, infoset: Any = None):
+        self.rule = rule
+        self.history = None if history is None else tuple(history)
+        self.infoset = infoset
+        self.detail = message
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        parts = []
+        if self.rule:
+            parts.append(f"[{self.rule}]")
+        parts.append(self.detail)
+        if self.history is not None:
+            parts.append(f"(history: {format_history(self.history)})")
+        if self.infoset is not None:
+            parts.append(f"(information set: {self.infoset!r})")
+        return " ".join(parts)
+
+    def with_context(self, *, history: Sequence[Any] | None = None,
+                     infoset: Any = None) -> "GameError":
+        """A copy of this error with the history / infoset filled in if missing."""
+        return GameError(
+            self.detail, rule=self.rule,
+            history=self.history if self.history is not None else history,
+            infoset=self.infoset if self.infoset is not None else infoset)
+
+
+# Host node kinds, as read by inspect_node (the lowered ``node_kind`` uses the same codes,
+# plus ``jaxcfr.tensors.PADDING``).
 DECISION = 0
 CHANCE_NODE = 1
 TERMINAL_NODE = 2
-PADDING = 3
 
+#: A trajectory longer than this is reported as a game that never ends.
+MAX_TRAJECTORY_LENGTH = 1_000_000
 #: How far chance probabilities may sum from 1 (float rounding of exact rationals).
 CHANCE_SUM_TOLERANCE = 1e-9
 
@@ -32,6 +90,31 @@ class NodeInfo(NamedTuple):
     actions: tuple                 # legal actions, or chance outcomes' actions
     probs: tuple | None            # chance probabilities (None: not enumerable / not chance)
     returns: tuple | None          # terminal returns (None elsewhere)
+
+#: The methods every game state must provide (the abstract methods of ``jaxcfr.Game``).
+PROTOCOL_METHODS = ("is_terminal", "is_chance", "player_to_act", "chance_outcomes",
+                    "sample_chance", "legal_actions", "step", "clone", "terminal_returns",
+                    "infoset_key")
+
+
+def check_protocol(game: Any) -> int:
+    """Check that ``game`` looks like a game state; return its number of players.
+
+    Any object with the protocol's methods and a positive ``num_players`` is accepted
+    (subclassing :class:`jaxcfr.Game` is the easy way to get there).
+
+    Raises:
+      GameError: ``protocol`` (a method is missing) or ``num-players``.
+    """
+    missing = [m for m in PROTOCOL_METHODS if not callable(getattr(game, m, None))]
+    if missing:
+        raise GameError(f"{type(game).__name__} does not implement the jaxcfr.Game protocol "
+                        f"(missing {', '.join(missing)})", rule="protocol")
+    players = getattr(game, "num_players", None)
+    if isinstance(players, bool) or not isinstance(players, int) or players < 1:
+        raise GameError(f"num_players is {players!r} (must be a positive integer)",
+                        rule="num-players")
+    return players
 
 
 def _fail(rule: str, message: str, history: Sequence[Any], infoset: Any = None):

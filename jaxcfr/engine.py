@@ -16,12 +16,16 @@ Example::
     >>> import jaxcfr
     >>> runner = jaxcfr.Runner(jaxcfr.lower(jaxcfr.load_game("kuhn_poker")), jaxcfr.cfr_plus())
     >>> state = runner.advance(runner.init(), 100)
-    >>> metrics = runner.evaluate(state)
+    >>> metrics = runner.evaluate(state)      # jaxcfr.evaluate of the average profile
+
+Precision: every device call of a Runner happens inside :func:`jaxcfr.precision.scope`
+of its dtype, so a float64 runner never changes what a float32 one computes.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import time
 from typing import Any
 
@@ -29,26 +33,31 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr import analytics, passes
-from jaxcfr.lowering import LoweredGame
-from jaxcfr.solvers import (HyperParams, Solver, SolverState, average_strategy,
+from jaxcfr import analytics
+from jaxcfr import precision as _precision
+from jaxcfr.solvers import (HYPERPARAMETERS, HyperParams, Solver, SolverState, average_strategy,
                             current_strategy)
 from jaxcfr.stack import forest as stack_forest
 from jaxcfr.stack import shared_structure as stack_shared
+from jaxcfr.tensors import LoweredGame, Structure, to_device
 
-__all__ = ["Runner", "trace_counts", "DEFAULT_CHUNK", "batch_mesh", "enable_compilation_cache"]
+__all__ = ["Runner", "trace_counts", "DEFAULT_CHUNK", "batch_mesh", "enable_compilation_cache",
+           "RUN_PARAMETERS"]
 
 #: Iterations per compiled chunk (the last chunk of a run skips its unused steps).
 DEFAULT_CHUNK = 64
 
+#: Per-run numbers a Runner takes (a sequence makes a batch of settings).
+RUN_PARAMETERS = HYPERPARAMETERS + ("exploration", "seed")
+
 #: How many times each compiled function was traced (for compile-once tests).
-trace_counts: dict[str, int] = {"chunk": 0, "evaluate": 0}
+trace_counts: dict[str, int] = {"chunk": 0}
 
 
 @functools.partial(jax.jit, static_argnames=("solver", "structure", "layout", "chunk"),
                    donate_argnames=("state",))
 def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, *, solver: Solver,
-               structure: passes.Structure, layout: str, chunk: int) -> SolverState:
+               structure: Structure, layout: str, chunk: int) -> SolverState:
     """``n`` (traced, at most ``chunk``) iterations of ``solver``.
 
     ``layout`` says how ``tensors`` hold a stack's state ``[B, I, A, *H]``:
@@ -92,22 +101,6 @@ def _profile_of(tensors, state: SolverState, predictive: bool, average: bool) ->
                                                                               predictive)
 
 
-@functools.partial(jax.jit, static_argnames=("structure", "games_batched", "predictive",
-                                             "average"))
-def _evaluate(tensors, state: SolverState, rounds: jax.Array, *, structure: passes.Structure,
-              games_batched: bool, predictive: bool, average: bool):
-    """Exact metrics and the profile; the solver's only say is whether it is predictive."""
-    trace_counts["evaluate"] += 1
-
-    def one(t, st):
-        profile = _profile_of(t, st, predictive, average)
-        return analytics.evaluate(t, structure, profile, rounds), profile
-
-    if games_batched:
-        one = jax.vmap(one)
-    return one(tensors, state)
-
-
 @functools.partial(jax.jit, static_argnames=("games_batched", "predictive", "average"))
 def _profile(tensors, state: SolverState, *, games_batched: bool, predictive: bool,
              average: bool) -> jax.Array:
@@ -121,7 +114,6 @@ def enable_compilation_cache(path: str | None = None) -> str | None:
     ``path`` defaults to ``$JAXCFR_CACHE_DIR`` or ``~/.cache/jaxcfr/xla``;
     ``JAXCFR_NO_CACHE=1`` turns the cache off. Returns the directory used (or None).
     """
-    import os
     if os.environ.get("JAXCFR_NO_CACHE") == "1":
         return None
     path = path or os.environ.get("JAXCFR_CACHE_DIR") or os.path.join(
@@ -147,14 +139,16 @@ def batch_mesh(num_devices: int | None = None, axis: str = "batch"):
 
 
 class Runner:
-    """A lowered game, a solver and hyper-parameters on the device, ready to iterate.
+    """A lowered game, a solver and its run parameters on the device, ready to iterate.
 
     Args:
       lowered: a LoweredGame (single or stacked).
       solver: a :class:`~jaxcfr.solvers.Solver`.
-      hyperparams: optional dict of ``alpha`` / ``beta`` / ``gamma``; a sequence
-        value makes a batch of settings (every given sequence has the same length).
-      precision: ``"float32"`` (default) or ``"float64"`` (turns on ``jax_enable_x64``).
+      hyperparams: optional dict of :data:`RUN_PARAMETERS` (``alpha``, ``beta``,
+        ``gamma``, ``exploration``, ``seed``); a sequence value makes a batch of
+        settings on a trailing axis ``[H]`` (every given sequence has the same length;
+        scalars are shared by the batch).
+      precision: ``"float32"`` (default) or ``"float64"``, scoped to this runner's calls.
       chunk: iterations per compiled chunk.
       mesh: optional ``jax.sharding.Mesh`` with one axis: the batch axis (the stack's
         leading ``B``, else the trailing hyper-parameter ``H``) is sharded over it.
@@ -162,28 +156,28 @@ class Runner:
 
     def __init__(self, lowered: LoweredGame, solver: Solver, hyperparams: dict | None = None,
                  *, precision: str = "float32", chunk: int = DEFAULT_CHUNK, mesh=None):
-        if precision not in ("float32", "float64"):
-            raise ValueError(f"precision must be 'float32' or 'float64', got {precision!r}")
-        if precision == "float64":
-            jax.config.update("jax_enable_x64", True)
-        self.dtype = jnp.float64 if precision == "float64" else jnp.float32
+        self.dtype = _precision.dtype_of(precision)
         self.lowered = lowered
         self.solver = solver
         self.chunk = int(chunk)
-        self.structure = passes.Structure(lowered.level_start, lowered.num_players)
+        self.structure = lowered.structure
         self.games_batched = lowered.batch_size is not None
-        self.tensors = passes.to_device(lowered.tensors, self.dtype)
         hyperparams = dict(hyperparams or {})
-        unknown = set(hyperparams) - {"alpha", "beta", "gamma"}
+        unknown = set(hyperparams) - set(RUN_PARAMETERS)
         if unknown:
-            raise ValueError(f"unknown hyper-parameter(s): {sorted(unknown)}")
-        self.hp = solver.hyperparams(**hyperparams, dtype=self.dtype)
-        shapes = {np.shape(v) for v in self.hp}
-        self.hp_batch: tuple[int, ...] = max(shapes, key=len)
-        if any(s not in ((), self.hp_batch) for s in shapes):
-            raise ValueError(f"hyper-parameter batches differ in length: {sorted(shapes)}")
-        self.hp = HyperParams(*(jnp.broadcast_to(v, self.hp_batch) for v in self.hp))
-        self.rounds = jnp.asarray(lowered.br_rounds, jnp.int32)
+            raise ValueError(f"unknown run parameter(s) {sorted(unknown)}; known: "
+                             f"{', '.join(RUN_PARAMETERS)}")
+        self.settings = {k: list(np.ravel(v)) for k, v in hyperparams.items()
+                         if np.ndim(v) > 0}            # the parameters that vary in the batch
+        with self.scope():
+            self.tensors = to_device(lowered.tensors, self.dtype)
+            self.hp = solver.hyperparams(**hyperparams, dtype=self.dtype)
+            shapes = {np.shape(v) for v in self.hp}
+            self.hp_batch: tuple[int, ...] = max(shapes, key=len)
+            if any(s not in ((), self.hp_batch) for s in shapes) or len(self.hp_batch) > 1:
+                raise ValueError("run parameters must be scalars or sequences of one length, "
+                                 f"got shapes {sorted(shapes)}")
+            self.hp = HyperParams(*(jnp.broadcast_to(v, self.hp_batch) for v in self.hp))
         if mesh is not None:
             # jax.make_mesh defaults to Explicit axes, under which the batched gathers need
             # per-op out_sharding; the passes are written for sharding propagation (Auto).
@@ -192,23 +186,53 @@ class Runner:
                 mesh = Mesh(mesh.devices, mesh.axis_names,
                             axis_types=(AxisType.Auto,) * len(mesh.axis_names))
         self.mesh = mesh
-        if mesh is not None:
-            self.tensors = self._shard(self.tensors, batched_last=False)
-            self.hp = self._shard(self.hp, batched_last=True)
-        # How the chunk steps a stack: members sharing one tree put the batch on a trailing
-        # axis (shared gathers); different trees become one forest; a sharded stack vmaps.
-        self.layout, self.step_tensors, self.step_structure = "single", self.tensors, self.structure
-        if self.games_batched:
-            self.layout = "vmap"
-            if mesh is None:
-                shared = stack_shared(lowered)
-                if shared is not None:
-                    self.layout, self.step_tensors = "shared", passes.to_device(shared, self.dtype)
-                else:
-                    forest_tensors, forest_levels = stack_forest(lowered)
-                    self.layout = "forest"
-                    self.step_tensors = passes.to_device(forest_tensors, self.dtype)
-                    self.step_structure = passes.Structure(forest_levels, lowered.num_players)
+        with self.scope():
+            if mesh is not None:
+                self.tensors = self._shard(self.tensors, batched_last=False)
+                self.hp = self._shard(self.hp, batched_last=True)
+            # How the chunk steps a stack: members sharing one tree put the batch on a
+            # trailing axis (shared gathers); different trees become one forest; a sharded
+            # stack, or one under a sampling estimator (each member samples its own tree),
+            # vmaps.
+            self.layout, self.step_tensors, self.step_structure = ("single", self.tensors,
+                                                                   self.structure)
+            if self.games_batched:
+                self.layout = "vmap"
+                if mesh is None and solver.sampling == "none":
+                    shared = stack_shared(lowered)
+                    if shared is not None:
+                        self.layout = "shared"
+                        self.step_tensors = to_device(shared, self.dtype)
+                    else:
+                        forest_tensors, forest_levels = stack_forest(lowered)
+                        self.layout = "forest"
+                        self.step_tensors = to_device(forest_tensors, self.dtype)
+                        self.step_structure = Structure(forest_levels, lowered.num_players)
+
+    def __repr__(self) -> str:
+        batch = f", {self.hp_batch[0]} settings" if self.hp_batch else ""
+        return (f"Runner({self.solver!r} on {self.lowered!r}, {self.dtype.name}{batch}, "
+                f"chunk {self.chunk})")
+
+    def scope(self):
+        """The precision scope every device call of this runner runs in."""
+        return _precision.scope(self.dtype)
+
+    @property
+    def batch_members(self) -> int:
+        """Games times settings: the number of separate runs this one stands for."""
+        games = self.lowered.batch_size or 1
+        return games * (self.hp_batch[0] if self.hp_batch else 1)
+
+    def member_labels(self) -> list[str]:
+        """One label per batch member, games outer and settings inner (``[]`` if single)."""
+        games = [g.name for g in self.lowered.members] if self.games_batched else [None]
+        n = self.hp_batch[0] if self.hp_batch else 0
+        settings = [" ".join(f"{k}={v[i]:g}" for k, v in self.settings.items())
+                    for i in range(n)] or [None]
+        if games == [None] and settings == [None]:
+            return []
+        return [" ".join(x for x in (g, s) if x) for g in games for s in settings]
 
     def _shard(self, tree, batched_last: bool):
         """Place ``tree`` on ``self.mesh``: a stack's leading ``B`` axis is sharded; with
@@ -228,22 +252,32 @@ class Runner:
     # -- state -------------------------------------------------------------
     def init(self) -> SolverState:
         """Zero state: ``[I, A, *H]``, or ``[B, I, A, *H]`` for a stacked game."""
-        state = self.solver.init(self.lowered.tensors, self.hp_batch, dtype=self.dtype)
-        if self.games_batched:
-            b = self.lowered.batch_size
-            state = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (b,) + x.shape).copy(),
-                                           state)
-        if self.mesh is not None:
-            state = self._shard(state, batched_last=True)
+        with self.scope():
+            state = self.solver.init(self.lowered.tensors, self.hp_batch, dtype=self.dtype)
+            if self.games_batched:
+                b = self.lowered.batch_size
+                state = jax.tree_util.tree_map(
+                    lambda x: jnp.broadcast_to(x, (b,) + x.shape).copy(), state)
+            if self.mesh is not None:
+                state = self._shard(state, batched_last=True)
+        return state
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> SolverState:
+        """A state from host arrays (a checkpoint), on the device in this runner's dtype."""
+        with self.scope():
+            state = SolverState(*(jnp.asarray(arrays[f]) for f in SolverState._fields))
+            if self.mesh is not None:
+                state = self._shard(state, batched_last=True)
         return state
 
     def advance(self, state: SolverState, iterations: int) -> SolverState:
         """Run ``iterations`` more iterations (in compiled chunks)."""
         left = int(iterations)
-        while left > 0:
-            n = min(left, self.chunk)
-            state = self._chunk(state, n)
-            left -= n
+        with self.scope():
+            while left > 0:
+                n = min(left, self.chunk)
+                state = self._chunk(state, n)
+                left -= n
         return state
 
     def _chunk(self, state: SolverState, n: int) -> SolverState:
@@ -254,45 +288,27 @@ class Runner:
     def compile(self, state: SolverState) -> tuple[SolverState, float]:
         """Compile the chunk and evaluation (running zero iterations); returns seconds."""
         start = time.perf_counter()
-        state = self._chunk(state, 0)
-        jax.block_until_ready(state)
+        with self.scope():
+            state = self._chunk(state, 0)
+            jax.block_until_ready(state)
         self.evaluate(state)
         return state, time.perf_counter() - start
 
     # -- metrics -----------------------------------------------------------
     def profile(self, state: SolverState, average: bool = True) -> np.ndarray:
         """The average (or current) strategy on the host: ``[(B,) I, A, *H]``."""
-        return np.asarray(_profile(self.tensors, state, games_batched=self.games_batched,
-                                   predictive=self.solver.predictive, average=average))
+        with self.scope():
+            return np.asarray(self._profile(state, average))
+
+    def _profile(self, state: SolverState, average: bool) -> jax.Array:
+        return _profile(self.tensors, state, games_batched=self.games_batched,
+                        predictive=self.solver.predictive, average=average)
 
     def evaluate(self, state: SolverState, average: bool = True) -> dict[str, Any]:
-        """Exact metrics of the average (or current) profile, as host NumPy values.
+        """:func:`jaxcfr.evaluate` of the average (or current) profile: see there for the keys.
 
-        Keys: ``values`` ``[(B,) P, *H]``, ``best_response_values`` (same),
-        ``nash_conv`` ``[(B,) *H]``, ``exploitability`` (NashConv / P for 2-player
-        constant-sum games, else ``None``), ``nash_gap`` (when ``nash_value()`` is
-        known: each player's best-response value minus the known value), and
-        ``metric`` / ``metric_name``: the tightest of these.
+        Shapes: ``values`` ``[(B,) P, *H]``, ``nash_conv`` ``[(B,) *H]``, ...
         """
-        ev, _ = _evaluate(self.tensors, state, self.rounds, structure=self.structure,
-                          games_batched=self.games_batched, predictive=self.solver.predictive,
-                          average=average)
-        values = np.asarray(ev.values, dtype=np.float64)
-        br = np.asarray(ev.best_response_values, dtype=np.float64)
-        nash_conv = np.asarray(ev.nash_conv, dtype=np.float64)
-        out: dict[str, Any] = {"values": values, "best_response_values": br,
-                               "nash_conv": nash_conv, "exploitability": None}
-        lowered = self.lowered
-        if lowered.num_players == 2 and lowered.constant_sum is not None:
-            out["exploitability"] = nash_conv / 2
-        pax = 1 if self.games_batched else 0        # the players axis
-        if lowered.num_players == 2 and lowered.nash_value is not None:
-            known = np.asarray(lowered.nash_value).reshape((2,) + (1,) * (br.ndim - 1 - pax))
-            out["nash_gap"] = br - known
-            out["metric_name"] = "exploitability"
-            out["metric"] = np.take(br - known, 0, axis=pax) / 2 + np.take(br - known, 1, axis=pax) / 2
-        elif out["exploitability"] is not None:
-            out["metric_name"], out["metric"] = "exploitability", out["exploitability"]
-        else:
-            out["metric_name"], out["metric"] = "nash_conv", nash_conv
-        return out
+        with self.scope():
+            table = self._profile(state, average)
+        return analytics.evaluate(self.lowered, table, dtype=self.dtype, tensors=self.tensors)

@@ -34,60 +34,11 @@ from __future__ import annotations
 import abc
 import hashlib
 import random
-from typing import Any, Hashable, Sequence
+from typing import Hashable, Sequence
+
+from jaxcfr.contract import CHANCE, TERMINAL, GameError, format_history
 
 __all__ = ["Game", "GameError", "CHANCE", "TERMINAL", "format_history"]
-
-#: ``player_to_act()`` at a chance node.
-CHANCE = -1
-#: ``player_to_act()`` at a terminal node.
-TERMINAL = -4
-
-
-def format_history(history: Sequence[Any]) -> str:
-    """The action path from the root, as printed in error messages."""
-    if not history:
-        return "<root>"
-    return " -> ".join(str(a) for a in history)
-
-
-class GameError(Exception):
-    """A game broke the contract, or a move was refused.
-
-    Attributes:
-      rule: short name of the rule broken (e.g. ``"chance-sum"``), or ``None``.
-      history: the action path from the root to the offending node, or ``None``
-        when unknown (e.g. raised inside ``step`` before the caller added it).
-      infoset: the information-set key involved, when there is one.
-    """
-
-    def __init__(self, message: str, *, rule: str | None = None,
-                 history: Sequence[Any] | None = None, infoset: Any = None):
-        self.rule = rule
-        self.history = None if history is None else tuple(history)
-        self.infoset = infoset
-        self.detail = message
-        super().__init__(self._render())
-
-    def _render(self) -> str:
-        parts = []
-        if self.rule:
-            parts.append(f"[{self.rule}]")
-        parts.append(self.detail)
-        if self.history is not None:
-            parts.append(f"(history: {format_history(self.history)})")
-        if self.infoset is not None:
-            parts.append(f"(information set: {self.infoset!r})")
-        return " ".join(parts)
-
-    def with_context(self, *, history: Sequence[Any] | None = None,
-                     infoset: Any = None) -> "GameError":
-        """A copy of this error with the history / infoset filled in if missing."""
-        return GameError(
-            self.detail, rule=self.rule,
-            history=self.history if self.history is not None else history,
-            infoset=self.infoset if self.infoset is not None else infoset)
-
 
 class Game(abc.ABC):
     """A state of an imperfect-information extensive-form game.

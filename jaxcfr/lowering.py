@@ -19,50 +19,27 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import itertools
 import math
 import os
-from typing import Any, Hashable, NamedTuple
+from typing import Any, Hashable
 
 import numpy as np
 
-from jaxcfr.contract import (CHANCE_NODE, DECISION, TERMINAL_NODE, hashable_key,
-                             inspect_node, player_to_act_consistent)
-from jaxcfr.game import TERMINAL, Game, GameError, format_history
+from jaxcfr import contract
+from jaxcfr.contract import (TERMINAL, GameError, check_protocol,
+                             format_history, hashable_key, inspect_node,
+                             player_to_act_consistent)
+from jaxcfr.registry import load_game
+from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
+                            GameTensors, LoweredGame)
 
-# The module, not the function that jaxcfr re-exports under the same name.
-_validate_module = importlib.import_module("jaxcfr.validate")
-
-__all__ = ["GameTensors", "LoweredGame", "lower", "sort_infosets", "MemoryBudgetError",
-           "NO_PARENT", "estimate_bytes", "default_memory_budget"]
-
-#: ``parent`` of the root.
-NO_PARENT = -1
-#: ``infoset_player`` of the sink row and of padding rows.
-NO_PLAYER = -1
+__all__ = ["lower", "as_lowered", "sort_infosets", "MemoryBudgetError", "estimate_bytes",
+           "default_memory_budget"]
 #: Fraction of available memory that lowering may plan to use by default.
 DEFAULT_MEMORY_FRACTION = 0.5
 # Host bytes per node while enumerating (Python lists of ints, keys, labels).
 _HOST_BYTES_PER_NODE = 160
-
-
-class GameTensors(NamedTuple):
-    """The arrays a solver reads. A leading batch axis ``[B, ...]`` after :func:`jaxcfr.stack`."""
-    parent: np.ndarray          # [N] int32  parent node; NO_PARENT at the root
-    parent_slot: np.ndarray     # [N] int32  slot of the action leading here (0 at the root)
-    node_kind: np.ndarray       # [N] int8   DECISION / CHANCE_NODE / TERMINAL_NODE / PADDING
-    node_player: np.ndarray     # [N] int32  acting player; P at chance; -1 at terminal/padding
-    node_infoset: np.ndarray    # [N] int32  information-set row; the sink row if not a decision
-    edge_owner: np.ndarray      # [N] int32  who chose the edge into this node (P: chance/root)
-    edge_index: np.ndarray      # [N] int32  row * A + slot of that edge (sink * A at chance/root)
-    chance_prob: np.ndarray     # [N] float  probability of the chance edge into here (1 otherwise;
-                                #            0 at padding)
-    payoff: np.ndarray          # [N, P] float terminal returns (0 elsewhere)
-    legal_mask: np.ndarray      # [I, A] bool legal actions per row (sink/padding: slot 0 only)
-    abstraction_mask: np.ndarray  # [I, A] bool kept actions (all legal without abstraction)
-    infoset_player: np.ndarray  # [I] int32  owner; NO_PLAYER for sink and padding rows
-    infoset_rep: np.ndarray     # [I] int32  one member node (0 for sink and padding rows)
 
 
 class MemoryBudgetError(GameError):
@@ -91,85 +68,6 @@ def estimate_bytes(num_nodes: int, num_infosets: int, max_actions: int, num_play
     per_node += float_bytes * (2 * num_players + 2)               # reach and value passes
     per_row = max_actions * (2 + 4 * float_bytes) + 8             # masks + regret/avg/pred tables
     return num_nodes * per_node + num_infosets * per_row
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class LoweredGame:
-    """A game lowered to tensors, with the host tables that map rows back to the game.
-
-    ``tensors`` are NumPy arrays; solvers move them to the device. ``level_start``
-    is static structure: the node slice of depth ``d`` is
-    ``level_start[d]:level_start[d + 1]``.
-    """
-    tensors: GameTensors
-    level_start: tuple[int, ...]          # [D + 1]
-    num_players: int
-    infoset_keys: tuple                   # [I - 1] (player, key) per real row (host only)
-    infoset_actions: tuple                # [I - 1] tuple of action labels per real row
-    preorder: np.ndarray                  # [N] int64 pre-order number of each node (host only)
-    node_action: tuple                    # [N] label of the action into each node (host only)
-    nash_value: tuple | None = None
-    constant_sum: float | None = None     # sum of returns when equal at every leaf, else None
-    br_rounds: int = 1                    # most own decisions on a path (best-response sweeps)
-    name: str = ""
-    batch_size: int | None = None         # B after stack(); None for a single game
-    members: tuple = ()                   # the stacked LoweredGames (host tables per member)
-
-    # -- sizes -------------------------------------------------------------
-    @property
-    def num_nodes(self) -> int:
-        return int(self.tensors.parent.shape[-1])
-
-    @property
-    def num_rows(self) -> int:
-        """Information-set rows including the sink (``I``)."""
-        return int(self.tensors.legal_mask.shape[-2])
-
-    @property
-    def max_actions(self) -> int:
-        return int(self.tensors.legal_mask.shape[-1])
-
-    @property
-    def depth(self) -> int:
-        """Longest root-to-leaf path, in moves."""
-        return len(self.level_start) - 2
-
-    @property
-    def infosets_per_player(self) -> tuple[int, ...]:
-        owners = np.asarray(self.tensors.infoset_player).reshape(-1)
-        return tuple(int((owners == p).sum()) for p in range(self.num_players))
-
-    @property
-    def nbytes(self) -> int:
-        return int(sum(np.asarray(t).nbytes for t in self.tensors))
-
-    def sizes(self) -> dict[str, Any]:
-        """The sizes reported by ``jaxcfr inspect``."""
-        return {"nodes": self.num_nodes, "infosets": list(self.infosets_per_player),
-                "max_actions": self.max_actions, "depth": self.depth, "bytes": self.nbytes}
-
-    # -- host tables -------------------------------------------------------
-    def history(self, node: int) -> tuple:
-        """The action path from the root to ``node`` (labels)."""
-        parent = self.tensors.parent
-        path = []
-        while parent[node] != NO_PARENT:
-            path.append(self.node_action[node])
-            node = int(parent[node])
-        return tuple(reversed(path))
-
-    def infoset_members(self, row: int) -> np.ndarray:
-        """Nodes of information-set ``row``, sorted by pre-order number (Gambit's order)."""
-        nodes = np.flatnonzero(self.tensors.node_infoset == row)
-        return nodes[np.argsort(self.preorder[nodes], kind="stable")]
-
-    def row_of(self, player: int, key: Hashable) -> int:
-        """The row of ``player``'s information set ``key`` (KeyError if unknown)."""
-        index = self.__dict__.get("_row_index")
-        if index is None:
-            index = {k: i for i, k in enumerate(self.infoset_keys)}
-            object.__setattr__(self, "_row_index", index)
-        return index[(player, key)]
 
 
 #: ``_Enumeration.code`` of a chance node (decision nodes store their row, >= 0).
@@ -221,7 +119,7 @@ class _Enumeration:
         return tuple(reversed(out))
 
 
-def _inspect(state: Game, enum: _Enumeration, node: int) -> Any:
+def _inspect(state, enum: _Enumeration, node: int) -> Any:
     """The full node-local check of :mod:`jaxcfr.contract` (rules in their canonical order).
 
     The walk runs it on every chance node, and on any other node whose cheap
@@ -236,7 +134,7 @@ def _inspect(state: Game, enum: _Enumeration, node: int) -> Any:
     return info
 
 
-def _enumerate(game: Game, num_players: int, abstraction, budget: int) -> _Enumeration:
+def _enumerate(game, num_players: int, abstraction, budget: int) -> _Enumeration:
     """Walk the whole tree once, iteratively in pre-order, checking the contract at every node.
 
     Every rule of :func:`jaxcfr.validate` is checked on every node (including a
@@ -258,7 +156,7 @@ def _enumerate(game: Game, num_players: int, abstraction, budget: int) -> _Enume
     isfinite, radix, P = math.isfinite, _SLOT_RADIX, num_players
     max_actions = 1
     next_check = _BUDGET_CHECK_EVERY
-    max_depth = _validate_module.MAX_TRAJECTORY_LENGTH
+    max_depth = contract.MAX_TRAJECTORY_LENGTH
 
     stack: list[tuple] = [(game.clone(), NO_PARENT, 0, 0, (-1,) * P, None, 1.0)]
     pop, push = stack.pop, stack.append
@@ -386,7 +284,7 @@ def _enumerate(game: Game, num_players: int, abstraction, budget: int) -> _Enume
     return enum
 
 
-def lower(game: Game, *, abstraction=None, sort_infosets: bool = True,
+def lower(game, *, abstraction=None, sort_infosets: bool = True,
           memory_budget: int | None = None, name: str = "") -> LoweredGame:
     """Enumerate ``game`` and check its contract on every node.
 
@@ -407,12 +305,8 @@ def lower(game: Game, *, abstraction=None, sort_infosets: bool = True,
         mindedness), naming the history and the information set.
       MemoryBudgetError: the game does not fit the memory budget.
     """
-    if not isinstance(game, Game):
-        raise GameError(f"{type(game).__name__} does not implement jaxcfr.Game", rule="protocol")
+    num_players = check_protocol(game)
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
-    num_players = int(game.num_players)
-    if num_players < 1:
-        raise GameError(f"num_players is {num_players}", rule="num-players")
     enum = _enumerate(game, num_players, abstraction, budget)
     _check_budget(len(enum.parent), len(enum.row_actions) + 1, enum.max_actions, num_players,
                   budget)
@@ -420,6 +314,20 @@ def lower(game: Game, *, abstraction=None, sort_infosets: bool = True,
     if sort_infosets:
         lowered = globals()["sort_infosets"](lowered)
     return lowered
+
+
+def as_lowered(game, **lower_kwargs) -> LoweredGame:
+    """A game string, a Game or a LoweredGame as a LoweredGame (lowering it if needed).
+
+    A game string names the lowered game (``LoweredGame.name``).
+    """
+    if isinstance(game, LoweredGame):
+        return game
+    name = lower_kwargs.pop("name", "")
+    if isinstance(game, (str, os.PathLike)):
+        name = name or os.fspath(game)
+        game = load_game(game)
+    return lower(game, name=name, **lower_kwargs)
 
 
 def _kept_actions(abstraction, state, player, legal, history) -> tuple:
@@ -484,7 +392,7 @@ def _check_budget(nodes, rows, max_actions, num_players, budget) -> None:
             "JAXCFR_MEMORY_BUDGET to raise it)", rule="memory-budget")
 
 
-def _build(enum: _Enumeration, game: Game, name: str) -> LoweredGame:
+def _build(enum: _Enumeration, game, name: str) -> LoweredGame:
     """Reorder the pre-order columns into depth order and fill the tensors."""
     num_players, max_actions = enum.num_players, enum.max_actions
     n = len(enum.parent)

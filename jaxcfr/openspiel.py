@@ -20,10 +20,11 @@ import numbers
 import random
 from typing import Any, Hashable
 
-from jaxcfr.game import CHANCE, TERMINAL, Game, GameError
-from jaxcfr.registry import parse_game_string
+import numpy as np
 
-__all__ = ["OpenSpielGame", "wrap", "load", "INSTALL_HINT"]
+from jaxcfr.game import CHANCE, TERMINAL, Game, GameError
+
+__all__ = ["OpenSpielGame", "wrap", "load", "tabular_policy", "INSTALL_HINT"]
 
 INSTALL_HINT = "install the openspiel extra: pip install 'jaxcfr[openspiel]'"
 
@@ -135,8 +136,9 @@ def wrap(game: Any) -> OpenSpielGame:
     game_type = game.get_type()
     if game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
         raise GameError(f"OpenSpiel game {game} is simultaneous-move; jaxcfr needs a sequential "
-                        "(turn-based) game: wrap pyspiel.convert_to_turn_based(game) instead",
-                        rule="openspiel-simultaneous")
+                        "(turn-based) game: load openspiel:turn_based_simultaneous_game("
+                        f"game={game}) instead (in Python: wrap "
+                        "pyspiel.convert_to_turn_based(game))", rule="openspiel-simultaneous")
     if not game_type.provides_information_state_string:
         raise GameError(f"OpenSpiel game {game} does not provide information_state_string, "
                         "which jaxcfr uses as the information-set key",
@@ -148,22 +150,103 @@ def wrap(game: Any) -> OpenSpielGame:
 def load(text: str) -> OpenSpielGame:
     """``"kuhn_poker(players=3)"`` -> the wrapped root state of that OpenSpiel game.
 
+    The text goes to ``pyspiel.load_game`` unchanged, so every game string OpenSpiel
+    accepts works here (bare-word values, game-valued parameters such as
+    ``turn_based_simultaneous_game(game=goofspiel(num_cards=3))``).
+
     Raises:
-      GameError: OpenSpiel is not installed, the string does not parse, OpenSpiel
-        does not know the game or a parameter, or the game is simultaneous-move.
+      GameError: OpenSpiel is not installed, OpenSpiel refuses the string, or the game
+        is simultaneous-move.
     """
     pyspiel = _pyspiel()
-    name, params = parse_game_string(text)
-    for key, value in params.items():
-        if not isinstance(value, (bool, int, float, str)):
-            raise GameError(f"parameter {key}={value!r} of openspiel:{text}: OpenSpiel "
-                            "parameters are numbers, booleans or strings", rule="game-string")
+    text = text.strip()
+    name = text.split("(", 1)[0].strip()
     if name not in pyspiel.registered_names():
         raise GameError(f"unknown OpenSpiel game {name!r} (see pyspiel.registered_names())",
                         rule="game-string")
     try:
-        game = pyspiel.load_game(name, params) if params else pyspiel.load_game(name)
+        game = pyspiel.load_game(text)
     except pyspiel.SpielError as e:
         raise GameError(f"cannot load openspiel:{text}: {_first_line(e)}",
                         rule="game-string") from None
     return wrap(game)
+
+
+def tabular_policy(profile, pyspiel_game, game: Game):
+    """``profile`` (a :class:`jaxcfr.Profile` of ``game``) as an OpenSpiel ``TabularPolicy``.
+
+    Both trees are walked in parallel, pairing the ``i``-th legal action (and chance
+    outcome) of ours with the ``i``-th of OpenSpiel's, so our keys map to OpenSpiel's
+    information-state strings whatever either side calls them.
+
+    Args:
+      profile: the profile to export.
+      pyspiel_game: a ``pyspiel.Game`` or a game string for ``pyspiel.load_game``.
+      game: our root state of the same game.
+    Raises:
+      ValueError: the trees differ (players, action counts, chance probabilities,
+        returns), or one OpenSpiel information state gathers two of our information sets.
+    """
+    pyspiel = _pyspiel()
+    from open_spiel.python import policy as os_policy
+    if isinstance(pyspiel_game, str):
+        pyspiel_game = pyspiel.load_game(pyspiel_game)
+    mapping = _parallel_walk(game, pyspiel_game)
+    tabular = os_policy.TabularPolicy(pyspiel_game)
+    for info, (player, key, os_legal, legal) in mapping.items():
+        index = tabular.state_lookup.get(info)
+        if index is None:
+            continue
+        probs = profile.distribution(player, key, legal)
+        row = np.zeros(tabular.action_probability_array.shape[1])
+        row[list(os_legal)] = probs
+        tabular.action_probability_array[index] = row
+    return tabular
+
+
+def _parallel_walk(game, pyspiel_game) -> dict[str, tuple]:
+    """OpenSpiel info-state string -> (player, our key, OpenSpiel legal ids, our labels)."""
+    root = pyspiel_game.new_initial_state()
+    mapping: dict[str, tuple] = {}
+    stack = [(game.clone(), root, ())]
+    while stack:
+        ours, theirs, path = stack.pop()
+
+        def fail(msg):
+            raise ValueError(f"trees differ after actions {list(path)}: {msg}")
+        if ours.is_terminal() or theirs.is_terminal():
+            if not (ours.is_terminal() and theirs.is_terminal()):
+                fail("one side is terminal, the other is not")
+            if not np.allclose(ours.terminal_returns(), theirs.returns(), atol=1e-9):
+                fail(f"returns {list(ours.terminal_returns())} != {theirs.returns()}")
+            continue
+        if ours.is_chance() or theirs.is_chance_node():
+            if not (ours.is_chance() and theirs.is_chance_node()):
+                fail("one side is a chance node, the other is not")
+            a = ours.chance_outcomes()
+            b = theirs.chance_outcomes()
+            if a is None or len(a) != len(b) or not np.allclose(
+                    [p for _, p in a], [p for _, p in b], atol=1e-9):
+                fail(f"chance outcomes {a} vs {b}")
+            pairs = [(x, y) for (x, _), (y, _) in zip(a, b)]
+        else:
+            player = ours.player_to_act()
+            if player != theirs.current_player():
+                fail(f"player {player} to act here, OpenSpiel says {theirs.current_player()}")
+            legal = list(ours.legal_actions())
+            os_legal = list(theirs.legal_actions())
+            if len(legal) != len(os_legal):
+                fail(f"{len(legal)} legal actions {legal} vs OpenSpiel's {len(os_legal)}")
+            key = ours.infoset_key(player)
+            info = theirs.information_state_string(player)
+            entry = (player, key, tuple(os_legal), tuple(legal))
+            seen = mapping.setdefault(info, entry)
+            if seen[:2] != entry[:2]:
+                raise ValueError(f"OpenSpiel information state {info!r} holds two of our "
+                                 f"information sets, {seen[1]!r} and {key!r}")
+            pairs = list(zip(legal, os_legal))
+        for x, y in reversed(pairs):
+            a_state = ours.clone()
+            a_state.step(x)
+            stack.append((a_state, theirs.child(y), path + (x,)))
+    return mapping

@@ -12,32 +12,14 @@ static ``LoweredGame.level_start``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 
-from jaxcfr.lowering import GameTensors
+from jaxcfr.numerics import normalise, trail
+from jaxcfr.tensors import GameTensors, Structure
 
-__all__ = ["Structure", "trail", "gather", "segment_sum", "regret_matching", "edge_probabilities", "reach_pass", "value_pass",
-           "action_values", "pick_player", "opponent_reach", "own_reach_at_rows", "to_device"]
-
-
-class Structure(NamedTuple):
-    """Static (hashable) facts a compiled pass depends on."""
-    level_start: tuple[int, ...]   # [D + 1] node slices per depth
-    num_players: int
-
-
-def to_device(tensors: GameTensors, dtype) -> GameTensors:
-    """Tensors as JAX arrays, floats in ``dtype``."""
-    return GameTensors(*(jnp.asarray(t, dtype=dtype) if jnp.issubdtype(t.dtype, jnp.floating)
-                         else jnp.asarray(t) for t in tensors))
-
-
-def trail(x: jax.Array, ndim: int) -> jax.Array:
-    """Append singleton axes so ``x`` broadcasts against an array of rank ``ndim``."""
-    return x.reshape(x.shape + (1,) * (ndim - x.ndim))
+__all__ = ["gather", "segment_sum", "regret_matching", "edge_probabilities", "reach_pass",
+           "value_pass", "action_values", "pick_player", "opponent_reach", "own_reach_at_rows"]
 
 
 def gather(x: jax.Array, index: jax.Array) -> jax.Array:
@@ -60,13 +42,7 @@ def regret_matching(regret: jax.Array, mask: jax.Array) -> jax.Array:
     Returns:
       ``[I, A, *b]``, exactly 0 outside ``mask``; never divides by zero.
     """
-    m = trail(mask, regret.ndim)
-    positive = jnp.where(m, jnp.maximum(regret, 0), 0)
-    total = positive.sum(axis=1, keepdims=True)
-    count = m.sum(axis=1, keepdims=True).astype(regret.dtype)
-    uniform = jnp.where(m, 1 / count, 0).astype(regret.dtype)
-    safe_total = jnp.where(total > 0, total, 1)
-    return jnp.where(total > 0, positive / safe_total, uniform)
+    return normalise(regret, mask)
 
 
 def edge_probabilities(t: GameTensors, strategy: jax.Array) -> jax.Array:

@@ -33,9 +33,11 @@ from typing import Any, Hashable, Sequence
 import numpy as np
 
 from jaxcfr.atomic import atomic_write_bytes, atomic_write_text
-from jaxcfr.lowering import LoweredGame
+from jaxcfr.numerics import normalise
+from jaxcfr.serialize import jsonable
+from jaxcfr.tensors import LoweredGame
 
-__all__ = ["Profile", "encode_label", "decode_label"]
+__all__ = ["Profile", "evaluate_profile", "encode_label", "decode_label"]
 
 FORMAT = "jaxcfr-profile"
 FORMAT_VERSION = 1
@@ -120,9 +122,7 @@ class Profile:
                 f"the profile's information set {key!r} of player {player} has actions "
                 f"{list(acts)} but the state allows {list(legal)}; lifting a profile across "
                 "action sets (abstraction) is not implemented yet")
-        p = np.clip(self.probs[row, :len(acts)], 0, None)
-        total = p.sum()
-        return p / total if total > 0 else np.full(len(acts), 1.0 / len(acts))
+        return normalise(self.probs[row, :len(acts)], np.ones(len(acts), dtype=bool))
 
     def act(self, state, rng=None):
         """Sample an action for the player to move at ``state`` (a :class:`jaxcfr.Game`).
@@ -158,7 +158,7 @@ class Profile:
         if lowered.batch_size is not None:
             raise ValueError("Profile.table() takes a single lowered game, not a stack")
         mask = np.asarray(lowered.tensors.legal_mask) & np.asarray(lowered.tensors.abstraction_mask)
-        table = mask / mask.sum(axis=1, keepdims=True)
+        table = normalise(np.zeros(mask.shape), mask)            # uniform
         found = 0
         for r, (player, key) in enumerate(lowered.infoset_keys):
             row = self._row.get((player, key))
@@ -219,89 +219,49 @@ class Profile:
     def to_openspiel(self, pyspiel_game, game=None):
         """This profile as an OpenSpiel ``TabularPolicy`` of ``pyspiel_game``.
 
-        Both trees are walked in parallel, pairing the ``i``-th legal action (and
-        chance outcome) of ours with the ``i``-th of OpenSpiel's, so our keys map to
-        OpenSpiel's information-state strings whatever either side calls them.
-
-        Args:
-          pyspiel_game: a ``pyspiel.Game`` or a game string for ``pyspiel.load_game``.
-          game: our root state (a :class:`jaxcfr.Game` or a game string); default:
-            the game the profile was made for (``self.game``).
-        Raises:
-          ValueError: the trees differ (players, action counts, chance
-            probabilities, returns), or one OpenSpiel information state gathers
-            two of our information sets.
+        See :func:`jaxcfr.openspiel.tabular_policy`; ``game`` (our root state or a game
+        string) defaults to the game the profile was made for (``self.game``).
         """
-        import pyspiel
-        from open_spiel.python import policy as os_policy
+        from jaxcfr.openspiel import tabular_policy
         from jaxcfr.registry import load_game
-        if isinstance(pyspiel_game, str):
-            pyspiel_game = pyspiel.load_game(pyspiel_game)
         if game is None:
             if not self.game:
                 raise ValueError("to_openspiel() needs game= (the profile records no game)")
             game = self.game
         if isinstance(game, (str, os.PathLike)):
             game = load_game(game)
-        mapping = _parallel_walk(game, pyspiel_game)
-        tabular = os_policy.TabularPolicy(pyspiel_game)
-        for info, (player, key, os_legal, legal) in mapping.items():
-            index = tabular.state_lookup.get(info)
-            if index is None:
-                continue
-            probs = self.distribution(player, key, legal)
-            row = np.zeros(tabular.action_probability_array.shape[1])
-            row[list(os_legal)] = probs
-            tabular.action_probability_array[index] = row
-        return tabular
+        return tabular_policy(self, pyspiel_game, game)
+
+    # -- metrics -----------------------------------------------------------
+    def evaluate(self, game=None, *, precision: str = "float32") -> dict[str, Any]:
+        """Exact metrics of this profile in ``game`` (see :func:`evaluate_profile`)."""
+        return evaluate_profile(self, game, precision=precision)
 
 
-def _parallel_walk(game, pyspiel_game) -> dict[str, tuple]:
-    """OpenSpiel info-state string -> (player, our key, OpenSpiel legal ids, our labels)."""
-    root = pyspiel_game.new_initial_state()
-    mapping: dict[str, tuple] = {}
-    stack = [(game.clone(), root, ())]
-    while stack:
-        ours, theirs, path = stack.pop()
+def evaluate_profile(profile: Profile, game=None, *, precision: str = "float32") -> dict[str, Any]:
+    """Values, best-response values, NashConv / exploitability of ``profile`` in ``game``.
 
-        def fail(msg):
-            raise ValueError(f"trees differ after actions {list(path)}: {msg}")
-        if ours.is_terminal() or theirs.is_terminal():
-            if not (ours.is_terminal() and theirs.is_terminal()):
-                fail("one side is terminal, the other is not")
-            if not np.allclose(ours.terminal_returns(), theirs.returns(), atol=1e-9):
-                fail(f"returns {list(ours.terminal_returns())} != {theirs.returns()}")
-            continue
-        if ours.is_chance() or theirs.is_chance_node():
-            if not (ours.is_chance() and theirs.is_chance_node()):
-                fail("one side is a chance node, the other is not")
-            a = ours.chance_outcomes()
-            b = theirs.chance_outcomes()
-            if a is None or len(a) != len(b) or not np.allclose(
-                    [p for _, p in a], [p for _, p in b], atol=1e-9):
-                fail(f"chance outcomes {a} vs {b}")
-            pairs = [(x, y) for (x, _), (y, _) in zip(a, b)]
-        else:
-            player = ours.player_to_act()
-            if player != theirs.current_player():
-                fail(f"player {player} to act here, OpenSpiel says {theirs.current_player()}")
-            legal = list(ours.legal_actions())
-            os_legal = list(theirs.legal_actions())
-            if len(legal) != len(os_legal):
-                fail(f"{len(legal)} legal actions {legal} vs OpenSpiel's {len(os_legal)}")
-            key = ours.infoset_key(player)
-            info = theirs.information_state_string(player)
-            entry = (player, key, tuple(os_legal), tuple(legal))
-            seen = mapping.setdefault(info, entry)
-            if seen[:2] != entry[:2]:
-                raise ValueError(f"OpenSpiel information state {info!r} holds two of our "
-                                 f"information sets, {seen[1]!r} and {key!r}")
-            pairs = list(zip(legal, os_legal))
-        for x, y in reversed(pairs):
-            a_state = ours.clone()
-            a_state.step(x)
-            stack.append((a_state, theirs.child(y), path + (x,)))
-    return mapping
+    Information sets the profile does not have play uniformly (``missing`` counts them).
+
+    Args:
+      game: a game string, Game or LoweredGame; default: the profile's recorded game.
+    Returns:
+      :func:`jaxcfr.evaluate`'s metrics for one game (``values [P]``, ...), as plain
+      JSON values, plus ``rows``, ``found``, ``missing`` and ``game``.
+    """
+    from jaxcfr.analytics import evaluate
+    from jaxcfr.lowering import as_lowered
+    if game is None:
+        if not profile.game:
+            raise ValueError("the profile records no game: name the game to evaluate it on")
+        game = profile.game
+    name = game if isinstance(game, str) else getattr(game, "name", "") or type(game).__name__
+    lowered = as_lowered(game)
+    table, counts = profile.table(lowered)
+    out = jsonable(evaluate(lowered, table, dtype=precision))
+    out.update(counts)
+    out["game"] = name
+    return out
 
 
 # -- label encoding -------------------------------------------------------------

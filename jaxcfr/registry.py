@@ -2,11 +2,17 @@
 
 Accepted forms::
 
-    kuhn_poker                      a registered name
-    leduc_poker(ranks=4, suits=2)   a registered name with keyword parameters
-    games.kuhn:KuhnPoker            module:Class (parameters allowed too)
+    kuhn_poker                      a reference game's name (REFERENCE_GAMES)
+    leduc_poker(ranks=4, suits=2)   a name with keyword parameters
+    mypackage.mygame:MyGame         module:Class (parameters allowed too)
     path/to/game.efg                a Gambit .efg file
     openspiel:kuhn_poker(players=3) an OpenSpiel game (needs the ``openspiel`` extra)
+
+Names come from three places, looked up in this order: :func:`register` (games a
+user's own code registers), :data:`REFERENCE_GAMES` (the reference games in the
+``jaxcfr_games`` package, the repository's ``games/`` folder, imported on first use)
+and the ``jaxcfr.games`` entry-point group (games other installed packages offer).
+``games.NAME:Class`` is accepted for ``jaxcfr_games.NAME:Class``.
 
 Example::
 
@@ -18,20 +24,42 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.metadata
+import inspect
 import os
 import re
 from typing import Any, Callable
 
-from jaxcfr.game import Game, GameError
+from jaxcfr.contract import GameError, check_protocol
 
-__all__ = ["register", "load_game", "registered_games", "parse_game_string"]
+__all__ = ["register", "load_game", "registered_games", "parse_game_string", "REFERENCE_GAMES",
+           "ENTRY_POINT_GROUP", "game_parameters"]
 
-_REGISTRY: dict[str, Callable[..., Game]] = {}
+#: The reference games: name -> ``module:Class``, imported on first use.
+REFERENCE_GAMES = {
+    "kuhn_poker": "jaxcfr_games.kuhn:KuhnPoker",
+    "leduc_poker": "jaxcfr_games.leduc:LeducPoker",
+    "rock_paper_scissors": "jaxcfr_games.rps:RockPaperScissors",
+    "matching_pennies": "jaxcfr_games.rps:MatchingPennies",
+    "liars_dice": "jaxcfr_games.liars_dice:LiarsDice",
+    "goofspiel": "jaxcfr_games.goofspiel:Goofspiel",
+    "sampled_dice_poker": "jaxcfr_games.sampled_poker:SampledDicePoker",
+}
+#: Entry-point group through which other packages offer games (``name = "module:Class"``).
+ENTRY_POINT_GROUP = "jaxcfr.games"
+#: The package of the reference games, and the name it had before it was installed as such.
+_GAMES_PACKAGE, _LEGACY_PACKAGE = "jaxcfr_games", "games"
+
+_REGISTRY: dict[str, Callable] = {}
 _NAME = re.compile(r"^\s*([A-Za-z_][\w.]*(?::[A-Za-z_][\w.]*)?)\s*(?:\((.*)\))?\s*$", re.S)
 
 
 def register(name: str):
-    """Class decorator: make a Game constructor loadable by ``name``."""
+    """Class decorator: make a Game constructor of your own loadable by ``name``.
+
+    The reference games need no registration (:data:`REFERENCE_GAMES`); an installed
+    package can offer games through the ``jaxcfr.games`` entry-point group instead.
+    """
     def deco(cls):
         if name in _REGISTRY and _REGISTRY[name] is not cls:
             raise ValueError(f"game name {name!r} is already registered to {_REGISTRY[name]}")
@@ -40,14 +68,59 @@ def register(name: str):
     return deco
 
 
-def registered_games() -> dict[str, Callable[..., Game]]:
-    """Name -> constructor of every registered game (the reference games included)."""
-    _load_reference_games()
-    return dict(sorted(_REGISTRY.items()))
+def registered_games() -> dict[str, Callable]:
+    """Name -> constructor of every game a name can load (imports them all)."""
+    names = dict(_entry_points())
+    names.update(REFERENCE_GAMES)
+    out = {name: _import_target(target, name) for name, target in names.items()}
+    out.update(_REGISTRY)
+    return dict(sorted(out.items()))
 
 
-def _load_reference_games() -> None:
-    importlib.import_module("games")
+def game_parameters(ctor: Callable) -> dict[str, Any]:
+    """Keyword parameters of a game constructor with their defaults (``inspect.Parameter.empty``
+    for none)."""
+    try:
+        sig = inspect.signature(ctor)
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in sig.parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+def _entry_points() -> dict[str, str]:
+    try:
+        eps = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    except Exception:  # noqa: BLE001 - broken metadata must not break loading games
+        return {}
+    return {ep.name: ep.value for ep in eps}
+
+
+def _lookup(name: str) -> Callable | None:
+    """The constructor registered under ``name``, or None."""
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    target = REFERENCE_GAMES.get(name) or _entry_points().get(name)
+    return None if target is None else _import_target(target, name)
+
+
+def _import_target(target: str, text: str) -> Callable:
+    """Import ``module:attr.attr`` (``games.`` read as ``jaxcfr_games.``)."""
+    module_name, _, attr = target.partition(":")
+    if module_name == _LEGACY_PACKAGE or module_name.startswith(_LEGACY_PACKAGE + "."):
+        module_name = _GAMES_PACKAGE + module_name[len(_LEGACY_PACKAGE):]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise GameError(f"cannot import module {module_name!r} for game {text!r}: {e}",
+                        rule="game-string") from None
+    ctor = module
+    for part in attr.split("."):
+        ctor = getattr(ctor, part, None)
+        if ctor is None:
+            raise GameError(f"module {module_name!r} has no attribute {attr!r}",
+                            rule="game-string")
+    return ctor
 
 
 def parse_game_string(text: str) -> tuple[str, dict[str, Any]]:
@@ -76,7 +149,7 @@ def parse_game_string(text: str) -> tuple[str, dict[str, Any]]:
     return name, params
 
 
-def load_game(text: str | os.PathLike) -> Game:
+def load_game(text: str | os.PathLike):
     """The root state of the game named by ``text`` (see the module docstring)."""
     text = os.fspath(text)
     stripped = text.strip()
@@ -88,32 +161,34 @@ def load_game(text: str | os.PathLike) -> Game:
         return openspiel.load(stripped[len("openspiel:"):])
     name, params = parse_game_string(stripped)
     if ":" in name:
-        module_name, _, attr = name.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as e:
-            raise GameError(f"cannot import module {module_name!r} for game {text!r}: {e}",
-                            rule="game-string") from None
-        ctor = module
-        for part in attr.split("."):
-            ctor = getattr(ctor, part, None)
-            if ctor is None:
-                raise GameError(f"module {module_name!r} has no attribute {attr!r}",
-                                rule="game-string")
+        ctor = _import_target(name, text)
     else:
-        _load_reference_games()
-        if name not in _REGISTRY:
-            known = ", ".join(sorted(_REGISTRY))
-            raise GameError(f"unknown game {name!r}; registered games: {known}",
+        ctor = _lookup(name)
+        if ctor is None:
+            known = ", ".join(registered_games())
+            raise GameError(f"unknown game {name!r}; known games: {known}",
                             rule="game-string")
-        ctor = _REGISTRY[name]
+    accepted = game_parameters(ctor)
+    unknown = [k for k in params if k not in accepted]
+    if unknown and not any(p.kind == p.VAR_KEYWORD for p in _signature_parameters(ctor)):
+        takes = ", ".join(f"{k}={v!r}" if v is not inspect.Parameter.empty else k
+                          for k, v in accepted.items()) or "no parameters"
+        raise GameError(f"game {name!r} has no parameter {', '.join(map(repr, unknown))}; "
+                        f"it takes {takes}", rule="game-string")
     try:
         game = ctor(**params)
-    except TypeError as e:
+    except (TypeError, ValueError) as e:
         raise GameError(f"bad parameters for game {name!r}: {e}", rule="game-string") from None
-    except ValueError as e:
-        raise GameError(f"bad parameters for game {name!r}: {e}", rule="game-string") from None
-    if not isinstance(game, Game):
+    try:
+        check_protocol(game)
+    except GameError:
         raise GameError(f"{text!r} did not produce a jaxcfr.Game (got {type(game).__name__})",
-                        rule="protocol")
+                        rule="protocol") from None
     return game
+
+
+def _signature_parameters(ctor: Callable) -> list[inspect.Parameter]:
+    try:
+        return list(inspect.signature(ctor).parameters.values())
+    except (TypeError, ValueError):
+        return []

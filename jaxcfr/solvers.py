@@ -1,22 +1,43 @@
 """The CFR family as one configured core: ``(init, update)`` pairs of pure functions.
 
-A :class:`Solver` fixes the *structure* of the update (regret floor, discounting,
-prediction, alternating or simultaneous); the numbers that vary between runs
-(``alpha``, ``beta``, ``gamma``) live in :class:`HyperParams` and are traced, so
-one compiled step serves every setting and a batch of settings at once.
+An update is three parts: an *estimator* (:mod:`jaxcfr.estimators`: exact
+full-width passes, or a sampling scheme) that yields instantaneous regrets and
+averaging contributions, a *regret rule* and an *averaging rule*. A
+:class:`Solver` fixes the *structure* of the rules (regret floor, discounting,
+prediction, alternating or simultaneous updates) and the estimator; the numbers that
+vary between runs live in :class:`HyperParams` and are traced, so one compiled step
+serves every setting and a batch of settings (or seeds) at once.
 
-Per iteration ``t`` (1-based), for the updated players' rows, with instantaneous
-regret ``r_t`` and own-reach-weighted strategy ``s_t``::
+Per iteration ``t`` (1-based), with instantaneous regret ``r_t`` and averaging
+contribution ``s_t`` (the owner's reach times the strategy, or its estimate)::
 
+    S_t = S_{t-1} * ((t - 1) / t)^gamma + s_t     average weight of iteration t ~ t^gamma
     R_t = floor(discount_t(R_{t-1} + r_t))       discount: x * t^a / (t^a + 1), a = alpha
                                                   for x > 0 and beta for x < 0 (if enabled);
                                                   floor: max(., 0) under RM+
-    S_t = S_{t-1} * ((t - 1) / t)^gamma + s_t     average weight of iteration t ~ t^gamma
     sigma_{t+1} = RM(R_t [+ r_t if predictive])
 
-Presets (published defaults): ``cfr()``, ``cfr_plus()``, ``linear_cfr()``,
-``dcfr(1.5, 0, 2)``, ``pcfr_plus()`` (gamma 2), ``dcfr_plus(1.5, 4)`` and
-``pdcfr_plus(2.3, 5)`` (Xu et al., 2024).
+With alternating updates the players take turns inside an iteration, each seeing
+the strategies the others just updated; simultaneous updates value every player
+against the same strategy.
+
+The presets and their papers:
+
+=========  ============  ============  ==========================  ==============
+preset     update order  regret rule   averaging weight of iter t  constants
+=========  ============  ============  ==========================  ==============
+``cfr``    simultaneous  RM            1 (uniform)                 -
+``cfr+``   alternating   RM+           t                           -
+``lcfr``   alternating   RM, t-weight  t                           alpha=beta=gamma=1
+``dcfr``   alternating   discounted    t^gamma                     1.5, 0, 2
+``pcfr+``  alternating   PRM+          t^2                         gamma=2
+``dcfr+``  alternating   discounted+   t^gamma                     alpha 1.5, gamma 4
+``pdcfr+`` alternating   predictive    t^gamma                     alpha 2.3, gamma 5
+=========  ============  ============  ==========================  ==============
+
+References: Zinkevich et al. 2007 (CFR); Tammelin 2014 and Tammelin et al. 2015
+(CFR+); Brown & Sandholm 2019 (LCFR, DCFR: alternating updates in all their
+experiments); Farina, Kroer & Sandholm 2021 (PCFR+); Xu et al. 2024 (DCFR+, PDCFR+).
 
 Example::
 
@@ -33,19 +54,32 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from jaxcfr import passes
-from jaxcfr.lowering import GameTensors
+from jaxcfr import estimators, passes
+from jaxcfr.numerics import normalise, trail
+from jaxcfr.tensors import GameTensors, Structure
 
 __all__ = ["Solver", "SolverState", "HyperParams", "cfr", "cfr_plus", "linear_cfr", "dcfr",
-           "pcfr_plus", "dcfr_plus", "pdcfr_plus", "ALGORITHMS", "make_solver"]
+           "pcfr_plus", "dcfr_plus", "pdcfr_plus", "ALGORITHMS", "ALIASES", "HYPERPARAMETERS",
+           "SAMPLING", "DEFAULT_EXPLORATION", "make_solver", "resolve_algorithm",
+           "current_strategy", "average_strategy", "iteration_keys"]
+
+#: The traced hyper-parameters a preset's defaults can be overridden with.
+HYPERPARAMETERS = ("alpha", "beta", "gamma")
+#: Estimators by name (``none``: exact full-width passes).
+SAMPLING = ("none",)
+#: Outcome sampling's exploration (epsilon) by default, as in Lanctot et al. 2009 and OpenSpiel.
+DEFAULT_EXPLORATION = 0.6
 
 
 class HyperParams(NamedTuple):
-    """Traced hyper-parameters; scalars, or ``[*b]`` for a batch of settings."""
-    alpha: jax.Array   # positive-regret discount exponent
-    beta: jax.Array    # negative-regret discount exponent
-    gamma: jax.Array   # averaging exponent: iteration t weighs t^gamma
+    """Traced per-run numbers; scalars, or ``[*b]`` for a batch of settings (or seeds)."""
+    alpha: jax.Array        # positive-regret discount exponent
+    beta: jax.Array         # negative-regret discount exponent
+    gamma: jax.Array        # averaging exponent: iteration t weighs t^gamma
+    exploration: jax.Array  # outcome sampling's epsilon (other estimators ignore it)
+    seed: jax.Array         # int32 PRNG seed (the exact estimator ignores it)
 
 
 class SolverState(NamedTuple):
@@ -54,6 +88,19 @@ class SolverState(NamedTuple):
     strategy_sum: jax.Array    # [I, A, *b] weighted sum of own-reach-weighted strategies
     prediction: jax.Array      # [I, A, *b] last instantaneous regret (predictive variants)
     iteration: jax.Array       # [] int32  iterations done
+
+
+def iteration_keys(seed: jax.Array, iteration: jax.Array) -> jax.Array:
+    """The PRNG keys of iteration ``iteration`` (1-based): ``fold_in(key(seed), t)``, ``[*b]``.
+
+    Derived from the seed and the iteration alone (never carried in the state), so a
+    run is reproducible from its seed, independent of the chunk length, and resumes
+    bit for bit.
+    """
+    seed = jnp.asarray(seed)
+    flat = seed.reshape(-1)
+    keys = jax.vmap(lambda s: jax.random.fold_in(jax.random.key(s), iteration))(flat)
+    return keys.reshape(seed.shape)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,6 +113,7 @@ class Solver:
       discount: discount accumulated regret by alpha / beta.
       predictive: play RM(R + last instantaneous regret).
       alternating: update players one after another, each seeing the others' new strategy.
+      sampling: the estimator (``"none"``: exact; see :data:`SAMPLING`).
       alpha, beta, gamma: default hyper-parameters.
     """
     name: str
@@ -76,23 +124,32 @@ class Solver:
     alpha: float = 1.0
     beta: float = 1.0
     gamma: float = 0.0
+    sampling: str = "none"
+
+    def __repr__(self) -> str:
+        order = "alternating" if self.alternating else "simultaneous"
+        hp = f"alpha={self.alpha:g}, beta={self.beta:g}, gamma={self.gamma:g}"
+        sampling = "" if self.sampling == "none" else f", sampling={self.sampling}"
+        return f"Solver({self.name}: {order}, {hp}{sampling})"
 
     def static_key(self) -> "Solver":
         """This solver without its name and default numbers: what compiled code depends on."""
         return dataclasses.replace(self, name="", alpha=0.0, beta=0.0, gamma=0.0)
 
-    def hyperparams(self, alpha=None, beta=None, gamma=None, dtype=jnp.float32) -> HyperParams:
-        """Hyper-parameters (defaults from the preset); arrays give a batch of settings."""
+    def hyperparams(self, alpha=None, beta=None, gamma=None, exploration=None, seed=None,
+                    dtype=np.float32) -> HyperParams:
+        """Hyper-parameters (defaults from the preset); sequences give a batch of settings."""
         pick = lambda v, d: jnp.asarray(d if v is None else v, dtype=dtype)  # noqa: E731
-        return HyperParams(pick(alpha, self.alpha), pick(beta, self.beta), pick(gamma, self.gamma))
+        return HyperParams(pick(alpha, self.alpha), pick(beta, self.beta),
+                           pick(gamma, self.gamma), pick(exploration, DEFAULT_EXPLORATION),
+                           jnp.asarray(0 if seed is None else seed, dtype=jnp.int32))
 
     def init(self, tensors: GameTensors, batch_shape: tuple[int, ...] = (),
-             dtype=None) -> SolverState:
+             dtype=np.float32) -> SolverState:
         """Zero state for one game's tensors (``[I, A]`` from ``legal_mask``)."""
         if hasattr(tensors, "tensors"):       # a LoweredGame
             tensors = tensors.tensors
         rows, actions = tensors.legal_mask.shape[-2:]
-        dtype = dtype or jnp.result_type(float)
         shape = (rows, actions) + tuple(batch_shape)
         return SolverState(jnp.zeros(shape, dtype), jnp.zeros(shape, dtype),
                            jnp.zeros(shape, dtype), jnp.zeros((), jnp.int32))
@@ -101,52 +158,48 @@ class Solver:
         """The current strategy ``[I, A, *b]`` (what iteration ``t + 1`` plays)."""
         return current_strategy(tensors, state, self.predictive)
 
-    def update(self, tensors: GameTensors, structure: passes.Structure, state: SolverState,
+    def update(self, tensors: GameTensors, structure: Structure, state: SolverState,
                hp: HyperParams) -> SolverState:
         """One iteration of this solver. Pure; jit and vmap it freely."""
         t = state.iteration + 1
         tf = t.astype(state.regret.dtype)
-        rows, actions = tensors.legal_mask.shape
         mask = tensors.legal_mask & tensors.abstraction_mask
-        owners = tensors.infoset_player
         ndim = state.regret.ndim
-        m = passes.trail(mask, ndim)
-        avg_decay = jnp.power((tf - 1) / tf, hp.gamma)
+        m = trail(mask, ndim)
+        estimate = estimators.ESTIMATORS[self.sampling]
+        keys = None if self.sampling == "none" else iteration_keys(hp.seed, t)
         if self.discount:
             pos = 1 / (1 + jnp.power(tf, -hp.alpha))
             neg = 1 / (1 + jnp.power(tf, -hp.beta))
 
-        def half_step(players, selected, tables):
-            """Update the rows ``selected`` ([I] bool) from one pass valuing ``players``."""
+        def half_step(player, key, tables):
+            """Update ``player``'s rows (every player's for ``None``) from one estimate."""
             regret, strategy_sum, prediction = tables
             current = self.strategy(tensors, SolverState(regret, strategy_sum, prediction,
                                                          state.iteration))
-            edge = passes.edge_probabilities(tensors, current)
-            reach = passes.reach_pass(tensors, structure, edge)
-            values = passes.value_pass(tensors, structure, edge, players)
-            q = passes.action_values(tensors, structure, passes.opponent_reach(reach), values,
-                                     rows, actions, players)
-            v = (current * q).sum(axis=1, keepdims=True)
-            inst = jnp.where(m, q - v, 0)                                    # [I, A, *b]
+            est = estimate(tensors, structure, current, player, key, hp.exploration)
+            inst = jnp.where(m, est.regret, 0)                               # [I, A, *b]
             new_regret = regret + inst
             if self.discount:
                 new_regret = new_regret * jnp.where(new_regret > 0, pos, neg)
             if self.regret_floor:
                 new_regret = jnp.maximum(new_regret, 0)
-            own = passes.own_reach_at_rows(tensors, reach)                  # [I, *b]
-            new_sum = strategy_sum * avg_decay + own[:, None] * current
-            sel = passes.trail(selected, ndim)
-            return (jnp.where(sel, new_regret, regret), jnp.where(sel, new_sum, strategy_sum),
+            sel = trail(estimators.rows_of(tensors, player), ndim)
+            new_sum = strategy_sum * avg_decay + est.average
+            return (jnp.where(sel, new_regret, regret),
+                    jnp.where(trail(est.average_rows, ndim), new_sum, strategy_sum),
                     jnp.where(sel, inst, prediction))
 
+        avg_decay = jnp.power((tf - 1) / tf, hp.gamma)
         tables = (state.regret, state.strategy_sum, state.prediction)
         if self.alternating:
             # one compiled body for every player: the player index is traced
             def body(player, tables):
-                return half_step(player[None], owners == player, tables)
+                key = None if keys is None else _fold(keys, player)
+                return half_step(player, key, tables)
             tables = jax.lax.fori_loop(0, structure.num_players, body, tables)
         else:
-            tables = half_step(tuple(range(structure.num_players)), owners >= 0, tables)
+            tables = half_step(None, keys, tables)
         regret, strategy_sum, prediction = tables
         return SolverState(regret, strategy_sum, prediction, t)
 
@@ -155,11 +208,16 @@ class Solver:
         return average_strategy(tensors, state)
 
 
+def _fold(keys: jax.Array, data) -> jax.Array:
+    """``fold_in(key, data)`` for every key of a ``[*b]`` key array."""
+    flat = keys.reshape(-1)
+    return jax.vmap(lambda k: jax.random.fold_in(k, data))(flat).reshape(keys.shape)
+
+
 def current_strategy(tensors: GameTensors, state: SolverState, predictive: bool) -> jax.Array:
     """Regret matching on the regrets (plus the prediction when ``predictive``): ``[I, A, *b]``."""
-    mask = tensors.legal_mask & tensors.abstraction_mask
     regret = state.regret + state.prediction if predictive else state.regret
-    return passes.regret_matching(regret, mask)
+    return passes.regret_matching(regret, tensors.legal_mask & tensors.abstraction_mask)
 
 
 def average_strategy(tensors: GameTensors, state: SolverState) -> jax.Array:
@@ -167,17 +225,9 @@ def average_strategy(tensors: GameTensors, state: SolverState) -> jax.Array:
     return normalise(state.strategy_sum, tensors.legal_mask & tensors.abstraction_mask)
 
 
-def normalise(weights: jax.Array, mask: jax.Array) -> jax.Array:
-    """Rows of non-negative ``weights`` ``[I, A, *b]`` scaled to sum 1 over ``mask``."""
-    m = passes.trail(mask, weights.ndim)
-    w = jnp.where(m, jnp.maximum(weights, 0), 0)
-    total = w.sum(axis=1, keepdims=True)
-    count = m.sum(axis=1, keepdims=True).astype(weights.dtype)
-    return jnp.where(total > 0, w / jnp.where(total > 0, total, 1), jnp.where(m, 1 / count, 0))
-
-
+# -- presets -------------------------------------------------------------------------
 def cfr(alternating: bool = False) -> Solver:
-    """Vanilla CFR: regret matching, uniform averaging (simultaneous by default)."""
+    """Vanilla CFR (Zinkevich et al. 2007): regret matching, uniform averaging, simultaneous."""
     return Solver("cfr", alternating=alternating, gamma=0.0)
 
 
@@ -186,13 +236,13 @@ def cfr_plus(alternating: bool = True) -> Solver:
     return Solver("cfr+", regret_floor=True, alternating=alternating, gamma=1.0)
 
 
-def linear_cfr(alternating: bool = False) -> Solver:
+def linear_cfr(alternating: bool = True) -> Solver:
     """Linear CFR (Brown & Sandholm 2019): iteration t weighs t in regrets and average."""
     return Solver("lcfr", discount=True, alternating=alternating, alpha=1.0, beta=1.0, gamma=1.0)
 
 
 def dcfr(alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0,
-         alternating: bool = False) -> Solver:
+         alternating: bool = True) -> Solver:
     """Discounted CFR (Brown & Sandholm 2019), defaults alpha 1.5, beta 0, gamma 2."""
     return Solver("dcfr", discount=True, alternating=alternating, alpha=alpha, beta=beta,
                   gamma=gamma)
@@ -216,26 +266,46 @@ def pdcfr_plus(alpha: float = 2.3, gamma: float = 5.0, alternating: bool = True)
                   alternating=alternating, alpha=alpha, beta=0.0, gamma=gamma)
 
 
+#: Preset name -> constructor: the one list of algorithm names (CLI, configs, API).
 ALGORITHMS = {"cfr": cfr, "cfr+": cfr_plus, "lcfr": linear_cfr, "dcfr": dcfr,
               "pcfr+": pcfr_plus, "dcfr+": dcfr_plus, "pdcfr+": pdcfr_plus}
-_ALIASES = {"cfr_plus": "cfr+", "cfrplus": "cfr+", "linear_cfr": "lcfr", "pcfr_plus": "pcfr+",
-            "pcfrplus": "pcfr+", "dcfr_plus": "dcfr+", "pdcfr_plus": "pdcfr+"}
+#: Other spellings accepted for a preset name.
+ALIASES = {"cfr_plus": "cfr+", "cfrplus": "cfr+", "linear_cfr": "lcfr", "pcfr_plus": "pcfr+",
+           "pcfrplus": "pcfr+", "dcfr_plus": "dcfr+", "pdcfr_plus": "pdcfr+"}
 
 
-def make_solver(name: str, *, alternating: bool | None = None, **defaults) -> Solver:
-    """A preset by name (``cfr``, ``cfr+``, ``lcfr``, ``dcfr``, ``pcfr+``, ``dcfr+``, ``pdcfr+``).
-
-    ``defaults`` override the preset's default alpha / beta / gamma.
-    """
-    key = _ALIASES.get(name.lower(), name.lower())
+def resolve_algorithm(name: str) -> str:
+    """The preset name of ``name`` (case-insensitive; aliases accepted); ValueError if unknown."""
+    if not isinstance(name, str):
+        raise ValueError(f"algorithm must be a name, got {name!r}")
+    key = ALIASES.get(name.lower(), name.lower())
     if key not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {name!r}; choose one of {', '.join(ALGORITHMS)}")
-    solver = ALGORITHMS[key]()
+    return key
+
+
+def resolve_sampling(name: str) -> str:
+    """``name`` if it is a known estimator (:data:`SAMPLING`), else ValueError."""
+    if name not in SAMPLING:
+        raise ValueError(f"unknown sampling {name!r}; choose one of {', '.join(SAMPLING)}")
+    return name
+
+
+def make_solver(name: str, *, alternating: bool | None = None, sampling: str | None = None,
+                **defaults) -> Solver:
+    """A preset by name (:data:`ALGORITHMS`, :data:`ALIASES`).
+
+    ``defaults`` override the preset's default alpha / beta / gamma; ``sampling``
+    picks the estimator (default exact).
+    """
+    solver = ALGORITHMS[resolve_algorithm(name)]()
     changes = {k: float(v) for k, v in defaults.items() if v is not None}
-    bad = set(changes) - {"alpha", "beta", "gamma"}
+    bad = set(changes) - set(HYPERPARAMETERS)
     if bad:
-        raise ValueError(f"unknown hyper-parameter(s) {sorted(bad)} for {key}")
+        raise ValueError(f"unknown hyper-parameter(s) {sorted(bad)} for {solver.name}; "
+                         f"known: {', '.join(HYPERPARAMETERS)}")
     if alternating is not None:
         changes["alternating"] = bool(alternating)
+    if sampling is not None:
+        changes["sampling"] = resolve_sampling(sampling)
     return dataclasses.replace(solver, **changes)
-

@@ -8,7 +8,7 @@ above (so parents stay sorted; that node may be real, even a terminal, or
 padding: its value and reach do not change). A padding row is a sink row (one
 legal slot, no owner); padded action slots are never legal.
 
-Shapes: every tensor of :class:`~jaxcfr.lowering.GameTensors` gains a leading
+Shapes: every tensor of :class:`~jaxcfr.tensors.GameTensors` gains a leading
 ``B`` axis; ``N``, ``I`` and ``A`` become the maxima over the members (``N`` the
 sum of the per-level maxima).
 
@@ -27,8 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from jaxcfr.contract import PADDING
-from jaxcfr.lowering import NO_PARENT, NO_PLAYER, GameTensors, LoweredGame
+from jaxcfr.tensors import NO_PARENT, NO_PLAYER, PADDING, GameTensors, LoweredGame
 
 __all__ = ["stack", "unstack_rows", "forest", "shared_structure"]
 
@@ -129,7 +128,6 @@ def _pad(g: LoweredGame, widths, level_start, num_nodes, num_rows, max_actions) 
 def unstack_rows(batch: LoweredGame, table: np.ndarray) -> list[np.ndarray]:
     """Split a ``[B, I, ...]`` table of a stacked game into each member's ``[I_b, ...]``."""
     return [np.asarray(table[b, :g.num_rows]) for b, g in enumerate(batch.members)]
-
 
 
 def forest(batch: LoweredGame) -> tuple[GameTensors, tuple[int, ...]]:

@@ -11,23 +11,22 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from jaxcfr.contract import (CHANCE_NODE, DECISION, TERMINAL_NODE, check_terminal_step_refused,
-                             hashable_key, inspect_node, player_to_act_consistent)
-from jaxcfr.game import Game, GameError
+from jaxcfr import contract
+from jaxcfr.contract import (CHANCE_NODE, DECISION, TERMINAL_NODE, GameError,
+                             check_protocol, check_terminal_step_refused, hashable_key,
+                             inspect_node, player_to_act_consistent)
 
 __all__ = ["validate", "validate_game_with", "DEFAULT_TRAJECTORIES"]
 
 DEFAULT_TRAJECTORIES = 256
-#: A trajectory longer than this is reported as a game that never ends.
-MAX_TRAJECTORY_LENGTH = 1_000_000
 
 
-def validate(game: Game) -> None:
+def validate(game) -> None:
     """Probe ``game`` on 256 seeded random trajectories; raise GameError on a violation."""
     validate_game_with(game, trajectories=DEFAULT_TRAJECTORIES, seed=0)
 
 
-def validate_game_with(game: Game, *, trajectories: int = DEFAULT_TRAJECTORIES,
+def validate_game_with(game, *, trajectories: int = DEFAULT_TRAJECTORIES,
                        seed: int = 0) -> None:
     """Walk ``trajectories`` random root-to-leaf paths and check every rule on the way.
 
@@ -39,11 +38,7 @@ def validate_game_with(game: Game, *, trajectories: int = DEFAULT_TRAJECTORIES,
     Raises:
       GameError: naming the rule broken and the history (action path) where.
     """
-    if not isinstance(game, Game):
-        raise GameError(f"{type(game).__name__} does not implement jaxcfr.Game", rule="protocol")
-    num_players = int(game.num_players)
-    if num_players < 1:
-        raise GameError(f"num_players is {num_players}", rule="num-players")
+    num_players = check_protocol(game)
     rng = random.Random(seed)
     seen: dict[tuple[int, Any], tuple[tuple, tuple]] = {}  # (player, key) -> (actions, history)
     for _ in range(trajectories):
@@ -80,6 +75,6 @@ def validate_game_with(game: Game, *, trajectories: int = DEFAULT_TRAJECTORIES,
             except GameError as e:
                 raise e.with_context(history=history)
             history.append(action)
-            if len(history) > MAX_TRAJECTORY_LENGTH:
-                raise GameError(f"trajectory longer than {MAX_TRAJECTORY_LENGTH} moves",
+            if len(history) > contract.MAX_TRAJECTORY_LENGTH:
+                raise GameError(f"trajectory longer than {contract.MAX_TRAJECTORY_LENGTH} moves",
                                 rule="termination", history=history[:20])

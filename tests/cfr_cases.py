@@ -16,11 +16,10 @@ import functools
 import os
 import pathlib
 
-import jax.numpy as jnp
 import numpy as np
 
 import jaxcfr
-from jaxcfr.solvers import SolverState
+from jaxcfr.engine import DEFAULT_CHUNK
 
 try:
     from tests import reference_cfr as R
@@ -30,8 +29,10 @@ except ImportError:  # tests/ is not a package: pytest put it on sys.path
 HERE = pathlib.Path(__file__).resolve().parent
 FIXTURES_EFG = HERE / "fixtures" / "efg"
 DIFFERENT_DEPTHS_EFG = FIXTURES_EFG / "different_depths.efg"
+#: The project's shared data: ``shared/`` beside the checkout, or ``$JAXCFR_SHARED``.
+SHARED = pathlib.Path(os.environ.get("JAXCFR_SHARED") or HERE.parents[1] / "shared")
 #: The Gambit test files (absent on machines without the shared data).
-SHARED_EFG = pathlib.Path(os.environ.get("JAXCFR_SHARED_EFG", "/work/shared/efg"))
+SHARED_EFG = SHARED / "efg"
 
 #: The members of the SMALL stack, in order.
 SMALL = ("kuhn_poker", "different_depths", "rock_paper_scissors", "matching_pennies")
@@ -86,24 +87,14 @@ def _runner(name: str, solver: jaxcfr.Solver, hp: tuple, chunk: int) -> jaxcfr.R
 
 
 def runner(name: str, solver: jaxcfr.Solver, hp: dict | None = None,
-           chunk: int = jaxcfr.engine.DEFAULT_CHUNK) -> jaxcfr.Runner:
+           chunk: int = DEFAULT_CHUNK) -> jaxcfr.Runner:
     """A cached Runner of game ``name`` (or ``"SMALL"``, the stack)."""
     return _runner(name, solver, _freeze(hp), chunk)
 
 
-def evaluate_table(name: str, table, solver: jaxcfr.Solver | None = None) -> dict:
-    """Exact metrics of an arbitrary profile ``table`` (``[(B,) I, A]``) of game ``name``.
-
-    Goes through :meth:`Runner.evaluate` of one shared vanilla-CFR runner, by
-    handing it a state whose strategy sum *is* the profile (the average strategy
-    normalises it, which leaves a profile unchanged). ``solver`` picks which
-    cached runner (and so which compiled evaluation) to reuse; default vanilla CFR.
-    """
-    r = runner(name, solver or jaxcfr.cfr())
-    table = jnp.asarray(table, dtype=r.dtype)
-    zeros = jnp.zeros_like(table)
-    batch = (r.lowered.batch_size,) if r.games_batched else ()
-    return r.evaluate(SolverState(zeros, table, zeros, jnp.zeros(batch, jnp.int32)))
+def evaluate_table(name: str, table) -> dict:
+    """Exact metrics (:func:`jaxcfr.evaluate`) of a profile ``table`` ``[(B,) I, A, *H]``."""
+    return jaxcfr.evaluate(lowered_or_stack(name), table)
 
 
 def member_rows(name: str) -> list[tuple[int, jaxcfr.LoweredGame]]:
@@ -145,7 +136,7 @@ def profile_table(name: str, profiles: list[dict]) -> np.ndarray:
     return np.stack(tables) if name == "SMALL" else tables[0]
 
 
-# -- float64, in a subprocess (precision="float64" flips jax_enable_x64 for the process) ------
+# -- float64 (in-process: the precision is scoped to the runs that ask for it) --------------
 FLOAT64_PARITY = (("pdcfr+", True), ("dcfr", False))    # (preset, alternating)
 # Not Kuhn: its symmetric payoffs make some regrets exactly 0, and then float64 rounding
 # noise (~1e-17) decides what RM+ plays (the float32 run happens to round to exact 0s).
@@ -153,61 +144,30 @@ FLOAT64_GAME = "different_depths"
 FLOAT64_CHECKPOINTS = (1, 2, 10)
 LARGE_PAYOFF_EFG = SHARED_EFG / "large_payoff_game.efg"
 
-_FLOAT64_SCRIPT = f"FLOAT64_GAME = {FLOAT64_GAME!r}\n" + """
-import json, sys
-import numpy as np
-sys.path.insert(0, sys.argv[4])
-import jaxcfr
-import cfr_cases as C
 
-out = {"parity": {}, "large": None}
-game = C.lowered(FLOAT64_GAME)
-for preset, alternating in json.loads(sys.argv[1]):
-    runner = jaxcfr.Runner(game, jaxcfr.make_solver(preset, alternating=alternating),
+@functools.cache
+def float64_parity(preset: str, alternating: bool) -> dict:
+    """``{iteration: {field: table, "dtype": str}}`` of a float64 run on FLOAT64_GAME."""
+    runner = jaxcfr.Runner(lowered(FLOAT64_GAME),
+                           jaxcfr.make_solver(preset, alternating=alternating),
                            precision="float64")
-    state, done, rec = runner.init(), 0, {}
-    for it in json.loads(sys.argv[2]):
+    state, done, out = runner.init(), 0, {}
+    for it in FLOAT64_CHECKPOINTS:
         state = runner.advance(state, it - done)
         done = it
-        rec[it] = {f: np.asarray(getattr(state, f)).tolist()
-                   for f in ("regret", "strategy_sum", "prediction")}
-        rec[it]["dtype"] = str(state.regret.dtype)
-    out["parity"][f"{preset}/{alternating}"] = rec
-if sys.argv[3] != "-":
-    lowered = jaxcfr.lower(jaxcfr.load_game(sys.argv[3]))
-    runner = jaxcfr.Runner(lowered, jaxcfr.cfr_plus(), precision="float64")
+        out[it] = {f: np.asarray(getattr(state, f)) for f in ("regret", "strategy_sum",
+                                                                "prediction")}
+        out[it]["dtype"] = str(state.regret.dtype)
+    return out
+
+
+@functools.cache
+def float64_large() -> dict:
+    """1000 float64 CFR+ iterations on the large-payoff Gambit game."""
+    lowered_game = jaxcfr.lower(jaxcfr.load_game(str(LARGE_PAYOFF_EFG)))
+    runner = jaxcfr.Runner(lowered_game, jaxcfr.cfr_plus(), precision="float64")
     state = runner.advance(runner.init(), 1000)
     metrics = runner.evaluate(state)
-    out["large"] = {"dtype": str(state.regret.dtype), "iterations": 1000,
-                    "average": runner.profile(state).tolist(),
-                    "values": metrics["values"].tolist(),
-                    "nash_conv": float(metrics["nash_conv"])}
-print(json.dumps(out))
-"""
-
-
-@functools.cache
-def _float64_process():
-    import json
-    import subprocess
-    import sys
-    large = str(LARGE_PAYOFF_EFG) if LARGE_PAYOFF_EFG.exists() and efg_loader_available() else "-"
-    return subprocess.Popen(
-        [sys.executable, "-c", _FLOAT64_SCRIPT, json.dumps(FLOAT64_PARITY),
-         json.dumps(FLOAT64_CHECKPOINTS), large, str(HERE)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def start_float64() -> None:
-    """Start the float64 subprocess (it runs while other tests do)."""
-    _float64_process()
-
-
-@functools.cache
-def float64_results() -> dict:
-    """The float64 subprocess's JSON: ``parity`` states and the ``large`` payoff run."""
-    import json
-    proc = _float64_process()
-    stdout, stderr = proc.communicate(timeout=600)
-    assert proc.returncode == 0, stderr[-3000:]
-    return json.loads(stdout.strip().splitlines()[-1])
+    return {"dtype": str(state.regret.dtype), "iterations": 1000,
+            "average": runner.profile(state), "values": metrics["values"],
+            "nash_conv": float(metrics["nash_conv"])}

@@ -154,14 +154,17 @@ def table_from_profile(lowered, profile: dict) -> np.ndarray:
 
 # -- presets ---------------------------------------------------------------------
 #: The published defaults of every preset, written out again (not read from jaxcfr).
+#: LCFR and DCFR alternate: Brown & Sandholm (2019) run every variant with alternating
+#: updates (so does OpenSpiel's discounted_cfr.py); vanilla CFR (Zinkevich et al. 2007)
+#: is simultaneous.
 PRESETS: dict[str, dict[str, Any]] = {
     "cfr": dict(floor=False, discount=False, predictive=False, alternating=False,
                 alpha=1.0, beta=1.0, gamma=0.0),
     "cfr+": dict(floor=True, discount=False, predictive=False, alternating=True,
                  alpha=1.0, beta=1.0, gamma=1.0),
-    "lcfr": dict(floor=False, discount=True, predictive=False, alternating=False,
+    "lcfr": dict(floor=False, discount=True, predictive=False, alternating=True,
                  alpha=1.0, beta=1.0, gamma=1.0),
-    "dcfr": dict(floor=False, discount=True, predictive=False, alternating=False,
+    "dcfr": dict(floor=False, discount=True, predictive=False, alternating=True,
                  alpha=1.5, beta=0.0, gamma=2.0),
     "pcfr+": dict(floor=True, discount=False, predictive=True, alternating=True,
                   alpha=1.0, beta=1.0, gamma=2.0),

@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr import analytics, passes
-from jaxcfr.contract import TERMINAL_NODE
+from jaxcfr import analytics
+from jaxcfr.tensors import TERMINAL_NODE, to_device
 
 try:
     from tests import cfr_cases as C
@@ -165,7 +165,7 @@ def test_exploitability_matches_openspiel(name):
     profiles = [R.uniform_profile(tree), R.random_profile(tree, rng)]
     for prof in profiles:
         table = R.table_from_profile(lowered, prof)
-        ours = C.evaluate_table(name, table, jaxcfr.cfr_plus())   # reuse the CFR+ runs' program
+        ours = C.evaluate_table(name, table)
         os_game, pol = _openspiel_policy(name, lowered, table)
         expected = os_exploitability.nash_conv(os_game, pol, return_only_nash_conv=False,
                                                use_cpp_br=True)
@@ -195,7 +195,7 @@ def test_dispatcher_picks_the_tightest_metric():
     conv, values, br = R.nash_conv(tree, prof)
 
     # nash_value() known: each player's best-response gap to it
-    m = C.runner("kuhn_poker", jaxcfr.cfr()).evaluate(_state(table))
+    m = jaxcfr.evaluate(kuhn, table)
     assert kuhn.nash_value == pytest.approx((-1 / 18, 1 / 18))
     np.testing.assert_allclose(m["nash_gap"], br - np.array([-1 / 18, 1 / 18]), atol=TOL)
     assert m["metric_name"] == "exploitability"
@@ -204,20 +204,20 @@ def test_dispatcher_picks_the_tightest_metric():
 
     # ... computed from the known value, not from the profile's values
     fake = dataclasses.replace(kuhn, nash_value=(0.5, 0.5))
-    m = jaxcfr.Runner(fake, jaxcfr.cfr()).evaluate(_state(table))
+    m = jaxcfr.evaluate(fake, table)
     np.testing.assert_allclose(m["metric"], (br[0] - 0.5 + br[1] - 0.5) / 2, atol=TOL)
 
     # 2-player constant-sum (sum 2), no known value: exploitability = NashConv / 2
     shifted = _with_payoff(kuhn, lambda p: p + 1.0, nash_value=None, constant_sum=2.0)
-    m = jaxcfr.Runner(shifted, jaxcfr.cfr()).evaluate(_state(table))
-    assert "nash_gap" not in m and m["metric_name"] == "exploitability"
+    m = jaxcfr.evaluate(shifted, table)
+    assert m["nash_gap"] is None and m["metric_name"] == "exploitability"
     np.testing.assert_allclose(m["values"], values + 1, atol=TOL)
     np.testing.assert_allclose(m["metric"], conv / 2, atol=TOL)
 
     # 2-player general-sum: NashConv, no exploitability
     general = _with_payoff(kuhn, lambda p: p * np.array([1.0, 2.0]), nash_value=None,
                            constant_sum=None)
-    m = jaxcfr.Runner(general, jaxcfr.cfr()).evaluate(_state(table))
+    m = jaxcfr.evaluate(general, table)
     assert m["exploitability"] is None and m["metric_name"] == "nash_conv"
     np.testing.assert_allclose(m["values"], values * [1, 2], atol=TOL)
 
@@ -249,12 +249,6 @@ def test_lowering_detects_constant_and_general_sum():
     assert jaxcfr.lower(General()).constant_sum is None
 
 
-def _state(table):
-    table = jnp.asarray(table, jnp.float32)
-    z = jnp.zeros_like(table)
-    return jaxcfr.SolverState(z, table, z, jnp.zeros((), jnp.int32))
-
-
 # -- continuation values and the best-response profile ------------------------------------------
 @functools.cache
 def _jitted(fn, structure):
@@ -265,8 +259,8 @@ def _jitted(fn, structure):
 def test_history_and_infoset_values_match_reference(name):
     lowered = C.lowered(name)
     tree = C.tree(name)
-    structure = passes.Structure(lowered.level_start, lowered.num_players)
-    tensors = passes.to_device(lowered.tensors, jnp.float32)
+    structure = lowered.structure
+    tensors = to_device(lowered.tensors, jnp.float32)
     prof = R.random_profile(tree, np.random.default_rng(11))
     table = jnp.asarray(R.table_from_profile(lowered, prof), jnp.float32)
 
@@ -287,8 +281,8 @@ def test_best_response_profile_attains_the_best_response_value():
     name, player = "different_depths", 0
     lowered = C.lowered(name)
     tree = C.tree(name)
-    structure = passes.Structure(lowered.level_start, lowered.num_players)
-    tensors = passes.to_device(lowered.tensors, jnp.float32)
+    structure = lowered.structure
+    tensors = to_device(lowered.tensors, jnp.float32)
     prof = R.random_profile(tree, np.random.default_rng(5))
     table = jnp.asarray(R.table_from_profile(lowered, prof), jnp.float32)
     br_fn = jax.jit(analytics.best_response, static_argnums=(1, 3))
@@ -304,3 +298,37 @@ def test_best_response_profile_attains_the_best_response_value():
         else:                                      # the others' rows untouched
             np.testing.assert_allclose(probs, prof[key], rtol=1e-6)
     np.testing.assert_allclose(R.expected_values(tree, as_dict)[player], brute, atol=TOL)
+
+
+# -- one evaluation path ------------------------------------------------------------------------
+def test_evaluate_of_a_table_equals_the_runners_figures():
+    """jaxcfr.evaluate on the average table is what the runner, solve and eval report."""
+    lowered = C.lowered("kuhn_poker")
+    runner = C.runner("kuhn_poker", jaxcfr.cfr_plus())
+    state = runner.advance(runner.init(), 30)
+    table = runner.profile(state)
+    ours, theirs = jaxcfr.evaluate(lowered, table), runner.evaluate(state)
+    assert set(ours) == set(analytics.METRIC_KEYS) == set(theirs)
+    for key in ("values", "best_response_values", "nash_conv", "exploitability", "nash_gap",
+                "metric"):
+        np.testing.assert_array_equal(ours[key], theirs[key], err_msg=key)
+    result = jaxcfr.solve(lowered, "cfr+", 30)
+    assert result.final["exploitability"] == pytest.approx(float(ours["exploitability"]),
+                                                           rel=1e-6)
+    ev = result.profile.evaluate(lowered)
+    assert ev["found"] == 12 and ev["exploitability"] == pytest.approx(
+        float(ours["exploitability"]), rel=1e-6)
+
+
+def test_evaluate_takes_stacks_and_batches():
+    stack = C.small_stack()
+    runner = C.runner("SMALL", jaxcfr.cfr_plus())
+    state = runner.advance(runner.init(), 10)
+    table = runner.profile(state)                                   # [B, I, A]
+    batch = jaxcfr.evaluate(stack, table)
+    assert batch["nash_conv"].shape == (len(C.SMALL),)
+    for b, member in enumerate(stack.members):
+        one = jaxcfr.evaluate(member, table[b, :member.num_rows, :member.max_actions])
+        np.testing.assert_allclose(batch["nash_conv"][b], one["nash_conv"], atol=1e-6)
+    with pytest.raises(ValueError, match="does not fit"):
+        jaxcfr.evaluate(C.lowered("kuhn_poker"), np.ones((3, 2)))

@@ -101,7 +101,9 @@ def test_solve_with_a_list_of_hyperparameters():
     assert result.average_strategy.shape[-1] == 3
     assert result.profile is None               # a batch has no single keyed profile
     values = np.asarray(result.final["values"])
-    assert values.shape == (2, 3)
+    assert values.shape == (3, 2)                  # one row per member (record format)
+    assert result.final["members"] == ["alpha=1 gamma=1", "alpha=1.5 gamma=2",
+                                       "alpha=2 gamma=3"]
     batch = C.runner("kuhn_poker", jaxcfr.dcfr(), HP)
     state = batch.advance(batch.init(), ITERATIONS)
     _close(result.average_strategy, batch.profile(state), "solve vs Runner")
@@ -109,7 +111,7 @@ def test_solve_with_a_list_of_hyperparameters():
 
 
 def test_unequal_hyperparameter_batches_are_refused():
-    with pytest.raises(ValueError, match="differ"):
+    with pytest.raises(ValueError, match="one length"):
         jaxcfr.Runner(C.lowered("kuhn_poker"), jaxcfr.dcfr(), {"alpha": [1.0, 2.0],
                                                               "gamma": [1.0, 2.0, 3.0]})
 
@@ -122,10 +124,7 @@ def test_random_profile_batch_equals_one_by_one():
     profiles = [R.random_profile(tree, rng) for _ in range(3)]
     tables = np.stack([R.table_from_profile(lowered, p) for p in profiles], axis=-1)  # [I, A, 3]
     # evaluated as a batch (the trailing axis a batch of hyper-parameters would use) ...
-    runner = C.runner(name, jaxcfr.dcfr(), HP)
-    t = jnp.asarray(tables, jnp.float32)
-    batch = runner.evaluate(SolverState(jnp.zeros_like(t), t, jnp.zeros_like(t),
-                                        jnp.zeros((), jnp.int32)))
+    batch = jaxcfr.evaluate(lowered, tables)
     for h, prof in enumerate(profiles):
         one = C.evaluate_table(name, tables[..., h])
         conv, values, br = R.nash_conv(tree, prof)

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr import passes
 from jaxcfr.engine import trace_counts
+from jaxcfr.tensors import to_device
 
 try:
     from tests import cfr_cases as C
@@ -149,7 +149,7 @@ def test_max_traces_of_the_step():
     chex = pytest.importorskip("chex")
     solver = jaxcfr.cfr_plus()
     lowered = C.lowered("kuhn_poker")
-    structure = passes.Structure(lowered.level_start, lowered.num_players)
+    structure = lowered.structure
 
     @jax.jit
     @chex.assert_max_traces(n=1)
@@ -158,7 +158,7 @@ def test_max_traces_of_the_step():
 
     hp = solver.hyperparams()
     for game in (lowered, jaxcfr.lower(_ScaledKuhn())):
-        tensors = passes.to_device(game.tensors, np.float32)
+        tensors = to_device(game.tensors, np.float32)
         state = solver.init(tensors)
         for _ in range(3):
             state = step(tensors, state, hp)

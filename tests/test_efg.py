@@ -12,6 +12,11 @@ from pathlib import Path
 import pytest
 
 import jaxcfr
+
+try:
+    from tests import cfr_cases as C
+except ImportError:  # tests/ is not a package: pytest put it on sys.path
+    import cfr_cases as C
 from jaxcfr import efg
 from jaxcfr.efg import EfgError, EfgGame
 from jaxcfr.game import CHANCE, TERMINAL, Game, GameError
@@ -29,14 +34,9 @@ NO_PERFECT_RECALL = {"myerson.efg", "gilboa1997_fig1_absent_minded_driver.efg"}
 
 
 def _shared_dir() -> Path | None:
-    candidates = []
-    if os.environ.get("JAXCFR_SHARED"):
-        candidates.append(Path(os.environ["JAXCFR_SHARED"]) / "efg")
-    candidates.append(Path(__file__).resolve().parents[2] / "shared" / "efg")
-    for c in candidates:
-        if c.is_dir() and any(c.glob("*.efg")):
-            return c
-    return None
+    """``shared/efg`` beside the checkout (or under ``$JAXCFR_SHARED``), if it holds files."""
+    c = C.SHARED_EFG
+    return c if c.is_dir() and any(c.glob("*.efg")) else None
 
 
 SHARED = _shared_dir()

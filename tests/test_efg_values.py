@@ -10,7 +10,7 @@ each member's average profile are computed exactly on the host.
 variant can get its average profile's value within 1e-3 of 1 (the first,
 uniform iterations keep a weight of about 2/T^2 in CFR+'s linear average, worth
 ~10^19 * 2/T^2 >> 1; nor is the current iterate an equilibrium), so it is
-checked relative to the payoff scale, in float64, in a subprocess (float64 flips
+checked relative to the payoff scale, in float64 (in-process: the precision is scoped to the
 ``jax_enable_x64`` globally).
 """
 
@@ -95,7 +95,6 @@ def test_readme_table_is_parsed():
 @functools.cache
 def solved() -> dict:
     """Solve every case at once: one stack, CFR+, ITERATIONS iterations."""
-    C.start_float64()           # start the float64 subprocess first: it runs meanwhile
     games = {cid: jaxcfr.load_game(path) for cid, path, _ in CASES}
     lowered = [jaxcfr.lower(g, name=cid) for cid, g in games.items()]
     batch = jaxcfr.stack(lowered)
@@ -144,7 +143,7 @@ def test_large_payoff_game_in_float64():
     path = C.LARGE_PAYOFF_EFG
     if not path.exists():
         pytest.skip(f"{path} is absent")
-    out = C.float64_results()["large"]
+    out = C.float64_large()
     assert out["dtype"] == "float64"
     game = jaxcfr.load_game(str(path))
     lowered = jaxcfr.lower(game)

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-import games
+import jaxcfr_games as games
 import jaxcfr
 from jaxcfr import CHANCE, TERMINAL, GameError
 from jaxcfr.contract import DECISION, TERMINAL_NODE, inspect_node
@@ -461,7 +461,7 @@ def test_sampled_dice_poker_probabilities_are_exact():
 
 
 def test_hand_strength_order():
-    from games.sampled_poker import hand_strength
+    from jaxcfr_games.sampled_poker import hand_strength
     order = [(1, 2, 3, 4, 6), (1, 1, 2, 3, 4), (1, 1, 2, 2, 3), (2, 2, 2, 3, 4), (1, 1, 2, 2, 2),
              (1, 3, 3, 3, 3), (2, 2, 2, 2, 2)]
     strengths = [hand_strength(r) for r in order]

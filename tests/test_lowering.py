@@ -11,8 +11,13 @@ import pytest
 
 import jaxcfr
 from jaxcfr import CHANCE, TERMINAL, Game, GameError, MemoryBudgetError
-from jaxcfr.contract import CHANCE_NODE, DECISION, TERMINAL_NODE
-from jaxcfr.lowering import NO_PARENT, NO_PLAYER, sort_infosets
+from jaxcfr.lowering import sort_infosets
+from jaxcfr.tensors import CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE
+
+try:
+    from tests import cfr_cases as C
+except ImportError:  # tests/ is not a package: pytest put it on sys.path
+    import cfr_cases as C
 
 try:
     from tests import broken_games as bg
@@ -20,7 +25,7 @@ except ImportError:  # tests/ is not a package: pytest put it on sys.path
     import broken_games as bg
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "efg"
-SHARED_EFG = pathlib.Path(__file__).resolve().parents[2] / "shared" / "efg"
+SHARED_EFG = C.SHARED_EFG
 
 #: The Gambit files without perfect recall (PR = n in shared/efg/README.md).
 NO_PERFECT_RECALL = ["e09", "gilboa1997_fig1_absent_minded_driver", "holdout", "myerson",
@@ -385,7 +390,7 @@ def test_lower_whole_game_failures(cls):
 
 
 def test_lower_rejects_a_game_that_never_ends(monkeypatch):
-    monkeypatch.setattr(importlib.import_module("jaxcfr.validate"), "MAX_TRAJECTORY_LENGTH", 100)
+    monkeypatch.setattr(importlib.import_module("jaxcfr.contract"), "MAX_TRAJECTORY_LENGTH", 100)
     err = _lower_rejects(bg.NeverEnds())
     assert err.rule == "termination" and err.history == ("go",) * 20
 

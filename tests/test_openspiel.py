@@ -81,12 +81,23 @@ def test_simultaneous_game_is_refused():
 @pytest.mark.parametrize("text, match", [
     ("openspiel:no_such_game", "unknown OpenSpiel game"),
     ("openspiel:kuhn_poker(no_such_parameter=1)", "no_such_parameter"),
-    ("openspiel:kuhn_poker(players=[2])", "OpenSpiel parameters"),
-    ("openspiel:kuhn_poker(", "cannot parse"),
+    ("openspiel:kuhn_poker(players=[2])", "Wrong type for parameter players"),
+    ("openspiel:kuhn_poker(", "Missing closing bracket"),
+    ("openspiel:goofspiel(num_cards=3)",
+     r"openspiel:turn_based_simultaneous_game\(game=goofspiel\(num_cards=3\)\)"),
 ])
 def test_bad_openspiel_strings(text, match):
     with pytest.raises(GameError, match=match):
         jaxcfr.load_game(text)
+
+
+def test_openspiel_strings_go_to_openspiel_unchanged():
+    """Game-valued parameters reach OpenSpiel: a simultaneous game made turn-based."""
+    game = jaxcfr.load_game("openspiel:turn_based_simultaneous_game(game=goofspiel(num_cards=3))")
+    lowered = jaxcfr.lower(game)
+    assert lowered.num_players == 2 and lowered.infosets_per_player == (57, 57)
+    result = jaxcfr.solve(lowered, "cfr+", 200)
+    assert result.final["exploitability"] < 0.05
 
 
 def test_missing_pyspiel_gives_install_hint(monkeypatch):

@@ -10,7 +10,7 @@ import jaxcfr
 from jaxcfr import Profile
 from jaxcfr.cli import main as cli_main
 from jaxcfr.profile import decode_label, encode_label
-from jaxcfr.runs import evaluate_profile
+from jaxcfr import evaluate_profile
 
 KUHN = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"), name="kuhn_poker")
 

@@ -130,12 +130,6 @@ def _slice(tables: dict, b: int | None, h: int | None) -> dict:
     return out
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _start_float64_run():
-    C.start_float64()          # float64 runs in a subprocess, alongside these tests
-    yield
-
-
 # -- parity -----------------------------------------------------------------------------
 @pytest.mark.parametrize("alternating", [False, True], ids=["simultaneous", "alternating"])
 @pytest.mark.parametrize("preset", PRESET_NAMES)
@@ -197,12 +191,12 @@ def test_three_player_kuhn_matches_reference(preset):
 @pytest.mark.parametrize("preset,alternating", C.FLOAT64_PARITY)
 def test_float64_matches_reference_tightly(preset, alternating):
     """precision="float64": the device agrees with the reference to ~1e-12, not 1e-4."""
-    run = C.float64_results()["parity"][f"{preset}/{alternating}"]
+    run = C.float64_parity(preset, alternating)
     ref = R.ReferenceCFR(C.tree(C.FLOAT64_GAME), preset, alternating=alternating)
     member = C.lowered(C.FLOAT64_GAME)
     for it in C.FLOAT64_CHECKPOINTS:
         ref.run(it - ref.iteration)
-        dev = run[str(it)]
+        dev = run[it]
         assert dev["dtype"] == "float64"
         for field in ("regret", "strategy_sum", "prediction"):
             expected = C.state_table(member, getattr(ref, field))

@@ -61,8 +61,7 @@ def test_sampling_error_gets_the_history():
 
 
 def test_runaway_game(monkeypatch):
-    module = importlib.import_module("jaxcfr.validate")
-    monkeypatch.setattr(module, "MAX_TRAJECTORY_LENGTH", 100)
+    monkeypatch.setattr(importlib.import_module("jaxcfr.contract"), "MAX_TRAJECTORY_LENGTH", 100)
     err = _rejects(bg.NeverEnds())
     assert err.rule == bg.NeverEnds.RULE
     assert err.history in bg.NeverEnds.HISTORIES
@@ -139,7 +138,6 @@ def test_fixture_metadata_for_exhaustive_checkers(cls):
 
 
 def test_exhaustive_reference_checker_accepts_valid_games():
-    import games  # noqa: F401  (registers the reference games)
     _exhaustive_check(bg.Toy())
     for text in ("kuhn_poker", "leduc_poker(ranks=2, suits=2)", "goofspiel(cards=3)"):
         _exhaustive_check(jaxcfr.load_game(text))

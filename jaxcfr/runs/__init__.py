@@ -11,10 +11,9 @@ Example::
 from jaxcfr.runs.checkpoint import CheckpointCorruptError, CheckpointError
 from jaxcfr.runs.config import (Config, ConfigError, GameConfig, RunConfig, SolverConfig,
                                 config_from_dict, load_config, to_toml)
-from jaxcfr.runs.evaluate import evaluate_profile
 from jaxcfr.runs.rundir import RunDir
 from jaxcfr.runs.train import TrainResult, train
 
 __all__ = ["Config", "ConfigError", "GameConfig", "RunConfig", "SolverConfig", "config_from_dict",
            "load_config", "to_toml", "CheckpointError", "CheckpointCorruptError",
-           "evaluate_profile", "RunDir", "TrainResult", "train"]
+           "RunDir", "TrainResult", "train"]

@@ -1,4 +1,5 @@
-"""``jaxcfr train`` and ``jaxcfr eval``: registered into :data:`jaxcfr.cli.COMMANDS` on import."""
+"""``jaxcfr train`` and ``jaxcfr eval``: their arguments and what they run (:mod:`jaxcfr.cli`
+lists them with the other commands)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from jaxcfr.cli import COMMANDS
+from jaxcfr.precision import PRECISIONS
 
 __all__ = ["add_train_arguments", "run_train", "add_eval_arguments", "run_eval",
            "INTERRUPTED"]
@@ -35,8 +36,6 @@ def run_train(args: argparse.Namespace) -> int:
     from jaxcfr.runs.config import load_config
     from jaxcfr.runs.progress import make_progress
     from jaxcfr.runs.train import train
-    from jaxcfr.engine import enable_compilation_cache
-    enable_compilation_cache()
     if args.resume and args.out:
         raise ValueError("--out and --resume exclude each other (a resumed run stays in RUN_DIR)")
     config_path = args.config
@@ -102,21 +101,16 @@ def _print_summary(result) -> None:
         print(f"values          {_fmt(final['values'])}")
 
 
-COMMANDS["train"] = (add_train_arguments, run_train,
-                     "train from a TOML run config (checkpoints, metrics, plot)")
-
-
 # -- eval -------------------------------------------------------------------------
 def add_eval_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("profile", help="a saved profile (.npz / .json / stem) or a run directory")
     p.add_argument("game", nargs="?", help="game string or .efg path (default: the profile's game)")
-    p.add_argument("--precision", choices=("float32", "float64"), default="float32")
+    p.add_argument("--precision", choices=tuple(PRECISIONS), default="float32")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from jaxcfr.profile import Profile
-    from jaxcfr.runs.evaluate import evaluate_profile
+    from jaxcfr.profile import Profile, evaluate_profile
     path = Path(args.profile)
     if path.is_dir():
         path = path / "profile.npz"
@@ -135,7 +129,3 @@ def run_eval(args: argparse.Namespace) -> int:
     print(f"values          {_fmt(out['values'])}")
     print(f"best responses  {_fmt(out['best_response_values'])}")
     return 0
-
-
-COMMANDS["eval"] = (add_eval_arguments, run_eval,
-                    "exploitability / NashConv and values of a saved profile")

@@ -37,10 +37,13 @@ import typing
 from pathlib import Path
 from typing import Any, Sequence
 
+from jaxcfr.engine import DEFAULT_CHUNK
+from jaxcfr.precision import PRECISIONS
+from jaxcfr.solvers import HYPERPARAMETERS, resolve_algorithm
+
 __all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ConfigError", "load_config",
            "config_from_dict", "parse_override", "to_toml", "COMPUTE_KEYS"]
 
-_ALGORITHMS = ("cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "dcfr+", "pdcfr+")
 
 #: Keys that change what is computed: a checkpoint only resumes under equal values.
 COMPUTE_KEYS = ("game.name", "game.names", "game.sort_infosets", "solver.algorithm",
@@ -78,7 +81,7 @@ class SolverConfig:
 
     def hyperparams(self) -> dict[str, Any]:
         """``{"alpha": ..., ...}`` for :class:`jaxcfr.Runner` (lists expanded per ``combine``)."""
-        given = {k: getattr(self, k) for k in ("alpha", "beta", "gamma")
+        given = {k: getattr(self, k) for k in HYPERPARAMETERS
                  if getattr(self, k) is not None}
         lists = {k: v for k, v in given.items() if isinstance(v, tuple)}
         if not lists:
@@ -111,7 +114,7 @@ class RunConfig:
     precision: str = "float32"       # or "float64"
     out_dir: str | None = None       # run directory; default runs/<config name>-<timestamp>
     seed: int = 0                    # PRNG seed, recorded (full-tree solvers are deterministic)
-    chunk: int = 64                  # iterations per compiled chunk
+    chunk: int = DEFAULT_CHUNK       # iterations per compiled chunk
     quiet: bool = False              # no progress output
     plot: bool = True                # write convergence.png (needs matplotlib)
 
@@ -312,20 +315,20 @@ def _check_values(c: Config, source: str) -> None:
     g, s, r = c.game, c.solver, c.run
     if (g.name is None) == (g.names is None):
         fail("game", "set exactly one of game.name (one game) and game.names (a batch)")
-    if s.algorithm.lower() not in _ALGORITHMS and s.algorithm.lower() not in (
-            "cfr_plus", "linear_cfr", "pcfr_plus", "dcfr_plus", "pdcfr_plus"):
-        fail("solver.algorithm", f"unknown algorithm {s.algorithm!r}; choose one of "
-             f"{', '.join(_ALGORITHMS)}")
+    try:
+        resolve_algorithm(s.algorithm)
+    except ValueError as e:
+        fail("solver.algorithm", str(e))
     if s.iterations < 1:
         fail("solver.iterations", f"must be at least 1, got {s.iterations}")
-    for k in ("alpha", "beta", "gamma"):
+    for k in HYPERPARAMETERS:
         v = getattr(s, k)
         vals = v if isinstance(v, tuple) else (() if v is None else (v,))
         if any(not math.isfinite(x) for x in vals):
             fail(f"solver.{k}", f"must be finite, got {v!r}")
     if s.combine not in ("product", "zip"):
         fail("solver.combine", f"must be 'product' or 'zip', got {s.combine!r}")
-    lengths = {len(getattr(s, k)) for k in ("alpha", "beta", "gamma")
+    lengths = {len(getattr(s, k)) for k in HYPERPARAMETERS
                if isinstance(getattr(s, k), tuple)}
     if s.combine == "zip" and len(lengths) > 1:
         fail("solver.combine", f"'zip' needs hyper-parameter lists of one length, got "
@@ -334,8 +337,8 @@ def _check_values(c: Config, source: str) -> None:
                        ("chunk", 1)):
         if getattr(r, key) < least:
             fail(f"run.{key}", f"must be at least {least}, got {getattr(r, key)}")
-    if r.precision not in ("float32", "float64"):
-        fail("run.precision", f"must be 'float32' or 'float64', got {r.precision!r}")
+    if r.precision not in PRECISIONS:
+        fail("run.precision", f"must be one of {', '.join(PRECISIONS)}, got {r.precision!r}")
 
 
 # -- writing ------------------------------------------------------------------

@@ -26,25 +26,26 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
-import jax
 import numpy as np
 
 from jaxcfr.atomic import atomic_write_bytes, atomic_write_text
 from jaxcfr.engine import Runner
-from jaxcfr.lowering import LoweredGame, lower
+from jaxcfr.loop import Hooks, iteration_of, run_loop
+from jaxcfr.lowering import lower
 from jaxcfr.profile import Profile
 from jaxcfr.registry import load_game
-from jaxcfr.serialize import jsonable
 from jaxcfr.runs import checkpoint
 from jaxcfr.runs.checkpoint import CheckpointError
 from jaxcfr.runs.config import COMPUTE_KEYS, Config, to_toml
 from jaxcfr.runs.rundir import RunDir, default_run_dir
+from jaxcfr.serialize import jsonable
 from jaxcfr.solvers import SolverState, make_solver
 from jaxcfr.stack import stack
+from jaxcfr.tensors import LoweredGame
 
-__all__ = ["train", "TrainResult", "build_lowered", "member_labels", "main"]
+__all__ = ["train", "TrainResult", "build_lowered"]
 
 ProgressFn = Callable[[int, "dict[str, Any] | None"], None]
 
@@ -96,48 +97,6 @@ def build_lowered(config: Config) -> LoweredGame:
     return stack(parts) if config.game.names is not None else parts[0]
 
 
-def member_labels(config: Config) -> list[str]:
-    """Labels of the batch members, games outer, hyper-parameter settings inner ([] if single)."""
-    games = list(config.game.names) if config.game.names is not None else [None]
-    settings = config.solver.settings() or [None]
-    if games == [None] and settings == [None]:
-        return []
-    out = []
-    for g in games:
-        for s in settings:
-            hp = " ".join(f"{k}={v:g}" for k, v in s.items()) if s else ""
-            out.append(" ".join(x for x in (g, hp) if x))
-    return out
-
-
-def _per_member(x: np.ndarray, batched: bool, players: bool) -> np.ndarray:
-    """``[(B,) (P,) *H]`` -> ``[M, (P)]`` with members games-outer."""
-    x = np.asarray(x, dtype=np.float64)
-    if players:
-        x = np.moveaxis(x, 1 if batched else 0, -1)
-        return x.reshape(-1, x.shape[-1])
-    return x.reshape(-1)
-
-
-def _record(runner: Runner, state, iteration: int, labels: list[str]) -> dict[str, Any]:
-    ev = runner.evaluate(state)
-    batched = runner.games_batched
-    single = not labels
-
-    def pick(x, players=False):
-        if x is None:
-            return None
-        m = _per_member(x, batched, players)
-        return m[0].tolist() if single else m.tolist()
-
-    rec = {"iteration": int(iteration), "exploitability": pick(ev["exploitability"]),
-           "nash_conv": pick(ev["nash_conv"]), "metric": pick(ev["metric"]),
-           "metric_name": ev["metric_name"], "values": pick(ev["values"], True)}
-    if not single:
-        rec["members"] = list(labels)
-    return jsonable(rec)
-
-
 # -- the run ----------------------------------------------------------------------
 class _SigintGuard:
     """Defer the first SIGINT to a chunk boundary (main thread only); the second one aborts."""
@@ -164,13 +123,6 @@ class _SigintGuard:
         if self.enabled:
             signal.signal(signal.SIGINT, self.previous)
         return False
-
-
-def _next_stop(it: int, total: int, eval_every: int, checkpoint_every: int) -> int:
-    stops = [total, (it // eval_every + 1) * eval_every]
-    if checkpoint_every:
-        stops.append((it // checkpoint_every + 1) * checkpoint_every)
-    return min(stops)
 
 
 def _compute_mismatch(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
@@ -235,10 +187,10 @@ def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | 
                     precision=config.run.precision, chunk=config.run.chunk)
     state = runner.init()
     if ckpt is not None:
-        state = _restore(state, ckpt)
-    start = _iteration(state)
+        state = _restore(runner, state, ckpt)
+    start = iteration_of(state)
     state, compile_seconds = runner.compile(state)
-    labels = member_labels(config)
+    labels = runner.member_labels()
     wall_before = float(ckpt.meta.get("wall_seconds", 0.0)) if ckpt is not None else 0.0
     metrics = run.read_metrics(upto=start) if ckpt is not None else []
     run.write_metrics(metrics)
@@ -255,91 +207,60 @@ def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | 
                         config=config.to_dict(), keep=config.run.keep_checkpoints,
                         extra={"wall_seconds": wall(), "members": labels})
 
-    total = config.solver.iterations
-    eval_every, ckpt_every, chunk = (config.run.eval_every, config.run.checkpoint_every,
-                                     config.run.chunk)
-    it, saved = start, (start if ckpt is not None else None)
-    seg_iters, seg_seconds = 0, 0.0
-    run_iters, run_seconds = 0, 0.0
-    interrupted, state_ok = False, True
+    def on_record(rec):
+        run.append_metrics(rec)
+        metrics.append(rec)
+        if progress is not None:
+            progress(rec["iteration"], rec)
+
+    saved = [start if ckpt is not None else None]
+
+    def on_checkpoint(it, st):
+        save(it, st)
+        saved[0] = it
+
     with _SigintGuard(handle_sigint, log) as guard:
+        hooks = Hooks(on_chunk=None if progress is None else (lambda it: progress(it, None)),
+                      on_record=on_record, on_checkpoint=on_checkpoint,
+                      stop_requested=lambda: guard.requested)
         try:
-            while it < total and not guard.requested:
-                stop = _next_stop(it, total, eval_every, ckpt_every)
-                while it < stop and not guard.requested:
-                    n = min(chunk, stop - it)
-                    t0 = time.perf_counter()
-                    state_ok = False
-                    state = runner.advance(state, n)
-                    jax.block_until_ready(state)
-                    state_ok = True
-                    seg_seconds += time.perf_counter() - t0
-                    seg_iters += n
-                    run_seconds += time.perf_counter() - t0
-                    run_iters += n
-                    it += n
-                    if progress is not None and not guard.requested:
-                        progress(it, None)
-                if it < stop:
-                    break                                   # interrupted mid-segment
-                if it % eval_every == 0 or it == total:
-                    rec = _record(runner, state, it, labels)
-                    rec["iterations_per_second"] = (seg_iters / seg_seconds
-                                                    if seg_seconds > 0 else None)
-                    rec["compile_seconds"] = compile_seconds
-                    rec["wall_seconds"] = wall()
-                    seg_iters, seg_seconds = 0, 0.0
-                    run.append_metrics(rec)
-                    metrics.append(rec)
-                    if progress is not None:
-                        progress(it, rec)
-                if ckpt_every and it % ckpt_every == 0 and it < total:
-                    save(it, state)
-                    saved = it
+            out = run_loop(runner, state, total=config.solver.iterations,
+                           eval_every=config.run.eval_every,
+                           checkpoint_every=config.run.checkpoint_every, hooks=hooks,
+                           compile_seconds=compile_seconds, wall=wall)
         except KeyboardInterrupt:
-            if not state_ok:
-                log(f"aborted; the last checkpoint ({saved}) is intact")
-                raise
-            interrupted = True
-        interrupted = interrupted or (guard.requested and it < total)
-        if saved != it:
-            save(it, state)
-        profiles, best = _write_profiles(run, runner, lowered, state, labels, metrics)
+            log(f"aborted; the last checkpoint ({saved[0]}) is intact")
+            raise
+        if saved[0] != out.iteration:
+            save(out.iteration, out.state)
+        profiles, best = _write_profiles(run, runner, lowered, out.state, labels, metrics)
         _write_plot(run, config, metrics, labels, log)
     return TrainResult(
-        config=config, run_dir=run.path, lowered=lowered, state=state, metrics=metrics,
+        config=config, run_dir=run.path, lowered=lowered, state=out.state, metrics=metrics,
         final=metrics[-1] if metrics else None, members=labels, profiles=profiles,
-        best_member=best, iteration=it, interrupted=interrupted,
+        best_member=best, iteration=out.iteration, interrupted=out.interrupted,
         resumed_from=start if ckpt is not None else None, compile_seconds=compile_seconds,
         wall_seconds=wall(),
-        iterations_per_second=run_iters / run_seconds if run_seconds > 0 else None)
+        iterations_per_second=out.iterations / out.seconds if out.seconds > 0 else None)
 
 
-def _restore(template: SolverState, ckpt: checkpoint.Checkpoint) -> SolverState:
+def _restore(runner: Runner, template: SolverState, ckpt: checkpoint.Checkpoint) -> SolverState:
     arrays = ckpt.arrays
     fields = template._fields
     if set(arrays) != set(fields):
         raise CheckpointError(f"checkpoint {ckpt.path} holds {sorted(arrays)}, the solver state "
                               f"has {sorted(fields)}")
-    out = []
     for name in fields:
         want, got = getattr(template, name), arrays[name]
         if got.shape != want.shape or got.dtype != want.dtype:
             raise CheckpointError(
                 f"checkpoint {ckpt.path}: {name} is {got.dtype}{list(got.shape)}, the run needs "
                 f"{want.dtype}{list(want.shape)} (another precision or batch?)")
-        out.append(jax.numpy.asarray(got))
-    state = SolverState(*out)
-    if np.any(np.asarray(state.iteration) != ckpt.iteration):
+    if np.any(np.asarray(arrays["iteration"]) != ckpt.iteration):
         raise checkpoint.CheckpointCorruptError(
-            f"checkpoint {ckpt.path}: iteration {np.asarray(state.iteration).tolist()} != "
+            f"checkpoint {ckpt.path}: iteration {np.asarray(arrays['iteration']).tolist()} != "
             f"sidecar's {ckpt.iteration}")
-    return state
-
-
-def _iteration(state: SolverState) -> int:
-    """Iterations done (``iteration`` is ``[B]`` for a stacked game, all equal)."""
-    return int(np.asarray(state.iteration).reshape(-1)[0])
+    return runner.restore(arrays)
 
 
 def _write_profiles(run: RunDir, runner: Runner, lowered: LoweredGame, state, labels,
@@ -376,28 +297,3 @@ def _write_plot(run: RunDir, config: Config, metrics, labels, log) -> None:
     if plot_convergence(metrics, buf, title=f"{games}: {config.solver.algorithm}",
                         members=labels or None):
         atomic_write_bytes(run.plot, buf.getvalue())
-
-
-# -- script entry point -----------------------------------------------------------
-def main(argv: Sequence[str] | None = None, *, default_config: str | None = None,
-         prog: str = "train.py") -> int:
-    """``train.py [CONFIG] [--set k=v ...] [--out DIR] [--resume DIR] [--quiet]``.
-
-    Returns the exit status: 0 done, 130 interrupted (checkpoint written), 2 error.
-    """
-    import argparse
-    from jaxcfr.game import GameError
-    from jaxcfr.runs.cli import add_train_arguments, run_train
-    parser = argparse.ArgumentParser(prog=prog, description="Train from a run config "
-                                     "(TOML); see docs/runs.md.")
-    add_train_arguments(parser, default_config=default_config)
-    args = parser.parse_args(argv)
-    try:
-        return run_train(args)
-    except KeyboardInterrupt:
-        print(f"{prog}: aborted", file=sys.stderr)
-        return 130
-    except (GameError, ValueError, OSError, KeyError) as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
-        return 2
-

@@ -1,0 +1,162 @@
+"""The lowered-tensor contract: what the host walker produces and the device code reads.
+
+A game lowered by :func:`jaxcfr.lower` is a :class:`LoweredGame`: the padded
+arrays of :class:`GameTensors` plus host tables that map rows back to the game.
+
+Shapes: ``N`` nodes, ``I`` information-set rows (the trailing *sink* row
+included), ``A`` most decision actions of a row (chance edges use no row, so
+chance outcomes do not widen ``A``), ``P`` players, ``D`` depth levels.
+
+Conventions every kernel relies on:
+
+* Nodes are in depth order: level ``d`` is ``level_start[d]:level_start[d + 1]``,
+  and within a level in pre-order, so children of a level are grouped by parent
+  and their ``parent`` indices are sorted.
+* Rows of every player share one table; the last row is the *sink*: non-decision
+  nodes point at it, chance and root edges land in it, it has one legal slot and
+  no owner (``NO_PLAYER``). Padding rows of a stack behave like the sink.
+* ``node_kind`` is one of :data:`DECISION`, :data:`CHANCE_NODE`,
+  :data:`TERMINAL_NODE` and :data:`PADDING` (a stack's filler nodes: zero payoff,
+  zero-probability chance edge, inert by construction).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Hashable, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcfr.contract import CHANCE_NODE, DECISION, TERMINAL_NODE
+
+__all__ = ["GameTensors", "LoweredGame", "Structure", "to_device",
+           "DECISION", "CHANCE_NODE", "TERMINAL_NODE", "PADDING", "NO_PARENT", "NO_PLAYER"]
+
+#: ``node_kind`` of a stack's filler nodes (the other kinds are the host's, from the contract).
+PADDING = 3
+#: ``parent`` of the root.
+NO_PARENT = -1
+#: ``infoset_player`` of the sink row and of padding rows.
+NO_PLAYER = -1
+
+
+class GameTensors(NamedTuple):
+    """The arrays a solver reads. A leading batch axis ``[B, ...]`` after :func:`jaxcfr.stack`."""
+    parent: np.ndarray          # [N] int32  parent node; NO_PARENT at the root
+    parent_slot: np.ndarray     # [N] int32  slot of the action leading here (0 at the root)
+    node_kind: np.ndarray       # [N] int8   DECISION / CHANCE_NODE / TERMINAL_NODE / PADDING
+    node_player: np.ndarray     # [N] int32  acting player; P at chance; -1 at terminal/padding
+    node_infoset: np.ndarray    # [N] int32  information-set row; the sink row if not a decision
+    edge_owner: np.ndarray      # [N] int32  who chose the edge into this node (P: chance/root)
+    edge_index: np.ndarray      # [N] int32  row * A + slot of that edge (sink * A at chance/root)
+    chance_prob: np.ndarray     # [N] float  probability of the chance edge into here (1 otherwise;
+                                #            0 at padding)
+    payoff: np.ndarray          # [N, P] float terminal returns (0 elsewhere)
+    legal_mask: np.ndarray      # [I, A] bool legal actions per row (sink/padding: slot 0 only)
+    abstraction_mask: np.ndarray  # [I, A] bool kept actions (all legal without abstraction)
+    infoset_player: np.ndarray  # [I] int32  owner; NO_PLAYER for sink and padding rows
+    infoset_rep: np.ndarray     # [I] int32  one member node (0 for sink and padding rows)
+
+
+class Structure(NamedTuple):
+    """Static (hashable) facts a compiled pass depends on."""
+    level_start: tuple[int, ...]   # [D + 1] node slices per depth
+    num_players: int
+
+
+def to_device(tensors: GameTensors, dtype) -> GameTensors:
+    """Tensors as JAX arrays, floats in ``dtype`` (call it inside the run's precision scope)."""
+    return GameTensors(*(jnp.asarray(t, dtype=dtype) if jnp.issubdtype(t.dtype, jnp.floating)
+                         else jnp.asarray(t) for t in tensors))
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class LoweredGame:
+    """A game lowered to tensors, with the host tables that map rows back to the game.
+
+    ``tensors`` are NumPy arrays; solvers move them to the device. ``level_start``
+    is static structure: the node slice of depth ``d`` is
+    ``level_start[d]:level_start[d + 1]``.
+    """
+    tensors: GameTensors
+    level_start: tuple[int, ...]          # [D + 1]
+    num_players: int
+    infoset_keys: tuple                   # [I - 1] (player, key) per real row (host only)
+    infoset_actions: tuple                # [I - 1] tuple of action labels per real row
+    preorder: np.ndarray                  # [N] int64 pre-order number of each node (host only)
+    node_action: tuple                    # [N] label of the action into each node (host only)
+    nash_value: tuple | None = None
+    constant_sum: float | None = None     # sum of returns when equal at every leaf, else None
+    br_rounds: int = 1                    # most own decisions on a path (best-response sweeps)
+    name: str = ""
+    batch_size: int | None = None         # B after stack(); None for a single game
+    members: tuple = ()                   # the stacked LoweredGames (host tables per member)
+
+    def __repr__(self) -> str:
+        what = f"{self.batch_size} games, " if self.batch_size is not None else ""
+        rows = "+".join(f"{n:,}" for n in self.infosets_per_player)
+        return (f"LoweredGame({self.name or '?'!s}: {what}{self.num_nodes:,} nodes, "
+                f"{rows} information sets, {self.max_actions} actions max, depth {self.depth}, "
+                f"{self.num_players} players)")
+
+    # -- sizes -------------------------------------------------------------
+    @property
+    def structure(self) -> Structure:
+        """The static facts compiled passes depend on."""
+        return Structure(self.level_start, self.num_players)
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.tensors.parent.shape[-1])
+
+    @property
+    def num_rows(self) -> int:
+        """Information-set rows including the sink (``I``)."""
+        return int(self.tensors.legal_mask.shape[-2])
+
+    @property
+    def max_actions(self) -> int:
+        return int(self.tensors.legal_mask.shape[-1])
+
+    @property
+    def depth(self) -> int:
+        """Longest root-to-leaf path, in moves."""
+        return len(self.level_start) - 2
+
+    @property
+    def infosets_per_player(self) -> tuple[int, ...]:
+        owners = np.asarray(self.tensors.infoset_player).reshape(-1)
+        return tuple(int((owners == p).sum()) for p in range(self.num_players))
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(np.asarray(t).nbytes for t in self.tensors))
+
+    def sizes(self) -> dict[str, Any]:
+        """The sizes reported by ``jaxcfr inspect``."""
+        return {"nodes": self.num_nodes, "infosets": list(self.infosets_per_player),
+                "max_actions": self.max_actions, "depth": self.depth, "bytes": self.nbytes}
+
+    # -- host tables -------------------------------------------------------
+    def history(self, node: int) -> tuple:
+        """The action path from the root to ``node`` (labels)."""
+        parent = self.tensors.parent
+        path = []
+        while parent[node] != NO_PARENT:
+            path.append(self.node_action[node])
+            node = int(parent[node])
+        return tuple(reversed(path))
+
+    def infoset_members(self, row: int) -> np.ndarray:
+        """Nodes of information-set ``row``, sorted by pre-order number (Gambit's order)."""
+        nodes = np.flatnonzero(self.tensors.node_infoset == row)
+        return nodes[np.argsort(self.preorder[nodes], kind="stable")]
+
+    def row_of(self, player: int, key: Hashable) -> int:
+        """The row of ``player``'s information set ``key`` (KeyError if unknown)."""
+        index = self.__dict__.get("_row_index")
+        if index is None:
+            index = {k: i for i, k in enumerate(self.infoset_keys)}
+            object.__setattr__(self, "_row_index", index)
+        return index[(player, key)]
