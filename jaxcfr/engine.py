@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr import analytics
+from jaxcfr import analytics, sampling
 from jaxcfr import precision as _precision
 from jaxcfr.solvers import (HYPERPARAMETERS, HyperParams, Solver, SolverState, average_strategy,
                             current_strategy)
@@ -54,11 +54,15 @@ RUN_PARAMETERS = HYPERPARAMETERS + ("exploration", "seed")
 trace_counts: dict[str, int] = {"chunk": 0}
 
 
-@functools.partial(jax.jit, static_argnames=("solver", "structure", "layout", "chunk"),
+@functools.partial(jax.jit, static_argnames=("solver", "structure", "layout", "chunk", "plan"),
                    donate_argnames=("state",))
-def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, *, solver: Solver,
-               structure: Structure, layout: str, chunk: int) -> SolverState:
+def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, tables, *,
+               solver: Solver, structure: Structure, layout: str, chunk: int,
+               plan) -> SolverState:
     """``n`` (traced, at most ``chunk``) iterations of ``solver``.
+
+    ``tables`` / ``plan``: a sampling estimator's child tables and capacities (``None``
+    for the exact estimator).
 
     ``layout`` says how ``tensors`` hold a stack's state ``[B, I, A, *H]``:
     ``"single"`` (no stack), ``"vmap"`` (tensors ``[B, ...]``, vmapped), ``"forest"``
@@ -74,17 +78,16 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, *, so
         state = SolverState(*(jnp.moveaxis(x, 0, 2) for x in state[:3]), state.iteration[0])
     games_batched = layout == "vmap"
 
-    def update(t, st):
-        return solver.update(t, structure, st, hp)
+    def update(t, st, tab):
+        return solver.update(t, structure, st, hp, tab, plan)
 
     if games_batched:
         update = jax.vmap(update)
 
-    def body(st, i):
-        st = jax.lax.cond(i < n, lambda s: update(tensors, s), lambda s: s, st)
-        return st, None
-
-    state, _ = jax.lax.scan(body, state, jnp.arange(chunk))
+    # a loop of traced length n <= chunk: the last chunk of a run skips its unused steps
+    # without a per-step conditional (which would copy the state every iteration)
+    state = jax.lax.fori_loop(0, jnp.minimum(n, chunk),
+                              lambda i, st: update(tensors, st, tables), state)
     members = batched_shape[0]
     if layout == "forest":
         state = SolverState(*(x.reshape(batched_shape) for x in state[:3]),
@@ -186,10 +189,19 @@ class Runner:
                 mesh = Mesh(mesh.devices, mesh.axis_names,
                             axis_types=(AxisType.Auto,) * len(mesh.axis_names))
         self.mesh = mesh
+        # a sampling estimator's child tables (traced) and capacities (static)
+        self.tables, self.plan = None, None
+        if solver.sampling != "none":
+            tables = sampling.child_tables(lowered.tensors)
+            self.plan = sampling.make_plan(lowered, solver.sampling, tables, solver.samples)
+            with self.scope():
+                self.tables = sampling.SampleTables(*(jnp.asarray(x) for x in tables))
         with self.scope():
             if mesh is not None:
                 self.tensors = self._shard(self.tensors, batched_last=False)
                 self.hp = self._shard(self.hp, batched_last=True)
+                if self.tables is not None:
+                    self.tables = self._shard(self.tables, batched_last=False)
             # How the chunk steps a stack: members sharing one tree put the batch on a
             # trailing axis (shared gathers); different trees become one forest; a sharded
             # stack, or one under a sampling estimator (each member samples its own tree),
@@ -282,8 +294,9 @@ class Runner:
 
     def _chunk(self, state: SolverState, n: int) -> SolverState:
         return _run_chunk(self.step_tensors, state, self.hp, jnp.asarray(n, jnp.int32),
-                          solver=self.solver.static_key(), structure=self.step_structure,
-                          layout=self.layout, chunk=self.chunk)
+                          self.tables, solver=self.solver.static_key(),
+                          structure=self.step_structure, layout=self.layout, chunk=self.chunk,
+                          plan=self.plan)
 
     def compile(self, state: SolverState) -> tuple[SolverState, float]:
         """Compile the chunk and evaluation (running zero iterations); returns seconds."""

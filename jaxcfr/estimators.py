@@ -5,13 +5,44 @@ An update (see :mod:`jaxcfr.solvers`) is an *estimator*, a *regret rule* and an
 returns an :class:`Estimate` for the rows it touched; the rules, which the presets
 configure, fold it into the accumulated tables. Every estimator has the signature::
 
-    estimate(tensors, structure, strategy, player, key, exploration) -> Estimate
+    estimate(tensors, structure, strategy, player, key, exploration, tables, plan) -> Estimate
 
 ``strategy`` is ``[I, A, *b]`` (trailing batch axes ``*b``: hyper-parameter
 settings, seeds); ``player`` is ``None`` (update every player at once) or a traced
 int scalar (one player of an alternating update); ``key`` is a PRNG key array of
-shape ``[*b]`` (one per batch member; the exact estimator ignores it) and
-``exploration`` a scalar or ``[*b]`` float (outcome sampling's epsilon).
+shape ``[*b]`` (one per batch member; the exact estimator ignores it),
+``exploration`` a scalar or ``[*b]`` float (outcome sampling's epsilon), and
+``tables`` / ``plan`` the sampled schemes' child tables and static capacities
+(:mod:`jaxcfr.sampling`; ``None`` for the exact estimator).
+
+The estimators and what each pairs with:
+
+============  ===================================  =======================================
+estimator     regrets of player i's rows           averaging contributions
+============  ===================================  =======================================
+``none``      exact: two dense passes (O(N))       own reach x strategy, rows of i
+``chance``    one outcome per chance node,         own reach x strategy at every sampled
+              decisions enumerated                 member, rows of i (chance needs no
+                                                   correction: its reach is constant over
+                                                   iterations)
+``external``  i enumerates, chance and the others  strategy at the sampled nodes of player
+              sampled (Lanctot et al. 2009)         i + 1 ("simple" averaging, as OpenSpiel
+                                                   and Pluribus; unbiased for 2 players)
+``outcome``   one trajectory; i samples from       own reach / sample reach x strategy at
+              eps-uniform mix of its strategy       i's sampled nodes ("stochastically
+                                                   weighted", Lanctot 2013; as OpenSpiel)
+============  ===================================  =======================================
+
+The sampled counterfactual values are unbiased: with ``p`` the target and ``q`` the
+sampling probability of each edge, ``W(h) = pi_-i(h) / Q(h)`` (``Q``: the product of
+``q`` on the path, 1 on enumerated edges) and ``v(h) = sum over sampled children of
+(p / q) v(child)``, so ``E[W(h) v(ha) / q(ha)] = pi_-i(h) v(ha)``. Every preset's
+regret rule is a regret minimiser against arbitrary bounded utilities, so every
+(preset, estimator) pairing is sound (Lanctot et al. 2009's MCCFR bound holds with
+probability 1 - delta); predictive presets then predict with the last *sampled*
+regret, which helps less than with exact regrets. Averaging weights need only be
+right up to a constant per row (each row's average is normalised), which is why
+chance sampling needs no importance weight there.
 
 Shapes: ``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players.
 """
@@ -24,10 +55,13 @@ import jax
 import jax.numpy as jnp
 
 from jaxcfr import passes
-from jaxcfr.numerics import trail
-from jaxcfr.tensors import GameTensors, Structure
+from jaxcfr.numerics import normalise, trail
+from jaxcfr.sampling import (SamplePlan, SampleTables, Subtree, build_subtree,
+                             level_offsets)
+from jaxcfr.tensors import DECISION, GameTensors, Structure
 
-__all__ = ["Estimate", "exact", "players_of", "rows_of"]
+__all__ = ["Estimate", "RowEstimate", "Policy", "exact", "sampled", "densify", "players_of",
+           "rows_of"]
 
 
 class Estimate(NamedTuple):
@@ -55,7 +89,7 @@ def rows_of(t: GameTensors, player) -> jax.Array:
 
 
 def exact(t: GameTensors, s: Structure, strategy: jax.Array, player, key=None,
-          exploration=None) -> Estimate:
+          exploration=None, tables=None, plan=None) -> Estimate:
     """Full-width CFR: exact counterfactual values from one reach and one value pass.
 
     ``regret[I, a] = q(I, a) - sum_b strategy(I, b) q(I, b)`` with ``q`` the
@@ -63,7 +97,7 @@ def exact(t: GameTensors, s: Structure, strategy: jax.Array, player, key=None,
     contribution of a row of an updated player is its owner's reach times the strategy.
     Costs two dense passes over all ``N`` nodes.
     """
-    del key, exploration
+    del key, exploration, tables, plan
     rows, actions = t.legal_mask.shape
     m = trail(t.legal_mask & t.abstraction_mask, strategy.ndim)
     players = players_of(s, player)
@@ -77,5 +111,160 @@ def exact(t: GameTensors, s: Structure, strategy: jax.Array, player, key=None,
     return Estimate(regret, own[:, None] * strategy, rows_of(t, player))
 
 
-#: Estimator by ``Solver.sampling`` name.
-ESTIMATORS = {"none": exact}
+class Policy(NamedTuple):
+    """The current strategy of a batch of ``B`` members, read lazily, row by row.
+
+    Sampled estimators regret-match only the rows they visit (:meth:`rows`). The tables
+    are the state's ``[I, A, B]`` tables flattened (row-major, the batch axis last), so
+    that reading and scattering rows never changes a layout.
+    """
+    regret: jax.Array       # [I * A * B] accumulated regret
+    prediction: jax.Array   # [I * A * B] last instantaneous regret (added when predictive)
+    legal: jax.Array        # [I, A] bool legal actions
+    kept: jax.Array         # [I, A] bool actions kept by the abstraction
+    members: int            # B
+    predictive: bool
+
+    def index(self, row: jax.Array, member: jax.Array) -> jax.Array:
+        """Flat positions of rows ``row [M]`` of members ``member [M]``: ``[M, A]``."""
+        actions = self.legal.shape[1]
+        return (row[:, None] * actions + jnp.arange(actions)[None, :]) * self.members \
+            + member[:, None]
+
+    def rows(self, row: jax.Array, member: jax.Array) -> jax.Array:
+        """Regret matching of rows ``row [M]`` of members ``member [M]``: ``[M, A]``."""
+        index = self.index(row, member)
+        regret = self.regret[index]
+        if self.predictive:
+            regret = regret + self.prediction[index]
+        return normalise(regret, self.legal[row] & self.kept[row])
+
+
+class RowEstimate(NamedTuple):
+    """A sampled estimate, slot by slot: only the rows the samples touched (``M`` slots).
+
+    A row may appear in several slots (several sampled members of an information set);
+    its regret is the sum of theirs. Unused slots point at the sink row with zeros.
+    """
+    member: jax.Array        # [M] int32 batch member of the slot
+    regret_row: jax.Array    # [M] int32 the updated player's row at the slot (sink: none)
+    regret: jax.Array        # [M, A]    instantaneous regret contribution
+    average_row: jax.Array   # [M] int32 the averaged player's row at the slot (sink: none)
+    average: jax.Array       # [M, A]    contribution to the strategy sums
+
+
+def densify(est: RowEstimate, rows: int, actions: int, members: int = 1) -> Estimate:
+    """A :class:`RowEstimate` as dense ``[I, A, B]`` tables (for inspection and tests)."""
+    def scatter(row, values):
+        index = (row[:, None] * actions + jnp.arange(actions)[None, :]) * members \
+            + est.member[:, None]
+        return jnp.zeros(rows * actions * members, values.dtype).at[index].add(
+            values).reshape(rows, actions, members)
+    average = scatter(est.average_row, est.average)
+    return Estimate(scatter(est.regret_row, est.regret), average,
+                    jnp.zeros(rows, bool).at[est.average_row].set(True).at[rows - 1].set(False))
+
+
+def sampled(t: GameTensors, s: Structure, policy: Policy, player, key: jax.Array,
+            exploration, tables: SampleTables, plan: SamplePlan) -> RowEstimate:
+    """A Monte Carlo estimate of ``plan.scheme`` (see the module docstring).
+
+    Each batch member draws ``plan.samples`` subtrees from its own key (``key``: ``[B]``,
+    consumed) and gets their mean. Nothing here is ``O(N)`` or ``O(I * A)``: the
+    subtrees of every member are built level by level into one fixed-capacity forest
+    (:func:`jaxcfr.sampling.build_subtree`, ``C = B * samples * sum(plan.capacity)``
+    slots), every pass over it is a plain gather or segment sum, only visited rows are
+    regret-matched, and the result lists the touched rows (:class:`RowEstimate`) for the
+    solver to scatter onto its tables.
+    """
+    members = policy.members
+    keys = jnp.asarray(key).reshape(-1)
+    eps = jnp.broadcast_to(jnp.asarray(exploration, policy.regret.dtype), (members,))
+    if player is not None or plan.scheme == "chance":
+        return _traverse(t, s, policy, player, keys, eps, tables, plan)
+    parts = [_traverse(t, s, policy, jnp.asarray(i), _fold(keys, i), eps, tables, plan)
+             for i in range(s.num_players)]        # simultaneous external / outcome sampling
+    return RowEstimate(*(jnp.concatenate(cols) for cols in zip(*parts)))
+
+
+def _fold(keys: jax.Array, data) -> jax.Array:
+    return jax.vmap(lambda k: jax.random.fold_in(k, data))(keys)
+
+
+def _traverse(t, s, policy, player, keys, eps, tables, plan) -> RowEstimate:
+    """Sample every member's subtrees for ``player`` (``None``: all players, chance
+    sampling); estimate the regrets and averaging contributions at the visited rows."""
+    num = s.num_players
+    rows, actions = t.legal_mask.shape
+    members = keys.shape[0]
+    dtype = policy.regret.dtype
+    total = level_offsets(plan)[-1]
+    uniforms = jax.vmap(lambda k: jax.random.uniform(k, (total,), dtype))(keys)
+    sub = build_subtree(t, tables, plan, policy.rows, members, uniforms, player, eps)
+    offsets = level_offsets(plan, members)
+    reach, sample_reach = _reach(t, sub, offsets, num)                  # [C, P + 1], [C]
+    values = _values(t, sub, offsets)                                    # [C, P]
+    slots = sub.node.shape[0]
+    # x(h, a) = v(ha) / q(ha) for the sampled children of each slot h, by the child's owner
+    owner = t.edge_owner[sub.node]
+    child_value = passes.pick_player(values, jnp.minimum(owner, num - 1)) / sub.q
+    is_child = sub.valid & (jnp.arange(slots) >= offsets[1])
+    slot_of_edge = t.edge_index[sub.node] % actions
+    x = jnp.zeros((slots, actions), dtype).at[sub.parent, slot_of_edge].add(
+        jnp.where(is_child, child_value, 0))
+    # regret at the updated player's slots: W(h) (x(h, .) - sigma(h) . x(h, .))
+    kind, acting = t.node_kind[sub.node], t.node_player[sub.node]
+    decision = sub.valid & (kind == DECISION)
+    mine = decision & ((acting < num) if player is None else (acting == player))
+    weight = passes.pick_player(passes.opponent_reach(reach), jnp.clip(acting, 0, num - 1))
+    weight = jnp.where(mine, weight / sample_reach, 0) / plan.samples
+    mask = t.legal_mask[t.node_infoset[sub.node]] & t.abstraction_mask[t.node_infoset[sub.node]]
+    baseline = (sub.sigma * x).sum(axis=1, keepdims=True)
+    regret = jnp.where(mask, weight[:, None] * (x - baseline), 0)
+    sink = rows - 1
+    regret_row = jnp.where(mine, t.node_infoset[sub.node], sink)
+    # averaging: the rows this scheme's half-step owns, weighted per sampled member
+    if player is None:
+        target_here = decision
+    else:
+        target = (player + 1) % num if plan.scheme == "external" else player
+        target_here = decision & (acting == target)
+    own = passes.pick_player(reach, jnp.clip(acting, 0, num - 1))
+    w = {"chance": own, "external": jnp.ones_like(own), "outcome": own / sample_reach}[
+        plan.scheme]
+    w = jnp.where(target_here, w, 0) / plan.samples
+    average_row = jnp.where(target_here, t.node_infoset[sub.node], sink)
+    return RowEstimate(sub.member, regret_row.astype(jnp.int32), regret,
+                       average_row.astype(jnp.int32), w[:, None] * sub.sigma)
+
+
+def _reach(t: GameTensors, sub: Subtree, offsets, num: int):
+    """Own reach of every player and chance ``[C, P + 1]``, and the sample reach ``[C]``."""
+    owner = t.edge_owner[sub.node]
+    factor = jnp.where(owner[:, None] == jnp.arange(num + 1)[None, :], sub.p[:, None], 1)
+    roots = offsets[1]
+    reach = [jnp.ones((roots, num + 1), sub.p.dtype)]
+    sample = [jnp.ones((roots,), sub.p.dtype)]
+    for d in range(1, len(offsets) - 1):
+        lo, hi = offsets[d], offsets[d + 1]
+        up = sub.parent[lo:hi] - offsets[d - 1]
+        reach.append(reach[-1][up] * factor[lo:hi])
+        sample.append(sample[-1][up] * sub.q[lo:hi])
+    return jnp.concatenate(reach), jnp.concatenate(sample)
+
+
+def _values(t: GameTensors, sub: Subtree, offsets) -> jax.Array:
+    """Importance-weighted values ``[C, P]``: payoff plus sum over children of (p / q) v."""
+    payoff = jnp.where(sub.valid[:, None], t.payoff[sub.node], 0).astype(sub.p.dtype)
+    ratio = sub.p / sub.q
+    depth = len(offsets) - 1
+    below = payoff[offsets[depth - 1]:offsets[depth]]
+    out = [below]
+    for d in range(depth - 2, -1, -1):
+        lo, hi = offsets[d], offsets[d + 1]
+        child = slice(offsets[d + 1], offsets[d + 2])
+        up = sub.parent[child] - lo
+        below = payoff[lo:hi] + passes.segment_sum(ratio[child][:, None] * below, up, hi - lo,
+                                                   sorted_ids=True)
+        out.append(below)
+    return jnp.concatenate(out[::-1])

@@ -67,10 +67,12 @@ __all__ = ["Solver", "SolverState", "HyperParams", "cfr", "cfr_plus", "linear_cf
 
 #: The traced hyper-parameters a preset's defaults can be overridden with.
 HYPERPARAMETERS = ("alpha", "beta", "gamma")
-#: Estimators by name (``none``: exact full-width passes).
-SAMPLING = ("none",)
+#: Estimators by name (``none``: exact full-width passes; see :mod:`jaxcfr.estimators`).
+SAMPLING = ("none", "chance", "external", "outcome")
 #: Outcome sampling's exploration (epsilon) by default, as in Lanctot et al. 2009 and OpenSpiel.
 DEFAULT_EXPLORATION = 0.6
+#: Iterations per unit of averaging weight under sampling estimators (a power of two).
+AVERAGE_SCALE = 2.0 ** 20
 
 
 class HyperParams(NamedTuple):
@@ -85,7 +87,9 @@ class HyperParams(NamedTuple):
 class SolverState(NamedTuple):
     """Solver state; ``*b`` are trailing batch axes (hyper-parameters, seeds)."""
     regret: jax.Array          # [I, A, *b] accumulated (discounted, floored) regret
-    strategy_sum: jax.Array    # [I, A, *b] weighted sum of own-reach-weighted strategies
+    strategy_sum: jax.Array    # [I, A, *b] weighted sum of own-reach-weighted strategies (up
+                               #            to a scale under sampling: only its rows'
+                               #            proportions matter)
     prediction: jax.Array      # [I, A, *b] last instantaneous regret (predictive variants)
     iteration: jax.Array       # [] int32  iterations done
 
@@ -114,6 +118,8 @@ class Solver:
       predictive: play RM(R + last instantaneous regret).
       alternating: update players one after another, each seeing the others' new strategy.
       sampling: the estimator (``"none"``: exact; see :data:`SAMPLING`).
+      samples: subtrees a sampling estimator draws per traverser and iteration (averaged:
+        less variance for more work per iteration).
       alpha, beta, gamma: default hyper-parameters.
     """
     name: str
@@ -125,11 +131,13 @@ class Solver:
     beta: float = 1.0
     gamma: float = 0.0
     sampling: str = "none"
+    samples: int = 1
 
     def __repr__(self) -> str:
         order = "alternating" if self.alternating else "simultaneous"
         hp = f"alpha={self.alpha:g}, beta={self.beta:g}, gamma={self.gamma:g}"
-        sampling = "" if self.sampling == "none" else f", sampling={self.sampling}"
+        sampling = "" if self.sampling == "none" else f", sampling={self.sampling}" + (
+            f" x{self.samples}" if self.samples > 1 else "")
         return f"Solver({self.name}: {order}, {hp}{sampling})"
 
     def static_key(self) -> "Solver":
@@ -159,49 +167,118 @@ class Solver:
         return current_strategy(tensors, state, self.predictive)
 
     def update(self, tensors: GameTensors, structure: Structure, state: SolverState,
-               hp: HyperParams) -> SolverState:
-        """One iteration of this solver. Pure; jit and vmap it freely."""
-        t = state.iteration + 1
-        tf = t.astype(state.regret.dtype)
-        mask = tensors.legal_mask & tensors.abstraction_mask
-        ndim = state.regret.ndim
-        m = trail(mask, ndim)
-        estimate = estimators.ESTIMATORS[self.sampling]
-        keys = None if self.sampling == "none" else iteration_keys(hp.seed, t)
+               hp: HyperParams, tables=None, plan=None) -> SolverState:
+        """One iteration of this solver. Pure; jit and vmap it freely.
+
+        ``tables`` / ``plan``: a sampling estimator's child tables (traced) and static
+        capacities (:func:`jaxcfr.sampling.child_tables`, :func:`~jaxcfr.sampling.make_plan`).
+        """
+        if self.sampling == "none":
+            return self._exact_update(tensors, structure, state, hp)
+        return self._sampled_update(tensors, structure, state, hp, tables, plan)
+
+    def _discount(self, regret, hp: HyperParams, tf, tile=None):
+        """The regret rule after adding this iteration's regret: discount, then floor.
+
+        ``tile``: the tables are flat ``[I * A * B]``; the ``[*b]`` factors repeat this often.
+        """
         if self.discount:
             pos = 1 / (1 + jnp.power(tf, -hp.alpha))
             neg = 1 / (1 + jnp.power(tf, -hp.beta))
+            if tile is not None:
+                pos, neg = (jnp.tile(jnp.broadcast_to(x, tile[1]).reshape(-1), tile[0])
+                            for x in (pos, neg))
+            regret = regret * jnp.where(regret > 0, pos, neg)
+        if self.regret_floor:
+            regret = jnp.maximum(regret, 0)
+        return regret
 
-        def half_step(player, key, tables):
+    def _alternate(self, structure: Structure, half_step, acc, keys):
+        """Alternating: each player in turn (one compiled body, traced player); else all."""
+        if not self.alternating:
+            return half_step(None, keys, acc)
+
+        def body(player, acc):
+            return half_step(player, None if keys is None else _fold(keys, player), acc)
+        return jax.lax.fori_loop(0, structure.num_players, body, acc)
+
+    def _exact_update(self, tensors, structure, state, hp) -> SolverState:
+        """Dense tables: every row of the updated player gets the exact estimate."""
+        t = state.iteration + 1
+        tf = t.astype(state.regret.dtype)
+        ndim = state.regret.ndim
+        m = trail(tensors.legal_mask & tensors.abstraction_mask, ndim)
+        avg_decay = jnp.power((tf - 1) / tf, hp.gamma)
+
+        def half_step(player, key, acc):
             """Update ``player``'s rows (every player's for ``None``) from one estimate."""
-            regret, strategy_sum, prediction = tables
+            regret, strategy_sum, prediction = acc
             current = self.strategy(tensors, SolverState(regret, strategy_sum, prediction,
                                                          state.iteration))
-            est = estimate(tensors, structure, current, player, key, hp.exploration)
+            est = estimators.exact(tensors, structure, current, player)
             inst = jnp.where(m, est.regret, 0)                               # [I, A, *b]
-            new_regret = regret + inst
-            if self.discount:
-                new_regret = new_regret * jnp.where(new_regret > 0, pos, neg)
-            if self.regret_floor:
-                new_regret = jnp.maximum(new_regret, 0)
+            new_regret = self._discount(regret + inst, hp, tf)
             sel = trail(estimators.rows_of(tensors, player), ndim)
             new_sum = strategy_sum * avg_decay + est.average
             return (jnp.where(sel, new_regret, regret),
                     jnp.where(trail(est.average_rows, ndim), new_sum, strategy_sum),
                     jnp.where(sel, inst, prediction))
 
-        avg_decay = jnp.power((tf - 1) / tf, hp.gamma)
-        tables = (state.regret, state.strategy_sum, state.prediction)
-        if self.alternating:
-            # one compiled body for every player: the player index is traced
-            def body(player, tables):
-                key = None if keys is None else _fold(keys, player)
-                return half_step(player, key, tables)
-            tables = jax.lax.fori_loop(0, structure.num_players, body, tables)
-        else:
-            tables = half_step(None, keys, tables)
-        regret, strategy_sum, prediction = tables
-        return SolverState(regret, strategy_sum, prediction, t)
+        acc = self._alternate(structure, half_step,
+                              (state.regret, state.strategy_sum, state.prediction), None)
+        return SolverState(*acc, t)
+
+    def _sampled_update(self, tensors, structure, state, hp, tables, plan) -> SolverState:
+        """Sparse: only the rows the samples touched are read (lazily regret-matched) and
+        written; nothing is ``O(I * A)`` per iteration except the regret discount of the
+        discounting presets (every row of the player decays every iteration).
+
+        The averaging rule adds iteration ``t``'s contributions with weight
+        ``(t / AVERAGE_SCALE)^gamma`` instead of decaying every row by
+        ``((t - 1) / t)^gamma``: the same average (each row is normalised), without
+        touching untouched rows. In float32 the weights neither overflow (sums stay
+        finite past 10^9 iterations for gamma <= 5) nor matter where they underflow
+        (only the first iterations' weights, for gamma > 6, which the average would
+        give less than 2^-126 of its weight anyway).
+        """
+        t = state.iteration + 1
+        dtype = state.regret.dtype
+        tf = t.astype(dtype)
+        shape = state.regret.shape                                   # [I, A, *b]
+        rows, actions = shape[:2]
+        members = int(np.prod(shape[2:], dtype=int))
+        keys = iteration_keys(jnp.broadcast_to(hp.seed, shape[2:]), t).reshape(-1)
+        eps = jnp.broadcast_to(hp.exploration, shape[2:]).reshape(-1)
+        # iteration t weighs t^gamma, measured in units of AVERAGE_SCALE iterations so
+        # that neither early weights underflow nor late sums overflow (see above)
+        weight = jnp.broadcast_to(jnp.power(tf / AVERAGE_SCALE, hp.gamma),
+                                  shape[2:]).reshape(-1)                     # [B]
+        rows_of = lambda player: jnp.repeat(                                # noqa: E731
+            estimators.rows_of(tensors, player), actions * members)
+
+        def half_step(player, key, acc):
+            regret, strategy_sum, prediction = acc                   # [I * A * B] each
+            policy = estimators.Policy(regret, prediction, tensors.legal_mask,
+                                       tensors.abstraction_mask, members, self.predictive)
+            est = estimators.sampled(tensors, structure, policy, player, key, eps, tables,
+                                     plan)
+            at = policy.index(est.regret_row, est.member)
+            new = regret.at[at].add(est.regret)
+            if self.discount:                   # dense: every row of the player decays
+                new = jnp.where(rows_of(player),
+                                self._discount(new, hp, tf, (rows * actions, shape[2:])), new)
+            elif self.regret_floor:
+                new = new.at[at].set(jnp.maximum(new[at], 0))
+            if self.predictive:                 # the row's most recent sampled regret
+                prediction = prediction.at[at].set(0).at[at].add(est.regret)
+            avg = policy.index(est.average_row, est.member)
+            strategy_sum = strategy_sum.at[avg].add(weight[est.member][:, None] * est.average)
+            return new, strategy_sum, prediction
+
+        acc = self._alternate(structure, half_step, (state.regret.reshape(-1),
+                                                     state.strategy_sum.reshape(-1),
+                                                     state.prediction.reshape(-1)), keys)
+        return SolverState(*(x.reshape(shape) for x in acc), t)
 
     def average_strategy(self, tensors: GameTensors, state: SolverState) -> jax.Array:
         """Normalised ``strategy_sum``: ``[I, A, *b]`` (uniform where never reached)."""
@@ -292,11 +369,12 @@ def resolve_sampling(name: str) -> str:
 
 
 def make_solver(name: str, *, alternating: bool | None = None, sampling: str | None = None,
-                **defaults) -> Solver:
+                samples: int | None = None, **defaults) -> Solver:
     """A preset by name (:data:`ALGORITHMS`, :data:`ALIASES`).
 
     ``defaults`` override the preset's default alpha / beta / gamma; ``sampling``
-    picks the estimator (default exact).
+    picks the estimator (default exact) and ``samples`` how many subtrees it draws per
+    traverser and iteration.
     """
     solver = ALGORITHMS[resolve_algorithm(name)]()
     changes = {k: float(v) for k, v in defaults.items() if v is not None}
@@ -308,4 +386,8 @@ def make_solver(name: str, *, alternating: bool | None = None, sampling: str | N
         changes["alternating"] = bool(alternating)
     if sampling is not None:
         changes["sampling"] = resolve_sampling(sampling)
+    if samples is not None:
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise ValueError(f"samples must be a positive integer, got {samples!r}")
+        changes["samples"] = samples
     return dataclasses.replace(solver, **changes)
