@@ -144,6 +144,7 @@ def _run(top: Enumeration, num_players, abstraction, workers, budget, progress) 
                                results))
              for i in range(workers)]
     merge = _Merge(top, num_players)
+    top.row_tables()                    # built once here, inherited by every worker
     with warnings.catch_warnings():
         # JAX warns on any fork once its backends run; the children never touch JAX.
         warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called",
@@ -201,21 +202,27 @@ def _worker(index, jobs, top, num_players, abstraction, next_job, walked, result
             next_job.value = j + 1
         if j >= len(jobs):
             return
-        state, _, slot, depth, seq, action, prob = jobs[j][1]
 
         def on_check(enum, nodes, base=before):
             walked[index] = base + nodes
 
         try:
-            enum = walk(None, num_players, abstraction, on_check=on_check, seed=top,
-                        start=[(state, ROOT_PARENT, slot, depth, seq, action, prob)])
-            data = pickle.dumps(_pack(enum, len(top.row_actions)), pickle.HIGHEST_PROTOCOL)
+            data, nodes = walk_job(jobs[j][1], top, num_players, abstraction, on_check)
         except BaseException:  # noqa: BLE001 - the parent walks serially and reports it
             results.put((j, None))
             return
-        before += len(enum)
+        before += nodes
         walked[index] = before
         results.put((j, data))
+
+
+def walk_job(item: tuple, top: Enumeration, num_players: int, abstraction,
+             on_check=None) -> tuple[bytes, int]:
+    """Walk one job's subtree (seeded with the top's rows); its packed columns and size."""
+    state, _, slot, depth, seq, action, prob = item
+    enum = walk(None, num_players, abstraction, on_check=on_check, seed=top,
+                start=[(state, ROOT_PARENT, slot, depth, seq, action, prob)])
+    return pickle.dumps(_pack(enum, len(top.row_actions)), pickle.HIGHEST_PROTOCOL), len(enum)
 
 
 def _first_met(code: np.ndarray) -> np.ndarray:

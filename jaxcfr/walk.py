@@ -78,6 +78,7 @@ class Enumeration:
         self.row_seq: list[int] = []
         self.max_actions = 1
         self.frontier: list[tuple[int, tuple]] = []
+        self.rows_of: list[dict] | None = None     # per player key -> row, once asked for
 
     def __len__(self) -> int:
         return len(self.code)
@@ -90,14 +91,24 @@ class Enumeration:
             node = self.parent[node]
         return tuple(reversed(out))
 
-    def seed_rows(self, top: "Enumeration") -> None:
-        """Start from ``top``'s information-set rows (a job below a cut walk)."""
+    def seed_rows(self, top: "Enumeration") -> list[dict]:
+        """Start from ``top``'s information-set rows (a job below a cut walk); returns
+        the per-player ``key -> row`` tables to extend."""
         self.row_player = list(top.row_player)
         self.row_key = list(top.row_key)
         self.row_actions = list(top.row_actions)
         self.row_kept = list(top.row_kept)
         self.row_seq = list(top.row_seq)
         self.max_actions = top.max_actions
+        return [d.copy() for d in top.row_tables()]
+
+    def row_tables(self) -> list[dict]:
+        """Per player, ``key -> row`` of this walk's rows (built once, then kept)."""
+        if self.rows_of is None:
+            self.rows_of = [{} for _ in range(self.num_players)]
+            for row, (p, key) in enumerate(zip(self.row_player, self.row_key)):
+                self.rows_of[p][key] = row
+        return self.rows_of
 
 
 def root_item(game, num_players: int) -> tuple:
@@ -146,15 +157,12 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
       seed: an enumeration whose information-set rows this walk starts from.
     """
     enum = Enumeration(num_players)
-    if seed is not None:
-        enum.seed_rows(seed)
+    rows_of: list[dict] = [{} for _ in range(num_players)] if seed is None else \
+        enum.seed_rows(seed)     # per player: key -> row
     add_parent, add_slot, add_depth = enum.parent.append, enum.slot.append, enum.depth.append
     add_action, add_prob, add_code = enum.action.append, enum.prob.append, enum.code.append
     add_terminal, add_returns = enum.terminals.append, enum.returns.extend
     row_actions, row_kept, row_seq = enum.row_actions, enum.row_kept, enum.row_seq
-    rows_of: list[dict] = [{} for _ in range(num_players)]   # per player: key -> row
-    for row, (p, key) in enumerate(zip(enum.row_player, enum.row_key)):
-        rows_of[p][key] = row
     isfinite, radix, P = math.isfinite, SLOT_RADIX, num_players
     max_actions = enum.max_actions
     next_check = CHECK_EVERY
