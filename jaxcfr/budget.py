@@ -33,7 +33,8 @@ from typing import NamedTuple
 from jaxcfr.contract import GameError
 
 __all__ = ["MemoryBudgetError", "MemoryEstimate", "memory_estimate", "estimate_bytes",
-           "default_memory_budget", "check_budget", "format_bytes", "DEFAULT_MEMORY_FRACTION"]
+           "default_memory_budget", "check_budget", "format_bytes", "describe_fit",
+           "DEFAULT_MEMORY_FRACTION"]
 
 #: Fraction of available memory a run may plan to use by default.
 DEFAULT_MEMORY_FRACTION = 0.5
@@ -94,11 +95,21 @@ def default_memory_budget() -> int:
 
 
 def format_bytes(n: float) -> str:
-    """``"1.5 GiB"``, ``"12.0 MiB"``."""
-    for unit, size in (("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20)):
-        if n >= size or unit == "MiB":
+    """``"1.5 GiB"``, ``"12.0 MiB"``, ``"300 B"``."""
+    for unit, size in (("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if n >= size:
             return f"{n / size:,.1f} {unit}"
-    raise AssertionError
+    return f"{int(n)} B"
+
+
+def describe_fit(size, num_players: int, budget: int) -> tuple[bool, str]:
+    """``(fits, sentence)`` for a :class:`~jaxcfr.SizeEstimate` against ``budget`` bytes."""
+    need = memory_estimate(size.nodes, 0, max(1, size.max_actions), num_players).total
+    if need <= budget:
+        return True, (f"{size.describe()}, about {format_bytes(need)} to lower and solve, "
+                      f"within the memory budget of {format_bytes(budget)}")
+    return False, (f"too large to lower: {size.describe()} need about {format_bytes(need)}, "
+                   f"over the memory budget of {format_bytes(budget)} (JAXCFR_MEMORY_BUDGET)")
 
 
 def check_budget(nodes: int, rows: int, max_actions: int, num_players: int, budget: int, *,

@@ -242,13 +242,17 @@ def store(path: Path, ident: dict[str, Any], lowered: LoweredGame) -> str | None
 
 def lower_cached(text: str, directory: Path, lower_fn: Callable[[Any], LoweredGame], *,
                  name: str, sort: bool = True, memory_budget: int | None = None,
-                 log: Log | None = None) -> LoweredGame:
+                 log: Log | None = None) -> tuple[LoweredGame, str]:
     """Game string ``text`` lowered: from the cache in ``directory`` when a sound entry is
-    there, else by ``lower_fn(load_game(text))``, then stored."""
+    there, else by ``lower_fn(load_game(text))``, then stored.
+
+    Returns ``(lowered, status)``: ``status`` is ``"hit: PATH"``, ``"stored: PATH"`` or
+    ``"not cached: WHY"``; ``log`` gets the same news as one-line messages.
+    """
     say = log or (lambda msg: None)
     ident = identity(text, sort=sort)
     if ident is None:
-        return lower_fn(load_game(text))
+        return lower_fn(load_game(text)), "not cached: the game string names no versioned code"
     path = entry_path(directory, text, ident)
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
     start = time.perf_counter()
@@ -256,10 +260,10 @@ def lower_cached(text: str, directory: Path, lower_fn: Callable[[Any], LoweredGa
     if lowered is not None:
         say(f"loaded {lowered.num_nodes:,} nodes from the cache in "
             f"{time.perf_counter() - start:.2f} s ({path})")
-        return dataclasses.replace(lowered, name=name)
+        return dataclasses.replace(lowered, name=name), f"hit: {path}"
     if why != "missing":
         say(f"cache entry {path.name} is {why}: lowering again")
     lowered = lower_fn(load_game(text))
     problem = store(path, ident, lowered)
     say(f"not cached: {problem}" if problem else f"cached in {path}")
-    return lowered
+    return lowered, f"not cached: {problem}" if problem else f"stored: {path}"

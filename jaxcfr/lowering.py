@@ -142,7 +142,7 @@ def as_lowered(game, *, cache=None, **lower_kwargs) -> LoweredGame:
             return _cache.lower_cached(
                 text, directory, lambda g: lower(g, name=name, **lower_kwargs),
                 name=name, sort=lower_kwargs.get("sort_infosets", True),
-                memory_budget=lower_kwargs.get("memory_budget"), log=lower_kwargs.get("log"))
+                memory_budget=lower_kwargs.get("memory_budget"), log=lower_kwargs.get("log"))[0]
         game = load_game(text)
     return lower(game, name=name, **lower_kwargs)
 
