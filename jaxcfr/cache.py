@@ -144,9 +144,13 @@ def identity(text: str, *, sort: bool = True) -> dict[str, Any] | None:
 
 
 def entry_path(directory: str | os.PathLike, text: str, ident: dict[str, Any]) -> Path:
-    """``DIR/<game string, made a file name>-<key>.npz``."""
+    """``DIR/<name>-<key>.npz``: the game's class (or the file's stem, or the OpenSpiel
+    game's name) and the key, so that equivalent game strings share one entry."""
     key = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
-    slug = re.sub(r"[^A-Za-z0-9_.=-]+", "_", Path(text.strip()).name).strip("_.")[:60] or "game"
+    game = ident["game"]
+    name = {"python": game.get("name"), "openspiel": f"openspiel-{game.get('game')}"}.get(
+        game["kind"]) or Path(text.strip()).stem
+    slug = re.sub(r"[^A-Za-z0-9_.=-]+", "_", name).strip("_.")[:60] or "game"
     return Path(directory) / f"{slug}-{key[:32]}.npz"
 
 
