@@ -1,19 +1,27 @@
 """The memory budget: what lowering and a solve allocate, and the check against a budget.
 
 :func:`memory_estimate` gives the bytes of each phase of a run from the sizes of
-the lowered game (``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players):
+the lowered game (``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, floats of
+``f`` bytes, ``I * A`` strategy slots):
 
-* ``lowering``: the host's peak while walking and building the tensors;
-* ``lowered``: the host's :class:`~jaxcfr.LoweredGame` that stays for the run;
-* ``device``: the solver's device memory (tensors, state, the compiled step's and
-  the evaluation's temporaries, as XLA's memory analysis reports them);
-* ``total``: the peak of the whole run, ``max(lowering, lowered + device)``, which
-  is what :func:`estimate_bytes` returns and the budget is checked against (on a
-  CPU the device memory is the host's; on a GPU this over-counts the host).
+* ``lowering``: the host's peak while walking and building the tensors:
+  16 MiB + ``N * (100 + 12 P)`` + 150 per row (measured 97-145 bytes per node);
+* ``lowered``: the :class:`~jaxcfr.LoweredGame` kept for the run (tensors, pre-order,
+  labels, keys): ``N * (49 + 8 P)`` + ``(2 A + 150)`` per row;
+* ``device``: a solve (tensors on the device, the solver state, the evaluation's
+  temporaries, which are larger than the step's, as XLA's memory analysis reports
+  them): 256 MiB (compilation and runtime; measured 120-240 MB) +
+  ``N * (25 + f (1 + P) + 3 f P (P + 1))`` + ``I * A * (2 + 10 f)``;
+* ``total``: ``lowering + device``: the host does not get all of the walk's memory
+  back (measured: 80-100% of the peak stays resident) and on a CPU the device is
+  the host. This is what :func:`estimate_bytes` returns and the budget is checked
+  against; on a GPU it over-counts the host.
 
-The coefficients are measured, not guessed: ``python scripts/bench.py --memory``
-prints the measured peaks beside the estimate (docs/lowering.md has the figures),
-and tests/test_budget.py checks that the estimate covers what is measured.
+Measured on this project's CPU machine (``python scripts/bench.py --memory``,
+docs/lowering.md): the estimate is 1.05-1.2 times the measured peak of lowering and a
+short solve for games of a million nodes or more, more for small games (where the
+fixed 256 MiB dominates). A batch of ``H`` settings or ``B`` games multiplies the
+device part; float64 runs pass ``float_bytes=8``.
 
 The budget defaults to :data:`DEFAULT_MEMORY_FRACTION` of the memory available
 when the run starts (``MemAvailable``), or ``JAXCFR_MEMORY_BUDGET`` bytes.
@@ -21,8 +29,8 @@ when the run starts (``MemAvailable``), or ``JAXCFR_MEMORY_BUDGET`` bytes.
 Example::
 
     >>> from jaxcfr.budget import estimate_bytes
-    >>> estimate_bytes(294_883, 24_577, 13, 2) // 2**20       # Liar's dice, float32
-    62
+    >>> estimate_bytes(294_883, 24_577, 12, 2) // 2**20       # Liar's dice, float32
+    352
 """
 
 from __future__ import annotations
@@ -39,14 +47,19 @@ __all__ = ["MemoryBudgetError", "MemoryEstimate", "memory_estimate", "estimate_b
 #: Fraction of available memory a run may plan to use by default.
 DEFAULT_MEMORY_FRACTION = 0.5
 
-# Host bytes per node while lowering (walk columns, then the tensors being built).
-_LOWERING_PER_NODE = 160
-# Host bytes per node and per (row, action) slot of the LoweredGame kept for the run.
-_LOWERED_PER_NODE = 60
-# Device bytes: per node a fixed part and a part per float (the [N] and [N, P] tensors,
-# reach and value passes), per (row, action) slot a part per float (solver tables).
-_DEVICE_PER_NODE, _DEVICE_FLOATS_PER_NODE = 25, 1
-_DEVICE_PER_SLOT, _DEVICE_FLOATS_PER_SLOT = 2, 4
+# Host, lowering: a fixed part (tables, the size probe), per node (walk columns, then the
+# tensors being built, and the parts of parallel workers), per node and player (returns,
+# payoffs) and per row (keys, action tuples, row tables).
+_LOWERING_FIXED, _LOWERING_PER_NODE, _LOWERING_PER_NODE_PLAYER = 16 << 20, 100, 12
+_PER_ROW = 150
+# Host, the LoweredGame kept: tensors, pre-order and labels per node (and per player).
+_LOWERED_PER_NODE, _LOWERED_PER_NODE_PLAYER = 49, 8
+# Device, a solve: compilation and runtime; int tensors per node; per (row, action) slot
+# the masks (bytes) and, in floats, the state (3), the strategy (1) and evaluation
+# temporaries (6); per node in floats the chance probability and payoffs (1 + P) and the
+# evaluation's temporaries (3 P (P + 1): a best response per player over [N, P] values).
+_DEVICE_FIXED, _DEVICE_INT_PER_NODE = 256 << 20, 25
+_DEVICE_MASK_PER_SLOT, _DEVICE_FLOATS_PER_SLOT = 2, 10
 
 
 class MemoryBudgetError(GameError):
@@ -57,20 +70,22 @@ class MemoryEstimate(NamedTuple):
     """Bytes of each phase of a run (see the module docstring)."""
     lowering: int      # host peak while lowering
     lowered: int       # host bytes of the LoweredGame
-    device: int        # device bytes of the solver (tensors, state, temporaries)
-    total: int         # max(lowering, lowered + device)
+    device: int        # device bytes of a solve (tensors, state, temporaries, runtime)
+    total: int         # lowering + device: what the budget is checked against
 
 
 def memory_estimate(num_nodes: int, num_infosets: int, max_actions: int, num_players: int,
                     float_bytes: int = 4) -> MemoryEstimate:
     """The bytes a run on a game of these sizes allocates, phase by phase."""
-    n, slots = int(num_nodes), int(num_infosets) * int(max_actions)
-    floats_per_node = _DEVICE_FLOATS_PER_NODE + 2 * num_players + 2
-    lowering = n * _LOWERING_PER_NODE
-    lowered = n * _LOWERED_PER_NODE + slots * 2
-    device = (n * (_DEVICE_PER_NODE + float_bytes * floats_per_node)
-              + slots * (_DEVICE_PER_SLOT + float_bytes * _DEVICE_FLOATS_PER_SLOT))
-    return MemoryEstimate(lowering, lowered, device, max(lowering, lowered + device))
+    n, rows, p, f = int(num_nodes), int(num_infosets), int(num_players), int(float_bytes)
+    slots = rows * int(max_actions)
+    lowering = (_LOWERING_FIXED + n * (_LOWERING_PER_NODE + _LOWERING_PER_NODE_PLAYER * p)
+                + rows * _PER_ROW)
+    lowered = (n * (_LOWERED_PER_NODE + _LOWERED_PER_NODE_PLAYER * p)
+               + rows * (2 * int(max_actions) + _PER_ROW))
+    device = (_DEVICE_FIXED + n * (_DEVICE_INT_PER_NODE + f * (1 + p) + 3 * f * p * (p + 1))
+              + slots * (_DEVICE_MASK_PER_SLOT + _DEVICE_FLOATS_PER_SLOT * f))
+    return MemoryEstimate(lowering, lowered, device, lowering + device)
 
 
 def estimate_bytes(num_nodes: int, num_infosets: int, max_actions: int, num_players: int,
@@ -118,6 +133,6 @@ def check_budget(nodes: int, rows: int, max_actions: int, num_players: int, budg
     need = estimate_bytes(nodes, rows, max_actions, num_players)
     if need > budget:
         raise MemoryBudgetError(
-            f"lowering needs at least {need / 2**20:,.1f} MiB for {nodes:,} nodes {what}, "
+            f"lowering and solving need about {need / 2**20:,.1f} MiB for {nodes:,} nodes {what}, "
             f"over the memory budget of {budget / 2**20:,.1f} MiB (set memory_budget= or "
             "JAXCFR_MEMORY_BUDGET to raise it)", rule="memory-budget")
