@@ -204,6 +204,7 @@ def _worker(directory, queue):
     queue.put((status.split(":")[0], jaxcfr.tensors.fingerprint(lowered)))
 
 
+@pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")    # the children never use JAX
 def test_concurrent_processes_share_one_entry(tmp_path):
     ctx = multiprocessing.get_context("fork")
     queue = ctx.Queue()
