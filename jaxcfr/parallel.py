@@ -48,7 +48,7 @@ from jaxcfr.walk import ROOT_PARENT, SLOT_RADIX, Enumeration, walk
 __all__ = ["walk_parallel", "resolve_workers", "default_workers", "PARALLEL_MIN_NODES"]
 
 #: Trees smaller than this (by the size estimate) are walked by one process by default.
-PARALLEL_MIN_NODES = 200_000
+PARALLEL_MIN_NODES = 1_000_000
 #: The cut goes deep enough for this many jobs per worker (load balance).
 JOBS_PER_WORKER = 8
 #: ... unless the top of the tree above the cut would grow past this many nodes.
