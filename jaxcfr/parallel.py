@@ -34,7 +34,6 @@ import os
 import pickle
 import queue as queue_module
 import signal
-import time
 import warnings
 from array import array
 from typing import Callable
@@ -42,7 +41,6 @@ from typing import Callable
 import numpy as np
 
 from jaxcfr.budget import check_budget
-from jaxcfr.contract import GameError
 from jaxcfr.walk import ROOT_PARENT, SLOT_RADIX, Enumeration, walk
 
 __all__ = ["walk_parallel", "resolve_workers", "default_workers", "PARALLEL_MIN_NODES"]

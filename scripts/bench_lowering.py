@@ -95,7 +95,6 @@ def _reset_peak() -> None:
 def measure_memory(game_string: str, workers: int = 1) -> dict:
     """Measured in this process: run it in a fresh one (see ``memory`` below)."""
     import jax
-    import numpy as np
 
     import jaxcfr
     from jaxcfr import engine

@@ -23,10 +23,8 @@ from jaxcfr.budget import MemoryBudgetError
 
 try:
     from tests import broken_games as bg
-    from tests import cfr_cases as C
 except ImportError:  # tests/ is not a package: pytest put it on sys.path
     import broken_games as bg
-    import cfr_cases as C
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "efg"
 BIG = 1 << 40
