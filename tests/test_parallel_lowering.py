@@ -42,12 +42,12 @@ def assert_same(a: jaxcfr.LoweredGame, b: jaxcfr.LoweredGame) -> None:
         assert getattr(a, f) == getattr(b, f), f
 
 
-def cut_enumeration(game, depth: int):
+def cut_enumeration(game, depth: int, abstraction=None):
     """The parallel walk cut at ``depth`` with its jobs walked in this process: the
     merged enumeration, or ``None`` where the parallel walk falls back to the serial one."""
     players = jaxcfr.contract.check_protocol(game)
     try:
-        top = parallel._cut(game, players, None, 2, None, depth)
+        top = parallel._cut(game, players, abstraction, 2, None, depth)
     except Exception:  # noqa: BLE001 - as walk_parallel: the serial walk reports it
         return None
     if not top.frontier:
@@ -55,7 +55,7 @@ def cut_enumeration(game, depth: int):
     merge = parallel._Merge(top, players)
     try:
         for _, item in top.frontier:
-            data, _ = parallel.walk_job(item, top, players, None)
+            data, _ = parallel.walk_job(item, top, players, abstraction)
             merge.add_part(pickle.loads(data))
     except Exception:  # noqa: BLE001 - a worker's error or the merge's _Fallback
         return None
@@ -95,6 +95,25 @@ def test_worker_processes_give_the_serial_result(name):
     both = jaxcfr.lower(game, workers=2, log=logged.append)
     assert any("subtrees below depth" in m for m in logged), logged   # it did run in parallel
     assert_same(serial, both)
+
+
+class DropRaise:
+    """Player 1 never raises (pruned and masked out)."""
+
+    def actions(self, state, player):
+        acts = state.legal_actions()
+        return [a for a in acts if a != "raise"] if player == 1 else acts
+
+
+def test_an_abstraction_is_walked_alike():
+    game = jaxcfr.load_game("leduc_poker")
+    serial = jaxcfr.lower(game, abstraction=DropRaise(), workers=1, name="x")
+    assert serial.tensors.abstraction_mask.sum() < serial.tensors.legal_mask.sum()
+    for depth in (1, 2, 3, 5):
+        enum = cut_enumeration(game, depth, DropRaise())
+        out = lowering.sort_infosets(lowering._build(enum, game, "x"))
+        assert_same(serial, out)
+    assert_same(serial, jaxcfr.lower(game, abstraction=DropRaise(), workers=2, name="x"))
 
 
 def test_information_sets_spanning_depths_and_parts():
