@@ -36,6 +36,7 @@ import queue as queue_module
 import signal
 import warnings
 from array import array
+from itertools import repeat
 from typing import Callable
 
 import numpy as np
@@ -247,7 +248,10 @@ def _pack(enum: Enumeration, seeded: int) -> dict:
         a = table.setdefault(acts, len(table))
         actions.append(a)
         kept.append(a if keep is acts else table.setdefault(keep, len(table)))
-    out.update(key=keys, player=np.asarray(enum.row_player[seeded:], np.int32),
+    player = np.asarray(enum.row_player[seeded:], np.int32)
+    by_player = [np.flatnonzero(player == p) for p in range(enum.num_players)]
+    out.update(key=keys, player=player, by_player=by_player,
+               keys_by_player=[[keys[i] for i in idx.tolist()] for idx in by_player],
                seq=np.asarray(enum.row_seq[seeded:], np.int64), table=list(table),
                actions=np.frombuffer(actions, np.int32), kept=np.frombuffer(kept, np.int32))
     return out
@@ -338,6 +342,23 @@ class _Merge:
         self.row_seq.append(seq)
         return row
 
+    def _new_rows(self, new: np.ndarray, found: np.ndarray, part: dict, act, kept) -> None:
+        """Add a part's rows ``new`` (indices, in the part's order) and number them in
+        ``found``; their sequences are filled in by the caller."""
+        base = len(self.row_act)
+        found[new] = np.arange(base, base + len(new))
+        keys, players = part["key"], part["player"][new]
+        new_keys = [keys[i] for i in new.tolist()]
+        for p in range(self.num_players):
+            mine = np.flatnonzero(players == p)
+            self.row_of[p].update(zip([new_keys[i] for i in mine.tolist()],
+                                      (base + mine).tolist()))
+        self.row_player.extend(players.tolist())
+        self.row_key.extend(new_keys)
+        self.row_act.extend(act[new].astype(np.int32).tolist())
+        self.row_kept.extend(kept[new].astype(np.int32).tolist())
+        self.row_seq.extend([-1] * len(new))
+
     def _top_row(self, r: int) -> None:
         if self.top_row[r] < 0:
             t = self.top
@@ -398,13 +419,14 @@ class _Merge:
         first_met = part["first_met"]
         met_top = first_met[first_met < seeded]
         if (self.top_row[met_top] >= 0).all():
-            # Common case: every top row met here is numbered, so new rows come in order.
-            found = [row_of.get(k) for row_of, k in zip(map(self.row_of.__getitem__, players),
-                                                        keys)]
-            created = np.fromiter((g is None for g in found), dtype=bool, count=len(keys))
-            for i in np.flatnonzero(created).tolist():
-                found[i] = self._new_row(players[i], keys[i], int(act[i]), int(kept[i]), -1)
-            ids[seeded:] = found
+            # Common case: every top row met here is numbered, so the rows new to the
+            # merge come in the part's order: look them all up, then add them at once.
+            found = ids[seeded:]
+            for p, (idx, keys_p) in enumerate(zip(part["by_player"], part["keys_by_player"])):
+                found[idx] = np.fromiter(map(self.row_of[p].get, keys_p, repeat(-1)),
+                                         np.int64, len(keys_p))
+            created = found < 0
+            self._new_rows(np.flatnonzero(created), found, part, act, kept)
         else:
             created = np.zeros(len(keys), dtype=bool)
             for r in first_met.tolist():
