@@ -140,7 +140,7 @@ def _run(top: Enumeration, num_players, abstraction, workers, budget, progress) 
     results = ctx.Queue()
     procs = [ctx.Process(target=_worker, daemon=True, name=f"jaxcfr-lowering-{i}",
                          args=(i, jobs, top, num_players, abstraction, next_job, walked,
-                               results))
+                               results, os.getpid()))
              for i in range(workers)]
     merge = _Merge(top, num_players)
     top.row_tables()                    # built once here, inherited by every worker
@@ -191,11 +191,22 @@ def _check_workers(procs) -> None:
                                "one process")
 
 
-def _worker(index, jobs, top, num_players, abstraction, next_job, walked, results) -> None:
+def _die_with_parent(parent: int) -> None:
+    """Linux: the kernel ends this worker when the parent dies, even by SIGKILL."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)     # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _worker(index, jobs, top, num_players, abstraction, next_job, walked, results,
+            parent: int) -> None:
     """A worker process: take jobs in order, walk each subtree, send its columns."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent handles Ctrl-C
+    _die_with_parent(parent)
     before = 0
-    while True:
+    while os.getppid() == parent:                     # (it died before prctl, or elsewhere)
         with next_job.get_lock():
             j = next_job.value
             next_job.value = j + 1
