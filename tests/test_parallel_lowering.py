@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr import GameError, lowering, parallel
+from jaxcfr import GameError, lowering, parallel, parts
 from jaxcfr.budget import MemoryBudgetError
 
 try:
@@ -47,17 +47,17 @@ def cut_enumeration(game, depth: int, abstraction=None):
     merged enumeration, or ``None`` where the parallel walk falls back to the serial one."""
     players = jaxcfr.contract.check_protocol(game)
     try:
-        top = parallel._cut(game, players, abstraction, 2, None, depth)
+        top = parallel.cut(game, players, abstraction, workers=2, size=None, depth=depth)
     except Exception:  # noqa: BLE001 - as walk_parallel: the serial walk reports it
         return None
     if not top.frontier:
         return top
-    merge = parallel._Merge(top, players)
+    merge = parts.Merge(top, players)
     try:
         for _, item in top.frontier:
             data, _ = parallel.walk_job(item, top, players, abstraction)
             merge.add_part(pickle.loads(data))
-    except Exception:  # noqa: BLE001 - a worker's error or the merge's _Fallback
+    except Exception:  # noqa: BLE001 - a worker's error or the merge's Mismatch
         return None
     return merge.finish()
 
@@ -164,13 +164,13 @@ def test_a_violation_between_two_parts_is_found_at_the_merge():
     # InconsistentActionOrder's clashing members lie below different coin outcomes: cut
     # at depth 1 each part is clean on its own, and only the merge sees the clash.
     game = bg.InconsistentActionOrder()
-    top = parallel._cut(game, 2, None, 2, None, 1)
+    top = parallel.cut(game, 2, None, workers=2, size=None, depth=1)
     assert len(top.frontier) == 2
-    parts = [pickle.loads(parallel.walk_job(item, top, 2, None)[0]) for _, item in top.frontier]
-    merge = parallel._Merge(top, 2)
-    merge.add_part(parts[0])
-    with pytest.raises(parallel._Fallback):
-        merge.add_part(parts[1])
+    walked = [pickle.loads(parallel.walk_job(item, top, 2, None)[0]) for _, item in top.frontier]
+    merge = parts.Merge(top, 2)
+    merge.add_part(walked[0])
+    with pytest.raises(parts.Mismatch):
+        merge.add_part(walked[1])
 
 
 # -- progress, budget, failures ------------------------------------------------------------
