@@ -24,6 +24,7 @@ Example (what :mod:`jaxcfr.parallel` does with processes, here in one)::
 
 from __future__ import annotations
 
+import operator
 from array import array
 from itertools import repeat
 
@@ -53,36 +54,31 @@ def pack(enum: Enumeration, seeded: int) -> dict:
     out["labels"], out["label"] = _label_table(enum.action)
     out["first_met"] = _first_met(np.frombuffer(enum.code, np.int32))
     keys = enum.row_key[seeded:]
-    for key in keys:
-        if type(key).__hash__ is object.__hash__:
+    for kind in set(map(type, keys)):
+        if kind.__hash__ is object.__hash__:
             raise TypeError("information-set keys compared by identity cannot cross processes")
+    row_actions, row_kept = enum.row_actions[seeded:], enum.row_kept[seeded:]
     table: dict[tuple, int] = {}
-    actions, kept = array("i"), array("i")
-    for acts, keep in zip(enum.row_actions[seeded:], enum.row_kept[seeded:]):
-        a = table.setdefault(acts, len(table))
-        actions.append(a)
-        kept.append(a if keep is acts else table.setdefault(keep, len(table)))
+    actions = np.asarray([table.setdefault(acts, len(table)) for acts in row_actions],
+                         np.int32)
+    if all(map(operator.is_, row_kept, row_actions)):
+        kept = actions                                  # no abstraction (or it kept all)
+    else:
+        kept = np.asarray([table.setdefault(keep, len(table)) for keep in row_kept], np.int32)
     player = np.asarray(enum.row_player[seeded:], np.int32)
     by_player = [np.flatnonzero(player == p) for p in range(enum.num_players)]
     out.update(key=keys, player=player, by_player=by_player,
                keys_by_player=[[keys[i] for i in idx.tolist()] for idx in by_player],
                seq=np.asarray(enum.row_seq[seeded:], np.int64), table=list(table),
-               actions=np.frombuffer(actions, np.int32), kept=np.frombuffer(kept, np.int32))
+               actions=actions, kept=kept)
     return out
 
 
 def _label_table(labels: list) -> tuple[list, np.ndarray]:
     """``labels`` as a table of distinct objects (by identity) and one index per node."""
-    index: dict[int, int] = {}
-    table: list = []
-    out = array("i")
-    for a in labels:
-        i = index.get(id(a))
-        if i is None:
-            i = index[id(a)] = len(table)
-            table.append(a)
-        out.append(i)
-    return table, np.frombuffer(out, np.int32)
+    ids = np.fromiter(map(id, labels), np.int64, len(labels))
+    _, first, index = np.unique(ids, return_index=True, return_inverse=True)
+    return [labels[i] for i in first.tolist()], index.astype(np.int32).reshape(-1)
 
 
 def _objects(values: list) -> np.ndarray:
