@@ -94,13 +94,14 @@ def estimate_bytes(num_nodes: int, num_infosets: int, max_actions: int, num_play
     return memory_estimate(num_nodes, num_infosets, max_actions, num_players, float_bytes).total
 
 
-def default_memory_budget() -> int:
-    """Bytes a run may plan for: ``JAXCFR_MEMORY_BUDGET``, else a fraction of available memory."""
+def default_memory_budget(meminfo: str = "/proc/meminfo") -> int:
+    """Bytes a run may plan for: ``JAXCFR_MEMORY_BUDGET``, else :data:`DEFAULT_MEMORY_FRACTION`
+    of the memory available now (``MemAvailable`` in ``meminfo``), else 8 GiB."""
     env = os.environ.get("JAXCFR_MEMORY_BUDGET")
     if env:
         return int(float(env))
     try:
-        with open("/proc/meminfo") as f:
+        with open(meminfo) as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
                     return int(int(line.split()[1]) * 1024 * DEFAULT_MEMORY_FRACTION)
