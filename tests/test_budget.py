@@ -169,10 +169,10 @@ def test_the_probe_cannot_size_sampled_chance_nor_disturb_the_game():
 # -- the display ---------------------------------------------------------------------------
 def test_the_display_is_quiet_for_a_quick_lowering():
     out = io.StringIO()
-    display = LoweringProgress(out)
+    display = LoweringProgress(out, delay=3600.0)     # "quick": done before the delay
     jaxcfr.lower(jaxcfr.load_game("leduc_poker"), progress=display, log=display.log)
     display.close()
-    assert out.getvalue() == ""
+    assert out.getvalue() == "" and display.held == []
 
 
 def test_the_display_shows_size_progress_and_total_when_slow():
