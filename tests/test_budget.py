@@ -55,9 +55,10 @@ def test_the_lowering_estimate_covers_the_host_peak(name):
     assert lowered.nbytes <= est.lowered
 
 
-@pytest.mark.parametrize("name", ["kuhn_poker(players=3)", "leduc_poker"])
-def test_the_device_estimate_covers_xla_memory_analysis(name):
-    runner = C.runner(name, jaxcfr.cfr_plus())        # compiled by other tests too
+@pytest.mark.parametrize("name, solver", [("kuhn_poker(players=3)", jaxcfr.cfr),
+                                          ("leduc_poker", jaxcfr.cfr_plus)])
+def test_the_device_estimate_covers_xla_memory_analysis(name, solver):
+    runner = C.runner(name, solver())              # the runners test_solvers compiles too
     lowered = runner.lowered
     state, _ = runner.compile(runner.init())         # then the analyses below are cache hits
     with runner.scope():
