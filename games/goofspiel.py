@@ -11,8 +11,9 @@ Example::
 from __future__ import annotations
 
 import functools
+import math
 
-from jaxcfr.game import TERMINAL, Game, GameError
+from jaxcfr.game import LARGEST_TREE, TERMINAL, Game, GameError, too_large
 
 __all__ = ["Goofspiel"]
 
@@ -45,7 +46,8 @@ class Goofspiel(Game):
 
     Rules:
 
-    * Each player holds the cards ``1..cards`` (``2 <= cards <= 13``). The
+    * Each player holds the cards ``1..cards`` (``2 <= cards <= 7``: 8 cards make
+      3,040,424,649 nodes, more than :data:`jaxcfr.game.LARGEST_TREE`). The
       prize cards ``cards, cards-1, ..., 1`` come up one per round in that
       fixed descending order (there is no chance node).
     * Each round player 0 bids a card from their hand, then player 1 bids a
@@ -72,8 +74,13 @@ class Goofspiel(Game):
     num_players = 2
 
     def __init__(self, cards: int = 4):
-        if isinstance(cards, bool) or not isinstance(cards, int) or not 2 <= cards <= 13:
-            raise ValueError(f"goofspiel: cards must be an integer in 2..13, got {cards!r}")
+        most = _most_cards()
+        if isinstance(cards, bool) or not isinstance(cards, int) or not 2 <= cards <= most:
+            why = ""
+            if isinstance(cards, int) and cards > most:
+                why = f": {too_large(f'{cards} cards', _tree_size(cards))}"
+            raise ValueError(f"goofspiel: cards must be an integer in 2..{most}, got "
+                             f"{cards!r}{why}")
         self._t = _tables(cards)
         self._h0 = self._h1 = (1 << cards) - 1  # hands as bit masks: bit c-1 holds card c
         self._k0, self._k1 = "0|", "1|"        # the players' information-set keys
@@ -175,8 +182,32 @@ class Goofspiel(Game):
     def nash_value(self):
         return (0.0, 0.0)
 
+    def tree_size(self):
+        """The node count of the whole tree (at the root; ``None`` below it)."""
+        cards = self._t.cards
+        full = (1 << cards) - 1
+        return _tree_size(cards) if self._h0 == self._h1 == full and not self._bid else None
+
     def __repr__(self) -> str:
         return f"Goofspiel(cards={self._t.cards}, keys=({self._k0!r}, {self._k1!r}))"
 
 
 _new = object.__new__
+
+
+def _tree_size(cards: int) -> int:
+    """Nodes of the tree: per round with ``k`` cards in each hand, every history so far
+    has player 0's node and ``k`` nodes of player 1; the last round plays itself."""
+    n, nodes = cards, 0
+    for k in range(n, 1, -1):
+        nodes += (math.factorial(n) // math.factorial(k)) ** 2 * (1 + k)
+    return nodes + math.factorial(n) ** 2
+
+
+@functools.lru_cache(maxsize=None)
+def _most_cards() -> int:
+    """The most cards whose tree has at most ``LARGEST_TREE`` nodes."""
+    n = 2
+    while _tree_size(n + 1) <= LARGEST_TREE:
+        n += 1
+    return n

@@ -1,4 +1,4 @@
-"""Kuhn poker for 2 to 10 players, with OpenSpiel's ``kuhn_poker`` rules.
+"""Kuhn poker for 2 to 7 players, with OpenSpiel's ``kuhn_poker`` rules.
 
 Example::
 
@@ -10,7 +10,10 @@ Example::
 
 from __future__ import annotations
 
-from jaxcfr.game import CHANCE, TERMINAL, Game, GameError
+import functools
+import math
+
+from jaxcfr.game import CHANCE, LARGEST_TREE, TERMINAL, Game, GameError, too_large
 
 __all__ = ["KuhnPoker"]
 
@@ -92,14 +95,29 @@ class KuhnPoker(Game):
     __slots__ = ("_r", "num_players", "_cards", "_hist", "_first_bettor", "_returns")
 
     def __init__(self, players: int = 2):
-        if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= 10:
-            raise ValueError(f"kuhn_poker: players must be an integer in 2..10, got {players!r}")
+        most = _most_players()
+        if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= most:
+            why = ""
+            if isinstance(players, int) and players > most:
+                n = players if players <= 16 else most + 1
+                why = f": {too_large(f'{n} players', _tree_size(n))}"
+            raise ValueError(f"kuhn_poker: players must be an integer in 2..{most}, got "
+                             f"{players!r}{why}")
+        self._setup(players)
+
+    def _setup(self, players: int) -> None:
         self._r = _Rules(players)
         self.num_players = players
         self._cards = ()          # cards dealt so far, by seat
         self._hist = ""           # betting letters, one per decision
         self._first_bettor = -1
         self._returns = None      # set once the game is over
+
+    def tree_size(self):
+        """The node count of the whole tree (at the root; ``None`` below it)."""
+        if self._cards or self._hist:
+            return None
+        return _tree_size(self.num_players)
 
     def clone(self) -> "KuhnPoker":
         new = _new(type(self))
@@ -187,3 +205,32 @@ class KuhnPoker(Game):
 
 
 _new = object.__new__
+
+
+@functools.lru_cache(maxsize=None)
+def _tree_size(players: int) -> int:
+    """Nodes of the ``players``-player tree: the deal, then one betting tree per deal (its
+    shape does not depend on the cards; it is walked once with the game's own rules)."""
+    deck = players + 1
+    dealing = sum(math.perm(deck, k) for k in range(players))
+    state = _new(KuhnPoker)
+    state._setup(players)
+    state._cards = tuple(range(players))
+    stack, betting = [state], 0
+    while stack:
+        s = stack.pop()
+        betting += 1
+        for action in s.legal_actions():
+            child = s.clone()
+            child.step(action)
+            stack.append(child)
+    return dealing + math.perm(deck, players) * betting
+
+
+@functools.lru_cache(maxsize=None)
+def _most_players() -> int:
+    """The most players whose tree has at most ``LARGEST_TREE`` nodes."""
+    n = 2
+    while _tree_size(n + 1) <= LARGEST_TREE:
+        n += 1
+    return n

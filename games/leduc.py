@@ -10,7 +10,9 @@ Example::
 
 from __future__ import annotations
 
-from jaxcfr.game import CHANCE, TERMINAL, Game, GameError
+import functools
+
+from jaxcfr.game import CHANCE, LARGEST_TREE, TERMINAL, Game, GameError, too_large
 
 __all__ = ["LeducPoker"]
 
@@ -157,6 +159,10 @@ class LeducPoker(Game):
         if ranks * suits < 3:
             raise ValueError(f"leduc_poker: the deck needs at least 3 cards, "
                              f"got ranks*suits = {ranks * suits}")
+        if ranks * suits > _most_cards():
+            why = too_large(f"ranks*suits = {ranks * suits} cards",
+                            _tree_size(ranks * suits))
+            raise ValueError(f"leduc_poker: {why}; the deck may hold 3..{_most_cards()} cards")
         try:
             sizes = tuple(raise_sizes)
         except TypeError:
@@ -256,8 +262,44 @@ class LeducPoker(Game):
         card = cards[player] if player < len(cards) else self._r.deck
         return self._r.prefix[player][card] + self._pub
 
+    def tree_size(self):
+        """The node count of the whole tree (at the root; ``None`` below it)."""
+        return _tree_size(self._r.deck) if not self._cards else None
+
     def __repr__(self) -> str:
         return f"LeducPoker(cards={self._cards}, bets={self._pub!r})"
 
 
 _new = object.__new__
+
+
+@functools.lru_cache(maxsize=None)
+def _tree_size(deck: int) -> int:
+    """Nodes of the tree with a deck of ``deck`` cards: the betting automaton walked once,
+    each chance node counted with the cards left (the shape does not depend on which)."""
+    seen: dict[tuple[int, int], int] = {}
+
+    def count(node: _Node, left: int) -> int:
+        key = (id(node), left)
+        if key not in seen:
+            if node.player == TERMINAL:
+                seen[key] = 1
+            elif node.player == CHANCE:
+                seen[key] = 1 + left * count(node.next[None], left - 1)
+            else:
+                seen[key] = 1 + sum(count(child, left) for child in node.next.values())
+        return seen[key]
+
+    return count(_betting_tree((2, 4)), deck)
+
+
+@functools.lru_cache(maxsize=None)
+def _most_cards() -> int:
+    """The largest deck whose tree has at most ``LARGEST_TREE`` nodes."""
+    lo, hi = 3, 4
+    while _tree_size(hi) <= LARGEST_TREE:
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if _tree_size(mid) <= LARGEST_TREE else (lo, mid)
+    return lo

@@ -12,7 +12,7 @@ Example::
 
 from __future__ import annotations
 
-from jaxcfr.game import CHANCE, TERMINAL, Game, GameError
+from jaxcfr.game import CHANCE, LARGEST_TREE, TERMINAL, Game, GameError, too_large
 
 __all__ = ["LiarsDice"]
 
@@ -75,6 +75,17 @@ class LiarsDice(Game):
             raise ValueError(f"liars_dice: dice (per player) must be an integer >= 1, got {dice!r}")
         if isinstance(sides, bool) or not isinstance(sides, int) or sides < 2:
             raise ValueError(f"liars_dice: sides must be an integer >= 2, got {sides!r}")
+        if 2 * dice * sides > 64 or _tree_size(dice, sides) > LARGEST_TREE:
+            # (more than 64 bids make more than 2**65 nodes: not worth counting exactly)
+            allowed = [s for s in range(2, 33) if _tree_size(min(dice, 32), s) <= LARGEST_TREE]
+            most_dice = max(d for d in range(1, 33) if _tree_size(d, 2) <= LARGEST_TREE)
+            where = (f"with dice={dice}, sides must be 2" if allowed == [2] else
+                     f"with dice={dice}, sides may be 2..{allowed[-1]}" if allowed else
+                     f"dice may be 1..{most_dice}")
+            what = f"dice={dice}, sides={sides}"
+            why = (too_large(what, _tree_size(dice, sides)) if 2 * dice * sides <= 64 else
+                   f"{what} make more than 2**65 nodes")
+            raise ValueError(f"liars_dice: {why}; {where}")
         self._r = _Rules(dice, sides)
         self._rolls = ()        # faces rolled so far: player 0's dice, then player 1's
         self._pub = ""          # public bid history, " 1-3 2-6 liar"
@@ -157,8 +168,23 @@ class LiarsDice(Game):
         d = self._r.dice
         return f"{player}|{self._r.dice_text(self._rolls[player * d:(player + 1) * d])}|"
 
+    def tree_size(self):
+        """The node count of the whole tree (at the root; ``None`` below it)."""
+        if self._rolls:
+            return None
+        return _tree_size(self._r.dice, self._r.sides)
+
     def __repr__(self) -> str:
         return f"LiarsDice(rolls={self._rolls}, bids={self._pub!r})"
 
 
 _new = object.__new__
+
+
+def _tree_size(dice: int, sides: int) -> int:
+    """Nodes of the tree: the rolls (``sides ** k`` chance nodes at depth ``k``), then per
+    outcome every increasing sequence of the ``2 * dice * sides`` bids, each but the
+    empty one also ended by ``"liar"``: ``2 ** (bids + 1) - 1`` nodes."""
+    bids = 2 * dice * sides
+    rolls = sum(sides ** k for k in range(2 * dice))
+    return rolls + sides ** (2 * dice) * (2 ** (bids + 1) - 1)

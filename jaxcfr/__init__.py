@@ -11,6 +11,7 @@ Public API::
 """
 
 from jaxcfr import efg, runs
+from jaxcfr.budget import MemoryEstimate, memory_estimate
 from jaxcfr.analytics import Evaluation, best_response, evaluate, expected_values
 from jaxcfr.api import SolveResult, solve
 from jaxcfr.contract import CHANCE, TERMINAL, GameError
@@ -21,6 +22,7 @@ from jaxcfr.lowering import MemoryBudgetError, estimate_bytes, lower, sort_infos
 from jaxcfr.profile import Profile, evaluate_profile
 from jaxcfr.registry import REFERENCE_GAMES, load_game, register, registered_games
 from jaxcfr.runs import load_config, train
+from jaxcfr.size import SizeEstimate, estimate_size
 from jaxcfr.solvers import (ALGORITHMS, HyperParams, Solver, SolverState, cfr, cfr_plus, dcfr,
                             dcfr_plus, linear_cfr, make_solver, pcfr_plus, pdcfr_plus)
 from jaxcfr.stack import stack
@@ -35,7 +37,7 @@ __all__ = [
     "registered_games", "REFERENCE_GAMES", "validate", "validate_game_with",
     # lowering
     "GameTensors", "LoweredGame", "MemoryBudgetError", "estimate_bytes", "lower",
-    "sort_infosets", "stack",
+    "sort_infosets", "stack", "estimate_size", "SizeEstimate", "memory_estimate", "MemoryEstimate",
     # solvers and runs
     "ALGORITHMS", "HyperParams", "Solver", "SolverState", "cfr", "cfr_plus", "dcfr", "dcfr_plus",
     "linear_cfr", "make_solver", "pcfr_plus", "pdcfr_plus", "Runner", "batch_mesh", "solve",

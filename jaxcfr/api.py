@@ -68,7 +68,7 @@ class SolveResult:
 def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *,
           eval_every: int | None = None, alternating: bool | None = None, alpha=None,
           beta=None, gamma=None, precision: str = "float32", chunk: int = DEFAULT_CHUNK,
-          callback: Callable[[dict[str, Any]], None] | None = None) -> SolveResult:
+          callback: Callable[[dict[str, Any]], None] | None = None, cache=None) -> SolveResult:
     """Solve ``game`` with ``algorithm`` for ``iterations`` iterations.
 
     Args:
@@ -83,8 +83,10 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
         by the same compiled step.
       precision: ``"float32"`` or ``"float64"`` (scoped to this call).
       callback: called with each evaluation's record.
+      cache: a game string is loaded from / stored in the cache of lowered games
+        (``True``: ``~/.cache/jaxcfr/lowered``; or a directory; see :mod:`jaxcfr.cache`).
     """
-    lowered = as_lowered(game)
+    lowered = as_lowered(game, cache=cache)
     solver = algorithm if isinstance(algorithm, Solver) else make_solver(
         algorithm, alternating=alternating)
     if isinstance(algorithm, Solver) and alternating is not None:

@@ -1,26 +1,40 @@
 """Atomic file writes: a crash or kill mid-write never leaves a torn file behind.
 
-Used by profiles and by run directories (checkpoints, metrics, plots).
+Used by profiles, run directories (checkpoints, metrics, plots) and the cache of lowered
+games.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from pathlib import Path
+from typing import BinaryIO, Iterator
 
-__all__ = ["atomic_write_bytes", "atomic_write_text"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_writer"]
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (temp file in the same directory, fsync, replace)."""
+    with atomic_writer(path) as f:
+        f.write(data)
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """A binary file that replaces ``path`` atomically when the ``with`` block ends.
+
+    For data too large to hold twice in memory: write it piece by piece. On an
+    exception the temporary file is removed and ``path`` is left as it was.
+    """
     path = Path(path)
     # Not tempfile.mkstemp: its 0600 mode would ignore the umask.
     tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -35,11 +35,19 @@ def _validate_args(p: argparse.ArgumentParser) -> None:
 
 
 def _validate(args) -> int:
+    from jaxcfr.budget import default_memory_budget, describe_fit
     from jaxcfr.registry import load_game
+    from jaxcfr.size import estimate_size
     from jaxcfr.validate import validate_game_with
     game = load_game(args.game)
     validate_game_with(game, trajectories=args.trajectories, seed=args.seed)
     print(f"{args.game}: conforms ({args.trajectories} trajectories, seed {args.seed})")
+    size = estimate_size(game)
+    if size is None:
+        print(f"{args.game}: size not estimated (a random probe met chance that cannot be "
+              "enumerated, or the game failed on it: `jaxcfr inspect` lowers it and says)")
+    else:
+        print(f"{args.game}: {describe_fit(size, game.num_players, default_memory_budget())[1]}")
     return 0
 
 
@@ -51,22 +59,50 @@ def _inspect_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("game", help="game string or .efg path")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--no-sort", action="store_true", help="keep first-met information-set order")
+    _cache_args(p)
+
+
+def _cache_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-cache", action="store_true",
+                   help="walk the game even if the cache of lowered games has it "
+                        "(~/.cache/jaxcfr/lowered; JAXCFR_NO_CACHE=1 turns it off)")
+    p.add_argument("--workers", type=int, help="processes that walk the tree "
+                   "(default: all cores for a large game)")
+
+
+def _lower_for_cli(args, sort: bool = True):
+    """``args.game`` lowered through the cache (unless --no-cache), with progress on stderr;
+    returns ``(lowered, cache status)``."""
+    from jaxcfr import cache
+    from jaxcfr.lowering import lower
+    from jaxcfr.registry import load_game
+    from jaxcfr.runs.progress import LoweringProgress
+    display = LoweringProgress(sys.stderr)
+    options = dict(sort_infosets=sort, name=args.game, progress=display, log=display.log,
+                   workers=args.workers)
+    try:
+        directory = None if args.no_cache else cache.resolve(True)
+        if directory is None:
+            return lower(load_game(args.game), **options), "off"
+        return cache.lower_cached(args.game, directory, lambda g: lower(g, **options),
+                                  name=args.game, sort=sort, log=display.log)
+    finally:
+        display.close()
 
 
 def _inspect(args) -> int:
-    from jaxcfr.lowering import lower
-    from jaxcfr.registry import load_game
-    game = load_game(args.game)
     start = time.perf_counter()
-    lowered = lower(game, sort_infosets=not args.no_sort, name=args.game)
+    lowered, cached = _lower_for_cli(args, sort=not args.no_sort)
     seconds = time.perf_counter() - start
     sizes = lowered.sizes()
     sizes["seconds"] = seconds
     sizes["players"] = lowered.num_players
     sizes["nodes_per_second"] = sizes["nodes"] / seconds if seconds > 0 else None
+    sizes["cache"] = cached
     if args.json:
         print(json.dumps({"game": args.game, **jsonable(sizes)}))
     else:
+        what = "loading time " if cached.startswith("hit") else "lowering time"
         print(f"game            {args.game}")
         print(f"players         {lowered.num_players}")
         print(f"nodes           {sizes['nodes']:,}")
@@ -74,7 +110,8 @@ def _inspect(args) -> int:
         print(f"max actions     {sizes['max_actions']}")
         print(f"depth           {sizes['depth']}")
         print(f"tensor bytes    {sizes['bytes']:,}")
-        print(f"lowering time   {seconds:.3f} s ({sizes['nodes_per_second'] or 0:,.0f} nodes/s)")
+        print(f"{what}   {seconds:.3f} s ({sizes['nodes_per_second'] or 0:,.0f} nodes/s)")
+        print(f"cache           {cached}")
     return 0
 
 
@@ -96,6 +133,7 @@ def _solve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--precision", choices=tuple(PRECISIONS), default="float32")
     p.add_argument("--eval-every", type=int, help="print metrics every N iterations")
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    _cache_args(p)
 
 
 def _solve(args) -> int:
@@ -108,7 +146,8 @@ def _solve(args) -> int:
             print(f"iteration {m['iteration']:>8}  {m['metric_name']} {float(m['metric']):.6g}",
                   flush=True)
 
-    result = solve(args.game, args.algorithm, args.iterations, eval_every=args.eval_every,
+    lowered, _ = _lower_for_cli(args)
+    result = solve(lowered, args.algorithm, args.iterations, eval_every=args.eval_every,
                    alternating=args.alternating, alpha=args.alpha, beta=args.beta,
                    gamma=args.gamma, precision=args.precision, callback=report)
     final = result.final

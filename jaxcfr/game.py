@@ -38,7 +38,18 @@ from typing import Hashable, Sequence
 
 from jaxcfr.contract import CHANCE, TERMINAL, GameError, format_history
 
-__all__ = ["Game", "GameError", "CHANCE", "TERMINAL", "format_history"]
+__all__ = ["Game", "GameError", "CHANCE", "TERMINAL", "format_history", "LARGEST_TREE",
+           "too_large"]
+
+#: The most nodes a reference game's parameters may give: about what one large machine
+#: lowers (tens of GB of host memory, minutes on 16 cores) and solves (10-25 GB on a GPU).
+LARGEST_TREE = 250_000_000
+
+
+def too_large(what: str, nodes: int) -> str:
+    """Why parameters are refused: ``"<what> make a tree of N nodes, more than ..."``."""
+    return (f"{what} make a tree of {nodes:,} nodes, more than the {LARGEST_TREE:,} a "
+            "reference game may have (about what one large machine lowers and solves)")
 
 class Game(abc.ABC):
     """A state of an imperfect-information extensive-form game.
@@ -90,6 +101,12 @@ class Game(abc.ABC):
 
     def nash_value(self) -> tuple[float, float] | None:
         """Closed-form equilibrium value of a 2-player zero-sum game, or ``None``."""
+        return None
+
+    def tree_size(self) -> int | None:
+        """The exact number of nodes of the tree below this state, when the game can count
+        them cheaply (optional; ``None``: unknown). Said before lowering and checked
+        against the memory budget; without it :func:`jaxcfr.estimate_size` probes."""
         return None
 
     # -- decisions ---------------------------------------------------------

@@ -5,6 +5,11 @@ within a level in pre-order, so the children of a level are grouped by parent
 and their parent indices are sorted). Information sets of all players share one
 row table with a trailing *sink* row that non-decision nodes point at.
 
+The walk itself (and every contract check) is :mod:`jaxcfr.walk`; large trees are
+walked by several processes (:mod:`jaxcfr.parallel`) into the same columns; the
+size probe before walking is :mod:`jaxcfr.size`, the memory budget
+:mod:`jaxcfr.budget`, and the on-disk cache of lowered games :mod:`jaxcfr.cache`.
+
 Shapes: ``N`` nodes, ``I`` information-set rows (sink included), ``A`` max
 decision actions (chance edges use no row, so chance outcomes do not widen ``A``), ``P`` players, ``D`` levels.
 
@@ -19,273 +24,34 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import itertools
-import math
 import os
-from typing import Any, Hashable
+from array import array
+from typing import Callable
 
 import numpy as np
 
-from jaxcfr import contract
-from jaxcfr.contract import (TERMINAL, GameError, check_protocol,
-                             format_history, hashable_key, inspect_node,
-                             player_to_act_consistent)
+from jaxcfr import cache as _cache
+from jaxcfr import parallel
+from jaxcfr.budget import (MemoryBudgetError, check_budget, default_memory_budget,
+                           estimate_bytes, format_bytes, memory_estimate)
+from jaxcfr.contract import check_protocol
 from jaxcfr.registry import load_game
+from jaxcfr.size import SizeEstimate, estimate_size
 from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
                             GameTensors, LoweredGame)
+from jaxcfr.walk import CHANCE_CODE, Enumeration, walk
 
 __all__ = ["lower", "as_lowered", "sort_infosets", "MemoryBudgetError", "estimate_bytes",
            "default_memory_budget"]
-#: Fraction of available memory that lowering may plan to use by default.
-DEFAULT_MEMORY_FRACTION = 0.5
-# Host bytes per node while enumerating (Python lists of ints, keys, labels).
-_HOST_BYTES_PER_NODE = 160
 
-
-class MemoryBudgetError(GameError):
-    """Lowering would need more memory than the budget allows."""
-
-
-def default_memory_budget() -> int:
-    """Bytes lowering may plan for: ``JAXCFR_MEMORY_BUDGET`` or half of available memory."""
-    env = os.environ.get("JAXCFR_MEMORY_BUDGET")
-    if env:
-        return int(float(env))
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(int(line.split()[1]) * 1024 * DEFAULT_MEMORY_FRACTION)
-    except OSError:
-        pass
-    return 8 << 30
-
-
-def estimate_bytes(num_nodes: int, num_infosets: int, max_actions: int, num_players: int,
-                   float_bytes: int = 4) -> int:
-    """Device bytes for the tensors plus one solver's working set (reach, values, 4 tables)."""
-    per_node = 4 * 6 + 1 + float_bytes * (1 + num_players)       # the [N] and [N, P] tensors
-    per_node += float_bytes * (2 * num_players + 2)               # reach and value passes
-    per_row = max_actions * (2 + 4 * float_bytes) + 8             # masks + regret/avg/pred tables
-    return num_nodes * per_node + num_infosets * per_row
-
-
-#: ``_Enumeration.code`` of a chance node (decision nodes store their row, >= 0).
-_CHANCE_CODE = -1
-#: ``_Enumeration.code`` of a terminal node.
-_TERMINAL_CODE = -2
-#: Radix of the own-sequence ids ``row * _SLOT_RADIX + slot`` (more than any action count).
-_SLOT_RADIX = 1 << 32
-#: Nodes between two memory-budget checks during the walk.
-_BUDGET_CHECK_EVERY = 4096
-
-
-class _Enumeration:
-    """The columns of one iterative pre-order walk, indexed by pre-order number.
-
-    Per node: ``parent``, ``slot`` (action slot into it), ``depth``, ``action``
-    (label into it), ``prob`` (chance probability into it, else 1) and ``code``
-    (the information-set row of a decision node, ``_CHANCE_CODE`` or
-    ``_TERMINAL_CODE``). Per terminal: ``terminals`` (node) and ``returns``.
-    Per information-set row: ``row_player``, ``row_key``, ``row_actions`` (legal
-    actions), ``row_kept`` (kept by the abstraction; the same object when all
-    are kept) and ``row_seq`` (the owner's own last ``row * _SLOT_RADIX + slot``
-    before the row, -1 for none: by induction this names the whole own sequence).
-    """
-
-    def __init__(self, num_players: int):
-        self.num_players = num_players
-        self.parent: list[int] = []
-        self.slot: list[int] = []
-        self.depth: list[int] = []
-        self.action: list[Any] = []
-        self.prob: list[float] = []
-        self.code: list[int] = []
-        self.terminals: list[int] = []
-        self.returns: list[tuple] = []
-        self.row_player: list[int] = []
-        self.row_key: list[Hashable] = []
-        self.row_actions: list[tuple] = []
-        self.row_kept: list[tuple] = []
-        self.row_seq: list[int] = []
-        self.max_actions = 1
-
-    def path(self, node: int) -> tuple:
-        """The action path from the root to ``node`` (for error messages)."""
-        out = []
-        while self.parent[node] != NO_PARENT:
-            out.append(self.action[node])
-            node = self.parent[node]
-        return tuple(reversed(out))
-
-
-def _inspect(state, enum: _Enumeration, node: int) -> Any:
-    """The full node-local check of :mod:`jaxcfr.contract` (rules in their canonical order).
-
-    The walk runs it on every chance node, and on any other node whose cheap
-    checks found something unusual, so that an error names the same rule as
-    :func:`jaxcfr.validate` would. Returns the ``NodeInfo`` when the node is fine.
-    """
-    try:
-        info = inspect_node(state, enum.num_players, None, require_enumerable=True)
-        player_to_act_consistent(state, info, None)
-    except GameError as e:
-        raise e.with_context(history=enum.path(node)) from None
-    return info
-
-
-def _enumerate(game, num_players: int, abstraction, budget: int) -> _Enumeration:
-    """Walk the whole tree once, iteratively in pre-order, checking the contract at every node.
-
-    Every rule of :func:`jaxcfr.validate` is checked on every node (including a
-    path longer than ``MAX_TRAJECTORY_LENGTH``), plus enumerable chance, strong
-    perfect recall and absent-mindedness. Decision and terminal nodes take a fast
-    path with the same rules: a cheap test that is exact on valid nodes, and the
-    full :func:`_inspect` when it fails, so that errors are reported alike.
-    Legal actions are checked for emptiness and duplicates once per information
-    set; every other member must list the same tuple. ``step(None)`` is probed at
-    every terminal node on the state itself (it is not used again), not on a clone.
-    The memory budget is re-checked every ``_BUDGET_CHECK_EVERY`` nodes.
-    """
-    enum = _Enumeration(num_players)
-    add_parent, add_slot, add_depth = enum.parent.append, enum.slot.append, enum.depth.append
-    add_action, add_prob, add_code = enum.action.append, enum.prob.append, enum.code.append
-    add_terminal, add_returns = enum.terminals.append, enum.returns.append
-    row_actions, row_kept, row_seq = enum.row_actions, enum.row_kept, enum.row_seq
-    rows_of = [{} for _ in range(num_players)]   # per player: key -> row
-    isfinite, radix, P = math.isfinite, _SLOT_RADIX, num_players
-    max_actions = 1
-    next_check = _BUDGET_CHECK_EVERY
-    max_depth = contract.MAX_TRAJECTORY_LENGTH
-
-    stack: list[tuple] = [(game.clone(), NO_PARENT, 0, 0, (-1,) * P, None, 1.0)]
-    pop, push = stack.pop, stack.append
-    node = -1
-    while stack:
-        state, parent, slot, depth, seq, action, prob = pop()
-        node += 1
-        add_parent(parent)
-        add_slot(slot)
-        add_depth(depth)
-        add_action(action)
-        add_prob(prob)
-        if depth > max_depth:
-            raise GameError(f"a path is longer than {max_depth} moves", rule="termination",
-                            history=enum.path(node)[:20])
-        if node >= next_check:
-            next_check += _BUDGET_CHECK_EVERY
-            enum.max_actions = max_actions
-            _check_budget(node + 1, len(row_actions) + 1, max_actions, P, budget)
-        try:
-            if state.is_terminal():
-                # node-type, player and terminal-returns; then step must be refused.
-                returns = None
-                if not state.is_chance() and state.player_to_act() == TERMINAL:
-                    try:
-                        returns = tuple(map(float, state.terminal_returns()))
-                    except (TypeError, ValueError):
-                        returns = None
-                    if returns is not None and (len(returns) != P or not isfinite(sum(returns))):
-                        returns = None
-                if returns is None:
-                    returns = _inspect(state, enum, node).returns
-                add_code(_TERMINAL_CODE)
-                add_terminal(node)
-                add_returns(returns)
-                # The state is not used again: probe step() on it without a clone.
-                try:
-                    state.step(None)
-                except GameError:
-                    continue
-                except Exception as exc:  # noqa: BLE001 - any other exception breaks the contract
-                    raise GameError(f"step() at a terminal node raised {type(exc).__name__}: "
-                                    f"{exc} (it must raise GameError)", rule="terminal-step",
-                                    history=enum.path(node)) from None
-                raise GameError("step() at a terminal node was accepted (it must raise "
-                                "GameError)", rule="terminal-step", history=enum.path(node))
-
-            if state.is_chance():
-                info = _inspect(state, enum, node)
-                add_code(_CHANCE_CODE)
-                acts, probs = info.actions, info.probs
-                n = len(acts)      # chance edges use no row: A counts decision actions only
-                clone, d1 = state.clone, depth + 1
-                j = n
-                try:
-                    for j in range(n - 1, -1, -1):
-                        child = clone() if j else state
-                        child.step(acts[j])
-                        push((child, node, j, d1, seq, acts[j], probs[j]))
-                except GameError as e:
-                    raise e.with_context(history=enum.path(node) + (acts[j],)) from None
-                continue
-
-            # A decision node.
-            acts = tuple(state.legal_actions())
-            player = state.player_to_act()
-            if state.chance_outcomes() is not None or type(player) is not int \
-                    or not 0 <= player < P:
-                info = _inspect(state, enum, node)     # raises (or accepts e.g. a bool player)
-                acts, player = info.actions, info.player
-            key = state.infoset_key(player)
-            rows = rows_of[player]
-            try:
-                row = rows.get(key)
-            except TypeError:
-                _inspect(state, enum, node)
-                hashable_key(key, enum.path(node), player)
-                raise
-            kept = acts
-            if abstraction is not None:
-                kept = _kept_actions(abstraction, state, player, acts, enum.path(node))
-            n = len(acts)
-            if row is None:
-                if not n or len(set(acts)) != n:
-                    _inspect(state, enum, node)
-                row = len(row_actions)
-                rows[key] = row
-                enum.row_player.append(player)
-                enum.row_key.append(key)
-                row_actions.append(acts)
-                row_kept.append(kept)
-                row_seq.append(seq[player])
-                if n > max_actions:
-                    max_actions = n
-            elif acts != row_actions[row] or seq[player] != row_seq[row] \
-                    or (abstraction is not None and kept != row_kept[row]):
-                if acts != row_actions[row]:
-                    _inspect(state, enum, node)
-                _infoset_error(enum, node, row, key, player, acts, kept)
-            add_code(row)
-            head, tail, base = seq[:player], seq[player + 1:], row * radix
-            clone, d1 = state.clone, depth + 1
-            k = len(kept)
-            j = k
-            try:
-                if kept is acts:
-                    for j in range(k - 1, -1, -1):
-                        child = clone() if j else state
-                        child.step(acts[j])
-                        push((child, node, j, d1, head + (base + j,) + tail, acts[j], 1.0))
-                else:
-                    slot_of = {a: i for i, a in enumerate(acts)}
-                    for j in range(k - 1, -1, -1):
-                        s = slot_of[kept[j]]
-                        child = clone() if j else state
-                        child.step(kept[j])
-                        push((child, node, s, d1, head + (base + s,) + tail, kept[j], 1.0))
-            except GameError as e:
-                raise e.with_context(history=enum.path(node) + (kept[j],)) from None
-        except GameError as e:
-            if e.history is None:
-                raise e.with_context(history=enum.path(node)) from None
-            raise
-    enum.max_actions = max_actions
-    return enum
+Progress = Callable[[int], None]
+Log = Callable[[str], None]
 
 
 def lower(game, *, abstraction=None, sort_infosets: bool = True,
-          memory_budget: int | None = None, name: str = "") -> LoweredGame:
+          memory_budget: int | None = None, name: str = "", progress: Progress | None = None,
+          log: Log | None = None, workers: int | None = None,
+          size: SizeEstimate | None = None) -> LoweredGame:
     """Enumerate ``game`` and check its contract on every node.
 
     Args:
@@ -297,8 +63,15 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
         player's information sets by their first member's pre-order number);
         otherwise rows keep the order in which the walk first met them.
       memory_budget: bytes; lowering stops early with :class:`MemoryBudgetError`
-        when the estimate exceeds it (default :func:`default_memory_budget`). The
-        estimate is re-checked every few thousand nodes during the walk.
+        when the estimate exceeds it (default :func:`default_memory_budget`): before
+        walking when the size estimate is clearly over it, then every few thousand
+        nodes during the walk.
+      progress: ``progress(nodes_walked)``, called every few thousand nodes.
+      log: called with one-line messages (the size estimate, how the walk is split).
+      workers: processes that walk the tree (``None``: all available cores for a
+        large tree, see :func:`jaxcfr.parallel.default_workers`; 1: this process only).
+        The result is identical either way, errors included.
+      size: a size estimate already made (default: :func:`jaxcfr.estimate_size`).
 
     Raises:
       GameError: a contract violation (including imperfect recall and absent-
@@ -307,136 +80,149 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
     """
     num_players = check_protocol(game)
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
-    enum = _enumerate(game, num_players, abstraction, budget)
-    _check_budget(len(enum.parent), len(enum.row_actions) + 1, enum.max_actions, num_players,
-                  budget)
+    if size is None:
+        size = estimate_size(game)
+    if size is not None:
+        _check_estimate(size, num_players, budget, log)
+    workers = parallel.resolve_workers(workers, size)
+
+    def on_check(enum: Enumeration, nodes: int) -> None:
+        check_budget(nodes, len(enum.row_actions) + 1, enum.max_actions, num_players, budget)
+        if progress is not None:
+            progress(nodes)
+
+    enum = None
+    if workers > 1:
+        enum = parallel.walk_parallel(game, num_players, abstraction, workers=workers,
+                                      size=size, budget=budget, progress=progress, log=log)
+    if enum is None:
+        enum = walk(game, num_players, abstraction, on_check=on_check)
+    nodes = len(enum)
+    check_budget(nodes, len(enum.row_actions) + 1, enum.max_actions, num_players, budget,
+                 what="in all")
+    if progress is not None:
+        progress(nodes)
     lowered = _build(enum, game, name)
+    del enum
     if sort_infosets:
         lowered = globals()["sort_infosets"](lowered)
     return lowered
 
 
-def as_lowered(game, **lower_kwargs) -> LoweredGame:
+def _check_estimate(size: SizeEstimate, num_players: int, budget: int, log: Log | None) -> None:
+    """Say the size; stop before walking when even a cautious estimate is over the budget."""
+    need = memory_estimate(size.nodes, 0, max(1, size.max_actions), num_players).total
+    if log is not None:
+        log(f"{size.describe()}, about {format_bytes(need)} to lower and solve "
+            f"(memory budget {format_bytes(budget)})")
+    low = size.nodes if size.exact else size.low
+    if estimate_bytes(low, 0, max(1, size.max_actions), num_players) > budget:
+        raise MemoryBudgetError(
+            f"the game has {size.describe()}, which needs about {format_bytes(need)} to "
+            f"lower and solve, over the memory budget of {format_bytes(budget)} (set "
+            "memory_budget= or JAXCFR_MEMORY_BUDGET to raise it)", rule="memory-budget")
+
+
+def as_lowered(game, *, cache=None, **lower_kwargs) -> LoweredGame:
     """A game string, a Game or a LoweredGame as a LoweredGame (lowering it if needed).
 
-    A game string names the lowered game (``LoweredGame.name``).
+    A game string names the lowered game (``LoweredGame.name``). With ``cache``
+    (``True``: the default directory; or a directory), a game string is looked up
+    in the on-disk cache of lowered games first and stored there after lowering
+    (:mod:`jaxcfr.cache`; ``JAXCFR_NO_CACHE=1`` turns it off).
     """
     if isinstance(game, LoweredGame):
         return game
     name = lower_kwargs.pop("name", "")
     if isinstance(game, (str, os.PathLike)):
-        name = name or os.fspath(game)
-        game = load_game(game)
+        text = os.fspath(game)
+        name = name or text
+        directory = _cache.resolve(cache)
+        if directory is not None and lower_kwargs.get("abstraction") is None:
+            return _cache.lower_cached(
+                text, directory, lambda g: lower(g, name=name, **lower_kwargs),
+                name=name, sort=lower_kwargs.get("sort_infosets", True),
+                memory_budget=lower_kwargs.get("memory_budget"), log=lower_kwargs.get("log"))[0]
+        game = load_game(text)
     return lower(game, name=name, **lower_kwargs)
 
 
-def _kept_actions(abstraction, state, player, legal, history) -> tuple:
-    kept = tuple(abstraction.actions(state, player))
-    if not kept:
-        raise GameError("abstraction kept no action", rule="abstraction-empty", history=history)
-    if len(set(kept)) != len(kept):
-        raise GameError(f"abstraction repeats an action: {list(kept)}",
-                        rule="abstraction-duplicate", history=history)
-    legal_set = set(legal)
-    for a in kept:
-        if a not in legal_set:
-            raise GameError(f"abstraction kept {a!r}, which is not legal here",
-                            rule="abstraction-illegal", history=history)
-    if kept == legal:
-        return legal
-    return kept
+def _column(values, dtype) -> np.ndarray:
+    """A walk column as a NumPy array (a view of an ``array`` column, no copy)."""
+    if isinstance(values, array):
+        return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype)
+    return np.asarray(values, dtype=dtype)
 
 
-def _infoset_error(enum: _Enumeration, node: int, row: int, key, player: int, actions, kept):
-    """Raise for a member of ``row`` that disagrees with the first member.
+def _build(enum: Enumeration, game, name: str) -> LoweredGame:
+    """Reorder the pre-order columns into depth order and fill the tensors.
 
-    Same legal actions, same kept actions, same own sequence (strong perfect
-    recall), in that order; a different own sequence on a path that already
-    passed through ``row`` is absent-mindedness.
+    Consumes ``enum``: each column is dropped once it is converted, so that the
+    host's peak stays near the final tensors plus one column (docs/lowering.md).
     """
-    first = format_history(enum.path(_first_member(enum, row)))
-    if actions != enum.row_actions[row]:
-        raise GameError(f"legal actions {list(actions)} differ from "
-                        f"{list(enum.row_actions[row])} at history {first} in the same "
-                        "information set", rule="infoset-actions", history=enum.path(node),
-                        infoset=key)
-    if kept != enum.row_kept[row]:
-        raise GameError(f"abstraction kept {list(kept)} here but {list(enum.row_kept[row])} at "
-                        f"history {first} in the same information set",
-                        rule="abstraction-order", history=enum.path(node), infoset=key)
-    n = enum.parent[node]
-    while n != NO_PARENT:
-        if enum.code[n] == row:
-            raise GameError(
-                f"game does not have perfect recall: player {player}'s information set {key!r} "
-                "is absent-minded (this history passes through it twice)",
-                rule="absent-minded", history=enum.path(node), infoset=key)
-        n = enum.parent[n]
-    raise GameError(
-        f"game does not have perfect recall: in player {player}'s information set {key!r}, "
-        f"this history and the first member (history {first}) differ in that player's own "
-        "earlier (information set, action) sequence", rule="perfect-recall",
-        history=enum.path(node), infoset=key)
-
-
-def _first_member(enum: _Enumeration, row: int) -> int:
-    return enum.code.index(row)
-
-
-def _check_budget(nodes, rows, max_actions, num_players, budget) -> None:
-    need = estimate_bytes(nodes, rows, max_actions, num_players) + nodes * _HOST_BYTES_PER_NODE
-    if need > budget:
-        raise MemoryBudgetError(
-            f"lowering needs at least {need / 2**20:,.1f} MiB for {nodes:,} nodes found so far, "
-            f"over the memory budget of {budget / 2**20:,.1f} MiB (set memory_budget= or "
-            "JAXCFR_MEMORY_BUDGET to raise it)", rule="memory-budget")
-
-
-def _build(enum: _Enumeration, game, name: str) -> LoweredGame:
-    """Reorder the pre-order columns into depth order and fill the tensors."""
     num_players, max_actions = enum.num_players, enum.max_actions
-    n = len(enum.parent)
-    depth = np.fromiter(enum.depth, np.int64, n)
+    n = len(enum)
+    depth = _column(enum.depth, np.int32)
     order = np.argsort(depth, kind="stable")            # depth order, pre-order within a level
-    new_of_old = np.empty(n, dtype=np.int64)
-    new_of_old[order] = np.arange(n)
     level_start = tuple(int(x) for x in np.concatenate(
         [[0], np.cumsum(np.bincount(depth, minlength=int(depth.max()) + 1))]))
+    del depth
+    enum.depth = None
+    new_of_old = np.empty(n, dtype=np.int32)
+    new_of_old[order] = np.arange(n, dtype=np.int32)
 
-    parent_old = np.fromiter(enum.parent, np.int64, n)[order]
-    parent = np.where(parent_old == NO_PARENT, NO_PARENT,
-                      new_of_old[np.maximum(parent_old, 0)]).astype(np.int32)
-    slot = np.fromiter(enum.slot, np.int32, n)[order]
-    code = np.fromiter(enum.code, np.int64, n)[order]
+    parent_old = _column(enum.parent, np.int32)[order]
+    enum.parent = None
+    parent = new_of_old[np.maximum(parent_old, 0)]
+    parent[parent_old == NO_PARENT] = NO_PARENT
+    del parent_old
+    slot = _column(enum.slot, np.int32)[order]
+    enum.slot = None
+    code = _column(enum.code, np.int32)[order]
     num_real = len(enum.row_actions)
     sink = num_real
     decision = code >= 0
-    kind = np.where(decision, DECISION,
-                    np.where(code == _CHANCE_CODE, CHANCE_NODE, TERMINAL_NODE)).astype(np.int8)
+    kind = np.full(n, TERMINAL_NODE, dtype=np.int8)
+    kind[decision] = DECISION
+    chance = code == CHANCE_CODE
+    kind[chance] = CHANCE_NODE
     row_player = np.asarray(enum.row_player + [NO_PLAYER], dtype=np.int32)
-    player = np.where(decision, row_player[np.where(decision, code, sink)],
-                      np.where(code == _CHANCE_CODE, num_players, -1)).astype(np.int32)
-    infoset = np.where(decision, code, sink).astype(np.int32)
-    prob = np.fromiter(enum.prob, np.float64, n)[order]
+    player = np.full(n, -1, dtype=np.int32)
+    player[decision] = row_player[code[decision]]
+    player[chance] = num_players
+    del chance
+    infoset = np.where(decision, code, np.int32(sink)).astype(np.int32, copy=False)
+    del code
+    prob = _column(enum.prob, np.float64)[order]
+    enum.prob = None
     payoff = np.zeros((n, num_players), dtype=np.float64)
-    if enum.terminals:
-        returns = np.fromiter(itertools.chain.from_iterable(enum.returns), np.float64,
-                              len(enum.returns) * num_players).reshape(-1, num_players)
-        payoff[new_of_old[np.fromiter(enum.terminals, np.int64, len(enum.terminals))]] = returns
+    if len(enum.terminals):
+        returns = _column(enum.returns, np.float64).reshape(-1, num_players)
+        payoff[new_of_old[_column(enum.terminals, np.int32)]] = returns
+        del returns
+    enum.terminals = enum.returns = None
+    del new_of_old
 
-    has_parent = parent != NO_PARENT
+    if (sink + 1) * max_actions >= 2 ** 31:
+        raise MemoryBudgetError(f"{sink + 1:,} information-set rows x {max_actions} actions "
+                                "do not fit the int32 edge index", rule="memory-budget")
     safe_parent = np.maximum(parent, 0)
-    parent_is_decision = has_parent & (kind[safe_parent] == DECISION)
-    edge_owner = np.where(parent_is_decision, player[safe_parent], num_players).astype(np.int32)
-    edge_index = np.where(parent_is_decision, infoset[safe_parent].astype(np.int64) * max_actions
-                          + slot, sink * max_actions).astype(np.int32)
+    parent_is_decision = kind[safe_parent] == DECISION
+    parent_is_decision &= parent != NO_PARENT
+    edge_owner = player[safe_parent]
+    edge_owner[~parent_is_decision] = num_players
+    edge_index = infoset[safe_parent]
+    edge_index *= max_actions
+    edge_index += slot
+    edge_index[~parent_is_decision] = sink * max_actions
+    del safe_parent, parent_is_decision
 
     rows_total = num_real + 1
     lengths = np.asarray([len(a) for a in enum.row_actions] + [1], dtype=np.int64)
     legal = np.arange(max_actions)[None, :] < lengths[:, None]
     kept = legal.copy()
     for r, (acts, keep) in enumerate(zip(enum.row_actions, enum.row_kept)):
-        if keep is not acts:
+        if keep is not acts and keep != acts:
             index = {a: i for i, a in enumerate(acts)}
             kept[r] = False
             kept[r, [index[a] for a in keep]] = True
@@ -444,35 +230,48 @@ def _build(enum: _Enumeration, game, name: str) -> LoweredGame:
     infoset_rep = np.zeros(rows_total, dtype=np.int32)
     keys = tuple(zip(enum.row_player, enum.row_key))
     decision_nodes = np.flatnonzero(decision)
+    del decision
     # First member in depth order is fine: every member has the same own reach.
     first = np.full(rows_total, n, dtype=np.int64)
     np.minimum.at(first, infoset[decision_nodes], decision_nodes)
     infoset_rep[:num_real] = first[:num_real]
+    del decision_nodes, first
 
     tensors = GameTensors(
         parent=parent, parent_slot=slot, node_kind=kind, node_player=player,
         node_infoset=infoset, edge_owner=edge_owner, edge_index=edge_index,
         chance_prob=prob, payoff=payoff, legal_mask=legal, abstraction_mask=kept,
         infoset_player=infoset_player, infoset_rep=infoset_rep)
-    node_action = tuple(map(enum.action.__getitem__, order.tolist()))
+    labels = enum.action if isinstance(enum.action, np.ndarray) else \
+        np.fromiter(enum.action, dtype=object, count=n)
+    enum.action = None
+    node_action = tuple(labels[order])
+    del labels
     nash = game.nash_value() if num_players == 2 else None
-    # own decisions along each path, level by level (parents come first in depth order)
-    own = np.zeros((n, num_players + 1), dtype=np.int64)
-    for d in range(1, len(level_start) - 1):
-        lo, hi = level_start[d], level_start[d + 1]
-        own[lo:hi] = own[parent[lo:hi]]
-        own[np.arange(lo, hi), edge_owner[lo:hi]] += 1
-    br_rounds = int(own[:, :num_players].max(initial=0)) + 1
+    br_rounds = _most_own_decisions(parent, edge_owner, level_start, num_players) + 1
     sums = payoff[kind == TERMINAL_NODE].sum(axis=1)
     constant_sum = None
     if sums.size and np.allclose(sums, sums[0], rtol=1e-9, atol=1e-12 * max(1.0, abs(sums).max())):
         constant_sum = float(sums[0])
     return LoweredGame(tensors=tensors, level_start=level_start, num_players=num_players,
                        infoset_keys=keys, infoset_actions=tuple(enum.row_actions),
-                       preorder=order.astype(np.int64), node_action=node_action,
+                       preorder=order.astype(np.int64, copy=False), node_action=node_action,
                        nash_value=None if nash is None else tuple(float(v) for v in nash),
                        constant_sum=constant_sum, br_rounds=br_rounds,
                        name=name or type(game).__name__)
+
+
+def _most_own_decisions(parent, edge_owner, level_start, num_players) -> int:
+    """The most decisions one player makes on any path (level by level, one player at a time)."""
+    most = 0
+    own = np.zeros(len(parent), dtype=np.int32)
+    for p in range(num_players):
+        own[:] = 0
+        for d in range(1, len(level_start) - 1):
+            lo, hi = level_start[d], level_start[d + 1]
+            own[lo:hi] = own[parent[lo:hi]] + (edge_owner[lo:hi] == p)
+        most = max(most, int(own.max(initial=0)))
+    return most
 
 
 def sort_infosets(lowered: LoweredGame) -> LoweredGame:
@@ -489,15 +288,18 @@ def sort_infosets(lowered: LoweredGame) -> LoweredGame:
     decision = np.flatnonzero(t.node_kind == DECISION)
     first_pre = np.full(num_real + 1, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(first_pre, t.node_infoset[decision], lowered.preorder[decision])
+    del decision
     perm = np.lexsort((first_pre[:num_real], t.infoset_player[:num_real]))  # new -> old
     perm = np.concatenate([perm, [num_real]])
-    old_to_new = np.empty_like(perm)
-    old_to_new[perm] = np.arange(len(perm))
+    old_to_new = np.empty(len(perm), dtype=np.int32)
+    old_to_new[perm] = np.arange(len(perm), dtype=np.int32)
     a = lowered.max_actions
-    edge_row = t.edge_index // a
+    edge_index = old_to_new[t.edge_index // a]
+    edge_index *= a
+    edge_index += t.edge_index % a
     tensors = t._replace(
-        node_infoset=old_to_new[t.node_infoset].astype(np.int32),
-        edge_index=(old_to_new[edge_row] * a + t.edge_index % a).astype(np.int32),
+        node_infoset=old_to_new[t.node_infoset],
+        edge_index=edge_index,
         legal_mask=t.legal_mask[perm], abstraction_mask=t.abstraction_mask[perm],
         infoset_player=t.infoset_player[perm], infoset_rep=t.infoset_rep[perm])
     return dataclasses.replace(

@@ -33,7 +33,7 @@ from typing import Any, Callable
 from jaxcfr.contract import GameError, check_protocol
 
 __all__ = ["register", "load_game", "registered_games", "parse_game_string", "REFERENCE_GAMES",
-           "ENTRY_POINT_GROUP", "game_parameters"]
+           "ENTRY_POINT_GROUP", "game_parameters", "game_constructor"]
 
 #: The reference games: name -> ``module:Class``, imported on first use.
 REFERENCE_GAMES = {
@@ -149,6 +149,17 @@ def parse_game_string(text: str) -> tuple[str, dict[str, Any]]:
     return name, params
 
 
+def game_constructor(name: str, text: str | None = None) -> Callable:
+    """The constructor a game string's ``name`` (a registered name or ``module:Class``) means."""
+    if ":" in name:
+        return _import_target(name, text or name)
+    ctor = _lookup(name)
+    if ctor is None:
+        known = ", ".join(registered_games())
+        raise GameError(f"unknown game {name!r}; known games: {known}", rule="game-string")
+    return ctor
+
+
 def load_game(text: str | os.PathLike):
     """The root state of the game named by ``text`` (see the module docstring)."""
     text = os.fspath(text)
@@ -160,14 +171,7 @@ def load_game(text: str | os.PathLike):
         from jaxcfr import openspiel
         return openspiel.load(stripped[len("openspiel:"):])
     name, params = parse_game_string(stripped)
-    if ":" in name:
-        ctor = _import_target(name, text)
-    else:
-        ctor = _lookup(name)
-        if ctor is None:
-            known = ", ".join(registered_games())
-            raise GameError(f"unknown game {name!r}; known games: {known}",
-                            rule="game-string")
+    ctor = game_constructor(name, text)
     accepted = game_parameters(ctor)
     unknown = [k for k in params if k not in accepted]
     if unknown and not any(p.kind == p.VAR_KEYWORD for p in _signature_parameters(ctor)):

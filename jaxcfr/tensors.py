@@ -23,6 +23,7 @@ Conventions every kernel relies on:
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from typing import Any, Hashable, NamedTuple
 
 import jax.numpy as jnp
@@ -30,7 +31,7 @@ import numpy as np
 
 from jaxcfr.contract import CHANCE_NODE, DECISION, TERMINAL_NODE
 
-__all__ = ["GameTensors", "LoweredGame", "Structure", "to_device",
+__all__ = ["GameTensors", "LoweredGame", "Structure", "to_device", "fingerprint",
            "DECISION", "CHANCE_NODE", "TERMINAL_NODE", "PADDING", "NO_PARENT", "NO_PLAYER"]
 
 #: ``node_kind`` of a stack's filler nodes (the other kinds are the host's, from the contract).
@@ -69,6 +70,23 @@ def to_device(tensors: GameTensors, dtype) -> GameTensors:
     """Tensors as JAX arrays, floats in ``dtype`` (call it inside the run's precision scope)."""
     return GameTensors(*(jnp.asarray(t, dtype=dtype) if jnp.issubdtype(t.dtype, jnp.floating)
                          else jnp.asarray(t) for t in tensors))
+
+
+def fingerprint(lowered: "LoweredGame") -> str:
+    """sha256 (hex) over a lowered game's tensors (name, dtype, shape, bytes) and level slices.
+
+    Checkpoints record it (a checkpoint of another game is refused) and the cache of
+    lowered games verifies it on every load.
+    """
+    h = hashlib.sha256()
+    h.update(f"players={lowered.num_players};".encode())
+    h.update(np.asarray(lowered.level_start, dtype=np.int64).tobytes())
+    tensors = lowered.tensors
+    for name in tensors._fields:
+        a = np.ascontiguousarray(np.asarray(getattr(tensors, name)))
+        h.update(f"{name}:{a.dtype.str}:{a.shape};".encode())
+        h.update(a.reshape(-1).view(np.uint8))
+    return h.hexdigest()
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)

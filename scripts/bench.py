@@ -10,6 +10,8 @@ Usage::
 
     python scripts/bench.py                          # Leduc and Liar's dice, all peers
     python scripts/bench.py --games leduc goofspiel6 --json bench.json
+    python scripts/bench.py --lowering               # nodes/s, serial and parallel; the cache
+    python scripts/bench.py --memory                 # bytes per node, measured and estimated
 """
 
 from __future__ import annotations
@@ -125,6 +127,12 @@ PEERS = {"openspiel_cpp": bench_openspiel_cpp, "openspiel_jax": bench_openspiel_
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    for flag, what in (("--lowering", "speed"), ("--memory", "memory")):
+        if flag in argv:       # lowering speed and the cache / memory per node
+            import bench_lowering
+            argv.remove(flag)
+            return bench_lowering.main([what, *argv])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", nargs="+", default=["leduc", "liars_dice"], choices=GAMES)
     parser.add_argument("--algorithms", nargs="+", default=["cfr", "cfr+"])

@@ -535,8 +535,21 @@ def _nodes_in_message(err: Exception) -> int:
     return int(match.group(1).replace(",", ""))
 
 
-def test_memory_budget_fails_early():
-    game = jaxcfr.load_game("goofspiel(cards=6)")       # millions of nodes
+def test_memory_budget_fails_before_walking():
+    game = jaxcfr.load_game("goofspiel(cards=6)")       # about a million nodes
+    with pytest.raises(MemoryBudgetError) as info:
+        jaxcfr.lower(game, memory_budget=1 << 20)
+    err = info.value
+    assert err.rule == "memory-budget" and isinstance(err, GameError)
+    assert "memory budget of 1.0 MiB" in str(err)
+    assert re.search(r"the game has 969,523 nodes, which needs about [\d.,]+ MiB", str(err)), \
+        str(err)                                        # goofspiel counts its own tree
+
+
+def test_memory_budget_fails_early_while_walking(monkeypatch):
+    # Without a size estimate the walk itself stops within a few thousand nodes.
+    monkeypatch.setattr(jaxcfr.lowering, "estimate_size", lambda game: None)
+    game = jaxcfr.load_game("goofspiel(cards=6)")
     with pytest.raises(MemoryBudgetError) as info:
         jaxcfr.lower(game, memory_budget=1 << 20)
     err = info.value
@@ -546,13 +559,14 @@ def test_memory_budget_fails_early():
 
 
 def test_memory_budget_after_the_walk():
-    # A small game that fits while walking but not with its tensors: reported at the end.
+    # A small game whose estimate is checked again with its exact sizes at the end:
+    # estimate_bytes is the whole need, so a budget one byte short of it fails.
     lowered = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
     need = jaxcfr.estimate_bytes(lowered.num_nodes, lowered.num_rows, lowered.max_actions, 2)
     with pytest.raises(MemoryBudgetError) as info:
-        jaxcfr.lower(jaxcfr.load_game("kuhn_poker"), memory_budget=need)
+        jaxcfr.lower(jaxcfr.load_game("kuhn_poker"), memory_budget=need - 1)
     assert _nodes_in_message(info.value) == 58
-    jaxcfr.lower(jaxcfr.load_game("kuhn_poker"), memory_budget=100 * need)
+    jaxcfr.lower(jaxcfr.load_game("kuhn_poker"), memory_budget=need)
 
 
 def test_memory_budget_environment_variable(monkeypatch):

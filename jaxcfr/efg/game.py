@@ -127,6 +127,10 @@ class EfgGame(Game):
     def nash_value(self):
         return None
 
+    def tree_size(self) -> int | None:
+        """The file's node count (at the root; ``None`` below it)."""
+        return self.tree.num_nodes if self.node_index == 0 else None
+
     def __repr__(self) -> str:
         return (f"EfgGame({self.tree.title!r}, node={self.node_index}, "
                 f"history={list(self.history)!r})")

@@ -37,6 +37,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 import numpy as np
 
 from jaxcfr.atomic import atomic_write_bytes, atomic_write_text
+from jaxcfr.tensors import fingerprint  # noqa: F401 - re-exported: the lowered game's digest
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "CheckpointError", "CheckpointCorruptError", "Checkpoint",
            "fingerprint", "save", "load", "load_latest", "list_checkpoints"]
@@ -65,20 +66,6 @@ class Checkpoint(NamedTuple):
     @property
     def iteration(self) -> int:
         return int(self.meta["iteration"])
-
-
-# -- fingerprint ----------------------------------------------------------------
-def fingerprint(lowered) -> str:
-    """sha256 (hex) over a lowered game's tensors (name, dtype, shape, bytes) and level slices."""
-    h = hashlib.sha256()
-    h.update(f"players={lowered.num_players};".encode())
-    h.update(np.asarray(lowered.level_start, dtype=np.int64).tobytes())
-    tensors = lowered.tensors
-    for name in tensors._fields:
-        a = np.ascontiguousarray(np.asarray(getattr(tensors, name)))
-        h.update(f"{name}:{a.dtype.str}:{a.shape};".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
 
 
 # -- save -----------------------------------------------------------------------

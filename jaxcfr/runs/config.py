@@ -61,6 +61,7 @@ class GameConfig:
     name: str | None = None                 # game string or .efg path
     names: tuple[str, ...] | None = None    # a batch of games of the same player count
     sort_infosets: bool = True              # Gambit's canonical row order
+    cache: bool = True                      # load / store lowered games in the on-disk cache
 
     @property
     def strings(self) -> tuple[str, ...]:

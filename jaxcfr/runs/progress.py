@@ -14,7 +14,8 @@ import sys
 import time
 from typing import Any, Callable, TextIO
 
-__all__ = ["ProgressFn", "ProgressBar", "LogLines", "make_progress", "format_metric"]
+__all__ = ["ProgressFn", "ProgressBar", "LogLines", "make_progress", "format_metric",
+           "LoweringProgress"]
 
 ProgressFn = Callable[[int, "dict[str, Any] | None"], None]
 
@@ -116,3 +117,84 @@ def make_progress(total: int, *, quiet: bool = False, stream: TextIO | None = No
     if isatty is not None and isatty():
         return ProgressBar(total, stream)
     return LogLines(total, stream)
+
+
+class LoweringProgress:
+    """What lowering is doing, for whoever waits on a large game (``jaxcfr inspect / solve /
+    train``): pass it as ``lower(..., progress=display, log=display.log)``.
+
+    Quiet unless slow: nothing is shown for a game lowered (or loaded from the cache) in
+    under ``delay`` seconds. Past that, the messages held so far (the size estimate,
+    how the walk is split) are printed, then the nodes walked and the rate: one line
+    redrawn in place on a terminal, else one line every ``every`` seconds; :meth:`close`
+    ends with the total (``lowered 8,405,333 nodes in 31.2 s, 269,400 nodes/s``).
+    ``write`` replaces the stream with a function of one line (``train``'s ``log``).
+    """
+
+    def __init__(self, stream: TextIO | None = None, *, write: Callable[[str], None] | None = None,
+                 delay: float = 1.0, every: float = 5.0, prefix: str = "lowering: "):
+        self.stream = stream or sys.stderr
+        self.write = write
+        isatty = getattr(self.stream, "isatty", None)
+        self.tty = write is None and isatty is not None and isatty()
+        self.delay, self.every, self.prefix = delay, every, prefix
+        self.start = time.perf_counter()
+        self.held: list[str] = []
+        self.shown = False
+        self.nodes = 0
+        self.last_line = self.start
+        self._width = 0
+
+    def _line(self, text: str) -> None:
+        self._end_bar()
+        if self.write is not None:
+            self.write(self.prefix + text)
+        else:
+            self.stream.write(self.prefix + text + "\n")
+            self.stream.flush()
+
+    def _end_bar(self) -> None:
+        if self._width:
+            self.stream.write("\n")
+            self._width = 0
+
+    def log(self, message: str) -> None:
+        """A one-line message from lowering: held until the lowering turns out slow."""
+        if self.shown:
+            self._line(message)
+        else:
+            self.held.append(message)
+
+    def _show(self, now: float) -> bool:
+        if not self.shown and now - self.start >= self.delay:
+            self.shown = True
+            for message in self.held:
+                self._line(message)
+            self.held.clear()
+        return self.shown
+
+    def __call__(self, nodes: int) -> None:
+        """``progress(nodes_walked)``."""
+        self.nodes = nodes
+        now = time.perf_counter()
+        if not self._show(now):
+            return
+        rate = nodes / max(now - self.start, 1e-9)
+        text = f"{nodes:,} nodes walked, {rate:,.0f} nodes/s"
+        if self.tty:
+            line = "\r" + self.prefix + text
+            self.stream.write(line + " " * max(0, self._width - len(line)))
+            self.stream.flush()
+            self._width = len(line)
+        elif now - self.last_line >= self.every:
+            self.last_line = now
+            self._line(text)
+
+    def close(self) -> None:
+        """The total, if anything was shown."""
+        if self.shown and self.nodes:
+            seconds = time.perf_counter() - self.start
+            self._line(f"lowered {self.nodes:,} nodes in {seconds:.1f} s, "
+                       f"{self.nodes / max(seconds, 1e-9):,.0f} nodes/s")
+        self._end_bar()
+        self.held.clear()

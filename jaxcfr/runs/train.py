@@ -33,12 +33,12 @@ import numpy as np
 from jaxcfr.atomic import atomic_write_bytes, atomic_write_text
 from jaxcfr.engine import Runner
 from jaxcfr.loop import Hooks, iteration_of, run_loop
-from jaxcfr.lowering import lower
+from jaxcfr.lowering import as_lowered
 from jaxcfr.profile import Profile
-from jaxcfr.registry import load_game
 from jaxcfr.runs import checkpoint
 from jaxcfr.runs.checkpoint import CheckpointError
 from jaxcfr.runs.config import COMPUTE_KEYS, Config, to_toml
+from jaxcfr.runs.progress import LoweringProgress
 from jaxcfr.runs.rundir import RunDir, default_run_dir
 from jaxcfr.serialize import jsonable
 from jaxcfr.solvers import SolverState, make_solver
@@ -90,10 +90,20 @@ class TrainResult:
 
 
 # -- game and members -------------------------------------------------------------
-def build_lowered(config: Config) -> LoweredGame:
-    """Lower the config's game, or stack its games (``game.names``)."""
-    parts = [lower(load_game(s), sort_infosets=config.game.sort_infosets, name=s)
-             for s in config.game.strings]
+def build_lowered(config: Config, log: Callable[[str], None] | None = None) -> LoweredGame:
+    """Lower the config's game, or stack its games (``game.names``), through the cache of
+    lowered games unless ``game.cache`` is false; news and progress of a slow lowering go
+    to ``log``."""
+    parts = []
+    for s in config.game.strings:
+        display = LoweringProgress(write=log) if log is not None else None
+        try:
+            parts.append(as_lowered(s, cache=config.game.cache,
+                                    sort_infosets=config.game.sort_infosets, name=s,
+                                    progress=display, log=display and display.log))
+        finally:
+            if display is not None:
+                display.close()
     return stack(parts) if config.game.names is not None else parts[0]
 
 
@@ -169,7 +179,7 @@ def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | 
         run = RunDir.create(out_dir or config.run.out_dir or default_run_dir(config.name))
     config = dataclasses.replace(config, run=dataclasses.replace(
         config.run, out_dir=str(run.path.resolve())))
-    lowered = build_lowered(config)
+    lowered = build_lowered(config, log=None if config.run.quiet else log)
     fp = checkpoint.fingerprint(lowered)
     ckpt = None
     if resume is not None:

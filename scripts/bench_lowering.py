@@ -1,0 +1,220 @@
+"""Lowering benchmarks: walk speed (serial and parallel), the cache, and memory per node.
+
+Two measurements (``python scripts/bench.py --lowering`` / ``--memory`` run them too):
+
+* ``speed``: nodes per second of ``jaxcfr.lower`` with 1 worker and with several,
+  side by side in the same run (best of ``--repeats``), with the CPU seconds of the
+  parent and of the worker processes; then the cache: storing the entry and loading it.
+* ``memory``: per game, in a fresh process each: the host's peak while lowering
+  (``VmHWM`` after resetting it, minus the resident size before), the lowered game
+  kept, and the peak of a short solve (compile, two chunks of CFR+, one evaluation),
+  plus XLA's memory analysis of the compiled chunk and evaluation; each beside
+  :func:`jaxcfr.memory_estimate`, in bytes per node. On a CPU the device is the host.
+
+Usage::
+
+    python scripts/bench_lowering.py speed --games liars_dice "goofspiel(cards=6)" --workers 1 2
+    python scripts/bench_lowering.py memory --games leduc_poker liars_dice --json memory.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+SPEED_GAMES = ["liars_dice", "goofspiel(cards=6)", "liars_dice(sides=7)"]
+MEMORY_GAMES = ["leduc_poker", "goofspiel(cards=5)", "liars_dice", "kuhn_poker(players=5)",
+                "goofspiel(cards=6)", "liars_dice(sides=7)"]
+
+
+# -- speed -------------------------------------------------------------------------------
+def _cpu() -> tuple[float, float]:
+    t = os.times()
+    return t.user + t.system, t.children_user + t.children_system
+
+
+def bench_speed(game_string: str, workers: list[int], repeats: int) -> dict:
+    import jaxcfr
+    from jaxcfr import cache
+    game = jaxcfr.load_game(game_string)
+    out: dict = {"game": game_string, "walk": {}}
+    for _ in range(repeats):
+        for w in workers:
+            gc.collect()
+            cpu0, child0 = _cpu()
+            start = time.perf_counter()
+            lowered = jaxcfr.lower(game, workers=w, memory_budget=1 << 50)
+            wall = time.perf_counter() - start
+            cpu1, child1 = _cpu()
+            best = out["walk"].get(w)
+            if best is None or wall < best["seconds"]:
+                out["walk"][w] = {"seconds": wall, "nodes_per_second": lowered.num_nodes / wall,
+                                  "cpu_parent": cpu1 - cpu0, "cpu_workers": child1 - child0}
+    out["nodes"] = lowered.num_nodes
+    serial = out["walk"].get(1)
+    for w, r in out["walk"].items():
+        r["speedup"] = serial["seconds"] / r["seconds"] if serial else None
+    with tempfile.TemporaryDirectory() as directory:
+        start = time.perf_counter()
+        cache.lower_cached(game_string, directory, lambda g: lowered, name=game_string)
+        store = time.perf_counter() - start
+        hits = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            _, status = cache.lower_cached(game_string, directory, jaxcfr.lower,
+                                           name=game_string)
+            hits.append(time.perf_counter() - start)
+            assert status.startswith("hit"), status
+        size = sum(os.path.getsize(os.path.join(directory, f)) for f in os.listdir(directory))
+    out["cache"] = {"store_seconds": store, "hit_seconds": min(hits), "entry_bytes": size}
+    return out
+
+
+# -- memory ------------------------------------------------------------------------------
+def _status(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise KeyError(field)
+
+
+def _reset_peak() -> None:
+    """Reset VmHWM to the current resident size (Linux: ``echo 5 > clear_refs``)."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def measure_memory(game_string: str, workers: int = 1) -> dict:
+    """Measured in this process: run it in a fresh one (see ``memory`` below)."""
+    import jax
+
+    import jaxcfr
+    from jaxcfr import engine
+    from jaxcfr.analytics import _metrics
+    jax.numpy.zeros(1).block_until_ready()            # start the backend first
+    game = jaxcfr.load_game(game_string)
+    gc.collect()
+    base = _status("VmRSS")
+    _reset_peak()
+    lowered = jaxcfr.lower(game, workers=workers, memory_budget=1 << 50)
+    lowering_peak = _status("VmHWM") - base
+    gc.collect()
+    kept = _status("VmRSS") - base
+    n, rows, a, p = lowered.num_nodes, lowered.num_rows, lowered.max_actions, lowered.num_players
+    host_tables = (lowered.preorder.nbytes + 8 * len(lowered.node_action)
+                   + sum(sys.getsizeof(k) for _, k in lowered.infoset_keys))
+    base2 = _status("VmRSS")
+    _reset_peak()
+    runner = jaxcfr.Runner(lowered, jaxcfr.cfr_plus())
+    state, _ = runner.compile(runner.init())
+    state = runner.advance(state, 2 * runner.chunk)
+    runner.evaluate(state)
+    jax.block_until_ready(state)
+    solve_peak = _status("VmHWM") - base2
+    # XLA's own accounting of the two compiled programs.
+    with runner.scope():
+        chunk = engine._run_chunk.lower(
+            runner.step_tensors, state, runner.hp, jax.numpy.asarray(1, jax.numpy.int32),
+            solver=runner.solver.static_key(), structure=runner.step_structure,
+            layout=runner.layout, chunk=runner.chunk).compile().memory_analysis()
+        table = runner._profile(state, True)
+        metrics = _metrics.lower(runner.tensors, table, jax.numpy.asarray(lowered.br_rounds),
+                                 structure=lowered.structure,
+                                 games_batched=False).compile().memory_analysis()
+
+    def stats(m) -> dict:
+        return {k: int(getattr(m, f"{k}_size_in_bytes")) for k in
+                ("argument", "output", "temp", "alias", "generated_code")}
+
+    est = jaxcfr.memory_estimate(n, rows, a, p)
+    return {"game": game_string, "workers": workers, "nodes": n, "rows": rows,
+            "max_actions": a, "players": p,
+            "measured": {"lowering_peak": lowering_peak, "lowered_kept": kept,
+                         "lowered_tensors": lowered.nbytes, "host_tables": host_tables,
+                         "solve_peak": solve_peak, "chunk": stats(chunk),
+                         "evaluate": stats(metrics)},
+            "estimate": est._asdict()}
+
+
+def memory(games: list[str], workers: int) -> list[dict]:
+    """One fresh process per game (resident sizes are per process)."""
+    out = []
+    for g in games:
+        proc = subprocess.run([sys.executable, __file__, "_one", g, str(workers)],
+                              capture_output=True, text=True, check=False)
+        if proc.returncode:
+            print(proc.stderr, file=sys.stderr)
+            continue
+        out.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return out
+
+
+def _per_node(x: float, n: int) -> str:
+    return f"{x / n:7.1f}"
+
+
+def print_memory(results: list[dict]) -> None:
+    print("bytes per node: measured (estimate)")
+    print(f"{'game':24} {'nodes':>11} {'lowering peak':>18} {'kept':>8} {'tensors':>8} "
+          f"{'solve peak':>18} {'XLA chunk+eval':>15} {'total':>18}")
+    for r in results:
+        n, m, e = r["nodes"], r["measured"], r["estimate"]
+        xla = (m["chunk"]["argument"] + m["chunk"]["temp"] + m["evaluate"]["temp"])
+        total = max(m["lowering_peak"], m["lowered_kept"] + m["solve_peak"])
+        print(f"{r['game']:24} {n:>11,} {_per_node(m['lowering_peak'], n)} "
+              f"({_per_node(e['lowering'], n)}) {_per_node(m['lowered_kept'], n)} "
+              f"{_per_node(m['lowered_tensors'], n)} {_per_node(m['solve_peak'], n)} "
+              f"({_per_node(e['device'], n)}) {_per_node(xla, n):>15} "
+              f"{_per_node(total, n)} ({_per_node(e['total'], n)})")
+
+
+def print_speed(results: list[dict]) -> None:
+    for r in results:
+        walk = "  ".join(f"{w} worker{'s' if w > 1 else ''}: {x['nodes_per_second']:,.0f} n/s "
+                         f"({x['seconds']:.2f} s, x{x['speedup']:.2f}, cpu {x['cpu_parent']:.2f}"
+                         f"+{x['cpu_workers']:.2f} s)" for w, x in sorted(r["walk"].items()))
+        c = r["cache"]
+        print(f"{r['game']:22} {r['nodes']:>11,} nodes  {walk}")
+        print(f"{'':22} cache: store {c['store_seconds']:.2f} s, hit {c['hit_seconds']:.3f} s, "
+              f"entry {c['entry_bytes'] / r['nodes']:.1f} B/node")
+
+
+def main(argv=None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv and argv[0] == "_one":
+        print(json.dumps(measure_memory(argv[1], int(argv[2]))))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=("speed", "memory"))
+    parser.add_argument("--games", nargs="+")
+    parser.add_argument("--workers", nargs="+", type=int, default=[1, os.cpu_count() or 2])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args(argv)
+    machine = {"machine": platform.machine(), "processor": platform.processor(),
+               "cores": os.cpu_count(), "python": platform.python_version(),
+               "date": time.strftime("%Y-%m-%d")}
+    print(json.dumps(machine))
+    if args.what == "speed":
+        results = [bench_speed(g, args.workers, args.repeats) for g in args.games or SPEED_GAMES]
+        print_speed(results)
+    else:
+        results = memory(args.games or MEMORY_GAMES, args.workers[0])
+        print_memory(results)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": machine, "results": results}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

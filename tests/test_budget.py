@@ -1,0 +1,202 @@
+"""Sizes before walking and the memory budget: the estimate covers what is allocated.
+
+* the host's peak while lowering (tracemalloc: Python objects and NumPy buffers) is
+  within the per-node part of :func:`jaxcfr.memory_estimate` (the fixed part aside);
+* XLA's own memory analysis of the compiled step and evaluation is within the
+  device part (the fixed part aside);
+* reference games count their trees exactly and refuse parameters past
+  ``LARGEST_TREE``, naming the range and why; the size probe and the displays.
+"""
+
+from __future__ import annotations
+
+import io
+import pathlib
+import tracemalloc
+
+import jax
+import pytest
+
+import jaxcfr
+from jaxcfr import GameError, budget, engine
+from jaxcfr.analytics import _metrics
+from jaxcfr.cli import main
+from jaxcfr.game import LARGEST_TREE
+from jaxcfr.runs.progress import LoweringProgress
+
+try:
+    from tests import broken_games as bg
+    from tests import cfr_cases as C
+except ImportError:  # tests/ is not a package: pytest put it on sys.path
+    import broken_games as bg
+    import cfr_cases as C
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "efg"
+
+
+def variable(estimate: jaxcfr.MemoryEstimate) -> tuple[int, int]:
+    """``(lowering, device)`` without their fixed parts."""
+    return (estimate.lowering - budget._LOWERING_FIXED, estimate.device - budget._DEVICE_FIXED)
+
+
+@pytest.mark.parametrize("name", ["goofspiel(cards=5)", "leduc_poker", "kuhn_poker(players=4)"])
+def test_the_lowering_estimate_covers_the_host_peak(name):
+    game = jaxcfr.load_game(name)
+    tracemalloc.start()
+    try:
+        lowered = jaxcfr.lower(game, workers=1)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    est = jaxcfr.memory_estimate(lowered.num_nodes, lowered.num_rows, lowered.max_actions,
+                                 lowered.num_players)
+    assert peak <= variable(est)[0], (peak / lowered.num_nodes, variable(est)[0] /
+                                      lowered.num_nodes)
+    assert lowered.nbytes <= est.lowered
+
+
+@pytest.mark.parametrize("name, solver", [("kuhn_poker(players=3)", jaxcfr.cfr),
+                                          ("leduc_poker", jaxcfr.cfr_plus)])
+def test_the_device_estimate_covers_xla_memory_analysis(name, solver):
+    runner = C.runner(name, solver())              # the runners test_solvers compiles too
+    lowered = runner.lowered
+    state, _ = runner.compile(runner.init())         # then the analyses below are cache hits
+    with runner.scope():
+        chunk = engine._run_chunk.lower(
+            runner.step_tensors, state, runner.hp, jax.numpy.asarray(1, jax.numpy.int32),
+            solver=runner.solver.static_key(), structure=runner.step_structure,
+            layout=runner.layout, chunk=runner.chunk).compile().memory_analysis()
+        table = runner._profile(state, True)
+        metrics = _metrics.lower(runner.tensors, table, jax.numpy.asarray(lowered.br_rounds),
+                                 structure=lowered.structure,
+                                 games_batched=False).compile().memory_analysis()
+    # the peak of a solve: arguments (tensors, state) and the larger of the temporaries
+    need = (max(chunk.argument_size_in_bytes, metrics.argument_size_in_bytes)
+            + chunk.output_size_in_bytes
+            + max(chunk.temp_size_in_bytes, metrics.temp_size_in_bytes))
+    est = jaxcfr.memory_estimate(lowered.num_nodes, lowered.num_rows, lowered.max_actions,
+                                 lowered.num_players)
+    assert need <= variable(est)[1], (need, variable(est)[1])
+
+
+def test_the_budget_follows_available_memory(monkeypatch, tmp_path):
+    monkeypatch.delenv("JAXCFR_MEMORY_BUDGET", raising=False)
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       32000000 kB\nMemFree:         1000000 kB\n"
+                       "MemAvailable:   12000000 kB\n")
+    assert budget.default_memory_budget(str(meminfo)) == int(12_000_000 * 1024 * 0.5)
+    assert budget.default_memory_budget(str(tmp_path / "none")) == 8 << 30
+    assert budget.default_memory_budget() > 0                    # this machine's
+    monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", "3e9")
+    assert budget.default_memory_budget(str(meminfo)) == 3_000_000_000
+
+
+def test_validate_says_when_a_game_is_too_large(monkeypatch, capsys):
+    monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", str(100 << 20))
+    assert main(["validate", "kuhn_poker(players=6)", "--trajectories", "8"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("conforms (8 trajectories, seed 0)")
+    assert "too large to lower: 1,944,020 nodes need about" in out[1]
+    assert "over the memory budget of 100.0 MiB" in out[1]
+    monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", str(10 << 30))
+    assert main(["validate", "kuhn_poker(players=6)", "--trajectories", "8"]) == 0
+    assert "within the memory budget of 10.0 GiB" in capsys.readouterr().out
+
+
+# -- reference games: exact sizes, parameter ranges ------------------------------------------
+@pytest.mark.parametrize("name", ["kuhn_poker", "kuhn_poker(players=4)", "leduc_poker",
+                                  "leduc_poker(ranks=4, suits=1)", "goofspiel(cards=4)",
+                                  "liars_dice(sides=3)", "liars_dice(dice=2, sides=2)",
+                                  str(FIXTURES / "different_depths.efg")])
+def test_tree_size_is_exact(name):
+    game = jaxcfr.load_game(name)
+    size = jaxcfr.estimate_size(game)
+    assert size.exact and size.nodes == jaxcfr.lower(game).num_nodes == game.tree_size()
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("kuhn_poker(players=8)", r"players must be an integer in 2\.\.7, got 8: 8 players make a "
+                              r"tree of 743,801,770 nodes"),
+    ("goofspiel(cards=13)", r"cards must be an integer in 2\.\.7, got 13: 13 cards make"),
+    ("liars_dice(dice=2, sides=5)", r"dice=2, sides=5 make a tree of 1,310,719,531 nodes.*"
+                                    r"with dice=2, sides may be 2\.\.4"),
+    ("liars_dice(dice=3)", r"with dice=3, sides must be 2"),
+    ("liars_dice(dice=9, sides=2)", r"dice may be 1\.\.4"),
+    ("liars_dice(sides=11)", r"sides may be 2\.\.10"),
+    ("leduc_poker(ranks=40, suits=4)", r"160 cards make a tree of .* the deck may hold 3\.\.150"),
+])
+def test_parameters_past_what_can_be_solved_are_refused(text, expected):
+    with pytest.raises(GameError, match=expected) as info:
+        jaxcfr.load_game(text)
+    assert f"{LARGEST_TREE:,}" in str(info.value)
+
+
+def test_the_largest_allowed_parameters_fit():
+    for text in ("kuhn_poker(players=7)", "goofspiel(cards=7)", "liars_dice(sides=10)",
+                 "liars_dice(dice=2, sides=4)", "liars_dice(dice=4, sides=2)",
+                 "leduc_poker(ranks=75, suits=2)"):
+        assert jaxcfr.load_game(text).tree_size() <= LARGEST_TREE
+
+
+# -- the size probe ------------------------------------------------------------------------
+def test_the_probe_estimates_a_game_without_its_own_count():
+    game = bg.Toy()                                  # no tree_size(): Knuth's probes
+    size = jaxcfr.estimate_size(game, seed=3)
+    true = jaxcfr.lower(game).num_nodes
+    assert not size.exact and size.probes == 256     # a small tree stops early
+    assert abs(size.nodes - true) <= 3 * size.stderr + 1e-9, (size, true)
+    assert size.max_actions == 2 and size.max_depth == 4
+    assert "random-probe estimate" in size.describe()
+
+
+def test_the_probe_is_unbiased_on_an_uneven_tree():
+    # Liar's dice (3 sides, counted exactly as 1,147 nodes), probed without its count.
+    class Probed(type(jaxcfr.load_game("liars_dice(sides=3)"))):
+        def tree_size(self):
+            return None
+
+    size = jaxcfr.estimate_size(Probed(sides=3), probes=4096, seed=1)
+    assert abs(size.nodes - 1147) <= 3 * size.stderr
+
+
+def test_the_probe_cannot_size_sampled_chance_nor_disturb_the_game():
+    assert jaxcfr.estimate_size(jaxcfr.load_game("sampled_dice_poker")) is None
+    game = jaxcfr.load_game("leduc_poker")
+    before = repr(game)
+    jaxcfr.estimate_size(game)
+    assert repr(game) == before
+
+
+# -- the display ---------------------------------------------------------------------------
+def test_the_display_is_quiet_for_a_quick_lowering():
+    out = io.StringIO()
+    display = LoweringProgress(out, delay=3600.0)     # "quick": done before the delay
+    jaxcfr.lower(jaxcfr.load_game("leduc_poker"), progress=display, log=display.log)
+    display.close()
+    assert out.getvalue() == "" and display.held == []
+
+
+def test_the_display_shows_size_progress_and_total_when_slow():
+    out = io.StringIO()
+    display = LoweringProgress(out, delay=0.0, every=0.0)
+    lowered = jaxcfr.lower(jaxcfr.load_game("liars_dice(sides=4)"), progress=display,
+                           log=display.log, workers=1)
+    display.close()
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("lowering: 8,181 nodes, about ")          # exact: tree_size()
+    assert any(line.endswith("nodes/s") and "nodes walked" in line for line in lines)
+    assert lines[-1].startswith(f"lowering: lowered {lowered.num_nodes:,} nodes in ")
+
+
+def test_the_display_redraws_one_line_on_a_terminal():
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = Tty()
+    display = LoweringProgress(out, delay=0.0)
+    for n in (4096, 8192):
+        display(n)
+    display.close()
+    text = out.getvalue()
+    assert text.count("\r") == 2 and "8,192 nodes walked" in text and text.endswith("\n")
