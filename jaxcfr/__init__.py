@@ -11,15 +11,18 @@ Public API::
 """
 
 from jaxcfr import efg, runs
+from jaxcfr.abstraction import Abstracted, Abstraction, Identity
 from jaxcfr.analytics import Evaluation, best_response, evaluate, expected_values
 from jaxcfr.api import SolveResult, solve
+from jaxcfr.blueprint import AbstractedResult, format_table, lift, train_abstracted
 from jaxcfr.contract import CHANCE, TERMINAL, GameError
 from jaxcfr.engine import Runner, batch_mesh
 from jaxcfr.game import Game
 from jaxcfr.loop import RECORD_KEYS
 from jaxcfr.lowering import MemoryBudgetError, estimate_bytes, lower, sort_infosets
 from jaxcfr.profile import Profile, evaluate_profile
-from jaxcfr.registry import REFERENCE_GAMES, load_game, register, registered_games
+from jaxcfr.registry import (REFERENCE_ABSTRACTIONS, REFERENCE_GAMES, load_abstraction,
+                             load_game, register, registered_games)
 from jaxcfr.runs import load_config, train
 from jaxcfr.solvers import (ALGORITHMS, HyperParams, Solver, SolverState, cfr, cfr_plus, dcfr,
                             dcfr_plus, linear_cfr, make_solver, pcfr_plus, pdcfr_plus)
@@ -42,4 +45,7 @@ __all__ = [
     "SolveResult", "RECORD_KEYS", "runs", "load_config", "train",
     # analytics and profiles
     "Evaluation", "best_response", "evaluate", "expected_values", "Profile", "evaluate_profile",
+    # action abstraction
+    "Abstraction", "Abstracted", "Identity", "lift", "train_abstracted", "AbstractedResult",
+    "format_table", "load_abstraction", "REFERENCE_ABSTRACTIONS",
 ]

@@ -27,6 +27,7 @@ from typing import Any, Hashable
 import numpy as np
 
 from jaxcfr import contract
+from jaxcfr.abstraction import Abstracted, kept_actions, unwrap
 from jaxcfr.contract import (TERMINAL, GameError, check_protocol,
                              format_history, hashable_key, inspect_node,
                              player_to_act_consistent)
@@ -87,9 +88,10 @@ class _Enumeration:
     (label into it), ``prob`` (chance probability into it, else 1) and ``code``
     (the information-set row of a decision node, ``_CHANCE_CODE`` or
     ``_TERMINAL_CODE``). Per terminal: ``terminals`` (node) and ``returns``.
-    Per information-set row: ``row_player``, ``row_key``, ``row_actions`` (legal
-    actions), ``row_kept`` (kept by the abstraction; the same object when all
-    are kept) and ``row_seq`` (the owner's own last ``row * _SLOT_RADIX + slot``
+    Per information-set row: ``row_player``, ``row_key``, ``row_actions`` (the
+    walked game's legal actions), ``row_kept`` (the actions kept by the
+    abstraction, in its order: the row's slots; the same object when all are
+    kept) and ``row_seq`` (the owner's own last ``row * _SLOT_RADIX + slot``
     before the row, -1 for none: by induction this names the whole own sequence).
     """
 
@@ -146,6 +148,11 @@ def _enumerate(game, num_players: int, abstraction, budget: int) -> _Enumeration
     set; every other member must list the same tuple. ``step(None)`` is probed at
     every terminal node on the state itself (it is not used again), not on a clone.
     The memory budget is re-checked every ``_BUDGET_CHECK_EVERY`` nodes.
+
+    With an ``abstraction``, each decision node's kept actions are checked
+    (:func:`jaxcfr.abstraction.kept_actions`) and must be equal, in order, at every
+    member of an information set (``abstraction-order``); only kept actions are
+    walked, one slot each in the kept order, so dropped subtrees are never visited.
     """
     enum = _Enumeration(num_players)
     add_parent, add_slot, add_depth = enum.parent.append, enum.slot.append, enum.depth.append
@@ -237,10 +244,12 @@ def _enumerate(game, num_players: int, abstraction, budget: int) -> _Enumeration
                 raise
             kept = acts
             if abstraction is not None:
-                kept = _kept_actions(abstraction, state, player, acts, enum.path(node))
-            n = len(acts)
+                if not acts or len(set(acts)) != len(acts):
+                    _inspect(state, enum, node)     # the walked game's own contract first
+                kept = kept_actions(abstraction, state, player, acts)
+            k = len(kept)
             if row is None:
-                if not n or len(set(acts)) != n:
+                if not k or len(set(acts)) != len(acts):
                     _inspect(state, enum, node)
                 row = len(row_actions)
                 rows[key] = row
@@ -249,8 +258,8 @@ def _enumerate(game, num_players: int, abstraction, budget: int) -> _Enumeration
                 row_actions.append(acts)
                 row_kept.append(kept)
                 row_seq.append(seq[player])
-                if n > max_actions:
-                    max_actions = n
+                if k > max_actions:
+                    max_actions = k
             elif acts != row_actions[row] or seq[player] != row_seq[row] \
                     or (abstraction is not None and kept != row_kept[row]):
                 if acts != row_actions[row]:
@@ -259,21 +268,12 @@ def _enumerate(game, num_players: int, abstraction, budget: int) -> _Enumeration
             add_code(row)
             head, tail, base = seq[:player], seq[player + 1:], row * radix
             clone, d1 = state.clone, depth + 1
-            k = len(kept)
             j = k
             try:
-                if kept is acts:
-                    for j in range(k - 1, -1, -1):
-                        child = clone() if j else state
-                        child.step(acts[j])
-                        push((child, node, j, d1, head + (base + j,) + tail, acts[j], 1.0))
-                else:
-                    slot_of = {a: i for i, a in enumerate(acts)}
-                    for j in range(k - 1, -1, -1):
-                        s = slot_of[kept[j]]
-                        child = clone() if j else state
-                        child.step(kept[j])
-                        push((child, node, s, d1, head + (base + s,) + tail, kept[j], 1.0))
+                for j in range(k - 1, -1, -1):
+                    child = clone() if j else state
+                    child.step(kept[j])
+                    push((child, node, j, d1, head + (base + j,) + tail, kept[j], 1.0))
             except GameError as e:
                 raise e.with_context(history=enum.path(node) + (kept[j],)) from None
         except GameError as e:
@@ -289,10 +289,15 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
     """Enumerate ``game`` and check its contract on every node.
 
     Args:
-      game: the root state; it is not modified.
-      abstraction: an object with ``actions(state, player)`` returning the kept
-        subset of ``legal_actions()`` (``None``: keep all). Dropped actions are
-        pruned and masked out in ``abstraction_mask``.
+      game: the root state; it is not modified. An :class:`jaxcfr.Abstracted` game is
+        walked as its wrapped game with its abstraction (below).
+      abstraction: an :class:`jaxcfr.Abstraction` (``None``: keep all): lower
+        ``Abstracted(game, abstraction)``, the smaller game. Only kept actions are
+        walked (the subtrees below dropped actions are never enumerated), rows hold
+        the kept actions in the abstraction's order (``infoset_actions``, ``A``
+        counts kept actions), and the wrapped game's contract is checked at every
+        node reached, the abstraction's rules too (``abstraction-*``, including the
+        same kept actions in the same order across an information set).
       sort_infosets: put rows in Gambit's canonical order (grouped by player, each
         player's information sets by their first member's pre-order number);
         otherwise rows keep the order in which the walk first met them.
@@ -305,9 +310,14 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
         mindedness), naming the history and the information set.
       MemoryBudgetError: the game does not fit the memory budget.
     """
+    if abstraction is not None:
+        game = Abstracted(game, abstraction)
+    if isinstance(game, Abstracted):
+        name = name or game.name
     num_players = check_protocol(game)
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
-    enum = _enumerate(game, num_players, abstraction, budget)
+    inner, abstraction = unwrap(game)
+    enum = _enumerate(inner, num_players, abstraction, budget)
     _check_budget(len(enum.parent), len(enum.row_actions) + 1, enum.max_actions, num_players,
                   budget)
     lowered = _build(enum, game, name)
@@ -328,23 +338,6 @@ def as_lowered(game, **lower_kwargs) -> LoweredGame:
         name = name or os.fspath(game)
         game = load_game(game)
     return lower(game, name=name, **lower_kwargs)
-
-
-def _kept_actions(abstraction, state, player, legal, history) -> tuple:
-    kept = tuple(abstraction.actions(state, player))
-    if not kept:
-        raise GameError("abstraction kept no action", rule="abstraction-empty", history=history)
-    if len(set(kept)) != len(kept):
-        raise GameError(f"abstraction repeats an action: {list(kept)}",
-                        rule="abstraction-duplicate", history=history)
-    legal_set = set(legal)
-    for a in kept:
-        if a not in legal_set:
-            raise GameError(f"abstraction kept {a!r}, which is not legal here",
-                            rule="abstraction-illegal", history=history)
-    if kept == legal:
-        return legal
-    return kept
 
 
 def _infoset_error(enum: _Enumeration, node: int, row: int, key, player: int, actions, kept):
@@ -432,14 +425,9 @@ def _build(enum: _Enumeration, game, name: str) -> LoweredGame:
                           + slot, sink * max_actions).astype(np.int32)
 
     rows_total = num_real + 1
-    lengths = np.asarray([len(a) for a in enum.row_actions] + [1], dtype=np.int64)
+    # A row's slots are its kept actions (all its legal actions without an abstraction).
+    lengths = np.asarray([len(a) for a in enum.row_kept] + [1], dtype=np.int64)
     legal = np.arange(max_actions)[None, :] < lengths[:, None]
-    kept = legal.copy()
-    for r, (acts, keep) in enumerate(zip(enum.row_actions, enum.row_kept)):
-        if keep is not acts:
-            index = {a: i for i, a in enumerate(acts)}
-            kept[r] = False
-            kept[r, [index[a] for a in keep]] = True
     infoset_player = row_player.copy()
     infoset_rep = np.zeros(rows_total, dtype=np.int32)
     keys = tuple(zip(enum.row_player, enum.row_key))
@@ -452,7 +440,7 @@ def _build(enum: _Enumeration, game, name: str) -> LoweredGame:
     tensors = GameTensors(
         parent=parent, parent_slot=slot, node_kind=kind, node_player=player,
         node_infoset=infoset, edge_owner=edge_owner, edge_index=edge_index,
-        chance_prob=prob, payoff=payoff, legal_mask=legal, abstraction_mask=kept,
+        chance_prob=prob, payoff=payoff, legal_mask=legal, abstraction_mask=legal.copy(),
         infoset_player=infoset_player, infoset_rep=infoset_rep)
     node_action = tuple(map(enum.action.__getitem__, order.tolist()))
     nash = game.nash_value() if num_players == 2 else None
@@ -468,7 +456,7 @@ def _build(enum: _Enumeration, game, name: str) -> LoweredGame:
     if sums.size and np.allclose(sums, sums[0], rtol=1e-9, atol=1e-12 * max(1.0, abs(sums).max())):
         constant_sum = float(sums[0])
     return LoweredGame(tensors=tensors, level_start=level_start, num_players=num_players,
-                       infoset_keys=keys, infoset_actions=tuple(enum.row_actions),
+                       infoset_keys=keys, infoset_actions=tuple(enum.row_kept),
                        preorder=order.astype(np.int64), node_action=node_action,
                        nash_value=None if nash is None else tuple(float(v) for v in nash),
                        constant_sum=constant_sum, br_rounds=br_rounds,
