@@ -196,7 +196,7 @@ def train_abstracted(game, abstraction, algorithm="cfr+", iterations: int = 1000
     final = result.final
     out = []
     for b, (member, a, label) in enumerate(zip(members, abstractions, labels)):
-        table = average[b, :member.num_rows] if batch else average
+        table = average[b, :member.num_rows, :member.max_actions] if batch else average
         abstract = Profile.from_lowered(member, table)
         lifted, counts = lift_table(abstract, full)
         metrics = jsonable(evaluate(full, lifted, dtype=precision))
