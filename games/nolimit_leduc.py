@@ -150,8 +150,10 @@ class NoLimitLeduc(Game):
     numHoleCards=1, numBoardCards="0 1", stack="S S"`` (``A = ante``,
     ``S = stack``): the same tree, information sets and returns (tested).
 
-    Sizes (``jaxcfr inspect``): stack 6: 61,696 histories; stack 8 (the default):
-    246,628 histories, 8 actions at most; stack 10: 905,956.
+    Sizes (``jaxcfr inspect``): stack 4: 17,077 histories; stack 6: 90,997; stack 8
+    (the default): 353,797 histories, 15,240 information sets per player, 8 actions
+    at most; stack 10: 1,145,677. The reference abstraction ``BetMenu((0.5, 1.0))``
+    keeps 31,237 of the default's histories.
 
     The information-set key of player ``p`` is ``"p|card|round-1 bets"`` and, once
     the public card is out, ``"p|card|round-1 bets|public card|round-2 bets"``,
