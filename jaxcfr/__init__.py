@@ -8,6 +8,8 @@ Public API::
     lowered = jaxcfr.lower(game)                  # padded tensors + host tables
     result = jaxcfr.solve(lowered, "cfr+", 1000)  # average profile + metrics
     jaxcfr.evaluate(lowered, result.average_strategy)["exploitability"]
+    small = jaxcfr.Abstracted(game, abstraction)  # action abstraction: a smaller Game
+    jaxcfr.lift(profile_of_small, game)           # its profile, back in the full game
 """
 
 from jaxcfr import efg, runs

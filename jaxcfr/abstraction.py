@@ -17,8 +17,9 @@ Checks, each a :class:`GameError` naming the rule and the history:
 * ``abstraction-step``: ``step`` with a legal action the abstraction dropped;
 * ``abstraction-order``: two histories of one information set keep different
   actions or order them differently. :func:`jaxcfr.lower` sees every history of
-  every information set, so it checks this rule exhaustively (the random probe
-  of :func:`jaxcfr.validate` checks it on the histories it visits).
+  every information set, so it checks this rule exhaustively (the random probe of
+  :func:`jaxcfr.validate` sees the kept actions as the game's legal actions and
+  reports a clash it happens to visit as ``infoset-actions``).
 
 Lowering ``Abstracted(game, abstraction)`` (or ``lower(game, abstraction=...)``,
 the same thing) walks only the kept actions: the subtrees below dropped actions are

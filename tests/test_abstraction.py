@@ -113,6 +113,7 @@ def test_the_wrapper_forwards_everything_but_legal_actions():
     assert Abstracted(kuhn, Identity()).nash_value() == kuhn.nash_value()
     assert Abstracted(kuhn, Rule(lambda s: s.legal_actions()[:1])).nash_value() is None
     jaxcfr.validate(game)
+    assert isinstance(BetMenu(), jaxcfr.Abstraction) and isinstance(Identity(), jaxcfr.Abstraction)
     with pytest.raises(TypeError, match="actions"):
         Abstracted(full, object())
 
