@@ -41,8 +41,8 @@ from jaxcfr.serialize import jsonable
 from jaxcfr.stack import stack
 from jaxcfr.tensors import LoweredGame
 
-__all__ = ["lift", "lift_table", "train_abstracted", "AbstractedResult", "format_table",
-           "as_abstraction"]
+__all__ = ["lift", "lift_table", "lifted_row", "train_abstracted", "AbstractedResult",
+           "format_table", "as_abstraction"]
 
 
 def as_abstraction(abstraction: Any):
@@ -95,6 +95,31 @@ def lift(profile: Profile, full_game) -> Profile:
     return Profile.from_lowered(full, table)
 
 
+def lifted_row(profile: Profile, small: LoweredGame, full: LoweredGame, *, abstraction: str,
+               abstract_metric=None, precision: str = "float32"
+               ) -> tuple[np.ndarray, dict[str, Any]]:
+    """Lift ``profile`` (of ``small``, an abstraction of ``full``) and evaluate it exactly.
+
+    Returns:
+      ``(table, row)``: the lifted ``[I, A]`` table of ``full`` and the JSON row of
+      :func:`format_table` / ``abstraction.json``: ``abstraction``, ``game`` (the full
+      game's name), ``histories``, ``infosets``, ``max_actions`` (of the abstracted
+      game), ``full_histories``, ``full_infosets``, ``full_max_actions``,
+      ``unreached_infosets`` (played uniformly), ``metric_name``, ``abstract_metric``
+      (inside the abstraction, as given), ``full_game_metric`` and ``full_game`` (every
+      metric of :func:`jaxcfr.evaluate` for the lifted profile).
+    """
+    table, counts = lift_table(profile, full)
+    metrics = jsonable(evaluate(full, table, dtype=precision))
+    row = {"abstraction": abstraction, "game": full.name, "histories": small.num_nodes,
+           "infosets": sum(small.infosets_per_player), "max_actions": small.max_actions,
+           "full_histories": full.num_nodes, "full_infosets": counts["rows"],
+           "full_max_actions": full.max_actions, "unreached_infosets": counts["missing"],
+           "metric_name": metrics["metric_name"], "abstract_metric": abstract_metric,
+           "full_game_metric": metrics["metric"], "full_game": metrics}
+    return table, row
+
+
 @dataclasses.dataclass(repr=False)
 class AbstractedResult:
     """One abstraction's blueprint (what :func:`train_abstracted` returns per abstraction).
@@ -104,12 +129,9 @@ class AbstractedResult:
       lowered: the abstracted game, lowered; ``full``: the full game, lowered.
       profile: the lifted profile: every information set of the full game.
       abstract_profile: the average profile of the abstracted game (abstracted order).
-      metrics: :func:`jaxcfr.evaluate` of the lifted profile in the full game (JSON
-        values: ``exploitability``, ``nash_conv``, ``values``, ``metric``, ...).
       abstract_final: the solve's final record for this member (metrics inside the
         abstraction: its best responses may only use kept actions).
-      unreached: information sets of the full game the abstracted game never reaches
-        (played uniformly by ``profile``).
+      row: this abstraction's row of :func:`format_table` (see :func:`lifted_row`).
       solve: the :class:`jaxcfr.SolveResult` (shared by every member of a batch).
       lower_seconds: time to lower this abstracted game.
     """
@@ -119,32 +141,32 @@ class AbstractedResult:
     full: LoweredGame
     profile: Profile
     abstract_profile: Profile
-    metrics: dict[str, Any]
     abstract_final: dict[str, Any]
-    unreached: int
+    row: dict[str, Any]
     solve: SolveResult
     lower_seconds: float
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        """:func:`jaxcfr.evaluate` of the lifted profile in the full game (JSON values:
+        ``exploitability``, ``nash_conv``, ``values``, ``metric``, ...)."""
+        return self.row["full_game"]
 
     @property
     def exploitability(self) -> float | None:
         """Exact full-game exploitability of the lifted profile (two-player constant-sum)."""
         return self.metrics["exploitability"]
 
+    @property
+    def unreached(self) -> int:
+        """Information sets of the full game the abstracted game never reaches (uniform)."""
+        return self.row["unreached_infosets"]
+
     def __repr__(self) -> str:
         metric = self.metrics["metric"]
         return (f"AbstractedResult({self.label}: {self.lowered.num_nodes:,} of "
                 f"{self.full.num_nodes:,} histories, full-game {self.metrics['metric_name']} "
                 f"{metric:.4g})")
-
-    def row(self) -> dict[str, Any]:
-        """The table row of this abstraction (see :func:`format_table`)."""
-        return {"abstraction": self.label, "nodes": self.lowered.num_nodes,
-                "infosets": sum(self.lowered.infosets_per_player),
-                "max_actions": self.lowered.max_actions,
-                "metric_name": self.metrics["metric_name"],
-                "abstract_metric": self.abstract_final["metric"],
-                "full_metric": self.metrics["metric"], "unreached": self.unreached,
-                "lower_seconds": self.lower_seconds}
 
 
 def train_abstracted(game, abstraction, algorithm="cfr+", iterations: int = 1000, *,
@@ -198,15 +220,14 @@ def train_abstracted(game, abstraction, algorithm="cfr+", iterations: int = 1000
     for b, (member, a, label) in enumerate(zip(members, abstractions, labels)):
         table = average[b, :member.num_rows, :member.max_actions] if batch else average
         abstract = Profile.from_lowered(member, table)
-        lifted, counts = lift_table(abstract, full)
-        metrics = jsonable(evaluate(full, lifted, dtype=precision))
         record = {k: (v[b] if batch and k != "members" and isinstance(v, list) else v)
                   for k, v in final.items()}
+        lifted, row = lifted_row(abstract, member, full, abstraction=label,
+                                 abstract_metric=record["metric"], precision=precision)
         out.append(AbstractedResult(
             abstraction=a, label=label, lowered=member, full=full,
             profile=Profile.from_lowered(full, lifted), abstract_profile=abstract,
-            metrics=metrics, abstract_final=record, unreached=counts["missing"],
-            solve=result, lower_seconds=seconds[b]))
+            abstract_final=record, row=row, solve=result, lower_seconds=seconds[b]))
     return out if batch else out[0]
 
 
@@ -223,24 +244,29 @@ def _lower_full(root, name: str) -> LoweredGame:
             rule="chance-not-enumerable", history=e.history) from None
 
 
-def format_table(results: Sequence[AbstractedResult], full_row: bool = True) -> str:
+def format_table(results: Sequence, full_row: bool = True) -> str:
     """A plain-text table: per abstraction, its size and its metric inside the abstraction
-    and (lifted) in the full game; with ``full_row``, the full game's size first."""
-    rows = [r.row() for r in results]
+    and (lifted) in the full game; with ``full_row``, the full game's size first.
+
+    Args:
+      results: :class:`AbstractedResult` objects or their rows (:func:`lifted_row`, the
+        entries of a run's ``abstraction.json``), all of one full game.
+    """
+    rows = [r.row if isinstance(r, AbstractedResult) else r for r in results]
     if not rows:
         return ""
     name = rows[0]["metric_name"]
     head = ["abstraction", "histories", "infosets", "actions", f"{name} (abstract)",
-            f"{name} (full game)", "unreached infosets"]
+            f"{name} (full game, lifted)", "unreached infosets"]
     body = []
     if full_row:
-        full = results[0].full
-        body.append([f"full game ({full.name})", f"{full.num_nodes:,}",
-                     f"{sum(full.infosets_per_player):,}", str(full.max_actions), "", "", ""])
+        r = rows[0]
+        body.append([f"full game ({r['game']})", f"{r['full_histories']:,}",
+                     f"{r['full_infosets']:,}", str(r["full_max_actions"]), "", "", ""])
     for r in rows:
-        body.append([r["abstraction"], f"{r['nodes']:,}", f"{r['infosets']:,}",
+        body.append([str(r["abstraction"]), f"{r['histories']:,}", f"{r['infosets']:,}",
                      str(r["max_actions"]), _num(r["abstract_metric"]),
-                     _num(r["full_metric"]), f"{r['unreached']:,}"])
+                     _num(r["full_game_metric"]), f"{r['unreached_infosets']:,}"])
     widths = [max(len(x) for x in col) for col in zip(head, *body)]
     lines = ["  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in
                        enumerate(zip(line, widths))) for line in [head] + body]

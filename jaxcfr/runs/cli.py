@@ -105,14 +105,8 @@ def _print_summary(result) -> None:
 
 def _print_abstraction(rows, run_dir) -> None:
     """Per abstraction: its size, its metric inside the abstraction and in the full game."""
-    name = rows[0]["metric_name"]
-    head = ("abstraction", "histories", f"{name} (abstract)", f"{name} (full game, lifted)")
-    body = [(str(r["abstraction"]), f"{r['histories']:,} of {r['full_histories']:,}",
-             _fmt(r["abstract_metric"]), _fmt(r["full_game_metric"])) for r in rows]
-    widths = [max(len(x) for x in col) for col in zip(head, *body)]
-    for line in (head, *body):
-        print("  ".join(x.ljust(w) if i == 0 else x.rjust(w)
-                        for i, (x, w) in enumerate(zip(line, widths))))
+    from jaxcfr.blueprint import format_table
+    print(format_table(rows))
     print(f"(lifted profile of the best member: {run_dir / 'lifted.npz'}; "
           f"table: {run_dir / 'abstraction.json'})")
 

@@ -33,9 +33,8 @@ from typing import Any, Callable
 import numpy as np
 
 from jaxcfr.abstraction import Abstracted
-from jaxcfr.analytics import evaluate
 from jaxcfr.atomic import atomic_write_bytes, atomic_write_text
-from jaxcfr.blueprint import lift_table
+from jaxcfr.blueprint import lifted_row
 from jaxcfr.contract import GameError
 from jaxcfr.engine import Runner
 from jaxcfr.loop import Hooks, iteration_of, run_loop
@@ -314,22 +313,15 @@ def _lift(run: RunDir, config: Config, lowered: LoweredGame, profiles: list[Prof
     rows, lifted = [], []
     for m, profile in enumerate(profiles):
         game, abstraction = members[m // per_game]
-        small = games[m // per_game]
         if game not in fulls:
             fulls[game] = lower(load_game(game), sort_infosets=config.game.sort_infosets,
                                 name=game)
-        full = fulls[game]
-        table, counts = lift_table(profile, full)
-        ev = jsonable(evaluate(full, table, dtype=config.run.precision))
+        table, row = lifted_row(profile, games[m // per_game], fulls[game],
+                                abstraction=abstraction, precision=config.run.precision,
+                                abstract_metric=final[m] if isinstance(final, list) else final)
         profile.game = game
-        lifted.append((full, table))
-        rows.append({"member": m, "game": game, "abstraction": abstraction,
-                     "histories": small.num_nodes, "infosets": len(profile),
-                     "max_actions": small.max_actions, "full_histories": full.num_nodes,
-                     "full_infosets": counts["rows"], "full_max_actions": full.max_actions,
-                     "unreached_infosets": counts["missing"], "metric_name": ev["metric_name"],
-                     "abstract_metric": final[m] if isinstance(final, list) else final,
-                     "full_game_metric": ev["metric"], "full_game": ev})
+        lifted.append((fulls[game], table))
+        rows.append({"member": m, **row})
     best = int(np.argmin([np.inf if r["full_game_metric"] is None else r["full_game_metric"]
                           for r in rows]))
     full, table = lifted[best]
