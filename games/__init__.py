@@ -10,10 +10,11 @@ from .goofspiel import Goofspiel
 from .kuhn import KuhnPoker
 from .leduc import LeducPoker
 from .liars_dice import LiarsDice
+from .nolimit_leduc import BetMenu, NoLimitLeduc
 from .rps import MatchingPennies, MatrixGame, RockPaperScissors
 from .sampled_poker import SampledDicePoker
 
 __all__ = [
     "Goofspiel", "KuhnPoker", "LeducPoker", "LiarsDice", "MatchingPennies", "MatrixGame",
-    "RockPaperScissors", "SampledDicePoker",
+    "NoLimitLeduc", "BetMenu", "RockPaperScissors", "SampledDicePoker",
 ]

@@ -14,7 +14,7 @@ import functools
 
 from jaxcfr.game import CHANCE, LARGEST_TREE, TERMINAL, Game, GameError, too_large
 
-__all__ = ["LeducPoker"]
+__all__ = ["LeducPoker", "Deck"]
 
 FOLD = "fold"
 CALL = "call"
@@ -85,15 +85,19 @@ def _betting_tree(raise_sizes: tuple) -> _Node:
     return deal0
 
 
-class _Rules:
-    """Per-game constants shared by every state of one game (never mutated)."""
+class Deck:
+    """A Leduc deck of ``ranks * suits`` cards and its deals (shared, never mutated).
 
-    def __init__(self, ranks: int, suits: int, raise_sizes: tuple[int, int]):
+    Card ``c`` (an ``int``) has rank ``c // suits`` (OpenSpiel: 0,1 = J; 2,3 = Q;
+    4,5 = K) and a label such as ``"Js"`` (``"rank.suit"`` past 13 ranks or 4 suits).
+    ``prefix[p][c]`` is player ``p``'s information-set key prefix ``"p|label|"``
+    (``c == deck``: not dealt yet). Also used by :mod:`jaxcfr_games.nolimit_leduc`.
+    """
+
+    def __init__(self, ranks: int, suits: int):
         self.ranks = ranks
         self.suits = suits
         self.deck = ranks * suits
-        self.raise_sizes = raise_sizes
-        # Card c has rank c // suits (OpenSpiel: 0,1 = J; 2,3 = Q; 4,5 = K).
         self.rank = tuple(c // suits for c in range(self.deck))
         if ranks <= 13 and suits <= len(_SUIT_NAMES):
             rank_names = _RANK_NAMES[12 - ranks:] if ranks <= 12 else _RANK_NAMES + "A"
@@ -105,7 +109,6 @@ class _Rules:
         self.prefix = tuple(tuple(f"{p}|{self.label[c]}|" for c in range(self.deck))
                             + (f"{p}|?|",) for p in range(2))
         self.outcomes: dict[tuple, tuple] = {}
-        self.root = _betting_tree(raise_sizes)
 
     def chance(self, dealt: tuple) -> tuple:
         """``(outcomes, cards left)`` after the cards ``dealt``."""
@@ -115,6 +118,27 @@ class _Rules:
             p = 1.0 / len(left)
             entry = self.outcomes[dealt] = (tuple((c, p) for c in left), frozenset(left))
         return entry
+
+    def showdown(self, cards: tuple) -> int:
+        """The winner of a showdown of ``cards = (card 0, card 1, public)``; -1 for a split.
+
+        A private card that pairs the public card's rank wins; otherwise the higher
+        private rank; equal ranks (or both pairing) split.
+        """
+        rank = self.rank
+        public = rank[cards[2]]
+        s0 = (rank[cards[0]] == public, rank[cards[0]])
+        s1 = (rank[cards[1]] == public, rank[cards[1]])
+        return 0 if s0 > s1 else 1 if s1 > s0 else -1
+
+
+class _Rules(Deck):
+    """Per-game constants shared by every state of one game (never mutated)."""
+
+    def __init__(self, ranks: int, suits: int, raise_sizes: tuple[int, int]):
+        super().__init__(ranks, suits)
+        self.raise_sizes = raise_sizes
+        self.root = _betting_tree(raise_sizes)
 
 
 class LeducPoker(Game):
@@ -239,15 +263,11 @@ class LeducPoker(Game):
         if end.folder >= 0:
             lost = float(end.ante[end.folder])
             return (-lost, lost) if end.folder == 0 else (lost, -lost)
-        rank = self._r.rank
-        public = rank[self._cards[2]]
-        r0, r1 = rank[self._cards[0]], rank[self._cards[1]]
-        s0 = (r0 == public, r0)
-        s1 = (r1 == public, r1)
+        winner = self._r.showdown(self._cards)
         win = float(end.ante[0])  # both put in the same at a showdown
-        if s0 > s1:
+        if winner == 0:
             return (win, -win)
-        if s1 > s0:
+        if winner == 1:
             return (-win, win)
         return (0.0, 0.0)
 

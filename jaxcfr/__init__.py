@@ -8,19 +8,24 @@ Public API::
     lowered = jaxcfr.lower(game)                  # padded tensors + host tables
     result = jaxcfr.solve(lowered, "cfr+", 1000)  # average profile + metrics
     jaxcfr.evaluate(lowered, result.average_strategy)["exploitability"]
+    small = jaxcfr.Abstracted(game, abstraction)  # action abstraction: a smaller Game
+    jaxcfr.lift(profile_of_small, game)           # its profile, back in the full game
 """
 
 from jaxcfr import efg, runs
 from jaxcfr.budget import MemoryEstimate, memory_estimate
+from jaxcfr.abstraction import Abstracted, Abstraction, Identity
 from jaxcfr.analytics import Evaluation, best_response, evaluate, expected_values
 from jaxcfr.api import SolveResult, solve
+from jaxcfr.blueprint import AbstractedResult, format_table, lift, train_abstracted
 from jaxcfr.contract import CHANCE, TERMINAL, GameError
 from jaxcfr.engine import Runner, batch_mesh
 from jaxcfr.game import Game
 from jaxcfr.loop import RECORD_KEYS
 from jaxcfr.lowering import MemoryBudgetError, estimate_bytes, lower, sort_infosets
 from jaxcfr.profile import Profile, evaluate_profile
-from jaxcfr.registry import REFERENCE_GAMES, load_game, register, registered_games
+from jaxcfr.registry import (REFERENCE_ABSTRACTIONS, REFERENCE_GAMES, load_abstraction,
+                             load_game, register, registered_games)
 from jaxcfr.runs import load_config, train
 from jaxcfr.size import SizeEstimate, estimate_size
 from jaxcfr.solvers import (ALGORITHMS, HyperParams, Solver, SolverState, cfr, cfr_plus, dcfr,
@@ -44,4 +49,7 @@ __all__ = [
     "SolveResult", "RECORD_KEYS", "runs", "load_config", "train",
     # analytics and profiles
     "Evaluation", "best_response", "evaluate", "expected_values", "Profile", "evaluate_profile",
+    # action abstraction
+    "Abstraction", "Abstracted", "Identity", "lift", "train_abstracted", "AbstractedResult",
+    "format_table", "load_abstraction", "REFERENCE_ABSTRACTIONS",
 ]

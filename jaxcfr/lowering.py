@@ -34,6 +34,7 @@ from jaxcfr import cache as _cache
 from jaxcfr import parallel
 from jaxcfr.budget import (MemoryBudgetError, check_budget, default_memory_budget,
                            estimate_bytes, format_bytes, memory_estimate)
+from jaxcfr.abstraction import Abstracted, unwrap
 from jaxcfr.contract import check_protocol
 from jaxcfr.registry import load_game
 from jaxcfr.size import SizeEstimate, estimate_size
@@ -55,10 +56,15 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
     """Enumerate ``game`` and check its contract on every node.
 
     Args:
-      game: the root state; it is not modified.
-      abstraction: an object with ``actions(state, player)`` returning the kept
-        subset of ``legal_actions()`` (``None``: keep all). Dropped actions are
-        pruned and masked out in ``abstraction_mask``.
+      game: the root state; it is not modified. An :class:`jaxcfr.Abstracted` game is
+        walked as its wrapped game with its abstraction (below).
+      abstraction: an :class:`jaxcfr.Abstraction` (``None``: keep all): lower
+        ``Abstracted(game, abstraction)``, the smaller game. Only kept actions are
+        walked (the subtrees below dropped actions are never enumerated), rows hold
+        the kept actions in the abstraction's order (``infoset_actions``, ``A``
+        counts kept actions), and the wrapped game's contract is checked at every
+        node reached, the abstraction's rules too (``abstraction-*``, including the
+        same kept actions in the same order across an information set).
       sort_infosets: put rows in Gambit's canonical order (grouped by player, each
         player's information sets by their first member's pre-order number);
         otherwise rows keep the order in which the walk first met them.
@@ -78,10 +84,16 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
         mindedness), naming the history and the information set.
       MemoryBudgetError: the game does not fit the memory budget.
     """
+    if abstraction is not None:
+        game = Abstracted(game, abstraction)
+    if isinstance(game, Abstracted):
+        name = name or game.name
     num_players = check_protocol(game)
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
+    outer = game
+    game, abstraction = unwrap(game)
     if size is None:
-        size = estimate_size(game)
+        size = estimate_size(outer)             # an abstracted game is smaller than its game
     if size is not None:
         _check_estimate(size, num_players, budget, log)
     workers = parallel.resolve_workers(workers, size)
@@ -102,7 +114,7 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
                  what="in all")
     if progress is not None:
         progress(nodes)
-    lowered = _build(enum, game, name)
+    lowered = _build(enum, outer, name)
     del enum
     if sort_infosets:
         lowered = globals()["sort_infosets"](lowered)
@@ -218,14 +230,9 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     del safe_parent, parent_is_decision
 
     rows_total = num_real + 1
-    lengths = np.asarray([len(a) for a in enum.row_actions] + [1], dtype=np.int64)
+    # A row's slots are its kept actions (all its legal actions without an abstraction).
+    lengths = np.asarray([len(a) for a in enum.row_kept] + [1], dtype=np.int64)
     legal = np.arange(max_actions)[None, :] < lengths[:, None]
-    kept = legal.copy()
-    for r, (acts, keep) in enumerate(zip(enum.row_actions, enum.row_kept)):
-        if keep is not acts and keep != acts:
-            index = {a: i for i, a in enumerate(acts)}
-            kept[r] = False
-            kept[r, [index[a] for a in keep]] = True
     infoset_player = row_player.copy()
     infoset_rep = np.zeros(rows_total, dtype=np.int32)
     keys = tuple(zip(enum.row_player, enum.row_key))
@@ -240,7 +247,7 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     tensors = GameTensors(
         parent=parent, parent_slot=slot, node_kind=kind, node_player=player,
         node_infoset=infoset, edge_owner=edge_owner, edge_index=edge_index,
-        chance_prob=prob, payoff=payoff, legal_mask=legal, abstraction_mask=kept,
+        chance_prob=prob, payoff=payoff, legal_mask=legal, abstraction_mask=legal.copy(),
         infoset_player=infoset_player, infoset_rep=infoset_rep)
     labels = enum.action if isinstance(enum.action, np.ndarray) else \
         np.fromiter(enum.action, dtype=object, count=n)
@@ -254,7 +261,7 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     if sums.size and np.allclose(sums, sums[0], rtol=1e-9, atol=1e-12 * max(1.0, abs(sums).max())):
         constant_sum = float(sums[0])
     return LoweredGame(tensors=tensors, level_start=level_start, num_players=num_players,
-                       infoset_keys=keys, infoset_actions=tuple(enum.row_actions),
+                       infoset_keys=keys, infoset_actions=tuple(enum.row_kept),
                        preorder=order.astype(np.int64, copy=False), node_action=node_action,
                        nash_value=None if nash is None else tuple(float(v) for v in nash),
                        constant_sum=constant_sum, br_rounds=br_rounds,

@@ -124,7 +124,8 @@ class Merge:
 
     @property
     def max_actions(self) -> int:
-        return max((len(self.table[a]) for a in set(self.row_act)), default=1)
+        """The widest row: rows' slots are their kept actions."""
+        return max((len(self.table[a]) for a in set(self.row_kept)), default=1)
 
     # -- rows ----------------------------------------------------------------
     def _action_id(self, acts: tuple) -> int:

@@ -5,13 +5,13 @@ information set's actions (in ``legal_actions()`` order). It plays (``act``),
 saves and loads (``.npz`` + ``.json``), exports to an OpenSpiel ``TabularPolicy``,
 and turns back into a strategy table of a lowered game (``table``).
 
-Lifting (design §9) is not done here yet: a profile of an abstracted game made
-by :meth:`Profile.from_lowered` already lists every legal action, with zero mass
-on the dropped ones, so ``act`` and ``policy`` play it in the full game; but the
-§9 fallbacks (renormalise the kept actions; uniform over all legal actions where
-the kept ones carry no mass) are not applied, and a state whose legal actions
-differ from a row's labels is refused with a ``ValueError`` rather than mapped.
-The hook for that mapping is :meth:`Profile.distribution`.
+A profile trained on an abstracted game (:class:`jaxcfr.Abstracted`) is keyed by
+the abstracted action order. :meth:`Profile.distribution` maps a row onto the
+actions a state allows by label (lifting, design §9): actions the row does not
+have get zero mass, the others are renormalised, and a row with no mass there is
+uniform over all of the state's legal actions. So ``act`` plays an abstracted
+profile in the full game, ``table`` / :func:`evaluate_profile` evaluate it there,
+and :func:`jaxcfr.lift` turns it into a profile of the full game.
 
 Example::
 
@@ -106,9 +106,14 @@ class Profile:
     def distribution(self, player: int, key: Hashable, legal_actions: Sequence) -> np.ndarray:
         """Probabilities ``[len(legal_actions)]`` aligned with ``legal_actions``.
 
-        Uniform for an unseen key. Raises ``ValueError`` when the row's action labels
-        differ from ``legal_actions`` (mapping between action sets is the lifting hook,
-        not implemented yet: see the module docstring).
+        Uniform for an unseen key. When the row's actions differ from ``legal_actions``
+        (a profile of an abstracted game played in the full game, or the other way
+        round) the row is mapped by action label, which is lifting (design §9): an
+        action the row lacks gets 0, the others are renormalised, and where they
+        carry no mass the result is uniform over all of ``legal_actions``.
+
+        Raises:
+          ValueError: neither action set contains the other (not the same game).
         """
         legal = tuple(legal_actions)
         if not legal:
@@ -117,12 +122,10 @@ class Profile:
         if row is None:
             return np.full(len(legal), 1.0 / len(legal))
         acts = self.actions[row]
+        probs = self.probs[row, :len(acts)]
         if acts != legal:
-            raise ValueError(
-                f"the profile's information set {key!r} of player {player} has actions "
-                f"{list(acts)} but the state allows {list(legal)}; lifting a profile across "
-                "action sets (abstraction) is not implemented yet")
-        return normalise(self.probs[row, :len(acts)], np.ones(len(acts), dtype=bool))
+            probs = _by_label(probs, acts, legal, player, key)
+        return normalise(probs, np.ones(len(legal), dtype=bool))
 
     def act(self, state, rng=None):
         """Sample an action for the player to move at ``state`` (a :class:`jaxcfr.Game`).
@@ -262,6 +265,17 @@ def evaluate_profile(profile: Profile, game=None, *, precision: str = "float32")
     out.update(counts)
     out["game"] = name
     return out
+
+
+def _by_label(probs: np.ndarray, acts: tuple, legal: tuple, player: int, key) -> np.ndarray:
+    """``probs`` over ``acts`` as weights over ``legal`` (0 for actions ``acts`` lacks)."""
+    index = {a: i for i, a in enumerate(acts)}
+    if not (index.keys() <= set(legal) or set(legal) <= index.keys()):
+        raise ValueError(
+            f"the profile's information set {key!r} of player {player} has actions "
+            f"{list(acts)} but the state allows {list(legal)}: neither contains the other, "
+            "so the profile is not one of this game or of an abstraction of it")
+    return np.asarray([probs[index[a]] if a in index else 0.0 for a in legal])
 
 
 # -- label encoding -------------------------------------------------------------

@@ -8,6 +8,10 @@ Accepted forms::
     path/to/game.efg                a Gambit .efg file
     openspiel:kuhn_poker(players=3) an OpenSpiel game (needs the ``openspiel`` extra)
 
+Abstraction strings (:func:`load_abstraction`) use the same syntax: a name of
+:data:`REFERENCE_ABSTRACTIONS` (``identity``, ``bet_menu(fractions=[0.5, 1.0])``) or
+``module:Class(k=v)``.
+
 Names come from three places, looked up in this order: :func:`register` (games a
 user's own code registers), :data:`REFERENCE_GAMES` (the reference games in the
 ``jaxcfr_games`` package, the repository's ``games/`` folder, imported on first use)
@@ -33,17 +37,24 @@ from typing import Any, Callable
 from jaxcfr.contract import GameError, check_protocol
 
 __all__ = ["register", "load_game", "registered_games", "parse_game_string", "REFERENCE_GAMES",
-           "ENTRY_POINT_GROUP", "game_parameters", "game_constructor"]
+           "ENTRY_POINT_GROUP", "game_parameters", "game_constructor", "REFERENCE_ABSTRACTIONS",
+           "load_abstraction"]
 
 #: The reference games: name -> ``module:Class``, imported on first use.
 REFERENCE_GAMES = {
     "kuhn_poker": "jaxcfr_games.kuhn:KuhnPoker",
     "leduc_poker": "jaxcfr_games.leduc:LeducPoker",
+    "nolimit_leduc": "jaxcfr_games.nolimit_leduc:NoLimitLeduc",
     "rock_paper_scissors": "jaxcfr_games.rps:RockPaperScissors",
     "matching_pennies": "jaxcfr_games.rps:MatchingPennies",
     "liars_dice": "jaxcfr_games.liars_dice:LiarsDice",
     "goofspiel": "jaxcfr_games.goofspiel:Goofspiel",
     "sampled_dice_poker": "jaxcfr_games.sampled_poker:SampledDicePoker",
+}
+#: Abstractions a name can load (``module:Class``, imported on first use).
+REFERENCE_ABSTRACTIONS = {
+    "identity": "jaxcfr.abstraction:Identity",
+    "bet_menu": "jaxcfr_games.nolimit_leduc:BetMenu",
 }
 #: Entry-point group through which other packages offer games (``name = "module:Class"``).
 ENTRY_POINT_GROUP = "jaxcfr.games"
@@ -189,6 +200,33 @@ def load_game(text: str | os.PathLike):
         raise GameError(f"{text!r} did not produce a jaxcfr.Game (got {type(game).__name__})",
                         rule="protocol") from None
     return game
+
+
+def load_abstraction(text: str):
+    """The abstraction named by ``text``: a :data:`REFERENCE_ABSTRACTIONS` name or
+    ``module:Class``, with ``(key=value, ...)`` parameters as in a game string.
+
+    Raises:
+      GameError: ``abstraction-string``: unparsable, unknown, bad parameters, or the
+        object made has no ``actions(state, player)`` method.
+    """
+    try:
+        name, params = parse_game_string(text)
+        target = name if ":" in name else REFERENCE_ABSTRACTIONS.get(name)
+        if target is None:
+            raise GameError(f"unknown abstraction {name!r}; known: "
+                            f"{', '.join(REFERENCE_ABSTRACTIONS)} (or module:Class)")
+        ctor = _import_target(target, text)
+        made = ctor(**params)
+    except GameError as e:
+        raise GameError(f"abstraction {text!r}: {e.detail}", rule="abstraction-string") from None
+    except (TypeError, ValueError) as e:
+        raise GameError(f"bad parameters for abstraction {text!r}: {e}",
+                        rule="abstraction-string") from None
+    if not callable(getattr(made, "actions", None)):
+        raise GameError(f"{text!r} did not produce an abstraction (got {type(made).__name__}, "
+                        "which has no actions(state, player) method)", rule="abstraction-string")
+    return made
 
 
 def _signature_parameters(ctor: Callable) -> list[inspect.Parameter]:

@@ -26,6 +26,7 @@ from array import array
 from typing import Any, Callable, Hashable
 
 from jaxcfr import contract
+from jaxcfr.abstraction import kept_actions
 from jaxcfr.contract import (TERMINAL, GameError, format_history, hashable_key, inspect_node,
                              player_to_act_consistent)
 
@@ -54,8 +55,8 @@ class Enumeration:
     :data:`TERMINAL_CODE`) and ``action`` (a list: the label into it). Per
     terminal: ``terminals`` (int32 node) and ``returns`` (float64, ``P`` per terminal,
     flat). Per information-set row: ``row_player``, ``row_key``, ``row_actions``
-    (legal actions), ``row_kept`` (kept by the abstraction; the same object when all
-    are kept) and ``row_seq`` (the owner's own last ``row * SLOT_RADIX + slot``
+    (the walked game's legal actions), ``row_kept`` (the actions kept by the
+    abstraction, in its order: the row's slots; the same object when all are kept) and ``row_seq`` (the owner's own last ``row * SLOT_RADIX + slot``
     before the row, -1 for none: by induction this names the whole own sequence).
     A walk cut at a depth also has ``frontier``: ``(nodes walked before it, item)``
     per stack item at the cut, in pre-order.
@@ -254,10 +255,12 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
                 raise
             kept = acts
             if abstraction is not None:
-                kept = _kept_actions(abstraction, state, player, acts, enum.path(node))
-            n = len(acts)
+                if not acts or len(set(acts)) != len(acts):
+                    _inspect(state, enum, node)     # the walked game's own contract first
+                kept = kept_actions(abstraction, state, player, acts)
+            k = len(kept)
             if row is None:
-                if not n or len(set(acts)) != n:
+                if not k or len(set(acts)) != len(acts):
                     _inspect(state, enum, node)
                 row = len(row_actions)
                 rows[key] = row
@@ -266,8 +269,8 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
                 row_actions.append(acts)
                 row_kept.append(kept)
                 row_seq.append(seq[player])
-                if n > max_actions:
-                    max_actions = n
+                if k > max_actions:
+                    max_actions = k
             elif acts != row_actions[row] or seq[player] != row_seq[row] \
                     or (abstraction is not None and kept != row_kept[row]):
                 if acts != row_actions[row]:
@@ -276,21 +279,13 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
             add_code(row)
             head, tail, base = seq[:player], seq[player + 1:], row * radix
             clone, d1 = state.clone, depth + 1
-            k = len(kept)
             j = k
             try:
-                if kept is acts:
-                    for j in range(k - 1, -1, -1):
-                        child = clone() if j else state
-                        child.step(acts[j])
-                        push((child, node, j, d1, head + (base + j,) + tail, acts[j], 1.0))
-                else:
-                    slot_of = {a: i for i, a in enumerate(acts)}
-                    for j in range(k - 1, -1, -1):
-                        s = slot_of[kept[j]]
-                        child = clone() if j else state
-                        child.step(kept[j])
-                        push((child, node, s, d1, head + (base + s,) + tail, kept[j], 1.0))
+                # a row's slots are its kept actions, in the abstraction's order
+                for j in range(k - 1, -1, -1):
+                    child = clone() if j else state
+                    child.step(kept[j])
+                    push((child, node, j, d1, head + (base + j,) + tail, kept[j], 1.0))
             except GameError as e:
                 raise e.with_context(history=enum.path(node) + (kept[j],)) from None
         except GameError as e:
@@ -299,23 +294,6 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
             raise
     enum.max_actions = max_actions
     return enum
-
-
-def _kept_actions(abstraction, state, player, legal, history) -> tuple:
-    kept = tuple(abstraction.actions(state, player))
-    if not kept:
-        raise GameError("abstraction kept no action", rule="abstraction-empty", history=history)
-    if len(set(kept)) != len(kept):
-        raise GameError(f"abstraction repeats an action: {list(kept)}",
-                        rule="abstraction-duplicate", history=history)
-    legal_set = set(legal)
-    for a in kept:
-        if a not in legal_set:
-            raise GameError(f"abstraction kept {a!r}, which is not legal here",
-                            rule="abstraction-illegal", history=history)
-    if kept == legal:
-        return legal
-    return kept
 
 
 def _infoset_error(enum: Enumeration, node: int, row: int, key, player: int, actions, kept):

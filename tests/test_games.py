@@ -16,6 +16,7 @@ from jaxcfr.contract import DECISION, TERMINAL_NODE, inspect_node
 GAME_STRINGS = [
     "kuhn_poker", "kuhn_poker(players=3)", "kuhn_poker(players=4)",
     "leduc_poker", "leduc_poker(ranks=4, suits=3)", "leduc_poker(ranks=2, suits=2)",
+    "nolimit_leduc", "nolimit_leduc(ranks=4, suits=1, stack=7, ante=2)",
     "rock_paper_scissors", "matching_pennies",
     "liars_dice", "liars_dice(dice=2, sides=3)",
     "goofspiel", "goofspiel(cards=6)",

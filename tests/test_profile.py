@@ -108,7 +108,7 @@ def test_act_refuses_chance_nodes_and_other_action_sets():
     p = Profile([(0, "0|2|")], [("check", "raise")], [[0.5, 0.5]])
     with pytest.raises(ValueError, match="chance"):
         p.act(jaxcfr.load_game("kuhn_poker"), 0)
-    with pytest.raises(ValueError, match="lifting"):
+    with pytest.raises(ValueError, match="neither contains the other"):
         p.act(_deal(2, 0), 0)
 
 

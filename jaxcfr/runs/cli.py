@@ -55,7 +55,7 @@ def run_train(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"run_dir": str(result.run_dir), "iteration": result.iteration,
                           "interrupted": result.interrupted, "members": result.members,
-                          "final": result.final}))
+                          "final": result.final, "abstraction": result.abstraction}))
     else:
         _print_summary(result)
     if result.interrupted:
@@ -99,6 +99,16 @@ def _print_summary(result) -> None:
         if name not in ("exploitability", "nash_conv"):
             print(f"{name:<15} {_fmt(final['metric'])}")
         print(f"values          {_fmt(final['values'])}")
+    if result.abstraction:
+        _print_abstraction(result.abstraction, result.run_dir)
+
+
+def _print_abstraction(rows, run_dir) -> None:
+    """Per abstraction: its size, its metric inside the abstraction and in the full game."""
+    from jaxcfr.blueprint import format_table
+    print(format_table(rows))
+    print(f"(lifted profile of the best member: {run_dir / 'lifted.npz'}; "
+          f"table: {run_dir / 'abstraction.json'})")
 
 
 # -- eval -------------------------------------------------------------------------

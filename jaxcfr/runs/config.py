@@ -5,6 +5,7 @@ A config has three sections (every key optional except the game)::
     [game]
     name = "leduc_poker"            # a game string, or an .efg path (relative to this file)
     # names = ["kuhn_poker", ...]   # or several games, stacked into one batched run
+    # abstraction = "bet_menu(fractions=[1.0])"   # train an action abstraction (a list: a batch)
 
     [solver]
     algorithm = "cfr+"
@@ -38,7 +39,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from jaxcfr.engine import DEFAULT_CHUNK
+from jaxcfr.contract import GameError
 from jaxcfr.precision import PRECISIONS
+from jaxcfr.registry import load_abstraction
 from jaxcfr.solvers import HYPERPARAMETERS, resolve_algorithm
 
 __all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ConfigError", "load_config",
@@ -46,7 +49,8 @@ __all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ConfigError", "
 
 
 #: Keys that change what is computed: a checkpoint only resumes under equal values.
-COMPUTE_KEYS = ("game.name", "game.names", "game.sort_infosets", "solver.algorithm",
+COMPUTE_KEYS = ("game.name", "game.names", "game.sort_infosets", "game.abstraction",
+                "solver.algorithm",
                 "solver.alternating", "solver.alpha", "solver.beta", "solver.gamma",
                 "solver.combine", "run.precision")
 
@@ -62,11 +66,26 @@ class GameConfig:
     names: tuple[str, ...] | None = None    # a batch of games of the same player count
     sort_infosets: bool = True              # Gambit's canonical row order
     cache: bool = True                      # load / store lowered games in the on-disk cache
+    # an abstraction string (jaxcfr.load_abstraction) for every game, or a list of them for
+    # game.name: one member per abstraction; the lifted profiles are evaluated in the full game
+    abstraction: str | tuple[str, ...] | None = None
 
     @property
     def strings(self) -> tuple[str, ...]:
         """Every game string of the run (one unless batched)."""
         return self.names if self.names is not None else (self.name,)
+
+    @property
+    def members(self) -> tuple[tuple[str, str | None], ...]:
+        """``(game string, abstraction string or None)`` per game of the run, in order."""
+        if isinstance(self.abstraction, tuple):
+            return tuple((self.name, a) for a in self.abstraction)
+        return tuple((s, self.abstraction) for s in self.strings)
+
+    @property
+    def batched(self) -> bool:
+        """Whether the games are stacked (``names``, or a list of abstractions)."""
+        return self.names is not None or isinstance(self.abstraction, tuple)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -316,6 +335,15 @@ def _check_values(c: Config, source: str) -> None:
     g, s, r = c.game, c.solver, c.run
     if (g.name is None) == (g.names is None):
         fail("game", "set exactly one of game.name (one game) and game.names (a batch)")
+    if isinstance(g.abstraction, tuple) and g.names is not None:
+        fail("game.abstraction", "a list of abstractions needs one game.name (each abstraction "
+             "of it is a member of the batch); give one abstraction for game.names")
+    for text in (g.abstraction if isinstance(g.abstraction, tuple) else (g.abstraction,)):
+        if text is not None:
+            try:
+                load_abstraction(text)
+            except GameError as e:
+                fail("game.abstraction", str(e))
     try:
         resolve_algorithm(s.algorithm)
     except ValueError as e:

@@ -1,6 +1,7 @@
 """Training runs: ``train(config, out_dir=..., progress=...)`` and the script entry point.
 
-One run lowers the config's game (or stacks several), builds the solver, and
+One run lowers the config's game (or stacks several; with ``game.abstraction``, the
+abstracted game or a stack of abstractions of it), builds the solver, and
 iterates in compiled chunks, evaluating every ``run.eval_every`` iterations and
 checkpointing every ``run.checkpoint_every``. Segment boundaries are absolute
 multiples of those cadences, so a resumed run executes exactly the same sequence
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 import signal
 import sys
 import threading
@@ -31,10 +33,13 @@ from typing import Any, Callable
 import numpy as np
 
 from jaxcfr.atomic import atomic_write_bytes, atomic_write_text
+from jaxcfr.blueprint import lifted_row
+from jaxcfr.contract import GameError
 from jaxcfr.engine import Runner
 from jaxcfr.loop import Hooks, iteration_of, run_loop
 from jaxcfr.lowering import as_lowered
 from jaxcfr.profile import Profile
+from jaxcfr.registry import load_abstraction
 from jaxcfr.runs import checkpoint
 from jaxcfr.runs.checkpoint import CheckpointError
 from jaxcfr.runs.config import COMPUTE_KEYS, Config, to_toml
@@ -63,7 +68,8 @@ class TrainResult:
       final: the last record (``None`` if interrupted before the first evaluation).
       members: one label per batch member (``[]`` for a single run).
       profiles: the average profile of every member (one for a single run).
-      best_member: index of the member with the lowest final metric (written as profile.npz).
+      best_member: index of the member with the lowest final metric (written as profile.npz;
+        with an abstraction, the lowest full-game metric of the lifted profiles).
       iteration: iterations done.
       interrupted: stopped by Ctrl-C / KeyboardInterrupt before the last iteration.
       resumed_from: the checkpoint iteration a resumed run started from, else ``None``.
@@ -71,6 +77,8 @@ class TrainResult:
       wall_seconds: wall time of the run, over all its resumed segments.
       iterations_per_second: this process's iterations over their time (evaluations,
         checkpoints and compilation excluded); ``None`` if it ran none.
+      abstraction: with ``game.abstraction``, one row per member (``abstraction.json``):
+        sizes, the metric inside the abstraction and the lifted profile's in the full game.
     """
     config: Config
     run_dir: Path
@@ -87,24 +95,28 @@ class TrainResult:
     compile_seconds: float
     wall_seconds: float
     iterations_per_second: float | None = None
+    abstraction: list[dict[str, Any]] | None = None
 
 
 # -- game and members -------------------------------------------------------------
 def build_lowered(config: Config, log: Callable[[str], None] | None = None) -> LoweredGame:
-    """Lower the config's game, or stack its games (``game.names``), through the cache of
-    lowered games unless ``game.cache`` is false; news and progress of a slow lowering go
-    to ``log``."""
+    """Lower the config's game, or stack its games (``game.names``, or a list of
+    abstractions), through the cache of lowered games unless ``game.cache`` is false
+    (abstracted games are not cached); an abstracted member is named
+    ``"<game> | <abstraction>"``; news and progress of a slow lowering go to ``log``."""
     parts = []
-    for s in config.game.strings:
+    for s, a in config.game.members:
         display = LoweringProgress(write=log) if log is not None else None
+        extra = {} if a is None else {"abstraction": load_abstraction(a)}
         try:
             parts.append(as_lowered(s, cache=config.game.cache,
-                                    sort_infosets=config.game.sort_infosets, name=s,
-                                    progress=display, log=display and display.log))
+                                    sort_infosets=config.game.sort_infosets,
+                                    name=s if a is None else f"{s} | {a}",
+                                    progress=display, log=display and display.log, **extra))
         finally:
             if display is not None:
                 display.close()
-    return stack(parts) if config.game.names is not None else parts[0]
+    return stack(parts) if config.game.batched else parts[0]
 
 
 # -- the run ----------------------------------------------------------------------
@@ -243,7 +255,14 @@ def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | 
             raise
         if saved[0] != out.iteration:
             save(out.iteration, out.state)
-        profiles, best = _write_profiles(run, runner, lowered, out.state, labels, metrics)
+        profiles = _member_profiles(runner, lowered, out.state)
+        rows = None
+        if config.game.abstraction is not None:
+            try:
+                rows = _lift(run, config, lowered, profiles, metrics)
+            except GameError as e:       # e.g. the full game is over the memory budget
+                log(f"warning: the lifted profiles were not evaluated in the full game: {e}")
+        best = _write_profiles(run, profiles, labels, metrics, rows)
         _write_plot(run, config, metrics, labels, log)
     return TrainResult(
         config=config, run_dir=run.path, lowered=lowered, state=out.state, metrics=metrics,
@@ -251,7 +270,8 @@ def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | 
         best_member=best, iteration=out.iteration, interrupted=out.interrupted,
         resumed_from=start if ckpt is not None else None, compile_seconds=compile_seconds,
         wall_seconds=wall(),
-        iterations_per_second=out.iterations / out.seconds if out.seconds > 0 else None)
+        iterations_per_second=out.iterations / out.seconds if out.seconds > 0 else None,
+        abstraction=rows)
 
 
 def _restore(runner: Runner, template: SolverState, ckpt: checkpoint.Checkpoint) -> SolverState:
@@ -273,8 +293,8 @@ def _restore(runner: Runner, template: SolverState, ckpt: checkpoint.Checkpoint)
     return runner.restore(arrays)
 
 
-def _write_profiles(run: RunDir, runner: Runner, lowered: LoweredGame, state, labels,
-                    metrics) -> tuple[list[Profile], int]:
+def _member_profiles(runner: Runner, lowered: LoweredGame, state) -> list[Profile]:
+    """The average profile of every member, games outer and settings inner."""
     table = runner.profile(state)                           # [(B,) I, A, *H]
     games = lowered.members if lowered.batch_size is not None else (lowered,)
     hp = runner.hp_batch
@@ -283,15 +303,58 @@ def _write_profiles(run: RunDir, runner: Runner, lowered: LoweredGame, state, la
         t = table[b] if lowered.batch_size is not None else table
         for h in (range(hp[0]) if hp else [None]):
             profiles.append(Profile.from_lowered(g, t if h is None else t[..., h]))
+    return profiles
+
+
+def _lift(run: RunDir, config: Config, lowered: LoweredGame, profiles: list[Profile],
+          metrics) -> list[dict[str, Any]]:
+    """Lift every member's profile to its full game, evaluate it there, write the table.
+
+    Each abstract profile is re-labelled with its full game's string (so that ``jaxcfr
+    eval`` evaluates it, lifted, in the full game); the best member's lifted profile is
+    written as ``lifted.npz`` and the rows as ``abstraction.json``.
+    """
+    members = config.game.members
+    per_game = len(profiles) // len(members)                 # settings per game
+    games = lowered.members if lowered.batch_size is not None else (lowered,)
+    final = metrics[-1]["metric"] if metrics else None
+    fulls: dict[str, LoweredGame] = {}
+    rows, lifted = [], []
+    for m, profile in enumerate(profiles):
+        game, abstraction = members[m // per_game]
+        if game not in fulls:
+            fulls[game] = as_lowered(game, cache=config.game.cache,
+                                     sort_infosets=config.game.sort_infosets, name=game)
+        table, row = lifted_row(profile, games[m // per_game], fulls[game],
+                                abstraction=abstraction, precision=config.run.precision,
+                                abstract_metric=final[m] if isinstance(final, list) else final)
+        profile.game = game
+        lifted.append((fulls[game], table))
+        rows.append({"member": m, **row})
+    best = int(np.argmin([np.inf if r["full_game_metric"] is None else r["full_game_metric"]
+                          for r in rows]))
+    full, table = lifted[best]
+    lifted_profile = Profile.from_lowered(full, table)
+    lifted_profile.game = rows[best]["game"]
+    lifted_profile.save(run.path / "lifted.npz")
+    atomic_write_text(run.path / "abstraction.json", json.dumps(rows, indent=1))
+    return rows
+
+
+def _write_profiles(run: RunDir, profiles: list[Profile], labels, metrics,
+                    rows: list[dict[str, Any]] | None) -> int:
     best = 0
     if labels and metrics:
         final = [np.inf if v is None else v for v in metrics[-1]["metric"]]
+        if rows is not None:                 # abstractions compare in the full game
+            final = [np.inf if r["full_game_metric"] is None else r["full_game_metric"]
+                     for r in rows]
         best = int(np.argmin(final))
         run.profiles.mkdir(exist_ok=True)
         for m, p in enumerate(profiles):
             p.save(run.profiles / f"member-{m:03d}.npz")
     profiles[best].save(run.profile)
-    return profiles, best
+    return best
 
 
 def _write_plot(run: RunDir, config: Config, metrics, labels, log) -> None:
