@@ -292,11 +292,16 @@ class Runner:
                 left -= n
         return state
 
-    def _chunk(self, state: SolverState, n: int) -> SolverState:
-        return _run_chunk(self.step_tensors, state, self.hp, jnp.asarray(n, jnp.int32),
-                          self.tables, solver=self.solver.static_key(),
-                          structure=self.step_structure, layout=self.layout, chunk=self.chunk,
-                          plan=self.plan)
+    def _chunk(self, state: SolverState, n: int, lower: bool = False):
+        fn = _run_chunk.lower if lower else _run_chunk
+        return fn(self.step_tensors, state, self.hp, jnp.asarray(n, jnp.int32), self.tables,
+                  solver=self.solver.static_key(), structure=self.step_structure,
+                  layout=self.layout, chunk=self.chunk, plan=self.plan)
+
+    def chunk_program(self, state: SolverState):
+        """The chunk's ``jax.stages.Lowered`` program (e.g. ``.compile().memory_analysis()``)."""
+        with self.scope():
+            return self._chunk(state, 1, lower=True)
 
     def compile(self, state: SolverState) -> tuple[SolverState, float]:
         """Compile the chunk and evaluation (running zero iterations); returns seconds."""

@@ -121,10 +121,7 @@ def measure_memory(game_string: str, workers: int = 1) -> dict:
     solve_peak = _status("VmHWM") - base2
     # XLA's own accounting of the two compiled programs.
     with runner.scope():
-        chunk = engine._run_chunk.lower(
-            runner.step_tensors, state, runner.hp, jax.numpy.asarray(1, jax.numpy.int32),
-            solver=runner.solver.static_key(), structure=runner.step_structure,
-            layout=runner.layout, chunk=runner.chunk).compile().memory_analysis()
+        chunk = runner.chunk_program(state).compile().memory_analysis()
         table = runner._profile(state, True)
         metrics = _metrics.lower(runner.tensors, table, jax.numpy.asarray(lowered.br_rounds),
                                  structure=lowered.structure,

@@ -62,10 +62,7 @@ def test_the_device_estimate_covers_xla_memory_analysis(name, solver):
     lowered = runner.lowered
     state, _ = runner.compile(runner.init())         # then the analyses below are cache hits
     with runner.scope():
-        chunk = engine._run_chunk.lower(
-            runner.step_tensors, state, runner.hp, jax.numpy.asarray(1, jax.numpy.int32),
-            solver=runner.solver.static_key(), structure=runner.step_structure,
-            layout=runner.layout, chunk=runner.chunk).compile().memory_analysis()
+        chunk = runner.chunk_program(state).compile().memory_analysis()
         table = runner._profile(state, True)
         metrics = _metrics.lower(runner.tensors, table, jax.numpy.asarray(lowered.br_rounds),
                                  structure=lowered.structure,
