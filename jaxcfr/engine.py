@@ -35,6 +35,7 @@ import numpy as np
 
 from jaxcfr import analytics
 from jaxcfr import precision as _precision
+from jaxcfr.arguments import finite_float, positive_int
 from jaxcfr.solvers import (HYPERPARAMETERS, HyperParams, Solver, SolverState, average_strategy,
                             current_strategy)
 from jaxcfr.stack import forest as stack_forest
@@ -159,7 +160,7 @@ class Runner:
         self.dtype = _precision.dtype_of(precision)
         self.lowered = lowered
         self.solver = solver
-        self.chunk = int(chunk)
+        self.chunk = positive_int("chunk", chunk)
         self.structure = lowered.structure
         self.games_batched = lowered.batch_size is not None
         hyperparams = dict(hyperparams or {})
@@ -167,6 +168,9 @@ class Runner:
         if unknown:
             raise ValueError(f"unknown run parameter(s) {sorted(unknown)}; known: "
                              f"{', '.join(RUN_PARAMETERS)}")
+        for k in set(hyperparams) & set(HYPERPARAMETERS):
+            for x in ([] if hyperparams[k] is None else np.ravel(hyperparams[k])):
+                finite_float(k, x)
         self.settings = {k: list(np.ravel(v)) for k, v in hyperparams.items()
                          if np.ndim(v) > 0}            # the parameters that vary in the batch
         with self.scope():

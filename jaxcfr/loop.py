@@ -21,11 +21,15 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
+from jaxcfr.arguments import nonnegative_int, positive_int
 from jaxcfr.engine import Runner
+from jaxcfr.lowering import as_lowered
 from jaxcfr.serialize import jsonable
 from jaxcfr.solvers import SolverState
+from jaxcfr.tensors import LoweredGame
 
-__all__ = ["RECORD_KEYS", "Hooks", "LoopResult", "run_loop", "make_record", "iteration_of"]
+__all__ = ["RECORD_KEYS", "Hooks", "LoopResult", "run_loop", "make_record", "iteration_of",
+           "lower_reporting", "compile_reporting"]
 
 #: The keys of every metric record, in order (documented in the module docstring).
 RECORD_KEYS = ("iteration", "metric", "metric_name", "exploitability", "nash_conv", "nash_gap",
@@ -65,6 +69,38 @@ class LoopResult:
 def iteration_of(state: SolverState) -> int:
     """Iterations done (``iteration`` is ``[B]`` for a stacked game, all equal)."""
     return int(np.asarray(state.iteration).reshape(-1)[0])
+
+
+def lower_reporting(game, status=None, **lower_kwargs) -> LoweredGame:
+    """:func:`jaxcfr.lowering.as_lowered` of ``game``, telling ``status`` what it does.
+
+    ``status`` (optional) has ``begin(text)``, ``update(text)`` and ``end(text)``
+    (:class:`jaxcfr.runs.progress.Status`): it hears ``lowering NAME``, the number of
+    nodes walked every few thousand nodes, and the lowered sizes.
+    """
+    if status is None or isinstance(game, LoweredGame):
+        return as_lowered(game, **lower_kwargs)
+    name = lower_kwargs.get("name") or (game if isinstance(game, str) else type(game).__name__)
+    status.begin(f"lowering {name}")
+    start = time.perf_counter()
+    lowered = as_lowered(game, progress=status.nodes(f"lowering {name}"), **lower_kwargs)
+    sizes = lowered.sizes()
+    status.end(f"lowered {name}: {sizes['nodes']:,} nodes, {sum(sizes['infosets']):,} "
+               f"information sets ({time.perf_counter() - start:.1f} s)")
+    return lowered
+
+
+def compile_reporting(runner: Runner, state: SolverState, status=None
+                      ) -> tuple[SolverState, float]:
+    """:meth:`Runner.compile`, telling ``status`` (see :func:`lower_reporting`) about it."""
+    if status is not None:
+        members = runner.batch_members
+        status.begin(f"compiling {runner.solver.name} ({runner.dtype.name}"
+                     f"{f', {members} members' if members > 1 else ''})")
+    state, seconds = runner.compile(state)
+    if status is not None:
+        status.end(f"compiled in {seconds:.1f} s")
+    return state, seconds
 
 
 def _per_member(x, batched: bool, players: bool) -> np.ndarray:
@@ -127,6 +163,9 @@ def run_loop(runner: Runner, state: SolverState, *, total: int, eval_every: int,
         then lost; the caller's last checkpoint is what survives). Between chunks a
         ``KeyboardInterrupt`` from a hook ends the loop with ``interrupted=True``.
     """
+    total = positive_int("iterations", total)
+    eval_every = positive_int("eval_every", eval_every)
+    checkpoint_every = nonnegative_int("checkpoint_every", checkpoint_every)
     hooks = hooks or Hooks()
     stop_requested = hooks.stop_requested or (lambda: False)
     it = iteration_of(state)

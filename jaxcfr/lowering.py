@@ -27,8 +27,8 @@ from typing import Any, Hashable
 import numpy as np
 
 from jaxcfr import contract
-from jaxcfr.contract import (TERMINAL, GameError, check_protocol,
-                             format_history, hashable_key, inspect_node,
+from jaxcfr.contract import (TERMINAL, GameError, check_protocol, clone_error,
+                             format_history, game_exception, hashable_key, inspect_node,
                              player_to_act_consistent)
 from jaxcfr.registry import load_game
 from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
@@ -76,6 +76,8 @@ _CHANCE_CODE = -1
 _TERMINAL_CODE = -2
 #: Radix of the own-sequence ids ``row * _SLOT_RADIX + slot`` (more than any action count).
 _SLOT_RADIX = 1 << 32
+#: What the terminal fast path takes as returns (anything else gets the full check).
+_SEQUENCES, _NUMBERS = (tuple, list), {float, int}
 #: Nodes between two memory-budget checks during the walk.
 _BUDGET_CHECK_EVERY = 4096
 
@@ -134,7 +136,8 @@ def _inspect(state, enum: _Enumeration, node: int) -> Any:
     return info
 
 
-def _enumerate(game, num_players: int, abstraction, budget: int) -> _Enumeration:
+def _enumerate(game, num_players: int, abstraction, budget: int,
+               progress=None) -> _Enumeration:
     """Walk the whole tree once, iteratively in pre-order, checking the contract at every node.
 
     Every rule of :func:`jaxcfr.validate` is checked on every node (including a
@@ -176,16 +179,23 @@ def _enumerate(game, num_players: int, abstraction, budget: int) -> _Enumeration
             next_check += _BUDGET_CHECK_EVERY
             enum.max_actions = max_actions
             _check_budget(node + 1, len(row_actions) + 1, max_actions, P, budget)
+            if progress is not None:
+                progress(node + 1)
         try:
             if state.is_terminal():
-                # node-type, player and terminal-returns; then step must be refused.
+                # node-type, player, terminal-returns (numbers, the same twice), no legal
+                # actions; then step must be refused. Anything unusual: the full check.
                 returns = None
                 if not state.is_chance() and state.player_to_act() == TERMINAL:
+                    raw = state.terminal_returns()
                     try:
-                        returns = tuple(map(float, state.terminal_returns()))
-                    except (TypeError, ValueError):
+                        if type(raw) in _SEQUENCES and set(map(type, raw)) <= _NUMBERS:
+                            returns = tuple(map(float, raw))
+                    except (TypeError, OverflowError):
                         returns = None
-                    if returns is not None and (len(returns) != P or not isfinite(sum(returns))):
+                    if returns is not None and (
+                            len(returns) != P or not isfinite(sum(returns))
+                            or state.terminal_returns() != raw or state.legal_actions()):
                         returns = None
                 if returns is None:
                     returns = _inspect(state, enum, node).returns
@@ -216,6 +226,9 @@ def _enumerate(game, num_players: int, abstraction, budget: int) -> _Enumeration
                         child = clone() if j else state
                         child.step(acts[j])
                         push((child, node, j, d1, seq, acts[j], probs[j]))
+                        if j == n - 1 and j and (child is state or not state.is_chance() or tuple(
+                                a for a, _ in state.chance_outcomes()) != acts):
+                            raise clone_error(acts[j], enum.path(node))
                 except GameError as e:
                     raise e.with_context(history=enum.path(node) + (acts[j],)) from None
                 continue
@@ -239,9 +252,15 @@ def _enumerate(game, num_players: int, abstraction, budget: int) -> _Enumeration
             if abstraction is not None:
                 kept = _kept_actions(abstraction, state, player, acts, enum.path(node))
             n = len(acts)
-            if row is None:
-                if not n or len(set(acts)) != n:
+            new_row = row is None
+            if new_row:
+                try:
+                    bad = not n or len(set(acts)) != n
+                except TypeError:                    # an unhashable action
+                    bad = True
+                if bad:
                     _inspect(state, enum, node)
+                hashable_key(key, enum.path(node), player)     # a NaN key is no key
                 row = len(row_actions)
                 rows[key] = row
                 enum.row_player.append(player)
@@ -260,6 +279,8 @@ def _enumerate(game, num_players: int, abstraction, budget: int) -> _Enumeration
             head, tail, base = seq[:player], seq[player + 1:], row * radix
             clone, d1 = state.clone, depth + 1
             k = len(kept)
+            # At each row's first member: does stepping a clone leave the state as it was?
+            check_clone = k - 1 if new_row and k > 1 else -1
             j = k
             try:
                 if kept is acts:
@@ -267,6 +288,9 @@ def _enumerate(game, num_players: int, abstraction, budget: int) -> _Enumeration
                         child = clone() if j else state
                         child.step(acts[j])
                         push((child, node, j, d1, head + (base + j,) + tail, acts[j], 1.0))
+                        if j == check_clone and (child is state
+                                                 or state.infoset_key(player) != key):
+                            raise clone_error(acts[j], enum.path(node))
                 else:
                     slot_of = {a: i for i, a in enumerate(acts)}
                     for j in range(k - 1, -1, -1):
@@ -274,18 +298,26 @@ def _enumerate(game, num_players: int, abstraction, budget: int) -> _Enumeration
                         child = clone() if j else state
                         child.step(kept[j])
                         push((child, node, s, d1, head + (base + s,) + tail, kept[j], 1.0))
+                        if j == check_clone and (child is state
+                                                 or state.infoset_key(player) != key):
+                            raise clone_error(kept[j], enum.path(node))
             except GameError as e:
                 raise e.with_context(history=enum.path(node) + (kept[j],)) from None
         except GameError as e:
             if e.history is None:
                 raise e.with_context(history=enum.path(node)) from None
             raise
+        except Exception as exc:  # noqa: BLE001 - the game's own exceptions get a rule
+            err = game_exception(exc, enum.path(node))
+            if err is None:
+                raise
+            raise err from exc
     enum.max_actions = max_actions
     return enum
 
 
 def lower(game, *, abstraction=None, sort_infosets: bool = True,
-          memory_budget: int | None = None, name: str = "") -> LoweredGame:
+          memory_budget: int | None = None, name: str = "", progress=None) -> LoweredGame:
     """Enumerate ``game`` and check its contract on every node.
 
     Args:
@@ -299,6 +331,8 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
       memory_budget: bytes; lowering stops early with :class:`MemoryBudgetError`
         when the estimate exceeds it (default :func:`default_memory_budget`). The
         estimate is re-checked every few thousand nodes during the walk.
+      progress: optional ``progress(nodes_walked: int)``, called every few thousand
+        nodes during the walk.
 
     Raises:
       GameError: a contract violation (including imperfect recall and absent-
@@ -307,7 +341,7 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
     """
     num_players = check_protocol(game)
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
-    enum = _enumerate(game, num_players, abstraction, budget)
+    enum = _enumerate(game, num_players, abstraction, budget, progress)
     _check_budget(len(enum.parent), len(enum.row_actions) + 1, enum.max_actions, num_players,
                   budget)
     lowered = _build(enum, game, name)

@@ -1,10 +1,24 @@
-"""Progress display for training runs: a one-line bar on a terminal, log lines otherwise.
+"""Progress display for runs: what is happening, on stderr, while ``solve`` and ``train`` work.
 
-A progress function has the shape ``progress(iteration, metrics)``: ``metrics``
-is ``None`` after a compiled chunk and the evaluation record (see
-:mod:`jaxcfr.runs.train`) after each evaluation. :func:`make_progress` picks the
-display for a stream: a bar redrawn with ``\\r`` when the stream is a TTY, one
-plain line per evaluation when it is not, nothing when quiet.
+Two displays, both redrawn in place on a terminal and written as plain lines otherwise:
+
+* a *status* (:class:`Status`, :func:`make_status`) for the phases before the first
+  iteration: lowering (with the number of nodes walked so far), compiling;
+* a *progress function* ``progress(iteration, metrics)`` for the iterations: ``metrics``
+  is ``None`` after a compiled chunk and the evaluation record (see
+  :mod:`jaxcfr.runs.train`) after each evaluation. :func:`make_progress` picks the
+  display for a stream: a bar redrawn with ``\\r`` when the stream is a TTY, one plain
+  line per evaluation (and one every ``every`` seconds between them) when it is not,
+  nothing when quiet.
+
+Example::
+
+    >>> import sys
+    >>> from jaxcfr.runs.progress import make_status
+    >>> status = make_status(stream=sys.stderr)
+    >>> status.begin("lowering leduc_poker")
+    >>> lowered = jaxcfr.lower(game, progress=status.nodes("lowering leduc_poker"))
+    >>> status.end("lowered leduc_poker: 9,457 nodes")
 """
 
 from __future__ import annotations
@@ -14,7 +28,11 @@ import sys
 import time
 from typing import Any, Callable, TextIO
 
-__all__ = ["ProgressFn", "ProgressBar", "LogLines", "make_progress", "format_metric"]
+__all__ = ["ProgressFn", "ProgressBar", "LogLines", "make_progress", "format_metric", "Status",
+           "make_status", "LINE_EVERY"]
+
+#: Seconds between two plain progress lines when the stream is not a terminal.
+LINE_EVERY = 10.0
 
 ProgressFn = Callable[[int, "dict[str, Any] | None"], None]
 
@@ -39,12 +57,11 @@ class ProgressBar:
     def __init__(self, total: int, stream: TextIO | None = None):
         self.total = max(1, int(total))
         self.stream = stream or sys.stderr
-        self.metric = "lowering and compiling..."
+        self.metric = "..."
         self.last_time = time.perf_counter()
         self.last_iteration: int | None = None     # the first call sets the baseline
         self.rate: float | None = None
         self._width = 0
-        self.draw(0)
 
     def __call__(self, iteration: int, metrics: dict[str, Any] | None) -> None:
         now = time.perf_counter()
@@ -80,15 +97,24 @@ class ProgressBar:
 
 
 class LogLines:
-    """One plain line per evaluation: ``iteration 100/2000  exploitability ...  it/s``."""
+    """One plain line per evaluation: ``iteration 100/2000  exploitability ...  it/s``, and
+    ``iteration 300/2000`` after a chunk when ``every`` seconds passed without a line."""
 
-    def __init__(self, total: int, stream: TextIO | None = None):
+    def __init__(self, total: int, stream: TextIO | None = None, every: float = LINE_EVERY):
         self.total = int(total)
         self.stream = stream or sys.stderr
+        self.every = every
+        self.last_line = time.perf_counter()
 
     def __call__(self, iteration: int, metrics: dict[str, Any] | None) -> None:
+        now = time.perf_counter()
         if metrics is None:
+            if now - self.last_line >= self.every:
+                self.last_line = now
+                self.stream.write(f"iteration {iteration}/{self.total}\n")
+                self.stream.flush()
             return
+        self.last_line = now
         rate = metrics.get("iterations_per_second")
         rate_text = f"  {rate:,.0f} it/s" if rate else ""
         self.stream.write(f"iteration {iteration}/{self.total}  {format_metric(metrics)}"
@@ -116,3 +142,63 @@ def make_progress(total: int, *, quiet: bool = False, stream: TextIO | None = No
     if isatty is not None and isatty():
         return ProgressBar(total, stream)
     return LogLines(total, stream)
+
+
+class Status:
+    """What a command is doing before it iterates: ``begin``, ``update`` (transient), ``end``.
+
+    On a terminal the line is redrawn in place (``lowering liars_dice: 122,880 nodes``);
+    otherwise ``begin`` and ``end`` print a line each and ``update`` one every ``every``
+    seconds, so that a log file shows progress without a line per update.
+    """
+
+    def __init__(self, stream: TextIO | None = None, *, tty: bool | None = None,
+                 every: float = LINE_EVERY):
+        self.stream = stream or sys.stderr
+        isatty = getattr(self.stream, "isatty", None)
+        self.tty = bool(isatty and isatty()) if tty is None else tty
+        self.every = every
+        self.last_line = time.perf_counter()
+        self._width = 0
+
+    def _draw(self, text: str, newline: bool) -> None:
+        if self.tty:
+            columns = shutil.get_terminal_size((100, 20)).columns
+            line = text[:max(1, columns - 1)]
+            self.stream.write("\r" + line + " " * max(0, self._width - len(line))
+                              + ("\n" if newline else ""))
+            self._width = 0 if newline else len(line)
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+        self.last_line = time.perf_counter()
+
+    def begin(self, text: str) -> None:
+        """A phase starts (``lowering leduc_poker``)."""
+        self._draw(f"{text} ...", newline=not self.tty)
+
+    def update(self, text: str) -> None:
+        """Where the phase is (``lowering leduc_poker: 40,960 nodes``)."""
+        if self.tty or time.perf_counter() - self.last_line >= self.every:
+            self._draw(text, newline=not self.tty)
+
+    def end(self, text: str) -> None:
+        """The phase is done (``lowered leduc_poker: 9,457 nodes ... in 0.2 s``)."""
+        self._draw(text, newline=True)
+
+    def nodes(self, text: str) -> Callable[[int], None]:
+        """A ``progress(nodes_walked)`` hook for :func:`jaxcfr.lower` that updates this line."""
+        return lambda walked: self.update(f"{text}: {walked:,} nodes")
+
+
+class _SilentStatus(Status):
+    def __init__(self):
+        super().__init__(stream=None, tty=False)
+
+    def _draw(self, text: str, newline: bool) -> None:
+        pass
+
+
+def make_status(*, quiet: bool = False, stream: TextIO | None = None) -> Status:
+    """The status line for ``stream`` (default stderr), or a silent one."""
+    return _SilentStatus() if quiet else Status(stream)
