@@ -105,9 +105,12 @@ class LogLines:
         self.stream = stream or sys.stderr
         self.every = every
         self.last_line = time.perf_counter()
+        self.started = False
 
     def __call__(self, iteration: int, metrics: dict[str, Any] | None) -> None:
         now = time.perf_counter()
+        if not self.started:                     # the first call: where the iterations start
+            self.started, self.last_line = True, now
         if metrics is None:
             if now - self.last_line >= self.every:
                 self.last_line = now
@@ -190,12 +193,29 @@ class Status:
         """A ``progress(nodes_walked)`` hook for :func:`jaxcfr.lower` that updates this line."""
         return lambda walked: self.update(f"{text}: {walked:,} nodes")
 
+    def close(self) -> None:
+        """End a line left open on a terminal (before an error message is printed)."""
+        if self._width:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._width = 0
+
+    def __enter__(self) -> "Status":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.close()
+        return False
+
 
 class _SilentStatus(Status):
     def __init__(self):
         super().__init__(stream=None, tty=False)
 
     def _draw(self, text: str, newline: bool) -> None:
+        pass
+
+    def close(self) -> None:
         pass
 
 
