@@ -19,7 +19,7 @@ from typing import Callable, NoReturn, Sequence
 
 import numpy as np
 
-from jaxcfr.arguments import ArgumentError, finite_float, optional_positive_int, positive_int
+from jaxcfr.arguments import finite_float, optional_positive_int, positive_int
 from jaxcfr.precision import PRECISIONS
 from jaxcfr.runs.cli import add_eval_arguments, add_train_arguments, run_eval, run_train
 from jaxcfr.serialize import jsonable
@@ -301,7 +301,7 @@ def describe_error(e: BaseException) -> str:
         if e.filename2 is not None:
             target += f" -> {os.fsdecode(e.filename2)}"
         return f"error: {e.strerror}: {target}"
-    if isinstance(e, (GameError, ValueError, OSError, KeyError, ArgumentError)):
+    if isinstance(e, (GameError, ValueError, OSError, KeyError, ArithmeticError)):
         return f"error: {e.args[0] if isinstance(e, KeyError) and e.args else e}"
     return f"internal error ({type(e).__name__}): {e}"
 

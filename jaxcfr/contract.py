@@ -266,8 +266,9 @@ def inspect_node(state: Game, num_players: int, history: Sequence[Any],
         if outcomes is None:
             if require_enumerable:
                 _fail("chance-not-enumerable",
-                      "chance_outcomes() is None: this chance node cannot be enumerated "
-                      "(exact lowering needs enumerable chance; use sampled chance)", history)
+                      "chance_outcomes() is None: this chance node cannot be enumerated, and "
+                      "lowering the whole tree needs every chance node's outcomes and "
+                      "probabilities", history)
             return NodeInfo(CHANCE_NODE, CHANCE, (), None, None)
         outcomes = list(outcomes)
         if not outcomes:

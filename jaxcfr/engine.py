@@ -36,6 +36,7 @@ import numpy as np
 from jaxcfr import analytics
 from jaxcfr import precision as _precision
 from jaxcfr.arguments import finite_float, positive_int
+from jaxcfr.numerics import check_payoff_range
 from jaxcfr.solvers import (HYPERPARAMETERS, HyperParams, Solver, SolverState, average_strategy,
                             current_strategy)
 from jaxcfr.stack import forest as stack_forest
@@ -173,6 +174,7 @@ class Runner:
                 finite_float(k, x)
         self.settings = {k: list(np.ravel(v)) for k, v in hyperparams.items()
                          if np.ndim(v) > 0}            # the parameters that vary in the batch
+        check_payoff_range(lowered.tensors.payoff, self.dtype, lowered.name or "the game")
         with self.scope():
             self.tensors = to_device(lowered.tensors, self.dtype)
             self.hp = solver.hyperparams(**hyperparams, dtype=self.dtype)

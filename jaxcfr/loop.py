@@ -195,6 +195,7 @@ def run_loop(runner: Runner, state: SolverState, *, total: int, eval_every: int,
                     wall_seconds=None if wall is None else wall(),
                     iterations_per_second=seg_iters / seg_seconds if seg_seconds > 0 else None)
                 seg_iters, seg_seconds = 0, 0.0
+                _check_finite(rec)
                 records.append(rec)
                 if hooks.on_record is not None:
                     hooks.on_record(rec)
@@ -207,6 +208,16 @@ def run_loop(runner: Runner, state: SolverState, *, total: int, eval_every: int,
         interrupted = True
     interrupted = interrupted or it < total
     return LoopResult(state, it, records, interrupted, run_iters, run_seconds)
+
+
+def _check_finite(record: dict[str, Any]) -> None:
+    """A record whose metric is not a number (NaN / inf, written as null) ends the run."""
+    metric = record["metric"]
+    values = metric if isinstance(metric, list) else [metric]
+    if any(v is None for v in values):
+        raise FloatingPointError(
+            f"iteration {record['iteration']}: the metrics are not finite (NaN or inf): the "
+            "solver's sums overflowed; run in float64 or rescale the payoffs")
 
 
 def _donated(state: SolverState) -> bool:
