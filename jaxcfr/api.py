@@ -115,6 +115,8 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
                    hooks=Hooks(on_chunk=None if progress is None else lambda it: progress(it, None),
                                on_record=on_record), compile_seconds=compile_seconds,
                    wall=lambda: time.perf_counter() - start)
+    if out.interrupted:            # between two chunks: solve has nothing to keep, so stop
+        raise KeyboardInterrupt
     average = runner.profile(out.state)
     profile = None
     if lowered.batch_size is None and average.ndim == 2:

@@ -23,7 +23,7 @@ from jaxcfr.arguments import finite_float, optional_positive_int, positive_int
 from jaxcfr.precision import PRECISIONS
 from jaxcfr.runs.cli import add_eval_arguments, add_train_arguments, run_eval, run_train
 from jaxcfr.serialize import jsonable
-from jaxcfr.signals import exit_now, exit_status, sigterm_as_interrupt
+from jaxcfr.signals import RaisingInterrupts, exit_now, exit_status
 
 __all__ = ["main", "console_main", "exit_with", "build_parser", "COMMANDS"]
 
@@ -313,15 +313,24 @@ def _execute(run: Callable[[argparse.Namespace], int], args: argparse.Namespace,
     if getattr(args, "command", "train") in ("solve", "train", "eval"):
         from jaxcfr.engine import enable_compilation_cache
         enable_compilation_cache()
+    interrupts = RaisingInterrupts()
     try:
-        with sigterm_as_interrupt():
-            return int(run(args) or 0)
+        with interrupts:
+            status = int(run(args) or 0)
     except KeyboardInterrupt as e:
-        status = exit_status(e)
-        print(f"{prog}: {'terminated' if status == 143 else 'interrupted'}", file=sys.stderr)
-        return status
+        return _interrupted(prog, exit_status(e, stopped_by=interrupts.signal_name))
     except Exception as e:  # noqa: BLE001 - one line for the user, traceback on request
+        if interrupts.signal_name is not None:       # the interrupt, turned into an error
+            return _interrupted(prog, exit_status(stopped_by=interrupts.signal_name))
         if show_tb:
             raise
         print(f"{prog}: {describe_error(e)}", file=sys.stderr)
         return 2
+    if interrupts.signal_name is not None and status == 0:    # seen too late to stop it
+        return _interrupted(prog, exit_status(stopped_by=interrupts.signal_name))
+    return status
+
+
+def _interrupted(prog: str, status: int) -> int:
+    print(f"{prog}: {'terminated' if status == 143 else 'interrupted'}", file=sys.stderr)
+    return status

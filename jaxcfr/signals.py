@@ -5,9 +5,15 @@ Two pieces, both scoped (installed on entry, the previous handlers restored on e
 * :class:`DeferredStop` (used by ``jaxcfr.train`` around its iterations): the first
   SIGINT or SIGTERM only sets ``requested``; the run stops at the next chunk boundary,
   writes a checkpoint and returns. A second signal aborts at once.
-* :func:`sigterm_as_interrupt` (used by the ``jaxcfr`` command): SIGTERM, what a cluster
-  scheduler sends, raises :class:`Terminated` (a ``KeyboardInterrupt``) exactly where
-  Ctrl-C would, so that lowering, compilation and iteration stop the same way.
+* :class:`RaisingInterrupts` (used by the ``jaxcfr`` command around a whole command):
+  SIGINT raises ``KeyboardInterrupt`` and SIGTERM, what a cluster scheduler sends,
+  :class:`Terminated` (a ``KeyboardInterrupt``), so that loading, lowering, compilation
+  and iteration stop the same way. Python runs a signal handler in whatever Python code
+  runs next, and some of that swallows exceptions: JAX's garbage-collection callback
+  (``Exception ignored in: _xla_gc_callback``), or native code that turns the exception
+  into another one. So the handler re-sends the signal every quarter second until the
+  command has seen it, and remembers it: an error that arrives after a signal is the
+  signal.
 
 :func:`exit_now` ends a command that was interrupted without Python's interpreter
 shutdown. XLA compiles on its own threads; when Ctrl-C arrives mid-compilation the
@@ -25,15 +31,14 @@ Example::
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import sys
 import threading
-from typing import Callable, Iterator, NoReturn
+from typing import Callable, NoReturn
 
-__all__ = ["Terminated", "DeferredStop", "sigterm_as_interrupt", "exit_status", "exit_now",
-           "INTERRUPTED", "TERMINATED"]
+__all__ = ["Terminated", "DeferredStop", "RaisingInterrupts", "exit_status", "exit_now",
+           "INTERRUPTED", "TERMINATED", "REDELIVER_SECONDS"]
 
 #: Exit status after Ctrl-C (128 + SIGINT).
 INTERRUPTED = 130
@@ -41,6 +46,8 @@ INTERRUPTED = 130
 TERMINATED = 143
 
 _NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
+#: How long a raised interrupt may go unseen before the signal is sent again.
+REDELIVER_SECONDS = 0.25
 
 
 class Terminated(KeyboardInterrupt):
@@ -96,21 +103,62 @@ class DeferredStop:
         return False
 
 
-def _raise_terminated(signum, frame) -> NoReturn:
-    raise Terminated()
+class RaisingInterrupts:
+    """Within the block, SIGINT raises ``KeyboardInterrupt`` and SIGTERM :class:`Terminated`
+    (main thread only), re-sent until seen (see the module docstring).
 
+    Attributes:
+      signal_name: ``"SIGINT"`` / ``"SIGTERM"`` once one arrived, else ``None``.
+    """
 
-@contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """Within the block, SIGTERM raises :class:`Terminated` (main thread only)."""
-    if not _on_main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    def __init__(self):
+        self.signal_name: str | None = None
+        self.enabled = _on_main_thread()
+        self.previous: dict[int, object] = {}
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._closed = False
+
+    def _handle(self, signum, frame) -> NoReturn:
+        self.signal_name = self.signal_name or _NAMES.get(signum, str(signum))
+        with self._lock:
+            if not self._closed:
+                if self._timer is not None:
+                    self._timer.cancel()
+                self._timer = threading.Timer(REDELIVER_SECONDS, self._redeliver, (signum,))
+                self._timer.daemon = True
+                self._timer.start()
+        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+    def _redeliver(self, signum: int) -> None:
+        with self._lock:
+            if not self._closed:
+                os.kill(os.getpid(), signum)
+
+    def _unraisable(self, info) -> None:
+        """An interrupt raised where Python ignores exceptions: re-sent, so say nothing."""
+        if not isinstance(info.exc_value, KeyboardInterrupt):
+            self._previous_hook(info)
+
+    def __enter__(self) -> "RaisingInterrupts":
+        if self.enabled:
+            for signum in _NAMES:
+                self.previous[signum] = signal.signal(signum, self._handle)
+            self._previous_hook = sys.unraisablehook
+            sys.unraisablehook = self._unraisable
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        with self._lock:
+            self._closed = True
+            if self._timer is not None:
+                self._timer.cancel()
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+        if self.previous:
+            sys.unraisablehook = self._previous_hook
+        self.previous.clear()
+        return False
 
 
 def exit_now(status: int) -> NoReturn:
