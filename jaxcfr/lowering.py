@@ -279,8 +279,9 @@ def _enumerate(game, num_players: int, abstraction, budget: int,
             head, tail, base = seq[:player], seq[player + 1:], row * radix
             clone, d1 = state.clone, depth + 1
             k = len(kept)
-            # At each row's first member: does stepping a clone leave the state as it was?
-            check_clone = k - 1 if new_row and k > 1 else -1
+            # Is the first clone a new object (every node), and does stepping it leave the
+            # state as it was (each row's first member: it costs a call)?
+            last = k - 1 if k > 1 else -1
             j = k
             try:
                 if kept is acts:
@@ -288,8 +289,8 @@ def _enumerate(game, num_players: int, abstraction, budget: int,
                         child = clone() if j else state
                         child.step(acts[j])
                         push((child, node, j, d1, head + (base + j,) + tail, acts[j], 1.0))
-                        if j == check_clone and (child is state
-                                                 or state.infoset_key(player) != key):
+                        if j == last and (child is state or (
+                                new_row and state.infoset_key(player) != key)):
                             raise clone_error(acts[j], enum.path(node))
                 else:
                     slot_of = {a: i for i, a in enumerate(acts)}
@@ -298,8 +299,8 @@ def _enumerate(game, num_players: int, abstraction, budget: int,
                         child = clone() if j else state
                         child.step(kept[j])
                         push((child, node, s, d1, head + (base + s,) + tail, kept[j], 1.0))
-                        if j == check_clone and (child is state
-                                                 or state.infoset_key(player) != key):
+                        if j == last and (child is state or (
+                                new_row and state.infoset_key(player) != key)):
                             raise clone_error(kept[j], enum.path(node))
             except GameError as e:
                 raise e.with_context(history=enum.path(node) + (kept[j],)) from None
