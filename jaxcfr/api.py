@@ -92,6 +92,7 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
     """
     iterations = positive_int("iterations", iterations)
     eval_every = optional_positive_int("eval_every", eval_every)
+    positive_int("chunk", chunk)
     lowered = lower_reporting(game, status)
     solver = algorithm if isinstance(algorithm, Solver) else make_solver(
         algorithm, alternating=alternating)

@@ -15,15 +15,18 @@ is a list with one entry per member, games outer and settings inner.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from typing import Any, Callable
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr.arguments import nonnegative_int, positive_int
 from jaxcfr.engine import Runner
 from jaxcfr.lowering import as_lowered
+from jaxcfr.registry import load_game
 from jaxcfr.serialize import jsonable
 from jaxcfr.solvers import SolverState
 from jaxcfr.tensors import LoweredGame
@@ -80,7 +83,10 @@ def lower_reporting(game, status=None, **lower_kwargs) -> LoweredGame:
     """
     if status is None or isinstance(game, LoweredGame):
         return as_lowered(game, **lower_kwargs)
-    name = lower_kwargs.get("name") or (game if isinstance(game, str) else type(game).__name__)
+    if isinstance(game, (str, os.PathLike)):       # a game that does not load: no status line
+        lower_kwargs["name"] = lower_kwargs.get("name") or os.fspath(game)
+        game = load_game(game)
+    name = lower_kwargs.get("name") or type(game).__name__
     status.begin(f"lowering {name}")
     start = time.perf_counter()
     lowered = as_lowered(game, progress=status.nodes(f"lowering {name}"), **lower_kwargs)
@@ -195,7 +201,7 @@ def run_loop(runner: Runner, state: SolverState, *, total: int, eval_every: int,
                     wall_seconds=None if wall is None else wall(),
                     iterations_per_second=seg_iters / seg_seconds if seg_seconds > 0 else None)
                 seg_iters, seg_seconds = 0, 0.0
-                _check_finite(rec)
+                _check_finite(runner, state, rec)
                 records.append(rec)
                 if hooks.on_record is not None:
                     hooks.on_record(rec)
@@ -210,14 +216,18 @@ def run_loop(runner: Runner, state: SolverState, *, total: int, eval_every: int,
     return LoopResult(state, it, records, interrupted, run_iters, run_seconds)
 
 
-def _check_finite(record: dict[str, Any]) -> None:
-    """A record whose metric is not a number (NaN / inf, written as null) ends the run."""
+def _check_finite(runner: Runner, state: SolverState, record: dict[str, Any]) -> None:
+    """A state or metric that is not finite (NaN / inf; a metric is written as null) ends
+    the run: regret matching would quietly play uniform from there on."""
     metric = record["metric"]
     values = metric if isinstance(metric, list) else [metric]
-    if any(v is None for v in values):
+    with runner.scope():
+        finite = all(bool(jnp.isfinite(x).all()) for x in state[:3])
+    if not finite or any(v is None for v in values):
         raise FloatingPointError(
-            f"iteration {record['iteration']}: the metrics are not finite (NaN or inf): the "
-            "solver's sums overflowed; run in float64 or rescale the payoffs")
+            f"iteration {record['iteration']}: the {'metrics' if finite else 'solver state'} "
+            "holds NaN or inf: the solver's sums overflowed; run in float64 or rescale the "
+            "payoffs")
 
 
 def _donated(state: SolverState) -> bool:

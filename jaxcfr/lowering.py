@@ -180,7 +180,7 @@ def _enumerate(game, num_players: int, abstraction, budget: int,
             enum.max_actions = max_actions
             _check_budget(node + 1, len(row_actions) + 1, max_actions, P, budget)
             if progress is not None:
-                progress(node + 1)
+                progress(node)
         try:
             if state.is_terminal():
                 # node-type, player, terminal-returns (numbers, the same twice), no legal

@@ -12,8 +12,9 @@
   caught by ``lower`` with the rule named and that node's history, and by ``validate``
   with the same rule and history whenever its random trajectories can reach the node.
 
-Examples are derandomised (the same every run). ``JAXCFR_FUZZ_EXAMPLES=N`` runs N
-examples per test instead of the small default, with fresh random examples.
+Examples are derandomised (the same every run); the solver test runs one stack of ten
+three-player games by default (each example costs a compilation). ``JAXCFR_FUZZ_EXAMPLES=N``
+runs N fresh random examples per test instead (two and three players, four presets).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 import jaxcfr
@@ -52,9 +53,12 @@ COUNTS = {"random games solved": 0, "mutated files tried": 0, "mutations read": 
           "violations injected": 0, "caught by lower": 0, "caught by validate": 0}
 
 
-def _settings(default: int):
+def _settings(default: int, explicit_only: bool = False):
+    """``default`` examples (derandomised), or ``JAXCFR_FUZZ_EXAMPLES`` fresh ones;
+    ``explicit_only``: by default only the ``@example`` cases (each costs a compilation)."""
+    phases = [Phase.explicit] if explicit_only and not LONG else list(Phase)
     return settings(max_examples=LONG or default, deadline=None, derandomize=not LONG,
-                    database=None, suppress_health_check=[HealthCheck.too_slow])
+                    database=None, phases=phases, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -65,14 +69,15 @@ def _report_counts():
 
 # -- random valid games solve like the reference ------------------------------------------
 ITERATIONS = (1, 2, 5)
-GAMES_PER_STACK = 8
+GAMES_PER_STACK = 10
 
 
-@_settings(default=2)
+@_settings(default=1, explicit_only=True)
 @given(seeds=st.lists(st.integers(0, 2 ** 31 - 1), min_size=GAMES_PER_STACK,
                       max_size=GAMES_PER_STACK, unique=True),
        players=st.sampled_from([2, 3]),
        preset=st.sampled_from(["cfr", "cfr+", "dcfr", "pcfr+"]))
+@example(seeds=list(range(1000, 1000 + GAMES_PER_STACK)), players=3, preset="pcfr+")
 def test_random_games_solve_like_the_reference(seeds, players, preset):
     games = [RG.RandomGame(s, players) for s in seeds]
     for g in games:

@@ -111,6 +111,8 @@ class LogLines:
         now = time.perf_counter()
         if not self.started:                     # the first call: where the iterations start
             self.started, self.last_line = True, now
+            if metrics is None:
+                return
         if metrics is None:
             if now - self.last_line >= self.every:
                 self.last_line = now

@@ -159,13 +159,16 @@ def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | 
 def _train(config: Config, run: RunDir, resume: bool, progress, handle_sigint, log, status,
            wall_start: float) -> TrainResult:
     lowered = build_lowered(config, status)
+    solver = make_solver(config.solver.algorithm, alternating=config.solver.alternating)
+    runner = Runner(lowered, solver, config.solver.hyperparams(),
+                    precision=config.run.precision, chunk=config.run.chunk)
     if not resume:
         # Created only now that the run can start; re-checked under the lock (another
         # process may have started in the same directory meanwhile).
         with RunDir.create(run.path).lock():
             if run.check_new():
                 log(f"{run.path} holds a run that never wrote a checkpoint: starting it afresh")
-            return _iterate(config, run, lowered, None, progress, handle_sigint, log, status,
+            return _iterate(config, run, runner, None, progress, handle_sigint, log, status,
                             wall_start)
     fp = checkpoint.fingerprint(lowered)
     ckpt = checkpoint.load_latest(run.checkpoints, fingerprint=fp, warn=log)
@@ -176,20 +179,18 @@ def _train(config: Config, run: RunDir, resume: bool, progress, handle_sigint, l
         if bad:
             raise CheckpointError(f"checkpoint {ckpt.path} was written with another solver "
                                   f"configuration: {'; '.join(bad)}")
-    return _iterate(config, run, lowered, ckpt, progress, handle_sigint, log, status, wall_start)
+    return _iterate(config, run, runner, ckpt, progress, handle_sigint, log, status, wall_start)
 
 
-def _iterate(config: Config, run: RunDir, lowered: LoweredGame, ckpt, progress, handle_sigint,
+def _iterate(config: Config, run: RunDir, runner: Runner, ckpt, progress, handle_sigint,
              log, status, wall_start: float) -> TrainResult:
     """Compile and iterate in the (locked) run directory, from ``ckpt`` or from 0."""
     config = dataclasses.replace(config, run=dataclasses.replace(
         config.run, out_dir=str(run.path.resolve())))
+    lowered = runner.lowered
     fp = checkpoint.fingerprint(lowered)
     atomic_write_text(run.config, to_toml(config))
 
-    solver = make_solver(config.solver.algorithm, alternating=config.solver.alternating)
-    runner = Runner(lowered, solver, config.solver.hyperparams(),
-                    precision=config.run.precision, chunk=config.run.chunk)
     state = runner.init()
     if ckpt is not None:
         state = _restore(runner, state, ckpt)
