@@ -174,7 +174,7 @@ _CHECKER_FILES = {os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
                   for name in ("contract.py", "validate.py", "lowering.py")}
 
 
-def game_exception(exc: BaseException, history: Sequence[Any], during: str = "") -> GameError | None:
+def game_exception(exc: BaseException, history: Sequence[Any]) -> GameError | None:
     """The GameError for an exception the game's own code raised, or None for one of ours.
 
     The message names the exception and the innermost frame of the game's code
@@ -186,7 +186,7 @@ def game_exception(exc: BaseException, history: Sequence[Any], during: str = "")
         return None
     where = frames[-1]
     detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return GameError(f"the game raised {detail} {during}in {where.name}() at "
+    return GameError(f"the game raised {detail} in {where.name}() at "
                      f"{os.path.basename(where.filename)}:{where.lineno}",
                      rule="game-exception", history=history)
 

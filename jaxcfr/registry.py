@@ -23,6 +23,7 @@ Example::
 from __future__ import annotations
 
 import ast
+import difflib
 import importlib
 import importlib.metadata
 import inspect
@@ -165,19 +166,24 @@ def load_game(text: str | os.PathLike):
     else:
         ctor = _lookup(name)
         if ctor is None:
-            known = ", ".join(registered_games())
-            raise GameError(f"unknown game {name!r}; known games: {known}",
+            known = list(registered_games())
+            raise GameError(f"unknown game {name!r}{_did_you_mean(name, known)}; known games: "
+                            f"{', '.join(known)} (jaxcfr games lists their parameters)",
                             rule="game-string")
     accepted = game_parameters(ctor)
+    takes = ", ".join(f"{k}={v!r}" if v is not inspect.Parameter.empty else k
+                      for k, v in accepted.items()) or "no parameters"
     unknown = [k for k in params if k not in accepted]
     if unknown and not any(p.kind == p.VAR_KEYWORD for p in _signature_parameters(ctor)):
-        takes = ", ".join(f"{k}={v!r}" if v is not inspect.Parameter.empty else k
-                          for k, v in accepted.items()) or "no parameters"
-        raise GameError(f"game {name!r} has no parameter {', '.join(map(repr, unknown))}; "
-                        f"it takes {takes}", rule="game-string")
+        raise GameError(f"game {name!r} has no parameter {', '.join(map(repr, unknown))}"
+                        f"{_did_you_mean(unknown[0], list(accepted))}; it takes {takes}",
+                        rule="game-string")
     try:
         game = ctor(**params)
-    except (TypeError, ValueError) as e:
+    except TypeError as e:
+        raise GameError(f"bad parameters for game {name!r} ({e}); it takes {takes}",
+                        rule="game-string") from None
+    except ValueError as e:
         raise GameError(f"bad parameters for game {name!r}: {e}", rule="game-string") from None
     try:
         check_protocol(game)
@@ -185,6 +191,11 @@ def load_game(text: str | os.PathLike):
         raise GameError(f"{text!r} did not produce a jaxcfr.Game (got {type(game).__name__})",
                         rule="protocol") from None
     return game
+
+
+def _did_you_mean(word: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def _signature_parameters(ctor: Callable) -> list[inspect.Parameter]:

@@ -79,12 +79,17 @@ def test_traceback_after_the_command(capsys):
     (["solve", "kuhn_poker(foo=1)"],
      "jaxcfr: error: [game-string] game 'kuhn_poker' has no parameter 'foo'; it takes players=2"),
     (["validate", "leduc_poker(rank=4)"],
-     "jaxcfr: error: [game-string] game 'leduc_poker' has no parameter 'rank'; it takes "
-     "ranks=3, suits=2, raise_sizes=(2, 4)"),
+     "jaxcfr: error: [game-string] game 'leduc_poker' has no parameter 'rank' (did you mean "
+     "ranks?); it takes ranks=3, suits=2, raise_sizes=(2, 4)"),
 ])
 def test_messages_name_what_the_user_wrote(capsys, argv, line):
     status, _, err = _run(capsys, *argv)
     assert status == 2 and err.strip().splitlines() == [line]
+
+
+def test_an_unknown_game_suggests_a_name(capsys):
+    status, _, err = _run(capsys, "validate", "kuhn_pokr")
+    assert status == 2 and "unknown game 'kuhn_pokr' (did you mean kuhn_poker?)" in err
 
 
 def test_set_errors_suggest_the_key_and_blame_the_override(tmp_path, capsys):

@@ -121,6 +121,8 @@ def test_resume_messages_name_what_is_wrong(config_path, tmp_path, capsys):
     assert cli_main(["train", "--resume", str(config_path)]) == 2
     assert "is a file; --resume takes a run directory" in capsys.readouterr().err
     assert cli_main(["train", "--resume", str(tmp_path / "nowhere")]) == 2
-    assert capsys.readouterr().err.strip() == f"jaxcfr: error: no run directory {tmp_path / 'nowhere'}"
+    err = capsys.readouterr().err.strip()
+    assert err == f"jaxcfr: error: no run directory {tmp_path / 'nowhere'}"
     assert cli_main(["train", str(tmp_path / "nosuch.toml")]) == 2
-    assert capsys.readouterr().err.strip() == f"jaxcfr: error: no config file {tmp_path / 'nosuch.toml'}"
+    err = capsys.readouterr().err.strip()
+    assert err == f"jaxcfr: error: no config file {tmp_path / 'nosuch.toml'}"
