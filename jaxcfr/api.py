@@ -110,12 +110,14 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
         if progress is not None:
             progress(record["iteration"], record)
 
-    if progress is not None:
-        progress(0, None)
+    def on_chunk(iteration):
+        if progress is not None:
+            progress(iteration, None)
+
+    on_chunk(0)
     out = run_loop(runner, state, total=iterations, eval_every=eval_every or iterations,
-                   hooks=Hooks(on_chunk=None if progress is None else lambda it: progress(it, None),
-                               on_record=on_record), compile_seconds=compile_seconds,
-                   wall=lambda: time.perf_counter() - start)
+                   hooks=Hooks(on_chunk=on_chunk, on_record=on_record),
+                   compile_seconds=compile_seconds, wall=lambda: time.perf_counter() - start)
     if out.interrupted:            # between two chunks: solve has nothing to keep, so stop
         raise KeyboardInterrupt
     average = runner.profile(out.state)
