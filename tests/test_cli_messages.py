@@ -134,8 +134,8 @@ def test_openspiel_strings_go_to_openspiel_unchanged():
 # -- what is happening ---------------------------------------------------------------------
 def test_lowering_reports_the_nodes_walked():
     stream = io.StringIO()
-    lowered = lower_reporting(jaxcfr.load_game("leduc_poker"), Status(stream, tty=True),
-                              name="leduc_poker")
+    lowered = lower_reporting(jaxcfr.load_game("leduc_poker"),
+                              Status(stream, tty=True, redraw_every=0.0), name="leduc_poker")
     text = stream.getvalue()
     assert text.startswith("\rlowering leduc_poker ...")
     assert "\rlowering leduc_poker: 4,096 nodes" in text and "8,192 nodes" in text
