@@ -191,7 +191,7 @@ def game_exception(exc: BaseException, history: Sequence[Any]) -> GameError | No
                      rule="game-exception", history=history)
 
 
-def node_snapshot(state: Game, info: "NodeInfo", num_players: int) -> tuple:
+def node_snapshot(state: Game, info: "NodeInfo") -> tuple:
     """What a state reports at a node (kind, player, actions, probabilities, returns, the
     acting player's key): equal before and after anything that must not change it."""
     key = state.infoset_key(info.player) if info.kind == DECISION else None
@@ -206,14 +206,14 @@ def check_clone_independent(state: Game, info: "NodeInfo", action: Any, num_play
     Catches clones that share a mutable history (or any other state) with their
     original: the random probe and the exhaustive walk both step clones.
     """
-    before = node_snapshot(state, info, num_players)
+    before = node_snapshot(state, info)
     probe = state.clone()
     if probe is state:
         _fail("clone", "clone() returned the state itself (it must return an independent copy)",
               history)
     probe.step(action)
     again = inspect_node(state, num_players, history)
-    if node_snapshot(state, again, num_players) != before:
+    if node_snapshot(state, again) != before:
         raise clone_error(action, history)
 
 
