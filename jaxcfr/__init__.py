@@ -18,6 +18,7 @@ from jaxcfr.abstraction import Abstracted, Abstraction, Identity
 from jaxcfr.analytics import Evaluation, best_response, evaluate, expected_values
 from jaxcfr.api import SolveResult, solve
 from jaxcfr.blueprint import AbstractedResult, format_table, lift, train_abstracted
+from jaxcfr.arguments import ArgumentError
 from jaxcfr.contract import CHANCE, TERMINAL, GameError
 from jaxcfr.engine import Runner, batch_mesh
 from jaxcfr.game import Game
@@ -38,7 +39,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     # the game protocol and formats
-    "efg", "CHANCE", "TERMINAL", "Game", "GameError", "load_game", "register",
+    "efg", "CHANCE", "TERMINAL", "Game", "GameError", "ArgumentError", "load_game", "register",
     "registered_games", "REFERENCE_GAMES", "validate", "validate_game_with",
     # lowering
     "GameTensors", "LoweredGame", "MemoryBudgetError", "estimate_bytes", "lower",

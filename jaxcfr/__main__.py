@@ -1,7 +1,5 @@
 """``python -m jaxcfr``: the command line."""
 
-import sys
+from jaxcfr.cli import console_main
 
-from jaxcfr.cli import main
-
-sys.exit(main())
+console_main()

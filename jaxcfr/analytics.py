@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr import passes, precision
-from jaxcfr.numerics import trail
+from jaxcfr.numerics import check_payoff_range, trail
 from jaxcfr.tensors import DECISION, GameTensors, LoweredGame, Structure, to_device
 
 __all__ = ["Evaluation", "expected_values", "best_response", "evaluate", "exact_metrics",
@@ -158,7 +158,8 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
     dtype = precision.dtype_of(dtype)
     batched = lowered.batch_size is not None
     with precision.scope(dtype):
-        if tensors is None:
+        if tensors is None:                  # (a Runner checked its own when it made them)
+            check_payoff_range(lowered.tensors.payoff, dtype, lowered.name or "the game")
             tensors = to_device(lowered.tensors, dtype)
         table = jnp.asarray(strategy, dtype)
         want = 3 if batched else 2

@@ -16,9 +16,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from jaxcfr.arguments import optional_positive_int, positive_int
 from jaxcfr.engine import DEFAULT_CHUNK, Runner
-from jaxcfr.loop import Hooks, run_loop
-from jaxcfr.lowering import as_lowered
+from jaxcfr.loop import Hooks, compile_reporting, lower_reporting, run_loop
 from jaxcfr.profile import Profile
 from jaxcfr.solvers import Solver, SolverState, make_solver
 from jaxcfr.tensors import LoweredGame
@@ -68,7 +68,9 @@ class SolveResult:
 def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *,
           eval_every: int | None = None, alternating: bool | None = None, alpha=None,
           beta=None, gamma=None, precision: str = "float32", chunk: int = DEFAULT_CHUNK,
-          callback: Callable[[dict[str, Any]], None] | None = None, cache=None) -> SolveResult:
+          callback: Callable[[dict[str, Any]], None] | None = None,
+          progress: Callable[[int, dict[str, Any] | None], None] | None = None,
+          status=None, cache=None) -> SolveResult:
     """Solve ``game`` with ``algorithm`` for ``iterations`` iterations.
 
     Args:
@@ -83,10 +85,17 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
         by the same compiled step.
       precision: ``"float32"`` or ``"float64"`` (scoped to this call).
       callback: called with each evaluation's record.
+      progress: ``progress(iteration, record)``, called after every compiled chunk
+        (``record=None``) and every evaluation, like ``jaxcfr.train``'s.
+      status: told about lowering and compiling (``begin`` / ``update`` / ``end``:
+        e.g. ``jaxcfr.runs.progress.make_status()``, which writes to stderr).
       cache: a game string is loaded from / stored in the cache of lowered games
         (``True``: ``~/.cache/jaxcfr/lowered``; or a directory; see :mod:`jaxcfr.cache`).
     """
-    lowered = as_lowered(game, cache=cache)
+    iterations = positive_int("iterations", iterations)
+    eval_every = optional_positive_int("eval_every", eval_every)
+    positive_int("chunk", chunk)
+    lowered = lower_reporting(game, status, cache=cache)
     solver = algorithm if isinstance(algorithm, Solver) else make_solver(
         algorithm, alternating=alternating)
     if isinstance(algorithm, Solver) and alternating is not None:
@@ -94,12 +103,25 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
     hyper = {k: v for k, v in (("alpha", alpha), ("beta", beta), ("gamma", gamma))
              if v is not None}
     runner = Runner(lowered, solver, hyper, precision=precision, chunk=chunk)
-    state, compile_seconds = runner.compile(runner.init())
-    iterations = int(iterations)
+    state, compile_seconds = compile_reporting(runner, runner.init(), status)
     start = time.perf_counter()
+
+    def on_record(record):
+        if callback is not None:
+            callback(record)
+        if progress is not None:
+            progress(record["iteration"], record)
+
+    def on_chunk(iteration):
+        if progress is not None:
+            progress(iteration, None)
+
+    on_chunk(0)
     out = run_loop(runner, state, total=iterations, eval_every=eval_every or iterations,
-                   hooks=Hooks(on_record=callback), compile_seconds=compile_seconds,
-                   wall=lambda: time.perf_counter() - start)
+                   hooks=Hooks(on_chunk=on_chunk, on_record=on_record),
+                   compile_seconds=compile_seconds, wall=lambda: time.perf_counter() - start)
+    if out.interrupted:            # between two chunks: solve has nothing to keep, so stop
+        raise KeyboardInterrupt
     average = runner.profile(out.state)
     profile = None
     if lowered.batch_size is None and average.ndim == 2:

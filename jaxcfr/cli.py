@@ -1,37 +1,100 @@
-"""The ``jaxcfr`` command line: validate, inspect, solve (and train / eval, see runs).
+"""The ``jaxcfr`` command line: games, validate, inspect, solve (and train / eval, see runs).
 
 Errors are printed as one line (``jaxcfr: error: ...``) with a non-zero exit
-status; ``--traceback`` (or ``JAXCFR_TRACEBACK=1``) shows the Python traceback.
+status; ``--traceback`` (anywhere on the line, or ``JAXCFR_TRACEBACK=1``) shows the
+Python traceback. Ctrl-C exits with status 130 and SIGTERM with 143, at any moment.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import inspect
 import json
 import os
+import platform
 import sys
 import time
-from typing import Callable, Sequence
+from typing import Callable, NoReturn, Sequence
 
 import numpy as np
 
+from jaxcfr.arguments import finite_float, optional_positive_int, positive_int
 from jaxcfr.precision import PRECISIONS
 from jaxcfr.runs.cli import add_eval_arguments, add_train_arguments, run_eval, run_train
 from jaxcfr.serialize import jsonable
+from jaxcfr.signals import RaisingInterrupts, exit_now, exit_status
 
-__all__ = ["main", "build_parser", "COMMANDS"]
+__all__ = ["main", "console_main", "exit_with", "build_parser", "COMMANDS"]
+
+DESCRIPTION = """\
+Solve imperfect-information extensive-form games (poker, dice, Gambit .efg files,
+your own Python games) with the counterfactual-regret-minimisation family: CFR, CFR+,
+LCFR, DCFR, PCFR+, DCFR+, PDCFR+ (jitted JAX steps, on CPU or GPU)."""
+EPILOG = """examples:
+  jaxcfr games                               the games and their parameters
+  jaxcfr validate "leduc_poker(ranks=4)"     check a game against the contract
+  jaxcfr inspect liars_dice                  sizes of the lowered game
+  jaxcfr solve kuhn_poker --iterations 1000  solve it and print the metrics
+  jaxcfr train configs/leduc.toml            a run from a config: checkpoints, metrics, plot
+  jaxcfr train --resume runs/leduc-...       continue a run
+  jaxcfr eval runs/leduc-.../profile.npz     metrics of a saved profile
+
+A GAME is a name from `jaxcfr games`, with parameters if it takes any
+("kuhn_poker(players=3)"), a Gambit .efg file, module:Class, or an OpenSpiel game
+string (openspiel:NAME(...)). Errors are one line; --traceback shows the Python
+traceback. Ctrl-C exits with status 130 (train writes a checkpoint first).
+More: README.md and docs/runs.md."""
+GAME_HELP = ("a game: a name from `jaxcfr games` (kuhn_poker, leduc_poker(ranks=4)), a .efg "
+             "file, module:Class or openspiel:NAME")
 
 #: name -> (add_arguments(parser), run(args) -> exit status, help).
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None],
                           Callable[[argparse.Namespace], int], str]] = {}
 
 
+# -- games ----------------------------------------------------------------
+def _games_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _games(args) -> int:
+    from jaxcfr.registry import game_parameters, registered_games
+    rows = []
+    for name, ctor in registered_games().items():
+        params = {k: (None if v is inspect.Parameter.empty else v)
+                  for k, v in game_parameters(ctor).items()}
+        rows.append({"name": name, "parameters": params, "description": _summary(ctor)})
+    if args.json:
+        print(json.dumps(jsonable({"games": rows})))
+        return 0
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        params = ", ".join(f"{k}={v!r}" for k, v in r["parameters"].items()) or "-"
+        print(f"{r['name']:<{width}}  {params}")
+        if r["description"]:
+            print(f"{'':<{width}}  {r['description']}")
+    print("\nAlso: a Gambit .efg file, module:Class(k=v), openspiel:NAME(k=v) "
+          "(with OpenSpiel installed).")
+    return 0
+
+
+def _summary(ctor) -> str:
+    """The first sentence of a docstring, on one line, without reST markup."""
+    paragraph = " ".join((inspect.getdoc(ctor) or "").split("\n\n")[0].split())
+    sentence = paragraph.split(". ")[0].rstrip(".")
+    return sentence.replace("``", "") + ("." if sentence else "")
+
+
+COMMANDS["games"] = (_games_args, _games, "list the games and their parameters")
+
+
 # -- validate -------------------------------------------------------------
 def _validate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("game", help="registered name (kuhn_poker, leduc_poker(ranks=4)), "
-                   "module:Class, or a .efg path")
-    p.add_argument("--trajectories", type=int, default=256, help="random trajectories (256)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("game", help=GAME_HELP)
+    p.add_argument("--trajectories", type=int, default=256,
+                   help="random root-to-leaf trajectories to probe (default: 256)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the probe (default: 0)")
 
 
 def _validate(args) -> int:
@@ -39,6 +102,7 @@ def _validate(args) -> int:
     from jaxcfr.registry import load_game
     from jaxcfr.size import estimate_size
     from jaxcfr.validate import validate_game_with
+    positive_int("--trajectories", args.trajectories)
     game = load_game(args.game)
     validate_game_with(game, trajectories=args.trajectories, seed=args.seed)
     print(f"{args.game}: conforms ({args.trajectories} trajectories, seed {args.seed})")
@@ -56,9 +120,10 @@ COMMANDS["validate"] = (_validate_args, _validate, "probe a game's contract on r
 
 # -- inspect --------------------------------------------------------------
 def _inspect_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("game", help="game string or .efg path")
+    p.add_argument("game", help=GAME_HELP)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--no-sort", action="store_true", help="keep first-met information-set order")
+    p.add_argument("--no-sort", action="store_true",
+                   help="keep first-met information-set order (default: Gambit's canonical order)")
     _cache_args(p)
 
 
@@ -70,30 +135,23 @@ def _cache_args(p: argparse.ArgumentParser) -> None:
                    "(default: all cores for a large game)")
 
 
-def _lower_for_cli(args, sort: bool = True):
-    """``args.game`` lowered through the cache (unless --no-cache), with progress on stderr;
-    returns ``(lowered, cache status)``."""
-    from jaxcfr import cache
-    from jaxcfr.lowering import lower
-    from jaxcfr.registry import load_game
-    from jaxcfr.runs.progress import LoweringProgress
-    display = LoweringProgress(sys.stderr)
-    options = dict(sort_infosets=sort, name=args.game, progress=display, log=display.log,
-                   workers=args.workers)
-    try:
-        directory = None if args.no_cache else cache.resolve(True)
-        if directory is None:
-            return lower(load_game(args.game), **options), "off"
-        return cache.lower_cached(args.game, directory, lambda g: lower(g, **options),
-                                  name=args.game, sort=sort, log=display.log)
-    finally:
-        display.close()
+def _lower_for_cli(args, status, sort: bool = True, report: dict | None = None):
+    """``args.game`` lowered through the cache (unless --no-cache), telling ``status``;
+    ``report["cache"]`` says what the cache did."""
+    from jaxcfr.loop import lower_reporting
+    if args.workers is not None:
+        positive_int("--workers", args.workers)
+    return lower_reporting(args.game, status, cache=not args.no_cache, sort_infosets=sort,
+                           workers=args.workers, report=report)
 
 
 def _inspect(args) -> int:
-    start = time.perf_counter()
-    lowered, cached = _lower_for_cli(args, sort=not args.no_sort)
+    from jaxcfr.runs.progress import make_status
+    start, report = time.perf_counter(), {}
+    with make_status(stream=sys.stderr) as status:
+        lowered = _lower_for_cli(args, status, sort=not args.no_sort, report=report)
     seconds = time.perf_counter() - start
+    cached = report["cache"]
     sizes = lowered.sizes()
     sizes["seconds"] = seconds
     sizes["players"] = lowered.num_players
@@ -120,36 +178,59 @@ COMMANDS["inspect"] = (_inspect_args, _inspect, "lower a game and print its size
 
 # -- solve ----------------------------------------------------------------
 def _solve_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("game", help="game string or .efg path")
+    p.add_argument("game", help=GAME_HELP)
     from jaxcfr.solvers import ALGORITHMS, HYPERPARAMETERS
     p.add_argument("--algorithm", default="cfr+",
-                   help=f"{', '.join(ALGORITHMS)} (default cfr+)")
-    p.add_argument("--iterations", type=int, default=1000)
+                   help=f"one of {', '.join(ALGORITHMS)} (default: cfr+)")
+    p.add_argument("--iterations", type=int, default=1000,
+                   help="iterations to run (default: 1000)")
     for name in HYPERPARAMETERS:
-        p.add_argument(f"--{name}", type=float, help="override the preset's default")
+        p.add_argument(f"--{name}", type=float,
+                       help=f"{name} of the discounting / averaging rule (default: the "
+                            "preset's, see README 'Algorithms')")
     order = p.add_mutually_exclusive_group()
-    order.add_argument("--alternating", dest="alternating", action="store_true", default=None)
-    order.add_argument("--simultaneous", dest="alternating", action="store_false")
-    p.add_argument("--precision", choices=tuple(PRECISIONS), default="float32")
-    p.add_argument("--eval-every", type=int, help="print metrics every N iterations")
+    order.add_argument("--alternating", dest="alternating", action="store_true", default=None,
+                       help="update the players one after the other (default: the preset's)")
+    order.add_argument("--simultaneous", dest="alternating", action="store_false",
+                       help="update all players at once")
+    p.add_argument("--precision", choices=tuple(PRECISIONS), default="float32",
+                   help="floating-point precision (default: float32)")
+    p.add_argument("--eval-every", type=int, metavar="N",
+                   help="evaluate and print the metrics every N iterations (default: only at "
+                        "the end)")
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress on stderr (lowering, compiling, iterating)")
     _cache_args(p)
 
 
 def _solve(args) -> int:
     from jaxcfr.api import solve
-    if args.iterations < 1:
-        raise ValueError("--iterations must be at least 1")
+    from jaxcfr.runs.progress import make_progress, make_status
+    from jaxcfr.solvers import HYPERPARAMETERS, make_solver
+    positive_int("--iterations", args.iterations)
+    optional_positive_int("--eval-every", args.eval_every)
+    for name in HYPERPARAMETERS:
+        if getattr(args, name) is not None:
+            finite_float(f"--{name}", getattr(args, name))
+    make_solver(args.algorithm, alternating=args.alternating)     # a bad name: before lowering
 
     def report(m):
         if not args.json:
             print(f"iteration {m['iteration']:>8}  {m['metric_name']} {float(m['metric']):.6g}",
                   flush=True)
 
-    lowered, _ = _lower_for_cli(args)
-    result = solve(lowered, args.algorithm, args.iterations, eval_every=args.eval_every,
-                   alternating=args.alternating, alpha=args.alpha, beta=args.beta,
-                   gamma=args.gamma, precision=args.precision, callback=report)
+    display = make_progress(args.iterations, quiet=args.quiet, stream=sys.stderr)
+    try:
+        with make_status(quiet=args.quiet, stream=sys.stderr) as status:
+            lowered = _lower_for_cli(args, status)
+            result = solve(lowered, args.algorithm, args.iterations,
+                           eval_every=args.eval_every, alternating=args.alternating,
+                           alpha=args.alpha, beta=args.beta, gamma=args.gamma,
+                           precision=args.precision, callback=report, progress=display,
+                           status=status)
+    finally:
+        display.close()
     final = result.final
     out = {"game": args.game, "algorithm": result.solver.name, "iterations": args.iterations,
            "alternating": result.solver.alternating,
@@ -178,20 +259,58 @@ COMMANDS["eval"] = (add_eval_arguments, run_eval,
 
 
 # -- entry point ----------------------------------------------------------
+def _version() -> str:
+    try:
+        version = importlib.metadata.version("jaxcfr")
+    except importlib.metadata.PackageNotFoundError:
+        version = "(not installed)"
+    import jax
+    return (f"jaxcfr {version} (JAX {jax.__version__}, Python {platform.python_version()}, "
+            f"{platform.system()} {platform.machine()})")
+
+
+def _common_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """``--traceback``, accepted before and after the command (``SUPPRESS``: a subcommand's
+    absent flag does not reset the top-level one)."""
+    parser.add_argument("--traceback", action="store_true",
+                        default=False if top else argparse.SUPPRESS,
+                        help="show the Python traceback of an error")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jaxcfr", description=__doc__.splitlines()[0])
-    parser.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parser = argparse.ArgumentParser(prog="jaxcfr", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=_version())
+    _common_options(parser, top=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
+                                title="commands")
     for name, (add_args, _, help_text) in COMMANDS.items():
-        add_args(sub.add_parser(name, help=help_text, description=help_text))
+        p = sub.add_parser(name, help=help_text, description=help_text[:1].upper() + help_text[1:]
+                           + ".")
+        add_args(p)
+        _common_options(p, top=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``jaxcfr COMMAND ...``: returns the exit status (0 done, 2 error, 130 interrupted)."""
+    """``jaxcfr COMMAND ...``: returns the exit status (0 done, 2 error, 130 interrupted,
+    143 terminated)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     return _execute(COMMANDS[args.command][1], args, "jaxcfr", args.traceback)
+
+
+def exit_with(status: int) -> NoReturn:
+    """End the process with ``status``; after an interruption without interpreter shutdown
+    (:func:`jaxcfr.signals.exit_now`: XLA may still be compiling on its threads)."""
+    if status in (130, 143):
+        exit_now(status)
+    sys.exit(status)
+
+
+def console_main() -> NoReturn:
+    """The ``jaxcfr`` executable and ``python -m jaxcfr``."""
+    exit_with(main())
 
 
 def train_script(argv: Sequence[str] | None = None, *, default_config: str | None = None,
@@ -200,9 +319,23 @@ def train_script(argv: Sequence[str] | None = None, *, default_config: str | Non
     parser = argparse.ArgumentParser(prog=prog, description="Train from a run config "
                                      "(TOML); see docs/runs.md.")
     add_train_arguments(parser, default_config=default_config)
-    parser.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
+    _common_options(parser, top=True)
     args = parser.parse_args(argv)
     return _execute(run_train, args, prog, args.traceback)
+
+
+def describe_error(e: BaseException) -> str:
+    """The one line a user sees for an error: ``error: ...`` (``internal error`` for a bug)."""
+    from jaxcfr.game import GameError
+    if isinstance(e, OSError) and e.strerror and e.filename is not None:
+        # "No such file or directory: configs/config.toml", not "[Errno 2] ..."
+        target = os.fsdecode(e.filename)
+        if e.filename2 is not None:
+            target += f" -> {os.fsdecode(e.filename2)}"
+        return f"error: {e.strerror}: {target}"
+    if isinstance(e, (GameError, ValueError, OSError, KeyError, ArithmeticError)):
+        return f"error: {e.args[0] if isinstance(e, KeyError) and e.args else e}"
+    return f"internal error ({type(e).__name__}): {e}"
 
 
 def _execute(run: Callable[[argparse.Namespace], int], args: argparse.Namespace, prog: str,
@@ -212,16 +345,24 @@ def _execute(run: Callable[[argparse.Namespace], int], args: argparse.Namespace,
     if getattr(args, "command", "train") in ("solve", "train", "eval"):
         from jaxcfr.engine import enable_compilation_cache
         enable_compilation_cache()
+    interrupts = RaisingInterrupts()
     try:
-        return int(run(args) or 0)
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
+        with interrupts:
+            status = int(run(args) or 0)
+    except KeyboardInterrupt as e:
+        return _interrupted(prog, exit_status(e, stopped_by=interrupts.signal_name))
     except Exception as e:  # noqa: BLE001 - one line for the user, traceback on request
+        if interrupts.signal_name is not None:       # the interrupt, turned into an error
+            return _interrupted(prog, exit_status(stopped_by=interrupts.signal_name))
         if show_tb:
             raise
-        from jaxcfr.game import GameError
-        kind = "error" if isinstance(e, (GameError, ValueError, OSError, KeyError)) else \
-            f"internal error ({type(e).__name__})"
-        print(f"{prog}: {kind}: {e}", file=sys.stderr)
+        print(f"{prog}: {describe_error(e)}", file=sys.stderr)
         return 2
+    if interrupts.signal_name is not None and status == 0:    # seen too late to stop it
+        return _interrupted(prog, exit_status(stopped_by=interrupts.signal_name))
+    return status
+
+
+def _interrupted(prog: str, status: int) -> int:
+    print(f"{prog}: {'terminated' if status == 143 else 'interrupted'}", file=sys.stderr)
+    return status

@@ -13,12 +13,17 @@ probe (:mod:`jaxcfr.validate`) and the walker (:mod:`jaxcfr.lowering`) all build
 from __future__ import annotations
 
 import math
+import numbers
+import os
+import traceback
 from typing import Any, Hashable, NamedTuple, Sequence
 
 __all__ = ["CHANCE", "TERMINAL", "GameError", "format_history", "DECISION", "CHANCE_NODE",
            "TERMINAL_NODE", "NodeInfo", "inspect_node", "check_protocol",
            "check_terminal_step_refused", "player_to_act_consistent", "hashable_key",
-           "CHANCE_SUM_TOLERANCE", "MAX_TRAJECTORY_LENGTH", "PROTOCOL_METHODS"]
+           "CHANCE_SUM_TOLERANCE", "MAX_TRAJECTORY_LENGTH", "PROTOCOL_METHODS",
+           "game_exception", "check_clone_independent", "clone_error", "node_snapshot",
+           "real_number", "acting_player"]
 
 #: ``player_to_act()`` at a chance node.
 CHANCE = -1
@@ -121,6 +126,104 @@ def _fail(rule: str, message: str, history: Sequence[Any], infoset: Any = None):
     raise GameError(message, rule=rule, history=history, infoset=infoset)
 
 
+def _is_bool(x: Any) -> bool:
+    """A Python or NumPy bool (NumPy's is not a ``bool`` subclass)."""
+    return isinstance(x, bool) or (type(x).__module__ == "numpy" and
+                                   type(x).__name__ in ("bool", "bool_"))
+
+
+def real_number(x: Any) -> float | None:
+    """``float(x)`` for a real number (int, float, Fraction, Decimal, NumPy scalars), else None.
+
+    Strings are not numbers here (``float("1")`` would accept them), nor are bools.
+    Raises ``OverflowError`` for an integer or fraction too large for a float.
+    """
+    if isinstance(x, (str, bytes, bytearray)) or _is_bool(x) or \
+            not hasattr(type(x), "__float__"):
+        return None
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def acting_player(player: Any, num_players: int) -> int | None:
+    """``player`` as an int if it is an integer in ``0..num_players-1`` (NumPy integers
+    too, bools not), else None."""
+    if _is_bool(player) or not isinstance(player, numbers.Integral):
+        return None
+    player = int(player)
+    return player if 0 <= player < num_players else None
+
+
+def _unequal_to_itself(key: Any) -> bool:
+    """Whether ``key`` (or a part of a tuple / frozenset key) is not equal to itself (NaN)."""
+    if isinstance(key, (str, bytes, int)):
+        return False
+    if isinstance(key, (tuple, frozenset)):
+        return any(_unequal_to_itself(k) for k in key)
+    try:
+        return bool(key != key)
+    except Exception:  # noqa: BLE001 - a key that cannot compare to itself is no key
+        return True
+
+
+#: Source files of the checks themselves: an exception raised in them is a jaxcfr bug,
+#: not the game's (see game_exception).
+_CHECKER_FILES = {os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+                  for name in ("contract.py", "validate.py", "lowering.py")}
+
+
+def game_exception(exc: BaseException, history: Sequence[Any]) -> GameError | None:
+    """The GameError for an exception the game's own code raised, or None for one of ours.
+
+    The message names the exception and the innermost frame of the game's code
+    (``KeyError: 'x' in legal_actions() at mygame.py:42``), under the rule
+    ``game-exception`` with ``history``.
+    """
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames or os.path.abspath(frames[-1].filename) in _CHECKER_FILES:
+        return None
+    where = frames[-1]
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return GameError(f"the game raised {detail} in {where.name}() at "
+                     f"{os.path.basename(where.filename)}:{where.lineno}",
+                     rule="game-exception", history=history)
+
+
+def node_snapshot(state: Game, info: "NodeInfo") -> tuple:
+    """What a state reports at a node (kind, player, actions, probabilities, returns, the
+    acting player's key): equal before and after anything that must not change it."""
+    key = state.infoset_key(info.player) if info.kind == DECISION else None
+    return (bool(state.is_terminal()), bool(state.is_chance()), info.kind, info.player,
+            info.actions, info.probs, info.returns, key)
+
+
+def check_clone_independent(state: Game, info: "NodeInfo", action: Any, num_players: int,
+                            history: Sequence[Any]) -> None:
+    """Stepping a clone of ``state`` must leave ``state`` as it was (rule ``clone``).
+
+    Catches clones that share a mutable history (or any other state) with their
+    original: the random probe and the exhaustive walk both step clones.
+    """
+    before = node_snapshot(state, info)
+    probe = state.clone()
+    if probe is state:
+        _fail("clone", "clone() returned the state itself (it must return an independent copy)",
+              history)
+    probe.step(action)
+    again = inspect_node(state, num_players, history)
+    if node_snapshot(state, again) != before:
+        raise clone_error(action, history)
+
+
+def clone_error(action: Any, history: Sequence[Any]) -> GameError:
+    """The ``clone`` rule's error: stepping a clone with ``action`` changed the original."""
+    return GameError(f"stepping a clone with {action!r} changed the original state (clone() "
+                     "must return an independent copy: copy mutable histories and lists)",
+                     rule="clone", history=history)
+
+
 def inspect_node(state: Game, num_players: int, history: Sequence[Any],
                  *, require_enumerable: bool = False) -> NodeInfo:
     """Check the node-local rules at ``state`` and return what it reported.
@@ -142,17 +245,16 @@ def inspect_node(state: Game, num_players: int, history: Sequence[Any],
     if terminal and chance:
         _fail("node-type", "is_terminal() and is_chance() are both true", history)
     if terminal:
-        returns = state.terminal_returns()
-        try:
-            returns = tuple(float(r) for r in returns)
-        except (TypeError, ValueError):
-            _fail("terminal-returns", f"terminal_returns() is not a sequence of numbers: {returns!r}",
-                  history)
-        if len(returns) != num_players:
-            _fail("terminal-returns",
-                  f"terminal_returns() has {len(returns)} entries for {num_players} players", history)
-        if not all(math.isfinite(r) for r in returns):
-            _fail("terminal-returns", f"terminal_returns() is not finite: {returns}", history)
+        returns = _returns(state.terminal_returns(), num_players, history)
+        again = _returns(state.terminal_returns(), num_players, history)
+        if again != returns:
+            _fail("nondeterministic", f"terminal_returns() gave {returns}, then {again} at the "
+                  "same history (a game must be deterministic: randomness belongs in chance "
+                  "nodes)", history)
+        actions = tuple(state.legal_actions())
+        if actions:
+            _fail("terminal-legal-actions", f"legal_actions() must be empty at a terminal node, "
+                  f"got {list(actions)}", history)
         return NodeInfo(TERMINAL_NODE, TERMINAL, (), None, returns)
 
     actions = tuple(state.legal_actions())
@@ -164,18 +266,25 @@ def inspect_node(state: Game, num_players: int, history: Sequence[Any],
         if outcomes is None:
             if require_enumerable:
                 _fail("chance-not-enumerable",
-                      "chance_outcomes() is None: this chance node cannot be enumerated "
-                      "(exact lowering needs enumerable chance; use sampled chance)", history)
+                      "chance_outcomes() is None: this chance node cannot be enumerated, and "
+                      "lowering the whole tree needs every chance node's outcomes and "
+                      "probabilities", history)
             return NodeInfo(CHANCE_NODE, CHANCE, (), None, None)
         outcomes = list(outcomes)
         if not outcomes:
             _fail("chance-empty", "chance_outcomes() is empty", history)
         try:
             chance_actions = tuple(a for a, _ in outcomes)
-            probs = tuple(float(p) for _, p in outcomes)
+            probs = tuple(real_number(p) for _, p in outcomes)
         except (TypeError, ValueError):
             _fail("chance-outcomes", f"chance_outcomes() must be (action, probability) pairs, "
                   f"got {outcomes!r}", history)
+        except OverflowError:
+            _fail("chance-probability", "a chance probability is too large for a float", history)
+        if None in probs:
+            _fail("chance-outcomes", f"chance_outcomes() must pair each action with a number, "
+                  f"got {outcomes!r}", history)
+        _hashable_actions(chance_actions, "chance_outcomes()", history)
         for a, p in zip(chance_actions, probs):
             if not math.isfinite(p) or p < 0:
                 _fail("chance-probability",
@@ -193,13 +302,51 @@ def inspect_node(state: Game, num_players: int, history: Sequence[Any],
               "chance_outcomes() must be None at a decision node", history)
     if not actions:
         _fail("decision-empty", "legal_actions() is empty at a non-terminal decision node", history)
+    _hashable_actions(actions, "legal_actions()", history)
     if len(set(actions)) != len(actions):
         _fail("decision-duplicate", f"legal_actions() repeats an action: {list(actions)}", history)
-    player = state.player_to_act()
-    if not isinstance(player, int) or not 0 <= player < num_players:
-        _fail("player", f"player_to_act() is {player!r} at a decision node "
-              f"(must be in 0..{num_players - 1})", history)
+    raw = state.player_to_act()
+    player = acting_player(raw, num_players)
+    if player is None:
+        _fail("player", f"player_to_act() is {raw!r} at a decision node "
+              f"(must be an integer in 0..{num_players - 1})", history)
     return NodeInfo(DECISION, player, actions, None, None)
+
+
+def _returns(raw: Any, num_players: int, history: Sequence[Any]) -> tuple:
+    """``terminal_returns()`` as floats, or the ``terminal-returns`` error."""
+    try:
+        items = list(raw)
+    except TypeError:
+        _fail("terminal-returns", f"terminal_returns() is not a sequence of numbers: {raw!r}",
+              history)
+    try:
+        returns = tuple(real_number(r) for r in items)
+    except OverflowError:
+        _fail("terminal-returns", "terminal_returns() holds a number too large for a float "
+              f"(over {_FLOAT_MAX:.3g})", history)
+    if None in returns:
+        bad = items[returns.index(None)]
+        _fail("terminal-returns", f"terminal_returns() must be numbers, got {bad!r} "
+              f"({type(bad).__name__}) in {raw!r}", history)
+    if len(returns) != num_players:
+        _fail("terminal-returns",
+              f"terminal_returns() has {len(returns)} entries for {num_players} players", history)
+    if not all(math.isfinite(r) for r in returns):
+        _fail("terminal-returns", f"terminal_returns() is not finite: {returns}", history)
+    return returns
+
+
+_FLOAT_MAX = 1.7976931348623157e308
+
+
+def _hashable_actions(actions: tuple, where: str, history: Sequence[Any]) -> None:
+    for a in actions:
+        try:
+            hash(a)
+        except TypeError:
+            _fail("action-hashable", f"{where} lists {a!r}, which is not hashable (actions "
+                  "must be hashable: use a tuple, not a list)", history)
 
 
 def check_terminal_step_refused(state: Game, history: Sequence[Any]) -> None:
@@ -228,9 +375,12 @@ def player_to_act_consistent(state: Game, info: NodeInfo, history: Sequence[Any]
 
 
 def hashable_key(key: Hashable, history: Sequence[Any], player: int) -> Hashable:
-    """Return ``key`` if it is hashable, else raise a GameError."""
+    """Return ``key`` if it is hashable and equal to itself, else raise a GameError."""
     try:
         hash(key)
     except TypeError:
         _fail("infoset-key", f"infoset_key({player}) is not hashable: {key!r}", history)
+    if _unequal_to_itself(key):
+        _fail("infoset-key", f"infoset_key({player}) is not equal to itself (a NaN?): {key!r}",
+              history)
     return key

@@ -35,6 +35,8 @@ import numpy as np
 
 from jaxcfr import analytics, sampling
 from jaxcfr import precision as _precision
+from jaxcfr.arguments import finite_float, positive_int
+from jaxcfr.numerics import check_payoff_range
 from jaxcfr.solvers import (HYPERPARAMETERS, HyperParams, Solver, SolverState, average_strategy,
                             current_strategy)
 from jaxcfr.stack import forest as stack_forest
@@ -162,7 +164,7 @@ class Runner:
         self.dtype = _precision.dtype_of(precision)
         self.lowered = lowered
         self.solver = solver
-        self.chunk = int(chunk)
+        self.chunk = positive_int("chunk", chunk)
         self.structure = lowered.structure
         self.games_batched = lowered.batch_size is not None
         hyperparams = dict(hyperparams or {})
@@ -170,8 +172,12 @@ class Runner:
         if unknown:
             raise ValueError(f"unknown run parameter(s) {sorted(unknown)}; known: "
                              f"{', '.join(RUN_PARAMETERS)}")
+        for k in set(hyperparams) & set(HYPERPARAMETERS):
+            for x in ([] if hyperparams[k] is None else np.ravel(hyperparams[k])):
+                finite_float(k, x)
         self.settings = {k: list(np.ravel(v)) for k, v in hyperparams.items()
                          if np.ndim(v) > 0}            # the parameters that vary in the batch
+        check_payoff_range(lowered.tensors.payoff, self.dtype, lowered.name or "the game")
         with self.scope():
             self.tensors = to_device(lowered.tensors, self.dtype)
             self.hp = solver.hyperparams(**hyperparams, dtype=self.dtype)

@@ -6,7 +6,8 @@ The contract (checked by :func:`jaxcfr.validate` on random trajectories and
 exhaustively by :func:`jaxcfr.lower`) is:
 
 * ``is_terminal()`` and ``is_chance()`` are never both true.
-* At a terminal node ``terminal_returns()`` gives one finite payoff per player,
+* At a terminal node ``terminal_returns()`` gives one finite payoff per player
+  (numbers, not strings; the same on every call), ``legal_actions()`` is empty,
   and ``step`` raises :class:`GameError`.
 * At a chance node ``legal_actions()`` is empty and either
   ``chance_outcomes()`` lists ``(action, probability)`` pairs (non-empty,
@@ -14,10 +15,15 @@ exhaustively by :func:`jaxcfr.lower`) is:
   (chance that cannot be enumerated) and the node is driven by
   ``sample_chance(rng)``.
 * At a decision node ``legal_actions()`` is non-empty and duplicate-free and
-  ``chance_outcomes()`` is ``None``.
-* ``infoset_key(player)`` is identical for histories the player cannot
-  distinguish and differs otherwise; every history that shares a key has the
-  same ordered ``legal_actions()`` (that order indexes regrets and strategies).
+  ``chance_outcomes()`` is ``None``; ``player_to_act()`` is an integer (NumPy
+  integers too, not a bool) in ``0..num_players-1``.
+* Actions are hashable. ``infoset_key(player)`` is hashable, equal to itself (no
+  NaN), identical for histories the player cannot distinguish and different
+  otherwise; every history that shares a key has the same ordered
+  ``legal_actions()`` (that order indexes regrets and strategies).
+* ``clone()`` is independent: stepping a clone leaves the original as it was.
+* Any other exception from the game's own methods is reported as the rule
+  ``game-exception``, with the history and the game's line that raised it.
 
 Example::
 

@@ -15,17 +15,24 @@ is a list with one entry per member, games outer and settings inner.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from typing import Any, Callable
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
+from jaxcfr.arguments import nonnegative_int, positive_int
 from jaxcfr.engine import Runner
+from jaxcfr.lowering import as_lowered
+from jaxcfr.registry import load_game
 from jaxcfr.serialize import jsonable
 from jaxcfr.solvers import SolverState
+from jaxcfr.tensors import LoweredGame
 
-__all__ = ["RECORD_KEYS", "Hooks", "LoopResult", "run_loop", "make_record", "iteration_of"]
+__all__ = ["RECORD_KEYS", "Hooks", "LoopResult", "run_loop", "make_record", "iteration_of",
+           "lower_reporting", "compile_reporting"]
 
 #: The keys of every metric record, in order (documented in the module docstring).
 RECORD_KEYS = ("iteration", "metric", "metric_name", "exploitability", "nash_conv", "nash_gap",
@@ -65,6 +72,44 @@ class LoopResult:
 def iteration_of(state: SolverState) -> int:
     """Iterations done (``iteration`` is ``[B]`` for a stacked game, all equal)."""
     return int(np.asarray(state.iteration).reshape(-1)[0])
+
+
+def lower_reporting(game, status=None, **lower_kwargs) -> LoweredGame:
+    """:func:`jaxcfr.lowering.as_lowered` of ``game``, telling ``status`` what it does.
+
+    ``status`` (optional) has ``begin(text)``, ``update(text)``, ``note(text)`` and
+    ``end(text)`` (:class:`jaxcfr.runs.progress.Status`): it hears ``lowering NAME``, the
+    nodes walked every few thousand nodes with the rate, lowering's news (the size
+    estimate, how the walk is split, a cache hit), and the lowered sizes. A game string
+    goes through the cache of lowered games when ``cache`` says so.
+    """
+    if status is None or isinstance(game, LoweredGame):
+        return as_lowered(game, **lower_kwargs)
+    if isinstance(game, (str, os.PathLike)):       # a game that does not load: no status line
+        lower_kwargs["name"] = lower_kwargs.get("name") or os.fspath(game)
+        load_game(game)
+    name = lower_kwargs.get("name") or type(game).__name__
+    status.begin(f"lowering {name}")
+    start = time.perf_counter()
+    lowered = as_lowered(game, progress=status.nodes(f"lowering {name}"), log=status.note,
+                         **lower_kwargs)
+    sizes = lowered.sizes()
+    status.end(f"lowered {name}: {sizes['nodes']:,} nodes, {sum(sizes['infosets']):,} "
+               f"information sets ({time.perf_counter() - start:.1f} s)")
+    return lowered
+
+
+def compile_reporting(runner: Runner, state: SolverState, status=None
+                      ) -> tuple[SolverState, float]:
+    """:meth:`Runner.compile`, telling ``status`` (see :func:`lower_reporting`) about it."""
+    if status is not None:
+        members = runner.batch_members
+        status.begin(f"compiling {runner.solver.name} ({runner.dtype.name}"
+                     f"{f', {members} members' if members > 1 else ''})")
+    state, seconds = runner.compile(state)
+    if status is not None:
+        status.end(f"compiled in {seconds:.1f} s")
+    return state, seconds
 
 
 def _per_member(x, batched: bool, players: bool) -> np.ndarray:
@@ -127,6 +172,9 @@ def run_loop(runner: Runner, state: SolverState, *, total: int, eval_every: int,
         then lost; the caller's last checkpoint is what survives). Between chunks a
         ``KeyboardInterrupt`` from a hook ends the loop with ``interrupted=True``.
     """
+    total = positive_int("iterations", total)
+    eval_every = positive_int("eval_every", eval_every)
+    checkpoint_every = nonnegative_int("checkpoint_every", checkpoint_every)
     hooks = hooks or Hooks()
     stop_requested = hooks.stop_requested or (lambda: False)
     it = iteration_of(state)
@@ -156,6 +204,7 @@ def run_loop(runner: Runner, state: SolverState, *, total: int, eval_every: int,
                     wall_seconds=None if wall is None else wall(),
                     iterations_per_second=seg_iters / seg_seconds if seg_seconds > 0 else None)
                 seg_iters, seg_seconds = 0, 0.0
+                _check_finite(runner, state, rec)
                 records.append(rec)
                 if hooks.on_record is not None:
                     hooks.on_record(rec)
@@ -168,6 +217,20 @@ def run_loop(runner: Runner, state: SolverState, *, total: int, eval_every: int,
         interrupted = True
     interrupted = interrupted or it < total
     return LoopResult(state, it, records, interrupted, run_iters, run_seconds)
+
+
+def _check_finite(runner: Runner, state: SolverState, record: dict[str, Any]) -> None:
+    """A state or metric that is not finite (NaN / inf; a metric is written as null) ends
+    the run: regret matching would quietly play uniform from there on."""
+    metric = record["metric"]
+    values = metric if isinstance(metric, list) else [metric]
+    with runner.scope():
+        finite = all(bool(jnp.isfinite(x).all()) for x in state[:3])
+    if not finite or any(v is None for v in values):
+        raise FloatingPointError(
+            f"iteration {record['iteration']}: the {'metrics' if finite else 'solver state'} "
+            "holds NaN or inf: the solver's sums overflowed; run in float64 or rescale the "
+            "payoffs")
 
 
 def _donated(state: SolverState) -> bool:

@@ -135,15 +135,20 @@ def _check_estimate(size: SizeEstimate, num_players: int, budget: int, log: Log 
             "memory_budget= or JAXCFR_MEMORY_BUDGET to raise it)", rule="memory-budget")
 
 
-def as_lowered(game, *, cache=None, **lower_kwargs) -> LoweredGame:
+def as_lowered(game, *, cache=None, report: dict | None = None,
+               **lower_kwargs) -> LoweredGame:
     """A game string, a Game or a LoweredGame as a LoweredGame (lowering it if needed).
 
     A game string names the lowered game (``LoweredGame.name``). With ``cache``
     (``True``: the default directory; or a directory), a game string is looked up
     in the on-disk cache of lowered games first and stored there after lowering
-    (:mod:`jaxcfr.cache`; ``JAXCFR_NO_CACHE=1`` turns it off).
+    (:mod:`jaxcfr.cache`; ``JAXCFR_NO_CACHE=1`` turns it off). ``report`` (a dict, optional)
+    receives ``"cache"``: what the cache did (``hit: PATH``, ``stored: PATH``, ``off``, ...).
     """
+    report = {} if report is None else report
+    report["cache"] = "off"
     if isinstance(game, LoweredGame):
+        report["cache"] = "not used: already lowered"
         return game
     name = lower_kwargs.pop("name", "")
     if isinstance(game, (str, os.PathLike)):
@@ -151,10 +156,11 @@ def as_lowered(game, *, cache=None, **lower_kwargs) -> LoweredGame:
         name = name or text
         directory = _cache.resolve(cache)
         if directory is not None and lower_kwargs.get("abstraction") is None:
-            return _cache.lower_cached(
+            lowered, report["cache"] = _cache.lower_cached(
                 text, directory, lambda g: lower(g, name=name, **lower_kwargs),
                 name=name, sort=lower_kwargs.get("sort_infosets", True),
-                memory_budget=lower_kwargs.get("memory_budget"), log=lower_kwargs.get("log"))[0]
+                memory_budget=lower_kwargs.get("memory_budget"), log=lower_kwargs.get("log"))
+            return lowered
         game = load_game(text)
     return lower(game, name=name, **lower_kwargs)
 

@@ -4,6 +4,9 @@
 mask, uniform where nothing is positive": regret matching (on regrets), the average
 strategy (on strategy sums) and a profile's distributions (on stored probabilities)
 are all this function. It never divides by zero and is exactly 0 outside the mask.
+
+:func:`check_payoff_range` refuses payoffs whose regret sums would overflow the run's
+precision, before anything is computed (instead of finishing with NaN metrics).
 """
 
 from __future__ import annotations
@@ -11,7 +14,30 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["normalise", "trail"]
+__all__ = ["normalise", "trail", "check_payoff_range", "PAYOFF_HEADROOM"]
+
+#: How many times the largest payoff a run's sums must be able to hold: values add up
+#: payoffs, and regrets and strategy sums add up values over up to ~2**32 iterations.
+PAYOFF_HEADROOM = 2.0 ** 32
+
+
+def check_payoff_range(payoff, dtype, name: str = "the game") -> None:
+    """Raise ``ValueError`` when ``payoff`` ``[N, P]`` is too large for ``dtype``'s sums.
+
+    The limit is ``finfo(dtype).max / PAYOFF_HEADROOM`` (7.9e28 in float32, 4.2e298 in
+    float64); CFR is unchanged by scaling every payoff by one positive number, so a
+    game past it can be rescaled (or run in float64).
+    """
+    dtype = np.dtype(dtype)
+    largest = float(np.max(np.abs(payoff), initial=0.0))
+    limit = float(np.finfo(dtype).max) / PAYOFF_HEADROOM
+    if not largest <= limit:                               # also catches NaN
+        hint = ("run it in float64 (precision=\"float64\", --precision float64) or divide every "
+                "payoff by one positive number (the equilibria do not change)"
+                if dtype == np.float32 else "divide every payoff by one positive number (the "
+                "equilibria do not change)")
+        raise ValueError(f"{name} has payoffs up to {largest:.3g}, too large for {dtype.name} "
+                         f"(the regret sums need |payoff| <= {limit:.2g}): {hint}")
 
 
 def trail(x, ndim: int):

@@ -16,8 +16,11 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import numbers
+import os
 import random
+import sys
 from typing import Any, Hashable
 
 import numpy as np
@@ -165,11 +168,30 @@ def load(text: str) -> OpenSpielGame:
         raise GameError(f"unknown OpenSpiel game {name!r} (see pyspiel.registered_names())",
                         rule="game-string")
     try:
-        game = pyspiel.load_game(text)
+        with _native_stderr_dropped():   # OpenSpiel also prints its error there: say it once
+            game = pyspiel.load_game(text)
     except pyspiel.SpielError as e:
         raise GameError(f"cannot load openspiel:{text}: {_first_line(e)}",
                         rule="game-string") from None
     return wrap(game)
+
+
+@contextlib.contextmanager
+def _native_stderr_dropped():
+    """Send what native code writes to file descriptor 2 nowhere, within the block."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def tabular_policy(profile, pyspiel_game, game: Game):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import zipfile
 from pathlib import Path
 from typing import Any, Hashable, Sequence
 
@@ -200,17 +201,29 @@ class Profile:
         """Read a profile written by :meth:`save` (give the ``.npz``, the ``.json`` or the stem)."""
         base = _base(path)
         json_path = base.with_name(base.name + ".json")
+        npz_path = base.with_name(base.name + ".npz")
+        if not json_path.is_file():
+            if npz_path.is_file():
+                raise FileNotFoundError(f"profile {npz_path} has no {json_path.name} beside it "
+                                        "(its keys and action labels; Profile.save writes both)")
+            raise FileNotFoundError(f"no profile {os.fspath(path)}")
         try:
             meta = json.loads(json_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ValueError(f"{json_path}: not a valid profile sidecar: {e}") from None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             raise ValueError(f"{json_path} is not a jaxcfr profile")
         if meta.get("version") != FORMAT_VERSION:
             raise ValueError(f"{json_path}: profile format version {meta.get('version')!r}; "
                              f"this jaxcfr reads version {FORMAT_VERSION}")
-        with np.load(base.with_name(base.name + ".npz"), allow_pickle=False) as z:
-            probs = z["probs"]
+        if not npz_path.is_file():
+            raise FileNotFoundError(f"profile {json_path} has no {npz_path.name} beside it (its "
+                                    "probabilities; Profile.save writes both)")
+        try:
+            with np.load(npz_path, allow_pickle=False) as z:
+                probs = z["probs"]
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+            raise ValueError(f"{npz_path} is not a readable profile: {e}") from None
         keys = [(int(p), decode_label(k)) for p, k in meta["keys"]]
         actions = [tuple(decode_label(a) for a in acts) for acts in meta["actions"]]
         if len(keys) != len(actions) or probs.shape[0] != len(keys):
@@ -244,7 +257,9 @@ class Profile:
 def evaluate_profile(profile: Profile, game=None, *, precision: str = "float32") -> dict[str, Any]:
     """Values, best-response values, NashConv / exploitability of ``profile`` in ``game``.
 
-    Information sets the profile does not have play uniformly (``missing`` counts them).
+    Information sets the profile does not have play uniformly (``missing`` counts them);
+    a non-empty profile that has none of the game's information sets is refused
+    (``ValueError``: it was saved for another game).
 
     Args:
       game: a game string, Game or LoweredGame; default: the profile's recorded game.
@@ -261,6 +276,10 @@ def evaluate_profile(profile: Profile, game=None, *, precision: str = "float32")
     name = game if isinstance(game, str) else getattr(game, "name", "") or type(game).__name__
     lowered = as_lowered(game)
     table, counts = profile.table(lowered)
+    if len(profile) and counts["rows"] and not counts["found"]:
+        raise ValueError(f"the profile has none of the {counts['rows']} information sets of "
+                         f"{name}" + (f" (it was saved for {profile.game})" if profile.game
+                                      else "") + ": evaluate it on its own game")
     out = jsonable(evaluate(lowered, table, dtype=precision))
     out.update(counts)
     out["game"] = name

@@ -27,6 +27,7 @@ Example::
 from __future__ import annotations
 
 import ast
+import difflib
 import importlib
 import importlib.metadata
 import inspect
@@ -166,8 +167,10 @@ def game_constructor(name: str, text: str | None = None) -> Callable:
         return _import_target(name, text or name)
     ctor = _lookup(name)
     if ctor is None:
-        known = ", ".join(registered_games())
-        raise GameError(f"unknown game {name!r}; known games: {known}", rule="game-string")
+        known = list(registered_games())
+        raise GameError(f"unknown game {name!r}{_did_you_mean(name, known)}; known games: "
+                        f"{', '.join(known)} (jaxcfr games lists their parameters)",
+                        rule="game-string")
     return ctor
 
 
@@ -184,15 +187,19 @@ def load_game(text: str | os.PathLike):
     name, params = parse_game_string(stripped)
     ctor = game_constructor(name, text)
     accepted = game_parameters(ctor)
+    takes = ", ".join(f"{k}={v!r}" if v is not inspect.Parameter.empty else k
+                      for k, v in accepted.items()) or "no parameters"
     unknown = [k for k in params if k not in accepted]
     if unknown and not any(p.kind == p.VAR_KEYWORD for p in _signature_parameters(ctor)):
-        takes = ", ".join(f"{k}={v!r}" if v is not inspect.Parameter.empty else k
-                          for k, v in accepted.items()) or "no parameters"
-        raise GameError(f"game {name!r} has no parameter {', '.join(map(repr, unknown))}; "
-                        f"it takes {takes}", rule="game-string")
+        raise GameError(f"game {name!r} has no parameter {', '.join(map(repr, unknown))}"
+                        f"{_did_you_mean(unknown[0], list(accepted))}; it takes {takes}",
+                        rule="game-string")
     try:
         game = ctor(**params)
-    except (TypeError, ValueError) as e:
+    except TypeError as e:
+        raise GameError(f"bad parameters for game {name!r} ({e}); it takes {takes}",
+                        rule="game-string") from None
+    except ValueError as e:
         raise GameError(f"bad parameters for game {name!r}: {e}", rule="game-string") from None
     try:
         check_protocol(game)
@@ -227,6 +234,11 @@ def load_abstraction(text: str):
         raise GameError(f"{text!r} did not produce an abstraction (got {type(made).__name__}, "
                         "which has no actions(state, player) method)", rule="abstraction-string")
     return made
+
+
+def _did_you_mean(word: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def _signature_parameters(ctor: Callable) -> list[inspect.Parameter]:

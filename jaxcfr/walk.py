@@ -27,7 +27,8 @@ from typing import Any, Callable, Hashable
 
 from jaxcfr import contract
 from jaxcfr.abstraction import kept_actions
-from jaxcfr.contract import (TERMINAL, GameError, format_history, hashable_key, inspect_node,
+from jaxcfr.contract import (TERMINAL, GameError, clone_error, format_history, game_exception,
+                             hashable_key, inspect_node,
                              player_to_act_consistent)
 
 __all__ = ["Enumeration", "walk", "CHANCE_CODE", "TERMINAL_CODE", "SLOT_RADIX", "CHECK_EVERY",
@@ -39,6 +40,8 @@ CHANCE_CODE = -1
 TERMINAL_CODE = -2
 #: Radix of the own-sequence ids ``row * SLOT_RADIX + slot`` (more than any action count).
 SLOT_RADIX = 1 << 32
+#: What the terminal fast path takes as returns (anything else gets the full check).
+_SEQUENCES, _NUMBERS = (tuple, list), {float, int}
 #: Nodes between two calls of the walk's ``on_check`` (memory budget, progress).
 CHECK_EVERY = 4096
 #: ``Enumeration.parent`` of the first node of a walk (the root, or a job's subtree root).
@@ -196,14 +199,19 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
                 on_check(enum, node)
         try:
             if state.is_terminal():
-                # node-type, player and terminal-returns; then step must be refused.
+                # node-type, player, terminal-returns (numbers, the same twice), no legal
+                # actions; then step must be refused. Anything unusual: the full check.
                 returns = None
                 if not state.is_chance() and state.player_to_act() == TERMINAL:
+                    raw = state.terminal_returns()
                     try:
-                        returns = tuple(map(float, state.terminal_returns()))
-                    except (TypeError, ValueError):
+                        if type(raw) in _SEQUENCES and set(map(type, raw)) <= _NUMBERS:
+                            returns = tuple(map(float, raw))
+                    except (TypeError, OverflowError):
                         returns = None
-                    if returns is not None and (len(returns) != P or not isfinite(sum(returns))):
+                    if returns is not None and (
+                            len(returns) != P or not isfinite(sum(returns))
+                            or state.terminal_returns() != raw or state.legal_actions()):
                         returns = None
                 if returns is None:
                     returns = _inspect(state, enum, node).returns
@@ -234,6 +242,9 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
                         child = clone() if j else state
                         child.step(acts[j])
                         push((child, node, j, d1, seq, acts[j], probs[j]))
+                        if j == n - 1 and j and (child is state or not state.is_chance() or tuple(
+                                a for a, _ in state.chance_outcomes()) != acts):
+                            raise clone_error(acts[j], enum.path(node))
                 except GameError as e:
                     raise e.with_context(history=enum.path(node) + (acts[j],)) from None
                 continue
@@ -259,9 +270,15 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
                     _inspect(state, enum, node)     # the walked game's own contract first
                 kept = kept_actions(abstraction, state, player, acts)
             k = len(kept)
-            if row is None:
-                if not k or len(set(acts)) != len(acts):
+            new_row = row is None
+            if new_row:
+                try:
+                    bad = not k or len(set(acts)) != len(acts)
+                except TypeError:                    # an unhashable action
+                    bad = True
+                if bad:
                     _inspect(state, enum, node)
+                hashable_key(key, enum.path(node), player)     # a NaN key is no key
                 row = len(row_actions)
                 rows[key] = row
                 enum.row_player.append(player)
@@ -279,6 +296,9 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
             add_code(row)
             head, tail, base = seq[:player], seq[player + 1:], row * radix
             clone, d1 = state.clone, depth + 1
+            # Is the first clone a new object (every node), and does stepping it leave the
+            # state as it was (each row's first member: it costs a call)?
+            last = k - 1 if k > 1 else -1
             j = k
             try:
                 # a row's slots are its kept actions, in the abstraction's order
@@ -286,12 +306,20 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
                     child = clone() if j else state
                     child.step(kept[j])
                     push((child, node, j, d1, head + (base + j,) + tail, kept[j], 1.0))
+                    if j == last and (child is state or (
+                            new_row and state.infoset_key(player) != key)):
+                        raise clone_error(kept[j], enum.path(node))
             except GameError as e:
                 raise e.with_context(history=enum.path(node) + (kept[j],)) from None
         except GameError as e:
             if e.history is None:
                 raise e.with_context(history=enum.path(node)) from None
             raise
+        except Exception as exc:  # noqa: BLE001 - the game's own exceptions get a rule
+            err = game_exception(exc, enum.path(node))
+            if err is None:
+                raise
+            raise err from exc
     enum.max_actions = max_actions
     return enum
 

@@ -13,8 +13,8 @@ Same options as ``jaxcfr train`` (see docs/runs.md).
 import sys
 from pathlib import Path
 
-from jaxcfr.cli import train_script
+from jaxcfr.cli import exit_with, train_script
 
 if __name__ == "__main__":
     default = Path(__file__).resolve().parent.parent / "configs" / "leduc.toml"
-    sys.exit(train_script(sys.argv[1:], default_config=str(default)))
+    exit_with(train_script(sys.argv[1:], default_config=str(default)))

@@ -34,10 +34,12 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
+
 from jaxcfr import CHANCE, TERMINAL, Game, GameError
 
 __all__ = ["Toy", "BROKEN_GAMES", "BLIND_SPOTS", "NeverEnds", "NotAGame", "ZeroPlayers",
-           "lower_rule"]
+           "NumpyPlayer", "lower_rule"]
 
 
 def lower_rule(cls) -> str | None:
@@ -167,6 +169,45 @@ class NonNumericReturns(Toy):
 
     def terminal_returns(self):
         return ("win", "lose") if self.h in self.HISTORIES else super().terminal_returns()
+
+
+class StringReturns(Toy):
+    """One terminal node returns numbers written as strings (``float()`` would take them)."""
+    RULE, HISTORIES = "terminal-returns", {("T", "a", "x")}
+
+    def terminal_returns(self):
+        return ("1", "-1") if self.h in self.HISTORIES else super().terminal_returns()
+
+
+class HugeIntegerReturns(Toy):
+    """One terminal node returns an integer too large for a float."""
+    RULE, HISTORIES = "terminal-returns", {("H", "b", "hi", "y")}
+
+    def terminal_returns(self):
+        return (10 ** 400, -10 ** 400) if self.h in self.HISTORIES else super().terminal_returns()
+
+
+class NondeterministicReturns(Toy):
+    """One terminal node returns something else on every call."""
+    RULE, HISTORIES = "nondeterministic", {("H", "a", "y")}
+
+    def __init__(self):
+        super().__init__()
+        self.calls = [0]                  # shared by clones: counts every call
+
+    def terminal_returns(self):
+        if self.h in self.HISTORIES:
+            self.calls[0] += 1
+            return (float(self.calls[0]), -float(self.calls[0]))
+        return super().terminal_returns()
+
+
+class LegalActionsAtTerminal(Toy):
+    """One terminal node still lists legal actions."""
+    RULE, HISTORIES = "terminal-legal-actions", {("T", "b", "lo", "y")}
+
+    def legal_actions(self):
+        return ["x", "y"] if self.h in self.HISTORIES else super().legal_actions()
 
 
 class StepAcceptedAtTerminal(Toy):
@@ -318,6 +359,32 @@ class BadPlayerAtDecision(Toy):
         return 2 if self.h in self.HISTORIES else super().player_to_act()
 
 
+class BoolPlayer(Toy):
+    """Player 1's decision node says ``True`` acts (a bool is not a player number)."""
+    RULE, HISTORIES = "player", {("T", "a")}
+
+    def player_to_act(self):
+        return True if self.h in self.HISTORIES else super().player_to_act()
+
+
+class UnhashableActions(Toy):
+    """Player 0's decision node lists lists as actions."""
+    RULE, HISTORIES = "action-hashable", {("H",)}
+
+    def legal_actions(self):
+        return [["a"], ["b"]] if self.h in self.HISTORIES else super().legal_actions()
+
+
+class GameRaisesKeyError(Toy):
+    """``legal_actions`` raises a KeyError (a bug in the game's own code) at one node."""
+    RULE, HISTORIES = "game-exception", {("T", "b", "hi")}
+
+    def legal_actions(self):
+        if self.h in self.HISTORIES:
+            return {"x": ["x", "y"]}["y"]
+        return super().legal_actions()
+
+
 class BadPlayerAtChance(Toy):
     """The root chance node says player 0 acts."""
     RULE, HISTORIES = "player", {()}
@@ -359,6 +426,33 @@ class UnhashableInfosetKey(Toy):
         if self.h in self.HISTORIES:
             return list(self.h)
         return super().infoset_key(player)
+
+
+class NaNInfosetKey(Toy):
+    """Player 1's key at one node holds a NaN: it is not equal to itself."""
+    RULE, HISTORIES = "infoset-key", {("T", "b", "hi")}
+
+    def infoset_key(self, player):
+        if self.h in self.HISTORIES:
+            return ("size", math.nan)
+        return super().infoset_key(player)
+
+
+class SharedHistory(Toy):
+    """``clone()`` shares one mutable history list with the original (a classic bug)."""
+    RULE, HISTORIES = "clone", {()}
+
+    def __init__(self):
+        self.h = []
+
+    def step(self, action):
+        kind = self._kind()
+        if kind == "end":
+            raise GameError("game over", rule="illegal-action")
+        self.h.append(action)                    # clone() copied the reference: shared
+
+    def infoset_key(self, player):
+        return f"{player}|" + "/".join(self.h if player == 0 else self.h[1:])
 
 
 # --------------------------------------------------------------------------------------------
@@ -492,13 +586,23 @@ class AbsentMinded(Toy):
 
 BROKEN_GAMES = [
     TerminalAndChance, NonFiniteReturns, InfiniteReturns, WrongNumberOfReturns,
-    NonNumericReturns, StepAcceptedAtTerminal, TerminalStepWrongError,
+    NonNumericReturns, StringReturns, HugeIntegerReturns, NondeterministicReturns,
+    LegalActionsAtTerminal, StepAcceptedAtTerminal, TerminalStepWrongError,
     NegativeChanceProbability, NonFiniteChanceProbability, InfiniteChanceProbability,
     ChanceNotSummingToOne, EmptyChanceOutcomes, DuplicateChanceOutcomes,
     MalformedChanceOutcomes, LegalActionsAtChance, SamplingNotImplemented, BadSampledProbability,
     ChanceOutcomesAtDecision, EmptyLegalActions, DuplicateLegalActions,
-    BadPlayerAtDecision, BadPlayerAtChance, BadPlayerAtTerminal,
-    InconsistentActionOrder, UnhashableInfosetKey,
+    BadPlayerAtDecision, BoolPlayer, UnhashableActions, GameRaisesKeyError, BadPlayerAtChance,
+    BadPlayerAtTerminal, InconsistentActionOrder, UnhashableInfosetKey, NaNInfosetKey,
+    SharedHistory,
 ]
 
 BLIND_SPOTS = [NotEnumerableChance, ForgetsOwnAction, AbsentMinded]
+
+
+class NumpyPlayer(Toy):
+    """Valid: players are NumPy integers (what a game that keeps its state in arrays returns)."""
+
+    def player_to_act(self):
+        p = super().player_to_act()
+        return np.int64(p) if p >= 0 else p

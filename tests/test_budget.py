@@ -22,7 +22,8 @@ from jaxcfr import GameError, budget, engine
 from jaxcfr.analytics import _metrics
 from jaxcfr.cli import main
 from jaxcfr.game import LARGEST_TREE
-from jaxcfr.runs.progress import LoweringProgress
+from jaxcfr.loop import lower_reporting
+from jaxcfr.runs.progress import Status
 
 try:
     from tests import broken_games as bg
@@ -164,36 +165,25 @@ def test_the_probe_cannot_size_sampled_chance_nor_disturb_the_game():
     assert repr(game) == before
 
 
-# -- the display ---------------------------------------------------------------------------
-def test_the_display_is_quiet_for_a_quick_lowering():
+# -- the display (lowering's news and progress go through the run's status line) ---------------
+def test_the_status_line_shows_lowering_news_progress_and_sizes():
     out = io.StringIO()
-    display = LoweringProgress(out, delay=3600.0)     # "quick": done before the delay
-    jaxcfr.lower(jaxcfr.load_game("leduc_poker"), progress=display, log=display.log)
-    display.close()
-    assert out.getvalue() == "" and display.held == []
-
-
-def test_the_display_shows_size_progress_and_total_when_slow():
-    out = io.StringIO()
-    display = LoweringProgress(out, delay=0.0, every=0.0)
-    lowered = jaxcfr.lower(jaxcfr.load_game("liars_dice(sides=4)"), progress=display,
-                           log=display.log, workers=1)
-    display.close()
+    status = Status(out, tty=False, every=0.0)
+    lowered = lower_reporting("liars_dice(sides=4)", status, workers=1, cache=False)
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("lowering: 8,181 nodes, about ")          # exact: tree_size()
-    assert any(line.endswith("nodes/s") and "nodes walked" in line for line in lines)
-    assert lines[-1].startswith(f"lowering: lowered {lowered.num_nodes:,} nodes in ")
+    assert lines[0] == "lowering liars_dice(sides=4) ..."
+    assert any(line.startswith("8,181 nodes, about ") for line in lines)   # exact: tree_size()
+    assert any("nodes/s" in line and line.startswith("lowering liars_dice(sides=4): ")
+               for line in lines)
+    assert lines[-1].startswith(f"lowered liars_dice(sides=4): {lowered.num_nodes:,} nodes")
 
 
-def test_the_display_redraws_one_line_on_a_terminal():
-    class Tty(io.StringIO):
-        def isatty(self):
-            return True
-
-    out = Tty()
-    display = LoweringProgress(out, delay=0.0)
+def test_the_status_line_redraws_one_line_on_a_terminal():
+    out = io.StringIO()
+    status = Status(out, tty=True, redraw_every=0.0)
+    hook = status.nodes("lowering x")
     for n in (4096, 8192):
-        display(n)
-    display.close()
+        hook(n)
+    status.close()
     text = out.getvalue()
-    assert text.count("\r") == 2 and "8,192 nodes walked" in text and text.endswith("\n")
+    assert text.count("\r") == 2 and "8,192 nodes" in text and text.endswith("\n")

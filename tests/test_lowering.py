@@ -380,7 +380,9 @@ def test_every_contract_rule_is_checked_by_lowering():
         "chance-empty", "chance-outcomes", "chance-probability", "chance-sum",
         "chance-duplicate", "decision-chance-outcomes", "decision-empty",
         "decision-duplicate", "player", "infoset-actions", "infoset-key",
-        "chance-not-enumerable", "perfect-recall", "absent-minded"}
+        "chance-not-enumerable", "perfect-recall", "absent-minded",
+        "nondeterministic", "terminal-legal-actions", "action-hashable", "game-exception",
+        "clone"}
 
 
 @pytest.mark.parametrize("cls", [bg.NotAGame, bg.ZeroPlayers], ids=lambda c: c.__name__)
@@ -672,3 +674,29 @@ def test_fixture_copies_match_shared_files():
         shared = SHARED_EFG / path.name
         if shared.exists():
             assert shared.read_bytes() == path.read_bytes(), path.name
+
+
+def test_numpy_integer_players_are_players():
+    """A game keeping its state in NumPy arrays reports NumPy integers: the same game."""
+    jaxcfr.validate(bg.NumpyPlayer())
+    a, b = jaxcfr.lower(bg.NumpyPlayer()), jaxcfr.lower(bg.Toy())
+    assert a.infoset_keys == b.infoset_keys
+    for name in a.tensors._fields:
+        np.testing.assert_array_equal(getattr(a.tensors, name), getattr(b.tensors, name))
+
+
+@pytest.mark.parametrize("cls", [bg.StringReturns, bg.SharedHistory, bg.GameRaisesKeyError,
+                                 bg.NaNInfosetKey, bg.UnhashableActions],
+                         ids=lambda c: c.__name__)
+def test_validate_and_lower_report_the_same_rule_and_history(cls):
+    with pytest.raises(GameError) as by_validate:
+        jaxcfr.validate(cls())
+    err = _lower_rejects(cls())
+    assert (err.rule, err.history) == (by_validate.value.rule, by_validate.value.history)
+
+
+def test_a_game_exception_names_the_method_and_the_line():
+    err = _lower_rejects(bg.GameRaisesKeyError())
+    assert "KeyError: 'y'" in str(err) and "legal_actions()" in str(err)
+    assert "broken_games.py:" in str(err)
+    assert isinstance(err.__cause__, KeyError)          # --traceback shows the game's frame

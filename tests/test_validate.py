@@ -6,6 +6,9 @@ import pytest
 
 import jaxcfr
 from jaxcfr import GameError
+from jaxcfr.contract import (DECISION, TERMINAL_NODE, check_clone_independent,
+                             check_terminal_step_refused, game_exception, hashable_key,
+                             inspect_node, player_to_act_consistent)
 
 try:
     from tests import broken_games as bg
@@ -40,7 +43,9 @@ def test_every_contract_rule_has_a_fixture():
         "node-type", "terminal-returns", "terminal-step", "chance-legal-actions",
         "chance-empty", "chance-outcomes", "chance-probability", "chance-sum",
         "chance-duplicate", "chance-sampling", "decision-chance-outcomes", "decision-empty",
-        "decision-duplicate", "player", "infoset-actions", "infoset-key"}
+        "decision-duplicate", "player", "infoset-actions", "infoset-key",
+        "nondeterministic", "terminal-legal-actions", "action-hashable", "game-exception",
+        "clone"}
 
 
 def test_inconsistent_action_order_names_the_infoset():
@@ -91,42 +96,52 @@ def test_fixture_lists_are_consistent():
 def _exhaustive_check(game):
     """A slow, exhaustive reference checker (what ``jaxcfr.lower`` must report on the fixtures).
 
-    Visits every node in pre-order with the per-node contract checks, then the
-    information-set checks: same ordered actions, and strong perfect recall
-    (same sequence of the player's own (key, action) pairs).
+    Visits every node in pre-order with the per-node contract checks (stepping a clone
+    must leave the node as it was), then the information-set checks: same ordered
+    actions, and strong perfect recall (same sequence of the player's own (key, action)
+    pairs). An exception from the game's own code is a ``game-exception``.
     """
-    from jaxcfr.contract import (DECISION, TERMINAL_NODE, check_terminal_step_refused,
-                                 hashable_key, inspect_node, player_to_act_consistent)
     n = game.num_players
     seen = {}
     stack = [(game.clone(), (), ((),) * n)]
     while stack:
         state, history, own = stack.pop()
-        info = inspect_node(state, n, history, require_enumerable=True)
-        player_to_act_consistent(state, info, history)
-        if info.kind == TERMINAL_NODE:
-            check_terminal_step_refused(state, history)
-            continue
+        try:
+            _exhaustive_node(state, history, own, n, seen, stack)
+        except GameError:
+            raise
+        except Exception as exc:
+            raise game_exception(exc, history) from exc
+
+
+def _exhaustive_node(state, history, own, n, seen, stack):
+    info = inspect_node(state, n, history, require_enumerable=True)
+    player_to_act_consistent(state, info, history)
+    if info.kind == TERMINAL_NODE:
+        check_terminal_step_refused(state, history)
+        return
+    if len(info.actions) > 1:
+        check_clone_independent(state, info, info.actions[-1], n, history)
+    if info.kind == DECISION:
+        p = info.player
+        key = hashable_key(state.infoset_key(p), history, p)
+        actions, path = seen.setdefault((p, key), (info.actions, own[p]))
+        if actions != info.actions:
+            raise GameError("actions differ", rule="infoset-actions", history=history,
+                            infoset=key)
+        if any(k == key for k, _ in own[p]):
+            raise GameError("absent-minded", rule="absent-minded", history=history,
+                            infoset=key)
+        if path != own[p]:
+            raise GameError("no perfect recall", rule="perfect-recall", history=history,
+                            infoset=key)
+    for a in reversed(info.actions):
+        child = state.clone()
+        child.step(a)
+        mine = own
         if info.kind == DECISION:
-            p = info.player
-            key = hashable_key(state.infoset_key(p), history, p)
-            actions, path = seen.setdefault((p, key), (info.actions, own[p]))
-            if actions != info.actions:
-                raise GameError("actions differ", rule="infoset-actions", history=history,
-                                infoset=key)
-            if any(k == key for k, _ in own[p]):
-                raise GameError("absent-minded", rule="absent-minded", history=history,
-                                infoset=key)
-            if path != own[p]:
-                raise GameError("no perfect recall", rule="perfect-recall", history=history,
-                                infoset=key)
-        for a in reversed(info.actions):
-            child = state.clone()
-            child.step(a)
-            mine = own
-            if info.kind == DECISION:
-                mine = own[:p] + (own[p] + ((key, a),),) + own[p + 1:]
-            stack.append((child, history + (a,), mine))
+            mine = own[:p] + (own[p] + ((key, a),),) + own[p + 1:]
+        stack.append((child, history + (a,), mine))
 
 
 @pytest.mark.parametrize("cls", bg.BROKEN_GAMES + bg.BLIND_SPOTS, ids=lambda c: c.__name__)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 from fractions import Fraction
 from typing import Hashable
 
 from jaxcfr.contract import CHANCE_NODE, DECISION, TERMINAL_NODE
 from jaxcfr.game import Game, GameError
 from jaxcfr.efg.parser import _parse
-from jaxcfr.efg.tree import EfgNode, EfgTree
+from jaxcfr.efg.tree import EfgError, EfgNode, EfgTree
 
 
 # ---------------------------------------------------------------------------
@@ -143,10 +144,28 @@ def loads(text: str, source: str = "<string>") -> EfgGame:
       EfgError: malformed input, with ``source:line:column`` in the message.
     """
     if isinstance(text, bytes):
-        text = text.decode("utf-8")
+        text = text.decode("utf-8", errors="surrogateescape")
     if text.startswith("\ufeff"):      # a byte-order mark
         text = text[1:]
+    binary = _BINARY.search(text)
+    head = text[:4096]
+    undecodable = len(_UNDECODABLE.findall(head))
+    if binary is None and undecodable > len(head) // 10:
+        binary = _UNDECODABLE.search(head)
+    if binary is not None:
+        line = text.count("\n", 0, binary.start()) + 1
+        column = binary.start() - (text.rfind("\n", 0, binary.start()) + 1) + 1
+        what = (f"control character {binary.group()!r}" if _BINARY.match(binary.group()) else
+                f"{undecodable} of its first {len(head)} characters are not UTF-8")
+        raise EfgError(f"not a text file ({what}): an .efg file is Gambit's text format",
+                       rule="efg-binary", path=source, line=line, column=column)
     return EfgGame(_parse(text, source))
+
+
+#: Characters no text file holds: NUL and the other C0 controls but tab, newlines, form feed.
+_BINARY = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+#: Bytes that are not UTF-8, as ``load`` reads them (surrogate escapes).
+_UNDECODABLE = re.compile(r"[\udc80-\udcff]")
 
 
 def load(path: str | os.PathLike) -> EfgGame:

@@ -9,9 +9,9 @@ from fractions import Fraction
 
 from jaxcfr.contract import CHANCE_NODE, DECISION, TERMINAL_NODE
 from jaxcfr.game import CHANCE, TERMINAL
-from jaxcfr.efg.tree import (_END, _NUMBER, _STRING, _STRING_FULL, _TOKEN, EfgError, EfgInfoset,
-                             EfgOutcome, EfgTree, _describe, _normalize_labels, _position,
-                             _unquote)
+from jaxcfr.efg.tree import (_END, _NUMBER, _STRING, _STRING_FULL, _TOKEN, MAX_INTEGER_DIGITS,
+                             EfgError, EfgInfoset, EfgOutcome, EfgTree, _describe, _exact,
+                             _integer_ok, _normalize_labels, _NumberError, _position, _unquote)
 
 
 # ---------------------------------------------------------------------------
@@ -51,9 +51,9 @@ def _fast_numbers(words, fcache):
             if not _NUMBER.fullmatch(w):
                 return None
             try:
-                v = fcache[w] = Fraction(w)
-            except ZeroDivisionError:
-                return None
+                v = fcache[w] = _exact(w)
+            except _NumberError:
+                return None                  # the token parser reports it, with its position
         out.append(v)
     return tuple(out)
 
@@ -141,12 +141,16 @@ def _parse_fast(text: str) -> EfgTree | None:  # noqa: C901 - one flat loop, for
                 chance = False
                 pl = iget(pnum)
                 if pl is None:
+                    if len(pnum) > MAX_INTEGER_DIGITS:
+                        return None
                     pl = icache[pnum] = int(pnum)
                 if not 1 <= pl <= num_players:
                     return None
                 pl -= 1
                 iset_num = iget(pset)
                 if iset_num is None:
+                    if len(pset) > MAX_INTEGER_DIGITS:
+                        return None
                     iset_num = icache[pset] = int(pset)
                 iset = p_isets.get((pl, iset_num))
                 node_label = plab
@@ -156,6 +160,8 @@ def _parse_fast(text: str) -> EfgTree | None:  # noqa: C901 - one flat loop, for
                 pl = CHANCE
                 iset_num = iget(cset)
                 if iset_num is None:
+                    if len(cset) > MAX_INTEGER_DIGITS:
+                        return None
                     iset_num = icache[cset] = int(cset)
                 iset = c_isets.get(iset_num)
                 node_label = clab
@@ -189,6 +195,8 @@ def _parse_fast(text: str) -> EfgTree | None:  # noqa: C901 - one flat loop, for
 
         out_num = iget(onum)
         if out_num is None:
+            if len(onum) > MAX_INTEGER_DIGITS:
+                return None
             out_num = icache[onum] = int(onum)
         if olab:
             if out_num == 0:
@@ -271,6 +279,9 @@ def _parse_tokens(text: str, source: str) -> EfgTree:  # noqa: C901 - one flat l
         t = toks[at]
         if not (t.isascii() and t.isdigit()):
             expected(at, what)
+        if not _integer_ok(t):
+            fail(at, f"expected {what}, found a number of {len(t):,} digits (at most "
+                 f"{MAX_INTEGER_DIGITS} are read)", "efg-number")
         v = icache[t] = int(t)
         return v
 
@@ -281,9 +292,9 @@ def _parse_tokens(text: str, source: str) -> EfgTree:  # noqa: C901 - one flat l
         if not _NUMBER.fullmatch(t):
             expected(at, what, "efg-number" if t[0] not in '"{},\x00' else "efg-syntax")
         try:
-            v = Fraction(t)
-        except ZeroDivisionError:
-            fail(at, f"expected {what}, found {t!r} (zero denominator)", "efg-number")
+            v = _exact(t)
+        except _NumberError as e:
+            fail(at, f"expected {what}, found {e}", "efg-number")
         fcache[t] = v
         return v
 

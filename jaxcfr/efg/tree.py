@@ -41,6 +41,51 @@ _NUMBER = re.compile(r"[+-]?(?:[0-9]+/[0-9]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]
 #: Padding after the last token.
 _END = "\x00end"
 
+# Bounds on the exact numbers the reader takes: longer numbers, larger exponents or
+# values past the largest float would make exact arithmetic hang (1e30000000 has 30
+# million digits), hit Python's 4,300-digit limit, or overflow to inf when converted.
+#: The longest number (payoff or probability), in characters.
+MAX_NUMBER_CHARS = 100
+#: The largest decimal exponent (``1e400``: 400).
+MAX_EXPONENT = 400
+#: The longest player, information-set or outcome number, in digits.
+MAX_INTEGER_DIGITS = 18
+#: The largest magnitude a number may have: the largest float.
+FLOAT_MAX = Fraction(1.7976931348623157e308)
+
+
+class _NumberError(ValueError):
+    """A number token the reader refuses; the message says why (the caller adds where)."""
+
+
+def _exact(token: str) -> Fraction:
+    """The exact value of a number token that matches ``_NUMBER``, within the bounds above.
+
+    Raises:
+      _NumberError: too long, exponent too large, magnitude past the largest float, or a
+        zero denominator.
+    """
+    if len(token) > MAX_NUMBER_CHARS:
+        raise _NumberError(f"a number of {len(token):,} characters (at most "
+                           f"{MAX_NUMBER_CHARS} are read)")
+    e = max(token.find("e"), token.find("E"))
+    if e >= 0 and abs(int(token[e + 1:])) > MAX_EXPONENT:
+        raise _NumberError(f"{_describe(token)}, whose exponent is out of range (at most "
+                           f"{MAX_EXPONENT} either way)")
+    try:
+        value = Fraction(token)
+    except ZeroDivisionError:
+        raise _NumberError(f"{token!r} (zero denominator)") from None
+    if abs(value) > FLOAT_MAX:
+        raise _NumberError(f"{_describe(token)}, larger than the largest float "
+                           f"({float(FLOAT_MAX):.4g})")
+    return value
+
+
+def _integer_ok(token: str) -> bool:
+    """Whether a digit token is short enough to read (see ``MAX_INTEGER_DIGITS``)."""
+    return len(token) <= MAX_INTEGER_DIGITS
+
 
 def _unquote(tok: str) -> str:
     s = tok[1:-1]
@@ -193,7 +238,14 @@ class EfgTree:
     def float_returns(self, node: int) -> tuple[float, ...]:
         r = self._float_returns.get(node)
         if r is None:
-            r = self._float_returns[node] = tuple(float(x) for x in self.returns[node])
+            try:
+                r = tuple(float(x) for x in self.returns[node])
+            except OverflowError:
+                # Each payoff is bounded by the reader; only their sum along a path can get here.
+                raise GameError("the outcomes on the path to this node add up to more than "
+                                f"the largest float ({float(FLOAT_MAX):.4g})", rule="efg-number",
+                                history=self.path(node)) from None
+            self._float_returns[node] = r
         return r
 
 

@@ -87,6 +87,10 @@ def save(directory: str | os.PathLike, arrays: Mapping[str, Any], *, iteration: 
     directory.mkdir(parents=True, exist_ok=True)
     stem = f"ckpt-{int(iteration):010d}"
     host = {k: np.asarray(v) for k, v in arrays.items()}
+    bad = _non_finite(host)
+    if bad:
+        raise CheckpointError(f"not writing checkpoint {stem}: {bad} holds non-finite values "
+                              "(NaN or inf): the run diverged; the previous checkpoint is kept")
     buf = io.BytesIO()
     np.savez(buf, **host)
     data = buf.getvalue()
@@ -181,12 +185,25 @@ def load(path: str | os.PathLike, *, fingerprint: str | None = None) -> Checkpoi
     if set(fields) != set(arrays):
         raise CheckpointCorruptError(f"checkpoint {npz} holds arrays {sorted(arrays)} but its "
                                      f"sidecar lists {sorted(fields)}")
+    bad = _non_finite(arrays)
+    if bad:
+        # save() never writes one: the file was altered (its checksum recomputed).
+        raise CheckpointCorruptError(f"checkpoint {npz}: {bad} holds non-finite values (NaN or "
+                                     "inf), which jaxcfr never writes")
     if fingerprint is not None and meta.get("fingerprint") != fingerprint:
         game = meta.get("config", {}).get("game", {})
         raise CheckpointError(
             f"checkpoint {npz} was written for another game ({_game_name(game)}; fingerprint "
             f"{str(meta.get('fingerprint'))[:12]}... != {fingerprint[:12]}... of this game)")
     return Checkpoint(arrays, meta, npz)
+
+
+def _non_finite(arrays: Mapping[str, np.ndarray]) -> str | None:
+    """The name of the first floating-point array holding NaN or inf, else None."""
+    for name, a in arrays.items():
+        if np.issubdtype(a.dtype, np.floating) and not np.isfinite(a).all():
+            return name
+    return None
 
 
 def _game_name(game: Mapping[str, Any]) -> str:

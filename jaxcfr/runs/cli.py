@@ -10,46 +10,54 @@ from pathlib import Path
 from typing import Any
 
 from jaxcfr.precision import PRECISIONS
+from jaxcfr.signals import INTERRUPTED, exit_status
 
 __all__ = ["add_train_arguments", "run_train", "add_eval_arguments", "run_eval",
            "INTERRUPTED"]
-
-#: Exit status of a run stopped by Ctrl-C (after writing its checkpoint).
-INTERRUPTED = 130
 
 
 # -- train ------------------------------------------------------------------------
 def add_train_arguments(p: argparse.ArgumentParser, default_config: str | None = None) -> None:
     p.add_argument("config", nargs="?", default=default_config,
-                   help="TOML run config (with --resume: default RUN_DIR/config.toml)")
+                   help="TOML run config (with --resume: default RUN_DIR/config.toml)"
+                   + (f"; default: {default_config}" if default_config else ""))
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key, e.g. solver.iterations=500 (repeatable; "
-                        "VALUE is a TOML literal, else a string)")
-    p.add_argument("--out", metavar="DIR", help="run directory (default runs/<name>-<time>)")
+                        "VALUE is a TOML literal, else a string; keys: docs/runs.md)")
+    p.add_argument("--out", metavar="DIR", help="run directory, new or empty (default: "
+                   "run.out_dir, else runs/<name>-<time>)")
     p.add_argument("--resume", metavar="RUN_DIR",
-                   help="continue RUN_DIR from its newest valid checkpoint")
+                   help="continue RUN_DIR from its newest valid checkpoint (from iteration 0 "
+                        "if it has none yet)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--json", action="store_true", help="print the final metrics as one JSON object")
 
 
 def run_train(args: argparse.Namespace) -> int:
     from jaxcfr.runs.config import load_config
-    from jaxcfr.runs.progress import make_progress
+    from jaxcfr.runs.progress import make_progress, make_status
+    from jaxcfr.runs.rundir import RunDir
     from jaxcfr.runs.train import train
     if args.resume and args.out:
         raise ValueError("--out and --resume exclude each other (a resumed run stays in RUN_DIR)")
     config_path = args.config
+    if args.resume:
+        run = RunDir.existing(args.resume)            # says what is wrong with RUN_DIR
+        config_path = config_path or run.config
     if config_path is None:
-        if not args.resume:
-            raise ValueError("give a CONFIG file (or --resume RUN_DIR)")
-        config_path = Path(args.resume) / "config.toml"
+        raise ValueError("give a CONFIG file (or --resume RUN_DIR)")
+    if not Path(config_path).is_file():
+        raise FileNotFoundError(f"no config file {config_path}" if not Path(config_path).exists()
+                                else f"{config_path} is not a file (CONFIG is a .toml file)")
     overrides = list(args.overrides)
     if args.quiet:
         overrides.append("run.quiet=true")
     config = load_config(config_path, overrides=overrides)
     display = make_progress(config.solver.iterations, quiet=config.run.quiet, stream=sys.stderr)
     try:
-        result = train(config, out_dir=args.out, resume=args.resume, progress=display)
+        with make_status(quiet=config.run.quiet, stream=sys.stderr) as status:
+            result = train(config, out_dir=args.out, resume=args.resume, progress=display,
+                           status=status)
     finally:
         display.close()
     if args.json:
@@ -59,9 +67,10 @@ def run_train(args: argparse.Namespace) -> int:
     else:
         _print_summary(result)
     if result.interrupted:
-        print(f"interrupted at iteration {result.iteration}; checkpoint written. Resume with:\n"
+        what = "terminated" if result.stopped_by == "SIGTERM" else "interrupted"
+        print(f"{what} at iteration {result.iteration}; checkpoint written. Resume with:\n"
               f"  jaxcfr train --resume {result.run_dir}", file=sys.stderr)
-        return INTERRUPTED
+        return exit_status(stopped_by=result.stopped_by)
     return 0
 
 
@@ -127,6 +136,9 @@ def run_eval(args: argparse.Namespace) -> int:
     profile = Profile.load(path)
     out = evaluate_profile(profile, args.game, precision=args.precision)
     out["profile"] = str(path)
+    if out["missing"]:
+        print(f"warning: {out['missing']} of {out['rows']} information sets of {out['game']} "
+              "are not in the profile; they play uniformly", file=sys.stderr)
     if args.json:
         print(json.dumps(out))
         return 0

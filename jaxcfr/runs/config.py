@@ -29,6 +29,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import itertools
 import math
 import os
@@ -38,6 +39,8 @@ import typing
 from pathlib import Path
 from typing import Any, Sequence
 
+from jaxcfr.arguments import (ArgumentError, nonnegative_int, one_of, plain_name,
+                              positive_int)
 from jaxcfr.engine import DEFAULT_CHUNK
 from jaxcfr.contract import GameError
 from jaxcfr.precision import PRECISIONS
@@ -45,7 +48,7 @@ from jaxcfr.registry import load_abstraction
 from jaxcfr.solvers import HYPERPARAMETERS, resolve_algorithm
 
 __all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ConfigError", "load_config",
-           "config_from_dict", "parse_override", "to_toml", "COMPUTE_KEYS"]
+           "config_from_dict", "parse_override", "to_toml", "COMPUTE_KEYS", "check_config"]
 
 
 #: Keys that change what is computed: a checkpoint only resumes under equal values.
@@ -202,10 +205,12 @@ def config_from_dict(raw: dict[str, Any], *, source: str = "<dict>",
                      overrides: Sequence[str] = ()) -> Config:
     """Validate a TOML-shaped dict (and apply ``overrides``) into a :class:`Config`."""
     raw = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
+    given: dict[str, str] = {}                     # key -> the --set that gave its value
     for text in overrides:
         key, value = parse_override(text)
         section, _, field = key.partition(".")
         where = f"--set {text}"
+        given[key] = where
         if section in _SECTIONS and field:
             hint = _field_type(section, field, where)   # unknown keys fail here
             _coerce(value, hint, f"{where}: {key}")      # so do wrong types
@@ -216,9 +221,13 @@ def config_from_dict(raw: dict[str, Any], *, source: str = "<dict>",
         elif key in _TOP_LEVEL:
             raw[key] = value
         else:
-            raise ConfigError(f"{where}: unknown key {key!r}; expected SECTION.KEY with "
-                              f"SECTION one of {', '.join(_SECTIONS)}")
-    return _build(raw, source)
+            raise ConfigError(f"{where}: unknown key {key!r}{_did_you_mean(key, _all_keys())}; "
+                              f"expected SECTION.KEY with SECTION one of {', '.join(_SECTIONS)}")
+    if "game.name" in given:
+        given["game.names"] = given["game.name"]
+    elif "game.names" in given:
+        given["game.name"] = given["game.names"]
+    return _build(raw, source, given)
 
 
 def parse_override(text: str) -> tuple[str, Any]:
@@ -255,17 +264,30 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
                 game[k] = _resolve_value(game[k], base)
 
 
+def _all_keys() -> list[str]:
+    """Every key a config takes, dotted (``solver.iterations``)."""
+    return list(_TOP_LEVEL) + [f"{section}.{f.name}" for section, cls in _SECTIONS.items()
+                               for f in dataclasses.fields(cls)]
+
+
+def _did_you_mean(key: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
 def _field_type(section: str, key: str, where: str):
     cls = _SECTIONS[section]
     hints = typing.get_type_hints(cls)
     if key not in hints:
-        known = ", ".join(f.name for f in dataclasses.fields(cls))
-        raise ConfigError(f"{where}: unknown key {section}.{key!r} (known keys in [{section}]: "
-                          f"{known})")
+        known = [f.name for f in dataclasses.fields(cls)]
+        hint = _did_you_mean(key, known)
+        hint = hint.replace("mean ", f"mean {section}.") if hint else ""
+        raise ConfigError(f"{where}: unknown key {section}.{key}{hint}; the keys of [{section}] "
+                          f"are {', '.join(known)}")
     return hints[key]
 
 
-def _build(raw: dict[str, Any], source: str) -> Config:
+def _build(raw: dict[str, Any], source: str, given: dict[str, str] | None = None) -> Config:
     top: dict[str, Any] = {}
     sections: dict[str, Any] = {}
     for key, value in raw.items():
@@ -282,12 +304,20 @@ def _build(raw: dict[str, Any], source: str) -> Config:
                 raise ConfigError(f"{source}: {key} must be a string, got {_type(value)}")
             top[key] = value
         else:
-            raise ConfigError(f"{source}: unknown key {key!r} (known: "
-                              f"{', '.join(list(_TOP_LEVEL) + list(_SECTIONS))})")
+            known = list(_TOP_LEVEL) + list(_SECTIONS)
+            raise ConfigError(f"{source}: unknown key {key!r}"
+                              f"{_did_you_mean(key, known + _all_keys())} (the top level takes "
+                              f"{', '.join(known)})")
     if "game" not in sections:
         raise ConfigError(f"{source}: missing [game] section (set game.name)")
     config = Config(**sections, **top, source=source)
-    _check_values(config, source)
+    _check_values(config, source, given or {})
+    return config
+
+
+def check_config(config: Config) -> Config:
+    """Check the values of a config built in Python (``load_config`` checks its own)."""
+    _check_values(config, config.source or "<config>", {})
     return config
 
 
@@ -328,13 +358,21 @@ def _describe(kind: Any) -> str:
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}[kind]
 
 
-def _check_values(c: Config, source: str) -> None:
+def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
+    """The value rules (:mod:`jaxcfr.arguments`); an error names the file or the ``--set``."""
     def fail(key, msg):
-        raise ConfigError(f"{source}: {key}: {msg}")
+        raise ConfigError(f"{given.get(key, source)}: {key}: {msg}")
+
+    def rule(key, check, *args):
+        try:
+            check(key, c.get(key) if "." in key else getattr(c, key), *args)
+        except ArgumentError as e:
+            raise ConfigError(f"{given.get(key, source)}: {e}") from None
 
     g, s, r = c.game, c.solver, c.run
+    rule("name", plain_name)
     if (g.name is None) == (g.names is None):
-        fail("game", "set exactly one of game.name (one game) and game.names (a batch)")
+        fail("game.name", "set exactly one of game.name (one game) and game.names (a batch)")
     if isinstance(g.abstraction, tuple) and g.names is not None:
         fail("game.abstraction", "a list of abstractions needs one game.name (each abstraction "
              "of it is a member of the batch); give one abstraction for game.names")
@@ -348,8 +386,7 @@ def _check_values(c: Config, source: str) -> None:
         resolve_algorithm(s.algorithm)
     except ValueError as e:
         fail("solver.algorithm", str(e))
-    if s.iterations < 1:
-        fail("solver.iterations", f"must be at least 1, got {s.iterations}")
+    rule("solver.iterations", positive_int)
     for k in HYPERPARAMETERS:
         v = getattr(s, k)
         vals = v if isinstance(v, tuple) else (() if v is None else (v,))
@@ -362,12 +399,10 @@ def _check_values(c: Config, source: str) -> None:
     if s.combine == "zip" and len(lengths) > 1:
         fail("solver.combine", f"'zip' needs hyper-parameter lists of one length, got "
              f"{sorted(lengths)}")
-    for key, least in (("eval_every", 1), ("checkpoint_every", 0), ("keep_checkpoints", 1),
-                       ("chunk", 1)):
-        if getattr(r, key) < least:
-            fail(f"run.{key}", f"must be at least {least}, got {getattr(r, key)}")
-    if r.precision not in PRECISIONS:
-        fail("run.precision", f"must be one of {', '.join(PRECISIONS)}, got {r.precision!r}")
+    for key in ("run.eval_every", "run.keep_checkpoints", "run.chunk"):
+        rule(key, positive_int)
+    rule("run.checkpoint_every", nonnegative_int)
+    rule("run.precision", one_of, PRECISIONS)
 
 
 # -- writing ------------------------------------------------------------------

@@ -1,10 +1,24 @@
-"""Progress display for training runs: a one-line bar on a terminal, log lines otherwise.
+"""Progress display for runs: what is happening, on stderr, while ``solve`` and ``train`` work.
 
-A progress function has the shape ``progress(iteration, metrics)``: ``metrics``
-is ``None`` after a compiled chunk and the evaluation record (see
-:mod:`jaxcfr.runs.train`) after each evaluation. :func:`make_progress` picks the
-display for a stream: a bar redrawn with ``\\r`` when the stream is a TTY, one
-plain line per evaluation when it is not, nothing when quiet.
+Two displays, both redrawn in place on a terminal and written as plain lines otherwise:
+
+* a *status* (:class:`Status`, :func:`make_status`) for the phases before the first
+  iteration: lowering (with the number of nodes walked so far), compiling;
+* a *progress function* ``progress(iteration, metrics)`` for the iterations: ``metrics``
+  is ``None`` after a compiled chunk and the evaluation record (see
+  :mod:`jaxcfr.runs.train`) after each evaluation. :func:`make_progress` picks the
+  display for a stream: a bar redrawn with ``\\r`` when the stream is a TTY, one plain
+  line per evaluation (and one every ``every`` seconds between them) when it is not,
+  nothing when quiet.
+
+Example::
+
+    >>> import sys
+    >>> from jaxcfr.runs.progress import make_status
+    >>> status = make_status(stream=sys.stderr)
+    >>> status.begin("lowering leduc_poker")
+    >>> lowered = jaxcfr.lower(game, progress=status.nodes("lowering leduc_poker"))
+    >>> status.end("lowered leduc_poker: 9,457 nodes")
 """
 
 from __future__ import annotations
@@ -14,8 +28,11 @@ import sys
 import time
 from typing import Any, Callable, TextIO
 
-__all__ = ["ProgressFn", "ProgressBar", "LogLines", "make_progress", "format_metric",
-           "LoweringProgress"]
+__all__ = ["ProgressFn", "ProgressBar", "LogLines", "make_progress", "format_metric", "Status",
+           "make_status", "LINE_EVERY"]
+
+#: Seconds between two plain progress lines when the stream is not a terminal.
+LINE_EVERY = 10.0
 
 ProgressFn = Callable[[int, "dict[str, Any] | None"], None]
 
@@ -40,12 +57,11 @@ class ProgressBar:
     def __init__(self, total: int, stream: TextIO | None = None):
         self.total = max(1, int(total))
         self.stream = stream or sys.stderr
-        self.metric = "lowering and compiling..."
+        self.metric = "..."
         self.last_time = time.perf_counter()
         self.last_iteration: int | None = None     # the first call sets the baseline
         self.rate: float | None = None
         self._width = 0
-        self.draw(0)
 
     def __call__(self, iteration: int, metrics: dict[str, Any] | None) -> None:
         now = time.perf_counter()
@@ -81,15 +97,29 @@ class ProgressBar:
 
 
 class LogLines:
-    """One plain line per evaluation: ``iteration 100/2000  exploitability ...  it/s``."""
+    """One plain line per evaluation: ``iteration 100/2000  exploitability ...  it/s``, and
+    ``iteration 300/2000`` after a chunk when ``every`` seconds passed without a line."""
 
-    def __init__(self, total: int, stream: TextIO | None = None):
+    def __init__(self, total: int, stream: TextIO | None = None, every: float = LINE_EVERY):
         self.total = int(total)
         self.stream = stream or sys.stderr
+        self.every = every
+        self.last_line = time.perf_counter()
+        self.started = False
 
     def __call__(self, iteration: int, metrics: dict[str, Any] | None) -> None:
+        now = time.perf_counter()
+        if not self.started:                     # the first call: where the iterations start
+            self.started, self.last_line = True, now
+            if metrics is None:
+                return
         if metrics is None:
+            if now - self.last_line >= self.every:
+                self.last_line = now
+                self.stream.write(f"iteration {iteration}/{self.total}\n")
+                self.stream.flush()
             return
+        self.last_line = now
         rate = metrics.get("iterations_per_second")
         rate_text = f"  {rate:,.0f} it/s" if rate else ""
         self.stream.write(f"iteration {iteration}/{self.total}  {format_metric(metrics)}"
@@ -119,82 +149,99 @@ def make_progress(total: int, *, quiet: bool = False, stream: TextIO | None = No
     return LogLines(total, stream)
 
 
-class LoweringProgress:
-    """What lowering is doing, for whoever waits on a large game (``jaxcfr inspect / solve /
-    train``): pass it as ``lower(..., progress=display, log=display.log)``.
+class Status:
+    """What a command is doing before it iterates: ``begin``, ``update`` (transient), ``end``.
 
-    Quiet unless slow: nothing is shown for a game lowered (or loaded from the cache) in
-    under ``delay`` seconds. Past that, the messages held so far (the size estimate,
-    how the walk is split) are printed, then the nodes walked and the rate: one line
-    redrawn in place on a terminal, else one line every ``every`` seconds; :meth:`close`
-    ends with the total (``lowered 8,405,333 nodes in 31.2 s, 269,400 nodes/s``).
-    ``write`` replaces the stream with a function of one line (``train``'s ``log``).
+    On a terminal the line is redrawn in place (``lowering liars_dice: 122,880 nodes``);
+    otherwise ``begin`` and ``end`` print a line each and ``update`` one every ``every``
+    seconds, so that a log file shows progress without a line per update.
+
+    Example::
+
+        >>> status = Status(sys.stderr)
+        >>> status.begin("compiling cfr+")
+        >>> status.end("compiled in 2.1 s")
+
     """
 
-    def __init__(self, stream: TextIO | None = None, *, write: Callable[[str], None] | None = None,
-                 delay: float = 1.0, every: float = 5.0, prefix: str = "lowering: "):
+    def __init__(self, stream: TextIO | None = None, *, tty: bool | None = None,
+                 every: float = LINE_EVERY, redraw_every: float = 0.1):
         self.stream = stream or sys.stderr
-        self.write = write
         isatty = getattr(self.stream, "isatty", None)
-        self.tty = write is None and isatty is not None and isatty()
-        self.delay, self.every, self.prefix = delay, every, prefix
-        self.start = time.perf_counter()
-        self.held: list[str] = []
-        self.shown = False
-        self.nodes = 0
-        self.last_line = self.start
+        self.tty = bool(isatty and isatty()) if tty is None else tty
+        self.every = every
+        self.redraw_every = redraw_every
+        self.last_line = time.perf_counter()
         self._width = 0
 
-    def _line(self, text: str) -> None:
-        self._end_bar()
-        if self.write is not None:
-            self.write(self.prefix + text)
-        else:
-            self.stream.write(self.prefix + text + "\n")
-            self.stream.flush()
-
-    def _end_bar(self) -> None:
-        if self._width:
-            self.stream.write("\n")
-            self._width = 0
-
-    def log(self, message: str) -> None:
-        """A one-line message from lowering: held until the lowering turns out slow."""
-        if self.shown:
-            self._line(message)
-        else:
-            self.held.append(message)
-
-    def _show(self, now: float) -> bool:
-        if not self.shown and now - self.start >= self.delay:
-            self.shown = True
-            for message in self.held:
-                self._line(message)
-            self.held.clear()
-        return self.shown
-
-    def __call__(self, nodes: int) -> None:
-        """``progress(nodes_walked)``."""
-        self.nodes = nodes
-        now = time.perf_counter()
-        if not self._show(now):
-            return
-        rate = nodes / max(now - self.start, 1e-9)
-        text = f"{nodes:,} nodes walked, {rate:,.0f} nodes/s"
+    def _draw(self, text: str, newline: bool) -> None:
         if self.tty:
-            line = "\r" + self.prefix + text
-            self.stream.write(line + " " * max(0, self._width - len(line)))
-            self.stream.flush()
-            self._width = len(line)
-        elif now - self.last_line >= self.every:
-            self.last_line = now
-            self._line(text)
+            columns = shutil.get_terminal_size((100, 20)).columns
+            line = text[:max(1, columns - 1)]
+            self.stream.write("\r" + line + " " * max(0, self._width - len(line))
+                              + ("\n" if newline else ""))
+            self._width = 0 if newline else len(line)
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+        self.last_line = time.perf_counter()
+
+    def begin(self, text: str) -> None:
+        """A phase starts (``lowering leduc_poker``)."""
+        self._draw(f"{text} ...", newline=not self.tty)
+
+    def update(self, text: str) -> None:
+        """Where the phase is (``lowering leduc_poker: 40,960 nodes``): redrawn at most every
+        ``redraw_every`` seconds on a terminal, printed every ``every`` seconds elsewhere."""
+        if time.perf_counter() - self.last_line >= (self.redraw_every if self.tty else
+                                                     self.every):
+            self._draw(text, newline=not self.tty)
+
+    def end(self, text: str) -> None:
+        """The phase is done (``lowered leduc_poker: 9,457 nodes ... in 0.2 s``)."""
+        self._draw(text, newline=True)
+
+    def nodes(self, text: str) -> Callable[[int], None]:
+        """A ``progress(nodes_walked)`` hook for :func:`jaxcfr.lower` that updates this line
+        with the nodes walked and the rate."""
+        start = time.perf_counter()
+
+        def hook(walked: int) -> None:
+            rate = walked / max(time.perf_counter() - start, 1e-9)
+            self.update(f"{text}: {walked:,} nodes, {rate:,.0f} nodes/s")
+        return hook
+
+    def note(self, text: str) -> None:
+        """A message of its own line (lowering's news: the size estimate, a cache hit)."""
+        self.close()
+        self._draw(text, newline=True)
 
     def close(self) -> None:
-        """The total, if anything was shown."""
-        if self.shown and self.nodes:
-            seconds = time.perf_counter() - self.start
-            self._line(f"lowered {self.nodes:,} nodes in {seconds:.1f} s, "
-                       f"{self.nodes / max(seconds, 1e-9):,.0f} nodes/s")
-        self._end_bar()
-        self.held.clear()
+        """End a line left open on a terminal (before an error message is printed)."""
+        if self._width:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._width = 0
+
+    def __enter__(self) -> "Status":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.close()
+        return False
+
+
+class _SilentStatus(Status):
+    def __init__(self):
+        super().__init__(stream=None, tty=False)
+
+    def _draw(self, text: str, newline: bool) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def make_status(*, quiet: bool = False, stream: TextIO | None = None) -> Status:
+    """The status line for ``stream`` (default stderr), or a silent one."""
+    return _SilentStatus() if quiet else Status(stream)

@@ -8,20 +8,44 @@ Layout::
     <run>/profile.npz/.json  the final average profile (the best member of a batch)
     <run>/profiles/          every member's profile (batched runs only)
     <run>/convergence.png    metric against iterations, log-log
+    <run>/.lock              held by the process that runs it (one at a time)
+
+A run directory is created once the run's game is lowered (a game that fails to load
+leaves nothing behind). A directory without a checkpoint (a run stopped while it
+compiled, or before its first checkpoint) holds nothing to lose: ``--resume`` starts it
+from iteration 0, and a new run may take it over.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from jaxcfr.atomic import atomic_write_text
 from jaxcfr.serialize import jsonable
 
-__all__ = ["RunDir", "default_run_dir", "jsonable"]
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks (runs are not protected against each other)
+    fcntl = None
+
+__all__ = ["RunDir", "RunDirBusy", "default_run_dir", "jsonable", "RUN_ENTRIES"]
+
+#: What a run directory may hold (anything else in a folder means it is someone else's).
+RUN_ENTRIES = frozenset({"config.toml", "metrics.jsonl", "checkpoints", "profile.npz",
+                         "profile.json", "profiles", "convergence.png", ".lock"})
+
+
+#: What a run directory holds between its creation and its config (no run data yet).
+_SKELETON = frozenset({"checkpoints", ".lock"})
+
+
+class RunDirBusy(OSError):
+    """Another process holds the run directory's lock."""
 
 
 def default_run_dir(name: str, root: str | os.PathLike = "runs") -> Path:
@@ -50,24 +74,83 @@ class RunDir:
     def __repr__(self) -> str:
         return f"RunDir({str(self.path)!r})"
 
+    def has_checkpoint(self) -> bool:
+        """Whether ``checkpoints/`` holds a checkpoint (valid or not)."""
+        return self.checkpoints.is_dir() and any(self.checkpoints.glob("ckpt-*.json"))
+
+    def check_new(self) -> bool:
+        """Check that a new run may use this path; return whether it holds a run to take over.
+
+        Accepted: a path that does not exist, an empty directory, or a run directory
+        without a checkpoint (nothing in it can be resumed beyond iteration 0).
+
+        Raises:
+          FileExistsError: the directory holds a run with checkpoints (continue it with
+            ``--resume``), or files that are not a run's (they are not overwritten), or
+            the path is a file.
+        """
+        if not self.path.exists():
+            return False
+        if not self.path.is_dir():
+            raise FileExistsError(f"{self.path} is a file, not a directory: choose another "
+                                  "--out")
+        if self.has_checkpoint():
+            raise FileExistsError(f"{self.path} already holds a run; continue it with "
+                                  f"--resume {self.path} or choose another --out")
+        entries = sorted(p.name for p in self.path.iterdir())
+        foreign = [e for e in entries if e not in RUN_ENTRIES]
+        if foreign or (not self.config.exists() and not set(entries) <= _SKELETON):
+            shown = ", ".join((foreign or entries)[:5]) + (", ..." if len(foreign or entries) > 5
+                                                          else "")
+            raise FileExistsError(f"{self.path} is not empty and is not a run directory (it "
+                                  f"holds {shown}): choose a new or empty directory for --out")
+        return self.config.exists()
+
     @classmethod
     def create(cls, path: str | os.PathLike) -> "RunDir":
-        """Make a new run directory; refuse one that already holds a run."""
+        """Make the directory (and ``checkpoints/``) for a run that :meth:`check_new` accepted."""
         run = cls(path)
-        if run.config.exists() or run.checkpoints.exists():
-            raise FileExistsError(f"{run.path} already holds a run; continue it with "
-                                  f"--resume {run.path} or choose another --out")
         run.checkpoints.mkdir(parents=True, exist_ok=True)
         return run
 
     @classmethod
     def existing(cls, path: str | os.PathLike) -> "RunDir":
+        """An existing run directory (one with a ``config.toml``), for ``--resume``."""
         run = cls(path)
-        if not run.path.is_dir():
+        if not run.path.exists():
             raise FileNotFoundError(f"no run directory {run.path}")
-        if not run.checkpoints.is_dir():
-            raise FileNotFoundError(f"{run.path} has no checkpoints/ (not a run directory?)")
+        if not run.path.is_dir():
+            raise NotADirectoryError(f"{run.path} is a file; --resume takes a run directory "
+                                     "(the --out of an earlier run)")
+        if not run.config.is_file():
+            raise FileNotFoundError(f"{run.path} is not a run directory (it has no config.toml); "
+                                    "--resume takes the --out of an earlier run")
+        run.checkpoints.mkdir(exist_ok=True)
         return run
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator["RunDir"]:
+        """Hold ``.lock`` while the block runs: a second process gets :class:`RunDirBusy`.
+
+        The lock is the operating system's (``flock``): it goes away with the process,
+        however it ends, so a killed run never leaves a stale lock behind.
+        """
+        if fcntl is None:
+            yield self
+            return
+        fd = os.open(self.path / ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = os.read(fd, 64).decode("ascii", "replace").strip() or "?"
+                raise RunDirBusy(f"{self.path} is in use by another process (pid {holder}); "
+                                 "wait for it to finish or stop it first") from None
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            yield self
+        finally:
+            os.close(fd)
 
     # -- metrics -----------------------------------------------------------
     def read_metrics(self, upto: int | None = None) -> list[dict[str, Any]]:

@@ -7,9 +7,11 @@ checkpointing every ``run.checkpoint_every``. Segment boundaries are absolute
 multiples of those cadences, so a resumed run executes exactly the same sequence
 of compiled chunks as an uninterrupted one and ends bit for bit equal.
 
-Ctrl-C (SIGINT) is deferred to the end of the running chunk: the run then writes
-a checkpoint and returns with ``interrupted=True`` (a second Ctrl-C aborts at
-once; the last checkpoint stays intact).
+Ctrl-C (SIGINT) and SIGTERM are deferred to the end of the running chunk: the run
+then writes a checkpoint and returns with ``interrupted=True`` (a second signal
+aborts at once; the last checkpoint stays intact). The run directory is created
+once the game is lowered and locked while the run works; one without a checkpoint
+resumes from iteration 0 (see :mod:`jaxcfr.runs.rundir`).
 
 Example::
 
@@ -23,9 +25,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
-import signal
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -36,16 +36,15 @@ from jaxcfr.atomic import atomic_write_bytes, atomic_write_text
 from jaxcfr.blueprint import lifted_row
 from jaxcfr.contract import GameError
 from jaxcfr.engine import Runner
-from jaxcfr.loop import Hooks, iteration_of, run_loop
-from jaxcfr.lowering import as_lowered
+from jaxcfr.loop import Hooks, compile_reporting, iteration_of, lower_reporting, run_loop
 from jaxcfr.profile import Profile
 from jaxcfr.registry import load_abstraction
 from jaxcfr.runs import checkpoint
 from jaxcfr.runs.checkpoint import CheckpointError
-from jaxcfr.runs.config import COMPUTE_KEYS, Config, to_toml
-from jaxcfr.runs.progress import LoweringProgress
+from jaxcfr.runs.config import COMPUTE_KEYS, Config, check_config, to_toml
 from jaxcfr.runs.rundir import RunDir, default_run_dir
 from jaxcfr.serialize import jsonable
+from jaxcfr.signals import DeferredStop
 from jaxcfr.solvers import SolverState, make_solver
 from jaxcfr.stack import stack
 from jaxcfr.tensors import LoweredGame
@@ -71,7 +70,9 @@ class TrainResult:
       best_member: index of the member with the lowest final metric (written as profile.npz;
         with an abstraction, the lowest full-game metric of the lifted profiles).
       iteration: iterations done.
-      interrupted: stopped by Ctrl-C / KeyboardInterrupt before the last iteration.
+      interrupted: stopped by Ctrl-C, SIGTERM or a KeyboardInterrupt from ``progress``
+        before the last iteration.
+      stopped_by: ``"SIGINT"`` or ``"SIGTERM"`` when a signal stopped the run, else ``None``.
       resumed_from: the checkpoint iteration a resumed run started from, else ``None``.
       compile_seconds: compile time of this process's chunk and evaluation.
       wall_seconds: wall time of the run, over all its resumed segments.
@@ -96,57 +97,26 @@ class TrainResult:
     wall_seconds: float
     iterations_per_second: float | None = None
     abstraction: list[dict[str, Any]] | None = None
+    stopped_by: str | None = None
 
 
 # -- game and members -------------------------------------------------------------
-def build_lowered(config: Config, log: Callable[[str], None] | None = None) -> LoweredGame:
+def build_lowered(config: Config, status=None) -> LoweredGame:
     """Lower the config's game, or stack its games (``game.names``, or a list of
     abstractions), through the cache of lowered games unless ``game.cache`` is false
     (abstracted games are not cached); an abstracted member is named
-    ``"<game> | <abstraction>"``; news and progress of a slow lowering go to ``log``."""
+    ``"<game> | <abstraction>"``; ``status`` (optional, see
+    :func:`jaxcfr.loop.lower_reporting`) hears about each."""
     parts = []
     for s, a in config.game.members:
-        display = LoweringProgress(write=log) if log is not None else None
         extra = {} if a is None else {"abstraction": load_abstraction(a)}
-        try:
-            parts.append(as_lowered(s, cache=config.game.cache,
-                                    sort_infosets=config.game.sort_infosets,
-                                    name=s if a is None else f"{s} | {a}",
-                                    progress=display, log=display and display.log, **extra))
-        finally:
-            if display is not None:
-                display.close()
+        parts.append(lower_reporting(s, status, cache=config.game.cache,
+                                     sort_infosets=config.game.sort_infosets,
+                                     name=s if a is None else f"{s} | {a}", **extra))
     return stack(parts) if config.game.batched else parts[0]
 
 
 # -- the run ----------------------------------------------------------------------
-class _SigintGuard:
-    """Defer the first SIGINT to a chunk boundary (main thread only); the second one aborts."""
-
-    def __init__(self, enabled: bool, say: Callable[[str], None]):
-        self.enabled = enabled and threading.current_thread() is threading.main_thread()
-        self.requested = False
-        self.say = say
-        self.previous = None
-
-    def _handle(self, signum, frame):
-        if self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
-        self.say("interrupt: stopping after the current chunk and writing a checkpoint "
-                 "(Ctrl-C again to abort at once)")
-
-    def __enter__(self):
-        if self.enabled:
-            self.previous = signal.signal(signal.SIGINT, self._handle)
-        return self
-
-    def __exit__(self, *exc):
-        if self.enabled:
-            signal.signal(signal.SIGINT, self.previous)
-        return False
-
-
 def _compute_mismatch(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     out = []
     for key in COMPUTE_KEYS:
@@ -164,54 +134,83 @@ def _stderr(msg: str) -> None:
 
 def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | None = None,
           resume: str | None = None, handle_sigint: bool = True,
-          log: Callable[[str], None] = _stderr) -> TrainResult:
+          log: Callable[[str], None] = _stderr, status=None) -> TrainResult:
     """Run ``config``; write the run directory; return a :class:`TrainResult`.
 
     Args:
       config: a :class:`~jaxcfr.runs.Config`.
       out_dir: the run directory (default ``config.run.out_dir``, else
-        ``runs/<config name>-<timestamp>``); must not hold a run already.
+        ``runs/<config name>-<timestamp>``); it must be new, empty, or a run directory
+        without a checkpoint (see :meth:`RunDir.check_new`).
       progress: ``progress(iteration, metrics)``, called after every compiled chunk
         (``metrics=None``) and every evaluation (the record written to
         ``metrics.jsonl``). Raising ``KeyboardInterrupt`` from it stops the run
         like Ctrl-C (checkpoint written, ``interrupted=True``).
-      resume: a run directory to continue from its newest valid checkpoint.
-      handle_sigint: defer Ctrl-C to the end of the running chunk (main thread only).
+      resume: a run directory to continue from its newest valid checkpoint (from
+        iteration 0 when it has none yet).
+      handle_sigint: defer Ctrl-C and SIGTERM to the end of the running chunk (main
+        thread only).
       log: where warnings and notices go (default stderr).
+      status: told about lowering (with node counts) and compiling: an object with
+        ``begin``, ``update`` and ``end`` (``jaxcfr.runs.progress.make_status()``).
 
     Raises:
-      CheckpointError: ``resume`` has no valid checkpoint, or one of another game,
-        format version or solver configuration.
-      FileExistsError: ``out_dir`` already holds a run.
+      CheckpointError: ``resume``'s checkpoint is of another game, format version or
+        solver configuration, or every checkpoint there is corrupt.
+      FileExistsError: ``out_dir`` already holds a run, or other files.
+      RunDirBusy: another process is running this directory.
     """
     wall_start = time.perf_counter()
+    config = check_config(config)
     if resume is not None:
         run = RunDir.existing(resume)
-    else:
-        run = RunDir.create(out_dir or config.run.out_dir or default_run_dir(config.name))
-    config = dataclasses.replace(config, run=dataclasses.replace(
-        config.run, out_dir=str(run.path.resolve())))
-    lowered = build_lowered(config, log=None if config.run.quiet else log)
+        with run.lock():
+            return _train(config, run, True, progress, handle_sigint, log, status, wall_start)
+    run = RunDir(out_dir or config.run.out_dir or default_run_dir(config.name))
+    run.check_new()                                 # before the work of lowering
+    return _train(config, run, False, progress, handle_sigint, log, status, wall_start)
+
+
+def _train(config: Config, run: RunDir, resume: bool, progress, handle_sigint, log, status,
+           wall_start: float) -> TrainResult:
+    lowered = build_lowered(config, status)
+    solver = make_solver(config.solver.algorithm, alternating=config.solver.alternating)
+    runner = Runner(lowered, solver, config.solver.hyperparams(),
+                    precision=config.run.precision, chunk=config.run.chunk)
+    if not resume:
+        # Created only now that the run can start; re-checked under the lock (another
+        # process may have started in the same directory meanwhile).
+        with RunDir.create(run.path).lock():
+            if run.check_new():
+                log(f"{run.path} holds a run that never wrote a checkpoint: starting it afresh")
+            return _iterate(config, run, runner, None, progress, handle_sigint, log, status,
+                            wall_start)
     fp = checkpoint.fingerprint(lowered)
-    ckpt = None
-    if resume is not None:
-        ckpt = checkpoint.load_latest(run.checkpoints, fingerprint=fp, warn=log)
-        if ckpt is None:
-            raise CheckpointError(f"{run.path} has no checkpoint to resume from")
+    ckpt = checkpoint.load_latest(run.checkpoints, fingerprint=fp, warn=log)
+    if ckpt is None:
+        log(f"{run.path} has no checkpoint yet: starting from iteration 0")
+    else:
         bad = _compute_mismatch(config.to_dict(), ckpt.meta.get("config", {}))
         if bad:
             raise CheckpointError(f"checkpoint {ckpt.path} was written with another solver "
                                   f"configuration: {'; '.join(bad)}")
+    return _iterate(config, run, runner, ckpt, progress, handle_sigint, log, status, wall_start)
+
+
+def _iterate(config: Config, run: RunDir, runner: Runner, ckpt, progress, handle_sigint,
+             log, status, wall_start: float) -> TrainResult:
+    """Compile and iterate in the (locked) run directory, from ``ckpt`` or from 0."""
+    config = dataclasses.replace(config, run=dataclasses.replace(
+        config.run, out_dir=str(run.path.resolve())))
+    lowered = runner.lowered
+    fp = checkpoint.fingerprint(lowered)
     atomic_write_text(run.config, to_toml(config))
 
-    solver = make_solver(config.solver.algorithm, alternating=config.solver.alternating)
-    runner = Runner(lowered, solver, config.solver.hyperparams(),
-                    precision=config.run.precision, chunk=config.run.chunk)
     state = runner.init()
     if ckpt is not None:
         state = _restore(runner, state, ckpt)
     start = iteration_of(state)
-    state, compile_seconds = runner.compile(state)
+    state, compile_seconds = compile_reporting(runner, state, status)
     labels = runner.member_labels()
     wall_before = float(ckpt.meta.get("wall_seconds", 0.0)) if ckpt is not None else 0.0
     metrics = run.read_metrics(upto=start) if ckpt is not None else []
@@ -241,7 +240,7 @@ def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | 
         save(it, st)
         saved[0] = it
 
-    with _SigintGuard(handle_sigint, log) as guard:
+    with DeferredStop(handle_sigint, log) as guard:
         hooks = Hooks(on_chunk=None if progress is None else (lambda it: progress(it, None)),
                       on_record=on_record, on_checkpoint=on_checkpoint,
                       stop_requested=lambda: guard.requested)
@@ -271,7 +270,7 @@ def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | 
         resumed_from=start if ckpt is not None else None, compile_seconds=compile_seconds,
         wall_seconds=wall(),
         iterations_per_second=out.iterations / out.seconds if out.seconds > 0 else None,
-        abstraction=rows)
+        abstraction=rows, stopped_by=guard.signal_name)
 
 
 def _restore(runner: Runner, template: SolverState, ckpt: checkpoint.Checkpoint) -> SolverState:
@@ -323,8 +322,8 @@ def _lift(run: RunDir, config: Config, lowered: LoweredGame, profiles: list[Prof
     for m, profile in enumerate(profiles):
         game, abstraction = members[m // per_game]
         if game not in fulls:
-            fulls[game] = as_lowered(game, cache=config.game.cache,
-                                     sort_infosets=config.game.sort_infosets, name=game)
+            fulls[game] = lower_reporting(game, cache=config.game.cache,
+                                          sort_infosets=config.game.sort_infosets, name=game)
         table, row = lifted_row(profile, games[m // per_game], fulls[game],
                                 abstraction=abstraction, precision=config.run.precision,
                                 abstract_metric=final[m] if isinstance(final, list) else final)
