@@ -74,13 +74,19 @@ def iteration_of(state: SolverState) -> int:
     return int(np.asarray(state.iteration).reshape(-1)[0])
 
 
+#: Seconds after which lowering's news and progress are shown (a quick lowering says only
+#: "lowering" and "lowered").
+NEWS_AFTER = 1.0
+
+
 def lower_reporting(game, status=None, **lower_kwargs) -> LoweredGame:
     """:func:`jaxcfr.lowering.as_lowered` of ``game``, telling ``status`` what it does.
 
     ``status`` (optional) has ``begin(text)``, ``update(text)``, ``note(text)`` and
     ``end(text)`` (:class:`jaxcfr.runs.progress.Status`): it hears ``lowering NAME``, the
-    nodes walked every few thousand nodes with the rate, lowering's news (the size
-    estimate, how the walk is split, a cache hit), and the lowered sizes. A game string
+    nodes walked every few thousand nodes with the rate and lowering's news (the size
+    estimate, how the walk is split, a cache hit) once lowering has taken ``NEWS_AFTER``
+    seconds, and the lowered sizes. A game string
     goes through the cache of lowered games when ``cache`` says so.
     """
     if status is None or isinstance(game, LoweredGame):
@@ -91,8 +97,26 @@ def lower_reporting(game, status=None, **lower_kwargs) -> LoweredGame:
     name = lower_kwargs.get("name") or type(game).__name__
     status.begin(f"lowering {name}")
     start = time.perf_counter()
-    lowered = as_lowered(game, progress=status.nodes(f"lowering {name}"), log=status.note,
-                         **lower_kwargs)
+    held: list[str] = []         # lowering's news (own lines), shown once it turns out slow
+    nodes = status.nodes(f"lowering {name}")
+
+    def slow() -> bool:
+        if time.perf_counter() - start < NEWS_AFTER:
+            return False
+        while held:
+            status.note(held.pop(0))
+        return True
+
+    def note(text: str) -> None:
+        held.append(text)
+        slow()
+
+    def progress(walked: int) -> None:
+        slow()
+        nodes(walked)           # redrawn in place on a terminal, else every few seconds
+
+    lowered = as_lowered(game, progress=progress, log=note, **lower_kwargs)
+    slow()
     sizes = lowered.sizes()
     status.end(f"lowered {name}: {sizes['nodes']:,} nodes, {sum(sizes['infosets']):,} "
                f"information sets ({time.perf_counter() - start:.1f} s)")

@@ -166,9 +166,10 @@ def test_the_probe_cannot_size_sampled_chance_nor_disturb_the_game():
 
 
 # -- the display (lowering's news and progress go through the run's status line) ---------------
-def test_the_status_line_shows_lowering_news_progress_and_sizes():
+def test_the_status_line_shows_lowering_news_progress_and_sizes(monkeypatch):
     out = io.StringIO()
     status = Status(out, tty=False, every=0.0)
+    monkeypatch.setattr(jaxcfr.loop, "NEWS_AFTER", 0.0)       # as if slow
     lowered = lower_reporting("liars_dice(sides=4)", status, workers=1, cache=False)
     lines = out.getvalue().splitlines()
     assert lines[0] == "lowering liars_dice(sides=4) ..."
