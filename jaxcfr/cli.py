@@ -148,7 +148,8 @@ def _lower_for_cli(args, status, sort: bool = True, report: dict | None = None):
 def _inspect(args) -> int:
     from jaxcfr.runs.progress import make_status
     start, report = time.perf_counter(), {}
-    with make_status(stream=sys.stderr) as status:
+    # inspect prints its own summary: the status line only where it is redrawn in place
+    with make_status(quiet=not sys.stderr.isatty(), stream=sys.stderr) as status:
         lowered = _lower_for_cli(args, status, sort=not args.no_sort, report=report)
     seconds = time.perf_counter() - start
     cached = report["cache"]

@@ -147,7 +147,11 @@ def _error(game, **kw) -> GameError:
 def test_contract_violations_are_reported_as_in_the_serial_walk(cls):
     serial = _error(cls(), workers=1)
     both = _error(cls(), workers=2)
-    assert (both.rule, both.history, str(both)) == (serial.rule, serial.history, str(serial))
+    assert (both.rule, both.history) == (serial.rule, serial.history)
+    # the message is the same too, but where the game itself changes under the walk (its
+    # returns change per call; its clones share a history, so the first walk's steps show)
+    if both.rule not in ("nondeterministic", "clone"):
+        assert str(both) == str(serial)
     for depth in range(1, 5):       # cut anywhere, the parallel walk gives no result
         assert cut_enumeration(cls(), depth) is None, depth
 
