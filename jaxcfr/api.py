@@ -16,11 +16,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from jaxcfr import arguments
 from jaxcfr.arguments import optional_positive_int, positive_int
 from jaxcfr.engine import DEFAULT_CHUNK, Runner
 from jaxcfr.loop import Hooks, compile_reporting, lower_reporting, run_loop
 from jaxcfr.profile import Profile
-from jaxcfr.solvers import Solver, SolverState, make_solver
+from jaxcfr.solvers import Solver, SolverState, make_solver, resolve_sampling
 from jaxcfr.tensors import LoweredGame
 
 __all__ = ["solve", "SolveResult"]
@@ -70,7 +71,8 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
           beta=None, gamma=None, precision: str = "float32", chunk: int = DEFAULT_CHUNK,
           callback: Callable[[dict[str, Any]], None] | None = None,
           progress: Callable[[int, dict[str, Any] | None], None] | None = None,
-          status=None, cache=None) -> SolveResult:
+          status=None, cache=None, sampling: str = "none", seed: int = 0,
+          seeds=None, exploration=None, samples: int = 1) -> SolveResult:
     """Solve ``game`` with ``algorithm`` for ``iterations`` iterations.
 
     Args:
@@ -82,7 +84,14 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
         the end); ``None``: only at the end.
       alternating: override the preset's update order.
       alpha, beta, gamma: hyper-parameters; a list gives a batch of settings solved
-        by the same compiled step.
+        by the same compiled step (several lists: element by element).
+      sampling: the estimator: ``"none"`` (exact full-width passes), ``"chance"``,
+        ``"external"`` or ``"outcome"`` (Monte Carlo; :mod:`jaxcfr.estimators`).
+      seed: the run's PRNG seed (iteration ``t`` uses ``fold_in(key(seed), t)``).
+      seeds: a list of seeds: a batch of runs in one compiled step, one per seed (each
+        equal to the separate run with that seed; zipped with hyper-parameter lists).
+      exploration: outcome sampling's epsilon (default 0.6, as OpenSpiel).
+      samples: subtrees a sampling estimator draws per traverser and iteration.
       precision: ``"float32"`` or ``"float64"`` (scoped to this call).
       callback: called with each evaluation's record.
       progress: ``progress(iteration, record)``, called after every compiled chunk
@@ -95,13 +104,22 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
     iterations = positive_int("iterations", iterations)
     eval_every = optional_positive_int("eval_every", eval_every)
     positive_int("chunk", chunk)
-    lowered = lower_reporting(game, status, cache=cache)
     solver = algorithm if isinstance(algorithm, Solver) else make_solver(
-        algorithm, alternating=alternating)
-    if isinstance(algorithm, Solver) and alternating is not None:
-        solver = dataclasses.replace(solver, alternating=alternating)
+        algorithm, alternating=alternating, sampling=sampling, samples=positive_int(
+            "samples", samples))
+    if isinstance(algorithm, Solver):
+        changes = {"alternating": alternating} if alternating is not None else {}
+        if sampling != "none" or samples != 1:
+            changes.update(sampling=resolve_sampling(sampling),
+                           samples=positive_int("samples", samples))
+        solver = dataclasses.replace(solver, **changes)
     hyper = {k: v for k, v in (("alpha", alpha), ("beta", beta), ("gamma", gamma))
              if v is not None}
+    hyper["seed"] = arguments.seeds("seeds", seeds) if seeds is not None else \
+        arguments.seed("seed", seed)
+    if exploration is not None:
+        hyper["exploration"] = arguments.exploration("exploration", exploration)
+    lowered = lower_reporting(game, status, cache=cache)
     runner = Runner(lowered, solver, hyper, precision=precision, chunk=chunk)
     state, compile_seconds = compile_reporting(runner, runner.init(), status)
     start = time.perf_counter()

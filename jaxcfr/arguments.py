@@ -25,7 +25,11 @@ import numbers
 from typing import Any, Callable, Iterable
 
 __all__ = ["ArgumentError", "positive_int", "nonnegative_int", "optional_positive_int",
-           "finite_float", "one_of", "plain_name", "command_line_type"]
+           "finite_float", "one_of", "plain_name", "command_line_type", "seed", "seeds",
+           "exploration"]
+
+#: Seeds are int32 (they are traced arguments of the compiled step).
+MAX_SEED = 2 ** 31 - 1
 
 
 class ArgumentError(ValueError):
@@ -58,6 +62,39 @@ def nonnegative_int(name: str, value: Any) -> int:
 def optional_positive_int(name: str, value: Any) -> int | None:
     """``None``, or ``value`` if it is an integer >= 1."""
     return None if value is None else positive_int(name, value)
+
+
+def seed(name: str, value: Any) -> int:
+    """``value`` if it is an integer in ``0..2**31 - 1`` (a PRNG seed)."""
+    v = _integer(value)
+    if v is None or not 0 <= v <= MAX_SEED:
+        raise ArgumentError(f"{name} must be an integer from 0 to {MAX_SEED}, got {value!r}")
+    return v
+
+
+def seeds(name: str, value: Any) -> list[int]:
+    """A non-empty list of distinct seeds (a comma-separated string is split)."""
+    if isinstance(value, str):
+        try:
+            value = [int(x) for x in value.split(",") if x.strip()]
+        except ValueError:
+            raise ArgumentError(f"{name} must be seeds separated by commas (0,1,2), "
+                                f"got {value!r}") from None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ArgumentError(f"{name} must be a list of seeds, got {value!r}")
+    out = [seed(name, v) for v in value]
+    if not out or len(set(out)) != len(out):
+        raise ArgumentError(f"{name} must list distinct seeds, at least one, got {value!r}")
+    return out
+
+
+def exploration(name: str, value: Any) -> float:
+    """Outcome sampling's epsilon: a number in ``(0, 1]`` (0 would leave actions the
+    strategy never plays unsampled, and the estimate biased)."""
+    v = finite_float(name, value)
+    if not 0 < v <= 1:
+        raise ArgumentError(f"{name} must be in (0, 1], got {value!r}")
+    return v
 
 
 def finite_float(name: str, value: Any) -> float:

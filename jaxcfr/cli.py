@@ -200,26 +200,44 @@ def _solve_args(p: argparse.ArgumentParser) -> None:
                    help="evaluate and print the metrics every N iterations (default: only at "
                         "the end)")
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    from jaxcfr.solvers import DEFAULT_EXPLORATION, SAMPLING
+    p.add_argument("--sampling", choices=SAMPLING, default="none",
+                   help="the estimator: exact passes (none) or Monte Carlo (chance, external, "
+                        "outcome); default: none")
+    seeds = p.add_mutually_exclusive_group()
+    seeds.add_argument("--seed", type=int, default=0, help="PRNG seed (default: 0)")
+    seeds.add_argument("--seeds", metavar="S,S,...",
+                       help="a batch of seeds run by one compiled step, one figure per seed")
+    p.add_argument("--exploration", type=float,
+                   help=f"outcome sampling's epsilon (default: {DEFAULT_EXPLORATION})")
+    p.add_argument("--samples", type=int, default=1,
+                   help="subtrees a sampling estimator draws per player and iteration "
+                        "(default: 1)")
     p.add_argument("--quiet", action="store_true",
                    help="no progress on stderr (lowering, compiling, iterating)")
     _cache_args(p)
 
 
 def _solve(args) -> int:
+    from jaxcfr import arguments
     from jaxcfr.api import solve
-    from jaxcfr.runs.progress import make_progress, make_status
+    from jaxcfr.runs.progress import format_metric, make_progress, make_status
     from jaxcfr.solvers import HYPERPARAMETERS, make_solver
     positive_int("--iterations", args.iterations)
     optional_positive_int("--eval-every", args.eval_every)
     for name in HYPERPARAMETERS:
         if getattr(args, name) is not None:
             finite_float(f"--{name}", getattr(args, name))
-    make_solver(args.algorithm, alternating=args.alternating)     # a bad name: before lowering
+    seeds = None if args.seeds is None else arguments.seeds("--seeds", args.seeds)
+    arguments.seed("--seed", args.seed)
+    if args.exploration is not None:
+        arguments.exploration("--exploration", args.exploration)
+    make_solver(args.algorithm, alternating=args.alternating, sampling=args.sampling,
+                samples=positive_int("--samples", args.samples))   # bad values: before lowering
 
     def report(m):
         if not args.json:
-            print(f"iteration {m['iteration']:>8}  {m['metric_name']} {float(m['metric']):.6g}",
-                  flush=True)
+            print(f"iteration {m['iteration']:>8}  {format_metric(m)}", flush=True)
 
     display = make_progress(args.iterations, quiet=args.quiet, stream=sys.stderr)
     try:
@@ -229,18 +247,31 @@ def _solve(args) -> int:
                            eval_every=args.eval_every, alternating=args.alternating,
                            alpha=args.alpha, beta=args.beta, gamma=args.gamma,
                            precision=args.precision, callback=report, progress=display,
-                           status=status)
+                           status=status, sampling=args.sampling, seed=args.seed,
+                           seeds=seeds, exploration=args.exploration, samples=args.samples)
     finally:
         display.close()
     final = result.final
     out = {"game": args.game, "algorithm": result.solver.name, "iterations": args.iterations,
-           "alternating": result.solver.alternating,
+           "alternating": result.solver.alternating, "sampling": result.solver.sampling,
+           "seed": seeds if seeds is not None else args.seed,
            "exploitability": final["exploitability"], "nash_conv": final["nash_conv"],
            "values": final["values"], "best_response_values": final["best_response_values"],
+           "members": final["members"],
            "seconds": result.seconds, "compile_seconds": result.compile_seconds,
            "iterations_per_second": result.iterations_per_second}
     if args.json:
         print(json.dumps(jsonable(out)))
+    elif final["members"]:                      # a batch of seeds: one line per seed
+        name = final["metric_name"]
+        width = max(len(m) for m in final["members"])
+        print(f"{'member':<{width}}  {name:>14}  values")
+        for m, label in enumerate(final["members"]):
+            value = final["metric"][m]
+            print(f"{label:<{width}}  {'n/a' if value is None else f'{value:.6g}':>14}  "
+                  + ", ".join(f"{v:.6f}" for v in final["values"][m]))
+        print(f"speed           {result.iterations_per_second:,.1f} iterations/s, all members "
+              f"(compile {result.compile_seconds:.2f} s)")
     else:
         values = ", ".join(f"{v:.6f}" for v in np.asarray(final["values"]).reshape(-1))
         print(f"values          {values}")

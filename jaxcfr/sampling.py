@@ -217,9 +217,7 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
             eps = exploration[member][:, None]
             q_kids = jnp.where(explore, eps * uniform + (1 - eps) * p_kids, p_kids)
         u = uniforms[:, starts[d]:starts[d + 1]].reshape(-1)
-        cdf = _prefix(jnp.add, q_kids, axis=1)
-        pick = (cdf < u[:, None] * cdf[:, -1:]).sum(axis=1)
-        pick = jnp.minimum(pick, jnp.maximum(nk - 1, 0))
+        pick = _inverse_cdf(q_kids, u)
         local = jnp.where(enum[at], slot - target[at], pick[at])
         child = jnp.where(next_valid, first[node[at]] + local, 0).astype(jnp.int32)
         p_child = jnp.take_along_axis(sigma[at], (t.edge_index[child] % actions)[:, None],
@@ -232,6 +230,17 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
         start += members * here
         node, valid, member = child, next_valid, next_member
     return Subtree(*(jnp.concatenate(cols) for cols in zip(*levels)))
+
+
+def _inverse_cdf(weights: jax.Array, u: jax.Array) -> jax.Array:
+    """``[M]`` the first index whose cumulative weight exceeds ``u * total`` (``weights``
+    ``[M, K]`` non-negative, ``u`` in ``[0, 1)``): a draw proportional to ``weights`` that
+    never picks a zero weight, also when ``u`` is 0 or ``u * total`` rounds up to the total
+    (then the last positive weight is taken)."""
+    cdf = _prefix(jnp.add, weights, axis=1)
+    over = cdf > (u * cdf[:, -1])[:, None]
+    last = weights.shape[1] - 1 - jnp.argmax((weights > 0)[:, ::-1], axis=1)
+    return jnp.where(over.any(axis=1), jnp.argmax(over, axis=1), last)
 
 
 def _prefix(op, x: jax.Array, axis: int = 0) -> jax.Array:

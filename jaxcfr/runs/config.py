@@ -45,7 +45,8 @@ from jaxcfr.engine import DEFAULT_CHUNK
 from jaxcfr.contract import GameError
 from jaxcfr.precision import PRECISIONS
 from jaxcfr.registry import load_abstraction
-from jaxcfr.solvers import HYPERPARAMETERS, resolve_algorithm
+from jaxcfr import arguments
+from jaxcfr.solvers import HYPERPARAMETERS, SAMPLING, resolve_algorithm
 
 __all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ConfigError", "load_config",
            "config_from_dict", "parse_override", "to_toml", "COMPUTE_KEYS", "check_config"]
@@ -55,7 +56,8 @@ __all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ConfigError", "
 COMPUTE_KEYS = ("game.name", "game.names", "game.sort_infosets", "game.abstraction",
                 "solver.algorithm",
                 "solver.alternating", "solver.alpha", "solver.beta", "solver.gamma",
-                "solver.combine", "run.precision")
+                "solver.combine", "solver.sampling", "solver.exploration", "solver.samples",
+                "run.precision", "run.seed", "run.seeds")
 
 
 class ConfigError(ValueError):
@@ -101,6 +103,10 @@ class SolverConfig:
     beta: float | tuple[float, ...] | None = None
     gamma: float | tuple[float, ...] | None = None
     combine: str = "product"                # lists of several keys: "product" grid or "zip"
+    sampling: str = "none"                  # the estimator: none (exact), chance, external,
+                                            # outcome
+    exploration: float | None = None        # outcome sampling's epsilon (None: 0.6)
+    samples: int = 1                        # subtrees sampled per player and iteration
 
     def hyperparams(self) -> dict[str, Any]:
         """``{"alpha": ..., ...}`` for :class:`jaxcfr.Runner` (lists expanded per ``combine``)."""
@@ -136,7 +142,8 @@ class RunConfig:
     keep_checkpoints: int = 3        # how many recent checkpoints to keep
     precision: str = "float32"       # or "float64"
     out_dir: str | None = None       # run directory; default runs/<config name>-<timestamp>
-    seed: int = 0                    # PRNG seed, recorded (full-tree solvers are deterministic)
+    seed: int = 0                    # PRNG seed of the sampling estimators
+    seeds: tuple[int, ...] | None = None   # a batch of seeds: one member per seed
     chunk: int = DEFAULT_CHUNK       # iterations per compiled chunk
     quiet: bool = False              # no progress output
     plot: bool = True                # write convergence.png (needs matplotlib)
@@ -168,6 +175,23 @@ class Config:
 
     def replace(self, **sections) -> "Config":
         return dataclasses.replace(self, **sections)
+
+    def run_parameters(self) -> dict[str, Any]:
+        """What :class:`jaxcfr.Runner` takes: the hyper-parameters (lists expanded per
+        ``solver.combine``), the exploration, and the seed or, with ``run.seeds``, a batch
+        of seeds crossed with the settings (settings outer, seeds inner)."""
+        out = self.solver.hyperparams()
+        if self.solver.exploration is not None:
+            out["exploration"] = self.solver.exploration
+        if self.run.seeds is None:
+            out["seed"] = self.run.seed
+            return out
+        seeds = list(self.run.seeds)
+        n = max([len(v) for v in out.values() if isinstance(v, list)], default=1)
+        out = {k: ([x for x in v for _ in seeds] if isinstance(v, list) else v)
+               for k, v in out.items()}
+        out["seed"] = seeds * n
+        return out
 
     def get(self, dotted: str) -> Any:
         section, _, key = dotted.partition(".")
@@ -399,10 +423,16 @@ def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
     if s.combine == "zip" and len(lengths) > 1:
         fail("solver.combine", f"'zip' needs hyper-parameter lists of one length, got "
              f"{sorted(lengths)}")
-    for key in ("run.eval_every", "run.keep_checkpoints", "run.chunk"):
+    for key in ("run.eval_every", "run.keep_checkpoints", "run.chunk", "solver.samples"):
         rule(key, positive_int)
     rule("run.checkpoint_every", nonnegative_int)
     rule("run.precision", one_of, PRECISIONS)
+    rule("solver.sampling", one_of, SAMPLING)
+    rule("run.seed", arguments.seed)
+    if r.seeds is not None:
+        rule("run.seeds", arguments.seeds)
+    if s.exploration is not None:
+        rule("solver.exploration", arguments.exploration)
 
 
 # -- writing ------------------------------------------------------------------

@@ -174,8 +174,9 @@ def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | 
 def _train(config: Config, run: RunDir, resume: bool, progress, handle_sigint, log, status,
            wall_start: float) -> TrainResult:
     lowered = build_lowered(config, status)
-    solver = make_solver(config.solver.algorithm, alternating=config.solver.alternating)
-    runner = Runner(lowered, solver, config.solver.hyperparams(),
+    solver = make_solver(config.solver.algorithm, alternating=config.solver.alternating,
+                         sampling=config.solver.sampling, samples=config.solver.samples)
+    runner = Runner(lowered, solver, config.run_parameters(),
                     precision=config.run.precision, chunk=config.run.chunk)
     if not resume:
         # Created only now that the run can start; re-checked under the lock (another
