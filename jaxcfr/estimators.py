@@ -56,6 +56,7 @@ import jax.numpy as jnp
 
 from jaxcfr import passes
 from jaxcfr.numerics import normalise, trail
+from jaxcfr.passes import gather as take
 from jaxcfr.sampling import (SamplePlan, SampleTables, Subtree, build_subtree,
                              level_offsets)
 from jaxcfr.tensors import DECISION, GameTensors, Structure
@@ -134,10 +135,10 @@ class Policy(NamedTuple):
     def rows(self, row: jax.Array, member: jax.Array) -> jax.Array:
         """Regret matching of rows ``row [M]`` of members ``member [M]``: ``[M, A]``."""
         index = self.index(row, member)
-        regret = self.regret[index]
+        regret = passes.gather(self.regret, index)
         if self.predictive:
-            regret = regret + self.prediction[index]
-        return normalise(regret, self.legal[row] & self.kept[row])
+            regret = regret + passes.gather(self.prediction, index)
+        return normalise(regret, passes.gather(self.legal, row) & passes.gather(self.kept, row))
 
 
 class RowEstimate(NamedTuple):
@@ -206,23 +207,24 @@ def _traverse(t, s, policy, player, keys, eps, tables, plan) -> RowEstimate:
     values = _values(t, sub, offsets)                                    # [C, P]
     slots = sub.node.shape[0]
     # x(h, a) = v(ha) / q(ha) for the sampled children of each slot h, by the child's owner
-    owner = t.edge_owner[sub.node]
+    owner = take(t.edge_owner, sub.node)
     child_value = passes.pick_player(values, jnp.minimum(owner, num - 1)) / sub.q
     is_child = sub.valid & (jnp.arange(slots) >= offsets[1])
-    slot_of_edge = t.edge_index[sub.node] % actions
-    x = jnp.zeros((slots, actions), dtype).at[sub.parent, slot_of_edge].add(
-        jnp.where(is_child, child_value, 0))
+    slot_of_edge = take(t.edge_index, sub.node) % actions
+    x = passes.segment_sum(jnp.where(is_child, child_value, 0), sub.parent * actions
+                           + slot_of_edge, slots * actions).reshape(slots, actions)
     # regret at the updated player's slots: W(h) (x(h, .) - sigma(h) . x(h, .))
-    kind, acting = t.node_kind[sub.node], t.node_player[sub.node]
+    kind, acting = take(t.node_kind, sub.node), take(t.node_player, sub.node)
     decision = sub.valid & (kind == DECISION)
     mine = decision & ((acting < num) if player is None else (acting == player))
     weight = passes.pick_player(passes.opponent_reach(reach), jnp.clip(acting, 0, num - 1))
     weight = jnp.where(mine, weight / sample_reach, 0) / plan.samples
-    mask = t.legal_mask[t.node_infoset[sub.node]] & t.abstraction_mask[t.node_infoset[sub.node]]
+    row = take(t.node_infoset, sub.node)
+    mask = take(t.legal_mask, row) & take(t.abstraction_mask, row)
     baseline = (sub.sigma * x).sum(axis=1, keepdims=True)
     regret = jnp.where(mask, weight[:, None] * (x - baseline), 0)
     sink = rows - 1
-    regret_row = jnp.where(mine, t.node_infoset[sub.node], sink)
+    regret_row = jnp.where(mine, row, sink)
     # averaging: the rows this scheme's half-step owns, weighted per sampled member
     if player is None:
         target_here = decision
@@ -233,14 +235,14 @@ def _traverse(t, s, policy, player, keys, eps, tables, plan) -> RowEstimate:
     w = {"chance": own, "external": jnp.ones_like(own), "outcome": own / sample_reach}[
         plan.scheme]
     w = jnp.where(target_here, w, 0) / plan.samples
-    average_row = jnp.where(target_here, t.node_infoset[sub.node], sink)
+    average_row = jnp.where(target_here, row, sink)
     return RowEstimate(sub.member, regret_row.astype(jnp.int32), regret,
                        average_row.astype(jnp.int32), w[:, None] * sub.sigma)
 
 
 def _reach(t: GameTensors, sub: Subtree, offsets, num: int):
     """Own reach of every player and chance ``[C, P + 1]``, and the sample reach ``[C]``."""
-    owner = t.edge_owner[sub.node]
+    owner = take(t.edge_owner, sub.node)
     factor = jnp.where(owner[:, None] == jnp.arange(num + 1)[None, :], sub.p[:, None], 1)
     roots = offsets[1]
     reach = [jnp.ones((roots, num + 1), sub.p.dtype)]
@@ -248,14 +250,14 @@ def _reach(t: GameTensors, sub: Subtree, offsets, num: int):
     for d in range(1, len(offsets) - 1):
         lo, hi = offsets[d], offsets[d + 1]
         up = sub.parent[lo:hi] - offsets[d - 1]
-        reach.append(reach[-1][up] * factor[lo:hi])
-        sample.append(sample[-1][up] * sub.q[lo:hi])
+        reach.append(take(reach[-1], up) * factor[lo:hi])
+        sample.append(take(sample[-1], up) * sub.q[lo:hi])
     return jnp.concatenate(reach), jnp.concatenate(sample)
 
 
 def _values(t: GameTensors, sub: Subtree, offsets) -> jax.Array:
     """Importance-weighted values ``[C, P]``: payoff plus sum over children of (p / q) v."""
-    payoff = jnp.where(sub.valid[:, None], t.payoff[sub.node], 0).astype(sub.p.dtype)
+    payoff = jnp.where(sub.valid[:, None], take(t.payoff, sub.node), 0).astype(sub.p.dtype)
     ratio = sub.p / sub.q
     depth = len(offsets) - 1
     below = payoff[offsets[depth - 1]:offsets[depth]]

@@ -36,7 +36,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr.tensors import CHANCE_NODE, DECISION, GameTensors, LoweredGame, Structure
+from jaxcfr.passes import gather as take
+from jaxcfr.tensors import (CHANCE_NODE, DECISION, PADDING, GameTensors, LoweredGame,
+                            Structure)
 
 __all__ = ["SCHEMES", "SampleTables", "SamplePlan", "Subtree", "child_tables", "make_plan",
            "build_subtree"]
@@ -85,7 +87,8 @@ def child_tables(t: GameTensors) -> SampleTables:
                  for b in range(parent.shape[0])]
         return SampleTables(*(np.stack(cols) for cols in zip(*parts)))
     n = parent.shape[0]
-    child = np.flatnonzero(parent >= 0)
+    # a stack's padding nodes hang under real nodes, after their real children: not children
+    child = np.flatnonzero((parent >= 0) & (np.asarray(t.node_kind) != PADDING))
     num = np.bincount(parent[child], minlength=n).astype(np.int32)
     first = np.full(n, n, dtype=np.int64)
     np.minimum.at(first, parent[child], child)
@@ -184,14 +187,14 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
     levels = []
     start = 0                                                    # slot of level d's first node
     for d in range(len(width)):
-        sigma = policy(t.node_infoset[node], member)                     # [M_d, A]
+        sigma = policy(take(t.node_infoset, node), member)                     # [M_d, A]
         levels.append((node, valid, parent, p, q, member, sigma))
         if d == len(width) - 1:
             break
         here, below = width[d], width[d + 1]
-        kind = t.node_kind[node]
-        owner = t.node_player[node]
-        nk = jnp.where(valid, num[node], 0)
+        kind = take(t.node_kind, node)
+        owner = take(t.node_player, node)
+        nk = jnp.where(valid, take(num, node), 0)
         enum = _enumerates(plan.scheme, kind, owner, traverser)
         count = jnp.where(enum, nk, jnp.minimum(nk, 1)).reshape(members, here)
         within = _prefix(jnp.add, count, axis=1) - count               # [B, W_d]
@@ -204,26 +207,28 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
             mode="drop")
         at = _prefix(jnp.maximum, marks)
         next_member = slot // below
-        next_valid = slot - next_member * below < total[next_member]
+        next_valid = slot - next_member * below < take(total, next_member)
         # one child per sampling node: inverse CDF over its (at most K) children
-        kids = jnp.minimum(first[node][:, None] + jnp.arange(k)[None, :], n_nodes - 1)
+        kids = jnp.minimum(take(first, node)[:, None] + jnp.arange(k)[None, :], n_nodes - 1)
         present = jnp.arange(k)[None, :] < nk[:, None]
-        p_kids = jnp.where(present, jnp.take_along_axis(sigma, t.edge_index[kids] % actions,
-                                                        axis=1) * t.chance_prob[kids], 0)
+        sigma_flat = sigma.reshape(-1)                                  # [M_d * A]
+        rows_at = (jnp.arange(node.shape[0]) * actions)[:, None]
+        p_kids = jnp.where(present, take(sigma_flat, rows_at + take(t.edge_index, kids) % actions)
+                           * take(t.chance_prob, kids), 0)
         q_kids = p_kids
         if plan.scheme == "outcome":
             explore = ((kind == DECISION) & (owner == traverser))[:, None]
             uniform = jnp.where(present, 1 / jnp.maximum(nk, 1)[:, None], 0).astype(p_kids.dtype)
-            eps = exploration[member][:, None]
+            eps = take(exploration, member)[:, None]
             q_kids = jnp.where(explore, eps * uniform + (1 - eps) * p_kids, p_kids)
         u = uniforms[:, starts[d]:starts[d + 1]].reshape(-1)
         pick = _inverse_cdf(q_kids, u)
-        local = jnp.where(enum[at], slot - target[at], pick[at])
-        child = jnp.where(next_valid, first[node[at]] + local, 0).astype(jnp.int32)
-        p_child = jnp.take_along_axis(sigma[at], (t.edge_index[child] % actions)[:, None],
-                                      axis=1)[:, 0] * t.chance_prob[child]
-        q_pick = jnp.take_along_axis(q_kids, pick[:, None], axis=1)[:, 0]
-        q_child = jnp.where(enum[at], 1, q_pick[at]).astype(uniforms.dtype)
+        local = jnp.where(take(enum, at), slot - take(target, at), take(pick, at))
+        child = jnp.where(next_valid, take(first, take(node, at)) + local, 0).astype(jnp.int32)
+        p_child = (take(sigma_flat, at * actions + take(t.edge_index, child) % actions)
+                   * take(t.chance_prob, child))
+        q_pick = jnp.where(jnp.arange(k)[None, :] == pick[:, None], q_kids, 0).sum(axis=1)
+        q_child = jnp.where(take(enum, at), 1, take(q_pick, at)).astype(uniforms.dtype)
         parent = (start + at).astype(jnp.int32)
         p = jnp.where(next_valid, p_child, 0)
         q = jnp.where(next_valid, q_child, 1)
@@ -238,14 +243,17 @@ def _inverse_cdf(weights: jax.Array, u: jax.Array) -> jax.Array:
     never picks a zero weight, also when ``u`` is 0 or ``u * total`` rounds up to the total
     (then the last positive weight is taken)."""
     cdf = _prefix(jnp.add, weights, axis=1)
-    over = cdf > (u * cdf[:, -1])[:, None]
-    last = weights.shape[1] - 1 - jnp.argmax((weights > 0)[:, ::-1], axis=1)
-    return jnp.where(over.any(axis=1), jnp.argmax(over, axis=1), last)
+    over = cdf > (u * cdf[:, -1])[:, None]                 # monotone: False... then True...
+    index = jnp.arange(weights.shape[1])[None, :]
+    last = jnp.where(weights > 0, index, 0).max(axis=1)
+    return jnp.where(over[:, -1], (~over).sum(axis=1), last)
 
 
 def _prefix(op, x: jax.Array, axis: int = 0) -> jax.Array:
-    """Inclusive prefix reduction (an associative scan: on CPU, XLA's cumulative ops are
-    reduce-windows, quadratic in the length)."""
+    """Inclusive prefix reduction: XLA's cumulative op (a reduce-window, quadratic in the
+    length on CPU) for short axes, an associative scan (more operations) for long ones."""
+    if x.shape[axis] <= 32:
+        return jnp.cumsum(x, axis=axis) if op is jnp.add else jax.lax.cummax(x, axis=axis)
     return jax.lax.associative_scan(op, x, axis=axis)
 
 
