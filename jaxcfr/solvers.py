@@ -63,7 +63,7 @@ from jaxcfr.tensors import GameTensors, Structure
 __all__ = ["Solver", "SolverState", "HyperParams", "cfr", "cfr_plus", "linear_cfr", "dcfr",
            "pcfr_plus", "dcfr_plus", "pdcfr_plus", "ALGORITHMS", "ALIASES", "HYPERPARAMETERS",
            "SAMPLING", "DEFAULT_EXPLORATION", "make_solver", "resolve_algorithm",
-           "current_strategy", "average_strategy", "iteration_keys"]
+           "current_strategy", "average_strategy", "iteration_keys", "Rows"]
 
 #: The traced hyper-parameters a preset's defaults can be overridden with.
 HYPERPARAMETERS = ("alpha", "beta", "gamma")
@@ -82,6 +82,13 @@ class HyperParams(NamedTuple):
     gamma: jax.Array        # averaging exponent: iteration t weighs t^gamma
     exploration: jax.Array  # outcome sampling's epsilon (other estimators ignore it)
     seed: jax.Array         # int32 PRNG seed (the exact estimator ignores it)
+
+
+class Rows(NamedTuple):
+    """What :meth:`Solver.row_update` needs to know about the table's rows."""
+    legal: jax.Array   # [I, A] bool legal actions
+    kept: jax.Array    # [I, A] bool actions kept by the abstraction
+    owner: jax.Array   # [I] int32 the row's player (NO_PLAYER for sink / unused rows)
 
 
 class SolverState(NamedTuple):
@@ -193,14 +200,14 @@ class Solver:
             regret = jnp.maximum(regret, 0)
         return regret
 
-    def _alternate(self, structure: Structure, half_step, acc, keys):
+    def _alternate_players(self, num_players: int, half_step, acc, keys):
         """Alternating: each player in turn (one compiled body, traced player); else all."""
         if not self.alternating:
             return half_step(None, keys, acc)
 
         def body(player, acc):
             return half_step(player, None if keys is None else _fold(keys, player), acc)
-        return jax.lax.fori_loop(0, structure.num_players, body, acc)
+        return jax.lax.fori_loop(0, num_players, body, acc)
 
     def _exact_update(self, tensors, structure, state, hp) -> SolverState:
         """Dense tables: every row of the updated player gets the exact estimate."""
@@ -224,14 +231,31 @@ class Solver:
                     jnp.where(trail(est.average_rows, ndim), new_sum, strategy_sum),
                     jnp.where(sel, inst, prediction))
 
-        acc = self._alternate(structure, half_step,
-                              (state.regret, state.strategy_sum, state.prediction), None)
+        acc = self._alternate_players(structure.num_players, half_step,
+                                      (state.regret, state.strategy_sum, state.prediction),
+                                      None)
         return SolverState(*acc, t)
 
     def _sampled_update(self, tensors, structure, state, hp, tables, plan) -> SolverState:
-        """Sparse: only the rows the samples touched are read (lazily regret-matched) and
-        written; nothing is ``O(I * A)`` per iteration except the regret discount of the
-        discounting presets (every row of the player decays every iteration).
+        """A Monte Carlo estimator's iteration: :meth:`row_update` of its estimates."""
+        eps = jnp.broadcast_to(hp.exploration, state.regret.shape[2:]).reshape(-1)
+
+        def estimate(policy, player, keys):
+            return estimators.sampled(tensors, structure, policy, player, keys, eps, tables,
+                                      plan)
+        rows = Rows(tensors.legal_mask, tensors.abstraction_mask, tensors.infoset_player)
+        return self.row_update(rows, structure.num_players, state, hp, estimate)
+
+    def row_update(self, rows: "Rows", num_players: int, state: SolverState, hp: HyperParams,
+                   estimate) -> SolverState:
+        """One iteration from estimates that list the rows they touched (sparse).
+
+        ``estimate(policy, player, keys) -> RowEstimate`` (:mod:`jaxcfr.estimators`) reads
+        the current strategy lazily from ``policy`` (only the rows it visits are
+        regret-matched); ``keys`` are the half-step's PRNG keys ``[B]``. Only the rows it
+        returns are written; nothing is ``O(I * A)`` per iteration except the regret
+        discount of the discounting presets (every row of the player decays every
+        iteration).
 
         The averaging rule adds iteration ``t``'s contributions with weight
         ``(t / AVERAGE_SCALE)^gamma`` instead of decaying every row by
@@ -245,28 +269,30 @@ class Solver:
         dtype = state.regret.dtype
         tf = t.astype(dtype)
         shape = state.regret.shape                                   # [I, A, *b]
-        rows, actions = shape[:2]
+        num_rows, actions = shape[:2]
         members = int(np.prod(shape[2:], dtype=int))
         keys = iteration_keys(jnp.broadcast_to(hp.seed, shape[2:]), t).reshape(-1)
-        eps = jnp.broadcast_to(hp.exploration, shape[2:]).reshape(-1)
         # iteration t weighs t^gamma, measured in units of AVERAGE_SCALE iterations so
         # that neither early weights underflow nor late sums overflow (see above)
         weight = jnp.broadcast_to(jnp.power(tf / AVERAGE_SCALE, hp.gamma),
                                   shape[2:]).reshape(-1)                     # [B]
-        rows_of = lambda player: jnp.repeat(                                # noqa: E731
-            estimators.rows_of(tensors, player), actions * members)
+        owner = rows.owner
+
+        def rows_of(player):                    # [I * A * B] bool
+            mine = owner >= 0 if player is None else owner == player
+            return jnp.repeat(mine, actions * members)
 
         def half_step(player, key, acc):
             regret, strategy_sum, prediction = acc                   # [I * A * B] each
-            policy = estimators.Policy(regret, prediction, tensors.legal_mask,
-                                       tensors.abstraction_mask, members, self.predictive)
-            est = estimators.sampled(tensors, structure, policy, player, key, eps, tables,
-                                     plan)
+            policy = estimators.Policy(regret, prediction, rows.legal, rows.kept, members,
+                                       self.predictive)
+            est = estimate(policy, player, key)
             at = policy.index(est.regret_row, est.member)
             new = regret.at[at].add(est.regret)
             if self.discount:                   # dense: every row of the player decays
                 new = jnp.where(rows_of(player),
-                                self._discount(new, hp, tf, (rows * actions, shape[2:])), new)
+                                self._discount(new, hp, tf, (num_rows * actions, shape[2:])),
+                                new)
             elif self.regret_floor:
                 new = new.at[at].set(jnp.maximum(new[at], 0))
             if self.predictive:                 # the row's most recent sampled regret
@@ -275,9 +301,9 @@ class Solver:
             strategy_sum = strategy_sum.at[avg].add(weight[est.member][:, None] * est.average)
             return new, strategy_sum, prediction
 
-        acc = self._alternate(structure, half_step, (state.regret.reshape(-1),
-                                                     state.strategy_sum.reshape(-1),
-                                                     state.prediction.reshape(-1)), keys)
+        acc = self._alternate_players(num_players, half_step, (
+            state.regret.reshape(-1), state.strategy_sum.reshape(-1),
+            state.prediction.reshape(-1)), keys)
         return SolverState(*(x.reshape(shape) for x in acc), t)
 
     def average_strategy(self, tensors: GameTensors, state: SolverState) -> jax.Array:

@@ -29,7 +29,7 @@ import numpy as np
 
 from jaxcfr.tensors import NO_PARENT, NO_PLAYER, PADDING, GameTensors, LoweredGame
 
-__all__ = ["stack", "unstack_rows", "forest", "shared_structure"]
+__all__ = ["stack", "pad", "unstack_rows", "forest", "shared_structure"]
 
 
 def stack(games: Sequence[LoweredGame]) -> LoweredGame:
@@ -70,6 +70,19 @@ def stack(games: Sequence[LoweredGame]) -> LoweredGame:
                            g.constant_sum == games[0].constant_sum for g in games) else None),
                        name="stack(" + ", ".join(g.name for g in games) + ")",
                        batch_size=len(games), members=tuple(games))
+
+
+def pad(g: LoweredGame, level_widths, num_rows: int, max_actions: int) -> GameTensors:
+    """``g``'s tensors padded to ``level_widths`` nodes per level (at least ``g``'s, and at
+    least as many levels), ``num_rows`` rows and ``max_actions`` actions (inert padding,
+    as in :func:`stack`)."""
+    widths = np.diff(g.level_start)
+    level_width = np.asarray(level_widths, dtype=np.int64)
+    if len(widths) > len(level_width) or (widths > level_width[:len(widths)]).any() \
+            or g.num_rows > num_rows or g.max_actions > max_actions:
+        raise ValueError("pad() needs a shape at least as large as the game's")
+    level_start = np.concatenate([[0], np.cumsum(level_width)])
+    return _pad(g, widths, level_start, int(level_start[-1]), num_rows, max_actions)
 
 
 def _pad(g: LoweredGame, widths, level_start, num_nodes, num_rows, max_actions) -> GameTensors:
