@@ -35,6 +35,7 @@ import numpy as np
 
 from jaxcfr import analytics, sampling
 from jaxcfr import precision as _precision
+from jaxcfr import sequence as _sequence
 from jaxcfr.arguments import finite_float, positive_int
 from jaxcfr.numerics import check_payoff_range
 from jaxcfr.solvers import (HYPERPARAMETERS, HyperParams, Solver, SolverState, average_strategy,
@@ -157,10 +158,14 @@ class Runner:
       chunk: iterations per compiled chunk.
       mesh: optional ``jax.sharding.Mesh`` with one axis: the batch axis (the stack's
         leading ``B``, else the trailing hyper-parameter ``H``) is sharded over it.
+      sequence_form: step the exact estimator on the sequence form
+        (:mod:`jaxcfr.sequence`: passes over leaves and rows; the default) rather than
+        the node passes of :mod:`jaxcfr.passes` (same values up to float rounding).
     """
 
     def __init__(self, lowered: LoweredGame, solver: Solver, hyperparams: dict | None = None,
-                 *, precision: str = "float32", chunk: int = DEFAULT_CHUNK, mesh=None):
+                 *, precision: str = "float32", chunk: int = DEFAULT_CHUNK, mesh=None,
+                 sequence_form: bool = True):
         self.dtype = _precision.dtype_of(precision)
         self.lowered = lowered
         self.solver = solver
@@ -214,18 +219,33 @@ class Runner:
             # vmaps.
             self.layout, self.step_tensors, self.step_structure = ("single", self.tensors,
                                                                    self.structure)
+            host = lowered.tensors           # what the step tensors were made from
             if self.games_batched:
                 self.layout = "vmap"
                 if mesh is None and solver.sampling == "none":
                     shared = stack_shared(lowered)
                     if shared is not None:
-                        self.layout = "shared"
+                        self.layout, host = "shared", shared
                         self.step_tensors = to_device(shared, self.dtype)
                     else:
                         forest_tensors, forest_levels = stack_forest(lowered)
-                        self.layout = "forest"
+                        self.layout, host = "forest", forest_tensors
                         self.step_tensors = to_device(forest_tensors, self.dtype)
                         self.step_structure = Structure(forest_levels, lowered.num_players)
+            if sequence_form and solver.sampling == "none":
+                self.step_tensors = self._with_sequences(host)
+
+    def _with_sequences(self, host):
+        """The step tensors carrying the sequence-form tables of ``host`` (their NumPy form)."""
+        levels, players = self.step_structure
+        build = (_sequence.stacked_sequence_tables if self.layout == "vmap"
+                 else _sequence.sequence_tables)
+        seq = jax.tree_util.tree_map(
+            lambda x: jnp.asarray(x, self.dtype if x.dtype.kind == "f" else None),
+            build(host, levels, players, self.dtype))
+        if self.mesh is not None:
+            seq = self._shard(seq, batched_last=False)
+        return _sequence.with_sequences(self.step_tensors, seq)
 
     def __repr__(self) -> str:
         batch = f", {self.hp_batch[0]} settings" if self.hp_batch else ""
