@@ -216,10 +216,20 @@ def _flat(strategy: jax.Array) -> jax.Array:
     return strategy.reshape((-1,) + strategy.shape[2:])
 
 
+def _rows(x: jax.Array, index: jax.Array, sorted_index: bool = False) -> jax.Array:
+    """``x[index]`` along axis 0; every index is in range by construction of the tables."""
+    return x.at[index].get(mode="promise_in_bounds", indices_are_sorted=sorted_index)
+
+
+def _of_player(table: jax.Array, player) -> jax.Array:
+    """``table[player]`` for a static or traced player index (a dynamic slice)."""
+    return jax.lax.dynamic_index_in_dim(table, player, axis=0, keepdims=False)
+
+
 def realisation_weights(seq: SequenceTables, strategy: jax.Array) -> jax.Array:
     """Each row owner's realisation weight of the row: ``[I, *b]`` (1 at depth-0 rows)."""
     rows, depth = seq.row_ancestors.shape
-    picked = jnp.take(_flat(strategy), seq.row_ancestors.reshape(-1), axis=0, mode="clip")
+    picked = _rows(_flat(strategy), seq.row_ancestors.reshape(-1))
     picked = picked.reshape((rows, depth) + strategy.shape[2:])
     weight = picked[:, 0]
     for k in range(1, depth):          # unrolled: K is small, and no reduce op per call
@@ -237,28 +247,29 @@ def counterfactual_values(seq: SequenceTables, strategy: jax.Array, players,
     """
     rows, actions = strategy.shape[:2]
     batch = strategy.shape[2:]
+    # Materialise the strategy and the weights once: fused into the gathers below, XLA
+    # would recompute regret matching (and the ancestors' product) per gathered element.
+    strategy = jax.lax.optimization_barrier(strategy)
     weight = realisation_weights(seq, strategy)                              # [I, *b]
-    x = _flat(weight[:, None] * strategy)                                   # [I * A, *b]
+    x = jax.lax.optimization_barrier(_flat(weight[:, None] * strategy))     # [I * A, *b]
     static = isinstance(players, tuple)
+    updated = players if static else (players[0],)
     q = jnp.zeros((rows * actions,) + batch, strategy.dtype)
-    for k in range(len(players) if static else 1):
-        i = players[k] if static else players[0]
-        own = jnp.take(seq.leaf_own, i, axis=0)                             # [T]
-        others = jnp.take(seq.leaf_others, i, axis=0)                       # [P - 1, T]
-        value = jnp.take(seq.leaf_value, i, axis=0).astype(strategy.dtype)  # [T, *d]
-        w = trail(value, 1 + len(batch))
+    for i in updated:
+        own = _of_player(seq.leaf_own, i)                                   # [T]
+        others = _of_player(seq.leaf_others, i)                             # [P - 1, T]
+        w = trail(_of_player(seq.leaf_value, i).astype(strategy.dtype), 1 + len(batch))
         for j in range(num_players - 1):
-            w = w * jnp.take(x, others[j], axis=0, mode="clip")
+            w = w * _rows(x, others[j])
         q = q.at[own].add(jnp.broadcast_to(w, own.shape + batch), indices_are_sorted=True,
                           mode="promise_in_bounds")
     # the empty sequence collects leaves before a player's first move and the padding
     # rows' values: keep it 0 so that nothing accumulates there
     q = q.at[(rows - 1) * actions].set(0)
     for level in reversed(seq.level_rows):                                   # deepest first
-        members = level[jnp.asarray(players)].reshape(-1) if static else jnp.take(
-            level, players[0], axis=0)
+        members = jnp.concatenate([_of_player(level, i) for i in updated])
         q2 = q.reshape((rows, actions) + batch)
-        v = action_sum(jnp.take(strategy, members, axis=0) * jnp.take(q2, members, axis=0))
-        q = q.at[jnp.take(seq.row_parent, members)].add(
-            v, indices_are_sorted=not static or len(players) == 1, mode="promise_in_bounds")
+        v = action_sum(_rows(strategy, members) * _rows(q2, members))
+        q = q.at[_rows(seq.row_parent, members)].add(
+            v, indices_are_sorted=len(updated) == 1, mode="promise_in_bounds")
     return q.reshape((rows, actions) + batch), weight
