@@ -247,11 +247,8 @@ def counterfactual_values(seq: SequenceTables, strategy: jax.Array, players,
     """
     rows, actions = strategy.shape[:2]
     batch = strategy.shape[2:]
-    # Materialise the strategy and the weights once: fused into the gathers below, XLA
-    # would recompute regret matching (and the ancestors' product) per gathered element.
-    strategy = jax.lax.optimization_barrier(strategy)
     weight = realisation_weights(seq, strategy)                              # [I, *b]
-    x = jax.lax.optimization_barrier(_flat(weight[:, None] * strategy))     # [I * A, *b]
+    x = _flat(weight[:, None] * strategy)                                   # [I * A, *b]
     static = isinstance(players, tuple)
     updated = players if static else (players[0],)
     q = jnp.zeros((rows * actions,) + batch, strategy.dtype)
