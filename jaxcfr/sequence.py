@@ -54,7 +54,7 @@ from jaxcfr.numerics import action_sum, trail
 from jaxcfr.tensors import DECISION, TERMINAL_NODE, GameTensors
 
 __all__ = ["SequenceTables", "SequencedTensors", "sequence_tables", "stacked_sequence_tables",
-           "with_sequences", "realisation_weights", "counterfactual_values"]
+           "with_sequences", "split_axes", "realisation_weights", "counterfactual_values"]
 
 
 class SequenceTables(NamedTuple):
@@ -97,6 +97,13 @@ def with_sequences(tensors: GameTensors, sequence: SequenceTables) -> SequencedT
     return SequencedTensors(GameTensors(*tensors), sequence)
 
 
+def split_axes(tables: SequenceTables) -> SequenceTables:
+    """The axis of each table that grows with the game (leaves ``T``, rows ``I`` or a
+    level's rows ``R_d``): the one to shard when a game is split over devices."""
+    return SequenceTables(leaf_own=1, leaf_others=2, leaf_value=1, row_parent=0,
+                          row_ancestors=0, level_rows=tuple(1 for _ in tables.level_rows))
+
+
 # -- host: the tables ---------------------------------------------------------------------
 def _walk(t: GameTensors, level_start, num_players: int):
     """Per node: the last sequence and the own-decision count of every player, and the
@@ -120,13 +127,14 @@ def _walk(t: GameTensors, level_start, num_players: int):
 
 
 def sequence_tables(tensors: GameTensors, level_start, num_players: int,
-                    dtype=np.float32) -> SequenceTables:
+                    dtype=np.float32, multiple: int = 1) -> SequenceTables:
     """The :class:`SequenceTables` of one game's (NumPy) tensors, or of a forest of games.
 
     ``payoff [N, P, *d]`` and ``chance_prob [N, *d]`` may carry trailing data axes
     (the tensors of :func:`jaxcfr.stack.shared_structure`); ``leaf_value`` then has
     them too. Costs a few vectorised passes over the nodes (well under a second per
-    million nodes).
+    million nodes). ``multiple``: pad the leaf axis ``T`` and each level's rows to a
+    multiple of it (inert leaves in the sink, sink rows), to split them over devices.
     """
     t = GameTensors(*(np.asarray(x) for x in tensors))
     rows, actions = t.legal_mask.shape
@@ -137,12 +145,18 @@ def sequence_tables(tensors: GameTensors, level_start, num_players: int,
     payoff = np.asarray(t.payoff, dtype=np.float64)
     has_payoff = (payoff != 0).reshape(payoff.shape[0], -1).any(axis=1)
     leaves = np.flatnonzero((t.node_kind == TERMINAL_NODE) | has_payoff)
+    extra = -len(leaves) % multiple       # padding leaves: every sequence empty, value 0
     leaf_own, leaf_others, leaf_value = [], [], []
     for i in range(p):
         order = leaves[np.argsort(last[leaves, i], kind="stable")]
-        leaf_own.append(last[order, i])
-        leaf_others.append(last[order][:, [j for j in range(p) if j != i]].T)
-        leaf_value.append(trail(chance[order], payoff.ndim - 1) * payoff[order, i])
+        seqs = np.concatenate([last[order], np.full((extra, p), empty)])
+        leaf_own.append(seqs[:, i])
+        leaf_others.append(seqs[:, [j for j in range(p) if j != i]].T)
+        value = trail(chance[order], payoff.ndim - 1) * payoff[order, i]
+        # a leaf before i's first move only feeds the empty sequence, which no row reads:
+        # its value is dropped, so the empty sequence (and the sink rows) stay exactly 0
+        value = np.where(trail(last[order, i] == empty, value.ndim), 0, value)
+        leaf_value.append(np.concatenate([value, np.zeros((extra,) + value.shape[1:])]))
     # rows: the owner's previous sequence and own depth, read at any member
     decision = np.flatnonzero(t.node_kind == DECISION)
     owner = t.node_player[decision]
@@ -163,6 +177,7 @@ def sequence_tables(tensors: GameTensors, level_start, num_players: int,
         per_player = [np.flatnonzero((row_depth == d) & (row_player == i)) for i in range(p)]
         per_player = [r[np.argsort(row_parent[r], kind="stable")] for r in per_player]
         width = max(len(r) for r in per_player)
+        width += -width % multiple
         # padding with the sink row keeps the rows sorted by parent (the sink's is largest)
         level_rows.append(np.stack([np.concatenate([r, np.full(width - len(r), sink)])
                                     for r in per_player]).astype(np.int32))
@@ -228,12 +243,11 @@ def _of_player(table: jax.Array, player) -> jax.Array:
 
 def realisation_weights(seq: SequenceTables, strategy: jax.Array) -> jax.Array:
     """Each row owner's realisation weight of the row: ``[I, *b]`` (1 at depth-0 rows)."""
-    rows, depth = seq.row_ancestors.shape
-    picked = _rows(_flat(strategy), seq.row_ancestors.reshape(-1))
-    picked = picked.reshape((rows, depth) + strategy.shape[2:])
-    weight = picked[:, 0]
-    for k in range(1, depth):          # unrolled: K is small, and no reduce op per call
-        weight = weight * picked[:, k]
+    flat = _flat(strategy)
+    # one gather per ancestor column (K is small): each keeps the rows' sharding
+    weight = _rows(flat, seq.row_ancestors[:, 0])
+    for k in range(1, seq.row_ancestors.shape[1]):
+        weight = weight * _rows(flat, seq.row_ancestors[:, k])
     return weight
 
 
@@ -260,9 +274,6 @@ def counterfactual_values(seq: SequenceTables, strategy: jax.Array, players,
             w = w * _rows(x, others[j])
         q = q.at[own].add(jnp.broadcast_to(w, own.shape + batch), indices_are_sorted=True,
                           mode="promise_in_bounds")
-    # the empty sequence collects leaves before a player's first move and the padding
-    # rows' values: keep it 0 so that nothing accumulates there
-    q = q.at[(rows - 1) * actions].set(0)
     for level in reversed(seq.level_rows):                                   # deepest first
         members = jnp.concatenate([_of_player(level, i) for i in updated])
         q2 = q.reshape((rows, actions) + batch)
