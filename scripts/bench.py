@@ -50,7 +50,7 @@ LARGE_GAMES = ["liars_dice7", "liars_dice8", "liars_dice9", "goofspiel6"]
 LARGE_STACKS = [256, 1024, 4096]
 EQUAL, EQUAL32, CLOSE = 1e-6, 1e-2, 0.2
 #: Peers that compute in float32 (the timed jaxcfr run included).
-FLOAT32_PEERS = {"jaxcfr", "openspiel_jax"}
+FLOAT32_PEERS = {"jaxcfr", "jaxcfr_node_passes", "openspiel_jax"}
 
 
 class Worker:
@@ -165,6 +165,8 @@ def verdict(values: dict, reference: dict, float32: bool) -> dict:
 def bench_game(game: str, args) -> dict:
     entry: dict = {"algorithms": {}}
     peers = {"jaxcfr": ("jaxcfr", {})}
+    if args.node_passes:
+        peers["jaxcfr_node_passes"] = ("jaxcfr", {"sequence_form": False})
     peers.update({p: (p, {}) for p in args.peers if p != "jaxcfr"})
     for algorithm in args.algorithms:
         print(f"  {algorithm}", flush=True)
@@ -243,7 +245,11 @@ def bench_batches(sizes: list[int], args) -> dict:
 
 def markdown(results: dict) -> str:
     """The CPU / GPU table of docs/benchmarks.md from a results dict."""
-    peers = ["jaxcfr", "openspiel_cpp", "openspiel_python", "openspiel_jax", "liteefg"]
+    peers = ["jaxcfr", "jaxcfr_node_passes", "openspiel_cpp", "openspiel_python",
+             "openspiel_jax", "liteefg"]
+    present = {p for entry in results["games"].values()
+               for res in entry.get("algorithms", {}).values() for p in res}
+    peers = [p for p in peers if p in present]
     lines = [f"Measured {results['date']} on {results['machine']['summary']}; "
              f"`{results['command']}`.", "",
              "| game (histories) | algorithm | " + " | ".join(peers) + " | equal work |",
@@ -312,6 +318,9 @@ def main(argv=None) -> int:
     parser.add_argument("--large", action="store_true", help="the large set (see above)")
     parser.add_argument("--batch", type=int, nargs="*", default=None,
                         help="Leduc batch sizes (default 64; 256 1024 4096 with --large)")
+    parser.add_argument("--node-passes", action="store_true",
+                        help="also time jaxcfr on the node passes (the kernel before the "
+                             "sequence form), as one more peer")
     parser.add_argument("--gpu", action="store_true", help="fail unless JAX's device is a GPU")
     parser.add_argument("--cpu", action="store_true", help="run JAX on the CPU")
     parser.add_argument("--repeats", type=int, default=10, help="interleaved timing rounds")
