@@ -9,7 +9,7 @@ For one game, on the default JAX device:
 * the whole iteration in the engine's compiled chunk;
 * the bytes each piece must read and write at least (every array it touches once),
   and the memory-bandwidth bound of an iteration: those bytes over the device's
-  bandwidth, measured by streaming over a 64 MiB array (or given with ``--bandwidth GB/s``);
+  bandwidth, measured by streaming over a 256 MiB array (or given with ``--bandwidth GB/s``);
 * with ``--split D``: the collectives of one iteration of the game split over ``D``
   devices (fake CPU devices unless real ones are there) and the bytes they move, read
   from the compiled program.
@@ -43,12 +43,12 @@ def _best(fn, *args, repeats: int) -> float:
 
 
 def bandwidth_gbs(repeats: int) -> float:
-    """Streaming bandwidth of the default device, GB/s: 16 in-place passes (read and
-    write) over a 64 MiB array inside one compiled loop (no allocation in the timing)."""
+    """Streaming bandwidth of the default device, GB/s: 8 in-place passes (read and
+    write) over a 256 MiB array inside one compiled loop (no allocation in the timing)."""
     import jax
     import jax.numpy as jnp
-    x = jnp.ones(16 * 2**20, jnp.float32)
-    passes = 16
+    x = jnp.ones(64 * 2**20, jnp.float32)
+    passes = 8
     run = jax.jit(lambda x: jax.lax.fori_loop(0, passes, lambda i, y: y * 0.999 + 0.001, x),
                   donate_argnums=0)
     holder = [run(x)]
@@ -169,7 +169,7 @@ def profile(game: str, repeats: int, bandwidth: float | None) -> dict:
         + pieces["regret matching [I, A]"]["bytes"]
     out["bytes per CFR+ iteration (node passes)"] = 2 * node_half
     out["bandwidth GB/s"] = bandwidth or bandwidth_gbs(repeats)
-    out["bandwidth source"] = "given" if bandwidth else "measured (16 in-place passes over 64 MiB)"
+    out["bandwidth source"] = "given" if bandwidth else "measured (8 in-place passes over 256 MiB)"
     for kind in ("sequence form", "node passes"):
         bound = out[f"bytes per CFR+ iteration ({kind})"] / (out["bandwidth GB/s"] * 1e9) * 1e3
         out[f"bound ms per CFR+ iteration ({kind})"] = bound
