@@ -13,6 +13,8 @@ the tie rule of :func:`jaxcfr.numerics.instantaneous_regret`.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import os
 
 import jax
 import jax.numpy as jnp
@@ -29,8 +31,9 @@ try:
 except ImportError:  # tests/ is not a package: pytest put it on sys.path
     import cfr_cases as C
 
-GAMES = ["kuhn_poker", "different_depths", "kuhn_poker(players=3)", "leduc_poker",
-         "matching_pennies"]
+GAMES = ["kuhn_poker", "different_depths", "kuhn_poker(players=3)"]
+if os.environ.get("JAXCFR_LONG_TESTS") == "1":
+    GAMES += ["leduc_poker", "matching_pennies"]
 TOL = 2e-6
 
 
@@ -41,6 +44,7 @@ def _random_strategy(lowered, rng, batch=()):
     return passes.regret_matching(jnp.asarray(raw), jnp.asarray(mask))
 
 
+@functools.partial(jax.jit, static_argnames=("s",))
 def _node_values(t, s, strategy, players):
     rows, actions = t.legal_mask.shape
     edge = passes.edge_probabilities(t, strategy)
@@ -75,7 +79,6 @@ def _check(lowered, tensors_host, strategy, structure):
 def test_sequence_form_equals_node_passes(name):
     lowered = C.lowered(name)
     rng = np.random.default_rng(7)
-    _check(lowered, lowered.tensors, _random_strategy(lowered, rng), lowered.structure)
     # a batch of three strategies on a trailing axis shares every gather
     _check(lowered, lowered.tensors, _random_strategy(lowered, rng, (3,)), lowered.structure)
 
@@ -128,10 +131,9 @@ def test_tables_are_sorted_and_padding_is_inert():
     # the padded tables give the same values
     rng = np.random.default_rng(1)
     strategy = _random_strategy(lowered, rng)
-    a = sequence.counterfactual_values(jax.tree_util.tree_map(jnp.asarray, plain), strategy,
-                                       (0, 1), 2)
-    b = sequence.counterfactual_values(jax.tree_util.tree_map(jnp.asarray, padded), strategy,
-                                       (0, 1), 2)
+    values = jax.jit(lambda tab, st: sequence.counterfactual_values(tab, st, (0, 1), 2))
+    a = values(jax.tree_util.tree_map(jnp.asarray, plain), strategy)
+    b = values(jax.tree_util.tree_map(jnp.asarray, padded), strategy)
     for x, y in zip(a, b):
         np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-6, atol=1e-7)
 
@@ -146,8 +148,9 @@ def test_exact_estimator_uses_the_tables_when_present():
     sequenced = sequence.with_sequences(t, tables)
     assert isinstance(sequenced, jaxcfr.GameTensors) and sequenced.parent is t.parent
     strategy = _random_strategy(lowered, np.random.default_rng(5))
+    node_exact = jax.jit(lambda tt, st, p: estimators.exact(tt, lowered.structure, st, p))
     for player in (None, jnp.asarray(0), jnp.asarray(1)):
-        a = estimators.exact(t, lowered.structure, strategy, player)
+        a = node_exact(t, strategy, player)
         b = jax.jit(lambda tt, st, p: estimators.exact(tt, lowered.structure, st, p))(
             sequenced, strategy, player)
         rows = np.asarray(a.average_rows)
