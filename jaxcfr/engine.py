@@ -168,7 +168,9 @@ class Runner:
       precision: ``"float32"`` (default) or ``"float64"``, scoped to this runner's calls.
       chunk: iterations per compiled chunk.
       mesh: optional ``jax.sharding.Mesh`` with one axis: the batch axis (the stack's
-        leading ``B``, else the trailing hyper-parameter ``H``) is sharded over it.
+        leading ``B``, else the trailing hyper-parameter ``H``) is sharded over it; a
+        single game without a batch is split instead: its nodes, rows and leaves are
+        sharded (padded to a multiple of the device count; see ``docs/benchmarks.md``).
       sequence_form: step the exact estimator on the sequence form
         (:mod:`jaxcfr.sequence`: passes over leaves and rows; the default) rather than
         the node passes of :mod:`jaxcfr.passes` (same values up to float rounding).
