@@ -15,9 +15,10 @@ process (so a slow or memory-hungry setup can be stopped without losing the run)
 
 How each peer is driven (from its own documentation and examples):
 
-* ``jaxcfr``: :class:`jaxcfr.Runner` (jitted ``lax.scan`` chunks, float32);
+* ``jaxcfr``: :class:`jaxcfr.Runner` (jitted chunks of iterations, float32);
 * ``openspiel_cpp``: ``pyspiel.CFRPlusSolver`` / ``pyspiel.CFRSolver`` and
-  ``evaluate_and_update_policy()`` once per iteration (``open_spiel/python/examples/cfr_cpp_example.py``);
+  ``evaluate_and_update_policy()`` once per iteration
+  (``open_spiel/python/examples/cfr_cpp_example.py``);
 * ``openspiel_python``: ``open_spiel.python.algorithms.cfr`` (``cfr_example.py``);
 * ``openspiel_jax``: ``open_spiel.python.jax.cfr.jax_cfr.JaxCFR.multiple_steps``;
 * ``liteefg``: the ``LiteEFG.baselines.CFRplus`` graph on ``OpenSpielEnv(traverse_type=
