@@ -35,11 +35,13 @@ import numpy as np
 
 from jaxcfr import analytics, sampling
 from jaxcfr import precision as _precision
+from jaxcfr import sequence as _sequence
 from jaxcfr.arguments import finite_float, positive_int
 from jaxcfr.numerics import check_payoff_range
 from jaxcfr.solvers import (HYPERPARAMETERS, HyperParams, Solver, SolverState, average_strategy,
                             current_strategy)
 from jaxcfr.stack import forest as stack_forest
+from jaxcfr.stack import pad_to_multiple
 from jaxcfr.stack import shared_structure as stack_shared
 from jaxcfr.tensors import LoweredGame, Structure, to_device
 
@@ -100,6 +102,16 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, table
     return state
 
 
+def _fit_rows(table: np.ndarray, rows: int) -> np.ndarray:
+    """``table [I', ...]`` with ``rows`` rows: zero rows added, or all-zero rows dropped."""
+    if table.shape[0] < rows:
+        pad = np.zeros((rows - table.shape[0],) + table.shape[1:], table.dtype)
+        return np.concatenate([table, pad])
+    if table.shape[0] > rows and not table[rows:].any():
+        return table[:rows]
+    return table
+
+
 def _profile_of(tensors, state: SolverState, predictive: bool, average: bool) -> jax.Array:
     """The average (normalised strategy sum) or current (regret-matched) profile."""
     return average_strategy(tensors, state) if average else current_strategy(tensors, state,
@@ -156,16 +168,21 @@ class Runner:
       precision: ``"float32"`` (default) or ``"float64"``, scoped to this runner's calls.
       chunk: iterations per compiled chunk.
       mesh: optional ``jax.sharding.Mesh`` with one axis: the batch axis (the stack's
-        leading ``B``, else the trailing hyper-parameter ``H``) is sharded over it.
+        leading ``B``, else the trailing hyper-parameter ``H``) is sharded over it; a
+        single game without a batch is split instead: its nodes, rows and leaves are
+        sharded (padded to a multiple of the device count; see ``docs/benchmarks.md``).
+      sequence_form: step the exact estimator on the sequence form
+        (:mod:`jaxcfr.sequence`: passes over leaves and rows; the default) rather than
+        the node passes of :mod:`jaxcfr.passes` (same values up to float rounding).
     """
 
     def __init__(self, lowered: LoweredGame, solver: Solver, hyperparams: dict | None = None,
-                 *, precision: str = "float32", chunk: int = DEFAULT_CHUNK, mesh=None):
+                 *, precision: str = "float32", chunk: int = DEFAULT_CHUNK, mesh=None,
+                 sequence_form: bool = True):
         self.dtype = _precision.dtype_of(precision)
         self.lowered = lowered
         self.solver = solver
         self.chunk = positive_int("chunk", chunk)
-        self.structure = lowered.structure
         self.games_batched = lowered.batch_size is not None
         hyperparams = dict(hyperparams or {})
         unknown = set(hyperparams) - set(RUN_PARAMETERS)
@@ -179,7 +196,6 @@ class Runner:
                          if np.ndim(v) > 0}            # the parameters that vary in the batch
         check_payoff_range(lowered.tensors.payoff, self.dtype, lowered.name or "the game")
         with self.scope():
-            self.tensors = to_device(lowered.tensors, self.dtype)
             self.hp = solver.hyperparams(**hyperparams, dtype=self.dtype)
             shapes = {np.shape(v) for v in self.hp}
             self.hp_batch: tuple[int, ...] = max(shapes, key=len)
@@ -195,6 +211,15 @@ class Runner:
                 mesh = Mesh(mesh.devices, mesh.axis_names,
                             axis_types=(AxisType.Auto,) * len(mesh.axis_names))
         self.mesh = mesh
+        # One game on a mesh (no batch to shard) is split over the devices: its node and
+        # row axes (and the sequence form's leaves) are sharded, padded to a multiple of
+        # the device count with inert nodes and rows (profile() drops those rows). Under a
+        # sampling estimator it is replicated instead.
+        self.split_game = (mesh is not None and not self.games_batched and not self.hp_batch
+                           and solver.sampling == "none")
+        self.device_lowered = (pad_to_multiple(lowered, mesh.devices.size) if self.split_game
+                               else lowered)
+        self.structure = self.device_lowered.structure
         # a sampling estimator's child tables (traced) and capacities (static)
         self.tables, self.plan = None, None
         if solver.sampling != "none":
@@ -203,6 +228,7 @@ class Runner:
             with self.scope():
                 self.tables = sampling.SampleTables(*(jnp.asarray(x) for x in tables))
         with self.scope():
+            self.tensors = to_device(self.device_lowered.tensors, self.dtype)
             if mesh is not None:
                 self.tensors = self._shard(self.tensors, batched_last=False)
                 self.hp = self._shard(self.hp, batched_last=True)
@@ -214,18 +240,35 @@ class Runner:
             # vmaps.
             self.layout, self.step_tensors, self.step_structure = ("single", self.tensors,
                                                                    self.structure)
+            host = self.device_lowered.tensors      # what the step tensors are made from
             if self.games_batched:
                 self.layout = "vmap"
                 if mesh is None and solver.sampling == "none":
                     shared = stack_shared(lowered)
                     if shared is not None:
-                        self.layout = "shared"
+                        self.layout, host = "shared", shared
                         self.step_tensors = to_device(shared, self.dtype)
                     else:
                         forest_tensors, forest_levels = stack_forest(lowered)
-                        self.layout = "forest"
+                        self.layout, host = "forest", forest_tensors
                         self.step_tensors = to_device(forest_tensors, self.dtype)
                         self.step_structure = Structure(forest_levels, lowered.num_players)
+            if sequence_form and solver.sampling == "none":
+                self.step_tensors = self._with_sequences(host)
+
+    def _with_sequences(self, host):
+        """The step tensors carrying the sequence-form tables of ``host`` (their NumPy form)."""
+        levels, players = self.step_structure
+        build = (_sequence.stacked_sequence_tables if self.layout == "vmap"
+                 else _sequence.sequence_tables)
+        extra = {"multiple": self.mesh.devices.size} if self.split_game else {}
+        seq = jax.tree_util.tree_map(
+            lambda x: jnp.asarray(x, self.dtype if x.dtype.kind == "f" else None),
+            build(host, levels, players, self.dtype, **extra))
+        if self.mesh is not None:
+            seq = self._shard(seq, batched_last=False,
+                              axes=_sequence.split_axes(seq) if self.split_game else None)
+        return _sequence.with_sequences(self.step_tensors, seq)
 
     def __repr__(self) -> str:
         batch = f", {self.hp_batch[0]} settings" if self.hp_batch else ""
@@ -252,26 +295,31 @@ class Runner:
             return []
         return [" ".join(x for x in (g, s) if x) for g in games for s in settings]
 
-    def _shard(self, tree, batched_last: bool):
+    def _shard(self, tree, batched_last: bool, axes=None):
         """Place ``tree`` on ``self.mesh``: a stack's leading ``B`` axis is sharded; with
-        ``batched_last``, a trailing hyper-parameter axis ``H`` is sharded instead."""
+        ``batched_last``, a trailing hyper-parameter axis ``H`` is sharded instead; a split
+        game shards axis 0 (its nodes or rows), or the axis ``axes`` gives per leaf."""
         from jax.sharding import NamedSharding, PartitionSpec
         axis = self.mesh.axis_names[0]
 
-        def place(x):
+        def place(x, split=0):
             spec = PartitionSpec()
             if self.games_batched and x.ndim >= 1:
                 spec = PartitionSpec(axis)
             elif batched_last and self.hp_batch and x.ndim >= 1:
                 spec = PartitionSpec(*([None] * (x.ndim - 1) + [axis]))
+            elif self.split_game and x.ndim >= 1:
+                spec = PartitionSpec(*([None] * split + [axis]))
             return jax.device_put(x, NamedSharding(self.mesh, spec))
+        if axes is not None:
+            return jax.tree_util.tree_map(place, tree, axes)
         return jax.tree_util.tree_map(place, tree)
 
     # -- state -------------------------------------------------------------
     def init(self) -> SolverState:
         """Zero state: ``[I, A, *H]``, or ``[B, I, A, *H]`` for a stacked game."""
         with self.scope():
-            state = self.solver.init(self.lowered.tensors, self.hp_batch, dtype=self.dtype)
+            state = self.solver.init(self.device_lowered.tensors, self.hp_batch, dtype=self.dtype)
             if self.games_batched:
                 b = self.lowered.batch_size
                 state = jax.tree_util.tree_map(
@@ -281,7 +329,15 @@ class Runner:
         return state
 
     def restore(self, arrays: dict[str, np.ndarray]) -> SolverState:
-        """A state from host arrays (a checkpoint), on the device in this runner's dtype."""
+        """A state from host arrays (a checkpoint), on the device in this runner's dtype.
+
+        A split game's padding rows are added (or dropped, when they are all zero) so
+        that states move between split and unsplit runners of the same game.
+        """
+        rows = self.device_lowered.num_rows
+        if not self.games_batched:
+            arrays = {f: _fit_rows(np.asarray(arrays[f]), rows) if f != "iteration"
+                      else arrays[f] for f in SolverState._fields}
         with self.scope():
             state = SolverState(*(jnp.asarray(arrays[f]) for f in SolverState._fields))
             if self.mesh is not None:
@@ -322,7 +378,8 @@ class Runner:
     def profile(self, state: SolverState, average: bool = True) -> np.ndarray:
         """The average (or current) strategy on the host: ``[(B,) I, A, *H]``."""
         with self.scope():
-            return np.asarray(self._profile(state, average))
+            table = np.asarray(self._profile(state, average))
+        return table[:self.lowered.num_rows] if self.split_game else table
 
     def _profile(self, state: SolverState, average: bool) -> jax.Array:
         return _profile(self.tensors, state, games_batched=self.games_batched,
@@ -335,4 +392,5 @@ class Runner:
         """
         with self.scope():
             table = self._profile(state, average)
-        return analytics.evaluate(self.lowered, table, dtype=self.dtype, tensors=self.tensors)
+        return analytics.evaluate(self.device_lowered, table, dtype=self.dtype,
+                                  tensors=self.tensors)

@@ -20,7 +20,7 @@ The estimators and what each pairs with:
 ============  ===================================  =======================================
 estimator     regrets of player i's rows           averaging contributions
 ============  ===================================  =======================================
-``none``      exact: two dense passes (O(N))       own reach x strategy, rows of i
+``none``      exact: leaves and rows, O(T + I A)   own reach x strategy, rows of i
 ``chance``    one outcome per chance node,         own reach x strategy at every sampled
               decisions enumerated                 member, rows of i (chance needs no
                                                    correction: its reach is constant over
@@ -54,8 +54,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxcfr import passes
-from jaxcfr.numerics import normalise, trail
+from jaxcfr import passes, sequence
+from jaxcfr.numerics import instantaneous_regret, normalise, trail
 from jaxcfr.passes import gather as take
 from jaxcfr.sampling import (SamplePlan, SampleTables, Subtree, build_subtree,
                              level_offsets)
@@ -91,24 +91,33 @@ def rows_of(t: GameTensors, player) -> jax.Array:
 
 def exact(t: GameTensors, s: Structure, strategy: jax.Array, player, key=None,
           exploration=None, tables=None, plan=None) -> Estimate:
-    """Full-width CFR: exact counterfactual values from one reach and one value pass.
+    """Full-width CFR: exact counterfactual values of every row of the updated players.
 
     ``regret[I, a] = q(I, a) - sum_b strategy(I, b) q(I, b)`` with ``q`` the
-    counterfactual action values of :func:`jaxcfr.passes.action_values`; the averaging
-    contribution of a row of an updated player is its owner's reach times the strategy.
-    Costs two dense passes over all ``N`` nodes.
+    counterfactual action values (ties within rounding are exact zeros:
+    :func:`jaxcfr.numerics.instantaneous_regret`); the averaging contribution of a row of
+    an updated player is its owner's reach times the strategy. When ``t`` carries sequence-form
+    tables (:class:`jaxcfr.sequence.SequencedTensors`, as :class:`jaxcfr.Runner` steps
+    with) ``q`` comes from :func:`jaxcfr.sequence.counterfactual_values`: a pass over
+    the leaves and the rows. Otherwise from the node passes (:mod:`jaxcfr.passes`): one
+    reach and one value pass over all ``N`` nodes. Both give the same values up to float
+    rounding.
     """
     del key, exploration, tables, plan
     rows, actions = t.legal_mask.shape
-    m = trail(t.legal_mask & t.abstraction_mask, strategy.ndim)
     players = players_of(s, player)
-    edge = passes.edge_probabilities(t, strategy)
-    reach = passes.reach_pass(t, s, edge)
-    values = passes.value_pass(t, s, edge, players)
-    q = passes.action_values(t, s, passes.opponent_reach(reach), values, rows, actions, players)
-    v = (strategy * q).sum(axis=1, keepdims=True)
-    regret = jnp.where(m, q - v, 0)                                          # [I, A, *b]
-    own = passes.own_reach_at_rows(t, reach)                                 # [I, *b]
+    sequence_form = getattr(t, "sequence", None)
+    if sequence_form is not None:
+        q, own = sequence.counterfactual_values(sequence_form, strategy, players,
+                                                s.num_players)
+    else:
+        edge = passes.edge_probabilities(t, strategy)
+        reach = passes.reach_pass(t, s, edge)
+        values = passes.value_pass(t, s, edge, players)
+        q = passes.action_values(t, s, passes.opponent_reach(reach), values, rows, actions,
+                                 players)
+        own = passes.own_reach_at_rows(t, reach)                             # [I, *b]
+    regret = instantaneous_regret(q, strategy, t.legal_mask & t.abstraction_mask)
     return Estimate(regret, own[:, None] * strategy, rows_of(t, player))
 
 

@@ -14,7 +14,14 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["normalise", "trail", "check_payoff_range", "PAYOFF_HEADROOM"]
+__all__ = ["normalise", "trail", "check_payoff_range", "PAYOFF_HEADROOM", "action_sum",
+           "instantaneous_regret", "TIE_ULPS"]
+
+#: Regrets within this many units in the last place of their row's largest value are ties.
+TIE_ULPS = 4
+
+#: Up to this many actions, :func:`action_sum` adds the slices one by one.
+UNROLL_ACTIONS = 32
 
 #: How many times the largest payoff a run's sums must be able to hold: values add up
 #: payoffs, and regrets and strategy sums add up values over up to ~2**32 iterations.
@@ -45,6 +52,22 @@ def trail(x, ndim: int):
     return x.reshape(x.shape + (1,) * (ndim - x.ndim))
 
 
+def action_sum(x, keepdims: bool = False):
+    """Sum of ``x`` ``[I, A, *b]`` over the action axis: ``[I, *b]`` (``[I, 1, *b]`` kept).
+
+    For a traced array with few actions the slices are added one by one: XLA's CPU
+    backend fuses that into the surrounding loop, where a reduce over a short minor
+    axis ran about twice as slow (measured on this project's CPU, see
+    ``docs/benchmarks.md``). NumPy arrays use ``sum``.
+    """
+    if isinstance(x, np.ndarray) or x.shape[1] > UNROLL_ACTIONS:
+        return x.sum(axis=1, keepdims=keepdims)
+    total = x[:, 0]
+    for a in range(1, x.shape[1]):
+        total = total + x[:, a]
+    return total[:, None] if keepdims else total
+
+
 def normalise(weights, mask):
     """Rows of ``weights`` ``[I, A, *b]`` as distributions over ``mask`` ``[I, A]``.
 
@@ -62,8 +85,42 @@ def normalise(weights, mask):
     axis = mask.ndim - 1                                   # the action axis
     m = trail(mask, weights.ndim)
     positive = xp.where(m, xp.maximum(weights, 0), 0)
-    total = positive.sum(axis=axis, keepdims=True)
-    count = m.sum(axis=axis, keepdims=True).astype(weights.dtype)
+    if axis == 1:
+        total = action_sum(positive, keepdims=True)
+        count = action_sum(m.astype(weights.dtype), keepdims=True)
+    else:
+        total = positive.sum(axis=axis, keepdims=True)
+        count = m.sum(axis=axis, keepdims=True).astype(weights.dtype)
     uniform = xp.where(m, 1 / count, 0).astype(weights.dtype)
     safe_total = xp.where(total > 0, total, 1)
     return xp.where(total > 0, positive / safe_total, uniform)
+
+
+def instantaneous_regret(q, strategy, mask):
+    """Regret of each action against the strategy's value, ``q - sum_b strategy_b q_b``.
+
+    Args:
+      q: ``[I, A, *b]`` counterfactual action values.
+      strategy: ``[I, A, *b]`` the strategy they were computed under.
+      mask: ``[I, A]`` bool, the actions that count (0 elsewhere).
+    Returns:
+      ``[I, A, *b]``. A regret smaller than :data:`TIE_ULPS` units in the last place of
+      the row's largest ``|q|`` is exactly 0: it is rounding noise of a tie, and its sign
+      (which regret matching turns into a pure or a uniform strategy) would otherwise
+      depend on the order in which the values were summed (node passes or sequence
+      form, one device or another, a stack's layout).
+    """
+    m = trail(mask, q.ndim)
+    regret = q - action_sum(strategy * q, keepdims=True)
+    scale = jnp.max(jnp.where(m, jnp.abs(q), 0), axis=1, keepdims=True) if q.shape[1] > \
+        UNROLL_ACTIONS else _action_max(jnp.where(m, jnp.abs(q), 0))
+    tie = jnp.abs(regret) <= TIE_ULPS * jnp.finfo(q.dtype).eps * scale
+    return jnp.where(m & ~tie, regret, 0)
+
+
+def _action_max(x):
+    """Max over the action axis (axis 1) of ``[I, A, *b]``, kept: unrolled like action_sum."""
+    out = x[:, 0]
+    for a in range(1, x.shape[1]):
+        out = jnp.maximum(out, x[:, a])
+    return out[:, None]

@@ -23,13 +23,14 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 import numpy as np
 
 from jaxcfr.tensors import NO_PARENT, NO_PLAYER, PADDING, GameTensors, LoweredGame
 
-__all__ = ["stack", "pad", "unstack_rows", "forest", "shared_structure"]
+__all__ = ["stack", "pad", "pad_to_multiple", "unstack_rows", "forest", "shared_structure"]
 
 
 def stack(games: Sequence[LoweredGame]) -> LoweredGame:
@@ -83,6 +84,24 @@ def pad(g: LoweredGame, level_widths, num_rows: int, max_actions: int) -> GameTe
         raise ValueError("pad() needs a shape at least as large as the game's")
     level_start = np.concatenate([[0], np.cumsum(level_width)])
     return _pad(g, widths, level_start, int(level_start[-1]), num_rows, max_actions)
+
+
+def pad_to_multiple(game: LoweredGame, multiple: int) -> LoweredGame:
+    """``game`` with inert padding nodes (in its last level) and padding rows (after the
+    sink) so that ``N`` and ``I`` are multiples of ``multiple``: the shape a single game
+    needs to be split evenly over ``multiple`` devices. Host tables are kept; rows keep
+    their numbers, so ``table[:game.num_rows]`` is the unpadded game's table.
+    """
+    if game.batch_size is not None:
+        raise ValueError("pad_to_multiple takes a single lowered game")
+    widths = np.diff(game.level_start)
+    widths[-1] += -game.num_nodes % multiple
+    level_start = np.concatenate([[0], np.cumsum(widths)])
+    rows = game.num_rows + (-game.num_rows % multiple)
+    tensors = _pad(game, np.diff(game.level_start), level_start, int(level_start[-1]), rows,
+                   game.max_actions)
+    return dataclasses.replace(game, tensors=tensors,
+                               level_start=tuple(int(x) for x in level_start))
 
 
 def _pad(g: LoweredGame, widths, level_start, num_nodes, num_rows, max_actions) -> GameTensors:

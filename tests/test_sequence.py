@@ -1,0 +1,180 @@
+"""The sequence form computes what the node passes compute.
+
+Oracles: :func:`jaxcfr.passes.action_values` and :func:`jaxcfr.passes.own_reach_at_rows`
+(the node passes, themselves checked against the NumPy reference CFR in
+``test_solvers.py``) on random strategies: for every player alone (an alternating
+update) and for all at once, on two- and three-player games, an ``.efg`` game whose
+information sets span several depths, an abstracted game, a batch of strategies on a
+trailing axis, and the shared-structure stack (payoffs and chance per member). Also the
+tables' invariants (leaves sorted by the updating player's sequence, padding inert) and
+the tie rule of :func:`jaxcfr.numerics.instantaneous_regret`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxcfr
+from jaxcfr import estimators, numerics, passes, sequence
+from jaxcfr.stack import shared_structure
+from jaxcfr.tensors import to_device
+
+try:
+    from tests import cfr_cases as C
+except ImportError:  # tests/ is not a package: pytest put it on sys.path
+    import cfr_cases as C
+
+GAMES = ["kuhn_poker", "different_depths", "kuhn_poker(players=3)"]
+if os.environ.get("JAXCFR_LONG_TESTS") == "1":
+    GAMES += ["leduc_poker", "matching_pennies"]
+TOL = 2e-6
+
+
+def _random_strategy(lowered, rng, batch=()):
+    raw = rng.random(lowered.tensors.legal_mask.shape + batch).astype(np.float32)
+    raw[raw < 0.3] = 0                         # some zero probabilities, as RM+ makes
+    mask = lowered.tensors.legal_mask & lowered.tensors.abstraction_mask
+    return passes.regret_matching(jnp.asarray(raw), jnp.asarray(mask))
+
+
+@functools.partial(jax.jit, static_argnames=("s",))
+def _node_values(t, s, strategy, players):
+    rows, actions = t.legal_mask.shape
+    edge = passes.edge_probabilities(t, strategy)
+    reach = passes.reach_pass(t, s, edge)
+    values = passes.value_pass(t, s, edge, players)
+    q = passes.action_values(t, s, passes.opponent_reach(reach), values, rows, actions, players)
+    return q, passes.own_reach_at_rows(t, reach)
+
+
+def _check(lowered, tensors_host, strategy, structure):
+    t = to_device(tensors_host, np.float32)
+    tables = jax.tree_util.tree_map(jnp.asarray, sequence.sequence_tables(
+        tensors_host, structure.level_start, structure.num_players))
+    owner = np.asarray(tensors_host.infoset_player)
+    scale = 1.0
+    for players in [tuple(range(structure.num_players))] + [
+            jnp.asarray([p]) for p in range(structure.num_players)]:
+        q_nodes, own_nodes = _node_values(t, structure, strategy, players)
+        q_seq, own_seq = jax.jit(lambda tab, st, pl=players: sequence.counterfactual_values(
+            tab, st, pl, structure.num_players))(tables, strategy)
+        mine = np.isin(owner, np.asarray(players))
+        scale = max(scale, float(np.abs(q_nodes).max()))
+        np.testing.assert_allclose(np.asarray(q_seq)[mine], np.asarray(q_nodes)[mine],
+                                   rtol=TOL, atol=TOL * scale)
+        # other players' rows are exactly 0 in the sequence form
+        assert not np.asarray(q_seq)[~mine & (owner >= 0)].any()
+        np.testing.assert_allclose(np.asarray(own_seq)[owner >= 0],
+                                   np.asarray(own_nodes)[owner >= 0], rtol=TOL, atol=TOL)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_sequence_form_equals_node_passes(name):
+    lowered = C.lowered(name)
+    rng = np.random.default_rng(7)
+    # a batch of three strategies on a trailing axis shares every gather
+    _check(lowered, lowered.tensors, _random_strategy(lowered, rng, (3,)), lowered.structure)
+
+
+class _FirstTwo:
+    """An action abstraction: keep the first two legal actions (Leduc: no raises)."""
+
+    def actions(self, state, player):
+        return list(state.legal_actions())[:2]
+
+
+def test_abstracted_game():
+    """An abstracted game is lowered as the smaller game (subtrees below dropped actions
+    are not walked); slots masked in ``abstraction_mask`` but not pruned get strategy 0."""
+    full = C.lowered("leduc_poker")
+    lowered = jaxcfr.lower(jaxcfr.load_game("leduc_poker"), abstraction=_FirstTwo())
+    assert lowered.num_nodes < full.num_nodes and lowered.max_actions == 2
+    rng = np.random.default_rng(11)
+    _check(lowered, lowered.tensors, _random_strategy(lowered, rng), lowered.structure)
+    t = full.tensors
+    masked = t.abstraction_mask.copy()
+    masked[: len(masked) // 2, 2] = False           # half the rows may not raise
+    t = t._replace(abstraction_mask=masked)
+    _check(full, t, _random_strategy(dataclasses.replace(full, tensors=t), rng),
+           full.structure)
+
+
+def test_shared_structure_stack_data_axes():
+    """Members with their own payoffs and chance probabilities: leaf values [P, T, B]."""
+    base = C.lowered("kuhn_poker")
+    scaled = dataclasses.replace(base, tensors=base.tensors._replace(
+        payoff=base.tensors.payoff * 3.0))
+    batch = jaxcfr.stack([base, scaled])
+    shared = shared_structure(batch)
+    assert shared is not None and shared.payoff.shape[-1] == 2
+    rng = np.random.default_rng(3)
+    strategy = _random_strategy(base, rng, (2,))
+    _check(base, shared, strategy, batch.structure)
+
+
+def test_tables_are_sorted_and_padding_is_inert():
+    lowered = C.lowered("leduc_poker")
+    t = lowered.tensors
+    plain = sequence.sequence_tables(t, lowered.level_start, 2)
+    padded = sequence.sequence_tables(t, lowered.level_start, 2, multiple=7)
+    empty = (lowered.num_rows - 1) * lowered.max_actions
+    for tables in (plain, padded):
+        for i in range(2):
+            own = tables.leaf_own[i]
+            assert (np.diff(own) >= 0).all()               # sorted: a sorted segment sum
+            assert not tables.leaf_value[i][own == empty].any()
+        for level in tables.level_rows:
+            for i in range(2):
+                assert (np.diff(tables.row_parent[level[i]]) >= 0).all()
+    assert padded.leaf_own.shape[1] % 7 == 0
+    assert all(level.shape[1] % 7 == 0 for level in padded.level_rows)
+    # the padded tables give the same values
+    rng = np.random.default_rng(1)
+    strategy = _random_strategy(lowered, rng)
+    values = jax.jit(lambda tab, st: sequence.counterfactual_values(tab, st, (0, 1), 2))
+    a = values(jax.tree_util.tree_map(jnp.asarray, plain), strategy)
+    b = values(jax.tree_util.tree_map(jnp.asarray, padded), strategy)
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-6, atol=1e-7)
+
+
+def test_exact_estimator_uses_the_tables_when_present():
+    """The estimator seam is unchanged: plain GameTensors take the node passes,
+    SequencedTensors the sequence form, with the same estimate."""
+    lowered = C.lowered("different_depths")
+    t = to_device(lowered.tensors, np.float32)
+    tables = jax.tree_util.tree_map(jnp.asarray, sequence.sequence_tables(
+        lowered.tensors, lowered.level_start, 2))
+    sequenced = sequence.with_sequences(t, tables)
+    assert isinstance(sequenced, jaxcfr.GameTensors) and sequenced.parent is t.parent
+    strategy = _random_strategy(lowered, np.random.default_rng(5))
+    node_exact = jax.jit(lambda tt, st, p: estimators.exact(tt, lowered.structure, st, p))
+    for player in (None, jnp.asarray(0), jnp.asarray(1)):
+        a = node_exact(t, strategy, player)
+        b = jax.jit(lambda tt, st, p: estimators.exact(tt, lowered.structure, st, p))(
+            sequenced, strategy, player)
+        rows = np.asarray(a.average_rows)
+        for x, y in ((a.regret, b.regret), (a.average, b.average)):
+            np.testing.assert_allclose(np.asarray(y)[rows], np.asarray(x)[rows],
+                                       rtol=TOL, atol=TOL)
+
+
+def test_ties_are_exact_zero_regrets():
+    """Values equal up to rounding give regret exactly 0; real differences are kept."""
+    q = jnp.asarray([[0.0625, 0.0625 - 7.45e-9], [0.5, 0.25], [1e-3, 1e-3 + 1e-6]],
+                    jnp.float32)
+    strategy = jnp.full((3, 2), 0.5, jnp.float32)
+    mask = jnp.ones((3, 2), bool)
+    regret = np.asarray(numerics.instantaneous_regret(q, strategy, mask))
+    assert (regret[0] == 0).all()                       # a tie, within 4 ulps of 0.0625
+    np.testing.assert_allclose(regret[1], [0.125, -0.125])
+    assert (regret[2] != 0).all()                       # 1e-6 apart is a real difference
+    masked = np.asarray(numerics.instantaneous_regret(q, strategy, mask.at[1, 1].set(False)))
+    assert masked[1, 1] == 0
