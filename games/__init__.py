@@ -6,6 +6,7 @@ that load them (``kuhn_poker``, ``leduc_poker``, ...) are listed once, in
 :data:`jaxcfr.registry.REFERENCE_GAMES`, and imported on first use.
 """
 
+from .dice_poker import DicePoker
 from .goofspiel import Goofspiel
 from .kuhn import KuhnPoker
 from .leduc import LeducPoker
@@ -15,6 +16,6 @@ from .rps import MatchingPennies, MatrixGame, RockPaperScissors
 from .sampled_poker import SampledDicePoker
 
 __all__ = [
-    "Goofspiel", "KuhnPoker", "LeducPoker", "LiarsDice", "MatchingPennies", "MatrixGame",
+    "DicePoker", "Goofspiel", "KuhnPoker", "LeducPoker", "LiarsDice", "MatchingPennies", "MatrixGame",
     "NoLimitLeduc", "BetMenu", "RockPaperScissors", "SampledDicePoker",
 ]

@@ -30,14 +30,15 @@ from jaxcfr.numerics import check_payoff_range, trail
 from jaxcfr.tensors import DECISION, GameTensors, LoweredGame, Structure, to_device
 
 __all__ = ["Evaluation", "expected_values", "best_response", "evaluate", "exact_metrics",
-           "history_values", "infoset_values", "METRIC_KEYS", "trace_counts"]
+           "history_values", "infoset_values", "METRIC_KEYS", "trace_counts",
+           "best_responses", "BestResponses"]
 
 #: Keys of :func:`evaluate`'s result (see there).
 METRIC_KEYS = ("values", "best_response_values", "nash_conv", "exploitability", "nash_gap",
                "metric", "metric_name")
 
 #: How many times the jitted evaluation was traced (for compile-once tests).
-trace_counts: dict[str, int] = {"evaluate": 0}
+trace_counts: dict[str, int] = {"evaluate": 0, "best_responses": 0}
 
 
 class Evaluation(NamedTuple):
@@ -173,6 +174,55 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
         br = np.asarray(ev.best_response_values, dtype=np.float64)
         nash_conv = np.asarray(ev.nash_conv, dtype=np.float64)
     return _dispatch(lowered, values, br, nash_conv, players_axis=1 if batched else 0)
+
+
+class BestResponses(NamedTuple):
+    """Each player's pure best response to a profile (host NumPy arrays, one game)."""
+    tables: np.ndarray                # [P, I, A] the profile with player p's rows replaced by
+                                      #           one-hot rows of p's best response (table p)
+    best_response_values: np.ndarray  # [P] each player's value when best responding
+    values: np.ndarray                # [P] each player's value under the profile itself
+
+
+@functools.partial(jax.jit, static_argnames=("structure",))
+def _best_responses(tensors: GameTensors, strategy: jax.Array, rounds: jax.Array, *,
+                    structure: Structure):
+    trace_counts["best_responses"] += 1
+    players = jnp.arange(structure.num_players)
+    tables, br = jax.vmap(lambda p: best_response(tensors, structure, strategy, p, rounds))(
+        players)
+    return tables, br, expected_values(tensors, structure, strategy)
+
+
+def best_responses(lowered: LoweredGame, strategy, *, dtype="float64") -> BestResponses:
+    """Each player's pure best response to ``strategy`` in ``lowered`` (one game), and values.
+
+    Args:
+      strategy: ``[I, A]`` rows of every player.
+      dtype: the precision of the passes (ties between actions go to the first).
+    Returns:
+      :class:`BestResponses`: the ``[P, I, A]`` tables (the responses :func:`evaluate`
+      values), each player's best-response value and value under ``strategy``.
+
+    Example::
+
+        >>> lowered = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
+        >>> uniform = lowered.tensors.legal_mask / lowered.tensors.legal_mask.sum(1, keepdims=True)
+        >>> best_responses(lowered, uniform).tables.shape         # (2, 13, 2)
+    """
+    if lowered.batch_size is not None:
+        raise ValueError("best_responses() takes a single lowered game, not a stack")
+    dtype = precision.dtype_of(dtype)
+    with precision.scope(dtype):
+        check_payoff_range(lowered.tensors.payoff, dtype, lowered.name or "the game")
+        table = jnp.asarray(strategy, dtype)
+        if table.shape != lowered.tensors.legal_mask.shape:
+            raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
+                             f"[I, A] = {tuple(lowered.tensors.legal_mask.shape)}")
+        out = _best_responses(to_device(lowered.tensors, dtype), table,
+                              jnp.asarray(lowered.br_rounds, jnp.int32),
+                              structure=lowered.structure)
+        return BestResponses(*(np.asarray(x, dtype=np.float64) for x in out))
 
 
 def _dispatch(lowered: LoweredGame, values, br, nash_conv, players_axis: int) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from typing import Callable, NoReturn, Sequence
 import numpy as np
 
 from jaxcfr.arguments import finite_float, optional_positive_int, positive_int
+from jaxcfr.estimate_cli import add_estimate_arguments, run_estimate
 from jaxcfr.precision import PRECISIONS
 from jaxcfr.runs.cli import add_eval_arguments, add_train_arguments, run_eval, run_train
 from jaxcfr.serialize import jsonable
@@ -39,6 +40,7 @@ EPILOG = """examples:
   jaxcfr train configs/leduc.toml            a run from a config: checkpoints, metrics, plot
   jaxcfr train --resume runs/leduc-...       continue a run
   jaxcfr eval runs/leduc-.../profile.npz     metrics of a saved profile
+  jaxcfr estimate sampled_dice_poker P.npz   estimated metrics (games too large to lower)
 
 A GAME is a name from `jaxcfr games`, with parameters if it takes any
 ("kuhn_poker(players=3)"), a Gambit .efg file, module:Class, or an OpenSpiel game
@@ -290,6 +292,11 @@ COMMANDS["eval"] = (add_eval_arguments, run_eval,
                     "exploitability / NashConv and values of a saved profile")
 
 
+COMMANDS["estimate"] = (add_estimate_arguments, run_estimate,
+                        "estimated values and best-response-gain lower bounds of a profile, "
+                        "with confidence intervals (games too large to lower)")
+
+
 # -- entry point ----------------------------------------------------------
 def _version() -> str:
     try:
@@ -374,7 +381,7 @@ def _execute(run: Callable[[argparse.Namespace], int], args: argparse.Namespace,
              traceback: bool) -> int:
     """Run a command; errors become one line on stderr (the traceback only on request)."""
     show_tb = traceback or os.environ.get("JAXCFR_TRACEBACK") == "1"
-    if getattr(args, "command", "train") in ("solve", "train", "eval"):
+    if getattr(args, "command", "train") in ("solve", "train", "eval", "estimate"):
         from jaxcfr.engine import enable_compilation_cache
         enable_compilation_cache()
     interrupts = RaisingInterrupts()

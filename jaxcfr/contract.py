@@ -171,7 +171,7 @@ def _unequal_to_itself(key: Any) -> bool:
 #: Source files of the checks themselves: an exception raised in them is a jaxcfr bug,
 #: not the game's (see game_exception).
 _CHECKER_FILES = {os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
-                  for name in ("contract.py", "validate.py", "lowering.py")}
+                  for name in ("contract.py", "validate.py", "lowering.py", "host_values.py")}
 
 
 def game_exception(exc: BaseException, history: Sequence[Any]) -> GameError | None:

@@ -51,6 +51,7 @@ REFERENCE_GAMES = {
     "liars_dice": "jaxcfr_games.liars_dice:LiarsDice",
     "goofspiel": "jaxcfr_games.goofspiel:Goofspiel",
     "sampled_dice_poker": "jaxcfr_games.sampled_poker:SampledDicePoker",
+    "dice_poker": "jaxcfr_games.dice_poker:DicePoker",
 }
 #: Abstractions a name can load (``module:Class``, imported on first use).
 REFERENCE_ABSTRACTIONS = {

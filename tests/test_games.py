@@ -21,6 +21,7 @@ GAME_STRINGS = [
     "liars_dice", "liars_dice(dice=2, sides=3)",
     "goofspiel", "goofspiel(cards=6)",
     "sampled_dice_poker", "sampled_dice_poker(dice=2, sides=3)",
+    "dice_poker", "dice_poker(dice=3, sides=2)",
 ]
 
 
