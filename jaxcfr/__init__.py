@@ -21,8 +21,9 @@ from jaxcfr.blueprint import AbstractedResult, format_table, lift, train_abstrac
 from jaxcfr.arguments import ArgumentError
 from jaxcfr.contract import CHANCE, TERMINAL, GameError
 from jaxcfr.engine import Runner, batch_mesh
-from jaxcfr.estimates import (Estimate, ProfileEstimates, empirical_game, estimate_profile,
-                              estimate_record, estimate_values)
+from jaxcfr.chance_sampling import SampledChanceRunner
+from jaxcfr.estimates import (Empirical, Estimate, ProfileEstimates, empirical_game,
+                              estimate_profile, estimate_record, estimate_values)
 from jaxcfr.game import Game
 from jaxcfr.loop import RECORD_KEYS
 from jaxcfr.lowering import MemoryBudgetError, estimate_bytes, lower, sort_infosets
@@ -54,7 +55,9 @@ __all__ = [
     "Evaluation", "best_response", "evaluate", "expected_values", "Profile", "evaluate_profile",
     # estimated analytics (games too large to lower)
     "Estimate", "ProfileEstimates", "estimate_values", "estimate_profile", "estimate_record",
-    "empirical_game",
+    "empirical_game", "Empirical",
+    # chance that cannot be enumerated: the host samples it
+    "SampledChanceRunner",
     # action abstraction
     "Abstraction", "Abstracted", "Identity", "lift", "train_abstracted", "AbstractedResult",
     "format_table", "load_abstraction", "REFERENCE_ABSTRACTIONS",

@@ -11,6 +11,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from typing import Any, Callable
 
@@ -18,8 +19,9 @@ import numpy as np
 
 from jaxcfr import arguments
 from jaxcfr.arguments import optional_positive_int, positive_int
+from jaxcfr.chance_sampling import DEFAULT_DRAWS, SampledChanceRunner, choose_chance
 from jaxcfr.engine import DEFAULT_CHUNK, Runner
-from jaxcfr.loop import Hooks, compile_reporting, lower_reporting, run_loop
+from jaxcfr.loop import Hooks, compile_reporting, run_loop
 from jaxcfr.profile import Profile
 from jaxcfr.solvers import Solver, SolverState, make_solver, resolve_sampling
 from jaxcfr.tensors import LoweredGame
@@ -32,7 +34,8 @@ class SolveResult:
     """What :func:`solve` returns.
 
     Attributes:
-      lowered: the lowered game.
+      lowered: the lowered game (under sampled chance: the full game if it could be
+        lowered for exact metrics, else ``None``).
       solver: the solver used.
       state: the final solver state (device arrays).
       average_strategy: ``[I, A]`` (``[(B,) I, A, *H]`` when batched) on the host.
@@ -43,6 +46,10 @@ class SolveResult:
       seconds: wall time of the iterations and evaluations (compilation excluded).
       compile_seconds: time to compile the chunk and the evaluation.
       iterations_per_second: steady-state iterations per second (evaluations excluded).
+      chance: ``"exact"`` (the lowered tree) or ``"sampled"`` (the host drew chance).
+      sampled_chance: under sampled chance, the host's figures: rows, draws, cache hits
+        and :class:`jaxcfr.chance_sampling.Timing` (draws per host second, the fraction of
+        the wall time the device waited for the host); else ``None``.
     """
     lowered: LoweredGame
     solver: Solver
@@ -54,6 +61,8 @@ class SolveResult:
     seconds: float
     compile_seconds: float
     iterations_per_second: float
+    chance: str = "exact"
+    sampled_chance: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         final = self.final
@@ -61,7 +70,11 @@ class SolveResult:
         shown = (f"{metric:.4g}" if isinstance(metric, float) else
                  f"[{', '.join('n/a' if v is None else f'{v:.3g}' for v in metric)}]"
                  if isinstance(metric, list) else "n/a")
-        return (f"SolveResult({self.solver.name} on {self.lowered.name or '?'}: "
+        name = self.lowered.name if self.lowered is not None else None
+        if self.profile is not None and self.chance == "sampled":
+            name = self.profile.game
+        return (f"SolveResult({self.solver.name} on {name or '?'}"
+                f"{' (sampled chance)' if self.chance == 'sampled' else ''}: "
                 f"{final['iteration']} iterations, {final['metric_name']} {shown}, "
                 f"{self.iterations_per_second:,.0f} it/s, compile {self.compile_seconds:.1f} s)")
 
@@ -72,7 +85,8 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
           callback: Callable[[dict[str, Any]], None] | None = None,
           progress: Callable[[int, dict[str, Any] | None], None] | None = None,
           status=None, cache=None, sampling: str = "none", seed: int = 0,
-          seeds=None, exploration=None, samples: int = 1) -> SolveResult:
+          seeds=None, exploration=None, samples: int = 1, chance: str = "auto",
+          draws: int = DEFAULT_DRAWS, workers: int | None = None) -> SolveResult:
     """Solve ``game`` with ``algorithm`` for ``iterations`` iterations.
 
     Args:
@@ -100,6 +114,12 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
         e.g. ``jaxcfr.runs.progress.make_status()``, which writes to stderr).
       cache: a game string is loaded from / stored in the cache of lowered games
         (``True``: ``~/.cache/jaxcfr/lowered``; or a directory; see :mod:`jaxcfr.cache`).
+      chance: ``"auto"`` (lower the tree where chance can be enumerated, else sample it),
+        ``"exact"`` or ``"sampled"`` (the host draws ``draws`` chance samples per
+        iteration and lowers what follows them: :mod:`jaxcfr.chance_sampling`; metrics
+        are exact where the full game can be lowered, else estimates with intervals).
+      draws: chance samples per iteration under sampled chance.
+      workers: processes that lower a game string (see :func:`jaxcfr.lower`).
     """
     iterations = positive_int("iterations", iterations)
     eval_every = optional_positive_int("eval_every", eval_every)
@@ -119,8 +139,31 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
         arguments.seed("seed", seed)
     if exploration is not None:
         hyper["exploration"] = arguments.exploration("exploration", exploration)
-    lowered = lower_reporting(game, status, cache=cache)
-    runner = Runner(lowered, solver, hyper, precision=precision, chunk=chunk)
+    draws = positive_int("draws", draws)
+    lowered, sampled = choose_chance(game, chance, status, cache=cache, workers=workers)
+    if sampled is None:
+        runner = Runner(lowered, solver, hyper, precision=precision, chunk=chunk)
+    else:
+        if solver.sampling != "none":
+            raise arguments.ArgumentError(
+                f"sampled chance is chance-sampled CFR already: it takes no --sampling "
+                f"{solver.sampling} (use the exact tree for Monte Carlo estimators)")
+        if seeds is not None:
+            raise arguments.ArgumentError("sampled chance runs one seed at a time: give seed, "
+                                          "not seeds")
+        name = os.fspath(game) if isinstance(game, (str, os.PathLike)) else ""
+        runner = SampledChanceRunner(sampled, solver, hyper, precision=precision, chunk=chunk,
+                                     draws=draws, exact=lowered, name=name)
+    try:
+        return _solve(runner, lowered, solver, iterations, eval_every, callback, progress,
+                      status)
+    finally:
+        if sampled is not None:
+            runner.close()
+
+
+def _solve(runner, lowered, solver, iterations, eval_every, callback, progress, status
+           ) -> SolveResult:
     state, compile_seconds = compile_reporting(runner, runner.init(), status)
     start = time.perf_counter()
 
@@ -140,12 +183,17 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
                    compile_seconds=compile_seconds, wall=lambda: time.perf_counter() - start)
     if out.interrupted:            # between two chunks: solve has nothing to keep, so stop
         raise KeyboardInterrupt
+    sampled = isinstance(runner, SampledChanceRunner)
     average = runner.profile(out.state)
     profile = None
-    if lowered.batch_size is None and average.ndim == 2:
+    if sampled:
+        profile = runner.profile_table(out.state)
+    elif lowered.batch_size is None and average.ndim == 2:
         profile = Profile.from_lowered(lowered, average)
     return SolveResult(
         lowered=lowered, solver=solver, state=out.state, average_strategy=average,
         profile=profile, metrics=out.records, final=out.records[-1],
         seconds=time.perf_counter() - start, compile_seconds=compile_seconds,
-        iterations_per_second=out.iterations / out.seconds if out.seconds > 0 else float("inf"))
+        iterations_per_second=out.iterations / out.seconds if out.seconds > 0 else float("inf"),
+        chance="sampled" if sampled else "exact",
+        sampled_chance=runner.report() if sampled else None)

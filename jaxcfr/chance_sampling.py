@@ -9,14 +9,25 @@ whole tree. Iteration ``t``:
    so iteration ``t``'s samples are a function of the run's seed and ``t`` alone
    (reproducible, independent of the chunk length, nothing to carry in a checkpoint
    but the row table).
-2. It lowers them as :class:`jaxcfr.determinize.EmpiricalChance` games (one per part:
-   ``parts`` processes lower the parts side by side when the host is the bottleneck),
-   so every decision below a drawn chance path is enumerated and the whole contract
-   is checked, and pads each part to the running capacity of each level (rounded up
-   to a power of two: shapes, and so compiled programs, change rarely).
+2. It lowers each draw: the chance nodes from the root to the first decision (the
+   draw's *prefix*) are drawn, and the tree below is lowered as a
+   :class:`jaxcfr.determinize.Determinized` game, so every decision below the drawn
+   chance is enumerated and the whole contract is checked. A chance node further down
+   keeps its listed outcomes where it lists them (``enumerate_listed``, the default:
+   the expectation over them is exact, which only lowers the variance) and gets one
+   draw of the same generator where it cannot (or always, with
+   ``enumerate_listed=False``: chance-sampled CFR proper). When nothing below the
+   prefix was drawn (dice poker: both rolls, then betting; Leduc: both cards, with the
+   board enumerated), the lowered draw is a function of the prefix alone (the game is
+   a function of its history), so it is cached on the prefix and a repeated prefix
+   costs one dictionary look-up; this is not transposition caching (one history, not
+   two that meet), so it needs no opt-in. Draws the cache does not hold are lowered by
+   ``workers`` processes. Each draw is padded to the running capacity of each level
+   (rounded up to a power of two: shapes, and so compiled programs, change rarely) and
+   the draws of an iteration stand side by side.
 3. Information-set keys map to rows of one global table that grows as new keys
    appear (capacity doubling, also the action width).
-4. The device runs exact passes over the padded parts with the current strategy of
+4. The device runs exact passes over the padded draws with the current strategy of
    the rows they touch (read from the global table), which is chance-sampled CFR:
    each draw counts with probability ``1 / draws`` at the root, so the counterfactual
    values are unbiased for the real game's, whatever the drawn paths' probabilities
@@ -30,8 +41,8 @@ for the host.
 
 The runner has :class:`jaxcfr.Runner`'s interface, so :func:`jaxcfr.solve` and
 ``jaxcfr train`` run it through the same loop. Evaluation: exact (the profile in the
-lowered full game) when chance can be enumerated; otherwise estimates
-(:mod:`jaxcfr.estimates` when present).
+lowered full game) when chance can be enumerated; otherwise Monte Carlo estimates with
+intervals (:mod:`jaxcfr.estimates`), labelled as estimates.
 
 Example::
 
@@ -48,6 +59,7 @@ import functools
 import math
 import multiprocessing
 import os
+import random
 import time
 from typing import Any, NamedTuple
 
@@ -57,18 +69,31 @@ import numpy as np
 
 from jaxcfr import estimators
 from jaxcfr import precision as _precision
-from jaxcfr.determinize import EmpiricalChance, draw_seed
+from jaxcfr.contract import GameError
+from jaxcfr.determinize import Determinized, draw_prefix, draw_seed
 from jaxcfr.lowering import lower
+from jaxcfr.numerics import normalise
 from jaxcfr.passes import gather as take
-from jaxcfr.profile import Profile
+from jaxcfr.profile import Profile, decode_label, encode_label
 from jaxcfr.solvers import HyperParams, Rows, Solver, SolverState
 from jaxcfr.stack import pad
 from jaxcfr.tensors import NO_PLAYER, GameTensors, LoweredGame, Structure, to_device
 
-__all__ = ["SampledChanceRunner", "RowTable", "Timing", "DEFAULT_DRAWS"]
+__all__ = ["SampledChanceRunner", "choose_chance", "CHANCE_CHOICES", "RowTable", "Shape",
+           "Timing", "DEFAULT_DRAWS"]
+
+#: How many times the device program was traced (compile-once tests).
+trace_counts: dict[str, int] = {"run": 0}
 
 #: Chance samples per iteration by default.
 DEFAULT_DRAWS = 16
+#: Held-out draws behind each estimate of a game whose chance cannot be enumerated.
+DEFAULT_EVAL_DRAWS = 1000
+#: Draws the estimates' best responses are fitted on (one empirical game per run): many
+#: more than the rows, or the responses fit the draws rather than the game.
+DEFAULT_FIT_DRAWS = 20_000
+#: Lowered draws a runner keeps by default (see :class:`SampledChanceRunner`).
+DEFAULT_CACHE_SIZE = 100_000
 
 
 def _bucket(n: int) -> int:
@@ -77,19 +102,17 @@ def _bucket(n: int) -> int:
 
 
 class RowTable:
-    """The global information-set rows: ``(player, key) -> row``, growing.
+    """The global information-set rows: ``(player, key) -> row``, in order of first sight.
 
-    Row 0 is the sink (no owner, one legal slot), so a padded part's sink and padding
-    rows map to it. ``capacity`` (rows) and ``width`` (actions) grow by doubling.
+    Row 0 is the sink (no owner, one legal slot): a padded draw's sink and padding rows
+    map to it. Rows are numbered in the order the draws meet them, and draws are lowered
+    in iteration order, so the numbering is a function of the seed alone.
     """
 
     def __init__(self):
         self.index: dict[tuple, int] = {}
-        self.keys: list[tuple] = [None]          # row -> (player, key); row 0: the sink
+        self.keys: list[tuple | None] = [None]     # row -> (player, key); row 0: the sink
         self.actions: list[tuple] = [("",)]
-        self.owner: list[int] = [NO_PLAYER]
-        self.capacity = 64
-        self.width = 1
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -98,66 +121,87 @@ class RowTable:
         """The global row of each of ``lowered``'s rows ``[I]`` (its sink: 0), adding new ones."""
         out = np.zeros(lowered.num_rows, dtype=np.int32)
         for r, (key, acts) in enumerate(zip(lowered.infoset_keys, lowered.infoset_actions)):
+            acts = tuple(acts)
             row = self.index.get(key)
             if row is None:
                 row = self.index[key] = len(self.keys)
                 self.keys.append(key)
-                self.actions.append(tuple(acts))
-                self.owner.append(int(key[0]))
-            elif self.actions[row] != tuple(acts):
-                from jaxcfr.contract import GameError
-                raise GameError(f"information set {key[1]!r} of player {key[0]} lists actions "
+                self.actions.append(acts)
+            elif self.actions[row] != acts:
+                raise GameError(f"information set {key[1]!r} of player {key[0]} has actions "
                                 f"{list(acts)} in one draw and {list(self.actions[row])} in "
                                 "another", rule="infoset-actions", infoset=key[1])
             out[r] = row
-        self.width = max(self.width, _bucket(lowered.max_actions))
-        self.capacity = max(self.capacity, _bucket(len(self.keys)))
         return out
 
-    def legal(self) -> np.ndarray:
-        """``[capacity, width]`` bool: each row's legal slots (unused rows: slot 0)."""
-        out = np.zeros((self.capacity, self.width), dtype=bool)
-        lengths = np.asarray([len(a) for a in self.actions])
-        out[:len(lengths)] = np.arange(self.width)[None, :] < lengths[:, None]
-        out[len(lengths):, 0] = True
+    def legal(self, rows: int, capacity: int, width: int) -> np.ndarray:
+        """``[capacity, width]`` bool: the legal slots of the first ``rows`` rows (the
+        others: slot 0, inert)."""
+        out = np.zeros((capacity, width), dtype=bool)
+        lengths = np.asarray([len(a) for a in self.actions[:rows]])
+        out[:rows] = np.arange(width)[None, :] < lengths[:, None]
+        out[rows:, 0] = True
         return out
 
-    def owners(self) -> np.ndarray:
-        out = np.full(self.capacity, NO_PLAYER, dtype=np.int32)
-        out[:len(self.owner)] = self.owner
+    def owners(self, rows: int, capacity: int) -> np.ndarray:
+        """``[capacity]`` int32: the player of each of the first ``rows`` rows (others: none)."""
+        out = np.full(capacity, NO_PLAYER, dtype=np.int32)
+        out[1:rows] = [k[0] for k in self.keys[1:rows]]
         return out
 
-    def state(self) -> dict[str, Any]:
-        """JSON-able (with :func:`jaxcfr.profile.encode_label`) contents, for checkpoints."""
-        from jaxcfr.profile import encode_label
-        return {"keys": [[int(p), encode_label(k)] for p, k in self.keys[1:]],
-                "actions": [[encode_label(a) for a in acts] for acts in self.actions[1:]],
-                "capacity": self.capacity, "width": self.width}
+    def state(self, rows: int) -> dict[str, Any]:
+        """The first ``rows`` rows as JSON values (labels through ``encode_label``)."""
+        return {"keys": [[int(p), encode_label(k)] for p, k in self.keys[1:rows]],
+                "actions": [[encode_label(a) for a in acts] for acts in self.actions[1:rows]]}
 
     @classmethod
     def from_state(cls, data: dict[str, Any]) -> "RowTable":
-        from jaxcfr.profile import decode_label
         table = cls()
         for (p, k), acts in zip(data["keys"], data["actions"]):
             key = (int(p), decode_label(k))
             table.index[key] = len(table.keys)
             table.keys.append(key)
             table.actions.append(tuple(decode_label(a) for a in acts))
-            table.owner.append(int(p))
-        table.capacity, table.width = int(data["capacity"]), int(data["width"])
         return table
+
+
+class Shape(NamedTuple):
+    """The padded shapes of the device program (capacities: powers of two, only growing)."""
+    widths: tuple[int, ...] = ()    # nodes per level of one padded draw
+    part_rows: int = 1              # rows of one padded draw
+    capacity: int = 64              # rows G of the global table
+    width: int = 1                  # actions A of the global table
+
+    def grown(self, draws: list["_Draw"], rows: int) -> "Shape":
+        """This shape grown to hold ``draws`` and ``rows`` global rows."""
+        widths, part_rows, width = list(self.widths), self.part_rows, self.width
+        for d in draws:
+            w = np.diff(d.lowered.level_start)
+            widths += [1] * (len(w) - len(widths))
+            widths = [max(c, _bucket(x)) for c, x in zip(widths, list(w) + [0] * len(widths))]
+            part_rows = max(part_rows, _bucket(d.lowered.num_rows))
+            width = max(width, _bucket(d.lowered.max_actions))
+        return Shape(tuple(widths), part_rows, max(self.capacity, _bucket(rows)), width)
 
 
 @dataclasses.dataclass
 class Timing:
-    """Where the wall time of the iterations went. The host prepares chunk ``c + 1`` on a
-    thread while the device runs chunk ``c``; ``wait_seconds`` is the time the device
-    then sat idle because chunk ``c + 1`` was not ready yet."""
-    host_seconds: float = 0.0       # drawing, lowering, padding (overlapped with the device)
-    wait_seconds: float = 0.0       # the device idle, waiting for the host
+    """Where the wall time of the iterations went.
+
+    A host thread draws and lowers the next iterations while the device runs the current
+    chunk. ``wait_seconds`` is the wall time the device sat idle: waiting for draws,
+    padding them and copying them over (``wall_seconds - device_seconds``).
+    """
+    host_seconds: float = 0.0       # drawing and lowering (on the host thread, overlapped)
+    device_seconds: float = 0.0     # the device running chunks (compilation included)
     wall_seconds: float = 0.0
     iterations: int = 0
-    draws: int = 0
+    draws: int = 0                  # draws taken (cached or lowered)
+    lowered: int = 0                # draws lowered (not found in the cache)
+
+    @property
+    def wait_seconds(self) -> float:
+        return max(0.0, self.wall_seconds - self.device_seconds)
 
     @property
     def device_wait_fraction(self) -> float:
@@ -165,37 +209,108 @@ class Timing:
         return self.wait_seconds / self.wall_seconds if self.wall_seconds else 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"host_seconds": self.host_seconds, "wait_seconds": self.wait_seconds,
-                "wall_seconds": self.wall_seconds, "iterations": self.iterations,
-                "draws_per_second": self.draws / self.host_seconds if self.host_seconds else None,
+        """Plain JSON values, with the rates."""
+        return {"host_seconds": self.host_seconds, "device_seconds": self.device_seconds,
+                "wait_seconds": self.wait_seconds, "wall_seconds": self.wall_seconds,
+                "iterations": self.iterations, "draws": self.draws, "lowered": self.lowered,
+                "draws_per_host_second": (self.draws / self.host_seconds
+                                          if self.host_seconds else None),
                 "device_wait_fraction": self.device_wait_fraction}
 
 
 class Prepared(NamedTuple):
-    """A chunk of iterations, ready for the device (host arrays)."""
-    tensors: GameTensors      # [k, N'] padded parts side by side
-    rowmaps: np.ndarray       # [k, I'] global row of every forest row
+    """A chunk of ``k`` iterations, ready for the device (host arrays)."""
+    tensors: GameTensors      # [k, N'] each iteration's padded draws side by side
+    rowmaps: np.ndarray       # [k, I'] the global row of every row there
     legal: np.ndarray         # [G, A] the global rows' legal slots
     owners: np.ndarray        # [G] the global rows' players
-    structure: Structure      # the forest's level slices
+    structure: Structure      # the level slices of one iteration's draws
+
+
+class _Draw(NamedTuple):
+    """A lowered draw and its global rows (cached while nothing below its prefix is chance)."""
+    lowered: LoweredGame
+    rowmap: np.ndarray        # [I] the global row of each of its rows
+    cached: bool              # kept in the runner's cache (its padded form is kept too)
+
+
+class _Iteration(NamedTuple):
+    """One iteration's draws, and how many global rows exist once they are numbered."""
+    draws: list[_Draw]
+    rows: int
+
+
+# -- choosing the path -------------------------------------------------------------------
+#: ``chance`` choices: ``auto`` lowers exactly where chance can be enumerated and samples
+#: where it cannot; ``exact`` always lowers; ``sampled`` always samples (and lowers the
+#: full game too, for exact metrics, where it can).
+CHANCE_CHOICES = ("auto", "exact", "sampled")
+
+
+def choose_chance(game, chance: str = "auto", status=None, **lower_kwargs
+                  ) -> tuple[LoweredGame | None, Any]:
+    """How to train ``game``: ``(lowered, sampled)``.
+
+    ``sampled`` is ``None`` for full-width training of ``lowered``; otherwise it is the
+    game (root state) the host samples, and ``lowered`` the full game for exact
+    evaluation or ``None`` (chance cannot be enumerated, or the full game is over the
+    memory budget: the metrics are then estimates). ``game``: a game string, a Game or
+    a LoweredGame (only full-width); ``status`` and ``lower_kwargs``: as
+    :func:`jaxcfr.loop.lower_reporting`.
+    """
+    from jaxcfr.budget import MemoryBudgetError
+    from jaxcfr.loop import lower_reporting
+    from jaxcfr.registry import load_game
+    from jaxcfr import arguments
+    arguments.one_of("chance", chance, CHANCE_CHOICES)
+    if isinstance(game, LoweredGame):
+        if chance == "sampled":
+            raise arguments.ArgumentError(
+                "sampled chance needs the game itself (a game string or a Game), not a "
+                "lowered game: the host draws its chance")
+        return game, None
+    if chance == "exact":
+        return lower_reporting(game, status, **lower_kwargs), None
+    try:
+        lowered = lower_reporting(game, status, **lower_kwargs)
+    except MemoryBudgetError:
+        if chance == "auto":
+            raise
+        lowered = None
+    except GameError as e:
+        if e.rule != "chance-not-enumerable":
+            raise
+        lowered = None
+        if status is not None:
+            status.end("chance cannot be enumerated: the host samples it")
+    if chance == "auto" and lowered is not None:
+        return lowered, None
+    return lowered, (load_game(os.fspath(game)) if isinstance(game, (str, os.PathLike))
+                     else game)
 
 
 # -- host: drawing and lowering ------------------------------------------------------------
-def _lower_part(game, seeds) -> LoweredGame:
-    return lower(EmpiricalChance(game, seeds), sort_infosets=False, name="draws", workers=1,
-                 size=None, memory_budget=1 << 62)
+def _lower_draw(game, seed: int, enumerate_listed: bool) -> tuple[tuple, LoweredGame, bool]:
+    """One draw: its chance prefix, the tree below it lowered, and whether that tree is a
+    function of the prefix alone (no chance node below it was drawn). Chance nodes below
+    the prefix keep their listed outcomes when ``enumerate_listed``; the others (all of
+    them otherwise) get one draw of the same generator."""
+    prefix, state, rng = draw_prefix(game, seed)
+    root = Determinized(state, rng, enumerate_listed=enumerate_listed)
+    lowered = lower(root, sort_infosets=False, name="draw", workers=1, size=False)
+    return prefix, lowered, root.tally[0] == 0
 
 
 _POOL_GAME = None
 
 
-def _pool_init(game) -> None:
+def _pool_init(game, enumerate_listed: bool) -> None:
     global _POOL_GAME
-    _POOL_GAME = game
+    _POOL_GAME = (game, enumerate_listed)
 
 
-def _pool_lower(seeds) -> LoweredGame:
-    return _lower_part(_POOL_GAME, seeds)
+def _pool_lower(seed: int) -> tuple[tuple, LoweredGame, bool]:
+    return _lower_draw(_POOL_GAME[0], seed, _POOL_GAME[1])
 
 
 class SampledChanceRunner:
@@ -205,197 +320,277 @@ class SampledChanceRunner:
       game: the root state (its chance may or may not be enumerable).
       solver: a :class:`jaxcfr.Solver` (its regret and averaging rules; ``sampling`` must
         be ``"none"``: chance is what this runner samples).
-      hyperparams: ``alpha`` / ``beta`` / ``gamma`` scalars and ``seed`` (batches of
-        settings or seeds are not supported here).
-      draws: chance samples per iteration.
-      parts: processes lowering the draws (1: this process).
+      hyperparams: ``alpha`` / ``beta`` / ``gamma`` scalars and ``seed`` (one setting and
+        one seed per run).
+      precision: ``"float32"`` or ``"float64"``.
+      chunk: iterations per compiled call.
+      draws: chance draws per iteration.
+      workers: processes lowering the draws the cache does not hold (1: the host thread).
+      cache_size: draws kept lowered, keyed by their chance prefix (0: no cache).
+      enumerate_listed: below a draw's prefix, keep the listed outcomes of chance nodes
+        that list them (exact expectation: lower variance, larger draws, and cacheable
+        draws); ``False``: draw every chance node (chance-sampled CFR proper).
       exact: the lowered full game, for exact evaluation (``None``: estimates).
+      eval_draws: held-out draws behind each estimate when ``exact`` is ``None``.
+      fit_draws: draws the estimates' best responses are fitted on.
+      name: the game's name in messages.
     """
 
     games_batched = False
     hp_batch = ()
     batch_members = 1
     layout = "sampled-chance"
+    compiles_ahead = False            # shapes follow the draws: the first chunk compiles
 
     def __init__(self, game, solver: Solver, hyperparams: dict | None = None, *,
                  precision: str = "float32", chunk: int = 64, draws: int = DEFAULT_DRAWS,
-                 parts: int = 1, exact: LoweredGame | None = None, name: str = ""):
+                 workers: int = 1, cache_size: int = DEFAULT_CACHE_SIZE,
+                 exact: LoweredGame | None = None, name: str = "",
+                 eval_draws: int = DEFAULT_EVAL_DRAWS, fit_draws: int = DEFAULT_FIT_DRAWS,
+                 enumerate_listed: bool = True):
         if solver.sampling != "none":
-            raise ValueError("sampled chance runs chance-sampled CFR itself: the solver's "
+            raise ValueError("sampled chance is chance-sampled CFR already: the solver's "
                              f"sampling must be 'none', got {solver.sampling!r}")
         hyperparams = dict(hyperparams or {})
         if any(np.ndim(v) for v in hyperparams.values()):
             raise ValueError("sampled chance takes one setting and one seed per run "
-                             "(no batches of settings or seeds)")
-        self.game, self.solver, self.name = game, solver, name or type(game).__name__
+                             "(no lists of hyper-parameters or seeds)")
+        self.game, self.solver = game, solver
+        self.name = name or getattr(game, "name", "") or type(game).__name__
         self.dtype = _precision.dtype_of(precision)
-        self.chunk, self.draws, self.parts = int(chunk), int(draws), max(1, int(parts))
+        self.chunk, self.draws = int(chunk), int(draws)
+        self.workers, self.cache_size = max(1, int(workers)), int(cache_size)
+        self.eval_draws, self.fit_draws = int(eval_draws), int(fit_draws)
+        self.enumerate_listed = bool(enumerate_listed)
         self.seed = int(hyperparams.pop("seed", 0))
-        self.exact = exact
+        self.exact = self.lowered = exact        # what train / solve read, if any
         self.num_players = int(game.num_players)
-        self.table = RowTable()
-        self.widths: list[int] = []      # node capacity per level of one part
-        self.part_rows = 1
-        self.timing = Timing()
         with self.scope():
             self.hp = solver.hyperparams(**hyperparams, seed=self.seed, dtype=self.dtype)
-        self._pool = None
-        self._thread = None
-        self.lowered = exact                # what train / evaluate_profile read, if any
+        self.table = RowTable()
+        self.shape = Shape()
+        self.rows = 1                  # global rows numbered by the iterations consumed
+        self.timing = Timing()
+        self.cache_hits = 0
+        self._cache: dict[tuple, _Draw] = {}       # chance prefix -> lowered draw
+        self._padded: dict[int, tuple] = {}        # id(cached draw) -> padded, rowmap
+        self._padded_shape: Shape | None = None
+        self._futures: dict[int, concurrent.futures.Future] = {}
+        self._drawn = 0                # iterations handed to the host thread
+        self._thread = self._pool = None
+        self._empirical = None         # the estimates' empirical game, lowered once
 
     def __repr__(self) -> str:
         return (f"SampledChanceRunner({self.solver!r} on {self.name}, {self.draws} draws per "
-                f"iteration, {len(self.table) - 1:,} rows so far, {self.dtype.name})")
+                f"iteration, {self.rows - 1:,} rows so far, {self.dtype.name})")
 
     def scope(self):
+        """The run's precision, scoped (:func:`jaxcfr.precision.scope`)."""
         return _precision.scope(self.dtype)
 
     def member_labels(self) -> list[str]:
         return []
 
     # -- host ------------------------------------------------------------------------------
-    def _part_seeds(self, iteration: int) -> list[list[int]]:
+    def _draw_iteration(self, iteration: int) -> _Iteration:
+        """Iteration ``iteration``'s draws, lowered (from the cache where it can), their
+        rows numbered. Runs on the host thread, one iteration after the other."""
+        start = time.perf_counter()
         seeds = [draw_seed(self.seed, iteration, j) for j in range(self.draws)]
-        per = math.ceil(self.draws / self.parts)
-        return [seeds[i:i + per] for i in range(0, self.draws, per)]
+        out: list[_Draw | None] = [None] * len(seeds)
+        missing = []
+        for j, seed in enumerate(seeds):
+            hit = self._cache.get(draw_prefix(self.game, seed)[0]) if self.cache_size else None
+            if hit is not None:
+                self.cache_hits += 1
+                out[j] = hit
+            else:
+                missing.append(j)
+        if self.workers > 1 and len(missing) > 1:
+            if self._pool is None:
+                ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+                self._pool = concurrent.futures.ProcessPoolExecutor(
+                    self.workers, mp_context=ctx, initializer=_pool_init,
+                    initargs=(self.game, self.enumerate_listed))
+            lowered = list(self._pool.map(_pool_lower, [seeds[j] for j in missing]))
+        else:
+            lowered = [_lower_draw(self.game, seeds[j], self.enumerate_listed)
+                       for j in missing]
+        for j, (prefix, g, pure) in zip(missing, lowered):
+            # nothing drawn below the prefix: the draw is a function of the prefix alone
+            cached = pure and len(self._cache) < self.cache_size
+            out[j] = _Draw(g, self.table.rows(g), cached)
+            if cached:
+                self._cache[prefix] = out[j]
+        self.timing.host_seconds += time.perf_counter() - start
+        self.timing.lowered += len(missing)
+        return _Iteration(out, len(self.table))
 
-    def _lower_parts(self, iteration: int) -> list[LoweredGame]:
-        groups = self._part_seeds(iteration)
-        if self.parts == 1 or len(groups) == 1:
-            return [_lower_part(self.game, g) for g in groups]
-        if self._pool is None:
-            ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-            self._pool = concurrent.futures.ProcessPoolExecutor(
-                self.parts, mp_context=ctx, initializer=_pool_init, initargs=(self.game,))
-        return list(self._pool.map(_pool_lower, groups))
+    def _request(self, upto: int) -> None:
+        """Hand iterations up to ``upto`` to the host thread (in order; once each)."""
+        if self._thread is None:
+            self._thread = concurrent.futures.ThreadPoolExecutor(1, "jaxcfr-draws")
+        while self._drawn < upto:
+            self._drawn += 1
+            self._futures[self._drawn] = self._thread.submit(self._draw_iteration, self._drawn)
 
     def prepare(self, iterations: range) -> Prepared:
-        """Draw, lower and pad the parts of ``iterations``; grow the rows and capacities."""
-        start = time.perf_counter()
-        drawn = []
-        for t in iterations:
-            lowered = self._lower_parts(t)
-            maps = [self.table.rows(g) for g in lowered]
-            for g in lowered:
-                widths = list(np.diff(g.level_start))
-                if len(widths) > len(self.widths):
-                    self.widths += [1] * (len(widths) - len(self.widths))
-                widths += [0] * (len(self.widths) - len(widths))
-                self.widths = [max(c, _bucket(w)) for c, w in zip(self.widths, widths)]
-                self.part_rows = max(self.part_rows, _bucket(g.num_rows))
-            drawn.append((lowered, maps))
+        """The draws of ``iterations`` (consecutive, the next ones), padded to a shape grown
+        to hold them; the shape and the rows in use advance past them."""
+        self._request(iterations[-1])
+        drawn = [self._futures.pop(t).result() for t in iterations]
+        self.rows = drawn[-1].rows
+        self.shape = shape = self.shape.grown([d for it in drawn for d in it.draws], self.rows)
+        if shape != self._padded_shape:
+            self._padded.clear()
+            self._padded_shape = shape
         tensors, rowmaps = [], []
-        for lowered, maps in drawn:
-            padded = [pad(g, self.widths, self.part_rows, self.table.width) for g in lowered]
-            maps = [np.concatenate([m, np.zeros(self.part_rows - len(m), np.int32)])
-                    for m in maps]
-            tensors.append(_forest(padded, self.widths))
+        for it in drawn:
+            padded, maps = [], []
+            for d in it.draws:
+                hit = self._padded.get(id(d)) if d.cached else None
+                if hit is None:
+                    hit = (pad(d.lowered, shape.widths, shape.part_rows, shape.width),
+                           np.concatenate([d.rowmap, np.zeros(shape.part_rows - len(d.rowmap),
+                                                                np.int32)]))
+                    if d.cached:                # cached draws live as long as the runner
+                        self._padded[id(d)] = hit
+                padded.append(hit[0])
+                maps.append(hit[1])
+            tensors.append(_forest(padded, shape.widths))
             rowmaps.append(np.concatenate(maps))
-        parts = len(drawn[0][0])
-        starts = np.concatenate([[0], np.cumsum(self.widths)]) * parts
-        out = Prepared(GameTensors(*(np.stack(x) for x in zip(*tensors))), np.stack(rowmaps),
-                       self.table.legal(), self.table.owners(),
-                       Structure(tuple(int(x) for x in starts), self.num_players))
-        self.timing.host_seconds += time.perf_counter() - start
-        return out
+        starts = np.concatenate([[0], np.cumsum(shape.widths)]) * self.draws
+        return Prepared(GameTensors(*(np.stack(x) for x in zip(*tensors))), np.stack(rowmaps),
+                        self.table.legal(self.rows, shape.capacity, shape.width),
+                        self.table.owners(self.rows, shape.capacity),
+                        Structure(tuple(int(x) for x in starts), self.num_players))
 
     # -- state -----------------------------------------------------------------------------
     def init(self) -> SolverState:
-        return self._zeros(self.table.capacity, self.table.width, 0)
-
-    def _zeros(self, rows: int, actions: int, iteration: int) -> SolverState:
+        """Zeros of the current shape (``[G, A]``)."""
         with self.scope():
-            z = jnp.zeros((rows, actions), self.dtype)
-            return SolverState(z, z, z, jnp.asarray(iteration, jnp.int32))
+            z = jnp.zeros((self.shape.capacity, self.shape.width), self.dtype)
+            return SolverState(z, z, z, jnp.asarray(0, jnp.int32))
 
-    def _grow(self, state: SolverState, capacity: int, width: int) -> SolverState:
-        """Pad the state to ``[capacity, width]`` (zeros in the new rows and slots)."""
+    def _grow(self, state: SolverState) -> SolverState:
+        """``state`` padded to the current ``[G, A]`` (zeros in the new rows and slots)."""
         rows, actions = state.regret.shape
-        if (rows, actions) == (capacity, width):
+        if (rows, actions) == (self.shape.capacity, self.shape.width):
             return state
         with self.scope():
-            grown = [jnp.zeros((capacity, width), self.dtype).at[:rows, :actions].set(x)
-                     for x in state[:3]]
+            grown = [jnp.zeros((self.shape.capacity, self.shape.width), self.dtype
+                               ).at[:rows, :actions].set(x) for x in state[:3]]
         return SolverState(*grown, state.iteration)
 
-    def restore(self, arrays: dict[str, np.ndarray], host: dict[str, Any] | None = None
-                ) -> SolverState:
-        """A state from a checkpoint's arrays and host state (:meth:`host_state`)."""
-        if host is not None:
-            self.table = RowTable.from_state(host["rows"])
-            self.widths = [int(w) for w in host["widths"]]
-            self.part_rows = int(host["part_rows"])
-        with self.scope():
-            return SolverState(*(jnp.asarray(arrays[f]) for f in SolverState._fields))
-
     def host_state(self) -> dict[str, Any]:
-        """What a checkpoint must keep besides the arrays: the row table and capacities."""
-        return {"rows": self.table.state(), "widths": list(self.widths),
-                "part_rows": self.part_rows, "draws": self.draws, "seed": self.seed}
+        """What a checkpoint keeps besides the arrays (JSON): the rows numbered so far and
+        the padded shape. The draws need nothing: iteration ``t``'s are a function of the
+        seed and ``t``."""
+        return {"rows": self.table.state(self.rows), "widths": list(self.shape.widths),
+                "part_rows": self.shape.part_rows, "capacity": self.shape.capacity,
+                "width": self.shape.width, "draws": self.draws, "seed": self.seed,
+                "enumerate_listed": self.enumerate_listed}
+
+    def restore_host(self, host: dict[str, Any]) -> None:
+        """Take a checkpoint's :meth:`host_state` (before :meth:`init`), as if this runner
+        had run to it."""
+        mine = {"draws": self.draws, "seed": self.seed, "enumerate_listed": self.enumerate_listed}
+        theirs = {k: host.get(k) for k in mine}
+        if theirs != mine:
+            raise ValueError(f"the checkpoint's sampled chance was {theirs}, this run's is {mine}")
+        self.close()
+        self.table = RowTable.from_state(host["rows"])
+        self.rows = len(self.table)
+        self.shape = Shape(tuple(int(w) for w in host["widths"]), int(host["part_rows"]),
+                           int(host["capacity"]), int(host["width"]))
+        self._cache.clear()
+        self._padded.clear()
+        self._futures.clear()
+        self._drawn = None                      # set from the state's iteration by restore
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> SolverState:
+        """A state from a checkpoint's arrays (after :meth:`restore_host`)."""
+        with self.scope():
+            state = SolverState(*(jnp.asarray(arrays[f]) for f in SolverState._fields))
+        self._drawn = int(np.asarray(state.iteration))
+        return state
 
     # -- iterating -------------------------------------------------------------------------
     def compile(self, state: SolverState) -> tuple[SolverState, float]:
-        """Nothing to compile ahead: shapes follow the draws (the first chunk compiles)."""
+        """Nothing is compiled ahead: shapes follow the draws (the first chunk compiles, and
+        a chunk after the shape grew)."""
         return state, 0.0
 
     def advance(self, state: SolverState, iterations: int) -> SolverState:
-        """Run ``iterations`` more iterations in chunks; a host thread prepares the next
-        chunk while the device runs the current one."""
+        """Run ``iterations`` more iterations, ``chunk`` per compiled call; the host thread
+        draws the next chunk's iterations meanwhile (and after the last, speculatively)."""
         done = int(np.asarray(state.iteration))
+        if self._drawn is None or self._drawn < done:
+            self._drawn = done
         end = done + int(iterations)
         wall = time.perf_counter()
-        if self._thread is None:
-            self._thread = concurrent.futures.ThreadPoolExecutor(1, "jaxcfr-draws")
-        chunks = [range(a, min(a + self.chunk, end + 1))
-                  for a in range(done + 1, end + 1, self.chunk)]
-        future = self._thread.submit(self.prepare, chunks[0]) if chunks else None
-        for c, chunk in enumerate(chunks):
-            waited = time.perf_counter()
-            ready = future.result()
-            if c:                                  # the device finished chunk c - 1 already
-                self.timing.wait_seconds += time.perf_counter() - waited
-            future = (self._thread.submit(self.prepare, chunks[c + 1])
-                      if c + 1 < len(chunks) else None)
-            state = self._grow(state, *ready.legal.shape)
+        for a in range(done + 1, end + 1, self.chunk):
+            chunk = range(a, min(a + self.chunk, end + 1))
+            ready = self.prepare(chunk)
+            self._request(min(chunk[-1] + self.chunk, end + self.chunk))    # the next chunk
+            state = self._grow(state)
+            t0 = time.perf_counter()
             with self.scope():
                 state = _run(to_device(ready.tensors, self.dtype), jnp.asarray(ready.rowmaps),
                              jnp.asarray(ready.legal), jnp.asarray(ready.owners), state,
                              self.hp, solver=self.solver.static_key(),
                              structure=ready.structure)
                 jax.block_until_ready(state)
+            self.timing.device_seconds += time.perf_counter() - t0
             self.timing.iterations += len(chunk)
             self.timing.draws += len(chunk) * self.draws
         self.timing.wall_seconds += time.perf_counter() - wall
         return state
 
+    def report(self) -> dict[str, Any]:
+        """The host's figures (JSON): rows so far, draws per iteration, cache hits and
+        :class:`Timing`."""
+        return {"rows": self.rows - 1, "draws": self.draws, "cache_hits": self.cache_hits,
+                "cached_draws": len(self._cache), "workers": self.workers,
+                **self.timing.as_dict()}
+
     # -- metrics ---------------------------------------------------------------------------
-    def profile_table(self, state: SolverState) -> Profile:
-        """The average profile over the rows seen so far, keyed by information set."""
-        table = np.asarray(state.strategy_sum, np.float64)
-        legal = self.table.legal()[:table.shape[0], :table.shape[1]]
-        from jaxcfr.numerics import normalise
-        probs = normalise(table, legal)[1:len(self.table)]
-        return Profile(self.table.keys[1:], self.table.actions[1:], probs, game=self.name)
+    def profile_table(self, state: SolverState, average: bool = True) -> Profile:
+        """The average (or current) profile of the rows numbered so far, keyed by
+        information set; its ``game`` is the run's game string when it has one."""
+        rows, width = self.rows, state.regret.shape[1]
+        legal = self.table.legal(rows, rows, width)
+        if average:
+            probs = normalise(np.asarray(state.strategy_sum, np.float64)[:rows], legal)
+        else:
+            regret = np.asarray(state.regret, np.float64)[:rows]
+            if self.solver.predictive:
+                regret = regret + np.asarray(state.prediction, np.float64)[:rows]
+            probs = normalise(np.where(legal, np.maximum(regret, 0), 0), legal)
+        return Profile(self.table.keys[1:rows], self.table.actions[1:rows], probs[1:],
+                       game=self.name)
 
     def profile(self, state: SolverState, average: bool = True) -> np.ndarray:
-        return np.asarray(self.profile_table(state).probs)
+        """``[R, A]``: :meth:`profile_table`'s probabilities (rows without the sink)."""
+        return np.asarray(self.profile_table(state, average).probs)
 
     def evaluate(self, state: SolverState, average: bool = True) -> dict[str, Any]:
         """Exact metrics in the lowered full game (:func:`jaxcfr.evaluate`), or estimates."""
         from jaxcfr.analytics import evaluate
-        profile = self.profile_table(state)
+        profile = self.profile_table(state, average)
         if self.exact is not None:
             table, _ = profile.table(self.exact)
             return evaluate(self.exact, table, dtype=self.dtype)
-        return _estimated_metrics(self.game, profile, self.seed, int(np.asarray(
-            state.iteration)))
+        return _estimated_metrics(self, profile)
 
     def close(self) -> None:
-        """Stop the host thread and worker processes."""
+        """Stop the host thread (dropping draws made ahead) and the worker processes."""
         for pool in (self._thread, self._pool):
             if pool is not None:
-                pool.shutdown(cancel_futures=True)
+                pool.shutdown(wait=True, cancel_futures=True)
         self._thread = self._pool = None
+        self._futures.clear()
+        self._drawn = None
 
 
 def _forest(parts: list[GameTensors], widths) -> GameTensors:
@@ -409,20 +604,32 @@ def _forest(parts: list[GameTensors], widths) -> GameTensors:
     return forest(fake)[0]
 
 
-def _estimated_metrics(game, profile: Profile, seed: int, iteration: int) -> dict[str, Any]:
-    """Metrics of a game too large to lower: estimates (needs :mod:`jaxcfr.estimates`)."""
-    try:
-        from jaxcfr import estimates
-    except ImportError:
-        estimates = None
-    out = {"values": None, "best_response_values": None, "nash_conv": None,
-           "exploitability": None, "nash_gap": None, "metric": None,
-           "metric_name": "estimated_gain", "estimates": None}
-    if estimates is not None:
-        est = estimates.estimate_metrics(game, profile, seed=draw_seed(seed, iteration, -1))
-        out.update(estimates=est, values=est["values"],
-                   metric=float(np.sum(est["gain_lower_bound"])))
-    return out
+def _estimated_metrics(runner: "SampledChanceRunner", profile: Profile) -> dict[str, Any]:
+    """Metrics of a game whose chance cannot be enumerated: estimates
+    (:func:`jaxcfr.estimates.estimate_profile`), labelled as such.
+
+    The best responses are fitted on one empirical game (``fit_draws`` draws of the
+    run's seed, lowered once per run) and valued on ``eval_draws`` held-out draws (the
+    same ones at every evaluation, so that the curve moves with the profile, not with
+    the draws): ``metric`` is the estimated lower bound on the exploitability (two
+    players, constant sum) or on NashConv, ``values`` the estimated values;
+    ``estimates`` holds the full record with the intervals and the in-sample gains (an
+    optimistic estimate: the two bracket the true gain).
+    """
+    from jaxcfr import estimates
+    if runner._empirical is None:
+        runner._empirical = estimates.empirical_game(runner.game, runner.fit_draws,
+                                                     runner.seed)
+    est = estimates.estimate_profile(runner.game, profile, samples=runner.eval_draws,
+                                     train_samples=runner.fit_draws, seed=runner.seed,
+                                     empirical=runner._empirical).record()
+    bound = est["exploitability_lower_bound"]
+    name = "exploitability_lower_bound"
+    if bound is None:
+        bound, name = est["nash_conv_lower_bound"], "nash_conv_lower_bound"
+    return {"values": np.asarray(est["values"]), "best_response_values": None,
+            "nash_conv": None, "exploitability": None, "nash_gap": None,
+            "metric": float(bound), "metric_name": name, "estimates": est}
 
 
 # -- device ---------------------------------------------------------------------------------
@@ -436,6 +643,7 @@ def _run(tensors: GameTensors, rowmaps: jax.Array, legal: jax.Array, owner: jax.
     rows it touches, scattered onto the global table ``[G, A]`` by
     :meth:`jaxcfr.Solver.row_update`.
     """
+    trace_counts["run"] += 1
     rows = Rows(legal, legal, owner)
 
     def one(state, batch):

@@ -19,7 +19,7 @@ from typing import Callable, NoReturn, Sequence
 
 import numpy as np
 
-from jaxcfr.arguments import finite_float, optional_positive_int, positive_int
+from jaxcfr.arguments import ArgumentError, finite_float, optional_positive_int, positive_int
 from jaxcfr.estimate_cli import add_estimate_arguments, run_estimate
 from jaxcfr.precision import PRECISIONS
 from jaxcfr.runs.cli import add_eval_arguments, add_train_arguments, run_eval, run_train
@@ -215,6 +215,14 @@ def _solve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--samples", type=int, default=1,
                    help="subtrees a sampling estimator draws per player and iteration "
                         "(default: 1)")
+    from jaxcfr.chance_sampling import CHANCE_CHOICES, DEFAULT_DRAWS
+    p.add_argument("--chance", choices=CHANCE_CHOICES, default="auto",
+                   help="lower the whole tree (exact), or let the host draw chance and lower "
+                        "what follows (sampled); auto: exact where chance can be enumerated "
+                        "(default: auto)")
+    p.add_argument("--draws", type=int, default=DEFAULT_DRAWS,
+                   help=f"chance draws per iteration under sampled chance (default: "
+                        f"{DEFAULT_DRAWS})")
     p.add_argument("--quiet", action="store_true",
                    help="no progress on stderr (lowering, compiling, iterating)")
     _cache_args(p)
@@ -236,6 +244,15 @@ def _solve(args) -> int:
         arguments.exploration("--exploration", args.exploration)
     make_solver(args.algorithm, alternating=args.alternating, sampling=args.sampling,
                 samples=positive_int("--samples", args.samples))   # bad values: before lowering
+    positive_int("--draws", args.draws)
+    if args.workers is not None:
+        positive_int("--workers", args.workers)
+    if args.chance == "sampled":
+        if args.sampling != "none":
+            raise ArgumentError(f"--chance sampled is chance-sampled CFR already: it takes no "
+                                f"--sampling {args.sampling}")
+        if seeds is not None:
+            raise ArgumentError("--chance sampled runs one seed at a time: use --seed")
 
     def report(m):
         if not args.json:
@@ -244,24 +261,30 @@ def _solve(args) -> int:
     display = make_progress(args.iterations, quiet=args.quiet, stream=sys.stderr)
     try:
         with make_status(quiet=args.quiet, stream=sys.stderr) as status:
-            lowered = _lower_for_cli(args, status)
-            result = solve(lowered, args.algorithm, args.iterations,
+            result = solve(args.game, args.algorithm, args.iterations,
                            eval_every=args.eval_every, alternating=args.alternating,
                            alpha=args.alpha, beta=args.beta, gamma=args.gamma,
                            precision=args.precision, callback=report, progress=display,
                            status=status, sampling=args.sampling, seed=args.seed,
-                           seeds=seeds, exploration=args.exploration, samples=args.samples)
+                           seeds=seeds, exploration=args.exploration, samples=args.samples,
+                           chance=args.chance, draws=args.draws, cache=not args.no_cache,
+                           workers=args.workers)
     finally:
         display.close()
     final = result.final
     out = {"game": args.game, "algorithm": result.solver.name, "iterations": args.iterations,
            "alternating": result.solver.alternating, "sampling": result.solver.sampling,
-           "seed": seeds if seeds is not None else args.seed,
+           "chance": result.chance, "seed": seeds if seeds is not None else args.seed,
            "exploitability": final["exploitability"], "nash_conv": final["nash_conv"],
            "values": final["values"], "best_response_values": final["best_response_values"],
            "members": final["members"],
            "seconds": result.seconds, "compile_seconds": result.compile_seconds,
            "iterations_per_second": result.iterations_per_second}
+    if result.chance == "sampled":
+        out["draws"] = args.draws
+        out["sampled_chance"] = result.sampled_chance
+        if final["estimates"] is not None:
+            out["estimates"] = final["estimates"]       # "estimate": true inside
     if args.json:
         print(json.dumps(jsonable(out)))
     elif final["members"]:                      # a batch of seeds: one line per seed
@@ -276,12 +299,30 @@ def _solve(args) -> int:
               f"(compile {result.compile_seconds:.2f} s)")
     else:
         values = ", ".join(f"{v:.6f}" for v in np.asarray(final["values"]).reshape(-1))
-        print(f"values          {values}")
+        est = final["estimates"]
+        if est is not None:                 # chance that cannot be enumerated: estimates
+            pct = f"{100 * est['confidence']:g}%"
+            print(f"values          {values}  (estimates, {pct} intervals: "
+                  + ", ".join(f"[{a:.4f}, {b:.4f}]" for a, b in est["values_interval"]) + ")")
+            for p, (g, (a, b)) in enumerate(zip(est["gain_lower_bound"], est["gain_interval"])):
+                print(f"gain p{p}         at least {g:.4g} ({pct} interval [{a:.4g}, {b:.4g}]; "
+                      f"in-sample {est['gain_in_sample'][p]:.4g})")
+            print(f"estimates       {est['samples']} held-out draws, best responses fitted on "
+                  f"{est['train_samples']}; estimates, not exact values")
+        else:
+            print(f"values          {values}")
         if final["exploitability"] is not None:
             print(f"exploitability  {float(final['exploitability']):.6g}")
-        print(f"nash_conv       {float(np.asarray(final['nash_conv']).reshape(-1)[0]):.6g}")
+        if final["nash_conv"] is not None:
+            print(f"nash_conv       {float(np.asarray(final['nash_conv']).reshape(-1)[0]):.6g}")
+        if result.chance == "sampled":
+            sc = result.sampled_chance
+            print(f"sampled chance  {args.draws} draws per iteration, {sc['rows']:,} rows, "
+                  f"{sc['draws_per_host_second'] or 0:,.0f} draws per host second, device "
+                  f"waiting {100 * sc['device_wait_fraction']:.0f}% of the time")
         print(f"speed           {result.iterations_per_second:,.1f} iterations/s "
-              f"(compile {result.compile_seconds:.2f} s)")
+              + ("(compiled within the first chunks)" if result.chance == "sampled" else
+                 f"(compile {result.compile_seconds:.2f} s)"))
     return 0
 
 

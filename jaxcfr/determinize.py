@@ -30,7 +30,7 @@ from typing import Any, Hashable, Sequence
 from jaxcfr.contract import CHANCE, GameError
 from jaxcfr.game import Game
 
-__all__ = ["Determinized", "EmpiricalChance", "draw_seed"]
+__all__ = ["Determinized", "EmpiricalChance", "draw_seed", "draw_prefix", "chance_below"]
 
 
 def draw_seed(*parts: int) -> int:
@@ -40,6 +40,41 @@ def draw_seed(*parts: int) -> int:
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little") >> 1
 
 
+def draw_prefix(game: Any, seed: int) -> tuple[tuple, Any, random.Random]:
+    """Draw the chance nodes from ``game``'s root to its first decision (or terminal)
+    with ``Random(seed)``: ``(outcomes, state, rng)``, the state a clone past them and
+    the generator ready for what follows (as :class:`Determinized` would have drawn)."""
+    rng = random.Random(seed)
+    state = game.clone()
+    outcomes = []
+    while state.is_chance() and not state.is_terminal():
+        action, prob = state.sample_chance(rng)
+        prob = float(prob)
+        if not 0.0 < prob <= 1.0:
+            raise GameError(f"sample_chance() returned probability {prob} (must be in (0, 1])",
+                            rule="chance-probability", history=tuple(outcomes))
+        outcomes.append(action)
+        state.step(action)
+    return tuple(outcomes), state, rng
+
+
+def chance_below(state: Any) -> bool:
+    """Whether any chance node lies in the subtree of ``state`` (a depth-first search
+    that stops at the first)."""
+    stack = [state]
+    while stack:
+        s = stack.pop()
+        if s.is_terminal():
+            continue
+        if s.is_chance():
+            return True
+        for a in s.legal_actions():
+            child = s.clone()
+            child.step(a)
+            stack.append(child)
+    return False
+
+
 class Determinized(Game):
     """``game`` with every chance node answered by one drawn outcome (probability 1).
 
@@ -47,15 +82,22 @@ class Determinized(Game):
     by ``game.sample_chance(rng)`` when the chance node is first asked for its outcomes;
     a clone made after that keeps it, one made before draws again (from the shared rng).
     ``drawn`` holds the probabilities the draws reported, along the path.
+
+    With ``enumerate_listed=True`` only chance nodes that cannot list their outcomes are
+    drawn; the others keep their listed outcomes (the expectation over them is exact).
+    ``tally`` (a one-element list shared by every clone) counts the draws made.
     """
 
-    __slots__ = ("game", "rng", "_outcome", "drawn")
+    __slots__ = ("game", "rng", "_outcome", "drawn", "enumerate_listed", "tally")
 
-    def __init__(self, game: Any, rng: random.Random, drawn: tuple = ()):
+    def __init__(self, game: Any, rng: random.Random, drawn: tuple = (), *,
+                 enumerate_listed: bool = False, tally: list | None = None):
         self.game = game
         self.rng = rng
         self._outcome = None
         self.drawn = drawn
+        self.enumerate_listed = enumerate_listed
+        self.tally = [0] if tally is None else tally
 
     @property
     def num_players(self) -> int:
@@ -73,7 +115,12 @@ class Determinized(Game):
     def chance_outcomes(self):
         if not self.game.is_chance():
             return self.game.chance_outcomes()
+        if self.enumerate_listed and self._outcome is None:
+            listed = self.game.chance_outcomes()
+            if listed is not None:
+                return listed
         if self._outcome is None:
+            self.tally[0] += 1
             action, prob = self.game.sample_chance(self.rng)
             prob = float(prob)
             if not 0.0 < prob <= 1.0:
@@ -90,7 +137,7 @@ class Determinized(Game):
         return self.game.legal_actions()
 
     def step(self, action: Hashable) -> None:
-        if self.game.is_chance():
+        if self.game.is_chance() and (self._outcome is not None or not self.enumerate_listed):
             if self._outcome is None or action != self._outcome[0]:
                 raise GameError(f"{action!r} is not the drawn chance outcome",
                                 rule="illegal-action")
@@ -99,7 +146,8 @@ class Determinized(Game):
         self._outcome = None
 
     def clone(self) -> "Determinized":
-        out = Determinized(self.game.clone(), self.rng, self.drawn)
+        out = Determinized(self.game.clone(), self.rng, self.drawn,
+                           enumerate_listed=self.enumerate_listed, tally=self.tally)
         out._outcome = self._outcome
         return out
 
@@ -119,17 +167,23 @@ class Determinized(Game):
 class EmpiricalChance(Game):
     """A chance root over ``len(seeds)`` determinized copies of ``game``, ``1/M`` each.
 
-    Outcome ``j`` (the integer ``j``) leads to ``Determinized(game, Random(seeds[j]))``.
-    The root is a chance node even if ``game``'s root is not.
+    Outcome ``j`` (the integer ``j``) leads to ``Determinized(game, Random(seeds[j]))``
+    with probability ``counts[j] / sum(counts)`` (``counts``: how many draws the seed
+    stands for, 1 each by default). The root is a chance node even if ``game``'s root
+    is not.
     """
 
-    __slots__ = ("game", "seeds", "_inner")
+    __slots__ = ("game", "seeds", "counts", "_inner")
 
-    def __init__(self, game: Any, seeds: Sequence[int]):
+    def __init__(self, game: Any, seeds: Sequence[int], counts: Sequence[int] | None = None):
         if not len(seeds):
             raise ValueError("EmpiricalChance needs at least one seed")
         self.game = game
         self.seeds = tuple(int(s) for s in seeds)
+        self.counts = None if counts is None else tuple(int(c) for c in counts)
+        if self.counts is not None and (len(self.counts) != len(self.seeds)
+                                        or min(self.counts) < 1):
+            raise ValueError("EmpiricalChance needs one positive count per seed")
         self._inner = None
 
     @property
@@ -150,13 +204,18 @@ class EmpiricalChance(Game):
 
     def chance_outcomes(self):
         if self._root():
-            p = 1.0 / len(self.seeds)
-            return [(j, p) for j in range(len(self.seeds))]
+            if self.counts is None:
+                p = 1.0 / len(self.seeds)
+                return [(j, p) for j in range(len(self.seeds))]
+            total = sum(self.counts)
+            return [(j, c / total) for j, c in enumerate(self.counts)]
         return self._inner.chance_outcomes()
 
     def sample_chance(self, rng):
         if self._root():
-            return rng.randrange(len(self.seeds)), 1.0 / len(self.seeds)
+            outcomes = self.chance_outcomes()
+            j = rng.choices(range(len(outcomes)), [p for _, p in outcomes])[0]
+            return outcomes[j]
         return self._inner.sample_chance(rng)
 
     def legal_actions(self):
@@ -173,7 +232,7 @@ class EmpiricalChance(Game):
 
     def clone(self) -> "EmpiricalChance":
         out = EmpiricalChance.__new__(EmpiricalChance)
-        out.game, out.seeds = self.game, self.seeds
+        out.game, out.seeds, out.counts = self.game, self.seeds, self.counts
         out._inner = None if self._inner is None else self._inner.clone()
         return out
 

@@ -65,7 +65,7 @@ import numpy as np
 
 from jaxcfr import arguments
 from jaxcfr.analytics import best_responses
-from jaxcfr.determinize import EmpiricalChance, draw_seed
+from jaxcfr.determinize import EmpiricalChance, chance_below, draw_prefix, draw_seed
 from jaxcfr.host_values import PolicySet, WalkStats, WalkTooLarge, trajectory_values, walk_values
 from jaxcfr.lowering import lower
 from jaxcfr.numerics import normalise
@@ -73,7 +73,7 @@ from jaxcfr.profile import Profile
 from jaxcfr.registry import load_game
 from jaxcfr.tensors import LoweredGame
 
-__all__ = ["Estimate", "ProfileEstimates", "estimate_values", "estimate_profile",
+__all__ = ["Estimate", "ProfileEstimates", "Empirical", "estimate_values", "estimate_profile",
            "estimate_record", "empirical_game", "interval", "METHODS", "RECORD_KEYS"]
 
 #: How each draw is valued: ``auto`` picks ``exact`` when one probe draw walks in
@@ -215,7 +215,7 @@ def estimate_values(game, profile=None, *, samples: int = 1000, seed: int = 0,
 def estimate_profile(game, profile=None, *, samples: int = 1000, train_samples: int = 1000,
                      seed: int = 0, confidence: float = 0.95, method: str = "auto",
                      enumerate_chance: bool = False, transpositions: bool = True,
-                     max_nodes: int = MAX_NODES, empirical: LoweredGame | None = None,
+                     max_nodes: int = MAX_NODES, empirical: "Empirical | None" = None,
                      precision: str = "float64") -> ProfileEstimates:
     """Values and best-response-gain lower bounds of ``profile``, estimated (module docs).
 
@@ -234,6 +234,7 @@ def estimate_profile(game, profile=None, *, samples: int = 1000, train_samples: 
     train_samples = arguments.positive_int("train_samples", train_samples)
     if empirical is None:
         empirical = empirical_game(game, train_samples, seed)
+    train_samples, empirical = empirical.draws, empirical.lowered
     num_players = empirical.num_players
     br = best_responses(empirical, _table(empirical, policies), dtype=precision)
     overrides = [(p, _response(empirical, br.tables[p], p)) for p in range(num_players)]
@@ -253,7 +254,7 @@ def estimate_profile(game, profile=None, *, samples: int = 1000, train_samples: 
         gains=tuple(interval(gains[:, p], confidence) for p in range(num_players)),
         nash_conv=nash_conv, exploitability=exploitability,
         gains_in_sample=tuple(float(x) for x in br.best_response_values - br.values),
-        train_samples=_draws(empirical), seed=seed, method=method,
+        train_samples=train_samples, seed=seed, method=method,
         stats={"nodes": stats.nodes, "hits": stats.hits, "draws": stats.draws},
         responses=tuple({key: empirical.infoset_actions[r][j] for key, (r, j) in table.items()}
                         for _, table in overrides))
@@ -265,25 +266,46 @@ def estimate_record(game, profile=None, **options) -> dict[str, Any]:
     return estimate_profile(game, profile, **options).record()
 
 
-def empirical_game(game, train_samples: int = 1000, seed: int = 0) -> LoweredGame:
+class Empirical(NamedTuple):
+    """An empirical game (:func:`empirical_game`): draws of chance under one root, lowered."""
+    lowered: LoweredGame
+    draws: int           # the draws it stands for (train_samples)
+    seed: int
+
+
+def empirical_game(game, train_samples: int = 1000, seed: int = 0) -> Empirical:
     """``train_samples`` draws of ``game``'s chance under one chance root, lowered.
 
     Draw ``j`` answers every chance node with ``sample_chance(Random(draw_seed(seed, 2,
-    j)))``; information sets that several draws reach are one row. Reuse it across
-    calls of :func:`estimate_profile` (``empirical=``) with the same seed.
+    j)))``; information sets that several draws reach are one row. Draws that share
+    their chance prefix (the chance from the root to the first decision) with nothing
+    drawn below it are one and the same tree: they are lowered once, with the weight of
+    their number (the same empirical game, smaller). Reuse it across calls of
+    :func:`estimate_profile` (``empirical=``) with the same seed.
     """
     game = load_game(game) if isinstance(game, str) else game
     train_samples = arguments.positive_int("train_samples", train_samples)
     seeds = [draw_seed(arguments.seed("seed", seed), _TRAIN, j) for j in range(train_samples)]
-    return lower(EmpiricalChance(game, seeds), workers=1,
-                 name=f"{getattr(game, 'name', '') or type(game).__name__} "
-                      f"({train_samples} draws)")
-
-
-def _draws(lowered: LoweredGame) -> int:
-    """The number of draws under the root of an :func:`empirical_game`."""
-    t = lowered.tensors
-    return int(np.sum(np.asarray(t.parent) == 0))
+    groups: dict[tuple, list[int]] = {}       # prefix -> [representative seed, count]
+    kept, counts = [], []
+    for s in seeds:
+        prefix, state, _ = draw_prefix(game, s)
+        if prefix not in groups:
+            groups[prefix] = None if chance_below(state) else [s, 0]
+        group = groups[prefix]
+        if group is None:                      # chance below: every draw is its own tree
+            kept.append(s)
+            counts.append(1)
+        else:
+            group[1] += 1
+    for prefix, group in groups.items():
+        if group is not None:
+            kept.append(group[0])
+            counts.append(group[1])
+    lowered = lower(EmpiricalChance(game, kept, counts), workers=1,
+                    name=f"{getattr(game, 'name', '') or type(game).__name__} "
+                         f"({train_samples} draws)")
+    return Empirical(lowered, train_samples, seed)
 
 
 # -- helpers ----------------------------------------------------------------------

@@ -37,7 +37,7 @@ __all__ = ["RECORD_KEYS", "Hooks", "LoopResult", "run_loop", "make_record", "ite
 #: The keys of every metric record, in order (documented in the module docstring).
 RECORD_KEYS = ("iteration", "metric", "metric_name", "exploitability", "nash_conv", "nash_gap",
                "values", "best_response_values", "members", "iterations_per_second",
-               "compile_seconds", "wall_seconds")
+               "compile_seconds", "wall_seconds", "estimates")
 
 
 @dataclasses.dataclass
@@ -125,7 +125,10 @@ def lower_reporting(game, status=None, **lower_kwargs) -> LoweredGame:
 
 def compile_reporting(runner: Runner, state: SolverState, status=None
                       ) -> tuple[SolverState, float]:
-    """:meth:`Runner.compile`, telling ``status`` (see :func:`lower_reporting`) about it."""
+    """:meth:`Runner.compile`, telling ``status`` (see :func:`lower_reporting`) about it
+    (a runner that compiles on its first chunk says nothing)."""
+    if not getattr(runner, "compiles_ahead", True):
+        return runner.compile(state)
     if status is not None:
         members = runner.batch_members
         status.begin(f"compiling {runner.solver.name} ({runner.dtype.name}"
@@ -165,7 +168,8 @@ def make_record(runner: Runner, state: SolverState, iteration: int, *,
            "values": pick(ev["values"], True),
            "best_response_values": pick(ev["best_response_values"], True),
            "members": list(labels) or None, "iterations_per_second": iterations_per_second,
-           "compile_seconds": compile_seconds, "wall_seconds": wall_seconds}
+           "compile_seconds": compile_seconds, "wall_seconds": wall_seconds,
+           "estimates": ev.get("estimates")}
     return jsonable(rec)
 
 

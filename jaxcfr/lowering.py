@@ -52,7 +52,7 @@ Log = Callable[[str], None]
 def lower(game, *, abstraction=None, sort_infosets: bool = True,
           memory_budget: int | None = None, name: str = "", progress: Progress | None = None,
           log: Log | None = None, workers: int | None = None,
-          size: SizeEstimate | None = None) -> LoweredGame:
+          size: SizeEstimate | None | bool = None) -> LoweredGame:
     """Enumerate ``game`` and check its contract on every node.
 
     Args:
@@ -77,7 +77,9 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
       workers: processes that walk the tree (``None``: all available cores for a
         large tree, see :func:`jaxcfr.parallel.default_workers`; 1: this process only).
         The result is identical either way, errors included.
-      size: a size estimate already made (default: :func:`jaxcfr.estimate_size`).
+      size: a size estimate already made (default: :func:`jaxcfr.estimate_size`), or
+        ``False``: no estimate (many small trees lowered one after another, such as
+        :mod:`jaxcfr.chance_sampling`'s draws; the budget is then checked during the walk).
 
     Raises:
       GameError: a contract violation (including imperfect recall and absent-
@@ -94,6 +96,8 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
     game, abstraction = unwrap(game)
     if size is None:
         size = estimate_size(outer)             # an abstracted game is smaller than its game
+    elif size is False:
+        size = None
     if size is not None:
         _check_estimate(size, num_players, budget, log)
     workers = parallel.resolve_workers(workers, size)

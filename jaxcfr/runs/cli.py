@@ -87,9 +87,16 @@ def _print_summary(result) -> None:
     cfg = result.config
     print(f"run directory   {result.run_dir}")
     rate = result.iterations_per_second
+    sampled = result.sampled_chance
+    compiled = ("compiled in the first chunks" if sampled else
+                f"compile {result.compile_seconds:.1f} s")
     print(f"iterations      {result.iteration} of {cfg.solver.iterations} "
-          f"({cfg.solver.algorithm}; {f'{rate:,.0f}' if rate else 'n/a'} it/s, compile "
-          f"{result.compile_seconds:.1f} s, wall {result.wall_seconds:.1f} s)")
+          f"({cfg.solver.algorithm}; {f'{rate:,.0f}' if rate else 'n/a'} it/s, {compiled}, "
+          f"wall {result.wall_seconds:.1f} s)")
+    if sampled:
+        print(f"sampled chance  {sampled['draws']} draws per iteration, {sampled['rows']:,} "
+              f"rows, {sampled['draws_per_host_second'] or 0:,.0f} draws per host second, "
+              f"device waiting {100 * sampled['device_wait_fraction']:.0f}% of the time")
     if not final:
         return
     name = final["metric_name"]
@@ -104,10 +111,17 @@ def _print_summary(result) -> None:
     else:
         if final.get("exploitability") is not None:
             print(f"exploitability  {_fmt(final['exploitability'])}")
-        print(f"nash_conv       {_fmt(final['nash_conv'])}")
+        if final.get("nash_conv") is not None:
+            print(f"nash_conv       {_fmt(final['nash_conv'])}")
         if name not in ("exploitability", "nash_conv"):
             print(f"{name:<15} {_fmt(final['metric'])}")
         print(f"values          {_fmt(final['values'])}")
+        est = final.get("estimates")
+        if est:
+            print(f"in-sample gains {_fmt(est['gain_in_sample'])} (optimistic)")
+            print(f"                estimates over {est['samples']} held-out draws "
+                  f"({100 * est['confidence']:g}% intervals in metrics.jsonl), not exact "
+                  "values")
     if result.abstraction:
         _print_abstraction(result.abstraction, result.run_dir)
 

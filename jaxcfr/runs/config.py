@@ -41,6 +41,7 @@ from typing import Any, Sequence
 
 from jaxcfr.arguments import (ArgumentError, nonnegative_int, one_of, plain_name,
                               positive_int)
+from jaxcfr.chance_sampling import CHANCE_CHOICES, DEFAULT_DRAWS
 from jaxcfr.engine import DEFAULT_CHUNK
 from jaxcfr.contract import GameError
 from jaxcfr.precision import PRECISIONS
@@ -57,7 +58,7 @@ COMPUTE_KEYS = ("game.name", "game.names", "game.sort_infosets", "game.abstracti
                 "solver.algorithm",
                 "solver.alternating", "solver.alpha", "solver.beta", "solver.gamma",
                 "solver.combine", "solver.sampling", "solver.exploration", "solver.samples",
-                "run.precision", "run.seed", "run.seeds")
+                "solver.chance", "solver.draws", "run.precision", "run.seed", "run.seeds")
 
 
 class ConfigError(ValueError):
@@ -107,6 +108,9 @@ class SolverConfig:
                                             # outcome
     exploration: float | None = None        # outcome sampling's epsilon (None: 0.6)
     samples: int = 1                        # subtrees sampled per player and iteration
+    chance: str = "auto"                    # exact (lower the tree), sampled (the host draws
+                                            # chance), auto: exact where it can be enumerated
+    draws: int = DEFAULT_DRAWS              # chance draws per iteration under sampled chance
 
     def hyperparams(self) -> dict[str, Any]:
         """``{"alpha": ..., ...}`` for :class:`jaxcfr.Runner` (lists expanded per ``combine``)."""
@@ -423,16 +427,39 @@ def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
     if s.combine == "zip" and len(lengths) > 1:
         fail("solver.combine", f"'zip' needs hyper-parameter lists of one length, got "
              f"{sorted(lengths)}")
-    for key in ("run.eval_every", "run.keep_checkpoints", "run.chunk", "solver.samples"):
+    for key in ("run.eval_every", "run.keep_checkpoints", "run.chunk", "solver.samples",
+                "solver.draws"):
         rule(key, positive_int)
     rule("run.checkpoint_every", nonnegative_int)
     rule("run.precision", one_of, PRECISIONS)
     rule("solver.sampling", one_of, SAMPLING)
+    rule("solver.chance", one_of, CHANCE_CHOICES)
+    if s.chance == "sampled":
+        sampled_chance_rules(c, fail)
     rule("run.seed", arguments.seed)
     if r.seeds is not None:
         rule("run.seeds", arguments.seeds)
     if s.exploration is not None:
         rule("solver.exploration", arguments.exploration)
+
+
+def sampled_chance_rules(config: Config, fail) -> None:
+    """What sampled chance cannot be combined with (checked for ``solver.chance =
+    "sampled"`` when the config is read, and when ``auto`` turns out to sample);
+    ``fail(key, message)`` reports the first conflict."""
+    s, g, r = config.solver, config.game, config.run
+    if s.sampling != "none":
+        fail("solver.sampling", f"sampled chance is chance-sampled CFR already: it takes "
+             f"solver.sampling = \"none\", got {s.sampling!r}")
+    if g.batched:
+        fail("game.names" if g.names is not None else "game.abstraction",
+             "sampled chance trains one game at a time (no batches of games or abstractions)")
+    if g.abstraction is not None:
+        fail("game.abstraction", "sampled chance does not take an abstraction yet")
+    if r.seeds is not None:
+        fail("run.seeds", "sampled chance runs one seed at a time: use run.seed")
+    if any(isinstance(getattr(s, k), tuple) for k in HYPERPARAMETERS):
+        fail("solver", "sampled chance takes one hyper-parameter setting (no lists)")
 
 
 # -- writing ------------------------------------------------------------------

@@ -21,7 +21,9 @@ def plot_convergence(metrics: Sequence[dict[str, Any]], path, *,
     Returns False (writing nothing) when there is no record to plot.
 
     Each record has ``iteration``, ``metric`` (a number or a list per member) and
-    ``metric_name``. Non-positive values are left out (log scale).
+    ``metric_name``. Non-positive values are left out (log scale). Records with
+    ``estimates`` (sampled chance) also show the estimated bracket of the gap: the
+    held-out lower bound and the in-sample (optimistic) estimate, shaded between.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -48,6 +50,7 @@ def plot_convergence(metrics: Sequence[dict[str, Any]], path, *,
         if ok.any():
             ax.plot(iters[ok], y[ok], marker="." if ok.sum() < 30 else None, label=labels[j])
             plotted += 1
+    plotted += _estimate_band(ax, records, iters)
     ax.set_xscale("log")
     if plotted:
         ax.set_yscale("log")
@@ -61,3 +64,25 @@ def plot_convergence(metrics: Sequence[dict[str, Any]], path, *,
     fig.tight_layout()
     fig.savefig(path if hasattr(path, "write") else os.fspath(path), format="png")
     return True
+
+
+def _estimate_band(ax, records, iters) -> int:
+    """Shade the gap between the held-out lower bound and the in-sample estimate of the
+    exploitability (or NashConv) where the records carry estimates; 1 if drawn."""
+    est = [m.get("estimates") for m in records]
+    if not all(est):
+        return 0
+    two = est[-1].get("exploitability_lower_bound") is not None
+    low = np.array([e["exploitability_lower_bound" if two else "nash_conv_lower_bound"]
+                    for e in est], dtype=float)
+    high = np.array([sum(e["gain_in_sample"]) / (2 if two else 1) for e in est], dtype=float)
+    ok = high > 0
+    if not ok.any():
+        return 0
+    if ax.lines:
+        ax.lines[0].set_label("held-out lower bound")
+    ax.plot(iters[ok], high[ok], linestyle="--", label="in-sample estimate (optimistic)")
+    floor = np.where(low > 0, low, np.nan)
+    ax.fill_between(iters[ok], np.fmin(floor, high)[ok], high[ok], alpha=0.2)
+    ax.legend(fontsize="small", title="estimates")
+    return 1

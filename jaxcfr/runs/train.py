@@ -23,6 +23,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import json
 import sys
@@ -34,6 +35,7 @@ import numpy as np
 
 from jaxcfr.atomic import atomic_write_bytes, atomic_write_text
 from jaxcfr.blueprint import lifted_row
+from jaxcfr.chance_sampling import SampledChanceRunner, choose_chance
 from jaxcfr.contract import GameError
 from jaxcfr.engine import Runner
 from jaxcfr.loop import Hooks, compile_reporting, iteration_of, lower_reporting, run_loop
@@ -41,7 +43,8 @@ from jaxcfr.profile import Profile
 from jaxcfr.registry import load_abstraction
 from jaxcfr.runs import checkpoint
 from jaxcfr.runs.checkpoint import CheckpointError
-from jaxcfr.runs.config import COMPUTE_KEYS, Config, check_config, to_toml
+from jaxcfr.runs.config import (COMPUTE_KEYS, Config, ConfigError, check_config,
+                                sampled_chance_rules, to_toml)
 from jaxcfr.runs.rundir import RunDir, default_run_dir
 from jaxcfr.serialize import jsonable
 from jaxcfr.signals import DeferredStop
@@ -49,7 +52,7 @@ from jaxcfr.solvers import SolverState, make_solver
 from jaxcfr.stack import stack
 from jaxcfr.tensors import LoweredGame
 
-__all__ = ["train", "TrainResult", "build_lowered"]
+__all__ = ["train", "TrainResult", "build_lowered", "build_runner"]
 
 ProgressFn = Callable[[int, "dict[str, Any] | None"], None]
 
@@ -80,6 +83,8 @@ class TrainResult:
         checkpoints and compilation excluded); ``None`` if it ran none.
       abstraction: with ``game.abstraction``, one row per member (``abstraction.json``):
         sizes, the metric inside the abstraction and the lifted profile's in the full game.
+      sampled_chance: under sampled chance (``solver.chance``), the host's figures
+        (:meth:`jaxcfr.chance_sampling.SampledChanceRunner.report`); else ``None``.
     """
     config: Config
     run_dir: Path
@@ -98,6 +103,7 @@ class TrainResult:
     iterations_per_second: float | None = None
     abstraction: list[dict[str, Any]] | None = None
     stopped_by: str | None = None
+    sampled_chance: dict[str, Any] | None = None
 
 
 # -- game and members -------------------------------------------------------------
@@ -171,13 +177,56 @@ def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | 
     return _train(config, run, False, progress, handle_sigint, log, status, wall_start)
 
 
-def _train(config: Config, run: RunDir, resume: bool, progress, handle_sigint, log, status,
-           wall_start: float) -> TrainResult:
-    lowered = build_lowered(config, status)
+def build_runner(config: Config, status=None) -> Runner | SampledChanceRunner:
+    """The runner of ``config``: full-width over the lowered game(s), or sampled chance
+    (``solver.chance``; ``auto`` samples a game whose chance cannot be enumerated)."""
     solver = make_solver(config.solver.algorithm, alternating=config.solver.alternating,
                          sampling=config.solver.sampling, samples=config.solver.samples)
-    runner = Runner(lowered, solver, config.run_parameters(),
-                    precision=config.run.precision, chunk=config.run.chunk)
+    if config.solver.chance == "exact" or config.game.batched:
+        lowered, sampled = build_lowered(config, status), None
+    else:
+        name, abstraction = config.game.members[0]
+        extra = {} if abstraction is None else {"abstraction": load_abstraction(abstraction)}
+        lowered, sampled = choose_chance(
+            name, config.solver.chance, status, cache=config.game.cache,
+            sort_infosets=config.game.sort_infosets, name=name if abstraction is None else
+            f"{name} | {abstraction}", **extra)
+    if sampled is None:
+        return Runner(lowered, solver, config.run_parameters(),
+                      precision=config.run.precision, chunk=config.run.chunk)
+
+    def fail(key, message):
+        raise ConfigError(f"{config.source or '<config>'}: {key}: {message} (the game's chance "
+                          "is sampled)")
+    sampled_chance_rules(config, fail)
+    return SampledChanceRunner(sampled, solver, config.run_parameters(),
+                               precision=config.run.precision, chunk=config.run.chunk,
+                               draws=config.solver.draws, exact=lowered, name=config.game.name)
+
+
+def _fingerprint(runner) -> str:
+    """The checkpoint fingerprint: the lowered game's, or under sampled chance (nothing
+    lowered, or not what is trained) the game string's and the sampling's."""
+    if isinstance(runner, SampledChanceRunner):
+        text = json.dumps(["sampled chance", runner.name, runner.draws,
+                           runner.enumerate_listed])
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return checkpoint.fingerprint(runner.lowered)
+
+
+def _train(config: Config, run: RunDir, resume: bool, progress, handle_sigint, log, status,
+           wall_start: float) -> TrainResult:
+    runner = build_runner(config, status)
+    try:
+        return _train_with(config, run, resume, runner, progress, handle_sigint, log, status,
+                           wall_start)
+    finally:
+        if isinstance(runner, SampledChanceRunner):
+            runner.close()
+
+
+def _train_with(config: Config, run: RunDir, resume: bool, runner, progress, handle_sigint,
+                log, status, wall_start: float) -> TrainResult:
     if not resume:
         # Created only now that the run can start; re-checked under the lock (another
         # process may have started in the same directory meanwhile).
@@ -186,7 +235,7 @@ def _train(config: Config, run: RunDir, resume: bool, progress, handle_sigint, l
                 log(f"{run.path} holds a run that never wrote a checkpoint: starting it afresh")
             return _iterate(config, run, runner, None, progress, handle_sigint, log, status,
                             wall_start)
-    fp = checkpoint.fingerprint(lowered)
+    fp = _fingerprint(runner)
     ckpt = checkpoint.load_latest(run.checkpoints, fingerprint=fp, warn=log)
     if ckpt is None:
         log(f"{run.path} has no checkpoint yet: starting from iteration 0")
@@ -204,9 +253,17 @@ def _iterate(config: Config, run: RunDir, runner: Runner, ckpt, progress, handle
     config = dataclasses.replace(config, run=dataclasses.replace(
         config.run, out_dir=str(run.path.resolve())))
     lowered = runner.lowered
-    fp = checkpoint.fingerprint(lowered)
+    fp = _fingerprint(runner)
     atomic_write_text(run.config, to_toml(config))
 
+    if ckpt is not None and isinstance(runner, SampledChanceRunner):
+        if "host" not in ckpt.meta:
+            raise CheckpointError(f"checkpoint {ckpt.path} has no sampled-chance host state")
+        try:
+            runner.restore_host(ckpt.meta["host"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise CheckpointError(f"checkpoint {ckpt.path}: its sampled-chance host state "
+                                  f"does not fit this run: {e}") from None
     state = runner.init()
     if ckpt is not None:
         state = _restore(runner, state, ckpt)
@@ -225,9 +282,11 @@ def _iterate(config: Config, run: RunDir, runner: Runner, ckpt, progress, handle
 
     def save(it: int, st) -> None:
         host = {k: np.asarray(v) for k, v in st._asdict().items()}
+        extra = {"wall_seconds": wall(), "members": labels}
+        if isinstance(runner, SampledChanceRunner):
+            extra["host"] = runner.host_state()          # the rows numbered, the shapes
         checkpoint.save(run.checkpoints, host, iteration=it, fingerprint=fp,
-                        config=config.to_dict(), keep=config.run.keep_checkpoints,
-                        extra={"wall_seconds": wall(), "members": labels})
+                        config=config.to_dict(), keep=config.run.keep_checkpoints, extra=extra)
 
     def on_record(rec):
         run.append_metrics(rec)
@@ -271,7 +330,8 @@ def _iterate(config: Config, run: RunDir, runner: Runner, ckpt, progress, handle
         resumed_from=start if ckpt is not None else None, compile_seconds=compile_seconds,
         wall_seconds=wall(),
         iterations_per_second=out.iterations / out.seconds if out.seconds > 0 else None,
-        abstraction=rows, stopped_by=guard.signal_name)
+        abstraction=rows, stopped_by=guard.signal_name,
+        sampled_chance=runner.report() if isinstance(runner, SampledChanceRunner) else None)
 
 
 def _restore(runner: Runner, template: SolverState, ckpt: checkpoint.Checkpoint) -> SolverState:
@@ -295,6 +355,8 @@ def _restore(runner: Runner, template: SolverState, ckpt: checkpoint.Checkpoint)
 
 def _member_profiles(runner: Runner, lowered: LoweredGame, state) -> list[Profile]:
     """The average profile of every member, games outer and settings inner."""
+    if isinstance(runner, SampledChanceRunner):
+        return [runner.profile_table(state)]
     table = runner.profile(state)                           # [(B,) I, A, *H]
     games = lowered.members if lowered.batch_size is not None else (lowered,)
     hp = runner.hp_batch
