@@ -20,7 +20,8 @@ def _write(tmp_path, text, name="c.toml"):
 
 def test_the_shipped_configs_are_there():
     names = {p.stem for p in CONFIGS}
-    assert {"kuhn", "leduc", "liars_dice", "kuhn3", "efg_kuhn", "dcfr_sweep"} <= names
+    assert {"kuhn", "leduc", "liars_dice", "kuhn3", "efg_kuhn", "dcfr_sweep", "leduc_external",
+            "sampled_dice_poker"} <= names
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)

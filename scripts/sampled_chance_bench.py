@@ -1,0 +1,155 @@
+#!/usr/bin/env python
+"""Sampled chance: host throughput, device waiting, a race against full-width CFR, and
+the transposition cache of the estimates. Writes docs/sampled_chance.json and
+docs/sampled_chance.png (docs/sampled_chance.md quotes them).
+
+Usage::
+
+    python scripts/sampled_chance_bench.py                 # everything (about 5 minutes)
+    python scripts/sampled_chance_bench.py --throughput    # host throughput only
+    python scripts/sampled_chance_bench.py --race-budget 30
+
+* Throughput: draws lowered or taken from the cache per second of host time, and the
+  fraction of wall time the device waited for the host, on Leduc (board enumerated: 30
+  cacheable deals), Leduc with every chance node drawn (nothing cacheable: the walker's
+  speed, with 1 and 2 lowering processes) and the default sampled dice poker (5 dice:
+  252 x 252 deals).
+* Race: dice poker with 3 dice of 6 sides (``dice_poker``, the enumerable twin of
+  ``sampled_dice_poker``: same keys, same values) solved full-width (CFR+, LCFR) and by
+  sampled chance on ``sampled_dice_poker(dice=3, sides=6)`` (LCFR, 16 and 64 draws per
+  iteration), every profile evaluated exactly in the lowered twin; wall seconds
+  (compilation included for sampled chance, whose shapes grow with the draws).
+* Transpositions: ``estimate_values`` on ``dice_poker(dice=3, sides=6)`` with its listed
+  chance enumerated, memoised on ``state_hash()`` (the game opts in) or not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import time
+
+import jax
+
+import jaxcfr
+from jaxcfr.chance_sampling import SampledChanceRunner
+from jaxcfr.solvers import make_solver
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+RACE_GAME, RACE_TWIN = "sampled_dice_poker(dice=3, sides=6)", "dice_poker(dice=3, sides=6)"
+
+
+def throughput(game: str, iterations: int, **kw) -> dict:
+    """The host's figures after ``iterations`` sampled-chance iterations of ``game``."""
+    runner = SampledChanceRunner(jaxcfr.load_game(game), make_solver("lcfr"), {"seed": 0},
+                                 chunk=50, **kw)
+    start = time.perf_counter()
+    state = runner.advance(runner.init(), iterations)
+    jax.block_until_ready(state)
+    seconds = time.perf_counter() - start
+    report = runner.report()
+    runner.close()
+    out = {"game": game, **{k: v for k, v in kw.items()}, "iterations": iterations,
+           "wall_seconds": seconds, **report}
+    print(json.dumps(out), flush=True)
+    return out
+
+
+def race(budget: float) -> dict[str, list]:
+    """Exploitability (exact, in the lowered twin) against wall seconds."""
+    twin = jaxcfr.lower(jaxcfr.load_game(RACE_TWIN), name=RACE_TWIN)
+    out = {}
+    for algorithm in ("cfr+", "lcfr"):
+        runner = jaxcfr.Runner(twin, make_solver(algorithm), chunk=10)
+        state, _ = runner.compile(runner.init())
+        points, spent, done, n = [], 0.0, 0, 2
+        while spent < budget:
+            start = time.perf_counter()
+            state = runner.advance(state, n)
+            jax.block_until_ready(state)
+            spent += time.perf_counter() - start
+            done += n
+            points.append((done, spent, float(runner.evaluate(state)["exploitability"])))
+            n = int(n * 1.5) + 1
+        out[f"{algorithm}, full width"] = points
+        print(algorithm, points[-1], flush=True)
+    for draws in (16, 64):
+        runner = SampledChanceRunner(jaxcfr.load_game(RACE_GAME), make_solver("lcfr"),
+                                     {"seed": 0}, draws=draws, chunk=50)
+        state = runner.init()
+        points, spent, done, n = [], 0.0, 0, 20
+        while spent < budget:
+            start = time.perf_counter()
+            state = runner.advance(state, n)
+            jax.block_until_ready(state)
+            spent += time.perf_counter() - start
+            done += n
+            table, _ = runner.profile_table(state).table(twin)
+            points.append((done, spent, float(jaxcfr.evaluate(twin, table)["exploitability"])))
+            n = int(n * 1.5)
+        out[f"lcfr, sampled chance, {draws} draws"] = points
+        print(draws, points[-1], runner.report()["device_wait_fraction"], flush=True)
+        runner.close()
+    return out
+
+
+def transpositions(samples: int = 200) -> dict:
+    """Seconds of ``estimate_values`` with and without the transposition cache."""
+    game = jaxcfr.load_game(RACE_TWIN)
+    out = {"game": RACE_TWIN, "samples": samples}
+    for memo in (False, True):
+        start = time.perf_counter()
+        est = jaxcfr.estimate_values(game, None, samples=samples, seed=0, method="exact",
+                                     enumerate_chance=True, transpositions=memo)
+        out["with" if memo else "without"] = time.perf_counter() - start
+        out[f"values_{'with' if memo else 'without'}"] = [e.value for e in est]
+    out["speed_up"] = out["without"] / out["with"]
+    print(json.dumps(out), flush=True)
+    return out
+
+
+def plot(points: dict[str, list], path: pathlib.Path) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(7, 4.5), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    for entry, series in points.items():
+        _, seconds, expl = zip(*series)
+        ax.plot(seconds, expl, "-" if "full" in entry else "--", marker=".", label=entry)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("wall seconds")
+    ax.set_ylabel("exploitability (exact)")
+    ax.set_title(f"{RACE_TWIN}: full width against sampled chance")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--throughput", action="store_true", help="only the host figures")
+    parser.add_argument("--race-budget", type=float, default=40.0,
+                        help="wall seconds per race entry (default: 40)")
+    parser.add_argument("--out", default=str(ROOT / "docs"))
+    args = parser.parse_args()
+    out = pathlib.Path(args.out)
+    results = {"date": time.strftime("%Y-%m-%d"), "jax": jax.__version__, "throughput": [
+        throughput("leduc_poker", 1000, draws=16),
+        throughput("leduc_poker", 100, draws=16, enumerate_listed=False),
+        throughput("leduc_poker", 100, draws=16, enumerate_listed=False, workers=2),
+        throughput("sampled_dice_poker", 1000, draws=16),
+        throughput("sampled_dice_poker", 200, draws=16, cache_size=0),
+    ]}
+    if not args.throughput:
+        results["transpositions"] = transpositions()
+        results["race"] = race(args.race_budget)
+        plot(results["race"], out / "sampled_chance.png")
+    (out / "sampled_chance.json").write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
