@@ -71,6 +71,7 @@ from jaxcfr import estimators
 from jaxcfr import precision as _precision
 from jaxcfr.contract import GameError
 from jaxcfr.determinize import Determinized, draw_prefix, draw_seed
+from jaxcfr.budget import default_memory_budget
 from jaxcfr.lowering import lower
 from jaxcfr.numerics import normalise
 from jaxcfr.passes import gather as take
@@ -196,8 +197,8 @@ class Timing:
     device_seconds: float = 0.0     # the device running chunks (compilation included)
     wall_seconds: float = 0.0
     iterations: int = 0
-    draws: int = 0                  # draws taken (cached or lowered)
-    lowered: int = 0                # draws lowered (not found in the cache)
+    draws_taken: int = 0            # draws used by the iterations (cached or lowered)
+    lowered: int = 0                # draws lowered (not found in the cache; some ahead)
 
     @property
     def wait_seconds(self) -> float:
@@ -212,8 +213,9 @@ class Timing:
         """Plain JSON values, with the rates."""
         return {"host_seconds": self.host_seconds, "device_seconds": self.device_seconds,
                 "wait_seconds": self.wait_seconds, "wall_seconds": self.wall_seconds,
-                "iterations": self.iterations, "draws": self.draws, "lowered": self.lowered,
-                "draws_per_host_second": (self.draws / self.host_seconds
+                "iterations": self.iterations, "draws_taken": self.draws_taken,
+                "lowered": self.lowered,
+                "draws_per_host_second": (self.draws_taken / self.host_seconds
                                           if self.host_seconds else None),
                 "device_wait_fraction": self.device_wait_fraction}
 
@@ -290,27 +292,29 @@ def choose_chance(game, chance: str = "auto", status=None, **lower_kwargs
 
 
 # -- host: drawing and lowering ------------------------------------------------------------
-def _lower_draw(game, seed: int, enumerate_listed: bool) -> tuple[tuple, LoweredGame, bool]:
+def _lower_draw(game, seed: int, enumerate_listed: bool, budget: int
+                ) -> tuple[tuple, LoweredGame, bool]:
     """One draw: its chance prefix, the tree below it lowered, and whether that tree is a
     function of the prefix alone (no chance node below it was drawn). Chance nodes below
     the prefix keep their listed outcomes when ``enumerate_listed``; the others (all of
     them otherwise) get one draw of the same generator."""
     prefix, state, rng = draw_prefix(game, seed)
     root = Determinized(state, rng, enumerate_listed=enumerate_listed)
-    lowered = lower(root, sort_infosets=False, name="draw", workers=1, size=False)
+    lowered = lower(root, sort_infosets=False, name="draw", workers=1, size=False,
+                    memory_budget=budget)
     return prefix, lowered, root.tally[0] == 0
 
 
 _POOL_GAME = None
 
 
-def _pool_init(game, enumerate_listed: bool) -> None:
+def _pool_init(game, enumerate_listed: bool, budget: int) -> None:
     global _POOL_GAME
-    _POOL_GAME = (game, enumerate_listed)
+    _POOL_GAME = (game, enumerate_listed, budget)
 
 
 def _pool_lower(seed: int) -> tuple[tuple, LoweredGame, bool]:
-    return _lower_draw(_POOL_GAME[0], seed, _POOL_GAME[1])
+    return _lower_draw(_POOL_GAME[0], seed, *_POOL_GAME[1:])
 
 
 class SampledChanceRunner:
@@ -362,6 +366,7 @@ class SampledChanceRunner:
         self.workers, self.cache_size = max(1, int(workers)), int(cache_size)
         self.eval_draws, self.fit_draws = int(eval_draws), int(fit_draws)
         self.enumerate_listed = bool(enumerate_listed)
+        self._budget = default_memory_budget()      # each draw's walk is checked against it
         self.seed = int(hyperparams.pop("seed", 0))
         self.exact = self.lowered = exact        # what train / solve read, if any
         self.num_players = int(game.num_players)
@@ -408,13 +413,14 @@ class SampledChanceRunner:
                 missing.append(j)
         if self.workers > 1 and len(missing) > 1:
             if self._pool is None:
-                ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+                # spawned, not forked: this process runs JAX's threads
                 self._pool = concurrent.futures.ProcessPoolExecutor(
-                    self.workers, mp_context=ctx, initializer=_pool_init,
-                    initargs=(self.game, self.enumerate_listed))
+                    self.workers, mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_pool_init,
+                    initargs=(self.game, self.enumerate_listed, self._budget))
             lowered = list(self._pool.map(_pool_lower, [seeds[j] for j in missing]))
         else:
-            lowered = [_lower_draw(self.game, seeds[j], self.enumerate_listed)
+            lowered = [_lower_draw(self.game, seeds[j], self.enumerate_listed, self._budget)
                        for j in missing]
         for j, (prefix, g, pure) in zip(missing, lowered):
             # nothing drawn below the prefix: the draw is a function of the prefix alone
@@ -543,7 +549,7 @@ class SampledChanceRunner:
                 jax.block_until_ready(state)
             self.timing.device_seconds += time.perf_counter() - t0
             self.timing.iterations += len(chunk)
-            self.timing.draws += len(chunk) * self.draws
+            self.timing.draws_taken += len(chunk) * self.draws
         self.timing.wall_seconds += time.perf_counter() - wall
         return state
 

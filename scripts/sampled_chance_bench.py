@@ -94,8 +94,10 @@ def race(budget: float) -> dict[str, list]:
     return out
 
 
-def transpositions(samples: int = 200) -> dict:
-    """Seconds of ``estimate_values`` with and without the transposition cache."""
+def transpositions(samples: int = 2) -> dict:
+    """Seconds of ``estimate_values`` with and without the transposition cache (every
+    chance node of the twin lists its outcomes and is enumerated: each sample is one
+    whole-tree walk, the same exact values)."""
     game = jaxcfr.load_game(RACE_TWIN)
     out = {"game": RACE_TWIN, "samples": samples}
     for memo in (False, True):

@@ -116,6 +116,21 @@ def test_a_run_is_a_function_of_its_seed_and_resumes_bit_for_bit():
         other.restore_host(host)
 
 
+def test_lowering_processes_change_nothing():
+    """Draws lowered by two spawned processes (every chance node drawn: nothing cached)
+    give the run of one process, bit for bit."""
+    def run(workers):
+        r = _runner("leduc_poker", seed=4, draws=6, chunk=5, enumerate_listed=False,
+                    workers=workers)
+        state = r.advance(r.init(), 10)
+        r.close()
+        return _arrays(state), r.table.keys
+
+    (one, keys_one), (two, keys_two) = run(1), run(2)
+    assert keys_one == keys_two
+    assert all(np.array_equal(a, b) for a, b in zip(one, two))
+
+
 def test_the_table_grows_without_a_compile_per_step():
     """Rows appear as draws meet new information sets; capacities double, so the device
     program is traced at most once per shape, never per step: a chunk whose shape is the
