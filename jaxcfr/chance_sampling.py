@@ -272,7 +272,14 @@ def choose_chance(game, chance: str = "auto", status=None, **lower_kwargs
                 "lowered game: the host draws its chance")
         return game, None
     if chance == "exact":
-        return lower_reporting(game, status, **lower_kwargs), None
+        try:
+            return lower_reporting(game, status, **lower_kwargs), None
+        except GameError as e:
+            if e.rule != "chance-not-enumerable":
+                raise
+            raise GameError(e.detail + "; sampled chance trains such a game (chance \"auto\" "
+                            "or \"sampled\")", rule=e.rule, history=e.history,
+                            infoset=e.infoset) from None
     try:
         lowered = lower_reporting(game, status, **lower_kwargs)
     except MemoryBudgetError:
