@@ -24,6 +24,7 @@ import time
 import jax
 
 import jaxcfr
+from racing import plot_race
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCHEMES = ("none", "chance", "external", "outcome")
@@ -57,18 +58,23 @@ def costs(game: str, algorithm: str = "cfr+", repeats: int = 5) -> dict[str, flo
             "ms_per_iteration": best}
 
 
+def _entry_runner(lowered, entry: str):
+    """A compiled runner for an ``algorithm/sampling[/samples]`` entry, its state, the scheme."""
+    parts = entry.split("/")
+    algorithm, scheme = parts[0], parts[1]
+    samples = int(parts[2]) if len(parts) > 2 else 1
+    runner = jaxcfr.Runner(lowered, jaxcfr.make_solver(algorithm, sampling=scheme,
+                                                       samples=samples), {"seed": 0}, chunk=50)
+    state, _ = runner.compile(runner.init())
+    return runner, state, scheme
+
+
 def race(game: str, budget: float, entries=RACE) -> dict[str, list]:
     """Exploitability after growing CPU time, per ``algorithm/sampling[/samples]`` entry."""
     lowered = jaxcfr.lower(jaxcfr.load_game(game), name=game)
     out = {}
     for entry in entries:
-        parts = entry.split("/")
-        algorithm, scheme = parts[0], parts[1]
-        samples = int(parts[2]) if len(parts) > 2 else 1
-        runner = jaxcfr.Runner(lowered, jaxcfr.make_solver(algorithm, sampling=scheme,
-                                                           samples=samples),
-                               {"seed": 0}, chunk=50)
-        state, _ = runner.compile(runner.init())
+        runner, state, scheme = _entry_runner(lowered, entry)
         done, spent, points = 0, 0.0, []
         n = 25 if scheme == "none" else 250
         while spent < budget:
@@ -91,13 +97,7 @@ def to_target(game: str, target: float, entries=TARGET, limit: float = 120.0) ->
     lowered = jaxcfr.lower(jaxcfr.load_game(game), name=game)
     out = {}
     for entry in entries:
-        parts = entry.split("/")
-        algorithm, scheme = parts[0], parts[1]
-        samples = int(parts[2]) if len(parts) > 2 else 1
-        runner = jaxcfr.Runner(lowered, jaxcfr.make_solver(algorithm, sampling=scheme,
-                                                           samples=samples),
-                               {"seed": 0}, chunk=50)
-        state, _ = runner.compile(runner.init())
+        runner, state, scheme = _entry_runner(lowered, entry)
         done, spent, n, expl = 0, 0.0, 10, float("inf")
         while expl >= target and spent < limit:
             start = time.process_time()
@@ -114,24 +114,8 @@ def to_target(game: str, target: float, entries=TARGET, limit: float = 120.0) ->
 
 
 def plot(results: dict[str, list], path: pathlib.Path, title: str) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=(7, 4.5), dpi=100)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
-    for entry, points in results.items():
-        _, seconds, expl = zip(*points)
-        style = "-" if entry.endswith("/none") else "--"
-        ax.plot(seconds, expl, style, marker=".", label=entry)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("CPU seconds (compilation excluded)")
-    ax.set_ylabel("exploitability")
-    ax.set_title(title)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, format="png")
+    plot_race(results, path, title, "CPU seconds (compilation excluded)", "exploitability",
+              solid=lambda entry: entry.endswith("/none"))
 
 
 def main() -> None:

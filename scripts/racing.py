@@ -1,0 +1,29 @@
+"""The race plot of the benchmark scripts: exploitability against time, one line per entry."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Callable
+
+
+def plot_race(points: dict[str, list], path: pathlib.Path, title: str, xlabel: str,
+              ylabel: str, solid: Callable[[str], bool]) -> None:
+    """``points[entry]``: ``(iterations, seconds, exploitability)`` triples; entries for
+    which ``solid(entry)`` is true are drawn solid, the others dashed."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(7, 4.5), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    for entry, series in points.items():
+        _, seconds, expl = zip(*series)
+        ax.plot(seconds, expl, "-" if solid(entry) else "--", marker=".", label=entry)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, format="png")
