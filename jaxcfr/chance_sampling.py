@@ -135,6 +135,11 @@ class RowTable:
             out[r] = row
         return out
 
+    def truncate(self, rows: int) -> None:
+        """Forget every row from ``rows`` on."""
+        del self.keys[rows:], self.actions[rows:]
+        self.index = {k: r for r, k in enumerate(self.keys) if r}
+
     def legal(self, rows: int, capacity: int, width: int) -> np.ndarray:
         """``[capacity, width]`` bool: the legal slots of the first ``rows`` rows (the
         others: slot 0, inert)."""
@@ -237,9 +242,12 @@ class _Draw(NamedTuple):
 
 
 class _Iteration(NamedTuple):
-    """One iteration's draws, and how many global rows exist once they are numbered."""
+    """One iteration's draws, numbered and padded (on the host thread)."""
     draws: list[_Draw]
-    rows: int
+    rows: int                 # global rows once they are numbered
+    shape: "Shape"            # grown to hold every draw up to this iteration
+    tensors: GameTensors      # [N'] the draws padded to ``shape``, side by side
+    rowmap: np.ndarray        # [I'] the global row of every row there
 
 
 # -- choosing the path -------------------------------------------------------------------
@@ -385,8 +393,8 @@ class SampledChanceRunner:
         self.timing = Timing()
         self.cache_hits = 0
         self._cache: dict[tuple, _Draw] = {}       # chance prefix -> lowered draw
-        self._padded: dict[int, tuple] = {}        # id(cached draw) -> padded, rowmap
-        self._padded_shape: Shape | None = None
+        self._padded: dict[int, tuple] = {}        # id(cached draw) -> shape, padded, rowmap
+        self._ahead = self.shape       # the host thread's shape: grown over the draws made
         self._futures: dict[int, concurrent.futures.Future] = {}
         self._drawn = 0                # iterations handed to the host thread
         self._thread = self._pool = None
@@ -435,9 +443,28 @@ class SampledChanceRunner:
             out[j] = _Draw(g, self.table.rows(g), cached)
             if cached:
                 self._cache[prefix] = out[j]
+        rows = len(self.table)
+        self._ahead = self._ahead.grown(out, rows)
+        tensors, rowmap = self._assemble(out, self._ahead)
         self.timing.host_seconds += time.perf_counter() - start
         self.timing.lowered += len(missing)
-        return _Iteration(out, len(self.table))
+        return _Iteration(out, rows, self._ahead, tensors, rowmap)
+
+    def _assemble(self, draws: list[_Draw], shape: Shape) -> tuple[GameTensors, np.ndarray]:
+        """``draws`` padded to ``shape`` and put side by side, with their global rows (a
+        cached draw keeps its padded form for the shape)."""
+        padded, maps = [], []
+        for d in draws:
+            hit = self._padded.get(id(d)) if d.cached else None
+            if hit is None or hit[0] != shape:
+                hit = (shape, pad(d.lowered, shape.widths, shape.part_rows, shape.width),
+                       np.concatenate([d.rowmap, np.zeros(shape.part_rows - len(d.rowmap),
+                                                            np.int32)]))
+                if d.cached:                    # cached draws live as long as the cache
+                    self._padded[id(d)] = hit
+            padded.append(hit[1])
+            maps.append(hit[2])
+        return _forest(padded, shape.widths), np.concatenate(maps)
 
     def _request(self, upto: int) -> None:
         """Hand iterations up to ``upto`` to the host thread (in order; once each)."""
@@ -448,32 +475,19 @@ class SampledChanceRunner:
             self._futures[self._drawn] = self._thread.submit(self._draw_iteration, self._drawn)
 
     def prepare(self, iterations: range) -> Prepared:
-        """The draws of ``iterations`` (consecutive, the next ones), padded to a shape grown
-        to hold them; the shape and the rows in use advance past them."""
+        """The draws of ``iterations`` (consecutive, the next ones), padded to the shape
+        grown to hold them (the host thread padded each iteration to the shape of its
+        time: redone here only for iterations from before the shape last grew); the shape
+        and the rows in use advance past them."""
         self._request(iterations[-1])
         drawn = [self._futures.pop(t).result() for t in iterations]
-        self.rows = drawn[-1].rows
-        self.shape = shape = self.shape.grown([d for it in drawn for d in it.draws], self.rows)
-        if shape != self._padded_shape:
-            self._padded.clear()
-            self._padded_shape = shape
-        tensors, rowmaps = [], []
-        for it in drawn:
-            padded, maps = [], []
-            for d in it.draws:
-                hit = self._padded.get(id(d)) if d.cached else None
-                if hit is None:
-                    hit = (pad(d.lowered, shape.widths, shape.part_rows, shape.width),
-                           np.concatenate([d.rowmap, np.zeros(shape.part_rows - len(d.rowmap),
-                                                                np.int32)]))
-                    if d.cached:                # cached draws live as long as the runner
-                        self._padded[id(d)] = hit
-                padded.append(hit[0])
-                maps.append(hit[1])
-            tensors.append(_forest(padded, shape.widths))
-            rowmaps.append(np.concatenate(maps))
+        self.rows, self.shape = drawn[-1].rows, drawn[-1].shape
+        shape = self.shape
+        parts = [(it.tensors, it.rowmap) if it.shape == shape else
+                 self._assemble(it.draws, shape) for it in drawn]
         starts = np.concatenate([[0], np.cumsum(shape.widths)]) * self.draws
-        return Prepared(GameTensors(*(np.stack(x) for x in zip(*tensors))), np.stack(rowmaps),
+        return Prepared(GameTensors(*(np.stack(x) for x in zip(*(t for t, _ in parts)))),
+                        np.stack([m for _, m in parts]),
                         self.table.legal(self.rows, shape.capacity, shape.width),
                         self.table.owners(self.rows, shape.capacity),
                         Structure(tuple(int(x) for x in starts), self.num_players))
@@ -516,9 +530,9 @@ class SampledChanceRunner:
         self.rows = len(self.table)
         self.shape = Shape(tuple(int(w) for w in host["widths"]), int(host["part_rows"]),
                            int(host["capacity"]), int(host["width"]))
-        self._cache.clear()
+        self._cache.clear()                     # its row maps follow another numbering
         self._padded.clear()
-        self._futures.clear()
+        self._ahead = self.shape
         self._drawn = None                      # set from the state's iteration by restore
 
     def restore(self, arrays: dict[str, np.ndarray]) -> SolverState:
@@ -597,13 +611,19 @@ class SampledChanceRunner:
         return _estimated_metrics(self, profile)
 
     def close(self) -> None:
-        """Stop the host thread (dropping draws made ahead) and the worker processes."""
+        """Stop the host thread and the worker processes, and forget what was drawn ahead
+        (its rows included), so that iterating on gives the uninterrupted run's bits."""
         for pool in (self._thread, self._pool):
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
         self._thread = self._pool = None
         self._futures.clear()
         self._drawn = None
+        if len(self.table) > self.rows:
+            self.table.truncate(self.rows)
+            self._cache.clear()                 # their row maps may name forgotten rows
+            self._padded.clear()
+        self._ahead = self.shape
 
 
 def _forest(parts: list[GameTensors], widths) -> GameTensors:
