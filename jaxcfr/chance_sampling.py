@@ -238,7 +238,7 @@ class _Draw(NamedTuple):
     """A lowered draw and its global rows (cached while nothing below its prefix is chance)."""
     lowered: LoweredGame
     rowmap: np.ndarray        # [I] the global row of each of its rows
-    cached: bool              # kept in the runner's cache (its padded form is kept too)
+    prefix: tuple | None      # its key in the runner's cache (None: not cached)
 
 
 class _Iteration(NamedTuple):
@@ -393,7 +393,7 @@ class SampledChanceRunner:
         self.timing = Timing()
         self.cache_hits = 0
         self._cache: dict[tuple, _Draw] = {}       # chance prefix -> lowered draw
-        self._padded: dict[int, tuple] = {}        # id(cached draw) -> shape, padded, rowmap
+        self._padded: dict[tuple, tuple] = {}      # prefix -> shape, padded, rowmap
         self._ahead = self.shape       # the host thread's shape: grown over the draws made
         self._futures: dict[int, concurrent.futures.Future] = {}
         self._drawn = 0                # iterations handed to the host thread
@@ -439,8 +439,11 @@ class SampledChanceRunner:
                        for j in missing]
         for j, (prefix, g, pure) in zip(missing, lowered):
             # nothing drawn below the prefix: the draw is a function of the prefix alone
+            if pure and prefix in self._cache:   # an earlier draw of this iteration
+                out[j] = self._cache[prefix]
+                continue
             cached = pure and len(self._cache) < self.cache_size
-            out[j] = _Draw(g, self.table.rows(g), cached)
+            out[j] = _Draw(g, self.table.rows(g), prefix if cached else None)
             if cached:
                 self._cache[prefix] = out[j]
         rows = len(self.table)
@@ -455,13 +458,13 @@ class SampledChanceRunner:
         cached draw keeps its padded form for the shape)."""
         padded, maps = [], []
         for d in draws:
-            hit = self._padded.get(id(d)) if d.cached else None
+            hit = self._padded.get(d.prefix) if d.prefix is not None else None
             if hit is None or hit[0] != shape:
                 hit = (shape, pad(d.lowered, shape.widths, shape.part_rows, shape.width),
                        np.concatenate([d.rowmap, np.zeros(shape.part_rows - len(d.rowmap),
                                                             np.int32)]))
-                if d.cached:                    # cached draws live as long as the cache
-                    self._padded[id(d)] = hit
+                if d.prefix is not None:        # keyed like the cache, never by id()
+                    self._padded[d.prefix] = hit
             padded.append(hit[1])
             maps.append(hit[2])
         return _forest(padded, shape.widths), np.concatenate(maps)
