@@ -56,10 +56,8 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import functools
-import math
 import multiprocessing
 import os
-import random
 import time
 from typing import Any, NamedTuple
 
@@ -69,16 +67,15 @@ import numpy as np
 
 from jaxcfr import estimators
 from jaxcfr import precision as _precision
-from jaxcfr.contract import GameError
-from jaxcfr.determinize import Determinized, draw_prefix, draw_seed
 from jaxcfr.budget import default_memory_budget
-from jaxcfr.lowering import lower
+from jaxcfr.contract import GameError
+from jaxcfr.determinize import draw_prefix, draw_seed
+from jaxcfr.draws import (Draw, RowTable, Shape, assemble, lower_draw, pool_init,
+                          pool_lower)
 from jaxcfr.numerics import normalise
-from jaxcfr.passes import gather as take
-from jaxcfr.profile import Profile, decode_label, encode_label
+from jaxcfr.profile import Profile
 from jaxcfr.solvers import HyperParams, Rows, Solver, SolverState
-from jaxcfr.stack import pad
-from jaxcfr.tensors import NO_PLAYER, GameTensors, LoweredGame, Structure, to_device
+from jaxcfr.tensors import GameTensors, LoweredGame, Structure, to_device
 
 __all__ = ["SampledChanceRunner", "choose_chance", "CHANCE_CHOICES", "RowTable", "Shape",
            "Timing", "DEFAULT_DRAWS"]
@@ -95,99 +92,6 @@ DEFAULT_EVAL_DRAWS = 1000
 DEFAULT_FIT_DRAWS = 20_000
 #: Lowered draws a runner keeps by default (see :class:`SampledChanceRunner`).
 DEFAULT_CACHE_SIZE = 100_000
-
-
-def _bucket(n: int) -> int:
-    """The capacity for ``n``: the next power of two (at least 1)."""
-    return 1 << max(0, int(n) - 1).bit_length()
-
-
-class RowTable:
-    """The global information-set rows: ``(player, key) -> row``, in order of first sight.
-
-    Row 0 is the sink (no owner, one legal slot): a padded draw's sink and padding rows
-    map to it. Rows are numbered in the order the draws meet them, and draws are lowered
-    in iteration order, so the numbering is a function of the seed alone.
-    """
-
-    def __init__(self):
-        self.index: dict[tuple, int] = {}
-        self.keys: list[tuple | None] = [None]     # row -> (player, key); row 0: the sink
-        self.actions: list[tuple] = [("",)]
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    def rows(self, lowered: LoweredGame) -> np.ndarray:
-        """The global row of each of ``lowered``'s rows ``[I]`` (its sink: 0), adding new ones."""
-        out = np.zeros(lowered.num_rows, dtype=np.int32)
-        for r, (key, acts) in enumerate(zip(lowered.infoset_keys, lowered.infoset_actions)):
-            acts = tuple(acts)
-            row = self.index.get(key)
-            if row is None:
-                row = self.index[key] = len(self.keys)
-                self.keys.append(key)
-                self.actions.append(acts)
-            elif self.actions[row] != acts:
-                raise GameError(f"information set {key[1]!r} of player {key[0]} has actions "
-                                f"{list(acts)} in one draw and {list(self.actions[row])} in "
-                                "another", rule="infoset-actions", infoset=key[1])
-            out[r] = row
-        return out
-
-    def truncate(self, rows: int) -> None:
-        """Forget every row from ``rows`` on."""
-        del self.keys[rows:], self.actions[rows:]
-        self.index = {k: r for r, k in enumerate(self.keys) if r}
-
-    def legal(self, rows: int, capacity: int, width: int) -> np.ndarray:
-        """``[capacity, width]`` bool: the legal slots of the first ``rows`` rows (the
-        others: slot 0, inert)."""
-        out = np.zeros((capacity, width), dtype=bool)
-        lengths = np.asarray([len(a) for a in self.actions[:rows]])
-        out[:rows] = np.arange(width)[None, :] < lengths[:, None]
-        out[rows:, 0] = True
-        return out
-
-    def owners(self, rows: int, capacity: int) -> np.ndarray:
-        """``[capacity]`` int32: the player of each of the first ``rows`` rows (others: none)."""
-        out = np.full(capacity, NO_PLAYER, dtype=np.int32)
-        out[1:rows] = [k[0] for k in self.keys[1:rows]]
-        return out
-
-    def state(self, rows: int) -> dict[str, Any]:
-        """The first ``rows`` rows as JSON values (labels through ``encode_label``)."""
-        return {"keys": [[int(p), encode_label(k)] for p, k in self.keys[1:rows]],
-                "actions": [[encode_label(a) for a in acts] for acts in self.actions[1:rows]]}
-
-    @classmethod
-    def from_state(cls, data: dict[str, Any]) -> "RowTable":
-        table = cls()
-        for (p, k), acts in zip(data["keys"], data["actions"]):
-            key = (int(p), decode_label(k))
-            table.index[key] = len(table.keys)
-            table.keys.append(key)
-            table.actions.append(tuple(decode_label(a) for a in acts))
-        return table
-
-
-class Shape(NamedTuple):
-    """The padded shapes of the device program (capacities: powers of two, only growing)."""
-    widths: tuple[int, ...] = ()    # nodes per level of one padded draw
-    part_rows: int = 1              # rows of one padded draw
-    capacity: int = 64              # rows G of the global table
-    width: int = 1                  # actions A of the global table
-
-    def grown(self, draws: list["_Draw"], rows: int) -> "Shape":
-        """This shape grown to hold ``draws`` and ``rows`` global rows."""
-        widths, part_rows, width = list(self.widths), self.part_rows, self.width
-        for d in draws:
-            w = np.diff(d.lowered.level_start)
-            widths += [1] * (len(w) - len(widths))
-            widths = [max(c, _bucket(x)) for c, x in zip(widths, list(w) + [0] * len(widths))]
-            part_rows = max(part_rows, _bucket(d.lowered.num_rows))
-            width = max(width, _bucket(d.lowered.max_actions))
-        return Shape(tuple(widths), part_rows, max(self.capacity, _bucket(rows)), width)
 
 
 @dataclasses.dataclass
@@ -234,16 +138,9 @@ class Prepared(NamedTuple):
     structure: Structure      # the level slices of one iteration's draws
 
 
-class _Draw(NamedTuple):
-    """A lowered draw and its global rows (cached while nothing below its prefix is chance)."""
-    lowered: LoweredGame
-    rowmap: np.ndarray        # [I] the global row of each of its rows
-    prefix: tuple | None      # its key in the runner's cache (None: not cached)
-
-
 class _Iteration(NamedTuple):
     """One iteration's draws, numbered and padded (on the host thread)."""
-    draws: list[_Draw]
+    draws: list[Draw]
     rows: int                 # global rows once they are numbered
     shape: "Shape"            # grown to hold every draw up to this iteration
     tensors: GameTensors      # [N'] the draws padded to ``shape``, side by side
@@ -306,32 +203,6 @@ def choose_chance(game, chance: str = "auto", status=None, **lower_kwargs
                      else game)
 
 
-# -- host: drawing and lowering ------------------------------------------------------------
-def _lower_draw(game, seed: int, enumerate_listed: bool, budget: int
-                ) -> tuple[tuple, LoweredGame, bool]:
-    """One draw: its chance prefix, the tree below it lowered, and whether that tree is a
-    function of the prefix alone (no chance node below it was drawn). Chance nodes below
-    the prefix keep their listed outcomes when ``enumerate_listed``; the others (all of
-    them otherwise) get one draw of the same generator."""
-    prefix, state, rng = draw_prefix(game, seed)
-    root = Determinized(state, rng, enumerate_listed=enumerate_listed)
-    lowered = lower(root, sort_infosets=False, name="draw", workers=1, size=False,
-                    memory_budget=budget)
-    return prefix, lowered, root.tally[0] == 0
-
-
-_POOL_GAME = None
-
-
-def _pool_init(game, enumerate_listed: bool, budget: int) -> None:
-    global _POOL_GAME
-    _POOL_GAME = (game, enumerate_listed, budget)
-
-
-def _pool_lower(seed: int) -> tuple[tuple, LoweredGame, bool]:
-    return _lower_draw(_POOL_GAME[0], seed, *_POOL_GAME[1:])
-
-
 class SampledChanceRunner:
     """Chance-sampled CFR with the host drawing chance: a :class:`jaxcfr.Runner` stand-in.
 
@@ -392,7 +263,7 @@ class SampledChanceRunner:
         self.rows = 1                  # global rows numbered by the iterations consumed
         self.timing = Timing()
         self.cache_hits = 0
-        self._cache: dict[tuple, _Draw] = {}       # chance prefix -> lowered draw
+        self._cache: dict[tuple, Draw] = {}       # chance prefix -> lowered draw
         self._padded: dict[tuple, tuple] = {}      # prefix -> shape, padded, rowmap
         self._ahead = self.shape       # the host thread's shape: grown over the draws made
         self._futures: dict[int, concurrent.futures.Future] = {}
@@ -417,7 +288,7 @@ class SampledChanceRunner:
         rows numbered. Runs on the host thread, one iteration after the other."""
         start = time.perf_counter()
         seeds = [draw_seed(self.seed, iteration, j) for j in range(self.draws)]
-        out: list[_Draw | None] = [None] * len(seeds)
+        out: list[Draw | None] = [None] * len(seeds)
         missing = []
         for j, seed in enumerate(seeds):
             hit = self._cache.get(draw_prefix(self.game, seed)[0]) if self.cache_size else None
@@ -431,11 +302,11 @@ class SampledChanceRunner:
                 # spawned, not forked: this process runs JAX's threads
                 self._pool = concurrent.futures.ProcessPoolExecutor(
                     self.workers, mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_pool_init,
+                    initializer=pool_init,
                     initargs=(self.game, self.enumerate_listed, self._budget))
-            lowered = list(self._pool.map(_pool_lower, [seeds[j] for j in missing]))
+            lowered = list(self._pool.map(pool_lower, [seeds[j] for j in missing]))
         else:
-            lowered = [_lower_draw(self.game, seeds[j], self.enumerate_listed, self._budget)
+            lowered = [lower_draw(self.game, seeds[j], self.enumerate_listed, self._budget)
                        for j in missing]
         for j, (prefix, g, pure) in zip(missing, lowered):
             # nothing drawn below the prefix: the draw is a function of the prefix alone
@@ -443,31 +314,15 @@ class SampledChanceRunner:
                 out[j] = self._cache[prefix]
                 continue
             cached = pure and len(self._cache) < self.cache_size
-            out[j] = _Draw(g, self.table.rows(g), prefix if cached else None)
+            out[j] = Draw(g, self.table.rows(g), prefix if cached else None)
             if cached:
                 self._cache[prefix] = out[j]
         rows = len(self.table)
         self._ahead = self._ahead.grown(out, rows)
-        tensors, rowmap = self._assemble(out, self._ahead)
+        tensors, rowmap = assemble(out, self._ahead, self._padded)
         self.timing.host_seconds += time.perf_counter() - start
         self.timing.lowered += len(missing)
         return _Iteration(out, rows, self._ahead, tensors, rowmap)
-
-    def _assemble(self, draws: list[_Draw], shape: Shape) -> tuple[GameTensors, np.ndarray]:
-        """``draws`` padded to ``shape`` and put side by side, with their global rows (a
-        cached draw keeps its padded form for the shape)."""
-        padded, maps = [], []
-        for d in draws:
-            hit = self._padded.get(d.prefix) if d.prefix is not None else None
-            if hit is None or hit[0] != shape:
-                hit = (shape, pad(d.lowered, shape.widths, shape.part_rows, shape.width),
-                       np.concatenate([d.rowmap, np.zeros(shape.part_rows - len(d.rowmap),
-                                                            np.int32)]))
-                if d.prefix is not None:        # keyed like the cache, never by id()
-                    self._padded[d.prefix] = hit
-            padded.append(hit[1])
-            maps.append(hit[2])
-        return _forest(padded, shape.widths), np.concatenate(maps)
 
     def _request(self, upto: int) -> None:
         """Hand iterations up to ``upto`` to the host thread (in order; once each)."""
@@ -487,7 +342,7 @@ class SampledChanceRunner:
         self.rows, self.shape = drawn[-1].rows, drawn[-1].shape
         shape = self.shape
         parts = [(it.tensors, it.rowmap) if it.shape == shape else
-                 self._assemble(it.draws, shape) for it in drawn]
+                 assemble(it.draws, shape, self._padded) for it in drawn]
         starts = np.concatenate([[0], np.cumsum(shape.widths)]) * self.draws
         return Prepared(GameTensors(*(np.stack(x) for x in zip(*(t for t, _ in parts)))),
                         np.stack([m for _, m in parts]),
@@ -627,17 +482,6 @@ class SampledChanceRunner:
             self._cache.clear()                 # their row maps may name forgotten rows
             self._padded.clear()
         self._ahead = self.shape
-
-
-def _forest(parts: list[GameTensors], widths) -> GameTensors:
-    """Padded parts (same shape) side by side, level by level (``stack.forest``'s layout)."""
-    from jaxcfr.stack import forest
-    levels = tuple(int(x) for x in np.concatenate([[0], np.cumsum(widths)]))
-    fake = LoweredGame(tensors=GameTensors(*(np.stack(x) for x in zip(*parts))),
-                       level_start=levels, num_players=0, infoset_keys=(), infoset_actions=(),
-                       preorder=np.zeros(0, np.int64), node_action=(),
-                       batch_size=len(parts))
-    return forest(fake)[0]
 
 
 def _estimated_metrics(runner: "SampledChanceRunner", profile: Profile) -> dict[str, Any]:

@@ -55,7 +55,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcfr import passes, sequence
-from jaxcfr.numerics import instantaneous_regret, normalise, trail
+from jaxcfr.numerics import instantaneous_regret, normalise
 from jaxcfr.passes import gather as take
 from jaxcfr.sampling import (SamplePlan, SampleTables, Subtree, build_subtree,
                              level_offsets)

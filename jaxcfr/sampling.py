@@ -37,8 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr.passes import gather as take
-from jaxcfr.tensors import (CHANCE_NODE, DECISION, PADDING, GameTensors, LoweredGame,
-                            Structure)
+from jaxcfr.tensors import CHANCE_NODE, DECISION, PADDING, GameTensors, LoweredGame
 
 __all__ = ["SCHEMES", "SampleTables", "SamplePlan", "Subtree", "child_tables", "make_plan",
            "build_subtree"]
