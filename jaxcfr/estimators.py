@@ -267,15 +267,4 @@ def _reach(t: GameTensors, sub: Subtree, offsets, num: int):
 def _values(t: GameTensors, sub: Subtree, offsets) -> jax.Array:
     """Importance-weighted values ``[C, P]``: payoff plus sum over children of (p / q) v."""
     payoff = jnp.where(sub.valid[:, None], take(t.payoff, sub.node), 0).astype(sub.p.dtype)
-    ratio = sub.p / sub.q
-    depth = len(offsets) - 1
-    below = payoff[offsets[depth - 1]:offsets[depth]]
-    out = [below]
-    for d in range(depth - 2, -1, -1):
-        lo, hi = offsets[d], offsets[d + 1]
-        child = slice(offsets[d + 1], offsets[d + 2])
-        up = sub.parent[child] - lo
-        below = payoff[lo:hi] + passes.segment_sum(ratio[child][:, None] * below, up, hi - lo,
-                                                   sorted_ids=True)
-        out.append(below)
-    return jnp.concatenate(out[::-1])
+    return passes.bottom_up(payoff, sub.p / sub.q, sub.parent, offsets)

@@ -19,7 +19,7 @@ from jaxcfr.numerics import normalise, trail
 from jaxcfr.tensors import GameTensors, Structure
 
 __all__ = ["gather", "segment_sum", "regret_matching", "edge_probabilities", "reach_pass",
-           "value_pass", "action_values", "pick_player", "opponent_reach", "own_reach_at_rows"]
+           "value_pass", "bottom_up", "action_values", "pick_player", "opponent_reach", "own_reach_at_rows"]
 
 
 def gather(x: jax.Array, index: jax.Array) -> jax.Array:
@@ -76,14 +76,25 @@ def value_pass(t: GameTensors, s: Structure, edge: jax.Array,
     payoff = t.payoff if players is None else jnp.take(t.payoff, jnp.asarray(players), axis=1)
     payoff = trail(payoff, edge.ndim + 1).astype(edge.dtype)
     payoff = jnp.broadcast_to(payoff, payoff.shape[:2] + edge.shape[1:])
+    return bottom_up(payoff, edge, t.parent, levels)
+
+
+def bottom_up(payoff: jax.Array, weight: jax.Array, parent: jax.Array, levels) -> jax.Array:
+    """``v(n) = payoff(n) + sum over children c of weight(c) v(c)``, level by level from the
+    deepest: ``[N, ...]``.
+
+    ``payoff`` ``[N, ...]``; ``weight`` ``[N, *b]`` (the edge into each node); ``parent``
+    ``[N]``, each node's parent in the level above; ``levels`` the level slices (a
+    tuple, static), nodes sorted by parent within each level.
+    """
     depth = len(levels) - 1
     below = payoff[levels[depth - 1]:levels[depth]]
     out = [below]
     for d in range(depth - 2, -1, -1):
         lo, hi = levels[d], levels[d + 1]
         child = slice(levels[d + 1], levels[d + 2])
-        weighted = edge[child][:, None] * below
-        below = payoff[lo:hi] + segment_sum(weighted, t.parent[child] - lo, hi - lo,
+        weighted = weight[child][:, None] * below
+        below = payoff[lo:hi] + segment_sum(weighted, parent[child] - lo, hi - lo,
                                             sorted_ids=True)
         out.append(below)
     return jnp.concatenate(out[::-1], axis=0)
