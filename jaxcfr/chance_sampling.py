@@ -65,7 +65,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr import estimators
+from jaxcfr import estimates, estimators
 from jaxcfr import precision as _precision
 from jaxcfr.budget import default_memory_budget
 from jaxcfr.contract import GameError
@@ -87,9 +87,8 @@ trace_counts: dict[str, int] = {"run": 0}
 DEFAULT_DRAWS = 16
 #: Held-out draws behind each estimate of a game whose chance cannot be enumerated.
 DEFAULT_EVAL_DRAWS = 1000
-#: Draws the estimates' best responses are fitted on (one empirical game per run): many
-#: more than the rows, or the responses fit the draws rather than the game.
-DEFAULT_FIT_DRAWS = 20_000
+#: Draws the estimates' best responses are fitted on (one empirical game per run).
+DEFAULT_FIT_DRAWS = estimates.DEFAULT_TRAIN_SAMPLES
 #: Lowered draws a runner keeps by default (see :class:`SampledChanceRunner`).
 DEFAULT_CACHE_SIZE = 100_000
 
@@ -496,7 +495,6 @@ def _estimated_metrics(runner: "SampledChanceRunner", profile: Profile) -> dict[
     ``estimates`` holds the full record with the intervals and the in-sample gains (an
     optimistic estimate: the two bracket the true gain).
     """
-    from jaxcfr import estimates
     if runner._empirical is None:
         runner._empirical = estimates.empirical_game(runner.game, runner.fit_draws,
                                                      runner.seed)

@@ -17,14 +17,15 @@ __all__ = ["add_estimate_arguments", "run_estimate"]
 
 
 def add_estimate_arguments(p: argparse.ArgumentParser) -> None:
-    from jaxcfr.estimates import MAX_NODES, METHODS
+    from jaxcfr.estimates import DEFAULT_TRAIN_SAMPLES, MAX_NODES, METHODS
     p.add_argument("game", help="a game string (its chance may be non-enumerable)")
     p.add_argument("profile", nargs="?", help="a saved profile (.npz / .json / stem) or a run "
                    "directory (default: the uniform profile)")
     p.add_argument("--samples", type=int, default=1000,
                    help="held-out draws of chance the estimates average (default: 1000)")
-    p.add_argument("--train-samples", type=int, default=1000,
-                   help="draws of chance the best responses are computed on (default: 1000)")
+    p.add_argument("--train-samples", type=int, default=DEFAULT_TRAIN_SAMPLES,
+                   help="draws of chance the best responses are computed on (many more than "
+                        f"the game's information sets; default: {DEFAULT_TRAIN_SAMPLES:,})")
     p.add_argument("--seed", type=int, default=0, help="seed of the draws (default: 0)")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="nominal coverage of the intervals (default: 0.95)")

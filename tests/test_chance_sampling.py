@@ -257,7 +257,7 @@ def test_cli_solve_with_sampled_chance(capsys):
     assert "chance-not-enumerable" in capsys.readouterr().err
 
 
-def test_train_sampled_chance_resumes_bit_for_bit(tmp_path):
+def test_train_sampled_chance_resumes_bit_for_bit(tmp_path, capsys):
     """A config run of sampled dice poker: estimates in metrics.jsonl, a plot, and a run
     resumed from its checkpoint ends bit-identical to an uninterrupted one."""
     def config(iterations):
@@ -274,6 +274,9 @@ def test_train_sampled_chance_resumes_bit_for_bit(tmp_path):
     assert all(x["estimates"]["estimate"] is True for x in lines)
     assert (tmp_path / "whole" / "profile.npz").exists()
     assert (tmp_path / "whole" / "convergence.png").exists()
+    # no exact metrics for such a profile: eval says which command estimates them
+    assert cli.main(["eval", str(tmp_path / "whole")]) == 2
+    assert "jaxcfr estimate" in capsys.readouterr().err
 
     train(config(60), out_dir=str(tmp_path / "part"), handle_sigint=False)
     resumed = train(config(120), resume=str(tmp_path / "part"), handle_sigint=False)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from jaxcfr.contract import GameError
 from jaxcfr.precision import PRECISIONS
 from jaxcfr.signals import INTERRUPTED, exit_status
 
@@ -148,7 +149,15 @@ def run_eval(args: argparse.Namespace) -> int:
     if path.is_dir():
         path = path / "profile.npz"
     profile = Profile.load(path)
-    out = evaluate_profile(profile, args.game, precision=args.precision)
+    try:
+        out = evaluate_profile(profile, args.game, precision=args.precision)
+    except GameError as e:
+        if e.rule != "chance-not-enumerable":
+            raise
+        game = args.game or profile.game or "GAME"
+        raise GameError(f"{e.detail}; its exact metrics cannot be computed: `jaxcfr estimate "
+                        f"'{game}' {path}` estimates them", rule=e.rule,
+                        history=e.history) from None
     out["profile"] = str(path)
     if out["missing"]:
         print(f"warning: {out['missing']} of {out['rows']} information sets of {out['game']} "
