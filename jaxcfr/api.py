@@ -146,8 +146,8 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
     else:
         if solver.sampling != "none":
             raise arguments.ArgumentError(
-                f"sampled chance is chance-sampled CFR already: it takes no --sampling "
-                f"{solver.sampling} (use the exact tree for Monte Carlo estimators)")
+                f"sampled chance is chance-sampled CFR already: it takes no sampling="
+                f"{solver.sampling!r} (use the exact tree for Monte Carlo estimators)")
         if seeds is not None:
             raise arguments.ArgumentError("sampled chance runs one seed at a time: give seed, "
                                           "not seeds")

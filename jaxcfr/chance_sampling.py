@@ -65,20 +65,22 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr import estimates, estimators
+from jaxcfr import arguments, estimates, estimators
 from jaxcfr import precision as _precision
-from jaxcfr.budget import default_memory_budget
+from jaxcfr.analytics import evaluate
+from jaxcfr.budget import MemoryBudgetError, default_memory_budget
 from jaxcfr.contract import GameError
 from jaxcfr.determinize import draw_prefix, draw_seed
 from jaxcfr.draws import (Draw, RowTable, Shape, assemble, lower_draw, pool_init,
                           pool_lower)
+from jaxcfr.loop import lower_reporting
 from jaxcfr.numerics import normalise
 from jaxcfr.profile import Profile
+from jaxcfr.registry import load_game
 from jaxcfr.solvers import HyperParams, Rows, Solver, SolverState
 from jaxcfr.tensors import GameTensors, LoweredGame, Structure, to_device
 
-__all__ = ["SampledChanceRunner", "choose_chance", "CHANCE_CHOICES", "RowTable", "Shape",
-           "Timing", "DEFAULT_DRAWS"]
+__all__ = ["SampledChanceRunner", "choose_chance", "CHANCE_CHOICES", "Timing", "DEFAULT_DRAWS"]
 
 #: How many times the device program was traced (compile-once tests).
 trace_counts: dict[str, int] = {"run": 0}
@@ -141,7 +143,7 @@ class _Iteration(NamedTuple):
     """One iteration's draws, numbered and padded (on the host thread)."""
     draws: list[Draw]
     rows: int                 # global rows once they are numbered
-    shape: "Shape"            # grown to hold every draw up to this iteration
+    shape: Shape              # grown to hold every draw up to this iteration
     tensors: GameTensors      # [N'] the draws padded to ``shape``, side by side
     rowmap: np.ndarray        # [I'] the global row of every row there
 
@@ -164,10 +166,6 @@ def choose_chance(game, chance: str = "auto", status=None, **lower_kwargs
     a LoweredGame (only full-width); ``status`` and ``lower_kwargs``: as
     :func:`jaxcfr.loop.lower_reporting`.
     """
-    from jaxcfr.budget import MemoryBudgetError
-    from jaxcfr.loop import lower_reporting
-    from jaxcfr.registry import load_game
-    from jaxcfr import arguments
     arguments.one_of("chance", chance, CHANCE_CHOICES)
     if isinstance(game, LoweredGame):
         if chance == "sampled":
@@ -175,28 +173,23 @@ def choose_chance(game, chance: str = "auto", status=None, **lower_kwargs
                 "sampled chance needs the game itself (a game string or a Game), not a "
                 "lowered game: the host draws its chance")
         return game, None
-    if chance == "exact":
-        try:
-            return lower_reporting(game, status, **lower_kwargs), None
-        except GameError as e:
-            if e.rule != "chance-not-enumerable":
-                raise
-            raise GameError(e.detail + "; sampled chance trains such a game (chance \"auto\" "
-                            "or \"sampled\")", rule=e.rule, history=e.history,
-                            infoset=e.infoset) from None
     try:
         lowered = lower_reporting(game, status, **lower_kwargs)
     except MemoryBudgetError:
-        if chance == "auto":
+        if chance != "sampled":
             raise
-        lowered = None
+        lowered = None                          # too large for exact metrics: estimates
     except GameError as e:
         if e.rule != "chance-not-enumerable":
             raise
+        if chance == "exact":
+            raise GameError(e.detail + "; sampled chance trains such a game (chance \"auto\" "
+                            "or \"sampled\")", rule=e.rule, history=e.history,
+                            infoset=e.infoset) from None
         lowered = None
         if status is not None:
             status.end("chance cannot be enumerated: the host samples it")
-    if chance == "auto" and lowered is not None:
+    if chance != "sampled" and lowered is not None:
         return lowered, None
     return lowered, (load_game(os.fspath(game)) if isinstance(game, (str, os.PathLike))
                      else game)
@@ -353,8 +346,9 @@ class SampledChanceRunner:
     def init(self) -> SolverState:
         """Zeros of the current shape (``[G, A]``)."""
         with self.scope():
-            z = jnp.zeros((self.shape.capacity, self.shape.width), self.dtype)
-            return SolverState(z, z, z, jnp.asarray(0, jnp.int32))
+            zeros = [jnp.zeros((self.shape.capacity, self.shape.width), self.dtype)
+                     for _ in range(3)]           # three buffers: the state is donated
+            return SolverState(*zeros, jnp.asarray(0, jnp.int32))
 
     def _grow(self, state: SolverState) -> SolverState:
         """``state`` padded to the current ``[G, A]`` (zeros in the new rows and slots)."""
@@ -444,13 +438,10 @@ class SampledChanceRunner:
         information set; its ``game`` is the run's game string when it has one."""
         rows, width = self.rows, state.regret.shape[1]
         legal = self.table.legal(rows, rows, width)
-        if average:
-            probs = normalise(np.asarray(state.strategy_sum, np.float64)[:rows], legal)
-        else:
-            regret = np.asarray(state.regret, np.float64)[:rows]
-            if self.solver.predictive:
-                regret = regret + np.asarray(state.prediction, np.float64)[:rows]
-            probs = normalise(np.where(legal, np.maximum(regret, 0), 0), legal)
+        weights = np.asarray(state.strategy_sum if average else state.regret, np.float64)
+        if not average and self.solver.predictive:
+            weights = weights + np.asarray(state.prediction, np.float64)
+        probs = normalise(weights[:rows], legal)     # current: regret matching
         return Profile(self.table.keys[1:rows], self.table.actions[1:rows], probs[1:],
                        game=self.name)
 
@@ -460,7 +451,6 @@ class SampledChanceRunner:
 
     def evaluate(self, state: SolverState, average: bool = True) -> dict[str, Any]:
         """Exact metrics in the lowered full game (:func:`jaxcfr.evaluate`), or estimates."""
-        from jaxcfr.analytics import evaluate
         profile = self.profile_table(state, average)
         if self.exact is not None:
             table, _ = profile.table(self.exact)

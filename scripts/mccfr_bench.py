@@ -24,7 +24,7 @@ import time
 import jax
 
 import jaxcfr
-from racing import plot_race
+from racing import plot_race, timed
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCHEMES = ("none", "chance", "external", "outcome")
@@ -75,16 +75,9 @@ def race(game: str, budget: float, entries=RACE) -> dict[str, list]:
     out = {}
     for entry in entries:
         runner, state, scheme = _entry_runner(lowered, entry)
-        done, spent, points = 0, 0.0, []
-        n = 25 if scheme == "none" else 250
-        while spent < budget:
-            start = time.process_time()
-            state = runner.advance(state, n)
-            jax.block_until_ready(state)
-            spent += time.process_time() - start
-            done += n
-            points.append((done, spent, float(runner.evaluate(state)["exploitability"])))
-            n = int(n * 1.5)
+        points = timed(runner, state, budget, 25 if scheme == "none" else 250,
+                       lambda st: float(runner.evaluate(st)["exploitability"]),
+                       clock=time.process_time)
         out[entry] = points
         print(entry, points[-1], flush=True)
     return out

@@ -35,7 +35,7 @@ import jax
 import jaxcfr
 from jaxcfr.chance_sampling import SampledChanceRunner
 from jaxcfr.solvers import make_solver
-from racing import plot_race
+from racing import plot_race, timed
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RACE_GAME, RACE_TWIN = "sampled_dice_poker(dice=3, sides=6)", "dice_poker(dice=3, sides=6)"
@@ -57,21 +57,6 @@ def throughput(game: str, iterations: int, **kw) -> dict:
     return out
 
 
-def _timed(runner, state, budget: float, first: int, exploitability) -> list:
-    """``(iterations, wall seconds, exploitability)`` points, 1.5x more iterations each,
-    until ``budget`` seconds of iterating (evaluations excluded)."""
-    points, spent, done, n = [], 0.0, 0, first
-    while spent < budget:
-        start = time.perf_counter()
-        state = runner.advance(state, n)
-        jax.block_until_ready(state)
-        spent += time.perf_counter() - start
-        done += n
-        points.append((done, spent, exploitability(state)))
-        n = int(n * 1.5) + 1
-    return points
-
-
 def race(budget: float) -> dict[str, list]:
     """Exploitability (exact, in the lowered twin) against wall seconds."""
     twin = jaxcfr.lower(jaxcfr.load_game(RACE_TWIN), name=RACE_TWIN)
@@ -79,14 +64,14 @@ def race(budget: float) -> dict[str, list]:
     for algorithm in ("cfr+", "lcfr"):
         runner = jaxcfr.Runner(twin, make_solver(algorithm), chunk=10)
         state, _ = runner.compile(runner.init())
-        points = _timed(runner, state, budget, 2,
+        points = timed(runner, state, budget, 2,
                         lambda st: float(runner.evaluate(st)["exploitability"]))
         out[f"{algorithm}, full width"] = points
         print(algorithm, points[-1], flush=True)
     for draws in (16, 64):
         runner = SampledChanceRunner(jaxcfr.load_game(RACE_GAME), make_solver("lcfr"),
                                      {"seed": 0}, draws=draws, chunk=50)
-        points = _timed(runner, runner.init(), budget, 20, lambda st: float(jaxcfr.evaluate(
+        points = timed(runner, runner.init(), budget, 20, lambda st: float(jaxcfr.evaluate(
             twin, runner.profile_table(st).table(twin)[0])["exploitability"]))
         out[f"lcfr, sampled chance, {draws} draws"] = points
         print(draws, points[-1], runner.report()["device_wait_fraction"], flush=True)
