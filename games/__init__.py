@@ -3,7 +3,7 @@
 Installed as the package ``jaxcfr_games`` (this folder is ``games/`` in the
 repository). Each module imports only the protocol (:mod:`jaxcfr.game`); the names
 that load them (``kuhn_poker``, ``leduc_poker``, ...) are listed once, in
-:data:`jaxcfr.registry.REFERENCE_GAMES`, and imported on first use.
+:data:`jaxcfr.game.registry.REFERENCE_GAMES`, and imported on first use.
 """
 
 from .dice_poker import DicePoker

@@ -12,31 +12,39 @@ Public API::
     jaxcfr.lift(profile_of_small, game)           # its profile, back in the full game
 """
 
-from jaxcfr import efg, runs
-from jaxcfr.budget import MemoryEstimate, memory_estimate
-from jaxcfr.abstraction import Abstracted, Abstraction, Identity
-from jaxcfr.analytics import Evaluation, best_response, evaluate, expected_values
-from jaxcfr.api import SolveResult, solve
-from jaxcfr.blueprint import AbstractedResult, format_table, lift, train_abstracted
-from jaxcfr.arguments import ArgumentError
-from jaxcfr.contract import CHANCE, TERMINAL, GameError
-from jaxcfr.engine import Runner, batch_mesh
-from jaxcfr.chance_sampling import SampledChanceRunner
-from jaxcfr.estimates import (Empirical, Estimate, ProfileEstimates, empirical_game,
-                              estimate_profile, estimate_record, estimate_values)
-from jaxcfr.game import Game
-from jaxcfr.loop import RECORD_KEYS
-from jaxcfr.lowering import MemoryBudgetError, estimate_bytes, lower, sort_infosets
-from jaxcfr.profile import Profile, evaluate_profile
-from jaxcfr.registry import (REFERENCE_ABSTRACTIONS, REFERENCE_GAMES, load_abstraction,
-                             load_game, register, registered_games)
-from jaxcfr.runs import load_config, train
-from jaxcfr.size import SizeEstimate, estimate_size
-from jaxcfr.solvers import (ALGORITHMS, HyperParams, Solver, SolverState, cfr, cfr_plus, dcfr,
-                            dcfr_plus, linear_cfr, make_solver, pcfr_plus, pdcfr_plus)
-from jaxcfr.stack import stack
+import sys
+
+from jaxcfr._util.arguments import ArgumentError
+from jaxcfr.game import efg
+from jaxcfr.game.abstraction import Abstracted, Abstraction, Identity
+from jaxcfr.game.contract import CHANCE, TERMINAL, GameError
+from jaxcfr.game.protocol import Game
+from jaxcfr.game.registry import (REFERENCE_ABSTRACTIONS, REFERENCE_GAMES, load_abstraction,
+                                  load_game, register, registered_games)
+from jaxcfr.game.validate import validate, validate_game_with
 from jaxcfr.tensors import GameTensors, LoweredGame
-from jaxcfr.validate import validate, validate_game_with
+from jaxcfr.lowering.budget import MemoryEstimate, memory_estimate
+from jaxcfr.lowering.lower import MemoryBudgetError, estimate_bytes, lower, sort_infosets
+from jaxcfr.lowering.size import SizeEstimate, estimate_size
+from jaxcfr.lowering.stack import stack
+from jaxcfr.solvers.analytics import Evaluation, best_response, evaluate, expected_values
+from jaxcfr.solvers.solver import (ALGORITHMS, HyperParams, Solver, SolverState, cfr, cfr_plus,
+                                dcfr, dcfr_plus, linear_cfr, make_solver, pcfr_plus,
+                                pdcfr_plus)
+from jaxcfr.profiles.estimates import (Empirical, Estimate, ProfileEstimates, empirical_game,
+                                       estimate_profile, estimate_record, estimate_values)
+from jaxcfr.profiles.profile import Profile, evaluate_profile
+from jaxcfr.engine.loop import RECORD_KEYS
+from jaxcfr.engine.runner import Runner, batch_mesh
+from jaxcfr.engine.sampled_chance import SampledChanceRunner
+from jaxcfr.profiles.lifting import lift
+from jaxcfr.api.blueprint import AbstractedResult, format_table, train_abstracted
+from jaxcfr.api.solve import SolveResult, solve
+from jaxcfr import runs
+from jaxcfr.runs import load_config, train
+
+# The .efg package lives in the game layer; ``import jaxcfr.efg`` is its public name.
+sys.modules[__name__ + ".efg"] = efg
 
 __version__ = "0.1.0"
 

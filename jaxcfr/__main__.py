@@ -1,5 +1,5 @@
 """``python -m jaxcfr``: the command line."""
 
-from jaxcfr.cli import console_main
+from jaxcfr.cli.app import console_main
 
 console_main()

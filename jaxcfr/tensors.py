@@ -29,7 +29,7 @@ from typing import Any, Hashable, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr.contract import CHANCE_NODE, DECISION, TERMINAL_NODE
+from jaxcfr.game.contract import CHANCE_NODE, DECISION, TERMINAL_NODE
 
 __all__ = ["GameTensors", "LoweredGame", "Structure", "to_device", "fingerprint",
            "DECISION", "CHANCE_NODE", "TERMINAL_NODE", "PADDING", "NO_PARENT", "NO_PLAYER"]

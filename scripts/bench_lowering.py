@@ -42,7 +42,7 @@ def _cpu() -> tuple[float, float]:
 
 def bench_speed(game_string: str, workers: list[int], repeats: int) -> dict:
     import jaxcfr
-    from jaxcfr import cache
+    from jaxcfr.lowering import cache
     game = jaxcfr.load_game(game_string)
     out: dict = {"game": game_string, "walk": {}}
     for _ in range(repeats):
@@ -97,8 +97,7 @@ def measure_memory(game_string: str, workers: int = 1) -> dict:
     import jax
 
     import jaxcfr
-    from jaxcfr import engine
-    from jaxcfr.analytics import _metrics
+    from jaxcfr.solvers.analytics import _metrics
     jax.numpy.zeros(1).block_until_ready()            # start the backend first
     game = jaxcfr.load_game(game_string)
     gc.collect()

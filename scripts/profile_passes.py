@@ -66,7 +66,9 @@ def profile(game: str, repeats: int, bandwidth: float | None) -> dict:
     import numpy as np
 
     import jaxcfr
-    from jaxcfr import numerics, passes, sequence
+    from jaxcfr.kernels import numerics
+    from jaxcfr.kernels import passes
+    from jaxcfr.kernels import sequence
     from jaxcfr.tensors import to_device
 
     lowered = jaxcfr.lower(jaxcfr.load_game(game))
@@ -191,14 +193,14 @@ def collectives(game: str, devices: int) -> dict:
     import jax.numpy as jnp
 
     import jaxcfr
-    from jaxcfr import engine
+    from jaxcfr.engine.runner import _run_chunk
     lowered = jaxcfr.lower(jaxcfr.load_game(game))
     out = {}
     for sequence_form in (True, False):
         runner = jaxcfr.Runner(lowered, jaxcfr.cfr_plus(), chunk=1,
                                mesh=jaxcfr.batch_mesh(devices), sequence_form=sequence_form)
         with runner.scope():
-            text = engine._run_chunk.lower(
+            text = _run_chunk.lower(
                 runner.step_tensors, runner.init(), runner.hp, jnp.asarray(1, jnp.int32),
                 solver=runner.solver.static_key(), structure=runner.step_structure,
                 layout=runner.layout, chunk=1).compile().as_text()

@@ -33,8 +33,8 @@ import time
 import jax
 
 import jaxcfr
-from jaxcfr.chance_sampling import SampledChanceRunner
-from jaxcfr.solvers import make_solver
+from jaxcfr.engine.sampled_chance import SampledChanceRunner
+from jaxcfr.solvers.solver import make_solver
 from racing import plot_race, timed
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

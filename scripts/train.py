@@ -13,7 +13,7 @@ Same options as ``jaxcfr train`` (see docs/runs.md).
 import sys
 from pathlib import Path
 
-from jaxcfr.cli import exit_with, train_script
+from jaxcfr.cli.app import exit_with, train_script
 
 if __name__ == "__main__":
     default = Path(__file__).resolve().parent.parent / "configs" / "leduc.toml"

@@ -19,7 +19,7 @@ import pathlib
 import numpy as np
 
 import jaxcfr
-from jaxcfr.engine import DEFAULT_CHUNK
+from jaxcfr.engine.runner import DEFAULT_CHUNK
 
 try:
     from tests import reference_cfr as R

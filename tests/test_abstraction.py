@@ -22,7 +22,7 @@ import pytest
 
 import jaxcfr
 from jaxcfr import Abstracted, GameError, Identity
-from jaxcfr.blueprint import lift_table
+from jaxcfr.profiles.lifting import lift_table
 from jaxcfr.runs import config_from_dict
 from jaxcfr_games.nolimit_leduc import BetMenu, NoLimitLeduc
 

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr import analytics
+from jaxcfr.solvers import analytics
 from jaxcfr.tensors import TERMINAL_NODE, to_device
 
 try:

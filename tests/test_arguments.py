@@ -1,7 +1,7 @@
 """Bad numbers are refused with the same words everywhere, and numbers that do not fit are
 refused before training (issue 12, items 4 and 7).
 
-The rules live in :mod:`jaxcfr.arguments`; ``jaxcfr.solve``, ``Runner``, the run loop,
+The rules live in :mod:`jaxcfr._util.arguments`; ``jaxcfr.solve``, ``Runner``, the run loop,
 configs (file and ``--set``), ``jaxcfr.train`` with a config built in Python, and the
 command line all use them. Payoffs past what a precision can sum are refused by the
 Runner and by ``jaxcfr.evaluate``; a metric that is not finite ends a run; a checkpoint
@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr import cli
-from jaxcfr.arguments import ArgumentError, finite_float, nonnegative_int, plain_name, positive_int
-from jaxcfr.loop import run_loop
+from jaxcfr.cli import app
+from jaxcfr._util.arguments import ArgumentError, finite_float, nonnegative_int, plain_name, positive_int
+from jaxcfr.engine.loop import run_loop
 from jaxcfr.runs import ConfigError, checkpoint, config_from_dict, load_config, train
 from jaxcfr.runs.checkpoint import CheckpointCorruptError, CheckpointError
 
@@ -88,10 +88,10 @@ def test_configs_and_the_command_line_say_the_same(tmp_path, capsys):
     (tmp_path / "bad.toml").write_text(KUHN.replace("chunk = 16", "chunk = 16\neval_every = 0"))
     with pytest.raises(ConfigError, match=rf"bad\.toml: run\.eval_every must be a positive"):
         load_config(tmp_path / "bad.toml")
-    assert cli.main(["solve", "kuhn_poker", "--eval-every", "-3"]) == 2
+    assert app.main(["solve", "kuhn_poker", "--eval-every", "-3"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"jaxcfr: error: --eval-every {POSITIVE} -3"]
-    assert cli.main(["solve", "kuhn_poker", "--iterations", "0"]) == 2
+    assert app.main(["solve", "kuhn_poker", "--iterations", "0"]) == 2
     assert capsys.readouterr().err.strip() == f"jaxcfr: error: --iterations {POSITIVE} 0"
 
 
@@ -114,7 +114,7 @@ def test_a_profile_of_another_game_is_refused(tmp_path, capsys, kuhn):
     leduc.save(tmp_path / "leduc.npz")
     with pytest.raises(ValueError, match="has none of the 12 information sets of kuhn_poker"):
         jaxcfr.evaluate_profile(leduc, "kuhn_poker")
-    assert cli.main(["eval", str(tmp_path / "leduc.npz"), "kuhn_poker"]) == 2
+    assert app.main(["eval", str(tmp_path / "leduc.npz"), "kuhn_poker"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "saved for leduc_poker" in err[0], err
     profile = _uniform(kuhn)
@@ -122,7 +122,7 @@ def test_a_profile_of_another_game_is_refused(tmp_path, capsys, kuhn):
     half = jaxcfr.Profile(profile.keys[:6], profile.actions[:6], profile.probs[:6],
                           game="kuhn_poker")
     half.save(tmp_path / "half.npz")
-    assert cli.main(["eval", str(tmp_path / "half.npz"), "--json"]) == 0
+    assert app.main(["eval", str(tmp_path / "half.npz"), "--json"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out)["missing"] == 6
     assert "warning: 6 of 12 information sets of kuhn_poker are not in the profile" in err
@@ -149,11 +149,11 @@ def test_payoffs_too_large_for_float32_are_refused_before_training(big, tmp_path
     # train: refused before the run directory is made, one line on the command line
     config = tmp_path / "big.toml"
     config.write_text(f'[game]\nname = "{big}"\n[solver]\niterations = 5\n[run]\nquiet = true\n')
-    assert cli.main(["train", str(config), "--out", str(tmp_path / "run")]) == 2
+    assert app.main(["train", str(config), "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("jaxcfr: error: ") and "float64" in err[-1]
     assert not (tmp_path / "run").exists()
-    assert cli.main(["train", str(config), "--out", str(tmp_path / "run"),
+    assert app.main(["train", str(config), "--out", str(tmp_path / "run"),
                      "--set", "run.precision=float64", "--json"]) == 0
     np.testing.assert_allclose(json.loads(capsys.readouterr().out)["final"]["values"],
                                result.final["values"], rtol=1e-12)

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr.solvers import SolverState
+from jaxcfr.solvers.solver import SolverState
 
 try:
     from tests import cfr_cases as C
@@ -66,7 +66,7 @@ def test_stack_members_equal_their_unbatched_runs():
         _close(metrics["values"][b], values, f"{C.SMALL[b]} values")
         _close(metrics["nash_conv"][b], conv, f"{C.SMALL[b]} nash_conv")
     # jaxcfr.stack keeps each member's row numbering: unstack_rows recovers them
-    from jaxcfr.stack import unstack_rows
+    from jaxcfr.lowering.stack import unstack_rows
     parts = unstack_rows(C.small_stack(), batched_avg)
     assert [p.shape[0] for p in parts] == [m.num_rows for _, m in C.member_rows("SMALL")]
 
@@ -143,7 +143,7 @@ _SHARDING_SCRIPT = textwrap.dedent("""
     import cfr_cases as C
     assert jax.device_count() == 4, jax.devices()
     meshes = {"make_mesh": jax.make_mesh((4,), ("batch",)),      # jax's default axis types
-              "batch_mesh": jaxcfr.engine.batch_mesh(4)}
+              "batch_mesh": jaxcfr.engine.runner.batch_mesh(4)}
     out = {}
 
     def run(tag, lowered, solver, hp, evaluate):

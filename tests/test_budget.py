@@ -18,11 +18,12 @@ import jax
 import pytest
 
 import jaxcfr
-from jaxcfr import GameError, budget, engine
-from jaxcfr.analytics import _metrics
-from jaxcfr.cli import main
+from jaxcfr import GameError
+from jaxcfr.lowering import budget
+from jaxcfr.solvers.analytics import _metrics
+from jaxcfr.cli.app import main
 from jaxcfr.game import LARGEST_TREE
-from jaxcfr.loop import lower_reporting
+from jaxcfr.engine.loop import lower_reporting
 from jaxcfr.runs.progress import Status
 
 try:
@@ -169,7 +170,7 @@ def test_the_probe_cannot_size_sampled_chance_nor_disturb_the_game():
 def test_the_status_line_shows_lowering_news_progress_and_sizes(monkeypatch):
     out = io.StringIO()
     status = Status(out, tty=False, every=0.0)
-    monkeypatch.setattr(jaxcfr.loop, "NEWS_AFTER", 0.0)       # as if slow
+    monkeypatch.setattr(jaxcfr.engine.loop, "NEWS_AFTER", 0.0)       # as if slow
     lowered = lower_reporting("liars_dice(sides=4)", status, workers=1, cache=False)
     lines = out.getvalue().splitlines()
     assert lines[0] == "lowering liars_dice(sides=4) ..."

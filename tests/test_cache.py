@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr import cache
-from jaxcfr.budget import MemoryBudgetError
-from jaxcfr.cli import main
+from jaxcfr.lowering import cache
+from jaxcfr.lowering.budget import MemoryBudgetError
+from jaxcfr.cli.app import main
 
 try:
     from tests.test_parallel_lowering import assert_same
@@ -46,7 +46,7 @@ def test_miss_then_hit_equals_a_fresh_walk(tmp_path):
     # the same game under an equivalent string, and through as_lowered / solve
     _, status = cached("leduc_poker(ranks=3, suits=2)", tmp_path)
     assert status.startswith("hit: ")
-    assert_same(fresh, jaxcfr.lowering.as_lowered("leduc_poker", cache=tmp_path))
+    assert_same(fresh, jaxcfr.lowering.lower.as_lowered("leduc_poker", cache=tmp_path))
     assert len(list(tmp_path.iterdir())) == 1
 
 

@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr import chance_sampling, cli
-from jaxcfr.chance_sampling import SampledChanceRunner
-from jaxcfr.determinize import Determinized, EmpiricalChance, draw_prefix
+from jaxcfr.engine import sampled_chance
+from jaxcfr.cli import app
+from jaxcfr.engine.sampled_chance import SampledChanceRunner
+from jaxcfr.game.determinize import Determinized, EmpiricalChance, draw_prefix
 from jaxcfr.runs import config_from_dict, train
-from jaxcfr.solvers import make_solver
+from jaxcfr.solvers.solver import make_solver
 
 SMALL_DICE = "sampled_dice_poker(dice=2, sides=3)"
 
@@ -179,9 +180,9 @@ def test_the_table_grows_without_a_compile_per_step():
     r = _runner("sampled_dice_poker(dice=3, sides=4)", draws=4, chunk=4)
     state, shapes, previous = r.init(), [], None
     for _ in range(60):
-        before = chance_sampling.trace_counts["run"]
+        before = sampled_chance.trace_counts["run"]
         state = r.advance(state, 4)
-        traced = chance_sampling.trace_counts["run"] - before
+        traced = sampled_chance.trace_counts["run"] - before
         if r.shape == previous:
             assert traced == 0, (len(shapes), r.shape)
         shapes.append(r.shape)
@@ -223,7 +224,7 @@ def test_solve_chooses_sampled_chance_where_chance_cannot_be_enumerated():
         "exploitability_lower_bound"
     assert result.final["metric"] == est["exploitability_lower_bound"]
     assert len(est["values_interval"]) == 2 and est["train_samples"] == \
-        chance_sampling.DEFAULT_FIT_DRAWS
+        sampled_chance.DEFAULT_FIT_DRAWS
     assert "sampled chance" in repr(result)
     with pytest.raises(jaxcfr.GameError, match="chance-not-enumerable"):
         jaxcfr.solve(SMALL_DICE, "cfr+", 10, chance="exact")
@@ -236,24 +237,24 @@ def test_solve_chooses_sampled_chance_where_chance_cannot_be_enumerated():
 
 
 def test_cli_solve_with_sampled_chance(capsys):
-    assert cli.main(["solve", "leduc_poker", "--chance", "sampled", "--seed", "3",
+    assert app.main(["solve", "leduc_poker", "--chance", "sampled", "--seed", "3",
                      "--iterations", "50", "--json", "--quiet"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["chance"] == "sampled" and out["seed"] == 3 and out["draws"] == 16
     assert 0 < out["exploitability"] < 1 and "estimates" not in out
     assert out["sampled_chance"]["rows"] > 0
-    assert cli.main(["solve", SMALL_DICE, "--iterations", "40", "--json", "--quiet"]) == 0
+    assert app.main(["solve", SMALL_DICE, "--iterations", "40", "--json", "--quiet"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["chance"] == "sampled" and out["exploitability"] is None
     assert out["estimates"]["estimate"] is True
-    assert cli.main(["solve", SMALL_DICE, "--iterations", "20", "--quiet"]) == 0
+    assert app.main(["solve", SMALL_DICE, "--iterations", "20", "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "estimates" in text and "not exact values" in text and "draws per host" in text
-    assert cli.main(["solve", SMALL_DICE, "--chance", "sampled", "--sampling", "outcome"]) == 2
+    assert app.main(["solve", SMALL_DICE, "--chance", "sampled", "--sampling", "outcome"]) == 2
     assert "takes no --sampling outcome" in capsys.readouterr().err
-    assert cli.main(["solve", SMALL_DICE, "--draws", "0"]) == 2
+    assert app.main(["solve", SMALL_DICE, "--draws", "0"]) == 2
     assert "--draws" in capsys.readouterr().err
-    assert cli.main(["solve", SMALL_DICE, "--chance", "exact", "--quiet"]) != 0
+    assert app.main(["solve", SMALL_DICE, "--chance", "exact", "--quiet"]) != 0
     assert "chance-not-enumerable" in capsys.readouterr().err
 
 
@@ -275,7 +276,7 @@ def test_train_sampled_chance_resumes_bit_for_bit(tmp_path, capsys):
     assert (tmp_path / "whole" / "profile.npz").exists()
     assert (tmp_path / "whole" / "convergence.png").exists()
     # no exact metrics for such a profile: eval says which command estimates them
-    assert cli.main(["eval", str(tmp_path / "whole")]) == 2
+    assert app.main(["eval", str(tmp_path / "whole")]) == 2
     assert "jaxcfr estimate" in capsys.readouterr().err
 
     train(config(60), out_dir=str(tmp_path / "part"), handle_sigint=False)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr.atomic import atomic_write_text
+from jaxcfr._util.atomic import atomic_write_text
 from jaxcfr.runs import checkpoint
 from jaxcfr.runs.checkpoint import CheckpointCorruptError, CheckpointError
 

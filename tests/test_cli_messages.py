@@ -10,15 +10,15 @@ import json
 import pytest
 
 import jaxcfr
-from jaxcfr import cli
-from jaxcfr.loop import lower_reporting
+from jaxcfr.cli import app
+from jaxcfr.engine.loop import lower_reporting
 from jaxcfr.runs.progress import LogLines, Status
 
 
 def _run(capsys, *argv) -> tuple[int, str, str]:
     capsys.readouterr()
     try:
-        status = cli.main(list(argv))
+        status = app.main(list(argv))
     except SystemExit as e:                     # argparse: --help, --version, usage errors
         status = e.code
     out, err = capsys.readouterr()
@@ -31,7 +31,7 @@ def test_help_says_what_the_tool_does_with_examples(capsys):
     assert out.startswith("usage: jaxcfr") and "counterfactual-regret-minimisation" in out
     assert "examples:" in out and "jaxcfr solve kuhn_poker" in out
     assert "``" not in out                      # no internal docstring markup
-    for command in cli.COMMANDS:
+    for command in app.COMMANDS:
         assert f"    {command}" in out
 
 
@@ -69,9 +69,9 @@ def test_traceback_after_the_command(capsys):
     status, _, err = _run(capsys, "solve", "kuhn_poker", "--iterations", "0")
     assert status == 2 and "Traceback" not in err
     with pytest.raises(ValueError, match="--iterations must be a positive integer"):
-        cli.main(["solve", "kuhn_poker", "--iterations", "0", "--traceback"])
+        app.main(["solve", "kuhn_poker", "--iterations", "0", "--traceback"])
     with pytest.raises(ValueError):
-        cli.main(["--traceback", "solve", "kuhn_poker", "--iterations", "0"])
+        app.main(["--traceback", "solve", "kuhn_poker", "--iterations", "0"])
 
 
 @pytest.mark.parametrize("argv, line", [
@@ -109,9 +109,9 @@ def test_set_errors_suggest_the_key_and_blame_the_override(tmp_path, capsys):
 
 def test_os_errors_read_like_sentences():
     e = FileNotFoundError(2, "No such file or directory", "configs/config.toml")
-    assert cli.describe_error(e) == "error: No such file or directory: configs/config.toml"
-    assert cli.describe_error(KeyError("x")) == "error: x"
-    assert cli.describe_error(RuntimeError("boom")) == "internal error (RuntimeError): boom"
+    assert app.describe_error(e) == "error: No such file or directory: configs/config.toml"
+    assert app.describe_error(KeyError("x")) == "error: x"
+    assert app.describe_error(RuntimeError("boom")) == "internal error (RuntimeError): boom"
 
 
 def test_no_hint_about_sampled_chance():

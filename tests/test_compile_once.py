@@ -1,7 +1,7 @@
 """One compiled step serves a whole run: later chunks (the shorter last one included), new
 hyper-parameter values and other games of the same padded shape compile nothing.
 
-Two independent witnesses: ``jaxcfr.engine.trace_counts`` (how often the jitted
+Two independent witnesses: ``jaxcfr.engine.runner.trace_counts`` (how often the jitted
 chunk / evaluation bodies were traced) and JAX's own backend-compile events
 (``jax.monitoring``), which also catch a compile that reuses a trace.
 """
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr.engine import trace_counts
+from jaxcfr.engine.runner import trace_counts
 from jaxcfr.tensors import to_device
 
 try:

@@ -32,7 +32,7 @@ def test_every_shipped_config_loads_and_takes_the_documented_overrides(path):
         if s.endswith(".efg"):
             assert Path(s).is_absolute() and Path(s).exists(), s
         else:
-            jaxcfr.registry.parse_game_string(s)
+            jaxcfr.game.registry.parse_game_string(s)
     over = load_config(path, overrides=["solver.iterations=7", "solver.algorithm=dcfr",
                                         "run.checkpoint_every=3"])
     assert (over.solver.iterations, over.solver.algorithm, over.run.checkpoint_every) == (

@@ -118,7 +118,7 @@ def test_fixture_loads_and_validates(name):
 
 
 def test_fixture_perfect_recall_as_documented():
-    lowering = pytest.importorskip("jaxcfr.lowering")
+    lowering = pytest.importorskip("jaxcfr.lowering.lower")
     for name in FIXTURE_FILES:
         if name in NO_PERFECT_RECALL:
             with pytest.raises(GameError) as info:
@@ -211,7 +211,7 @@ def test_shared_files_match_readme_properties():
 
 @needs_shared
 def test_lowering_detects_imperfect_recall_as_the_readme_says():
-    lowering = pytest.importorskip("jaxcfr.lowering")
+    lowering = pytest.importorskip("jaxcfr.lowering.lower")
     table = _readme_table(SHARED / "README.md")
     for name, row in table.items():
         game = efg.load(SHARED / name)

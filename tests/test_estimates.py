@@ -1,4 +1,4 @@
-"""Estimated analytics (jaxcfr.estimates) against exact values; transposition caching.
+"""Estimated analytics (jaxcfr.profiles.estimates) against exact values; transposition caching.
 
 The oracles: jaxcfr.evaluate's exact values and best-response gains on games small
 enough to lower (Kuhn poker; ``dice_poker``, which is ``sampled_dice_poker`` with its
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr import cli
-from jaxcfr.estimates import RECORD_KEYS, interval, t_quantile
-from jaxcfr.host_values import PolicyError, PolicySet, WalkStats, walk_values
+from jaxcfr.cli import app
+from jaxcfr.profiles.estimates import RECORD_KEYS, interval, t_quantile
+from jaxcfr.profiles.host_values import PolicyError, PolicySet, WalkStats, walk_values
 from jaxcfr_games.dice_poker import DicePoker
 from jaxcfr_games.sampled_poker import SampledDicePoker
 
@@ -282,7 +282,7 @@ def test_dice_poker_sizes_and_limits():
 
 def test_best_responses_agree_with_evaluate(kuhn):
     lowered, table, _, _, _ = kuhn
-    br = jaxcfr.analytics.best_responses(lowered, table)
+    br = jaxcfr.solvers.analytics.best_responses(lowered, table)
     ev = jaxcfr.evaluate(lowered, table, dtype="float64")
     np.testing.assert_allclose(br.best_response_values, ev["best_response_values"], atol=TOL)
     np.testing.assert_allclose(br.values, ev["values"], atol=TOL)
@@ -339,15 +339,15 @@ def test_estimate_command(tmp_path, capsys):
     _, profile = random_profile(lowered, 1)
     path = profile.save(tmp_path / "p")
     game = "sampled_dice_poker(dice=2, sides=3)"
-    assert cli.main(["estimate", game, str(path), "--samples", "40", "--train-samples", "40",
+    assert app.main(["estimate", game, str(path), "--samples", "40", "--train-samples", "40",
                      "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["estimate"] is True and out["profile"] == str(path)
     assert set(RECORD_KEYS) <= set(out) and out["samples"] == 40
     assert out == {**jaxcfr.estimate_record(game, profile, samples=40, train_samples=40),
                    "game": game, "profile": str(path)}
-    assert cli.main(["estimate", game, "--samples", "40", "--values-only"]) == 0
+    assert app.main(["estimate", game, "--samples", "40", "--values-only"]) == 0
     text = capsys.readouterr().out
     assert "value p0" in text and "95% interval" in text and "not exact values" in text
-    assert cli.main(["estimate", game, "--samples", "1"]) == 2
+    assert app.main(["estimate", game, "--samples", "1"]) == 2
     assert "--samples must be at least 2" in capsys.readouterr().err

@@ -10,7 +10,7 @@ import pytest
 import jaxcfr_games as games
 import jaxcfr
 from jaxcfr import CHANCE, TERMINAL, GameError
-from jaxcfr.contract import DECISION, TERMINAL_NODE, inspect_node
+from jaxcfr.game.contract import DECISION, TERMINAL_NODE, inspect_node
 
 # Every registered game, at a few parameter settings.
 GAME_STRINGS = [

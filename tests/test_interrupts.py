@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxcfr.signals import DeferredStop, RaisingInterrupts, Terminated
+from jaxcfr._util.signals import DeferredStop, RaisingInterrupts, Terminated
 
 ROOT = Path(__file__).resolve().parent.parent
 

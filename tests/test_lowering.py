@@ -11,7 +11,7 @@ import pytest
 
 import jaxcfr
 from jaxcfr import CHANCE, TERMINAL, Game, GameError, MemoryBudgetError
-from jaxcfr.lowering import sort_infosets
+from jaxcfr.lowering.lower import sort_infosets
 from jaxcfr.tensors import CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE
 
 try:
@@ -392,7 +392,7 @@ def test_lower_whole_game_failures(cls):
 
 
 def test_lower_rejects_a_game_that_never_ends(monkeypatch):
-    monkeypatch.setattr(importlib.import_module("jaxcfr.contract"), "MAX_TRAJECTORY_LENGTH", 100)
+    monkeypatch.setattr(importlib.import_module("jaxcfr.game.contract"), "MAX_TRAJECTORY_LENGTH", 100)
     err = _lower_rejects(bg.NeverEnds())
     assert err.rule == "termination" and err.history == ("go",) * 20
 
@@ -550,7 +550,7 @@ def test_memory_budget_fails_before_walking():
 
 def test_memory_budget_fails_early_while_walking(monkeypatch):
     # Without a size estimate the walk itself stops within a few thousand nodes.
-    monkeypatch.setattr(jaxcfr.lowering, "estimate_size", lambda game: None)
+    monkeypatch.setattr(jaxcfr.lowering.lower, "estimate_size", lambda game: None)
     game = jaxcfr.load_game("goofspiel(cards=6)")
     with pytest.raises(MemoryBudgetError) as info:
         jaxcfr.lower(game, memory_budget=1 << 20)

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr import estimators, sampling
+from jaxcfr.solvers import estimators
+from jaxcfr.kernels import subtree
 from jaxcfr.runs import config_from_dict, train
 from jaxcfr.tensors import to_device
 
@@ -55,9 +56,9 @@ def _estimates(name: str, scheme: str, player, draws: int):
     # the draws are draws batch members of one estimate (a forest of subtrees, one key each)
     tiled = jnp.asarray(np.repeat(regret.reshape(-1), draws), jnp.float32)
     policy = one._replace(regret=tiled, prediction=jnp.zeros_like(tiled), members=draws)
-    tables = sampling.child_tables(lowered.tensors)
-    plan = sampling.make_plan(lowered, scheme, tables)
-    tables = sampling.SampleTables(*(jnp.asarray(x) for x in tables))
+    tables = subtree.child_tables(lowered.tensors)
+    plan = subtree.make_plan(lowered, scheme, tables)
+    tables = subtree.SampleTables(*(jnp.asarray(x) for x in tables))
     est = jax.jit(lambda keys: estimators.densify(
         estimators.sampled(t, s, policy, who, keys, 0.6, tables, plan), rows, actions,
         draws).regret)(jax.random.split(jax.random.key(7), draws))
@@ -87,18 +88,18 @@ def test_a_zero_probability_action_is_never_sampled():
     """Inverse-CDF draws at u = 0 and at u * total rounded up to the total."""
     weights = jnp.asarray([[0, 1.0, 0], [0.5, 0.5, 0], [1.0, 0, 0], [0, 0, 1.0]])
     for u in (0.0, 0.5, np.nextafter(np.float32(1), np.float32(0)), 1.0):
-        pick = np.asarray(sampling._inverse_cdf(weights, jnp.full(4, u, jnp.float32)))
+        pick = np.asarray(subtree._inverse_cdf(weights, jnp.full(4, u, jnp.float32)))
         assert (np.asarray(weights)[np.arange(4), pick] > 0).all(), (u, pick)
 
 
 def test_plans_bound_every_sample():
     """Capacities: chance sampling of Leduc touches 92 nodes, outcome sampling one a level."""
     lowered = _lowered("leduc_poker")
-    tables = sampling.child_tables(lowered.tensors)
-    chance = sampling.make_plan(lowered, "chance", tables)
+    tables = subtree.child_tables(lowered.tensors)
+    chance = subtree.make_plan(lowered, "chance", tables)
     assert sum(chance.capacity) == 92 and chance.max_children == 6
-    assert set(sampling.make_plan(lowered, "outcome", tables).capacity) == {1}
-    assert sum(sampling.make_plan(lowered, "external", tables).capacity) < sum(chance.capacity)
+    assert set(subtree.make_plan(lowered, "outcome", tables).capacity) == {1}
+    assert sum(subtree.make_plan(lowered, "external", tables).capacity) < sum(chance.capacity)
 
 
 # -- keys, seeds, chunks (sharing the compiled programs of the convergence runs) --------------

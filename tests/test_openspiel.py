@@ -1,4 +1,4 @@
-"""OpenSpiel games through jaxcfr.openspiel (skipped when pyspiel is not installed)."""
+"""OpenSpiel games through jaxcfr.game.openspiel (skipped when pyspiel is not installed)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from jaxcfr import GameError
 
 pyspiel = pytest.importorskip("pyspiel")
 
-from jaxcfr import openspiel  # noqa: E402 - after the skip
+from jaxcfr.game import openspiel  # noqa: E402 - after the skip
 
 
 @pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "kuhn_poker(players=3)"])

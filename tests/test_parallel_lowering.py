@@ -18,8 +18,11 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr import GameError, lowering, parallel, parts
-from jaxcfr.budget import MemoryBudgetError
+from jaxcfr import GameError
+from jaxcfr.lowering import lower
+from jaxcfr.lowering import parallel
+from jaxcfr.lowering import parts
+from jaxcfr.lowering.budget import MemoryBudgetError
 
 try:
     from tests import broken_games as bg
@@ -45,7 +48,7 @@ def assert_same(a: jaxcfr.LoweredGame, b: jaxcfr.LoweredGame) -> None:
 def cut_enumeration(game, depth: int, abstraction=None):
     """The parallel walk cut at ``depth`` with its jobs walked in this process: the
     merged enumeration, or ``None`` where the parallel walk falls back to the serial one."""
-    players = jaxcfr.contract.check_protocol(game)
+    players = jaxcfr.game.contract.check_protocol(game)
     try:
         top = parallel.cut(game, players, abstraction, workers=2, size=None, depth=depth)
     except Exception:  # noqa: BLE001 - as walk_parallel: the serial walk reports it
@@ -66,8 +69,8 @@ def lower_cut(game, depth: int) -> tuple[jaxcfr.LoweredGame, jaxcfr.LoweredGame]
     """``(unsorted, sorted)`` lowered games from the tree cut at ``depth``."""
     enum = cut_enumeration(game, depth)
     assert enum is not None, depth
-    out = lowering._build(enum, game, "")
-    return out, lowering.sort_infosets(out)
+    out = lower._build(enum, game, "")
+    return out, lower.sort_infosets(out)
 
 
 SMALL = ["kuhn_poker", "kuhn_poker(players=3)", str(FIXTURES / "different_depths.efg"),
@@ -114,7 +117,7 @@ def test_an_abstraction_is_walked_alike():
     assert serial.num_nodes < jaxcfr.lower(game, workers=1).num_nodes
     for depth in (1, 2, 3, 5):
         enum = cut_enumeration(game, depth, DropRaise())
-        out = lowering.sort_infosets(lowering._build(enum, game, "x"))
+        out = lower.sort_infosets(lower._build(enum, game, "x"))
         assert_same(serial, out)
     assert_same(serial, jaxcfr.lower(game, abstraction=DropRaise(), workers=2, name="x"))
 
@@ -193,7 +196,7 @@ def test_progress_is_called_with_nodes_walked(workers, monkeypatch):
 
 
 def test_memory_budget_stops_the_parallel_walk(monkeypatch):
-    monkeypatch.setattr(lowering, "estimate_size", lambda game: None)
+    monkeypatch.setattr(lower, "estimate_size", lambda game: None)
     with pytest.raises(MemoryBudgetError):
         jaxcfr.lower(jaxcfr.load_game("liars_dice(sides=4)"), workers=2,
                      memory_budget=200_000)

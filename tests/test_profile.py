@@ -8,8 +8,8 @@ import pytest
 
 import jaxcfr
 from jaxcfr import Profile
-from jaxcfr.cli import main as cli_main
-from jaxcfr.profile import decode_label, encode_label
+from jaxcfr.cli.app import main as cli_main
+from jaxcfr.profiles.profile import decode_label, encode_label
 from jaxcfr import evaluate_profile
 
 KUHN = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"), name="kuhn_poker")
@@ -190,7 +190,7 @@ def test_to_openspiel_refuses_a_different_game():
 
 def test_to_openspiel_for_an_openspiel_game():
     pytest.importorskip("pyspiel")
-    pytest.importorskip("jaxcfr.openspiel")
+    pytest.importorskip("jaxcfr.game.openspiel")
     lowered = jaxcfr.lower(jaxcfr.load_game("openspiel:kuhn_poker"), name="openspiel:kuhn_poker")
     p = _random_profile(lowered, 6)
     policy = p.to_openspiel("kuhn_poker")            # the game recorded in the profile

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import jaxcfr
-from jaxcfr.cli import main as cli_main
+from jaxcfr.cli.app import main as cli_main
 from jaxcfr.runs import ConfigError, RunDir, load_config, train
 from jaxcfr.runs import checkpoint
 from jaxcfr.runs.rundir import RunDirBusy

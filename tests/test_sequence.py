@@ -1,13 +1,13 @@
 """The sequence form computes what the node passes compute.
 
-Oracles: :func:`jaxcfr.passes.action_values` and :func:`jaxcfr.passes.own_reach_at_rows`
+Oracles: :func:`jaxcfr.kernels.passes.action_values` and :func:`jaxcfr.kernels.passes.own_reach_at_rows`
 (the node passes, themselves checked against the NumPy reference CFR in
 ``test_solvers.py``) on random strategies: for every player alone (an alternating
 update) and for all at once, on two- and three-player games, an ``.efg`` game whose
 information sets span several depths, an abstracted game, a batch of strategies on a
 trailing axis, and the shared-structure stack (payoffs and chance per member). Also the
 tables' invariants (leaves sorted by the updating player's sequence, padding inert) and
-the tie rule of :func:`jaxcfr.numerics.instantaneous_regret`.
+the tie rule of :func:`jaxcfr.kernels.numerics.instantaneous_regret`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,11 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr import estimators, numerics, passes, sequence
-from jaxcfr.stack import shared_structure
+from jaxcfr.solvers import estimators
+from jaxcfr.kernels import numerics
+from jaxcfr.kernels import passes
+from jaxcfr.kernels import sequence
+from jaxcfr.lowering.stack import shared_structure
 from jaxcfr.tensors import to_device
 
 try:

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from jaxcfr import cli
+from jaxcfr.cli import app
 
 try:
     from tests import cfr_cases as C
@@ -54,7 +54,7 @@ def _run(*args: str) -> tuple[int, str, str]:
 
 def _main_json(capsys, *args: str) -> dict:
     capsys.readouterr()
-    status = cli.main(["solve", *args, "--json"])
+    status = app.main(["solve", *args, "--json"])
     out, err = capsys.readouterr()
     assert status == 0, err
     return json.loads(out.strip().splitlines()[-1])
@@ -100,7 +100,7 @@ def test_bad_algorithm_is_a_one_line_error():
 
 
 def test_bad_iterations_is_a_one_line_error(capsys):
-    status = cli.main(["solve", "kuhn_poker", "--iterations", "0"])
+    status = app.main(["solve", "kuhn_poker", "--iterations", "0"])
     err = capsys.readouterr().err.strip().splitlines()
     assert status != 0 and len(err) == 1 and err[0].startswith("jaxcfr: error:"), err
 

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr import passes
+from jaxcfr.kernels import passes
 
 try:
     from tests import cfr_cases as C

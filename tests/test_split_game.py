@@ -102,7 +102,7 @@ def test_split_game_equals_one_device():
 
 def test_padding_keeps_the_game():
     """pad_to_multiple adds only inert nodes and rows: same metrics, same solver state."""
-    from jaxcfr.stack import pad_to_multiple
+    from jaxcfr.lowering.stack import pad_to_multiple
     lowered = C.lowered("different_depths")
     padded = pad_to_multiple(lowered, 8)
     assert padded.num_nodes % 8 == 0 and padded.num_rows % 8 == 0

@@ -8,7 +8,7 @@ import pytest
 import jaxcfr
 from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, PADDING, TERMINAL_NODE,
                             GameTensors)
-from jaxcfr.stack import unstack_rows
+from jaxcfr.lowering.stack import unstack_rows
 
 MEMBERS = ["kuhn_poker", "leduc_poker(ranks=3)", "leduc_poker(ranks=4)"]
 # float32 CFR+ amplifies rounding (the forest sums in another order): compare few

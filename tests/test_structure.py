@@ -1,4 +1,5 @@
-"""The package's structure: no import loops, games import only the protocol, a small public API.
+"""The package's structure: folders that are layers, no import loops, games import only the
+protocol, a small public API.
 
 The import graph is read from the source (``ast``), every ``import`` statement
 counted, also those inside functions (a lazy import that closes a loop is still a
@@ -17,6 +18,28 @@ import jaxcfr
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 #: Source folder -> installed package name.
 PACKAGES = {"jaxcfr": "jaxcfr", "games": "jaxcfr_games"}
+
+#: The layers: each room of ``jaxcfr`` (a folder, or the module ``tensors``) -> the rooms it
+#: may import. Low to high: _util < game < tensors < lowering | kernels < solvers < profiles <
+#: engine < api < runs < cli. Each folder's ``__init__`` says the same in words.
+LAYERS = {
+    "_util": set(),
+    "game": {"_util"},
+    "tensors": {"_util", "game"},
+    "lowering": {"_util", "game", "tensors"},
+    "kernels": {"_util", "game", "tensors"},
+    "solvers": {"_util", "game", "tensors", "kernels"},
+    "profiles": {"_util", "game", "tensors", "lowering", "kernels", "solvers"},
+    "engine": {"_util", "game", "tensors", "lowering", "kernels", "solvers", "profiles"},
+    "api": {"_util", "game", "tensors", "lowering", "kernels", "solvers", "profiles", "engine"},
+    "runs": {"_util", "game", "tensors", "lowering", "kernels", "solvers", "profiles", "engine",
+             "api"},
+    "cli": {"_util", "game", "tensors", "lowering", "kernels", "solvers", "profiles", "engine",
+            "api", "runs"},
+}
+#: Modules outside the layers: the package's face imports every layer, ``python -m jaxcfr``
+#: the command line.
+ABOVE_THE_LAYERS = {"jaxcfr": set(LAYERS), "jaxcfr.__main__": {"cli"}}
 
 
 def _modules() -> dict[str, pathlib.Path]:
@@ -112,9 +135,71 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_the_graph_sees_lazy_and_relative_imports():
     graph = import_graph()
-    assert "jaxcfr.validate" in graph["jaxcfr.game"]          # inside Game.validate
+    assert "jaxcfr.game.validate" in graph["jaxcfr.game.protocol"]   # inside Game.validate
     assert "jaxcfr_games.kuhn" in graph["jaxcfr_games"]       # "from .kuhn import ..."
     assert "jaxcfr.runs.checkpoint" in graph["jaxcfr.runs.train"]
+
+
+def room(module: str) -> str | None:
+    """The layer of a ``jaxcfr`` module (``jaxcfr.solvers.solver`` -> ``solvers``)."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "jaxcfr" and len(parts) > 1 and parts[1] != "__main__" \
+        else None
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import that runs against :data:`LAYERS` (``a -> b``: a may not import b)."""
+    out = []
+    for module, targets in sorted(graph.items()):
+        if not module.startswith("jaxcfr") or module.startswith("jaxcfr_games"):
+            continue
+        if module in ABOVE_THE_LAYERS:
+            allowed, own = ABOVE_THE_LAYERS[module], None
+        else:
+            own = room(module)
+            allowed = LAYERS.get(own, set())
+        for t in sorted(targets):
+            if t.startswith("jaxcfr_games"):
+                continue
+            r = room(t)
+            if r != own and r not in allowed:
+                out.append(f"{module} -> {t} ({own or module} may not import {r})")
+    return out
+
+
+def test_every_module_is_in_a_layer():
+    rooms = {room(m) for m in import_graph() if m.startswith("jaxcfr.")} - {None}
+    assert rooms <= set(LAYERS), f"rooms missing from LAYERS: {sorted(rooms - set(LAYERS))}"
+    for name in LAYERS:
+        path = ROOT / "jaxcfr" / name
+        init = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        assert init.exists(), name
+        if path.is_dir():
+            doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+            assert "may import" in doc or "imports nothing" in doc, \
+                f"{init} does not say what it may import"
+
+
+def test_no_public_name_hides_a_room():
+    # jaxcfr.cfr is the vanilla-CFR preset: a folder of that name would be unreachable as an
+    # attribute (jaxcfr.cfr.analytics), and string paths such as monkeypatch's would break
+    import types
+    for name in LAYERS:
+        value = getattr(jaxcfr, name, None)
+        assert value is None or isinstance(value, types.ModuleType), \
+            f"jaxcfr.{name} is {value!r}, not the room {name}"
+
+
+def test_imports_follow_the_layers():
+    bad = layer_violations(import_graph())
+    assert not bad, "imports against the layers:\n" + "\n".join(bad)
+
+
+def test_the_layer_check_sees_an_upward_import():
+    graph = {"jaxcfr.solvers.solver": {"jaxcfr.engine.runner"},
+             "jaxcfr.engine.runner": {"jaxcfr.solvers.solver"}, "jaxcfr": {"jaxcfr.cli.app"}}
+    assert layer_violations(graph) == [
+        "jaxcfr.solvers.solver -> jaxcfr.engine.runner (solvers may not import engine)"]
 
 
 def test_no_import_cycles():

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr.cli import main as cli_main
+from jaxcfr.cli.app import main as cli_main
 from jaxcfr.runs import CheckpointError, RunDir, load_config, train
 from jaxcfr.runs import checkpoint
 from jaxcfr.runs.progress import LogLines, ProgressBar, make_progress

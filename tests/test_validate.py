@@ -6,7 +6,7 @@ import pytest
 
 import jaxcfr
 from jaxcfr import GameError
-from jaxcfr.contract import (DECISION, TERMINAL_NODE, check_clone_independent,
+from jaxcfr.game.contract import (DECISION, TERMINAL_NODE, check_clone_independent,
                              check_terminal_step_refused, game_exception, hashable_key,
                              inspect_node, player_to_act_consistent)
 
@@ -66,7 +66,7 @@ def test_sampling_error_gets_the_history():
 
 
 def test_runaway_game(monkeypatch):
-    monkeypatch.setattr(importlib.import_module("jaxcfr.contract"), "MAX_TRAJECTORY_LENGTH", 100)
+    monkeypatch.setattr(importlib.import_module("jaxcfr.game.contract"), "MAX_TRAJECTORY_LENGTH", 100)
     err = _rejects(bg.NeverEnds())
     assert err.rule == bg.NeverEnds.RULE
     assert err.history in bg.NeverEnds.HISTORIES

@@ -1,5 +1,7 @@
 """Training runs from config files: configs, run directories, checkpoints, progress, plots.
 
+Layer 8: may import the layers below (``_util`` up to ``api``).
+
 Example::
 
     >>> from jaxcfr.runs import load_config, train

@@ -36,7 +36,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
-from jaxcfr.atomic import atomic_write_bytes, atomic_write_text
+from jaxcfr._util.atomic import atomic_write_bytes, atomic_write_text
 from jaxcfr.tensors import fingerprint  # noqa: F401 - re-exported: the lowered game's digest
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "CheckpointError", "CheckpointCorruptError", "Checkpoint",

@@ -39,15 +39,15 @@ import typing
 from pathlib import Path
 from typing import Any, Sequence
 
-from jaxcfr.arguments import (ArgumentError, nonnegative_int, one_of, plain_name,
+from jaxcfr._util.arguments import (ArgumentError, nonnegative_int, one_of, plain_name,
                               positive_int)
-from jaxcfr.chance_sampling import CHANCE_CHOICES, DEFAULT_DRAWS
-from jaxcfr.engine import DEFAULT_CHUNK
-from jaxcfr.contract import GameError
-from jaxcfr.precision import PRECISIONS
-from jaxcfr.registry import load_abstraction
-from jaxcfr import arguments
-from jaxcfr.solvers import HYPERPARAMETERS, SAMPLING, resolve_algorithm
+from jaxcfr.engine.sampled_chance import CHANCE_CHOICES, DEFAULT_DRAWS
+from jaxcfr.engine.runner import DEFAULT_CHUNK
+from jaxcfr.game.contract import GameError
+from jaxcfr._util.precision import PRECISIONS
+from jaxcfr.game.registry import load_abstraction
+from jaxcfr._util import arguments
+from jaxcfr.solvers.solver import HYPERPARAMETERS, SAMPLING, resolve_algorithm
 
 __all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ConfigError", "load_config",
            "config_from_dict", "parse_override", "to_toml", "COMPUTE_KEYS", "check_config"]
@@ -387,7 +387,7 @@ def _describe(kind: Any) -> str:
 
 
 def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
-    """The value rules (:mod:`jaxcfr.arguments`); an error names the file or the ``--set``."""
+    """The value rules (:mod:`jaxcfr._util.arguments`); an error names the file or the ``--set``."""
     def fail(key, msg):
         raise ConfigError(f"{given.get(key, source)}: {key}: {msg}")
 

@@ -25,8 +25,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from jaxcfr.atomic import atomic_write_text
-from jaxcfr.serialize import jsonable
+from jaxcfr._util.atomic import atomic_write_text
+from jaxcfr._util.serialize import jsonable
 
 try:
     import fcntl

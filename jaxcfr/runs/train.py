@@ -33,23 +33,23 @@ from typing import Any, Callable
 
 import numpy as np
 
-from jaxcfr.atomic import atomic_write_bytes, atomic_write_text
-from jaxcfr.blueprint import lifted_row
-from jaxcfr.chance_sampling import SampledChanceRunner, choose_chance
-from jaxcfr.contract import GameError
-from jaxcfr.engine import Runner
-from jaxcfr.loop import Hooks, compile_reporting, iteration_of, lower_reporting, run_loop
-from jaxcfr.profile import Profile
-from jaxcfr.registry import load_abstraction
+from jaxcfr._util.atomic import atomic_write_bytes, atomic_write_text
+from jaxcfr.profiles.lifting import lifted_row
+from jaxcfr.engine.sampled_chance import SampledChanceRunner, choose_chance
+from jaxcfr.game.contract import GameError
+from jaxcfr.engine.runner import Runner
+from jaxcfr.engine.loop import Hooks, compile_reporting, iteration_of, lower_reporting, run_loop
+from jaxcfr.profiles.profile import Profile
+from jaxcfr.game.registry import load_abstraction
 from jaxcfr.runs import checkpoint
 from jaxcfr.runs.checkpoint import CheckpointError
 from jaxcfr.runs.config import (COMPUTE_KEYS, Config, ConfigError, check_config,
                                 sampled_chance_rules, to_toml)
 from jaxcfr.runs.rundir import RunDir, default_run_dir
-from jaxcfr.serialize import jsonable
-from jaxcfr.signals import DeferredStop
-from jaxcfr.solvers import SolverState, make_solver
-from jaxcfr.stack import stack
+from jaxcfr._util.serialize import jsonable
+from jaxcfr._util.signals import DeferredStop
+from jaxcfr.solvers.solver import SolverState, make_solver
+from jaxcfr.lowering.stack import stack
 from jaxcfr.tensors import LoweredGame
 
 __all__ = ["train", "TrainResult", "build_lowered", "build_runner"]
@@ -84,7 +84,7 @@ class TrainResult:
       abstraction: with ``game.abstraction``, one row per member (``abstraction.json``):
         sizes, the metric inside the abstraction and the lifted profile's in the full game.
       sampled_chance: under sampled chance (``solver.chance``), the host's figures
-        (:meth:`jaxcfr.chance_sampling.SampledChanceRunner.report`); else ``None``.
+        (:meth:`jaxcfr.engine.sampled_chance.SampledChanceRunner.report`); else ``None``.
     """
     config: Config
     run_dir: Path
@@ -112,7 +112,7 @@ def build_lowered(config: Config, status=None) -> LoweredGame:
     abstractions), through the cache of lowered games unless ``game.cache`` is false
     (abstracted games are not cached); an abstracted member is named
     ``"<game> | <abstraction>"``; ``status`` (optional, see
-    :func:`jaxcfr.loop.lower_reporting`) hears about each."""
+    :func:`jaxcfr.engine.loop.lower_reporting`) hears about each."""
     parts = []
     for s, a in config.game.members:
         extra = {} if a is None else {"abstraction": load_abstraction(a)}

@@ -1,0 +1,142 @@
+"""Argument rules shared by every entry point: the Python API, configs and the command line.
+
+``jaxcfr.solve``, :class:`jaxcfr.Runner`, ``jaxcfr.train`` (through its config) and
+the ``jaxcfr`` command all check their numbers with these functions, so that one bad
+value gets the same words wherever it is given; only the name differs
+(``eval_every`` in Python, ``run.eval_every`` in a config, ``--eval-every`` on the
+command line).
+
+Example::
+
+    >>> from jaxcfr._util.arguments import positive_int
+    >>> positive_int("iterations", 10)
+    10
+    >>> positive_int("iterations", 2.5)
+    Traceback (most recent call last):
+    ...
+    jaxcfr._util.arguments.ArgumentError: iterations must be a positive integer (1, 2, ...), got 2.5
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import numbers
+from typing import Any, Callable, Iterable
+
+__all__ = ["ArgumentError", "positive_int", "nonnegative_int", "optional_positive_int",
+           "finite_float", "one_of", "plain_name", "command_line_type", "seed", "seeds",
+           "exploration"]
+
+#: Seeds are int32 (they are traced arguments of the compiled step).
+MAX_SEED = 2 ** 31 - 1
+
+
+class ArgumentError(ValueError):
+    """An argument breaks its rule; the message names the argument and the value."""
+
+
+def _integer(value: Any) -> int | None:
+    """``value`` as an int if it is an integer (NumPy integers too, bools not), else None."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return None
+    return int(value)
+
+
+def positive_int(name: str, value: Any) -> int:
+    """``value`` if it is an integer >= 1."""
+    v = _integer(value)
+    if v is None or v < 1:
+        raise ArgumentError(f"{name} must be a positive integer (1, 2, ...), got {value!r}")
+    return v
+
+
+def nonnegative_int(name: str, value: Any) -> int:
+    """``value`` if it is an integer >= 0."""
+    v = _integer(value)
+    if v is None or v < 0:
+        raise ArgumentError(f"{name} must be a non-negative integer (0, 1, ...), got {value!r}")
+    return v
+
+
+def optional_positive_int(name: str, value: Any) -> int | None:
+    """``None``, or ``value`` if it is an integer >= 1."""
+    return None if value is None else positive_int(name, value)
+
+
+def seed(name: str, value: Any) -> int:
+    """``value`` if it is an integer in ``0..2**31 - 1`` (a PRNG seed)."""
+    v = _integer(value)
+    if v is None or not 0 <= v <= MAX_SEED:
+        raise ArgumentError(f"{name} must be an integer from 0 to {MAX_SEED}, got {value!r}")
+    return v
+
+
+def seeds(name: str, value: Any) -> list[int]:
+    """A non-empty list of distinct seeds (a comma-separated string is split)."""
+    if isinstance(value, str):
+        try:
+            value = [int(x) for x in value.split(",") if x.strip()]
+        except ValueError:
+            raise ArgumentError(f"{name} must be seeds separated by commas (0,1,2), "
+                                f"got {value!r}") from None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ArgumentError(f"{name} must be a list of seeds, got {value!r}")
+    out = [seed(name, v) for v in value]
+    if not out or len(set(out)) != len(out):
+        raise ArgumentError(f"{name} must list distinct seeds, at least one, got {value!r}")
+    return out
+
+
+def exploration(name: str, value: Any) -> float:
+    """Outcome sampling's epsilon: a number in ``(0, 1]`` (0 would leave actions the
+    strategy never plays unsampled, and the estimate biased)."""
+    v = finite_float(name, value)
+    if not 0 < v <= 1:
+        raise ArgumentError(f"{name} must be in (0, 1], got {value!r}")
+    return v
+
+
+def finite_float(name: str, value: Any) -> float:
+    """``value`` as a float if it is a finite real number (not a bool, not a string)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
+            not math.isfinite(float(value)):
+        raise ArgumentError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def one_of(name: str, value: Any, choices: Iterable[str]) -> str:
+    """``value`` if it is one of ``choices``."""
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        raise ArgumentError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def plain_name(name: str, value: Any) -> str:
+    """``value`` if it can name a file inside a folder: no path separators, not ``.``/``..``."""
+    if not isinstance(value, str) or not value or value in (".", "..") or \
+            any(c in value for c in "/\\\0") or value != value.strip():
+        raise ArgumentError(f"{name} must be a plain name (no '/', '\\', '..' or surrounding "
+                            f"blanks), got {value!r}")
+    return value
+
+
+def command_line_type(rule: Callable[[str, Any], Any], option: str,
+                      parse: Callable[[str], Any] = int) -> Callable[[str], Any]:
+    """An ``argparse`` ``type=`` that parses the text and applies ``rule`` under ``option``.
+
+    The error message is the rule's own, so the command line says what the API says.
+    """
+    def convert(text: str):
+        try:
+            value = parse(text)
+        except ValueError:
+            value = text
+        try:
+            return rule(option, value)
+        except ArgumentError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    convert.__name__ = rule.__name__
+    return convert

@@ -1,0 +1,195 @@
+"""Blueprints: train on an abstracted game, lift the profile back, measure it in the full game.
+
+:func:`train_abstracted` solves the abstracted game with :func:`jaxcfr.solve`, lifts
+the average profile and computes its exact metrics in the full game with
+:func:`jaxcfr.evaluate`. Given several abstractions of one game it stacks them
+(:func:`jaxcfr.stack`) and trains them all in one compiled run, so that they can be
+compared side by side (:func:`format_table`).
+
+Example::
+
+    >>> import jaxcfr
+    >>> results = jaxcfr.train_abstracted(
+    ...     "nolimit_leduc", ["bet_menu(fractions=[1.0])", "bet_menu(fractions=[0.5, 1.0])"],
+    ...     iterations=500)
+    >>> print(jaxcfr.format_table(results))     # sizes, in-abstraction and full-game metrics
+    >>> results[1].profile.act(jaxcfr.load_game("nolimit_leduc"), rng=0)   # plays the real game
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from jaxcfr.api.solve import SolveResult, solve
+from jaxcfr.game.abstraction import Abstracted
+from jaxcfr.game.contract import GameError
+from jaxcfr.game.registry import load_game
+from jaxcfr.lowering.lower import lower
+from jaxcfr.lowering.stack import stack
+from jaxcfr.profiles.lifting import as_abstraction, lifted_row
+from jaxcfr.profiles.profile import Profile
+from jaxcfr.tensors import LoweredGame
+
+__all__ = ["train_abstracted", "AbstractedResult", "format_table"]
+
+
+@dataclasses.dataclass(repr=False)
+class AbstractedResult:
+    """One abstraction's blueprint (what :func:`train_abstracted` returns per abstraction).
+
+    Attributes:
+      abstraction: the abstraction object; ``label`` its text.
+      lowered: the abstracted game, lowered; ``full``: the full game, lowered.
+      profile: the lifted profile: every information set of the full game.
+      abstract_profile: the average profile of the abstracted game (abstracted order).
+      abstract_final: the solve's final record for this member (metrics inside the
+        abstraction: its best responses may only use kept actions).
+      row: this abstraction's row of :func:`format_table` (see :func:`lifted_row`).
+      solve: the :class:`jaxcfr.SolveResult` (shared by every member of a batch).
+      lower_seconds: time to lower this abstracted game.
+    """
+    abstraction: Any
+    label: str
+    lowered: LoweredGame
+    full: LoweredGame
+    profile: Profile
+    abstract_profile: Profile
+    abstract_final: dict[str, Any]
+    row: dict[str, Any]
+    solve: SolveResult
+    lower_seconds: float
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        """:func:`jaxcfr.evaluate` of the lifted profile in the full game (JSON values:
+        ``exploitability``, ``nash_conv``, ``values``, ``metric``, ...)."""
+        return self.row["full_game"]
+
+    @property
+    def exploitability(self) -> float | None:
+        """Exact full-game exploitability of the lifted profile (two-player constant-sum)."""
+        return self.metrics["exploitability"]
+
+    @property
+    def unreached(self) -> int:
+        """Information sets of the full game the abstracted game never reaches (uniform)."""
+        return self.row["unreached_infosets"]
+
+    def __repr__(self) -> str:
+        metric = self.metrics["metric"]
+        return (f"AbstractedResult({self.label}: {self.lowered.num_nodes:,} of "
+                f"{self.full.num_nodes:,} histories, full-game {self.metrics['metric_name']} "
+                f"{metric:.4g})")
+
+
+def train_abstracted(game, abstraction, algorithm="cfr+", iterations: int = 1000, *,
+                     precision: str = "float32", **solve_options):
+    """Train on ``Abstracted(game, abstraction)``, lift the profile, evaluate it in ``game``.
+
+    Args:
+      game: the full game: a game string or a Game (not an ``Abstracted`` one). Its
+        chance must be enumerable: the full game is lowered to lift the profile and
+        to compute its metrics exactly.
+      abstraction: an abstraction or an abstraction string (``"bet_menu(fractions=
+        [1.0])"``, ``"module:Class(k=v)"``), or a list of them: a batch, stacked and
+        trained by one compiled run (each member as its separate run would be).
+      algorithm, iterations, precision, solve_options: as :func:`jaxcfr.solve`
+        (``eval_every``, ``alternating``, ``alpha``, ``beta``, ``gamma``, ``chunk``,
+        ``callback``); hyper-parameters must be single values here.
+    Returns:
+      An :class:`AbstractedResult`, or a list of them (one per abstraction, in order)
+      when ``abstraction`` is a list or tuple.
+    Raises:
+      GameError: ``chance-not-enumerable`` when the game's chance cannot be
+        enumerated; a contract or abstraction rule broken (naming the history).
+    """
+    batch = isinstance(abstraction, (list, tuple))
+    abstractions = [as_abstraction(a) for a in (abstraction if batch else [abstraction])]
+    if not abstractions:
+        raise ValueError("train_abstracted() needs at least one abstraction")
+    labels = [a if isinstance(a, str) else repr(obj)
+              for a, obj in zip(abstraction if batch else [abstraction], abstractions)]
+    for k in ("alpha", "beta", "gamma"):
+        if np.ndim(solve_options.get(k)) > 0:
+            raise ValueError(f"train_abstracted() takes one value of {k}; to sweep settings, "
+                             "solve jaxcfr.stack(...) of the abstracted games with jaxcfr.solve "
+                             "and lift() each member")
+    name = os.fspath(game) if isinstance(game, (str, os.PathLike)) else ""
+    root = load_game(game) if name else game
+    if isinstance(root, Abstracted):
+        raise ValueError("train_abstracted() takes the full game and the abstraction "
+                         "separately (got an Abstracted game)")
+    full = _lower_full(root, name)
+    members, seconds = [], []
+    for a, label in zip(abstractions, labels):
+        start = time.perf_counter()
+        members.append(lower(Abstracted(root, a), name=f"{full.name} | {label}"))
+        seconds.append(time.perf_counter() - start)
+    lowered = stack(members) if batch else members[0]
+    result = solve(lowered, algorithm, iterations, precision=precision, **solve_options)
+    average = np.asarray(result.average_strategy)             # [(B,) I, A]
+    final = result.final
+    out = []
+    for b, (member, a, label) in enumerate(zip(members, abstractions, labels)):
+        table = average[b, :member.num_rows, :member.max_actions] if batch else average
+        abstract = Profile.from_lowered(member, table)
+        record = {k: (v[b] if batch and k != "members" and isinstance(v, list) else v)
+                  for k, v in final.items()}
+        lifted, row = lifted_row(abstract, member, full, abstraction=label,
+                                 abstract_metric=record["metric"], precision=precision)
+        out.append(AbstractedResult(
+            abstraction=a, label=label, lowered=member, full=full,
+            profile=Profile.from_lowered(full, lifted), abstract_profile=abstract,
+            abstract_final=record, row=row, solve=result, lower_seconds=seconds[b]))
+    return out if batch else out[0]
+
+
+def _lower_full(root, name: str) -> LoweredGame:
+    try:
+        return lower(root, name=name)
+    except GameError as e:
+        if e.rule != "chance-not-enumerable":
+            raise
+        raise GameError(
+            "train_abstracted needs enumerable chance (chance_outcomes() at every chance "
+            "node): the lifted profile is evaluated exactly in the full game, which is "
+            "lowered whole, but this game's chance cannot be enumerated",
+            rule="chance-not-enumerable", history=e.history) from None
+
+
+def format_table(results: Sequence, full_row: bool = True) -> str:
+    """A plain-text table: per abstraction, its size and its metric inside the abstraction
+    and (lifted) in the full game; with ``full_row``, the full game's size first.
+
+    Args:
+      results: :class:`AbstractedResult` objects or their rows (:func:`lifted_row`, the
+        entries of a run's ``abstraction.json``), all of one full game.
+    """
+    rows = [r.row if isinstance(r, AbstractedResult) else r for r in results]
+    if not rows:
+        return ""
+    name = rows[0]["metric_name"]
+    head = ["abstraction", "histories", "infosets", "actions", f"{name} (abstract)",
+            f"{name} (full game, lifted)", "unreached infosets"]
+    body = []
+    if full_row:
+        r = rows[0]
+        body.append([f"full game ({r['game']})", f"{r['full_histories']:,}",
+                     f"{r['full_infosets']:,}", str(r["full_max_actions"]), "", "", ""])
+    for r in rows:
+        body.append([str(r["abstraction"]), f"{r['histories']:,}", f"{r['infosets']:,}",
+                     str(r["max_actions"]), _num(r["abstract_metric"]),
+                     _num(r["full_game_metric"]), f"{r['unreached_infosets']:,}"])
+    widths = [max(len(x) for x in col) for col in zip(head, *body)]
+    lines = ["  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in
+                       enumerate(zip(line, widths))) for line in [head] + body]
+    return "\n".join(lines)
+
+
+def _num(x) -> str:
+    return "n/a" if x is None else f"{x:.4g}"

@@ -1,0 +1,176 @@
+"""``jaxcfr train`` and ``jaxcfr eval``: their arguments and what they run (:mod:`jaxcfr.cli.app`
+lists them with the other commands)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from jaxcfr.game.contract import GameError
+from jaxcfr._util.precision import PRECISIONS
+from jaxcfr._util.signals import INTERRUPTED, exit_status
+
+__all__ = ["add_train_arguments", "run_train", "add_eval_arguments", "run_eval",
+           "INTERRUPTED"]
+
+
+# -- train ------------------------------------------------------------------------
+def add_train_arguments(p: argparse.ArgumentParser, default_config: str | None = None) -> None:
+    p.add_argument("config", nargs="?", default=default_config,
+                   help="TOML run config (with --resume: default RUN_DIR/config.toml)"
+                   + (f"; default: {default_config}" if default_config else ""))
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key, e.g. solver.iterations=500 (repeatable; "
+                        "VALUE is a TOML literal, else a string; keys: docs/runs.md)")
+    p.add_argument("--out", metavar="DIR", help="run directory, new or empty (default: "
+                   "run.out_dir, else runs/<name>-<time>)")
+    p.add_argument("--resume", metavar="RUN_DIR",
+                   help="continue RUN_DIR from its newest valid checkpoint (from iteration 0 "
+                        "if it has none yet)")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--json", action="store_true", help="print the final metrics as one JSON object")
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from jaxcfr.runs.config import load_config
+    from jaxcfr.runs.progress import make_progress, make_status
+    from jaxcfr.runs.rundir import RunDir
+    from jaxcfr.runs.train import train
+    if args.resume and args.out:
+        raise ValueError("--out and --resume exclude each other (a resumed run stays in RUN_DIR)")
+    config_path = args.config
+    if args.resume:
+        run = RunDir.existing(args.resume)            # says what is wrong with RUN_DIR
+        config_path = config_path or run.config
+    if config_path is None:
+        raise ValueError("give a CONFIG file (or --resume RUN_DIR)")
+    if not Path(config_path).is_file():
+        raise FileNotFoundError(f"no config file {config_path}" if not Path(config_path).exists()
+                                else f"{config_path} is not a file (CONFIG is a .toml file)")
+    overrides = list(args.overrides)
+    if args.quiet:
+        overrides.append("run.quiet=true")
+    config = load_config(config_path, overrides=overrides)
+    display = make_progress(config.solver.iterations, quiet=config.run.quiet, stream=sys.stderr)
+    try:
+        with make_status(quiet=config.run.quiet, stream=sys.stderr) as status:
+            result = train(config, out_dir=args.out, resume=args.resume, progress=display,
+                           status=status)
+    finally:
+        display.close()
+    if args.json:
+        print(json.dumps({"run_dir": str(result.run_dir), "iteration": result.iteration,
+                          "interrupted": result.interrupted, "members": result.members,
+                          "final": result.final, "abstraction": result.abstraction}))
+    else:
+        _print_summary(result)
+    if result.interrupted:
+        what = "terminated" if result.stopped_by == "SIGTERM" else "interrupted"
+        print(f"{what} at iteration {result.iteration}; checkpoint written. Resume with:\n"
+              f"  jaxcfr train --resume {result.run_dir}", file=sys.stderr)
+        return exit_status(stopped_by=result.stopped_by)
+    return 0
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, list):
+        return ", ".join(_fmt(v) for v in x)
+    return f"{x:.6g}"
+
+
+def _print_summary(result) -> None:
+    final = result.final or {}
+    cfg = result.config
+    print(f"run directory   {result.run_dir}")
+    rate = result.iterations_per_second
+    sampled = result.sampled_chance
+    compiled = ("compiled in the first chunks" if sampled else
+                f"compile {result.compile_seconds:.1f} s")
+    print(f"iterations      {result.iteration} of {cfg.solver.iterations} "
+          f"({cfg.solver.algorithm}; {f'{rate:,.0f}' if rate else 'n/a'} it/s, {compiled}, "
+          f"wall {result.wall_seconds:.1f} s)")
+    if sampled:
+        print(f"sampled chance  {sampled['draws']} draws per iteration, {sampled['rows']:,} "
+              f"rows, {sampled['draws_per_host_second'] or 0:,.0f} draws per host second, "
+              f"device waiting {100 * sampled['device_wait_fraction']:.0f}% of the time")
+    if not final:
+        return
+    name = final["metric_name"]
+    if result.members:
+        width = max(len(m) for m in result.members)
+        print(f"{'member':<{width}}  {name:>14}  values")
+        for m, label in enumerate(result.members):
+            star = " *" if m == result.best_member else ""
+            print(f"{label:<{width}}  {_fmt(final['metric'][m]):>14}  "
+                  f"{_fmt(final['values'][m])}{star}")
+        print(f"(* best member: written to {result.run_dir / 'profile.npz'})")
+    else:
+        if final.get("exploitability") is not None:
+            print(f"exploitability  {_fmt(final['exploitability'])}")
+        if final.get("nash_conv") is not None:
+            print(f"nash_conv       {_fmt(final['nash_conv'])}")
+        if name not in ("exploitability", "nash_conv"):
+            print(f"{name:<15} {_fmt(final['metric'])}")
+        print(f"values          {_fmt(final['values'])}")
+        est = final.get("estimates")
+        if est:
+            print(f"in-sample gains {_fmt(est['gain_in_sample'])} (optimistic)")
+            print(f"                estimates over {est['samples']} held-out draws "
+                  f"({100 * est['confidence']:g}% intervals in metrics.jsonl), not exact "
+                  "values")
+    if result.abstraction:
+        _print_abstraction(result.abstraction, result.run_dir)
+
+
+def _print_abstraction(rows, run_dir) -> None:
+    """Per abstraction: its size, its metric inside the abstraction and in the full game."""
+    from jaxcfr.api.blueprint import format_table
+    print(format_table(rows))
+    print(f"(lifted profile of the best member: {run_dir / 'lifted.npz'}; "
+          f"table: {run_dir / 'abstraction.json'})")
+
+
+# -- eval -------------------------------------------------------------------------
+def add_eval_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("profile", help="a saved profile (.npz / .json / stem) or a run directory")
+    p.add_argument("game", nargs="?", help="game string or .efg path (default: the profile's game)")
+    p.add_argument("--precision", choices=tuple(PRECISIONS), default="float32")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from jaxcfr.profiles.profile import Profile, evaluate_profile
+    path = Path(args.profile)
+    if path.is_dir():
+        path = path / "profile.npz"
+    profile = Profile.load(path)
+    try:
+        out = evaluate_profile(profile, args.game, precision=args.precision)
+    except GameError as e:
+        if e.rule != "chance-not-enumerable":
+            raise
+        game = args.game or profile.game or "GAME"
+        raise GameError(f"{e.detail}; its exact metrics cannot be computed: `jaxcfr estimate "
+                        f"'{game}' {path}` estimates them", rule=e.rule,
+                        history=e.history) from None
+    out["profile"] = str(path)
+    if out["missing"]:
+        print(f"warning: {out['missing']} of {out['rows']} information sets of {out['game']} "
+              "are not in the profile; they play uniformly", file=sys.stderr)
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"profile         {path} ({out['found']} of {out['rows']} information sets; "
+          f"{out['missing']} played uniformly)")
+    print(f"game            {out['game']}")
+    if out.get("exploitability") is not None:
+        print(f"exploitability  {_fmt(out['exploitability'])}")
+    print(f"nash_conv       {_fmt(out['nash_conv'])}")
+    print(f"values          {_fmt(out['values'])}")
+    print(f"best responses  {_fmt(out['best_response_values'])}")
+    return 0

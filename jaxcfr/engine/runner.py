@@ -1,0 +1,397 @@
+"""The run loop: jitted ``lax.scan`` chunks of solver updates, exact evaluation between chunks.
+
+Everything a compiled function reads is an argument: the lowered tensors, the
+solver state, the hyper-parameters and the number of iterations to run. Only
+the *shape* facts are static (the solver's structure flags, the level slices, the
+chunk length), so the second chunk of a run, a new hyper-parameter value, or
+another game of the same padded shape compiles nothing.
+
+Batch axes: a stacked game (``jaxcfr.stack``) puts a leading ``[B]`` axis on the
+tensors and the state, handled by ``jax.vmap``; a batch of hyper-parameter
+settings puts a trailing ``[H]`` axis on the state (``[I, A, H]``), so that
+every index gather reads contiguous rows.
+
+Example::
+
+    >>> import jaxcfr
+    >>> runner = jaxcfr.Runner(jaxcfr.lower(jaxcfr.load_game("kuhn_poker")), jaxcfr.cfr_plus())
+    >>> state = runner.advance(runner.init(), 100)
+    >>> metrics = runner.evaluate(state)      # jaxcfr.evaluate of the average profile
+
+Precision: every device call of a Runner happens inside :func:`jaxcfr._util.precision.scope`
+of its dtype, so a float64 runner never changes what a float32 one computes.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcfr.solvers import analytics
+from jaxcfr.kernels import subtree
+from jaxcfr._util import precision as _precision
+from jaxcfr.kernels import sequence as _sequence
+from jaxcfr._util.arguments import finite_float, positive_int
+from jaxcfr.kernels.numerics import check_payoff_range
+from jaxcfr.solvers.solver import (HYPERPARAMETERS, HyperParams, Solver, SolverState, average_strategy,
+                            current_strategy)
+from jaxcfr.lowering.stack import forest as stack_forest
+from jaxcfr.lowering.stack import pad_to_multiple
+from jaxcfr.lowering.stack import shared_structure as stack_shared
+from jaxcfr.tensors import LoweredGame, Structure, to_device
+
+__all__ = ["Runner", "trace_counts", "DEFAULT_CHUNK", "batch_mesh", "enable_compilation_cache",
+           "RUN_PARAMETERS"]
+
+#: Iterations per compiled chunk (the last chunk of a run skips its unused steps).
+DEFAULT_CHUNK = 64
+
+#: Per-run numbers a Runner takes (a sequence makes a batch of settings).
+RUN_PARAMETERS = HYPERPARAMETERS + ("exploration", "seed")
+
+#: How many times each compiled function was traced (for compile-once tests).
+trace_counts: dict[str, int] = {"chunk": 0}
+
+
+@functools.partial(jax.jit, static_argnames=("solver", "structure", "layout", "chunk", "plan"),
+                   donate_argnames=("state",))
+def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, tables, *,
+               solver: Solver, structure: Structure, layout: str, chunk: int,
+               plan) -> SolverState:
+    """``n`` (traced, at most ``chunk``) iterations of ``solver``.
+
+    ``tables`` / ``plan``: a sampling estimator's child tables and capacities (``None``
+    for the exact estimator).
+
+    ``layout`` says how ``tensors`` hold a stack's state ``[B, I, A, *H]``:
+    ``"single"`` (no stack), ``"vmap"`` (tensors ``[B, ...]``, vmapped), ``"forest"``
+    (``stack.forest``: stepped as ``[B * I, A, *H]``) or ``"shared"``
+    (``stack.shared_structure``: stepped as ``[I, A, B, *H]``).
+    """
+    trace_counts["chunk"] += 1
+    batched_shape = state.regret.shape
+    if layout == "forest":
+        state = SolverState(*(x.reshape((-1,) + x.shape[2:]) for x in state[:3]),
+                            state.iteration[0])
+    elif layout == "shared":
+        state = SolverState(*(jnp.moveaxis(x, 0, 2) for x in state[:3]), state.iteration[0])
+    games_batched = layout == "vmap"
+
+    def update(t, st, tab):
+        return solver.update(t, structure, st, hp, tab, plan)
+
+    if games_batched:
+        update = jax.vmap(update)
+
+    # a loop of traced length n <= chunk: the last chunk of a run skips its unused steps
+    # without a per-step conditional (which would copy the state every iteration)
+    state = jax.lax.fori_loop(0, jnp.minimum(n, chunk),
+                              lambda i, st: update(tensors, st, tables), state)
+    members = batched_shape[0]
+    if layout == "forest":
+        state = SolverState(*(x.reshape(batched_shape) for x in state[:3]),
+                            jnp.broadcast_to(state.iteration, (members,)))
+    elif layout == "shared":
+        state = SolverState(*(jnp.moveaxis(x, 2, 0) for x in state[:3]),
+                            jnp.broadcast_to(state.iteration, (members,)))
+    return state
+
+
+def _fit_rows(table: np.ndarray, rows: int) -> np.ndarray:
+    """``table [I', ...]`` with ``rows`` rows: zero rows added, or all-zero rows dropped."""
+    if table.shape[0] < rows:
+        pad = np.zeros((rows - table.shape[0],) + table.shape[1:], table.dtype)
+        return np.concatenate([table, pad])
+    if table.shape[0] > rows and not table[rows:].any():
+        return table[:rows]
+    return table
+
+
+def _profile_of(tensors, state: SolverState, predictive: bool, average: bool) -> jax.Array:
+    """The average (normalised strategy sum) or current (regret-matched) profile."""
+    return average_strategy(tensors, state) if average else current_strategy(tensors, state,
+                                                                              predictive)
+
+
+@functools.partial(jax.jit, static_argnames=("games_batched", "predictive", "average"))
+def _profile(tensors, state: SolverState, *, games_batched: bool, predictive: bool,
+             average: bool) -> jax.Array:
+    fn = functools.partial(_profile_of, predictive=predictive, average=average)
+    return (jax.vmap(fn) if games_batched else fn)(tensors, state)
+
+
+def enable_compilation_cache(path: str | None = None) -> str | None:
+    """Keep compiled programs on disk so a later process skips XLA compilation.
+
+    ``path`` defaults to ``$JAXCFR_CACHE_DIR`` or ``~/.cache/jaxcfr/xla``;
+    ``JAXCFR_NO_CACHE=1`` turns the cache off. Returns the directory used (or None).
+    """
+    if os.environ.get("JAXCFR_NO_CACHE") == "1":
+        return None
+    path = path or os.environ.get("JAXCFR_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "jaxcfr", "xla")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError:
+        return None
+    jax.config.update("jax_compilation_cache_dir", path)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
+    return path
+
+
+def batch_mesh(num_devices: int | None = None, axis: str = "batch"):
+    """A one-axis mesh over the first ``num_devices`` devices (all by default) for ``Runner``.
+
+    Tests fake several CPU devices with
+    ``XLA_FLAGS=--xla_force_host_platform_device_count=4``.
+    """
+    from jax.sharding import AxisType
+    n = num_devices or len(jax.devices())
+    return jax.make_mesh((n,), (axis,), axis_types=(AxisType.Auto,))
+
+
+class Runner:
+    """A lowered game, a solver and its run parameters on the device, ready to iterate.
+
+    Args:
+      lowered: a LoweredGame (single or stacked).
+      solver: a :class:`~jaxcfr.solvers.solver.Solver`.
+      hyperparams: optional dict of :data:`RUN_PARAMETERS` (``alpha``, ``beta``,
+        ``gamma``, ``exploration``, ``seed``); a sequence value makes a batch of
+        settings on a trailing axis ``[H]`` (every given sequence has the same length;
+        scalars are shared by the batch).
+      precision: ``"float32"`` (default) or ``"float64"``, scoped to this runner's calls.
+      chunk: iterations per compiled chunk.
+      mesh: optional ``jax.sharding.Mesh`` with one axis: the batch axis (the stack's
+        leading ``B``, else the trailing hyper-parameter ``H``) is sharded over it; a
+        single game without a batch is split instead: its nodes, rows and leaves are
+        sharded (padded to a multiple of the device count; see ``docs/benchmarks.md``).
+      sequence_form: step the exact estimator on the sequence form
+        (:mod:`jaxcfr.kernels.sequence`: passes over leaves and rows; the default) rather than
+        the node passes of :mod:`jaxcfr.kernels.passes` (same values up to float rounding).
+    """
+
+    def __init__(self, lowered: LoweredGame, solver: Solver, hyperparams: dict | None = None,
+                 *, precision: str = "float32", chunk: int = DEFAULT_CHUNK, mesh=None,
+                 sequence_form: bool = True):
+        self.dtype = _precision.dtype_of(precision)
+        self.lowered = lowered
+        self.solver = solver
+        self.chunk = positive_int("chunk", chunk)
+        self.games_batched = lowered.batch_size is not None
+        hyperparams = dict(hyperparams or {})
+        unknown = set(hyperparams) - set(RUN_PARAMETERS)
+        if unknown:
+            raise ValueError(f"unknown run parameter(s) {sorted(unknown)}; known: "
+                             f"{', '.join(RUN_PARAMETERS)}")
+        for k in set(hyperparams) & set(HYPERPARAMETERS):
+            for x in ([] if hyperparams[k] is None else np.ravel(hyperparams[k])):
+                finite_float(k, x)
+        self.settings = {k: list(np.ravel(v)) for k, v in hyperparams.items()
+                         if np.ndim(v) > 0}            # the parameters that vary in the batch
+        check_payoff_range(lowered.tensors.payoff, self.dtype, lowered.name or "the game")
+        with self.scope():
+            self.hp = solver.hyperparams(**hyperparams, dtype=self.dtype)
+            shapes = {np.shape(v) for v in self.hp}
+            self.hp_batch: tuple[int, ...] = max(shapes, key=len)
+            if any(s not in ((), self.hp_batch) for s in shapes) or len(self.hp_batch) > 1:
+                raise ValueError("run parameters must be scalars or sequences of one length, "
+                                 f"got shapes {sorted(shapes)}")
+            self.hp = HyperParams(*(jnp.broadcast_to(v, self.hp_batch) for v in self.hp))
+        if mesh is not None:
+            # jax.make_mesh defaults to Explicit axes, under which the batched gathers need
+            # per-op out_sharding; the passes are written for sharding propagation (Auto).
+            from jax.sharding import AxisType, Mesh
+            if any(t != AxisType.Auto for t in mesh.axis_types):
+                mesh = Mesh(mesh.devices, mesh.axis_names,
+                            axis_types=(AxisType.Auto,) * len(mesh.axis_names))
+        self.mesh = mesh
+        # One game on a mesh (no batch to shard) is split over the devices: its node and
+        # row axes (and the sequence form's leaves) are sharded, padded to a multiple of
+        # the device count with inert nodes and rows (profile() drops those rows). Under a
+        # sampling estimator it is replicated instead.
+        self.split_game = (mesh is not None and not self.games_batched and not self.hp_batch
+                           and solver.sampling == "none")
+        self.device_lowered = (pad_to_multiple(lowered, mesh.devices.size) if self.split_game
+                               else lowered)
+        self.structure = self.device_lowered.structure
+        # a sampling estimator's child tables (traced) and capacities (static)
+        self.tables, self.plan = None, None
+        if solver.sampling != "none":
+            tables = subtree.child_tables(lowered.tensors)
+            self.plan = subtree.make_plan(lowered, solver.sampling, tables, solver.samples)
+            with self.scope():
+                self.tables = subtree.SampleTables(*(jnp.asarray(x) for x in tables))
+        with self.scope():
+            self.tensors = to_device(self.device_lowered.tensors, self.dtype)
+            if mesh is not None:
+                self.tensors = self._shard(self.tensors, batched_last=False)
+                self.hp = self._shard(self.hp, batched_last=True)
+                if self.tables is not None:
+                    self.tables = self._shard(self.tables, batched_last=False)
+            # How the chunk steps a stack: members sharing one tree put the batch on a
+            # trailing axis (shared gathers); different trees become one forest; a sharded
+            # stack, or one under a sampling estimator (each member samples its own tree),
+            # vmaps.
+            self.layout, self.step_tensors, self.step_structure = ("single", self.tensors,
+                                                                   self.structure)
+            host = self.device_lowered.tensors      # what the step tensors are made from
+            if self.games_batched:
+                self.layout = "vmap"
+                if mesh is None and solver.sampling == "none":
+                    shared = stack_shared(lowered)
+                    if shared is not None:
+                        self.layout, host = "shared", shared
+                        self.step_tensors = to_device(shared, self.dtype)
+                    else:
+                        forest_tensors, forest_levels = stack_forest(lowered)
+                        self.layout, host = "forest", forest_tensors
+                        self.step_tensors = to_device(forest_tensors, self.dtype)
+                        self.step_structure = Structure(forest_levels, lowered.num_players)
+            if sequence_form and solver.sampling == "none":
+                self.step_tensors = self._with_sequences(host)
+
+    def _with_sequences(self, host):
+        """The step tensors carrying the sequence-form tables of ``host`` (their NumPy form)."""
+        levels, players = self.step_structure
+        build = (_sequence.stacked_sequence_tables if self.layout == "vmap"
+                 else _sequence.sequence_tables)
+        extra = {"multiple": self.mesh.devices.size} if self.split_game else {}
+        seq = jax.tree_util.tree_map(
+            lambda x: jnp.asarray(x, self.dtype if x.dtype.kind == "f" else None),
+            build(host, levels, players, self.dtype, **extra))
+        if self.mesh is not None:
+            seq = self._shard(seq, batched_last=False,
+                              axes=_sequence.split_axes(seq) if self.split_game else None)
+        return _sequence.with_sequences(self.step_tensors, seq)
+
+    def __repr__(self) -> str:
+        batch = f", {self.hp_batch[0]} settings" if self.hp_batch else ""
+        return (f"Runner({self.solver!r} on {self.lowered!r}, {self.dtype.name}{batch}, "
+                f"chunk {self.chunk})")
+
+    def scope(self):
+        """The precision scope every device call of this runner runs in."""
+        return _precision.scope(self.dtype)
+
+    @property
+    def batch_members(self) -> int:
+        """Games times settings: the number of separate runs this one stands for."""
+        games = self.lowered.batch_size or 1
+        return games * (self.hp_batch[0] if self.hp_batch else 1)
+
+    def member_labels(self) -> list[str]:
+        """One label per batch member, games outer and settings inner (``[]`` if single)."""
+        games = [g.name for g in self.lowered.members] if self.games_batched else [None]
+        n = self.hp_batch[0] if self.hp_batch else 0
+        settings = [" ".join(f"{k}={v[i]:g}" for k, v in self.settings.items())
+                    for i in range(n)] or [None]
+        if games == [None] and settings == [None]:
+            return []
+        return [" ".join(x for x in (g, s) if x) for g in games for s in settings]
+
+    def _shard(self, tree, batched_last: bool, axes=None):
+        """Place ``tree`` on ``self.mesh``: a stack's leading ``B`` axis is sharded; with
+        ``batched_last``, a trailing hyper-parameter axis ``H`` is sharded instead; a split
+        game shards axis 0 (its nodes or rows), or the axis ``axes`` gives per leaf."""
+        from jax.sharding import NamedSharding, PartitionSpec
+        axis = self.mesh.axis_names[0]
+
+        def place(x, split=0):
+            spec = PartitionSpec()
+            if self.games_batched and x.ndim >= 1:
+                spec = PartitionSpec(axis)
+            elif batched_last and self.hp_batch and x.ndim >= 1:
+                spec = PartitionSpec(*([None] * (x.ndim - 1) + [axis]))
+            elif self.split_game and x.ndim >= 1:
+                spec = PartitionSpec(*([None] * split + [axis]))
+            return jax.device_put(x, NamedSharding(self.mesh, spec))
+        if axes is not None:
+            return jax.tree_util.tree_map(place, tree, axes)
+        return jax.tree_util.tree_map(place, tree)
+
+    # -- state -------------------------------------------------------------
+    def init(self) -> SolverState:
+        """Zero state: ``[I, A, *H]``, or ``[B, I, A, *H]`` for a stacked game."""
+        with self.scope():
+            state = self.solver.init(self.device_lowered.tensors, self.hp_batch, dtype=self.dtype)
+            if self.games_batched:
+                b = self.lowered.batch_size
+                state = jax.tree_util.tree_map(
+                    lambda x: jnp.broadcast_to(x, (b,) + x.shape).copy(), state)
+            if self.mesh is not None:
+                state = self._shard(state, batched_last=True)
+        return state
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> SolverState:
+        """A state from host arrays (a checkpoint), on the device in this runner's dtype.
+
+        A split game's padding rows are added (or dropped, when they are all zero) so
+        that states move between split and unsplit runners of the same game.
+        """
+        rows = self.device_lowered.num_rows
+        if not self.games_batched:
+            arrays = {f: _fit_rows(np.asarray(arrays[f]), rows) if f != "iteration"
+                      else arrays[f] for f in SolverState._fields}
+        with self.scope():
+            state = SolverState(*(jnp.asarray(arrays[f]) for f in SolverState._fields))
+            if self.mesh is not None:
+                state = self._shard(state, batched_last=True)
+        return state
+
+    def advance(self, state: SolverState, iterations: int) -> SolverState:
+        """Run ``iterations`` more iterations (in compiled chunks)."""
+        left = int(iterations)
+        with self.scope():
+            while left > 0:
+                n = min(left, self.chunk)
+                state = self._chunk(state, n)
+                left -= n
+        return state
+
+    def _chunk(self, state: SolverState, n: int, lower: bool = False):
+        fn = _run_chunk.lower if lower else _run_chunk
+        return fn(self.step_tensors, state, self.hp, jnp.asarray(n, jnp.int32), self.tables,
+                  solver=self.solver.static_key(), structure=self.step_structure,
+                  layout=self.layout, chunk=self.chunk, plan=self.plan)
+
+    def chunk_program(self, state: SolverState):
+        """The chunk's ``jax.stages.Lowered`` program (e.g. ``.compile().memory_analysis()``)."""
+        with self.scope():
+            return self._chunk(state, 1, lower=True)
+
+    def compile(self, state: SolverState) -> tuple[SolverState, float]:
+        """Compile the chunk and evaluation (running zero iterations); returns seconds."""
+        start = time.perf_counter()
+        with self.scope():
+            state = self._chunk(state, 0)
+            jax.block_until_ready(state)
+        self.evaluate(state)
+        return state, time.perf_counter() - start
+
+    # -- metrics -----------------------------------------------------------
+    def profile(self, state: SolverState, average: bool = True) -> np.ndarray:
+        """The average (or current) strategy on the host: ``[(B,) I, A, *H]``."""
+        with self.scope():
+            table = np.asarray(self._profile(state, average))
+        return table[:self.lowered.num_rows] if self.split_game else table
+
+    def _profile(self, state: SolverState, average: bool) -> jax.Array:
+        return _profile(self.tensors, state, games_batched=self.games_batched,
+                        predictive=self.solver.predictive, average=average)
+
+    def evaluate(self, state: SolverState, average: bool = True) -> dict[str, Any]:
+        """:func:`jaxcfr.evaluate` of the average (or current) profile: see there for the keys.
+
+        Shapes: ``values`` ``[(B,) P, *H]``, ``nash_conv`` ``[(B,) *H]``, ...
+        """
+        with self.scope():
+            table = self._profile(state, average)
+        return analytics.evaluate(self.device_lowered, table, dtype=self.dtype,
+                                  tensors=self.tensors)

@@ -1,0 +1,240 @@
+"""Action abstraction: keep a subset of every decision's legal actions (design §9).
+
+An :class:`Abstraction` names, at each decision node, the legal actions to keep:
+``actions(state, player)`` returns a non-empty, duplicate-free subset of
+``state.legal_actions()`` in an order that is the same at every history of an
+information set. :class:`Abstracted` wraps a game with one: it is the smaller game,
+a :class:`jaxcfr.Game` like any other whose ``legal_actions()`` are the kept actions
+(in the abstraction's order), so the solvers need no knowledge of abstraction.
+:class:`Identity` keeps everything: ``Abstracted(game, Identity())`` is ``game``.
+
+Checks, each a :class:`GameError` naming the rule and the history:
+
+* ``abstraction-empty``: nothing kept at a decision node;
+* ``abstraction-duplicate``: an action kept twice (it would split its regret over
+  two slots);
+* ``abstraction-illegal``: a kept action that is not legal in the wrapped game;
+* ``abstraction-step``: ``step`` with a legal action the abstraction dropped;
+* ``abstraction-order``: two histories of one information set keep different
+  actions or order them differently. :func:`jaxcfr.lower` sees every history of
+  every information set, so it checks this rule exhaustively (the random probe of
+  :func:`jaxcfr.validate` sees the kept actions as the game's legal actions and
+  reports a clash it happens to visit as ``infoset-actions``).
+
+Lowering ``Abstracted(game, abstraction)`` (or ``lower(game, abstraction=...)``,
+the same thing) walks only the kept actions: the subtrees below dropped actions are
+never enumerated. A profile trained on it is keyed by the abstracted action order;
+:func:`jaxcfr.lift` maps it back to the full game.
+
+Example::
+
+    >>> import jaxcfr
+    >>> from jaxcfr_games.nolimit_leduc import BetMenu
+    >>> full = jaxcfr.load_game("nolimit_leduc")
+    >>> small = jaxcfr.Abstracted(full, BetMenu(fractions=(1.0,)))
+    >>> jaxcfr.lower(small).num_nodes < jaxcfr.lower(full).num_nodes
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
+
+from jaxcfr.game.contract import GameError, check_protocol
+from jaxcfr.game.protocol import Game
+
+__all__ = ["Abstraction", "Identity", "Abstracted", "kept_actions", "unwrap",
+           "check_abstraction"]
+
+
+@runtime_checkable
+class Abstraction(Protocol):
+    """Which legal actions to keep at a decision node (a structural protocol: any object
+    with this method is one; subclassing is not needed)."""
+
+    def actions(self, state: Any, player: int) -> Sequence[Hashable]:
+        """The kept actions at ``state`` (a decision node of the wrapped game, where
+        ``player`` acts): a non-empty, duplicate-free subset of ``state.legal_actions()``,
+        in the same order at every history of an information set."""
+
+
+class Identity:
+    """The abstraction that keeps every legal action, in the game's order."""
+
+    def actions(self, state: Any, player: int) -> Sequence[Hashable]:
+        return state.legal_actions()
+
+    def __eq__(self, other) -> bool:
+        return type(other) is Identity
+
+    def __hash__(self) -> int:
+        return hash(Identity)
+
+    def __repr__(self) -> str:
+        return "Identity()"
+
+
+def check_abstraction(abstraction: Any) -> Any:
+    """Return ``abstraction`` if it has an ``actions(state, player)`` method, else raise
+    ``TypeError``."""
+    if not callable(getattr(abstraction, "actions", None)):
+        raise TypeError(f"{abstraction!r} is not an abstraction: it needs a method "
+                        "actions(state, player) returning the kept legal actions")
+    return abstraction
+
+
+def kept_actions(abstraction: Abstraction, state: Any, player: int, legal: tuple) -> tuple:
+    """The actions ``abstraction`` keeps at ``state``, checked against ``legal``.
+
+    Args:
+      state: a decision node of the wrapped game; ``player`` acts there.
+      legal: ``tuple(state.legal_actions())``.
+    Returns:
+      The kept actions as a tuple (``legal`` itself when everything is kept, in order).
+    Raises:
+      GameError: ``abstraction-empty``, ``abstraction-duplicate`` or
+        ``abstraction-illegal``, without a history (the caller adds it).
+    """
+    kept = tuple(abstraction.actions(state, player))
+    if kept == legal:
+        return legal
+    if not kept:
+        raise GameError(f"the abstraction kept no action (legal: {list(legal)})",
+                        rule="abstraction-empty")
+    try:
+        unique = len(set(kept)) == len(kept)
+        legal_set = set(legal)
+        illegal = [a for a in kept if a not in legal_set]
+    except TypeError:                       # an unhashable action is not a legal one
+        raise GameError(f"the abstraction kept an unhashable action: {list(kept)}",
+                        rule="abstraction-illegal") from None
+    if not unique:
+        raise GameError(f"the abstraction keeps an action twice: {list(kept)} (its regret "
+                        "would be split over two slots)", rule="abstraction-duplicate")
+    if illegal:
+        raise GameError(f"the abstraction kept {illegal[0]!r}, which is not legal here "
+                        f"(legal: {list(legal)})", rule="abstraction-illegal")
+    return kept
+
+
+def unwrap(game: Any) -> tuple[Any, Abstraction | None]:
+    """``(inner game, abstraction)`` of an :class:`Abstracted` game; ``(game, None)``
+    otherwise (one level: the inner game may be abstracted itself)."""
+    if isinstance(game, Abstracted):
+        return game.game, game.abstraction
+    return game, None
+
+
+class Abstracted(Game):
+    """``game`` restricted to the actions ``abstraction`` keeps (a :class:`jaxcfr.Game`).
+
+    Every method but ``legal_actions`` is the wrapped game's: ``step``, ``clone``,
+    ``infoset_key``, chance, returns... (attributes that are not part of the
+    protocol are read from the wrapped state too). ``legal_actions()`` is the kept
+    actions at a decision node, in the abstraction's order. ``nash_value()`` is the
+    wrapped game's only under :class:`Identity`: an abstraction changes the game's
+    value. ``history`` is the action path since the wrapper's root (for errors).
+
+    Args:
+      game: the root state of the full game (not modified; the wrapper steps a clone
+        of whatever it is given only through ``clone``).
+      abstraction: an :class:`Abstraction`.
+    """
+
+    def __init__(self, game: Any, abstraction: Abstraction):
+        check_protocol(game)
+        self.game = game
+        self.abstraction = check_abstraction(abstraction)
+        self.history: tuple = ()
+
+    @property
+    def num_players(self) -> int:          # the wrapped game's
+        return self.game.num_players
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called for attributes the wrapper lacks: read them from the wrapped state.
+        if name in ("game", "abstraction", "history"):
+            raise AttributeError(name)
+        return getattr(self.game, name)
+
+    def __repr__(self) -> str:
+        return f"Abstracted({self.game!r}, {self.abstraction!r})"
+
+    @property
+    def name(self) -> str:
+        """``"<full game's name> | <abstraction>"`` (the lowered game's default name)."""
+        inner = getattr(self.game, "name", "") or type(self.game).__name__
+        return f"{inner} | {self.abstraction!r}"
+
+    def clone(self) -> "Abstracted":
+        new = _new(type(self))
+        new.game = self.game.clone()
+        new.abstraction = self.abstraction
+        new.history = self.history
+        return new
+
+    # -- forwarded ---------------------------------------------------------
+    def is_terminal(self) -> bool:
+        return self.game.is_terminal()
+
+    def is_chance(self) -> bool:
+        return self.game.is_chance()
+
+    def player_to_act(self) -> int:
+        return self.game.player_to_act()
+
+    def chance_outcomes(self):
+        return self.game.chance_outcomes()
+
+    def sample_chance(self, rng):
+        return self.game.sample_chance(rng)
+
+    def terminal_returns(self):
+        return self.game.terminal_returns()
+
+    def infoset_key(self, player: int):
+        return self.game.infoset_key(player)
+
+    def state_hash(self) -> int:
+        return self.game.state_hash()
+
+    def caches_transpositions(self) -> bool:
+        return self.game.caches_transpositions()
+
+    def nash_value(self):
+        return self.game.nash_value() if isinstance(self.abstraction, Identity) else None
+
+    # -- the abstraction ---------------------------------------------------
+    def legal_actions(self) -> list:
+        inner = self.game
+        legal = tuple(inner.legal_actions())
+        if not legal or inner.is_terminal() or inner.is_chance():
+            return list(legal)       # not a decision node (or an inner contract failure)
+        try:
+            return list(kept_actions(self.abstraction, inner, inner.player_to_act(), legal))
+        except GameError as e:
+            raise e.with_context(history=self.history) from None
+
+    def step(self, action) -> None:
+        inner = self.game
+        if not inner.is_terminal() and not inner.is_chance():
+            kept = self.legal_actions()
+            if not any(action is a or _equal(action, a) for a in kept):
+                raise GameError(f"action {action!r} is not one the abstraction keeps here "
+                                f"(kept: {kept})", rule="abstraction-step",
+                                history=self.history)
+        try:
+            inner.step(action)
+        except GameError as e:
+            raise e.with_context(history=self.history) from None
+        self.history = self.history + (action,)
+
+
+def _equal(x, y) -> bool:
+    try:
+        return bool(x == y)
+    except Exception:  # noqa: BLE001 - e.g. an array compared with a label
+        return False
+
+
+_new = object.__new__

@@ -1,0 +1,249 @@
+"""Game strings: one syntax to name a game everywhere (CLI, configs, Python).
+
+Accepted forms::
+
+    kuhn_poker                      a reference game's name (REFERENCE_GAMES)
+    leduc_poker(ranks=4, suits=2)   a name with keyword parameters
+    mypackage.mygame:MyGame         module:Class (parameters allowed too)
+    path/to/game.efg                a Gambit .efg file
+    openspiel:kuhn_poker(players=3) an OpenSpiel game (needs the ``openspiel`` extra)
+
+Abstraction strings (:func:`load_abstraction`) use the same syntax: a name of
+:data:`REFERENCE_ABSTRACTIONS` (``identity``, ``bet_menu(fractions=[0.5, 1.0])``) or
+``module:Class(k=v)``.
+
+Names come from three places, looked up in this order: :func:`register` (games a
+user's own code registers), :data:`REFERENCE_GAMES` (the reference games in the
+``jaxcfr_games`` package, the repository's ``games/`` folder, imported on first use)
+and the ``jaxcfr.games`` entry-point group (games other installed packages offer).
+``games.NAME:Class`` is accepted for ``jaxcfr_games.NAME:Class``.
+
+Example::
+
+    >>> import jaxcfr
+    >>> game = jaxcfr.load_game("leduc_poker(ranks=3)")
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import importlib
+import importlib.metadata
+import inspect
+import os
+import re
+from typing import Any, Callable
+
+from jaxcfr.game.contract import GameError, check_protocol
+
+__all__ = ["register", "load_game", "registered_games", "parse_game_string", "REFERENCE_GAMES",
+           "ENTRY_POINT_GROUP", "game_parameters", "game_constructor", "REFERENCE_ABSTRACTIONS",
+           "load_abstraction"]
+
+#: The reference games: name -> ``module:Class``, imported on first use.
+REFERENCE_GAMES = {
+    "kuhn_poker": "jaxcfr_games.kuhn:KuhnPoker",
+    "leduc_poker": "jaxcfr_games.leduc:LeducPoker",
+    "nolimit_leduc": "jaxcfr_games.nolimit_leduc:NoLimitLeduc",
+    "rock_paper_scissors": "jaxcfr_games.rps:RockPaperScissors",
+    "matching_pennies": "jaxcfr_games.rps:MatchingPennies",
+    "liars_dice": "jaxcfr_games.liars_dice:LiarsDice",
+    "goofspiel": "jaxcfr_games.goofspiel:Goofspiel",
+    "sampled_dice_poker": "jaxcfr_games.sampled_poker:SampledDicePoker",
+    "dice_poker": "jaxcfr_games.dice_poker:DicePoker",
+}
+#: Abstractions a name can load (``module:Class``, imported on first use).
+REFERENCE_ABSTRACTIONS = {
+    "identity": "jaxcfr.game.abstraction:Identity",
+    "bet_menu": "jaxcfr_games.nolimit_leduc:BetMenu",
+}
+#: Entry-point group through which other packages offer games (``name = "module:Class"``).
+ENTRY_POINT_GROUP = "jaxcfr.games"
+#: The package of the reference games, and the name it had before it was installed as such.
+_GAMES_PACKAGE, _LEGACY_PACKAGE = "jaxcfr_games", "games"
+
+_REGISTRY: dict[str, Callable] = {}
+_NAME = re.compile(r"^\s*([A-Za-z_][\w.]*(?::[A-Za-z_][\w.]*)?)\s*(?:\((.*)\))?\s*$", re.S)
+
+
+def register(name: str):
+    """Class decorator: make a Game constructor of your own loadable by ``name``.
+
+    The reference games need no registration (:data:`REFERENCE_GAMES`); an installed
+    package can offer games through the ``jaxcfr.games`` entry-point group instead.
+    """
+    def deco(cls):
+        if name in _REGISTRY and _REGISTRY[name] is not cls:
+            raise ValueError(f"game name {name!r} is already registered to {_REGISTRY[name]}")
+        _REGISTRY[name] = cls
+        return cls
+    return deco
+
+
+def registered_games() -> dict[str, Callable]:
+    """Name -> constructor of every game a name can load (imports them all)."""
+    names = dict(_entry_points())
+    names.update(REFERENCE_GAMES)
+    out = {name: _import_target(target, name) for name, target in names.items()}
+    out.update(_REGISTRY)
+    return dict(sorted(out.items()))
+
+
+def game_parameters(ctor: Callable) -> dict[str, Any]:
+    """Keyword parameters of a game constructor with their defaults (``inspect.Parameter.empty``
+    for none)."""
+    try:
+        sig = inspect.signature(ctor)
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in sig.parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+def _entry_points() -> dict[str, str]:
+    try:
+        eps = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    except Exception:  # noqa: BLE001 - broken metadata must not break loading games
+        return {}
+    return {ep.name: ep.value for ep in eps}
+
+
+def _lookup(name: str) -> Callable | None:
+    """The constructor registered under ``name``, or None."""
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    target = REFERENCE_GAMES.get(name) or _entry_points().get(name)
+    return None if target is None else _import_target(target, name)
+
+
+def _import_target(target: str, text: str) -> Callable:
+    """Import ``module:attr.attr`` (``games.`` read as ``jaxcfr_games.``)."""
+    module_name, _, attr = target.partition(":")
+    if module_name == _LEGACY_PACKAGE or module_name.startswith(_LEGACY_PACKAGE + "."):
+        module_name = _GAMES_PACKAGE + module_name[len(_LEGACY_PACKAGE):]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise GameError(f"cannot import module {module_name!r} for game {text!r}: {e}",
+                        rule="game-string") from None
+    ctor = module
+    for part in attr.split("."):
+        ctor = getattr(ctor, part, None)
+        if ctor is None:
+            raise GameError(f"module {module_name!r} has no attribute {attr!r}",
+                            rule="game-string")
+    return ctor
+
+
+def parse_game_string(text: str) -> tuple[str, dict[str, Any]]:
+    """Split ``"name(k=v, ...)"`` into ``("name", {"k": v, ...})``; values are Python literals."""
+    m = _NAME.match(text)
+    if not m:
+        raise GameError(f"cannot parse game string {text!r}: expected NAME, NAME(key=value, ...) "
+                        "or module:Class", rule="game-string")
+    name, arg_text = m.group(1), m.group(2)
+    params: dict[str, Any] = {}
+    if arg_text and arg_text.strip():
+        try:
+            call = ast.parse(f"f({arg_text})", mode="eval").body
+        except SyntaxError as e:
+            raise GameError(f"cannot parse parameters of {text!r}: {e.msg}",
+                            rule="game-string") from None
+        if call.args:
+            raise GameError(f"parameters of {text!r} must be given as key=value",
+                            rule="game-string")
+        for kw in call.keywords:
+            try:
+                params[kw.arg] = ast.literal_eval(kw.value)
+            except ValueError:
+                raise GameError(f"parameter {kw.arg} of {text!r} is not a literal "
+                                f"(number, string, bool, tuple or list)", rule="game-string") from None
+    return name, params
+
+
+def game_constructor(name: str, text: str | None = None) -> Callable:
+    """The constructor a game string's ``name`` (a registered name or ``module:Class``) means."""
+    if ":" in name:
+        return _import_target(name, text or name)
+    ctor = _lookup(name)
+    if ctor is None:
+        known = list(registered_games())
+        raise GameError(f"unknown game {name!r}{_did_you_mean(name, known)}; known games: "
+                        f"{', '.join(known)} (jaxcfr games lists their parameters)",
+                        rule="game-string")
+    return ctor
+
+
+def load_game(text: str | os.PathLike):
+    """The root state of the game named by ``text`` (see the module docstring)."""
+    text = os.fspath(text)
+    stripped = text.strip()
+    if stripped.lower().endswith(".efg"):
+        from jaxcfr.game import efg
+        return efg.load(stripped)
+    if stripped.startswith("openspiel:"):
+        from jaxcfr.game import openspiel
+        return openspiel.load(stripped[len("openspiel:"):])
+    name, params = parse_game_string(stripped)
+    ctor = game_constructor(name, text)
+    accepted = game_parameters(ctor)
+    takes = ", ".join(f"{k}={v!r}" if v is not inspect.Parameter.empty else k
+                      for k, v in accepted.items()) or "no parameters"
+    unknown = [k for k in params if k not in accepted]
+    if unknown and not any(p.kind == p.VAR_KEYWORD for p in _signature_parameters(ctor)):
+        raise GameError(f"game {name!r} has no parameter {', '.join(map(repr, unknown))}"
+                        f"{_did_you_mean(unknown[0], list(accepted))}; it takes {takes}",
+                        rule="game-string")
+    try:
+        game = ctor(**params)
+    except TypeError as e:
+        raise GameError(f"bad parameters for game {name!r} ({e}); it takes {takes}",
+                        rule="game-string") from None
+    except ValueError as e:
+        raise GameError(f"bad parameters for game {name!r}: {e}", rule="game-string") from None
+    try:
+        check_protocol(game)
+    except GameError:
+        raise GameError(f"{text!r} did not produce a jaxcfr.Game (got {type(game).__name__})",
+                        rule="protocol") from None
+    return game
+
+
+def load_abstraction(text: str):
+    """The abstraction named by ``text``: a :data:`REFERENCE_ABSTRACTIONS` name or
+    ``module:Class``, with ``(key=value, ...)`` parameters as in a game string.
+
+    Raises:
+      GameError: ``abstraction-string``: unparsable, unknown, bad parameters, or the
+        object made has no ``actions(state, player)`` method.
+    """
+    try:
+        name, params = parse_game_string(text)
+        target = name if ":" in name else REFERENCE_ABSTRACTIONS.get(name)
+        if target is None:
+            raise GameError(f"unknown abstraction {name!r}; known: "
+                            f"{', '.join(REFERENCE_ABSTRACTIONS)} (or module:Class)")
+        ctor = _import_target(target, text)
+        made = ctor(**params)
+    except GameError as e:
+        raise GameError(f"abstraction {text!r}: {e.detail}", rule="abstraction-string") from None
+    except (TypeError, ValueError) as e:
+        raise GameError(f"bad parameters for abstraction {text!r}: {e}",
+                        rule="abstraction-string") from None
+    if not callable(getattr(made, "actions", None)):
+        raise GameError(f"{text!r} did not produce an abstraction (got {type(made).__name__}, "
+                        "which has no actions(state, player) method)", rule="abstraction-string")
+    return made
+
+
+def _did_you_mean(word: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _signature_parameters(ctor: Callable) -> list[inspect.Parameter]:
+    try:
+        return list(inspect.signature(ctor).parameters.values())
+    except (TypeError, ValueError):
+        return []

@@ -1,0 +1,283 @@
+"""The sequence form of a lowered game: counterfactual values by sequences, not by nodes.
+
+A *sequence* of player ``i`` is one of ``i``'s (row, action) pairs, numbered
+``row * A + slot`` like the flattened strategy table; the *empty* sequence is the sink
+row's slot 0 (``sink * A``), where regret matching always plays 1. Every node ``h``
+has, for each player, the last sequence of that player on the path to ``h``
+(perfect recall: the same for all members of an information set). With these
+tables an update of player ``i`` never walks the ``N`` nodes:
+
+* ``x(I)``: the owner's *realisation weight* of row ``I`` (the product of the owner's
+  strategy along its own earlier sequences): ``K`` gathers of ``[I]`` and a product;
+* ``g(s) = sum over leaves z with i-sequence s of c(z) u_i(z) prod_{j != i} x_j(z)``,
+  ``c`` the chance reach and ``x_j(z)`` player ``j``'s realisation weight of its last
+  sequence at ``z``: one gather and one sorted segment sum over the ``T`` leaves;
+* ``q(I, a) = g(I a) + sum over rows J right after (I, a) of sum_b strategy(J, b) q(J, b)``:
+  bottom-up over player ``i``'s rows by own depth (a pass over rows, not nodes).
+
+``q`` equals :func:`jaxcfr.kernels.passes.action_values` (the counterfactual action values)
+and ``x`` equals :func:`jaxcfr.kernels.passes.own_reach_at_rows`, up to float rounding; the
+exact estimator uses them when the tensors carry these tables (see
+:class:`SequencedTensors`, attached by :class:`jaxcfr.Runner`), and the node passes
+otherwise. The tables are derived once on the host from :class:`GameTensors`
+(:func:`sequence_tables`), so lowering and its formats are unchanged.
+
+Per update of one player the device moves about ``T * (P + 1)`` leaf entries
+(indices and values) and a few ``[I, A]`` tables, against ``~N * (3 P + 10)``
+entries for the node passes; see ``docs/benchmarks.md`` for measured figures.
+
+Shapes: ``N`` nodes, ``T`` leaves (terminal nodes and any node with a payoff), ``I``
+rows (sink included), ``A`` actions, ``P`` players, ``K`` the most own decisions
+before a row, ``*d`` trailing data axes of ``payoff`` / ``chance_prob`` (a
+shared-structure stack), ``*b`` trailing batch axes of the strategy.
+
+Example::
+
+    >>> import jaxcfr
+    >>> from jaxcfr import sequence
+    >>> lowered = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
+    >>> tables = sequence.sequence_tables(lowered.tensors, lowered.level_start,
+    ...                                   lowered.num_players)
+    >>> tables.leaf_own.shape            # [P, T]: 30 terminal histories
+    (2, 30)
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcfr.kernels.numerics import action_sum, trail
+from jaxcfr.tensors import DECISION, TERMINAL_NODE, GameTensors
+
+__all__ = ["SequenceTables", "SequencedTensors", "sequence_tables", "stacked_sequence_tables",
+           "with_sequences", "split_axes", "realisation_weights", "counterfactual_values"]
+
+
+class SequenceTables(NamedTuple):
+    """Index tables of the sequence form (one game; a leading ``[B]`` for a vmapped stack)."""
+    leaf_own: np.ndarray     # [P, T] int32  leaves in player i's order (sorted by i's sequence):
+                             #               i's last sequence at each leaf
+    leaf_others: np.ndarray  # [P, P-1, T] int32 the other players' last sequences, same order
+    leaf_value: np.ndarray   # [P, T, *d] float  chance reach times player i's payoff
+    row_parent: np.ndarray   # [I] int32  the owner's previous sequence (sink * A if none)
+    row_ancestors: np.ndarray  # [I, K] int32 the owner's earlier sequences, padded with sink * A
+    level_rows: tuple        # K arrays [P, R_d] int32: rows of player i with d = 1..K own
+                             #   decisions before them, sorted by row_parent (padded: sink row)
+
+
+class SequencedTensors(GameTensors):
+    """:class:`GameTensors` that also carry their :class:`SequenceTables` (``.sequence``).
+
+    It is a ``GameTensors`` in every respect (fields, attributes, ``isinstance``), so any
+    estimator or pass reads it as such; the exact estimator also finds ``.sequence``.
+    A pytree of both (jit / vmap / device_put see the tables as leaves too).
+    """
+
+    def __new__(cls, tensors: GameTensors, sequence: SequenceTables):
+        self = super().__new__(cls, *tensors)
+        self.sequence = sequence
+        return self
+
+    def __repr__(self) -> str:
+        return f"SequencedTensors({GameTensors(*self)!r}, {self.sequence!r})"
+
+
+jax.tree_util.register_pytree_node(
+    SequencedTensors,
+    lambda s: ((GameTensors(*s), s.sequence), None),
+    lambda _, children: SequencedTensors(*children))
+
+
+def with_sequences(tensors: GameTensors, sequence: SequenceTables) -> SequencedTensors:
+    """``tensors`` carrying ``sequence`` (both NumPy, or both on the device)."""
+    return SequencedTensors(GameTensors(*tensors), sequence)
+
+
+def split_axes(tables: SequenceTables) -> SequenceTables:
+    """The axis of each table that grows with the game (leaves ``T``, rows ``I`` or a
+    level's rows ``R_d``): the one to shard when a game is split over devices."""
+    return SequenceTables(leaf_own=1, leaf_others=2, leaf_value=1, row_parent=0,
+                          row_ancestors=0, level_rows=tuple(1 for _ in tables.level_rows))
+
+
+# -- host: the tables ---------------------------------------------------------------------
+def _walk(t: GameTensors, level_start, num_players: int):
+    """Per node: the last sequence and the own-decision count of every player, and the
+    chance reach ``[N, *d]`` (float64)."""
+    n = t.parent.shape[0]
+    rows, actions = t.legal_mask.shape
+    empty = (rows - 1) * actions
+    last = np.full((n, num_players), empty, dtype=np.int64)
+    own = np.zeros((n, num_players), dtype=np.int64)
+    prob = np.asarray(t.chance_prob, dtype=np.float64)
+    chance = np.ones_like(prob)
+    players = np.arange(num_players)
+    for d in range(1, len(level_start) - 1):
+        lo, hi = level_start[d], level_start[d + 1]
+        par = t.parent[lo:hi]
+        mine = t.edge_owner[lo:hi, None] == players[None, :]                 # [n, P]
+        last[lo:hi] = np.where(mine, t.edge_index[lo:hi, None], last[par])
+        own[lo:hi] = own[par] + mine
+        chance[lo:hi] = chance[par] * prob[lo:hi]
+    return last, own, chance
+
+
+def sequence_tables(tensors: GameTensors, level_start, num_players: int,
+                    dtype=np.float32, multiple: int = 1) -> SequenceTables:
+    """The :class:`SequenceTables` of one game's (NumPy) tensors, or of a forest of games.
+
+    ``payoff [N, P, *d]`` and ``chance_prob [N, *d]`` may carry trailing data axes
+    (the tensors of :func:`jaxcfr.lowering.stack.shared_structure`); ``leaf_value`` then has
+    them too. Costs a few vectorised passes over the nodes (well under a second per
+    million nodes). ``multiple``: pad the leaf axis ``T`` and each level's rows to a
+    multiple of it (inert leaves in the sink, sink rows), to split them over devices.
+    """
+    t = GameTensors(*(np.asarray(x) for x in tensors))
+    rows, actions = t.legal_mask.shape
+    sink = rows - 1
+    empty = sink * actions
+    p = num_players
+    last, own, chance = _walk(t, level_start, p)
+    payoff = np.asarray(t.payoff, dtype=np.float64)
+    has_payoff = (payoff != 0).reshape(payoff.shape[0], -1).any(axis=1)
+    leaves = np.flatnonzero((t.node_kind == TERMINAL_NODE) | has_payoff)
+    extra = -len(leaves) % multiple       # padding leaves: every sequence empty, value 0
+    leaf_own, leaf_others, leaf_value = [], [], []
+    for i in range(p):
+        order = leaves[np.argsort(last[leaves, i], kind="stable")]
+        seqs = np.concatenate([last[order], np.full((extra, p), empty)])
+        leaf_own.append(seqs[:, i])
+        leaf_others.append(seqs[:, [j for j in range(p) if j != i]].T)
+        value = trail(chance[order], payoff.ndim - 1) * payoff[order, i]
+        # a leaf before i's first move only feeds the empty sequence, which no row reads:
+        # its value is dropped, so the empty sequence (and the sink rows) stay exactly 0
+        value = np.where(trail(last[order, i] == empty, value.ndim), 0, value)
+        leaf_value.append(np.concatenate([value, np.zeros((extra,) + value.shape[1:])]))
+    # rows: the owner's previous sequence and own depth, read at any member
+    decision = np.flatnonzero(t.node_kind == DECISION)
+    owner = t.node_player[decision]
+    at = t.node_infoset[decision]
+    row_parent = np.full(rows, empty, dtype=np.int64)
+    row_depth = np.zeros(rows, dtype=np.int64)
+    row_parent[at] = last[decision, owner]
+    row_depth[at] = own[decision, owner]
+    depth = int(row_depth.max(initial=0))
+    ancestors = np.full((rows, max(depth, 1)), empty, dtype=np.int64)
+    current = row_parent
+    for k in range(depth):
+        ancestors[:, k] = current
+        current = row_parent[current // actions]          # the sink's parent is empty again
+    row_player = np.asarray(t.infoset_player)
+    level_rows = []
+    for d in range(1, depth + 1):
+        per_player = [np.flatnonzero((row_depth == d) & (row_player == i)) for i in range(p)]
+        per_player = [r[np.argsort(row_parent[r], kind="stable")] for r in per_player]
+        width = max(len(r) for r in per_player)
+        width += -width % multiple
+        # padding with the sink row keeps the rows sorted by parent (the sink's is largest)
+        level_rows.append(np.stack([np.concatenate([r, np.full(width - len(r), sink)])
+                                    for r in per_player]).astype(np.int32))
+    return SequenceTables(
+        leaf_own=np.stack(leaf_own).astype(np.int32),
+        leaf_others=np.stack(leaf_others).reshape(p, p - 1, -1).astype(np.int32),
+        leaf_value=np.stack(leaf_value).astype(dtype),
+        row_parent=row_parent.astype(np.int32),
+        row_ancestors=ancestors.astype(np.int32),
+        level_rows=tuple(level_rows))
+
+
+def stacked_sequence_tables(tensors: GameTensors, level_start, num_players: int,
+                            dtype=np.float32) -> SequenceTables:
+    """Tables of a stack's tensors ``[B, ...]`` (vmapped layout), padded to one shape.
+
+    Extra leaves sit in the sink (value 0); extra ancestors and level rows are the
+    sink row's, whose weight is 1 and whose values are never read.
+    """
+    members = [sequence_tables(GameTensors(*(np.asarray(x[b]) for x in tensors)), level_start,
+                               num_players, dtype) for b in range(tensors.parent.shape[0])]
+    rows, actions = tensors.legal_mask.shape[1:]
+    empty = (rows - 1) * actions
+
+    def pad(arrays, axis, fill):
+        width = max(a.shape[axis] for a in arrays)
+        out = []
+        for a in arrays:
+            shape = list(a.shape)
+            shape[axis] = width - a.shape[axis]
+            out.append(np.concatenate([a, np.full(shape, fill, a.dtype)], axis=axis))
+        return np.stack(out)
+
+    depth = max(len(m.level_rows) for m in members)
+    levels = []
+    for d in range(depth):
+        parts = [m.level_rows[d] if d < len(m.level_rows)
+                 else np.full((num_players, 1), rows - 1, np.int32) for m in members]
+        levels.append(pad(parts, 1, rows - 1))
+    return SequenceTables(
+        leaf_own=pad([m.leaf_own for m in members], 1, empty),
+        leaf_others=pad([m.leaf_others for m in members], 2, empty),
+        leaf_value=pad([m.leaf_value for m in members], 1, 0),
+        row_parent=np.stack([m.row_parent for m in members]),
+        row_ancestors=pad([m.row_ancestors for m in members], 1, empty),
+        level_rows=tuple(levels))
+
+
+# -- device: the passes --------------------------------------------------------------------
+def _flat(strategy: jax.Array) -> jax.Array:
+    return strategy.reshape((-1,) + strategy.shape[2:])
+
+
+def _rows(x: jax.Array, index: jax.Array, sorted_index: bool = False) -> jax.Array:
+    """``x[index]`` along axis 0; every index is in range by construction of the tables."""
+    return x.at[index].get(mode="promise_in_bounds", indices_are_sorted=sorted_index)
+
+
+def _of_player(table: jax.Array, player) -> jax.Array:
+    """``table[player]`` for a static or traced player index (a dynamic slice)."""
+    return jax.lax.dynamic_index_in_dim(table, player, axis=0, keepdims=False)
+
+
+def realisation_weights(seq: SequenceTables, strategy: jax.Array) -> jax.Array:
+    """Each row owner's realisation weight of the row: ``[I, *b]`` (1 at depth-0 rows)."""
+    flat = _flat(strategy)
+    # one gather per ancestor column (K is small): each keeps the rows' sharding
+    weight = _rows(flat, seq.row_ancestors[:, 0])
+    for k in range(1, seq.row_ancestors.shape[1]):
+        weight = weight * _rows(flat, seq.row_ancestors[:, k])
+    return weight
+
+
+def counterfactual_values(seq: SequenceTables, strategy: jax.Array, players,
+                          num_players: int) -> tuple[jax.Array, jax.Array]:
+    """Counterfactual action values ``q [I, A, *b]`` and realisation weights ``x [I, *b]``.
+
+    ``players``: a static tuple of player indices (every row of theirs gets its ``q``),
+    or a traced ``[1]`` int array (one player of an alternating update). Rows of other
+    players get 0. ``strategy`` is ``[I, A, *b]``.
+    """
+    rows, actions = strategy.shape[:2]
+    batch = strategy.shape[2:]
+    weight = realisation_weights(seq, strategy)                              # [I, *b]
+    x = _flat(weight[:, None] * strategy)                                   # [I * A, *b]
+    static = isinstance(players, tuple)
+    updated = players if static else (players[0],)
+    q = jnp.zeros((rows * actions,) + batch, strategy.dtype)
+    for i in updated:
+        own = _of_player(seq.leaf_own, i)                                   # [T]
+        others = _of_player(seq.leaf_others, i)                             # [P - 1, T]
+        w = trail(_of_player(seq.leaf_value, i).astype(strategy.dtype), 1 + len(batch))
+        for j in range(num_players - 1):
+            w = w * _rows(x, others[j])
+        q = q.at[own].add(jnp.broadcast_to(w, own.shape + batch), indices_are_sorted=True,
+                          mode="promise_in_bounds")
+    for level in reversed(seq.level_rows):                                   # deepest first
+        members = jnp.concatenate([_of_player(level, i) for i in updated])
+        q2 = q.reshape((rows, actions) + batch)
+        v = action_sum(_rows(strategy, members) * _rows(q2, members))
+        q = q.at[_rows(seq.row_parent, members)].add(
+            v, indices_are_sorted=len(updated) == 1, mode="promise_in_bounds")
+    return q.reshape((rows, actions) + batch), weight

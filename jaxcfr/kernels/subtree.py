@@ -1,0 +1,271 @@
+"""Sampled subtrees: the sparse kernels behind the Monte Carlo estimators.
+
+A sampling scheme walks the tree level by level from the root and, at every node,
+either *enumerates* all children or *samples* one of them. The nodes it reaches
+form a sampled subtree ``S`` that is stored with a fixed capacity per level
+(:class:`SamplePlan.capacity`), so its passes cost ``O(|S|)`` gathers and scatters
+instead of the exact estimator's two dense passes over all ``N`` nodes:
+
+* chance sampling: decision nodes enumerated, one outcome per chance node;
+* external sampling (traverser ``i``): ``i``'s decisions enumerated, chance and the
+  other players sampled from their probabilities;
+* outcome sampling: one child everywhere (``i``'s decisions from an
+  ``epsilon``-uniform mixture of the strategy): one trajectory.
+
+The capacity of level ``d`` is the most level-``d`` nodes any sample can reach
+(computed once on the host: enumerated children add up, sampled ones take the
+widest), so a sample never overflows and shapes never change. Every level costs a
+prefix sum, a ``searchsorted`` and a few gathers over its capacity; a scheme's
+per-iteration cost is ``O(sum of capacities)`` plus ``O(I * A)`` for the tables.
+
+Per node of ``S`` the builder records the edge into it: the target probability
+``p`` (strategy or chance) and the sampling probability ``q`` (1 for enumerated
+edges). The estimators (:mod:`jaxcfr.solvers.estimators`) then run a reach pass
+(own reaches and the sample reach ``Q``), a value pass with importance weights
+``p / q``, and scatter counterfactual values onto the touched rows.
+
+Shapes: ``N`` nodes, ``D`` levels, ``C_d`` the capacity of level ``d``, ``K`` the
+widest node that may be sampled, ``P`` players.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcfr.kernels.passes import gather as take
+from jaxcfr.tensors import CHANCE_NODE, DECISION, PADDING, GameTensors, LoweredGame
+
+__all__ = ["SCHEMES", "SampleTables", "SamplePlan", "Subtree", "child_tables", "make_plan",
+           "build_subtree"]
+
+#: The sampling schemes and what they enumerate.
+SCHEMES = ("chance", "external", "outcome")
+
+
+class SampleTables(NamedTuple):
+    """Where each node's children are (they are contiguous in the next level)."""
+    first_child: np.ndarray    # [N] int32  index of the first child (0 for a leaf)
+    num_children: np.ndarray   # [N] int32  number of children
+
+
+class SamplePlan(NamedTuple):
+    """Static shape facts of a scheme on one game (hashable: compiled code depends on it)."""
+    scheme: str
+    capacity: tuple[int, ...]  # [D] most nodes of each level in one sampled subtree
+    max_children: int          # K: the widest node the scheme may sample from
+    samples: int = 1           # subtrees sampled (and averaged) per traverser and iteration
+
+
+class Subtree(NamedTuple):
+    """Sampled subtrees of ``B`` batch members x ``samples`` draws, levels concatenated.
+
+    Level ``d`` is ``offset[d]:offset[d + 1]`` with ``offset`` from :func:`level_offsets`;
+    inside a level, member ``b`` owns the block ``b * W_d:(b + 1) * W_d`` (``W_d`` =
+    samples x capacity of level ``d``), its draws packed one after another. Every array
+    has one flat slot axis ``C``, so each pass is a plain gather or scatter.
+    """
+    node: jax.Array     # [C] int32  global node index (0 in unused slots)
+    valid: jax.Array    # [C] bool   slot holds a node of a sample
+    parent: jax.Array   # [C] int32  slot of the parent (0 at a root)
+    p: jax.Array        # [C] float  probability of the edge into the node (strategy x chance)
+    q: jax.Array        # [C] float  probability that the scheme took that edge (1: enumerated)
+    member: jax.Array   # [C] int32  batch member of the slot
+    sigma: jax.Array    # [C, A] float the current strategy at the slot's row (sink: [1, 0..])
+
+
+# -- host: tables and plans --------------------------------------------------------------
+def child_tables(t: GameTensors) -> SampleTables:
+    """Child ranges of one game's tensors (``[N]``), or of a stack's (``[B, N]``)."""
+    parent = np.asarray(t.parent)
+    if parent.ndim == 2:
+        parts = [child_tables(GameTensors(*(np.asarray(x)[b] for x in t)))
+                 for b in range(parent.shape[0])]
+        return SampleTables(*(np.stack(cols) for cols in zip(*parts)))
+    n = parent.shape[0]
+    # a stack's padding nodes hang under real nodes, after their real children: not children
+    child = np.flatnonzero((parent >= 0) & (np.asarray(t.node_kind) != PADDING))
+    num = np.bincount(parent[child], minlength=n).astype(np.int32)
+    first = np.full(n, n, dtype=np.int64)
+    np.minimum.at(first, parent[child], child)
+    first = np.where(num > 0, first, 0).astype(np.int32)
+    return SampleTables(first, num)
+
+
+def _enumerated(t: GameTensors, scheme: str, traverser: int) -> np.ndarray:
+    """``[N]`` bool: which nodes the scheme enumerates when ``traverser`` updates."""
+    kind = np.asarray(t.node_kind)
+    if scheme == "chance":
+        return kind == DECISION
+    if scheme == "external":
+        return (kind == DECISION) & (np.asarray(t.node_player) == traverser)
+    return np.zeros(kind.shape, dtype=bool)
+
+
+def _capacities(t: GameTensors, tables: SampleTables, levels: tuple[int, ...],
+                enumerated: np.ndarray) -> list[int]:
+    """Per level, the most nodes one sample can reach (sum over enumerated, max over sampled)."""
+    num = np.asarray(tables.num_children)
+    parent = np.asarray(t.parent)
+    depth = len(levels) - 1
+    out = [1]
+    for target in range(1, depth):
+        lo, hi = levels[target], levels[target + 1]
+        count = np.ones(hi - lo, dtype=np.int64)          # each node of the target level: 1
+        for d in range(target - 1, -1, -1):
+            a, b = levels[d], levels[d + 1]
+            kids = parent[levels[d + 1]:levels[d + 2]] - a       # children's local parents
+            summed = np.bincount(kids, weights=count, minlength=b - a)
+            widest = np.zeros(b - a)
+            np.maximum.at(widest, kids, count)
+            count = np.where(enumerated[a:b], summed, widest)
+            count = np.where(num[a:b] > 0, count, 0).astype(np.int64)
+        out.append(max(1, int(count[0])))
+    return out
+
+
+def make_plan(lowered: LoweredGame, scheme: str, tables: SampleTables,
+              samples: int = 1) -> SamplePlan:
+    """The capacities of ``scheme`` on ``lowered`` (a stack: the most over its members)."""
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown sampling scheme {scheme!r}; choose one of {SCHEMES}")
+    t = lowered.tensors
+    members = ([GameTensors(*(np.asarray(x)[b] for x in t)) for b in range(lowered.batch_size)]
+               if lowered.batch_size is not None else [t])
+    member_tables = ([SampleTables(*(np.asarray(x)[b] for x in tables))
+                      for b in range(lowered.batch_size)]
+                     if lowered.batch_size is not None else [tables])
+    levels = lowered.level_start
+    capacity = np.ones(len(levels) - 1, dtype=np.int64)
+    widest = 1
+    for tm, tab in zip(members, member_tables):
+        kind = np.asarray(tm.node_kind)
+        num = np.asarray(tab.num_children)
+        if scheme == "outcome":
+            caps = [1] * (len(levels) - 1)
+        else:
+            caps = np.max([_capacities(tm, tab, levels, _enumerated(tm, scheme, i))
+                           for i in range(lowered.num_players)], axis=0)
+        capacity = np.maximum(capacity, caps)
+        may_sample = kind == CHANCE_NODE if scheme == "chance" else (
+            (kind == CHANCE_NODE) | (kind == DECISION))
+        if may_sample.any():
+            widest = max(widest, int(num[may_sample].max()))
+    return SamplePlan(scheme, tuple(int(c) for c in capacity), widest, int(samples))
+
+
+# -- device: sampled subtrees ---------------------------------------------------------------
+def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy,
+                  members: int, uniforms: jax.Array, traverser,
+                  exploration: jax.Array) -> Subtree:
+    """Sample ``plan.samples`` subtrees of ``t`` for each of ``members`` batch members.
+
+    Args:
+      policy: ``policy(rows [M], member [M]) -> [M, A]``: the current strategy of the
+        given rows (read lazily: only visited rows are ever regret-matched).
+      uniforms: ``[B, samples * sum(capacity)]`` uniform numbers, one per slot (a member's
+        numbers alone decide its samples, so a member equals its separate run).
+      traverser: the updating player (a traced int), or ``None`` (chance sampling of every
+        player at once).
+      exploration: ``[B]`` outcome sampling's epsilon at the traverser's decisions.
+    """
+    actions = t.legal_mask.shape[1]
+    num, first = tables.num_children, tables.first_child
+    n_nodes = num.shape[0]
+    k = plan.max_children
+    width = [plan.samples * c for c in plan.capacity]            # per member and level
+    starts = level_offsets(plan)                                 # one member's slots
+    member = jnp.repeat(jnp.arange(members, dtype=jnp.int32), width[0])
+    node = jnp.zeros(members * width[0], jnp.int32)
+    valid = jnp.ones(members * width[0], bool)
+    p = q = jnp.ones(members * width[0], uniforms.dtype)
+    parent = jnp.zeros_like(node)
+    levels = []
+    start = 0                                                    # slot of level d's first node
+    for d in range(len(width)):
+        sigma = policy(take(t.node_infoset, node), member)                     # [M_d, A]
+        levels.append((node, valid, parent, p, q, member, sigma))
+        if d == len(width) - 1:
+            break
+        here, below = width[d], width[d + 1]
+        kind = take(t.node_kind, node)
+        owner = take(t.node_player, node)
+        nk = jnp.where(valid, take(num, node), 0)
+        enum = _enumerates(plan.scheme, kind, owner, traverser)
+        count = jnp.where(enum, nk, jnp.minimum(nk, 1)).reshape(members, here)
+        within = _prefix(jnp.add, count, axis=1) - count               # [B, W_d]
+        target = (within + jnp.arange(members)[:, None] * below).reshape(-1)
+        total = count.sum(axis=1)                                      # [B]
+        # the parent of each slot: mark where each parent's children start, carry forward
+        slot = jnp.arange(members * below, dtype=jnp.int32)
+        marks = jnp.zeros(members * below, jnp.int32).at[target].max(
+            jnp.where(count.reshape(-1) > 0, jnp.arange(members * here, dtype=jnp.int32), 0),
+            mode="drop")
+        at = _prefix(jnp.maximum, marks)
+        next_member = slot // below
+        next_valid = slot - next_member * below < take(total, next_member)
+        # one child per sampling node: inverse CDF over its (at most K) children
+        kids = jnp.minimum(take(first, node)[:, None] + jnp.arange(k)[None, :], n_nodes - 1)
+        present = jnp.arange(k)[None, :] < nk[:, None]
+        sigma_flat = sigma.reshape(-1)                                  # [M_d * A]
+        rows_at = (jnp.arange(node.shape[0]) * actions)[:, None]
+        p_kids = jnp.where(present, take(sigma_flat, rows_at + take(t.edge_index, kids) % actions)
+                           * take(t.chance_prob, kids), 0)
+        q_kids = p_kids
+        if plan.scheme == "outcome":
+            explore = ((kind == DECISION) & (owner == traverser))[:, None]
+            uniform = jnp.where(present, 1 / jnp.maximum(nk, 1)[:, None], 0).astype(p_kids.dtype)
+            eps = take(exploration, member)[:, None]
+            q_kids = jnp.where(explore, eps * uniform + (1 - eps) * p_kids, p_kids)
+        u = uniforms[:, starts[d]:starts[d + 1]].reshape(-1)
+        pick = _inverse_cdf(q_kids, u)
+        local = jnp.where(take(enum, at), slot - take(target, at), take(pick, at))
+        child = jnp.where(next_valid, take(first, take(node, at)) + local, 0).astype(jnp.int32)
+        p_child = (take(sigma_flat, at * actions + take(t.edge_index, child) % actions)
+                   * take(t.chance_prob, child))
+        q_pick = jnp.where(jnp.arange(k)[None, :] == pick[:, None], q_kids, 0).sum(axis=1)
+        q_child = jnp.where(take(enum, at), 1, take(q_pick, at)).astype(uniforms.dtype)
+        parent = (start + at).astype(jnp.int32)
+        p = jnp.where(next_valid, p_child, 0)
+        q = jnp.where(next_valid, q_child, 1)
+        start += members * here
+        node, valid, member = child, next_valid, next_member
+    return Subtree(*(jnp.concatenate(cols) for cols in zip(*levels)))
+
+
+def _inverse_cdf(weights: jax.Array, u: jax.Array) -> jax.Array:
+    """``[M]`` the first index whose cumulative weight exceeds ``u * total`` (``weights``
+    ``[M, K]`` non-negative, ``u`` in ``[0, 1)``): a draw proportional to ``weights`` that
+    never picks a zero weight, also when ``u`` is 0 or ``u * total`` rounds up to the total
+    (then the last positive weight is taken)."""
+    cdf = _prefix(jnp.add, weights, axis=1)
+    over = cdf > (u * cdf[:, -1])[:, None]                 # monotone: False... then True...
+    index = jnp.arange(weights.shape[1])[None, :]
+    last = jnp.where(weights > 0, index, 0).max(axis=1)
+    return jnp.where(over[:, -1], (~over).sum(axis=1), last)
+
+
+def _prefix(op, x: jax.Array, axis: int = 0) -> jax.Array:
+    """Inclusive prefix reduction: XLA's cumulative op (a reduce-window, quadratic in the
+    length on CPU) for short axes, an associative scan (more operations) for long ones."""
+    if x.shape[axis] <= 32:
+        return jnp.cumsum(x, axis=axis) if op is jnp.add else jax.lax.cummax(x, axis=axis)
+    return jax.lax.associative_scan(op, x, axis=axis)
+
+
+def _enumerates(scheme: str, kind: jax.Array, owner: jax.Array, traverser) -> jax.Array:
+    """Which of these nodes the scheme enumerates (the others sample one child)."""
+    if scheme == "chance":
+        return kind == DECISION
+    if scheme == "external":
+        return (kind == DECISION) & (owner == traverser)
+    return jnp.zeros(kind.shape, bool)
+
+
+def level_offsets(plan: SamplePlan, members: int = 1) -> tuple[int, ...]:
+    """``[D + 1]`` start of each level in a :class:`Subtree` of ``members`` batch members."""
+    scale = members * plan.samples
+    return tuple(int(x) * scale for x in np.concatenate([[0], np.cumsum(plan.capacity)]))

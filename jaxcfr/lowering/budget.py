@@ -1,0 +1,139 @@
+"""The memory budget: what lowering and a solve allocate, and the check against a budget.
+
+:func:`memory_estimate` gives the bytes of each phase of a run from the sizes of
+the lowered game (``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, floats of
+``f`` bytes, ``I * A`` strategy slots):
+
+* ``lowering``: the host's peak while walking and building the tensors:
+  16 MiB + ``N * (100 + 12 P)`` + 150 per row (measured 97-145 bytes per node);
+* ``lowered``: the :class:`~jaxcfr.LoweredGame` kept for the run (tensors, pre-order,
+  labels, keys): ``N * (49 + 8 P)`` + ``(2 A + 150)`` per row;
+* ``device``: a solve (tensors on the device, the solver state, the evaluation's
+  temporaries, which are larger than the step's, as XLA's memory analysis reports
+  them): 256 MiB (compilation and runtime; measured 120-240 MB) +
+  ``N * (25 + f (1 + P) + 3 f P (P + 1))`` + ``I * A * (2 + 10 f)``;
+* ``total``: ``lowering + device``: the host does not get all of the walk's memory
+  back (measured: 80-100% of the peak stays resident) and on a CPU the device is
+  the host. This is what :func:`estimate_bytes` returns and the budget is checked
+  against; on a GPU it over-counts the host.
+
+Measured on this project's CPU machine (``python scripts/bench.py --memory``,
+docs/lowering.md): the estimate is 1.05-1.2 times the measured peak of lowering and a
+short solve for games of a million nodes or more, more for small games (where the
+fixed 256 MiB dominates). A batch of ``H`` settings or ``B`` games multiplies the
+device part; float64 runs pass ``float_bytes=8``.
+
+The budget defaults to :data:`DEFAULT_MEMORY_FRACTION` of the memory available
+when the run starts (``MemAvailable``), or ``JAXCFR_MEMORY_BUDGET`` bytes.
+
+Example::
+
+    >>> from jaxcfr.lowering.budget import estimate_bytes
+    >>> estimate_bytes(294_883, 24_577, 12, 2) // 2**20       # Liar's dice, float32
+    352
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+from jaxcfr.game.contract import GameError
+
+__all__ = ["MemoryBudgetError", "MemoryEstimate", "memory_estimate", "estimate_bytes",
+           "default_memory_budget", "check_budget", "format_bytes", "describe_fit",
+           "DEFAULT_MEMORY_FRACTION"]
+
+#: Fraction of available memory a run may plan to use by default.
+DEFAULT_MEMORY_FRACTION = 0.5
+
+# Host, lowering: a fixed part (tables, the size probe), per node (walk columns, then the
+# tensors being built, and the parts of parallel workers), per node and player (returns,
+# payoffs) and per row (keys, action tuples, row tables).
+_LOWERING_FIXED, _LOWERING_PER_NODE, _LOWERING_PER_NODE_PLAYER = 16 << 20, 100, 12
+_PER_ROW = 150
+# Host, the LoweredGame kept: tensors, pre-order and labels per node (and per player).
+_LOWERED_PER_NODE, _LOWERED_PER_NODE_PLAYER = 49, 8
+# Device, a solve: compilation and runtime; int tensors per node; per (row, action) slot
+# the masks (bytes) and, in floats, the state (3), the strategy (1) and evaluation
+# temporaries (6); per node in floats the chance probability and payoffs (1 + P) and the
+# evaluation's temporaries (3 P (P + 1): a best response per player over [N, P] values).
+_DEVICE_FIXED, _DEVICE_INT_PER_NODE = 256 << 20, 25
+_DEVICE_MASK_PER_SLOT, _DEVICE_FLOATS_PER_SLOT = 2, 10
+
+
+class MemoryBudgetError(GameError):
+    """Lowering or solving would need more memory than the budget allows."""
+
+
+class MemoryEstimate(NamedTuple):
+    """Bytes of each phase of a run (see the module docstring)."""
+    lowering: int      # host peak while lowering
+    lowered: int       # host bytes of the LoweredGame
+    device: int        # device bytes of a solve (tensors, state, temporaries, runtime)
+    total: int         # lowering + device: what the budget is checked against
+
+
+def memory_estimate(num_nodes: int, num_infosets: int, max_actions: int, num_players: int,
+                    float_bytes: int = 4) -> MemoryEstimate:
+    """The bytes a run on a game of these sizes allocates, phase by phase."""
+    n, rows, p, f = int(num_nodes), int(num_infosets), int(num_players), int(float_bytes)
+    slots = rows * int(max_actions)
+    lowering = (_LOWERING_FIXED + n * (_LOWERING_PER_NODE + _LOWERING_PER_NODE_PLAYER * p)
+                + rows * _PER_ROW)
+    lowered = (n * (_LOWERED_PER_NODE + _LOWERED_PER_NODE_PLAYER * p)
+               + rows * (2 * int(max_actions) + _PER_ROW))
+    device = (_DEVICE_FIXED + n * (_DEVICE_INT_PER_NODE + f * (1 + p) + 3 * f * p * (p + 1))
+              + slots * (_DEVICE_MASK_PER_SLOT + _DEVICE_FLOATS_PER_SLOT * f))
+    return MemoryEstimate(lowering, lowered, device, lowering + device)
+
+
+def estimate_bytes(num_nodes: int, num_infosets: int, max_actions: int, num_players: int,
+                   float_bytes: int = 4) -> int:
+    """Peak bytes of lowering and solving a game of these sizes (:func:`memory_estimate`)."""
+    return memory_estimate(num_nodes, num_infosets, max_actions, num_players, float_bytes).total
+
+
+def default_memory_budget(meminfo: str = "/proc/meminfo") -> int:
+    """Bytes a run may plan for: ``JAXCFR_MEMORY_BUDGET``, else :data:`DEFAULT_MEMORY_FRACTION`
+    of the memory available now (``MemAvailable`` in ``meminfo``), else 8 GiB."""
+    env = os.environ.get("JAXCFR_MEMORY_BUDGET")
+    if env:
+        return int(float(env))
+    try:
+        with open(meminfo) as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(int(line.split()[1]) * 1024 * DEFAULT_MEMORY_FRACTION)
+    except OSError:
+        pass
+    return 8 << 30
+
+
+def format_bytes(n: float) -> str:
+    """``"1.5 GiB"``, ``"12.0 MiB"``, ``"300 B"``."""
+    for unit, size in (("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if n >= size:
+            return f"{n / size:,.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def describe_fit(size, num_players: int, budget: int) -> tuple[bool, str]:
+    """``(fits, sentence)`` for a :class:`~jaxcfr.SizeEstimate` against ``budget`` bytes."""
+    need = memory_estimate(size.nodes, 0, max(1, size.max_actions), num_players).total
+    if need <= budget:
+        return True, (f"{size.describe()}, about {format_bytes(need)} to lower and solve, "
+                      f"within the memory budget of {format_bytes(budget)}")
+    return False, (f"too large to lower: {size.describe()} need about {format_bytes(need)}, "
+                   f"over the memory budget of {format_bytes(budget)} (JAXCFR_MEMORY_BUDGET)")
+
+
+def check_budget(nodes: int, rows: int, max_actions: int, num_players: int, budget: int, *,
+                 what: str = "found so far") -> None:
+    """Raise :class:`MemoryBudgetError` when a game of these sizes needs more than ``budget``."""
+    need = estimate_bytes(nodes, rows, max_actions, num_players)
+    if need > budget:
+        raise MemoryBudgetError(
+            f"lowering and solving need about {need / 2**20:,.1f} MiB for {nodes:,} nodes {what}, "
+            f"over the memory budget of {budget / 2**20:,.1f} MiB (set memory_budget= or "
+            "JAXCFR_MEMORY_BUDGET to raise it)", rule="memory-budget")

@@ -1,0 +1,325 @@
+"""Lowering: enumerate a game tree once on the host into padded NumPy tensors.
+
+Nodes are numbered in depth order (each depth level a contiguous slice, and
+within a level in pre-order, so the children of a level are grouped by parent
+and their parent indices are sorted). Information sets of all players share one
+row table with a trailing *sink* row that non-decision nodes point at.
+
+The walk itself (and every contract check) is :mod:`jaxcfr.lowering.walk`; large trees are
+walked by several processes (:mod:`jaxcfr.lowering.parallel`) into the same columns; the
+size probe before walking is :mod:`jaxcfr.lowering.size`, the memory budget
+:mod:`jaxcfr.lowering.budget`, and the on-disk cache of lowered games :mod:`jaxcfr.lowering.cache`.
+
+Shapes: ``N`` nodes, ``I`` information-set rows (sink included), ``A`` max
+decision actions (chance edges use no row, so chance outcomes do not widen ``A``), ``P`` players, ``D`` levels.
+
+Example::
+
+    >>> import jaxcfr
+    >>> lowered = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
+    >>> lowered.infosets_per_player
+    (6, 6)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from array import array
+from typing import Callable
+
+import numpy as np
+
+from jaxcfr.lowering import cache as _cache
+from jaxcfr.lowering import parallel
+from jaxcfr.lowering.budget import (MemoryBudgetError, check_budget, default_memory_budget,
+                           estimate_bytes, format_bytes, memory_estimate)
+from jaxcfr.game.abstraction import Abstracted, unwrap
+from jaxcfr.game.contract import check_protocol
+from jaxcfr.game.registry import load_game
+from jaxcfr.lowering.size import SizeEstimate, estimate_size
+from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
+                            GameTensors, LoweredGame)
+from jaxcfr.lowering.walk import CHANCE_CODE, Enumeration, walk
+
+__all__ = ["lower", "as_lowered", "sort_infosets", "MemoryBudgetError", "estimate_bytes",
+           "default_memory_budget"]
+
+Progress = Callable[[int], None]
+Log = Callable[[str], None]
+
+
+def lower(game, *, abstraction=None, sort_infosets: bool = True,
+          memory_budget: int | None = None, name: str = "", progress: Progress | None = None,
+          log: Log | None = None, workers: int | None = None,
+          size: SizeEstimate | None | bool = None) -> LoweredGame:
+    """Enumerate ``game`` and check its contract on every node.
+
+    Args:
+      game: the root state; it is not modified. An :class:`jaxcfr.Abstracted` game is
+        walked as its wrapped game with its abstraction (below).
+      abstraction: an :class:`jaxcfr.Abstraction` (``None``: keep all): lower
+        ``Abstracted(game, abstraction)``, the smaller game. Only kept actions are
+        walked (the subtrees below dropped actions are never enumerated), rows hold
+        the kept actions in the abstraction's order (``infoset_actions``, ``A``
+        counts kept actions), and the wrapped game's contract is checked at every
+        node reached, the abstraction's rules too (``abstraction-*``, including the
+        same kept actions in the same order across an information set).
+      sort_infosets: put rows in Gambit's canonical order (grouped by player, each
+        player's information sets by their first member's pre-order number);
+        otherwise rows keep the order in which the walk first met them.
+      memory_budget: bytes; lowering stops early with :class:`MemoryBudgetError`
+        when the estimate exceeds it (default :func:`default_memory_budget`): before
+        walking when the size estimate is clearly over it, then every few thousand
+        nodes during the walk.
+      progress: ``progress(nodes_walked)``, called every few thousand nodes.
+      log: called with one-line messages (the size estimate, how the walk is split).
+      workers: processes that walk the tree (``None``: all available cores for a
+        large tree, see :func:`jaxcfr.lowering.parallel.default_workers`; 1: this process only).
+        The result is identical either way, errors included.
+      size: a size estimate already made (default: :func:`jaxcfr.estimate_size`), or
+        ``False``: no estimate (many small trees lowered one after another, such as
+        :mod:`jaxcfr.engine.sampled_chance`'s draws; the budget is then checked during the walk).
+
+    Raises:
+      GameError: a contract violation (including imperfect recall and absent-
+        mindedness), naming the history and the information set.
+      MemoryBudgetError: the game does not fit the memory budget.
+    """
+    if abstraction is not None:
+        game = Abstracted(game, abstraction)
+    if isinstance(game, Abstracted):
+        name = name or game.name
+    num_players = check_protocol(game)
+    budget = default_memory_budget() if memory_budget is None else int(memory_budget)
+    outer = game
+    game, abstraction = unwrap(game)
+    if size is None:
+        size = estimate_size(outer)             # an abstracted game is smaller than its game
+    elif size is False:
+        size = None
+    if size is not None:
+        _check_estimate(size, num_players, budget, log)
+    workers = parallel.resolve_workers(workers, size)
+
+    def on_check(enum: Enumeration, nodes: int) -> None:
+        check_budget(nodes, len(enum.row_actions) + 1, enum.max_actions, num_players, budget)
+        if progress is not None:
+            progress(nodes)
+
+    enum = None
+    if workers > 1:
+        enum = parallel.walk_parallel(game, num_players, abstraction, workers=workers,
+                                      size=size, budget=budget, progress=progress, log=log)
+    if enum is None:
+        enum = walk(game, num_players, abstraction, on_check=on_check)
+    nodes = len(enum)
+    check_budget(nodes, len(enum.row_actions) + 1, enum.max_actions, num_players, budget,
+                 what="in all")
+    if progress is not None:
+        progress(nodes)
+    lowered = _build(enum, outer, name)
+    del enum
+    if sort_infosets:
+        lowered = globals()["sort_infosets"](lowered)
+    return lowered
+
+
+def _check_estimate(size: SizeEstimate, num_players: int, budget: int, log: Log | None) -> None:
+    """Say the size; stop before walking when even a cautious estimate is over the budget."""
+    need = memory_estimate(size.nodes, 0, max(1, size.max_actions), num_players).total
+    if log is not None:
+        log(f"{size.describe()}, about {format_bytes(need)} to lower and solve "
+            f"(memory budget {format_bytes(budget)})")
+    low = size.nodes if size.exact else size.low
+    if estimate_bytes(low, 0, max(1, size.max_actions), num_players) > budget:
+        raise MemoryBudgetError(
+            f"the game has {size.describe()}, which needs about {format_bytes(need)} to "
+            f"lower and solve, over the memory budget of {format_bytes(budget)} (set "
+            "memory_budget= or JAXCFR_MEMORY_BUDGET to raise it)", rule="memory-budget")
+
+
+def as_lowered(game, *, cache=None, report: dict | None = None,
+               **lower_kwargs) -> LoweredGame:
+    """A game string, a Game or a LoweredGame as a LoweredGame (lowering it if needed).
+
+    A game string names the lowered game (``LoweredGame.name``). With ``cache``
+    (``True``: the default directory; or a directory), a game string is looked up
+    in the on-disk cache of lowered games first and stored there after lowering
+    (:mod:`jaxcfr.lowering.cache`; ``JAXCFR_NO_CACHE=1`` turns it off). ``report`` (a dict, optional)
+    receives ``"cache"``: what the cache did (``hit: PATH``, ``stored: PATH``, ``off``, ...).
+    """
+    report = {} if report is None else report
+    report["cache"] = "off"
+    if isinstance(game, LoweredGame):
+        report["cache"] = "not used: already lowered"
+        return game
+    name = lower_kwargs.pop("name", "")
+    if isinstance(game, (str, os.PathLike)):
+        text = os.fspath(game)
+        name = name or text
+        directory = _cache.resolve(cache)
+        if directory is not None and lower_kwargs.get("abstraction") is None:
+            lowered, report["cache"] = _cache.lower_cached(
+                text, directory, lambda g: lower(g, name=name, **lower_kwargs),
+                name=name, sort=lower_kwargs.get("sort_infosets", True),
+                memory_budget=lower_kwargs.get("memory_budget"), log=lower_kwargs.get("log"))
+            return lowered
+        game = load_game(text)
+    return lower(game, name=name, **lower_kwargs)
+
+
+def _column(values, dtype) -> np.ndarray:
+    """A walk column as a NumPy array (a view of an ``array`` column, no copy)."""
+    if isinstance(values, array):
+        return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype)
+    return np.asarray(values, dtype=dtype)
+
+
+def _build(enum: Enumeration, game, name: str) -> LoweredGame:
+    """Reorder the pre-order columns into depth order and fill the tensors.
+
+    Consumes ``enum``: each column is dropped once it is converted, so that the
+    host's peak stays near the final tensors plus one column (docs/lowering.md).
+    """
+    num_players, max_actions = enum.num_players, enum.max_actions
+    n = len(enum)
+    depth = _column(enum.depth, np.int32)
+    order = np.argsort(depth, kind="stable")            # depth order, pre-order within a level
+    level_start = tuple(int(x) for x in np.concatenate(
+        [[0], np.cumsum(np.bincount(depth, minlength=int(depth.max()) + 1))]))
+    del depth
+    enum.depth = None
+    new_of_old = np.empty(n, dtype=np.int32)
+    new_of_old[order] = np.arange(n, dtype=np.int32)
+
+    parent_old = _column(enum.parent, np.int32)[order]
+    enum.parent = None
+    parent = new_of_old[np.maximum(parent_old, 0)]
+    parent[parent_old == NO_PARENT] = NO_PARENT
+    del parent_old
+    slot = _column(enum.slot, np.int32)[order]
+    enum.slot = None
+    code = _column(enum.code, np.int32)[order]
+    num_real = len(enum.row_actions)
+    sink = num_real
+    decision = code >= 0
+    kind = np.full(n, TERMINAL_NODE, dtype=np.int8)
+    kind[decision] = DECISION
+    chance = code == CHANCE_CODE
+    kind[chance] = CHANCE_NODE
+    row_player = np.asarray(enum.row_player + [NO_PLAYER], dtype=np.int32)
+    player = np.full(n, -1, dtype=np.int32)
+    player[decision] = row_player[code[decision]]
+    player[chance] = num_players
+    del chance
+    infoset = np.where(decision, code, np.int32(sink)).astype(np.int32, copy=False)
+    del code
+    prob = _column(enum.prob, np.float64)[order]
+    enum.prob = None
+    payoff = np.zeros((n, num_players), dtype=np.float64)
+    if len(enum.terminals):
+        returns = _column(enum.returns, np.float64).reshape(-1, num_players)
+        payoff[new_of_old[_column(enum.terminals, np.int32)]] = returns
+        del returns
+    enum.terminals = enum.returns = None
+    del new_of_old
+
+    if (sink + 1) * max_actions >= 2 ** 31:
+        raise MemoryBudgetError(f"{sink + 1:,} information-set rows x {max_actions} actions "
+                                "do not fit the int32 edge index", rule="memory-budget")
+    safe_parent = np.maximum(parent, 0)
+    parent_is_decision = kind[safe_parent] == DECISION
+    parent_is_decision &= parent != NO_PARENT
+    edge_owner = player[safe_parent]
+    edge_owner[~parent_is_decision] = num_players
+    edge_index = infoset[safe_parent]
+    edge_index *= max_actions
+    edge_index += slot
+    edge_index[~parent_is_decision] = sink * max_actions
+    del safe_parent, parent_is_decision
+
+    rows_total = num_real + 1
+    # A row's slots are its kept actions (all its legal actions without an abstraction).
+    lengths = np.asarray([len(a) for a in enum.row_kept] + [1], dtype=np.int64)
+    legal = np.arange(max_actions)[None, :] < lengths[:, None]
+    infoset_player = row_player.copy()
+    infoset_rep = np.zeros(rows_total, dtype=np.int32)
+    keys = tuple(zip(enum.row_player, enum.row_key))
+    decision_nodes = np.flatnonzero(decision)
+    del decision
+    # First member in depth order is fine: every member has the same own reach.
+    first = np.full(rows_total, n, dtype=np.int64)
+    np.minimum.at(first, infoset[decision_nodes], decision_nodes)
+    infoset_rep[:num_real] = first[:num_real]
+    del decision_nodes, first
+
+    tensors = GameTensors(
+        parent=parent, parent_slot=slot, node_kind=kind, node_player=player,
+        node_infoset=infoset, edge_owner=edge_owner, edge_index=edge_index,
+        chance_prob=prob, payoff=payoff, legal_mask=legal, abstraction_mask=legal.copy(),
+        infoset_player=infoset_player, infoset_rep=infoset_rep)
+    labels = enum.action if isinstance(enum.action, np.ndarray) else \
+        np.fromiter(enum.action, dtype=object, count=n)
+    enum.action = None
+    node_action = tuple(labels[order])
+    del labels
+    nash = game.nash_value() if num_players == 2 else None
+    br_rounds = _most_own_decisions(parent, edge_owner, level_start, num_players) + 1
+    sums = payoff[kind == TERMINAL_NODE].sum(axis=1)
+    constant_sum = None
+    if sums.size and np.allclose(sums, sums[0], rtol=1e-9, atol=1e-12 * max(1.0, abs(sums).max())):
+        constant_sum = float(sums[0])
+    return LoweredGame(tensors=tensors, level_start=level_start, num_players=num_players,
+                       infoset_keys=keys, infoset_actions=tuple(enum.row_kept),
+                       preorder=order.astype(np.int64, copy=False), node_action=node_action,
+                       nash_value=None if nash is None else tuple(float(v) for v in nash),
+                       constant_sum=constant_sum, br_rounds=br_rounds,
+                       name=name or type(game).__name__)
+
+
+def _most_own_decisions(parent, edge_owner, level_start, num_players) -> int:
+    """The most decisions one player makes on any path (level by level, one player at a time)."""
+    most = 0
+    own = np.zeros(len(parent), dtype=np.int32)
+    for p in range(num_players):
+        own[:] = 0
+        for d in range(1, len(level_start) - 1):
+            lo, hi = level_start[d], level_start[d + 1]
+            own[lo:hi] = own[parent[lo:hi]] + (edge_owner[lo:hi] == p)
+        most = max(most, int(own.max(initial=0)))
+    return most
+
+
+def sort_infosets(lowered: LoweredGame) -> LoweredGame:
+    """Gambit's canonical row order, by one O(I log I) sort.
+
+    Rows are grouped by player; each player's rows are sorted by the pre-order
+    number of their first member (members themselves are listed in pre-order by
+    :meth:`LoweredGame.infoset_members`). The sink row stays last.
+    """
+    if lowered.batch_size is not None:
+        raise ValueError("sort_infosets works on a single lowered game; sort before stack()")
+    t = lowered.tensors
+    num_real = len(lowered.infoset_keys)
+    decision = np.flatnonzero(t.node_kind == DECISION)
+    first_pre = np.full(num_real + 1, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first_pre, t.node_infoset[decision], lowered.preorder[decision])
+    del decision
+    perm = np.lexsort((first_pre[:num_real], t.infoset_player[:num_real]))  # new -> old
+    perm = np.concatenate([perm, [num_real]])
+    old_to_new = np.empty(len(perm), dtype=np.int32)
+    old_to_new[perm] = np.arange(len(perm), dtype=np.int32)
+    a = lowered.max_actions
+    edge_index = old_to_new[t.edge_index // a]
+    edge_index *= a
+    edge_index += t.edge_index % a
+    tensors = t._replace(
+        node_infoset=old_to_new[t.node_infoset],
+        edge_index=edge_index,
+        legal_mask=t.legal_mask[perm], abstraction_mask=t.abstraction_mask[perm],
+        infoset_player=t.infoset_player[perm], infoset_rep=t.infoset_rep[perm])
+    return dataclasses.replace(
+        lowered, tensors=tensors,
+        infoset_keys=tuple(lowered.infoset_keys[i] for i in perm[:-1]),
+        infoset_actions=tuple(lowered.infoset_actions[i] for i in perm[:-1]))

@@ -1,0 +1,235 @@
+"""Parallel lowering: the tree is cut near the root and its parts are walked by worker processes.
+
+The parent process walks the top of the tree down to a cut depth (with every
+contract check of :func:`jaxcfr.lowering.walk.walk`); each stack item at the cut is a job.
+Worker processes (forked, so the game needs no pickling) take jobs in pre-order
+and walk each subtree with the same walk, seeded with the top's information sets.
+The parent merges the parts in pre-order (:mod:`jaxcfr.lowering.parts`): node numbers,
+information-set rows (in the order of their first member in pre-order), labels and
+returns come out exactly as the serial walk's, so :func:`jaxcfr.lowering.lower` builds
+identical tensors.
+
+Checks that span parts are made at the merge: a row first met in several parts
+must have the same legal actions, kept actions and own sequence in each. On any
+contract violation (or any other exception in a worker) the parallel result is
+dropped and the serial walk runs instead: it raises the very error, naming the
+very history, that it always raises. A clean game pays nothing for that guarantee.
+
+Workers need ``fork`` (Linux); elsewhere, or with ``workers=1``, the walk is serial.
+The children run only the game's Python code and NumPy, never JAX (so JAX's
+warning about forking a multithreaded process is silenced for this fork).
+
+Example::
+
+    >>> import jaxcfr
+    >>> game = jaxcfr.load_game("leduc_poker")
+    >>> a, b = jaxcfr.lower(game, workers=2), jaxcfr.lower(game, workers=1)
+    >>> bool((a.tensors.parent == b.tensors.parent).all())
+    True
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import queue as queue_module
+import signal
+import warnings
+from typing import Callable
+
+from jaxcfr.lowering.budget import check_budget
+from jaxcfr.lowering.parts import Merge, Mismatch, pack
+from jaxcfr.lowering.walk import ROOT_PARENT, Enumeration, walk
+
+__all__ = ["walk_parallel", "cut", "walk_job", "resolve_workers", "default_workers",
+           "PARALLEL_MIN_NODES"]
+
+#: Trees smaller than this (by the size estimate) are walked by one process by default.
+PARALLEL_MIN_NODES = 1_000_000
+#: The cut goes deep enough for this many jobs per worker (load balance).
+JOBS_PER_WORKER = 8
+#: ... unless the top of the tree above the cut would grow past this many nodes.
+MAX_TOP_NODES = 50_000
+#: Seconds between two looks at the workers (progress, memory budget, failures).
+POLL_SECONDS = 0.2
+
+
+def default_workers() -> int:
+    """``JAXCFR_LOWERING_WORKERS``, else the cores this process may run on."""
+    env = os.environ.get("JAXCFR_LOWERING_WORKERS")
+    if env:
+        return max(1, int(env))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_workers(workers: int | None, size) -> int:
+    """The worker count to use: ``None`` picks :func:`default_workers` for a large tree."""
+    if workers is None:
+        if size is None or size.nodes < PARALLEL_MIN_NODES:
+            return 1
+        workers = default_workers()
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    if workers > 1 and "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return workers
+
+
+class _WorkerFailed(Exception):
+    """A worker met an error (a contract violation, or anything else): walk serially."""
+
+
+def walk_parallel(game, num_players: int, abstraction, *, workers: int, size, budget: int,
+                  progress: Callable[[int], None] | None = None,
+                  log: Callable[[str], None] | None = None,
+                  cut_depth: int | None = None) -> Enumeration | None:
+    """The serial walk's :class:`~jaxcfr.lowering.walk.Enumeration`, walked by ``workers`` processes.
+
+    Returns ``None`` when the serial walk must run instead (a contract violation
+    anywhere, a tree too small to split, no way to start processes); raises
+    ``MemoryBudgetError`` when the nodes walked so far exceed ``budget``.
+    ``cut_depth`` forces the depth of the cut (tests walk every depth).
+    """
+    try:
+        top = cut(game, num_players, abstraction, workers=workers, size=size, depth=cut_depth)
+    except Exception:  # noqa: BLE001 - the serial walk reports it, in pre-order
+        return None
+    if not top.frontier:
+        return top                      # the whole tree is above the cut
+    if log is not None:
+        log(f"walking {len(top.frontier):,} subtrees below depth "
+            f"{top.frontier[0][1][3]} with {min(workers, len(top.frontier))} processes")
+    try:
+        return _run(top, num_players, abstraction, workers, budget, progress)
+    except (Mismatch, _WorkerFailed, AssertionError, OSError):
+        return None                     # (a daemonic process cannot fork, fork failed)
+
+
+def cut(game, num_players: int, abstraction, *, workers: int, size,
+        depth: int | None = None) -> Enumeration:
+    """The top walk above the cut: at ``depth``, else the shallowest depth that gives
+    enough jobs, or the one with the most jobs while the top stays small."""
+    if depth is not None:
+        return walk(game, num_players, abstraction, cut_depth=depth)
+    wanted = JOBS_PER_WORKER * workers
+    cap = MAX_TOP_NODES if size is None else max(1_000, min(MAX_TOP_NODES, size.nodes / 50))
+    best, depth = None, 1
+    while True:
+        top = walk(game, num_players, abstraction, cut_depth=depth)
+        if not top.frontier:
+            return top if best is None else best    # the tree ends above this depth
+        if best is not None and len(top) > cap:
+            return best
+        if best is None or len(top.frontier) > len(best.frontier):
+            best = top
+        if len(top.frontier) >= wanted:
+            return best
+        depth += 1
+
+
+def _run(top: Enumeration, num_players, abstraction, workers, budget, progress) -> Enumeration:
+    ctx = multiprocessing.get_context("fork")
+    jobs = top.frontier
+    workers = min(workers, len(jobs))
+    next_job = ctx.Value("i", 0)
+    walked = ctx.Array("q", workers, lock=False)
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_worker, daemon=True, name=f"jaxcfr-lowering-{i}",
+                         args=(i, jobs, top, num_players, abstraction, next_job, walked,
+                               results, os.getpid()))
+             for i in range(workers)]
+    merge = Merge(top, num_players)
+    top.row_tables()                    # built once here, inherited by every worker
+    with warnings.catch_warnings():
+        # JAX warns on any fork once its backends run; the children never touch JAX.
+        warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called",
+                                category=RuntimeWarning)
+        warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks",
+                                category=DeprecationWarning)
+        for p in procs:
+            p.start()
+    try:
+        pending: dict[int, bytes] = {}
+        done = 0
+        while done < len(jobs):
+            try:
+                j, data = results.get(timeout=POLL_SECONDS)
+            except queue_module.Empty:
+                _check_workers(procs)
+            else:
+                if data is None:
+                    raise _WorkerFailed
+                pending[j] = data
+                while merge.parts_done in pending:
+                    merge.add_part(pickle.loads(pending.pop(merge.parts_done)))
+                    done += 1
+            nodes = len(top) + sum(walked)
+            check_budget(nodes, merge.num_rows + 1, 1, num_players, budget)
+            if progress is not None:
+                progress(nodes)
+        return merge.finish()
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join()
+        results.close()
+
+
+def _check_workers(procs) -> None:
+    for p in procs:
+        if p.exitcode not in (None, 0):
+            why = f"signal {-p.exitcode}" if p.exitcode < 0 else f"exit status {p.exitcode}"
+            raise RuntimeError(f"a lowering worker process died ({why}"
+                               f"{': out of memory?' if p.exitcode == -signal.SIGKILL else ''}); "
+                               "lower with workers=1 (JAXCFR_LOWERING_WORKERS=1) to walk in "
+                               "one process")
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: the kernel ends this worker when the parent dies, even by SIGKILL."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)     # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _worker(index, jobs, top, num_players, abstraction, next_job, walked, results,
+            parent: int) -> None:
+    """A worker process: take jobs in order, walk each subtree, send its columns."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent handles Ctrl-C
+    _die_with_parent(parent)
+    before = 0
+    while os.getppid() == parent:                     # (it died before prctl, or elsewhere)
+        with next_job.get_lock():
+            j = next_job.value
+            next_job.value = j + 1
+        if j >= len(jobs):
+            return
+
+        def on_check(enum, nodes, base=before):
+            walked[index] = base + nodes
+
+        try:
+            data, nodes = walk_job(jobs[j][1], top, num_players, abstraction, on_check)
+        except BaseException:  # noqa: BLE001 - the parent walks serially and reports it
+            results.put((j, None))
+            return
+        before += nodes
+        walked[index] = before
+        results.put((j, data))
+
+
+def walk_job(item: tuple, top: Enumeration, num_players: int, abstraction,
+             on_check=None) -> tuple[bytes, int]:
+    """Walk one job's subtree (seeded with the top's rows); its packed columns and size."""
+    state, _, slot, depth, seq, action, prob = item
+    enum = walk(None, num_players, abstraction, on_check=on_check, seed=top,
+                start=[(state, ROOT_PARENT, slot, depth, seq, action, prob)])
+    return pickle.dumps(pack(enum, len(top.row_actions)), pickle.HIGHEST_PROTOCOL), len(enum)

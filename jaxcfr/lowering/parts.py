@@ -1,0 +1,295 @@
+"""A part of a tree walked by a worker: packed there, merged in pre-order by the parent.
+
+:func:`pack` turns a worker's :class:`~jaxcfr.lowering.walk.Enumeration` of one subtree into
+plain bytes and lists (its columns, the rows it met in first-met order, the rows it
+added with their actions as ids into a table of distinct tuples). :class:`Merge`
+puts the top of the tree and the parts together exactly as the serial walk numbers
+them: nodes in pre-order, rows by their first member in pre-order. A row met in
+several parts must have the same legal actions, kept actions and own sequence in
+each (checked vectorised); otherwise :class:`Mismatch` is raised and the caller
+walks serially, so that the error is the serial walk's.
+
+Example (what :mod:`jaxcfr.lowering.parallel` does with processes, here in one)::
+
+    >>> import pickle, jaxcfr
+    >>> from jaxcfr import parallel, parts
+    >>> game = jaxcfr.load_game("kuhn_poker")
+    >>> top = parallel.cut(game, 2, None, workers=2, size=None, depth=1)
+    >>> merge = parts.Merge(top, 2)
+    >>> for _, item in top.frontier:
+    ...     merge.add_part(pickle.loads(parallel.walk_job(item, top, 2, None)[0]))
+    >>> len(merge.finish())
+    58
+"""
+
+from __future__ import annotations
+
+import operator
+from array import array
+from itertools import repeat
+
+import numpy as np
+
+from jaxcfr.lowering.walk import ROOT_PARENT, SLOT_RADIX, Enumeration
+
+__all__ = ["pack", "Merge", "Mismatch"]
+
+
+class Mismatch(Exception):
+    """Two parts disagree about a row: the serial walk must run (and name the error)."""
+
+
+def _first_met(code: np.ndarray) -> np.ndarray:
+    """The decision rows of ``code`` in the order of their first node."""
+    rows = code[code >= 0]
+    uniq, first = np.unique(rows, return_index=True)
+    return uniq[np.argsort(first, kind="stable")]
+
+
+def pack(enum: Enumeration, seeded: int) -> dict:
+    """A part's columns as bytes, and its rows: those it met in first-met order, and
+    the ones it added (keys, actions as ids into a table of distinct tuples, seqs)."""
+    out = {k: getattr(enum, k).tobytes()
+           for k in ("parent", "slot", "depth", "prob", "code", "terminals", "returns")}
+    out["labels"], out["label"] = _label_table(enum.action)
+    out["first_met"] = _first_met(np.frombuffer(enum.code, np.int32))
+    keys = enum.row_key[seeded:]
+    for kind in set(map(type, keys)):
+        if kind.__hash__ is object.__hash__:
+            raise TypeError("information-set keys compared by identity cannot cross processes")
+    row_actions, row_kept = enum.row_actions[seeded:], enum.row_kept[seeded:]
+    table: dict[tuple, int] = {}
+    actions = np.asarray([table.setdefault(acts, len(table)) for acts in row_actions],
+                         np.int32)
+    if all(map(operator.is_, row_kept, row_actions)):
+        kept = actions                                  # no abstraction (or it kept all)
+    else:
+        kept = np.asarray([table.setdefault(keep, len(table)) for keep in row_kept], np.int32)
+    player = np.asarray(enum.row_player[seeded:], np.int32)
+    by_player = [np.flatnonzero(player == p) for p in range(enum.num_players)]
+    out.update(key=keys, player=player, by_player=by_player,
+               keys_by_player=[[keys[i] for i in idx.tolist()] for idx in by_player],
+               seq=np.asarray(enum.row_seq[seeded:], np.int64), table=list(table),
+               actions=actions, kept=kept)
+    return out
+
+
+def _label_table(labels: list) -> tuple[list, np.ndarray]:
+    """``labels`` as a table of distinct objects (by identity) and one index per node."""
+    ids = np.fromiter(map(id, labels), np.int64, len(labels))
+    _, first, index = np.unique(ids, return_index=True, return_inverse=True)
+    return [labels[i] for i in first.tolist()], index.astype(np.int32).reshape(-1)
+
+
+def _objects(values: list) -> np.ndarray:
+    """A 1-d object array of ``values`` (tuples stay elements)."""
+    out = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        out[i] = v
+    return out
+
+
+class Merge:
+    """The serial walk's columns, put together part by part in pre-order.
+
+    Rows get global numbers in the order of their first member in pre-order; a
+    row's legal actions, kept actions and own sequence are checked against its first
+    part's, vectorised (actions as ids into one table of distinct action tuples).
+    """
+
+    def __init__(self, top: Enumeration, num_players: int):
+        self.top = top
+        self.num_players = num_players
+        self.seeded = len(top.row_actions)
+        self.pieces: dict[str, list] = {k: [] for k in ("parent", "slot", "depth", "code",
+                                                       "terminals", "prob", "returns", "action")}
+        self.row_player: list = []
+        self.row_key: list = []
+        self.row_of: list[dict] = [{} for _ in range(num_players)]   # key -> global row
+        self.row_act = array("i")         # global row -> id of its legal actions
+        self.row_kept = array("i")        # global row -> id of its kept actions
+        self.row_seq = array("q")         # global row -> own sequence (global rows)
+        self.table: list[tuple] = []      # distinct action tuples
+        self.table_id: dict[tuple, int] = {}
+        self.top_row = np.full(self.seeded, -1, dtype=np.int64)   # top row -> global row
+        self.top_node = np.full(len(top), -1, dtype=np.int64)     # top node -> global node
+        self.nodes = 0                       # global nodes so far
+        self.top_done = 0                    # top nodes merged so far
+        self.top_terminal = 0                # top terminals merged so far
+        self.parts_done = 0
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.row_act)
+
+    @property
+    def max_actions(self) -> int:
+        """The widest row: rows' slots are their kept actions."""
+        return max((len(self.table[a]) for a in set(self.row_kept)), default=1)
+
+    # -- rows ----------------------------------------------------------------
+    def _action_id(self, acts: tuple) -> int:
+        a = self.table_id.get(acts)
+        if a is None:
+            a = self.table_id[acts] = len(self.table)
+            self.table.append(acts)
+        return a
+
+    @staticmethod
+    def _seqs(seq: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Own-sequence ids with their rows renumbered by ``rows`` (-1 stays)."""
+        out = seq.copy()
+        some = seq >= 0
+        out[some] = rows[seq[some] // SLOT_RADIX] * SLOT_RADIX + seq[some] % SLOT_RADIX
+        return out
+
+    def _new_row(self, player: int, key, act: int, kept: int, seq: int) -> int:
+        row = len(self.row_act)
+        self.row_of[player][key] = row
+        self.row_player.append(player)
+        self.row_key.append(key)
+        self.row_act.append(act)
+        self.row_kept.append(kept)
+        self.row_seq.append(seq)
+        return row
+
+    def _new_rows(self, new: np.ndarray, found: np.ndarray, part: dict, act, kept) -> None:
+        """Add a part's rows ``new`` (indices, in the part's order) and number them in
+        ``found``; their sequences are filled in by the caller."""
+        base = len(self.row_act)
+        found[new] = np.arange(base, base + len(new))
+        keys, players = part["key"], part["player"][new]
+        new_keys = [keys[i] for i in new.tolist()]
+        for p in range(self.num_players):
+            mine = np.flatnonzero(players == p)
+            self.row_of[p].update(zip([new_keys[i] for i in mine.tolist()],
+                                      (base + mine).tolist()))
+        self.row_player.extend(players.tolist())
+        self.row_key.extend(new_keys)
+        self.row_act.extend(act[new].astype(np.int32).tolist())
+        self.row_kept.extend(kept[new].astype(np.int32).tolist())
+        self.row_seq.extend([-1] * len(new))
+
+    def _top_row(self, r: int) -> None:
+        if self.top_row[r] < 0:
+            t = self.top
+            act = self._action_id(t.row_actions[r])
+            kept = act if t.row_kept[r] is t.row_actions[r] else self._action_id(t.row_kept[r])
+            seq = int(self._seqs(np.asarray([t.row_seq[r]], np.int64), self.top_row)[0])
+            self.top_row[r] = self._new_row(t.row_player[r], t.row_key[r], act, kept, seq)
+
+    @staticmethod
+    def _renumber(code: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``code`` with its decision rows renumbered by ``rows``."""
+        out = code.copy()
+        decision = code >= 0
+        out[decision] = rows[code[decision]]
+        return out
+
+    # -- nodes ---------------------------------------------------------------
+    def _append(self, **columns) -> None:
+        for k, v in columns.items():
+            self.pieces[k].append(v)
+
+    def _top_run(self, stop: int) -> None:
+        """Top nodes ``top_done:stop`` (those walked before the next part)."""
+        a, b = self.top_done, stop
+        if a == b:
+            return
+        t = self.top
+        code = np.frombuffer(t.code, np.int32)[a:b]
+        for r in _first_met(code):
+            self._top_row(int(r))
+        self.top_node[a:b] = np.arange(self.nodes, self.nodes + b - a)
+        parent = np.frombuffer(t.parent, np.int32)[a:b]
+        terms = np.frombuffer(t.terminals, np.int32)
+        lo, hi = self.top_terminal, int(np.searchsorted(terms, b))
+        P = self.num_players
+        self._append(parent=np.where(parent == ROOT_PARENT, ROOT_PARENT,
+                                     self.top_node[np.maximum(parent, 0)]).astype(np.int32),
+                     slot=np.frombuffer(t.slot, np.int32)[a:b].copy(),
+                     depth=np.frombuffer(t.depth, np.int32)[a:b].copy(),
+                     code=self._renumber(code, self.top_row).astype(np.int32),
+                     prob=np.frombuffer(t.prob, np.float64)[a:b].copy(),
+                     terminals=(self.top_node[terms[lo:hi]]).astype(np.int32),
+                     returns=np.frombuffer(t.returns, np.float64)[lo * P:hi * P].copy())
+        self._append(action=_objects(t.action[a:b]))
+        self.nodes += b - a
+        self.top_done, self.top_terminal = b, hi
+
+    def add_part(self, part: dict) -> None:
+        """The next part in pre-order (after the top nodes walked before it)."""
+        before, item = self.top.frontier[self.parts_done]
+        self._top_run(before)
+        seeded = self.seeded
+        keys, players = part["key"], part["player"].tolist()
+        ids = np.empty(seeded + len(keys), dtype=np.int64)
+        ids[:seeded] = self.top_row
+        table = np.asarray([self._action_id(acts) for acts in part["table"]], np.int32)
+        act, kept = table[part["actions"]], table[part["kept"]]
+        first_met = part["first_met"]
+        met_top = first_met[first_met < seeded]
+        if (self.top_row[met_top] >= 0).all():
+            # Common case: every top row met here is numbered, so the rows new to the
+            # merge come in the part's order: look them all up, then add them at once.
+            found = ids[seeded:]
+            for p, (idx, keys_p) in enumerate(zip(part["by_player"], part["keys_by_player"])):
+                found[idx] = np.fromiter(map(self.row_of[p].get, keys_p, repeat(-1)),
+                                         np.int64, len(keys_p))
+            created = found < 0
+            self._new_rows(np.flatnonzero(created), found, part, act, kept)
+        else:
+            created = np.zeros(len(keys), dtype=bool)
+            for r in first_met.tolist():
+                if r < seeded:
+                    self._top_row(r)
+                    ids[r] = self.top_row[r]
+                    continue
+                i = r - seeded
+                g = self.row_of[players[i]].get(keys[i])
+                if g is None:
+                    g = self._new_row(players[i], keys[i], int(act[i]), int(kept[i]), -1)
+                    created[i] = True
+                ids[r] = g
+        rows = ids[seeded:]
+        seq = self._seqs(part["seq"], ids)
+        row_act = np.frombuffer(self.row_act, np.int32)
+        row_kept = np.frombuffer(self.row_kept, np.int32)
+        row_seq = np.frombuffer(self.row_seq, np.int64)
+        row_seq[rows[created]] = seq[created]
+        old = ~created
+        if not (np.array_equal(row_act[rows[old]], act[old])
+                and np.array_equal(row_kept[rows[old]], kept[old])
+                and np.array_equal(row_seq[rows[old]], seq[old])):
+            raise Mismatch                     # the serial walk names the first member
+        del row_act, row_kept, row_seq
+        code = np.frombuffer(part["code"], np.int32)
+        offset = self.nodes
+        parent = np.frombuffer(part["parent"], np.int32).astype(np.int64) + offset
+        parent[0] = self.top_node[item[1]]
+        self._append(parent=parent.astype(np.int32),
+                     slot=np.frombuffer(part["slot"], np.int32),
+                     depth=np.frombuffer(part["depth"], np.int32),
+                     code=self._renumber(code, ids).astype(np.int32),
+                     prob=np.frombuffer(part["prob"], np.float64),
+                     terminals=(np.frombuffer(part["terminals"], np.int32) + offset)
+                     .astype(np.int32),
+                     returns=np.frombuffer(part["returns"], np.float64))
+        self._append(action=_objects(part["labels"])[part["label"]])
+        self.nodes += len(code)
+        self.parts_done += 1
+
+    def finish(self) -> Enumeration:
+        """The merged columns as one :class:`Enumeration` (NumPy columns)."""
+        self._top_run(len(self.top))
+        enum = Enumeration(self.num_players)
+        for k, pieces in self.pieces.items():
+            dtype = {"prob": np.float64, "returns": np.float64, "action": object}.get(k, np.int32)
+            setattr(enum, k, np.concatenate(pieces) if pieces else np.zeros(0, dtype))
+            pieces.clear()
+        enum.row_player, enum.row_key = self.row_player, self.row_key
+        enum.row_actions = [self.table[a] for a in self.row_act]
+        enum.row_kept = [self.table[k] for k in self.row_kept]
+        enum.row_seq = self.row_seq.tolist()
+        enum.max_actions = self.max_actions
+        return enum

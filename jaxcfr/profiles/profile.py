@@ -1,0 +1,332 @@
+"""Host-side strategy profiles keyed by information-set key and action label.
+
+A :class:`Profile` maps ``(player, infoset key)`` to a distribution over that
+information set's actions (in ``legal_actions()`` order). It plays (``act``),
+saves and loads (``.npz`` + ``.json``), exports to an OpenSpiel ``TabularPolicy``,
+and turns back into a strategy table of a lowered game (``table``).
+
+A profile trained on an abstracted game (:class:`jaxcfr.Abstracted`) is keyed by
+the abstracted action order. :meth:`Profile.distribution` maps a row onto the
+actions a state allows by label (lifting, design §9): actions the row does not
+have get zero mass, the others are renormalised, and a row with no mass there is
+uniform over all of the state's legal actions. So ``act`` plays an abstracted
+profile in the full game, ``table`` / :func:`evaluate_profile` evaluate it there,
+and :func:`jaxcfr.lift` turns it into a profile of the full game.
+
+Example::
+
+    >>> import jaxcfr
+    >>> result = jaxcfr.solve("kuhn_poker", iterations=200)
+    >>> result.profile.policy(0, "0|0|")            # {action: prob} of player 0 with card 0
+    >>> result.profile.save("kuhn.npz")              # kuhn.npz + kuhn.json
+    >>> jaxcfr.Profile.load("kuhn.npz").act(jaxcfr.load_game("kuhn_poker"), rng=0)
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from pathlib import Path
+from typing import Any, Hashable, Sequence
+
+import numpy as np
+
+from jaxcfr._util.atomic import atomic_write_bytes, atomic_write_text
+from jaxcfr.kernels.numerics import normalise
+from jaxcfr._util.serialize import jsonable
+from jaxcfr.tensors import LoweredGame
+
+__all__ = ["Profile", "evaluate_profile", "encode_label", "decode_label"]
+
+FORMAT = "jaxcfr-profile"
+FORMAT_VERSION = 1
+
+
+class Profile:
+    """A behaviour strategy for every player: ``{(player, key): {action: probability}}``.
+
+    Args:
+      keys: ``[I]`` (player, infoset key) per row.
+      actions: ``[I]`` tuple of action labels per row (``legal_actions()`` order).
+      probs: ``[I, A]`` probabilities (row ``r`` uses its first ``len(actions[r])`` slots).
+      game: the game string the profile belongs to (optional, recorded by ``save``).
+    """
+
+    def __init__(self, keys, actions, probs, *, game: str | None = None):
+        self.keys = tuple(keys)
+        self.actions = tuple(tuple(a) for a in actions)
+        probs = np.asarray(probs, dtype=np.float64)
+        self.probs = probs
+        self.game = game
+        self._row = {k: i for i, k in enumerate(self.keys)}
+
+    @classmethod
+    def from_lowered(cls, lowered: LoweredGame, strategy: np.ndarray) -> "Profile":
+        """Wrap a ``[I, A]`` strategy table of ``lowered`` (the sink row is dropped)."""
+        strategy = np.asarray(strategy)
+        num_real = len(lowered.infoset_keys)
+        return cls(lowered.infoset_keys, lowered.infoset_actions, strategy[:num_real],
+                   game=lowered.name or None)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __contains__(self, item) -> bool:
+        return item in self._row
+
+    def __repr__(self) -> str:
+        return f"Profile({len(self)} information sets, game={self.game!r})"
+
+    def policy(self, player: int, key: Hashable, legal_actions=None) -> dict[Any, float]:
+        """``{action: probability}`` at ``player``'s information set ``key``.
+
+        An unseen key gets the uniform policy over ``legal_actions`` (required then).
+        """
+        row = self._row.get((player, key))
+        if row is None:
+            if legal_actions is None:
+                raise KeyError(f"unknown information set {key!r} of player {player} "
+                               "(pass legal_actions= for a uniform policy)")
+            n = len(legal_actions)
+            return {a: 1.0 / n for a in legal_actions}
+        acts = self.actions[row]
+        return dict(zip(acts, self.probs[row, :len(acts)].tolist()))
+
+    def policy_strict(self, player: int, key: Hashable) -> dict[Any, float]:
+        """Like :meth:`policy` but raises ``KeyError`` for an unseen key."""
+        return self.policy(player, key)
+
+    def items(self):
+        """``((player, key), {action: prob})`` for every information set."""
+        for (player, key) in self.keys:
+            yield (player, key), self.policy(player, key)
+
+    # -- playing -----------------------------------------------------------
+    def distribution(self, player: int, key: Hashable, legal_actions: Sequence) -> np.ndarray:
+        """Probabilities ``[len(legal_actions)]`` aligned with ``legal_actions``.
+
+        Uniform for an unseen key. When the row's actions differ from ``legal_actions``
+        (a profile of an abstracted game played in the full game, or the other way
+        round) the row is mapped by action label, which is lifting (design §9): an
+        action the row lacks gets 0, the others are renormalised, and where they
+        carry no mass the result is uniform over all of ``legal_actions``.
+
+        Raises:
+          ValueError: neither action set contains the other (not the same game).
+        """
+        legal = tuple(legal_actions)
+        if not legal:
+            raise ValueError(f"no legal actions at player {player}'s information set {key!r}")
+        row = self._row.get((player, key))
+        if row is None:
+            return np.full(len(legal), 1.0 / len(legal))
+        acts = self.actions[row]
+        probs = self.probs[row, :len(acts)]
+        if acts != legal:
+            probs = _by_label(probs, acts, legal, player, key)
+        return normalise(probs, np.ones(len(legal), dtype=bool))
+
+    def act(self, state, rng=None):
+        """Sample an action for the player to move at ``state`` (a :class:`jaxcfr.Game`).
+
+        Args:
+          state: a decision node (not chance, not terminal); it is not modified.
+          rng: ``random.Random``, ``numpy.random.Generator``, an int seed, or ``None``
+            (fresh entropy).
+        Returns:
+          One of ``state.legal_actions()``: drawn from the profile at the acting
+          player's information set, uniformly when the profile has no such key.
+        """
+        if state.is_terminal() or state.is_chance():
+            raise ValueError("act() needs a decision node (the state is "
+                             f"{'terminal' if state.is_terminal() else 'a chance node'})")
+        player = state.player_to_act()
+        legal = list(state.legal_actions())
+        probs = self.distribution(player, state.infoset_key(player), legal)
+        if rng is None or isinstance(rng, (int, np.integer)):
+            rng = np.random.default_rng(rng)
+        u = rng.random()
+        index = int(np.searchsorted(np.cumsum(probs), u * probs.sum(), side="right"))
+        return legal[min(index, len(legal) - 1)]
+
+    # -- lowered tables ----------------------------------------------------
+    def table(self, lowered: LoweredGame) -> tuple[np.ndarray, dict[str, int]]:
+        """A ``[I, A]`` strategy table of ``lowered`` (single game) from this profile.
+
+        Rows whose key is not in the profile are uniform over their legal actions.
+        Returns ``(table, counts)`` with ``counts`` = ``{"rows", "found", "missing"}``.
+        Raises ``ValueError`` when a found row's action labels differ.
+        """
+        if lowered.batch_size is not None:
+            raise ValueError("Profile.table() takes a single lowered game, not a stack")
+        mask = np.asarray(lowered.tensors.legal_mask) & np.asarray(lowered.tensors.abstraction_mask)
+        table = normalise(np.zeros(mask.shape), mask)            # uniform
+        found = 0
+        for r, (player, key) in enumerate(lowered.infoset_keys):
+            row = self._row.get((player, key))
+            if row is None:
+                continue
+            legal = tuple(lowered.infoset_actions[r])
+            p = self.distribution(player, key, legal)
+            table[r] = 0.0
+            table[r, :len(p)] = p
+            found += 1
+        rows = len(lowered.infoset_keys)
+        return table, {"rows": rows, "found": found, "missing": rows - found}
+
+    # -- files -------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write ``<path>.npz`` (``probs``) and ``<path>.json`` (keys, labels, game).
+
+        Keys and labels may be str, int, float, bool, None, bytes, or tuples of
+        those (nested); tuples and bytes are tagged in the JSON. Returns the npz path.
+        """
+        base = _base(path)
+        base.parent.mkdir(parents=True, exist_ok=True)
+        meta = {"format": FORMAT, "version": FORMAT_VERSION, "game": self.game,
+                "npz": base.name + ".npz",
+                "keys": [[int(p), encode_label(k)] for p, k in self.keys],
+                "actions": [[encode_label(a) for a in acts] for acts in self.actions]}
+        text = json.dumps(meta)
+        buf = io.BytesIO()
+        np.savez(buf, probs=self.probs)
+        atomic_write_bytes(base.with_name(base.name + ".npz"), buf.getvalue())
+        atomic_write_text(base.with_name(base.name + ".json"), text)
+        return base.with_name(base.name + ".npz")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Profile":
+        """Read a profile written by :meth:`save` (give the ``.npz``, the ``.json`` or the stem)."""
+        base = _base(path)
+        json_path = base.with_name(base.name + ".json")
+        npz_path = base.with_name(base.name + ".npz")
+        if not json_path.is_file():
+            if npz_path.is_file():
+                raise FileNotFoundError(f"profile {npz_path} has no {json_path.name} beside it "
+                                        "(its keys and action labels; Profile.save writes both)")
+            raise FileNotFoundError(f"no profile {os.fspath(path)}")
+        try:
+            meta = json.loads(json_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"{json_path}: not a valid profile sidecar: {e}") from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise ValueError(f"{json_path} is not a jaxcfr profile")
+        if meta.get("version") != FORMAT_VERSION:
+            raise ValueError(f"{json_path}: profile format version {meta.get('version')!r}; "
+                             f"this jaxcfr reads version {FORMAT_VERSION}")
+        if not npz_path.is_file():
+            raise FileNotFoundError(f"profile {json_path} has no {npz_path.name} beside it (its "
+                                    "probabilities; Profile.save writes both)")
+        try:
+            with np.load(npz_path, allow_pickle=False) as z:
+                probs = z["probs"]
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+            raise ValueError(f"{npz_path} is not a readable profile: {e}") from None
+        keys = [(int(p), decode_label(k)) for p, k in meta["keys"]]
+        actions = [tuple(decode_label(a) for a in acts) for acts in meta["actions"]]
+        if len(keys) != len(actions) or probs.shape[0] != len(keys):
+            raise ValueError(f"{base}: {len(keys)} keys, {len(actions)} action lists and "
+                             f"{probs.shape[0]} probability rows do not match")
+        return cls(keys, actions, probs, game=meta.get("game"))
+
+    # -- OpenSpiel ---------------------------------------------------------
+    def to_openspiel(self, pyspiel_game, game=None):
+        """This profile as an OpenSpiel ``TabularPolicy`` of ``pyspiel_game``.
+
+        See :func:`jaxcfr.game.openspiel.tabular_policy`; ``game`` (our root state or a game
+        string) defaults to the game the profile was made for (``self.game``).
+        """
+        from jaxcfr.game.openspiel import tabular_policy
+        from jaxcfr.game.registry import load_game
+        if game is None:
+            if not self.game:
+                raise ValueError("to_openspiel() needs game= (the profile records no game)")
+            game = self.game
+        if isinstance(game, (str, os.PathLike)):
+            game = load_game(game)
+        return tabular_policy(self, pyspiel_game, game)
+
+    # -- metrics -----------------------------------------------------------
+    def evaluate(self, game=None, *, precision: str = "float32") -> dict[str, Any]:
+        """Exact metrics of this profile in ``game`` (see :func:`evaluate_profile`)."""
+        return evaluate_profile(self, game, precision=precision)
+
+
+def evaluate_profile(profile: Profile, game=None, *, precision: str = "float32") -> dict[str, Any]:
+    """Values, best-response values, NashConv / exploitability of ``profile`` in ``game``.
+
+    Information sets the profile does not have play uniformly (``missing`` counts them);
+    a non-empty profile that has none of the game's information sets is refused
+    (``ValueError``: it was saved for another game).
+
+    Args:
+      game: a game string, Game or LoweredGame; default: the profile's recorded game.
+    Returns:
+      :func:`jaxcfr.evaluate`'s metrics for one game (``values [P]``, ...), as plain
+      JSON values, plus ``rows``, ``found``, ``missing`` and ``game``.
+    """
+    from jaxcfr.solvers.analytics import evaluate
+    from jaxcfr.lowering.lower import as_lowered
+    if game is None:
+        if not profile.game:
+            raise ValueError("the profile records no game: name the game to evaluate it on")
+        game = profile.game
+    name = game if isinstance(game, str) else getattr(game, "name", "") or type(game).__name__
+    lowered = as_lowered(game)
+    table, counts = profile.table(lowered)
+    if len(profile) and counts["rows"] and not counts["found"]:
+        raise ValueError(f"the profile has none of the {counts['rows']} information sets of "
+                         f"{name}" + (f" (it was saved for {profile.game})" if profile.game
+                                      else "") + ": evaluate it on its own game")
+    out = jsonable(evaluate(lowered, table, dtype=precision))
+    out.update(counts)
+    out["game"] = name
+    return out
+
+
+def _by_label(probs: np.ndarray, acts: tuple, legal: tuple, player: int, key) -> np.ndarray:
+    """``probs`` over ``acts`` as weights over ``legal`` (0 for actions ``acts`` lacks)."""
+    index = {a: i for i, a in enumerate(acts)}
+    if not (index.keys() <= set(legal) or set(legal) <= index.keys()):
+        raise ValueError(
+            f"the profile's information set {key!r} of player {player} has actions "
+            f"{list(acts)} but the state allows {list(legal)}: neither contains the other, "
+            "so the profile is not one of this game or of an abstraction of it")
+    return np.asarray([probs[index[a]] if a in index else 0.0 for a in legal])
+
+
+# -- label encoding -------------------------------------------------------------
+def encode_label(x: Any) -> Any:
+    """A JSON value for a key or action label; tuples and bytes are tagged."""
+    if isinstance(x, tuple):
+        return {"tuple": [encode_label(v) for v in x]}
+    if isinstance(x, bytes):
+        return {"bytes": x.hex()}
+    if isinstance(x, (bool, str)) or x is None:
+        return x
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return float(x)
+    raise TypeError(f"cannot save label {x!r} of type {type(x).__name__}: keys and actions "
+                    "must be str, int, float, bool, None, bytes or tuples of those")
+
+
+def decode_label(x: Any) -> Any:
+    """Inverse of :func:`encode_label`."""
+    if isinstance(x, dict):
+        if set(x) == {"tuple"}:
+            return tuple(decode_label(v) for v in x["tuple"])
+        if set(x) == {"bytes"}:
+            return bytes.fromhex(x["bytes"])
+        raise ValueError(f"unknown tagged label {x!r}")
+    if isinstance(x, list):
+        raise ValueError(f"untagged list label {x!r} (tuples are written as {{'tuple': [...]}})")
+    return x
+
+
+def _base(path) -> Path:
+    path = Path(path)
+    return path.with_suffix("") if path.suffix in (".npz", ".json") else path

@@ -1,0 +1,247 @@
+"""Exact analytics of a profile on the lowered tensors: values, best responses, exploitability.
+
+:func:`evaluate` is the one evaluation path: a lowered game (single or stacked) and a
+strategy table (``[I, A]``, ``[I, A, *b]`` or ``[B, I, A, *b]``) in, the metrics of
+:data:`METRIC_KEYS` out, with the dispatcher that picks the tightest metric. The run
+loop, ``jaxcfr eval``, profiles and the tests all call it.
+
+The kernels below it take one game's tensors (vmap them for a stack) and a profile
+``strategy`` of shape ``[I, A, *b]`` (rows of every player; the sink row and
+padding rows are ignored).
+
+Best response: player ``i``'s pure best response is found by sweeping
+"compute values under the current choice, then pick the best action of every
+row of player ``i``" ``br_rounds`` times. A row's choice is final once the rows
+below it are, so ``LoweredGame.br_rounds`` (the most own decisions on a path)
+sweeps are exact, also when an information set's members lie at different depths.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcfr.kernels import passes
+from jaxcfr._util import precision
+from jaxcfr.kernels.numerics import check_payoff_range, trail
+from jaxcfr.tensors import DECISION, GameTensors, LoweredGame, Structure, to_device
+
+__all__ = ["Evaluation", "expected_values", "best_response", "evaluate", "exact_metrics",
+           "history_values", "infoset_values", "METRIC_KEYS", "trace_counts",
+           "best_responses", "BestResponses"]
+
+#: Keys of :func:`evaluate`'s result (see there).
+METRIC_KEYS = ("values", "best_response_values", "nash_conv", "exploitability", "nash_gap",
+               "metric", "metric_name")
+
+#: How many times the jitted evaluation was traced (for compile-once tests).
+trace_counts: dict[str, int] = {"evaluate": 0, "best_responses": 0}
+
+
+class Evaluation(NamedTuple):
+    """Exact metrics of a profile (``*b``: trailing batch axes)."""
+    values: jax.Array                # [P, *b] expected value of the profile per player
+    best_response_values: jax.Array  # [P, *b] value of each player's best response
+    nash_conv: jax.Array             # [*b]    sum over players of (BR value - value)
+
+
+def expected_values(t: GameTensors, s: Structure, strategy: jax.Array) -> jax.Array:
+    """Expected payoff of each player under ``strategy``: ``[P, *b]``."""
+    edge = passes.edge_probabilities(t, strategy)
+    return passes.value_pass(t, s, edge)[0]
+
+
+def history_values(t: GameTensors, s: Structure, strategy: jax.Array) -> jax.Array:
+    """Continuation value of every node (history) for every player: ``[N, P, *b]``."""
+    return passes.value_pass(t, s, passes.edge_probabilities(t, strategy))
+
+
+def infoset_values(t: GameTensors, s: Structure, strategy: jax.Array) -> jax.Array:
+    """Owner's value of every row given it is reached: ``[I, *b]``.
+
+    ``sum_h reach_-i(h) v_i(h) / sum_h reach_-i(h)`` over the members ``h``
+    (0 where no member is reachable by the others).
+    """
+    edge = passes.edge_probabilities(t, strategy)
+    reach = passes.reach_pass(t, s, edge)
+    values = passes.value_pass(t, s, edge)
+    opp = passes.opponent_reach(reach)                                    # [N, P, *b]
+    owner = jnp.clip(t.node_player, 0, s.num_players - 1)
+    decision = trail(t.node_kind == DECISION, opp.ndim - 1)
+    w = jnp.where(decision, passes.pick_player(opp, owner), 0)
+    rows = t.legal_mask.shape[0]
+    num = jax.ops.segment_sum(w * passes.pick_player(values, owner), t.node_infoset, num_segments=rows)
+    den = jax.ops.segment_sum(w, t.node_infoset, num_segments=rows)
+    return jnp.where(den > 0, num / jnp.where(den > 0, den, 1), 0)
+
+
+def best_response(t: GameTensors, s: Structure, strategy: jax.Array, player,
+                  rounds: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Player ``player``'s pure best response to ``strategy`` and its value.
+
+    Args:
+      rounds: number of sweeps (``LoweredGame.br_rounds``; traced, so it never recompiles).
+    Returns:
+      ``(profile [I, A, *b], value [*b])``: ``strategy`` with ``player``'s rows
+      replaced by the best response, and that player's expected value under it.
+    """
+    rows, actions = t.legal_mask.shape
+    mask = trail(t.legal_mask & t.abstraction_mask, strategy.ndim)
+    mine = trail(t.infoset_player == player, strategy.ndim)
+    edge0 = passes.edge_probabilities(t, strategy)
+    opp = passes.opponent_reach(passes.reach_pass(t, s, edge0))   # independent of player's rows
+
+    def sweep(_, profile):
+        values = passes.value_pass(t, s, passes.edge_probabilities(t, profile))
+        q = passes.action_values(t, s, opp, values, rows, actions)
+        q = jnp.where(mask, q, -jnp.inf)
+        best = jax.nn.one_hot(jnp.argmax(q, axis=1), actions, axis=1, dtype=profile.dtype)
+        return jnp.where(mine, best, profile)
+
+    profile = jax.lax.fori_loop(0, rounds, sweep, strategy)
+    value = expected_values(t, s, profile)[player]
+    return profile, value
+
+
+def exact_metrics(t: GameTensors, s: Structure, strategy: jax.Array,
+                  rounds: jax.Array) -> Evaluation:
+    """Values, best-response values and NashConv of ``strategy`` (exact, one game)."""
+    values = expected_values(t, s, strategy)
+    # one compiled best response, vmapped over the (traced) responding player
+    br = jax.vmap(lambda p: best_response(t, s, strategy, p, rounds)[1])(
+        jnp.arange(s.num_players))
+    return Evaluation(values, br, (br - values).sum(axis=0))
+
+
+@functools.partial(jax.jit, static_argnames=("structure", "games_batched"))
+def _metrics(tensors: GameTensors, strategy: jax.Array, rounds: jax.Array, *,
+             structure: Structure, games_batched: bool) -> Evaluation:
+    trace_counts["evaluate"] += 1
+    fn = functools.partial(exact_metrics, s=structure, rounds=rounds)
+    if games_batched:
+        return jax.vmap(lambda t, x: fn(t, strategy=x))(tensors, strategy)
+    return fn(tensors, strategy=strategy)
+
+
+def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
+             tensors: GameTensors | None = None) -> dict[str, Any]:
+    """Exact metrics of a strategy table of ``lowered``, as host NumPy values.
+
+    Args:
+      lowered: a lowered game, or a stack of them.
+      strategy: the profile, rows of every player: ``[I, A, *b]`` for a single game
+        (``*b``: trailing batch axes, e.g. hyper-parameter settings), ``[B, I, A, *b]``
+        for a stack. Rows need not be normalised only where a player never moves.
+      dtype: ``"float32"`` / ``"float64"`` (or the dtype): the precision of the passes.
+      tensors: ``lowered``'s tensors already on the device in ``dtype`` (optional).
+    Returns:
+      A dict with the keys of :data:`METRIC_KEYS`; the players axis ``P`` comes after
+      the stack axis ``B`` and before ``*b``:
+
+      * ``values`` ``[(B,) P, *b]``: each player's expected value;
+      * ``best_response_values`` (same shape): each player's best-response value;
+      * ``nash_conv`` ``[(B,) *b]``: sum over players of the best-response gains;
+      * ``exploitability``: NashConv / 2 for two-player constant-sum games, else ``None``;
+      * ``nash_gap``: when the game states its equilibrium value (``nash_value()``),
+        each player's best-response value minus that value ``[(B,) 2, *b]``, else ``None``;
+      * ``metric`` / ``metric_name``: the tightest of these: the mean gap to the known
+        value (named ``exploitability``), else the exploitability, else ``nash_conv``.
+
+    Example::
+
+        >>> lowered = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
+        >>> uniform = lowered.tensors.legal_mask / lowered.tensors.legal_mask.sum(1, keepdims=True)
+        >>> jaxcfr.evaluate(lowered, uniform)["exploitability"]
+    """
+    dtype = precision.dtype_of(dtype)
+    batched = lowered.batch_size is not None
+    with precision.scope(dtype):
+        if tensors is None:                  # (a Runner checked its own when it made them)
+            check_payoff_range(lowered.tensors.payoff, dtype, lowered.name or "the game")
+            tensors = to_device(lowered.tensors, dtype)
+        table = jnp.asarray(strategy, dtype)
+        want = 3 if batched else 2
+        if table.ndim < want or table.shape[want - 2:want] != lowered.tensors.legal_mask.shape[-2:]:
+            raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
+                             f"[{'B, ' if batched else ''}I, A] = "
+                             f"{tuple(lowered.tensors.legal_mask.shape)}")
+        ev = _metrics(tensors, table, jnp.asarray(lowered.br_rounds, jnp.int32),
+                      structure=lowered.structure, games_batched=batched)
+        values = np.asarray(ev.values, dtype=np.float64)
+        br = np.asarray(ev.best_response_values, dtype=np.float64)
+        nash_conv = np.asarray(ev.nash_conv, dtype=np.float64)
+    return _dispatch(lowered, values, br, nash_conv, players_axis=1 if batched else 0)
+
+
+class BestResponses(NamedTuple):
+    """Each player's pure best response to a profile (host NumPy arrays, one game)."""
+    tables: np.ndarray                # [P, I, A] the profile with player p's rows replaced by
+                                      #           one-hot rows of p's best response (table p)
+    best_response_values: np.ndarray  # [P] each player's value when best responding
+    values: np.ndarray                # [P] each player's value under the profile itself
+
+
+@functools.partial(jax.jit, static_argnames=("structure",))
+def _best_responses(tensors: GameTensors, strategy: jax.Array, rounds: jax.Array, *,
+                    structure: Structure):
+    trace_counts["best_responses"] += 1
+    players = jnp.arange(structure.num_players)
+    tables, br = jax.vmap(lambda p: best_response(tensors, structure, strategy, p, rounds))(
+        players)
+    return tables, br, expected_values(tensors, structure, strategy)
+
+
+def best_responses(lowered: LoweredGame, strategy, *, dtype="float64") -> BestResponses:
+    """Each player's pure best response to ``strategy`` in ``lowered`` (one game), and values.
+
+    Args:
+      strategy: ``[I, A]`` rows of every player.
+      dtype: the precision of the passes (ties between actions go to the first).
+    Returns:
+      :class:`BestResponses`: the ``[P, I, A]`` tables (the responses :func:`evaluate`
+      values), each player's best-response value and value under ``strategy``.
+
+    Example::
+
+        >>> lowered = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
+        >>> uniform = lowered.tensors.legal_mask / lowered.tensors.legal_mask.sum(1, keepdims=True)
+        >>> best_responses(lowered, uniform).tables.shape         # (2, 13, 2)
+    """
+    if lowered.batch_size is not None:
+        raise ValueError("best_responses() takes a single lowered game, not a stack")
+    dtype = precision.dtype_of(dtype)
+    with precision.scope(dtype):
+        check_payoff_range(lowered.tensors.payoff, dtype, lowered.name or "the game")
+        table = jnp.asarray(strategy, dtype)
+        if table.shape != lowered.tensors.legal_mask.shape:
+            raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
+                             f"[I, A] = {tuple(lowered.tensors.legal_mask.shape)}")
+        out = _best_responses(to_device(lowered.tensors, dtype), table,
+                              jnp.asarray(lowered.br_rounds, jnp.int32),
+                              structure=lowered.structure)
+        return BestResponses(*(np.asarray(x, dtype=np.float64) for x in out))
+
+
+def _dispatch(lowered: LoweredGame, values, br, nash_conv, players_axis: int) -> dict[str, Any]:
+    """Add the exploitability, the gap to a known value, and the tightest metric."""
+    two = lowered.num_players == 2
+    out: dict[str, Any] = {"values": values, "best_response_values": br, "nash_conv": nash_conv,
+                           "exploitability": None, "nash_gap": None}
+    if two and lowered.constant_sum is not None:
+        out["exploitability"] = nash_conv / 2
+    if two and lowered.nash_value is not None:
+        shape = (2,) + (1,) * (br.ndim - 1 - players_axis)
+        gap = br - np.asarray(lowered.nash_value).reshape(shape)
+        out["nash_gap"] = gap
+        out["metric_name"] = "exploitability"
+        out["metric"] = (np.take(gap, 0, axis=players_axis) / 2
+                         + np.take(gap, 1, axis=players_axis) / 2)
+    elif out["exploitability"] is not None:
+        out["metric_name"], out["metric"] = "exploitability", out["exploitability"]
+    else:
+        out["metric_name"], out["metric"] = "nash_conv", nash_conv
+    return out
