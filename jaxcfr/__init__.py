@@ -28,18 +28,23 @@ from jaxcfr.lowering.lower import MemoryBudgetError, estimate_bytes, lower, sort
 from jaxcfr.lowering.size import SizeEstimate, estimate_size
 from jaxcfr.lowering.stack import stack
 from jaxcfr.solvers.analytics import Evaluation, best_response, evaluate, expected_values
-from jaxcfr.solvers.solver import (ALGORITHMS, HyperParams, Solver, SolverState, cfr, cfr_plus,
-                                dcfr, dcfr_plus, linear_cfr, make_solver, pcfr_plus,
-                                pdcfr_plus)
+from jaxcfr.solvers.estimators import (ESTIMATORS, ChanceSampling, Estimator, Exact,
+                                       ExternalSampling, OutcomeSampling)
+from jaxcfr.solvers.presets import (ALGORITHMS, cfr, cfr_plus, dcfr, dcfr_plus, linear_cfr,
+                                    make_solver, pcfr_plus, pdcfr_plus)
+from jaxcfr.solvers.rules import (AveragingRule, DiscountedRegret, PolynomialAverage,
+                                  RegretMatching, RegretMatchingPlus, RegretRule)
+from jaxcfr.solvers.solver import HyperParams, Solver, SolverState
 from jaxcfr.profiles.estimates import (Empirical, Estimate, ProfileEstimates, empirical_game,
                                        estimate_profile, estimate_record, estimate_values)
 from jaxcfr.profiles.profile import Profile, evaluate_profile
 from jaxcfr.engine.loop import RECORD_KEYS
 from jaxcfr.engine.runner import Runner, batch_mesh
-from jaxcfr.engine.sampled_chance import SampledChanceRunner
+from jaxcfr.engine.protocol import RunnerProtocol
+from jaxcfr.engine.sampled_chance import Chance, SampledChanceRunner
 from jaxcfr.profiles.lifting import lift
 from jaxcfr.api.blueprint import AbstractedResult, format_table, train_abstracted
-from jaxcfr.api.solve import SolveResult, solve
+from jaxcfr.api.solve import SolveOptions, SolveResult, solve
 from jaxcfr import runs
 from jaxcfr.runs import load_config, train
 
@@ -57,15 +62,20 @@ __all__ = [
     "sort_infosets", "stack", "estimate_size", "SizeEstimate", "memory_estimate", "MemoryEstimate",
     # solvers and runs
     "ALGORITHMS", "HyperParams", "Solver", "SolverState", "cfr", "cfr_plus", "dcfr", "dcfr_plus",
-    "linear_cfr", "make_solver", "pcfr_plus", "pdcfr_plus", "Runner", "batch_mesh", "solve",
-    "SolveResult", "RECORD_KEYS", "runs", "load_config", "train",
+    "linear_cfr", "make_solver", "pcfr_plus", "pdcfr_plus", "Runner", "RunnerProtocol",
+    "batch_mesh", "solve", "SolveOptions", "SolveResult", "RECORD_KEYS", "runs", "load_config",
+    "train",
+    # the parts of an update: estimators, regret and averaging rules
+    "Estimator", "ESTIMATORS", "Exact", "ChanceSampling", "ExternalSampling", "OutcomeSampling",
+    "RegretRule", "RegretMatching", "RegretMatchingPlus", "DiscountedRegret", "AveragingRule",
+    "PolynomialAverage",
     # analytics and profiles
     "Evaluation", "best_response", "evaluate", "expected_values", "Profile", "evaluate_profile",
     # estimated analytics (games too large to lower)
     "Estimate", "ProfileEstimates", "estimate_values", "estimate_profile", "estimate_record",
     "empirical_game", "Empirical",
     # chance that cannot be enumerated: the host samples it
-    "SampledChanceRunner",
+    "SampledChanceRunner", "Chance",
     # action abstraction
     "Abstraction", "Abstracted", "Identity", "lift", "train_abstracted", "AbstractedResult",
     "format_table", "load_abstraction", "REFERENCE_ABSTRACTIONS",

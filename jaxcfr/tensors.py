@@ -55,9 +55,6 @@ class GameTensors(NamedTuple):
                                 #            0 at padding)
     payoff: np.ndarray          # [N, P] float terminal returns (0 elsewhere)
     legal_mask: np.ndarray      # [I, A] bool legal actions per row (sink/padding: slot 0 only)
-    abstraction_mask: np.ndarray  # [I, A] bool slots the solvers may play; lower() sets it to
-                                  #            legal_mask (an abstracted game is lowered as the
-                                  #            smaller game: rows hold only kept actions)
     infoset_player: np.ndarray  # [I] int32  owner; NO_PLAYER for sink and padding rows
     infoset_rep: np.ndarray     # [I] int32  one member node (0 for sink and padding rows)
 

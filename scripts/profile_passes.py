@@ -80,7 +80,7 @@ def profile(game: str, repeats: int, bandwidth: float | None) -> dict:
     n, p = lowered.num_nodes, s.num_players
     leaves = tables.leaf_own.shape[1]
     ia = rows * actions
-    mask = t.legal_mask & t.abstraction_mask
+    mask = t.legal_mask
     rng = np.random.default_rng(0)
     raw = jnp.asarray(rng.random((rows, actions)) - 0.3, jnp.float32)
     strategy = passes.regret_matching(raw, mask)

@@ -34,7 +34,7 @@ import jax
 
 import jaxcfr
 from jaxcfr.engine.sampled_chance import SampledChanceRunner
-from jaxcfr.solvers.solver import make_solver
+from jaxcfr.solvers.presets import make_solver
 from racing import plot_race, timed
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -14,7 +14,11 @@ counterfactual action values ``q`` and instantaneous regret ``r_t = q - sigma_t 
     R_t = floor(discount_t(R_{t-1} + r_t))   discount: x * t^a / (t^a + 1), a = alpha if x > 0
                                              else beta (only with ``discount``);
                                              floor: max(., 0) (only with ``floor``)
-    S_t = S_{t-1} * ((t - 1) / t)^gamma + pi_own(I) * sigma_t
+    S_t = S_{t-1} + (t / 2^20)^gamma pi_own(I) * sigma_t
+                                             (iteration t weighs t^gamma, in units of 2^20
+                                             iterations; the same average as decaying
+                                             S_{t-1} by ((t - 1) / t)^gamma: each row is
+                                             normalised)
     P_t = r_t                                (the prediction; used with ``predictive``)
 
 Analytics: exact expected values, counterfactual / history / information-set
@@ -389,7 +393,7 @@ class ReferenceCFR:
         t = self.iteration + 1
         groups = ([list(range(self.tree.num_players))] if not cfg["alternating"]
                   else [[p] for p in range(self.tree.num_players)])
-        decay = ((t - 1) / t) ** cfg["gamma"]
+        weight = (t / 2.0 ** 20) ** cfg["gamma"]
         for group in groups:
             sigma = self.current()
             q, own, _ = counterfactual_values(self.tree, sigma)
@@ -405,7 +409,7 @@ class ReferenceCFR:
                 if cfg["floor"]:
                     r = np.maximum(r, 0.0)
                 self.regret[key] = r
-                self.strategy_sum[key] = self.strategy_sum[key] * decay + own[key] * sigma[key]
+                self.strategy_sum[key] = self.strategy_sum[key] + weight * own[key] * sigma[key]
                 self.prediction[key] = inst
         self.iteration = t
 

@@ -316,8 +316,11 @@ def test_evaluate_of_a_table_equals_the_runners_figures():
     assert result.final["exploitability"] == pytest.approx(float(ours["exploitability"]),
                                                            rel=1e-6)
     ev = result.profile.evaluate(lowered)
+    # the profile is renormalised in float64 before a float32 evaluation: the two agree to
+    # float32 rounding of values of order 0.1 (a few 1e-8), not to a relative 1e-6 of an
+    # exploitability of 5e-3
     assert ev["found"] == 12 and ev["exploitability"] == pytest.approx(
-        float(ours["exploitability"]), rel=1e-6)
+        float(ours["exploitability"]), abs=5e-8)
 
 
 def test_evaluate_takes_stacks_and_batches():

@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 import jaxcfr
+from jaxcfr._util.tracing import TRACES
 from jaxcfr.engine import sampled_chance
 from jaxcfr.cli import app
 from jaxcfr.engine.sampled_chance import SampledChanceRunner
 from jaxcfr.game.determinize import Determinized, EmpiricalChance, draw_prefix
 from jaxcfr.runs import config_from_dict, train
-from jaxcfr.solvers.solver import make_solver
+from jaxcfr.solvers.presets import make_solver
 
 SMALL_DICE = "sampled_dice_poker(dice=2, sides=3)"
 
@@ -180,9 +181,9 @@ def test_the_table_grows_without_a_compile_per_step():
     r = _runner("sampled_dice_poker(dice=3, sides=4)", draws=4, chunk=4)
     state, shapes, previous = r.init(), [], None
     for _ in range(60):
-        before = sampled_chance.trace_counts["run"]
+        before = TRACES.snapshot()
         state = r.advance(state, 4)
-        traced = sampled_chance.trace_counts["run"] - before
+        traced = TRACES.since(before).get("sampled-chance", 0)
         if r.shape == previous:
             assert traced == 0, (len(shapes), r.shape)
         shapes.append(r.shape)
@@ -251,7 +252,7 @@ def test_cli_solve_with_sampled_chance(capsys):
     text = capsys.readouterr().out
     assert "estimates" in text and "not exact values" in text and "draws per host" in text
     assert app.main(["solve", SMALL_DICE, "--chance", "sampled", "--sampling", "outcome"]) == 2
-    assert "takes no --sampling outcome" in capsys.readouterr().err
+    assert "--sampling must be none, got 'outcome'" in capsys.readouterr().err
     assert app.main(["solve", SMALL_DICE, "--draws", "0"]) == 2
     assert "--draws" in capsys.readouterr().err
     assert app.main(["solve", SMALL_DICE, "--chance", "exact", "--quiet"]) != 0
@@ -301,3 +302,22 @@ def test_config_rules_for_sampled_chance():
     auto = config_from_dict({"game": {"name": SMALL_DICE}, "run": {"seeds": [1, 2]}})
     with pytest.raises(ValueError, match="the game's chance is sampled"):
         train(auto, out_dir="/nonexistent/never-created", handle_sigint=False)
+
+
+def test_the_sampled_chance_rules_have_one_wording_in_every_spelling(capsys):
+    """One owner (``sampled_chance_rules``), one wording, the caller's names."""
+    said = "sampled chance is chance-sampled CFR already: {} must be none, got 'outcome'"
+    with pytest.raises(jaxcfr.ArgumentError) as api:
+        jaxcfr.solve(SMALL_DICE, "cfr+", 10, chance="sampled", sampling="outcome")
+    assert said.format("sampling") in str(api.value)
+    with pytest.raises(ValueError) as config:
+        config_from_dict({"game": {"name": SMALL_DICE},
+                          "solver": {"chance": "sampled", "sampling": "outcome"}})
+    assert said.format("solver.sampling") in str(config.value)
+    assert app.main(["solve", SMALL_DICE, "--chance", "sampled", "--sampling", "outcome"]) == 2
+    assert said.format("--sampling") in capsys.readouterr().err
+    # the seed rule, found once auto turns out to sample, says why
+    with pytest.raises(jaxcfr.ArgumentError, match=r"give seed, not seeds \(the game's chance"):
+        jaxcfr.solve(SMALL_DICE, "cfr+", 10, seeds=[1, 2])
+    assert app.main(["solve", SMALL_DICE, "--seeds", "1,2", "--quiet"]) == 2
+    assert "give --seed, not --seeds (the game's chance" in capsys.readouterr().err

@@ -1,8 +1,8 @@
 """One compiled step serves a whole run: later chunks (the shorter last one included), new
 hyper-parameter values and other games of the same padded shape compile nothing.
 
-Two independent witnesses: ``jaxcfr.engine.runner.trace_counts`` (how often the jitted
-chunk / evaluation bodies were traced) and JAX's own backend-compile events
+Two independent witnesses: ``jaxcfr._util.tracing.TRACES`` (how often the jitted chunk /
+evaluation bodies were traced) and JAX's own backend-compile events
 (``jax.monitoring``), which also catch a compile that reuses a trace.
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr.engine.runner import trace_counts
+from jaxcfr._util.tracing import TRACES
 from jaxcfr.tensors import to_device
 
 try:
@@ -37,13 +37,13 @@ def count_compiles():
             out["compiles"] += 1
             out["names"].append(kwargs.get("fun_name", "?"))
 
-    before = dict(trace_counts)
+    before = TRACES.snapshot()
     jax.monitoring.register_event_duration_secs_listener(listener)
     try:
         yield out
     finally:
         jax.monitoring.unregister_event_duration_listener(listener)
-        out["traces"] = {k: trace_counts[k] - before.get(k, 0) for k in trace_counts}
+        out["traces"] = TRACES.since(before)
 
 
 def _warm(runner: jaxcfr.Runner):
@@ -56,7 +56,7 @@ def _warm(runner: jaxcfr.Runner):
 
 
 def _assert_nothing_compiled(counts):
-    assert counts["traces"] == {k: 0 for k in counts["traces"]}, counts
+    assert counts["traces"] == {}, counts
     assert counts["compiles"] == 0, counts
 
 
@@ -78,7 +78,7 @@ def test_trace_counts_see_a_new_shape():
     runner = jaxcfr.Runner(C.lowered("matching_pennies"), jaxcfr.cfr_plus(), chunk=3)
     with count_compiles() as counts:
         jax.block_until_ready(runner.advance(runner.init(), 4))
-    assert counts["traces"]["chunk"] == 1 and counts["compiles"] >= 1, counts
+    assert counts["traces"].get("chunk") == 1 and counts["compiles"] >= 1, counts
 
 
 def test_new_hyperparameter_values_compile_nothing():

@@ -165,7 +165,8 @@ def check_invariants(lowered: jaxcfr.LoweredGame, game: Game | None = None) -> N
                  "edge_owner", "edge_index", "chance_prob"):
         assert getattr(t, name).shape == (n,), name
     assert t.payoff.shape == (n, p)
-    assert t.legal_mask.shape == t.abstraction_mask.shape == (rows, a)
+    assert t.legal_mask.shape == (rows, a)
+    assert "abstraction_mask" not in type(t)._fields      # abstracted games lower smaller
     assert t.legal_mask.dtype == bool
     assert t.infoset_player.shape == t.infoset_rep.shape == (rows,)
     assert len(lowered.infoset_keys) == len(lowered.infoset_actions) == rows - 1
@@ -215,7 +216,7 @@ def check_invariants(lowered: jaxcfr.LoweredGame, game: Game | None = None) -> N
     assert len(pairs) == n - 1
     counts = np.bincount(par, minlength=n)
     dec_nodes = np.flatnonzero(decision)
-    assert (counts[dec_nodes] == t.abstraction_mask[t.node_infoset[dec_nodes]].sum(axis=1)).all()
+    assert (counts[dec_nodes] == t.legal_mask[t.node_infoset[dec_nodes]].sum(axis=1)).all()
 
     # Chance probabilities: 1 below decisions, summing to 1 below every chance node.
     assert (t.chance_prob[1:][from_decision] == 1).all() and t.chance_prob[0] == 1
@@ -229,8 +230,7 @@ def check_invariants(lowered: jaxcfr.LoweredGame, game: Game | None = None) -> N
     assert (t.legal_mask[:sink].sum(axis=1) == lengths).all()
     assert (t.legal_mask[:sink] == (np.arange(a)[None, :] < lengths[:, None])).all()
     assert t.legal_mask[sink].tolist() == [True] + [False] * (a - 1)
-    assert not (t.abstraction_mask & ~t.legal_mask).any()
-    assert t.abstraction_mask.any(axis=1).all()
+    assert t.legal_mask.any(axis=1).all()
 
     # Representatives are members; members are listed in pre-order.
     reps = t.infoset_rep[:sink]

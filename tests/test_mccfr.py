@@ -49,18 +49,18 @@ def _estimates(name: str, scheme: str, player, draws: int):
     # row is reached often enough for its mean to be tested
     regret = rng.uniform(0.5, 1.5, size=(rows, actions)) * lowered.tensors.legal_mask
     one = estimators.Policy(jnp.asarray(regret.reshape(-1), jnp.float32), jnp.zeros(rows * actions),
-                            t.legal_mask, t.abstraction_mask, 1, False)
+                            t.legal_mask, 1, False)
     sigma = one.rows(jnp.arange(rows), jnp.zeros(rows, jnp.int32))
     who = None if player is None else jnp.asarray(player)
-    exact = np.asarray(estimators.exact(t, s, sigma, who).regret)
+    exact = np.asarray(estimators.Exact().estimate(t, s, sigma, who).regret)
     # the draws are draws batch members of one estimate (a forest of subtrees, one key each)
     tiled = jnp.asarray(np.repeat(regret.reshape(-1), draws), jnp.float32)
     policy = one._replace(regret=tiled, prediction=jnp.zeros_like(tiled), members=draws)
-    tables = subtree.child_tables(lowered.tensors)
-    plan = subtree.make_plan(lowered, scheme, tables)
+    estimator, tables = estimators.make_estimator(scheme).prepare(lowered)
     tables = subtree.SampleTables(*(jnp.asarray(x) for x in tables))
+    hp = jaxcfr.cfr().hyperparams(exploration=[0.6] * draws)
     est = jax.jit(lambda keys: estimators.densify(
-        estimators.sampled(t, s, policy, who, keys, 0.6, tables, plan), rows, actions,
+        estimator.estimate(t, s, policy, who, keys, hp, tables), rows, actions,
         draws).regret)(jax.random.split(jax.random.key(7), draws))
     return np.moveaxis(np.asarray(est, np.float64), -1, 0), exact
 

@@ -43,7 +43,7 @@ TOL = 2e-6
 def _random_strategy(lowered, rng, batch=()):
     raw = rng.random(lowered.tensors.legal_mask.shape + batch).astype(np.float32)
     raw[raw < 0.3] = 0                         # some zero probabilities, as RM+ makes
-    mask = lowered.tensors.legal_mask & lowered.tensors.abstraction_mask
+    mask = lowered.tensors.legal_mask
     return passes.regret_matching(jnp.asarray(raw), jnp.asarray(mask))
 
 
@@ -95,18 +95,12 @@ class _FirstTwo:
 
 def test_abstracted_game():
     """An abstracted game is lowered as the smaller game (subtrees below dropped actions
-    are not walked); slots masked in ``abstraction_mask`` but not pruned get strategy 0."""
+    are not walked: its rows hold the kept actions only)."""
     full = C.lowered("leduc_poker")
     lowered = jaxcfr.lower(jaxcfr.load_game("leduc_poker"), abstraction=_FirstTwo())
     assert lowered.num_nodes < full.num_nodes and lowered.max_actions == 2
     rng = np.random.default_rng(11)
     _check(lowered, lowered.tensors, _random_strategy(lowered, rng), lowered.structure)
-    t = full.tensors
-    masked = t.abstraction_mask.copy()
-    masked[: len(masked) // 2, 2] = False           # half the rows may not raise
-    t = t._replace(abstraction_mask=masked)
-    _check(full, t, _random_strategy(dataclasses.replace(full, tensors=t), rng),
-           full.structure)
 
 
 def test_shared_structure_stack_data_axes():
@@ -158,10 +152,10 @@ def test_exact_estimator_uses_the_tables_when_present():
     sequenced = sequence.with_sequences(t, tables)
     assert isinstance(sequenced, jaxcfr.GameTensors) and sequenced.parent is t.parent
     strategy = _random_strategy(lowered, np.random.default_rng(5))
-    node_exact = jax.jit(lambda tt, st, p: estimators.exact(tt, lowered.structure, st, p))
+    node_exact = jax.jit(lambda tt, st, p: estimators.Exact().estimate(tt, lowered.structure, st, p))
     for player in (None, jnp.asarray(0), jnp.asarray(1)):
         a = node_exact(t, strategy, player)
-        b = jax.jit(lambda tt, st, p: estimators.exact(tt, lowered.structure, st, p))(
+        b = jax.jit(lambda tt, st, p: estimators.Exact().estimate(tt, lowered.structure, st, p))(
             sequenced, strategy, player)
         rows = np.asarray(a.average_rows)
         for x, y in ((a.regret, b.regret), (a.average, b.average)):

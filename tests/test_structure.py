@@ -231,3 +231,23 @@ def test_reference_games_are_installed_under_the_projects_name():
     assert type(jaxcfr.load_game("jaxcfr_games.leduc:LeducPoker(ranks=3)")).__name__ == \
         "LeducPoker"
     assert type(jaxcfr.load_game("games.kuhn:KuhnPoker")).__module__ == "jaxcfr_games.kuhn"
+
+
+def test_no_caller_asks_which_runner_it_has():
+    """The run loop, solve and train use the runner protocol; nothing outside the engine
+    switches on a runner's type (isinstance / type() of Runner or SampledChanceRunner)."""
+    names = {"Runner", "SampledChanceRunner"}
+    found = []
+    for name, path in _modules().items():
+        if not name.startswith("jaxcfr.") or name.startswith("jaxcfr.engine"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("isinstance", "type")):
+                used = {n.id for a in node.args[1:] for n in ast.walk(a)
+                        if isinstance(n, ast.Name)} | \
+                       {n.attr for a in node.args[1:] for n in ast.walk(a)
+                        if isinstance(n, ast.Attribute)}
+                if used & names:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not found, "switches on a runner's type: " + ", ".join(found)

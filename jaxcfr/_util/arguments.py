@@ -26,14 +26,33 @@ from typing import Any, Callable, Iterable
 
 __all__ = ["ArgumentError", "positive_int", "nonnegative_int", "optional_positive_int",
            "finite_float", "one_of", "plain_name", "command_line_type", "seed", "seeds",
-           "exploration"]
+           "exploration", "api_spelling", "command_line_spelling"]
 
 #: Seeds are int32 (they are traced arguments of the compiled step).
 MAX_SEED = 2 ** 31 - 1
 
 
 class ArgumentError(ValueError):
-    """An argument breaks its rule; the message names the argument and the value."""
+    """An argument breaks its rule; the message names the argument and the value.
+
+    ``argument``: the argument as the caller spelled it (``draws``, ``--draws``,
+    ``solver.draws``), when one argument is to blame.
+    """
+
+    def __init__(self, message: str, argument: str | None = None):
+        super().__init__(message)
+        self.argument = argument
+
+
+#: How each entry point spells a run's arguments in messages (``spell(name)``): the Python
+#: API by their names, the command line by their flags; configs spell them by their keys
+#: (``jaxcfr.runs.config``).
+def api_spelling(name: str) -> str:
+    return name
+
+
+def command_line_spelling(name: str) -> str:
+    return "--" + name.replace("_", "-")
 
 
 def _integer(value: Any) -> int | None:
@@ -47,7 +66,8 @@ def positive_int(name: str, value: Any) -> int:
     """``value`` if it is an integer >= 1."""
     v = _integer(value)
     if v is None or v < 1:
-        raise ArgumentError(f"{name} must be a positive integer (1, 2, ...), got {value!r}")
+        raise ArgumentError(f"{name} must be a positive integer (1, 2, ...), got {value!r}",
+                            argument=name)
     return v
 
 
@@ -55,7 +75,8 @@ def nonnegative_int(name: str, value: Any) -> int:
     """``value`` if it is an integer >= 0."""
     v = _integer(value)
     if v is None or v < 0:
-        raise ArgumentError(f"{name} must be a non-negative integer (0, 1, ...), got {value!r}")
+        raise ArgumentError(f"{name} must be a non-negative integer (0, 1, ...), got {value!r}",
+                            argument=name)
     return v
 
 
@@ -68,7 +89,8 @@ def seed(name: str, value: Any) -> int:
     """``value`` if it is an integer in ``0..2**31 - 1`` (a PRNG seed)."""
     v = _integer(value)
     if v is None or not 0 <= v <= MAX_SEED:
-        raise ArgumentError(f"{name} must be an integer from 0 to {MAX_SEED}, got {value!r}")
+        raise ArgumentError(f"{name} must be an integer from 0 to {MAX_SEED}, got {value!r}",
+                            argument=name)
     return v
 
 
@@ -79,12 +101,13 @@ def seeds(name: str, value: Any) -> list[int]:
             value = [int(x) for x in value.split(",") if x.strip()]
         except ValueError:
             raise ArgumentError(f"{name} must be seeds separated by commas (0,1,2), "
-                                f"got {value!r}") from None
+                                f"got {value!r}", argument=name) from None
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise ArgumentError(f"{name} must be a list of seeds, got {value!r}")
+        raise ArgumentError(f"{name} must be a list of seeds, got {value!r}", argument=name)
     out = [seed(name, v) for v in value]
     if not out or len(set(out)) != len(out):
-        raise ArgumentError(f"{name} must list distinct seeds, at least one, got {value!r}")
+        raise ArgumentError(f"{name} must list distinct seeds, at least one, got {value!r}",
+                            argument=name)
     return out
 
 
@@ -93,7 +116,7 @@ def exploration(name: str, value: Any) -> float:
     strategy never plays unsampled, and the estimate biased)."""
     v = finite_float(name, value)
     if not 0 < v <= 1:
-        raise ArgumentError(f"{name} must be in (0, 1], got {value!r}")
+        raise ArgumentError(f"{name} must be in (0, 1], got {value!r}", argument=name)
     return v
 
 
@@ -101,7 +124,7 @@ def finite_float(name: str, value: Any) -> float:
     """``value`` as a float if it is a finite real number (not a bool, not a string)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
             not math.isfinite(float(value)):
-        raise ArgumentError(f"{name} must be a finite number, got {value!r}")
+        raise ArgumentError(f"{name} must be a finite number, got {value!r}", argument=name)
     return float(value)
 
 
@@ -109,7 +132,8 @@ def one_of(name: str, value: Any, choices: Iterable[str]) -> str:
     """``value`` if it is one of ``choices``."""
     choices = tuple(choices)
     if not isinstance(value, str) or value not in choices:
-        raise ArgumentError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+        raise ArgumentError(f"{name} must be one of {', '.join(choices)}, got {value!r}",
+                            argument=name)
     return value
 
 
@@ -118,7 +142,7 @@ def plain_name(name: str, value: Any) -> str:
     if not isinstance(value, str) or not value or value in (".", "..") or \
             any(c in value for c in "/\\\0") or value != value.strip():
         raise ArgumentError(f"{name} must be a plain name (no '/', '\\', '..' or surrounding "
-                            f"blanks), got {value!r}")
+                            f"blanks), got {value!r}", argument=name)
     return value
 
 

@@ -18,15 +18,20 @@ from typing import Any, Callable
 import numpy as np
 
 from jaxcfr._util import arguments
-from jaxcfr._util.arguments import optional_positive_int, positive_int
-from jaxcfr.engine.sampled_chance import DEFAULT_DRAWS, SampledChanceRunner, choose_chance
-from jaxcfr.engine.runner import DEFAULT_CHUNK, Runner
+from jaxcfr._util.arguments import api_spelling, optional_positive_int, positive_int
+from jaxcfr._util.precision import PRECISIONS
 from jaxcfr.engine.loop import Hooks, compile_reporting, run_loop
+from jaxcfr.engine.protocol import RunnerProtocol
+from jaxcfr.engine.runner import DEFAULT_CHUNK, Runner
+from jaxcfr.engine.sampled_chance import AUTO_SAMPLES, Chance, SampledChanceRunner, \
+    choose_chance, sampled_chance_rules
 from jaxcfr.profiles.profile import Profile
-from jaxcfr.solvers.solver import Solver, SolverState, make_solver, resolve_sampling
+from jaxcfr.solvers.estimators import Estimator
+from jaxcfr.solvers.presets import make_solver
+from jaxcfr.solvers.solver import Solver, SolverState, check_run_parameters
 from jaxcfr.tensors import LoweredGame
 
-__all__ = ["solve", "SolveResult"]
+__all__ = ["solve", "solve_with", "SolveOptions", "SolveResult"]
 
 
 @dataclasses.dataclass(repr=False)
@@ -48,8 +53,8 @@ class SolveResult:
       iterations_per_second: steady-state iterations per second (evaluations excluded).
       chance: ``"exact"`` (the lowered tree) or ``"sampled"`` (the host drew chance).
       sampled_chance: under sampled chance, the host's figures: rows, draws, cache hits
-        and :class:`jaxcfr.engine.sampled_chance.Timing` (draws per host second, the fraction of
-        the wall time the device waited for the host); else ``None``.
+        and :class:`jaxcfr.engine.sampled_chance.Timing` (draws per host second, the
+        fraction of the wall time the device waited for the host); else ``None``.
     """
     lowered: LoweredGame
     solver: Solver
@@ -79,90 +84,153 @@ class SolveResult:
                 f"{self.iterations_per_second:,.0f} it/s, compile {self.compile_seconds:.1f} s)")
 
 
+@dataclasses.dataclass(frozen=True)
+class SolveOptions:
+    """Everything a solve is told, grouped and checked (before any lowering).
+
+    Attributes:
+      solver: the solver, its estimator included.
+      iterations: iterations to run.
+      eval_every: evaluate every this many iterations (``None``: only at the end).
+      run_parameters: what :class:`jaxcfr.Runner` takes: ``alpha`` / ``beta`` /
+        ``gamma`` / ``exploration`` (a list: a batch of settings) and ``seed`` (a list:
+        a batch of seeds).
+      chance: how chance is treated (:class:`jaxcfr.engine.sampled_chance.Chance`).
+      precision: ``"float32"`` or ``"float64"``.
+      chunk: iterations per compiled chunk.
+      workers: processes that lower a game string.
+    """
+    solver: Solver
+    iterations: int
+    eval_every: int | None
+    run_parameters: dict[str, Any]
+    chance: Chance
+    precision: str = "float32"
+    chunk: int = DEFAULT_CHUNK
+    workers: int | None = None
+
+    @classmethod
+    def check(cls, spell=api_spelling, *, algorithm: str | Solver = "cfr+",
+              iterations: int = 1000, estimator: Estimator | None = None,
+              chance: str | Chance = "auto", seed: int = 0, seeds=None, alpha=None,
+              beta=None, gamma=None, exploration=None, alternating: bool | None = None,
+              eval_every: int | None = None, precision: str = "float32",
+              chunk: int = DEFAULT_CHUNK, workers: int | None = None, sampling=None,
+              samples=None, draws=None) -> "SolveOptions":
+        """Check every argument by the rules every entry point shares
+        (:mod:`jaxcfr._util.arguments`, the estimators, the presets, the sampled-chance
+        rules); errors name the arguments as ``spell`` renders them (the API's names, the
+        command line's flags). ``sampling`` / ``samples`` are thin spellings of
+        ``estimator``, ``draws`` of ``chance``."""
+        iterations = positive_int(spell("iterations"), iterations)
+        eval_every = optional_positive_int(spell("eval_every"), eval_every)
+        chunk = positive_int(spell("chunk"), chunk)
+        arguments.one_of(spell("precision"), precision, PRECISIONS)
+        if workers is not None:
+            workers = positive_int(spell("workers"), workers)
+        solver = make_solver(algorithm, alternating=alternating, estimator=estimator,
+                             sampling=sampling, samples=samples, spell=spell)
+        hyper = check_run_parameters(
+            {"alpha": alpha, "beta": beta, "gamma": gamma, "exploration": exploration,
+             "seed": arguments.seeds(spell("seeds"), seeds) if seeds is not None else seed},
+            spell)
+        chance = Chance.of(chance, draws=draws, spell=spell)
+        options = cls(solver, iterations, eval_every, hyper, chance, precision, chunk, workers)
+        if chance.mode == "sampled":
+            options.check_sampled_chance(spell)
+        return options
+
+    def check_sampled_chance(self, spell=api_spelling, because: str = "") -> None:
+        """:func:`~jaxcfr.engine.sampled_chance.sampled_chance_rules` for these options."""
+        sampled_chance_rules(
+            spell, estimator=self.solver.estimator, because=because,
+            seeds=self.run_parameters["seed"] if isinstance(self.run_parameters["seed"], list)
+            else None,
+            settings=any(isinstance(v, list) for k, v in self.run_parameters.items()
+                         if k != "seed"))
+
+
 def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *,
-          eval_every: int | None = None, alternating: bool | None = None, alpha=None,
-          beta=None, gamma=None, precision: str = "float32", chunk: int = DEFAULT_CHUNK,
+          estimator: Estimator | None = None, chance: str | Chance = "auto",
+          seed: int = 0, seeds=None, alpha=None, beta=None, gamma=None, exploration=None,
+          alternating: bool | None = None, eval_every: int | None = None,
+          precision: str = "float32", chunk: int = DEFAULT_CHUNK,
           callback: Callable[[dict[str, Any]], None] | None = None,
           progress: Callable[[int, dict[str, Any] | None], None] | None = None,
-          status=None, cache=None, sampling: str = "none", seed: int = 0,
-          seeds=None, exploration=None, samples: int = 1, chance: str = "auto",
-          draws: int = DEFAULT_DRAWS, workers: int | None = None) -> SolveResult:
+          status=None, cache=None, workers: int | None = None,
+          sampling: str | None = None, samples: int | None = None,
+          draws: int | None = None) -> SolveResult:
     """Solve ``game`` with ``algorithm`` for ``iterations`` iterations.
 
     Args:
       game: a game string (``"leduc_poker"``, ``"x.efg"``), a Game, or a LoweredGame
         (a stacked one solves the whole batch).
       algorithm: a preset name (``cfr``, ``cfr+``, ``lcfr``, ``dcfr``, ``pcfr+``,
-        ``dcfr+``, ``pdcfr+``) or a Solver.
-      eval_every: evaluate the average profile every this many iterations (and at
-        the end); ``None``: only at the end.
-      alternating: override the preset's update order.
-      alpha, beta, gamma: hyper-parameters; a list gives a batch of settings solved
-        by the same compiled step (several lists: element by element).
-      sampling: the estimator: ``"none"`` (exact full-width passes), ``"chance"``,
-        ``"external"`` or ``"outcome"`` (Monte Carlo; :mod:`jaxcfr.solvers.estimators`).
+        ``dcfr+``, ``pdcfr+``; any case, aliases as ``cfr_plus``) or a Solver.
+      estimator: the estimator object (default: the solver's, exact for a preset), e.g.
+        ``jaxcfr.ExternalSampling(samples=16)`` (:mod:`jaxcfr.solvers.estimators`);
+        ``sampling="external", samples=16`` is a thin spelling of it.
+      chance: ``"auto"`` (lower the tree where chance can be enumerated, else sample it),
+        ``"exact"``, ``"sampled"`` (the host draws chance samples each iteration and
+        lowers what follows them: :mod:`jaxcfr.engine.sampled_chance`; metrics are
+        exact where the full game can be lowered, else estimates with intervals), or a
+        :class:`~jaxcfr.engine.sampled_chance.Chance` with its options
+        (``jaxcfr.Chance("sampled", draws=64)``); ``draws=64`` is a thin spelling.
       seed: the run's PRNG seed (iteration ``t`` uses ``fold_in(key(seed), t)``).
       seeds: a list of seeds: a batch of runs in one compiled step, one per seed (each
         equal to the separate run with that seed; zipped with hyper-parameter lists).
+      alpha, beta, gamma: hyper-parameters; a list gives a batch of settings solved
+        by the same compiled step (several lists: element by element).
       exploration: outcome sampling's epsilon (default 0.6, as OpenSpiel).
-      samples: subtrees a sampling estimator draws per traverser and iteration.
+      alternating: override the preset's update order.
+      eval_every: evaluate the average profile every this many iterations (and at
+        the end); ``None``: only at the end.
       precision: ``"float32"`` or ``"float64"`` (scoped to this call).
+      chunk: iterations per compiled chunk.
       callback: called with each evaluation's record.
       progress: ``progress(iteration, record)``, called after every compiled chunk
         (``record=None``) and every evaluation, like ``jaxcfr.train``'s.
       status: told about lowering and compiling (``begin`` / ``update`` / ``end``:
         e.g. ``jaxcfr.runs.progress.make_status()``, which writes to stderr).
       cache: a game string is loaded from / stored in the cache of lowered games
-        (``True``: ``~/.cache/jaxcfr/lowered``; or a directory; see :mod:`jaxcfr.lowering.cache`).
-      chance: ``"auto"`` (lower the tree where chance can be enumerated, else sample it),
-        ``"exact"`` or ``"sampled"`` (the host draws ``draws`` chance samples per
-        iteration and lowers what follows them: :mod:`jaxcfr.engine.sampled_chance`; metrics
-        are exact where the full game can be lowered, else estimates with intervals).
-      draws: chance samples per iteration under sampled chance.
+        (``True``: ``~/.cache/jaxcfr/lowered``; or a directory; see
+        :mod:`jaxcfr.lowering.cache`).
       workers: processes that lower a game string (see :func:`jaxcfr.lower`).
     """
-    iterations = positive_int("iterations", iterations)
-    eval_every = optional_positive_int("eval_every", eval_every)
-    positive_int("chunk", chunk)
-    solver = algorithm if isinstance(algorithm, Solver) else make_solver(
-        algorithm, alternating=alternating, sampling=sampling, samples=positive_int(
-            "samples", samples))
-    if isinstance(algorithm, Solver):
-        changes = {"alternating": alternating} if alternating is not None else {}
-        if sampling != "none" or samples != 1:
-            changes.update(sampling=resolve_sampling(sampling),
-                           samples=positive_int("samples", samples))
-        solver = dataclasses.replace(solver, **changes)
-    hyper = {k: v for k, v in (("alpha", alpha), ("beta", beta), ("gamma", gamma))
-             if v is not None}
-    hyper["seed"] = arguments.seeds("seeds", seeds) if seeds is not None else \
-        arguments.seed("seed", seed)
-    if exploration is not None:
-        hyper["exploration"] = arguments.exploration("exploration", exploration)
-    draws = positive_int("draws", draws)
-    lowered, sampled = choose_chance(game, chance, status, cache=cache, workers=workers)
+    options = SolveOptions.check(
+        algorithm=algorithm, iterations=iterations, estimator=estimator, chance=chance,
+        seed=seed, seeds=seeds, alpha=alpha, beta=beta, gamma=gamma, exploration=exploration,
+        alternating=alternating, eval_every=eval_every, precision=precision, chunk=chunk,
+        workers=workers, sampling=sampling, samples=samples, draws=draws)
+    return solve_with(game, options, callback=callback, progress=progress, status=status,
+                      cache=cache)
+
+
+def solve_with(game: Any, options: SolveOptions, *, callback=None, progress=None, status=None,
+               cache=None, spell=api_spelling) -> SolveResult:
+    """:func:`solve` of checked :class:`SolveOptions` (the command line's way in);
+    ``spell`` names the arguments in the errors found once the game is known."""
+    lowered, sampled = choose_chance(game, options.chance, status, cache=cache,
+                                     workers=options.workers)
     if sampled is None:
-        runner = Runner(lowered, solver, hyper, precision=precision, chunk=chunk)
+        runner: RunnerProtocol = Runner(lowered, options.solver, options.run_parameters,
+                                        precision=options.precision, chunk=options.chunk)
     else:
-        if solver.sampling != "none":
-            raise arguments.ArgumentError(
-                f"sampled chance is chance-sampled CFR already: it takes no sampling="
-                f"{solver.sampling!r} (use the exact tree for Monte Carlo estimators)")
-        if seeds is not None:
-            raise arguments.ArgumentError("sampled chance runs one seed at a time: give seed, "
-                                          "not seeds")
+        if options.chance.mode == "auto":
+            options.check_sampled_chance(spell, because=AUTO_SAMPLES)
         name = os.fspath(game) if isinstance(game, (str, os.PathLike)) else ""
-        runner = SampledChanceRunner(sampled, solver, hyper, precision=precision, chunk=chunk,
-                                     draws=draws, exact=lowered, name=name)
+        runner = SampledChanceRunner(sampled, options.solver, options.run_parameters,
+                                     precision=options.precision, chunk=options.chunk,
+                                     draws=options.chance.draws,
+                                     workers=options.chance.workers, exact=lowered, name=name)
     try:
-        return _solve(runner, lowered, solver, iterations, eval_every, callback, progress,
+        return _solve(runner, options.iterations, options.eval_every, callback, progress,
                       status)
     finally:
-        if sampled is not None:
-            runner.close()
+        runner.close()
 
 
-def _solve(runner, lowered, solver, iterations, eval_every, callback, progress, status
+def _solve(runner: RunnerProtocol, iterations, eval_every, callback, progress, status
            ) -> SolveResult:
     state, compile_seconds = compile_reporting(runner, runner.init(), status)
     start = time.perf_counter()
@@ -183,17 +251,12 @@ def _solve(runner, lowered, solver, iterations, eval_every, callback, progress, 
                    compile_seconds=compile_seconds, wall=lambda: time.perf_counter() - start)
     if out.interrupted:            # between two chunks: solve has nothing to keep, so stop
         raise KeyboardInterrupt
-    sampled = isinstance(runner, SampledChanceRunner)
-    average = runner.profile(out.state)
-    profile = None
-    if sampled:
-        profile = runner.profile_table(out.state)
-    elif lowered.batch_size is None and average.ndim == 2:
-        profile = Profile.from_lowered(lowered, average)
+    profiles = runner.profiles(out.state) if runner.batch_members == 1 else []
     return SolveResult(
-        lowered=lowered, solver=solver, state=out.state, average_strategy=average,
-        profile=profile, metrics=out.records, final=out.records[-1],
-        seconds=time.perf_counter() - start, compile_seconds=compile_seconds,
+        lowered=runner.lowered, solver=runner.solver, state=out.state,
+        average_strategy=runner.profile(out.state),
+        profile=profiles[0] if len(profiles) == 1 else None, metrics=out.records,
+        final=out.records[-1], seconds=time.perf_counter() - start,
+        compile_seconds=compile_seconds,
         iterations_per_second=out.iterations / out.seconds if out.seconds > 0 else float("inf"),
-        chance="sampled" if sampled else "exact",
-        sampled_chance=runner.report() if sampled else None)
+        chance=runner.chance, sampled_chance=runner.report())

@@ -19,7 +19,7 @@ from typing import Callable, NoReturn, Sequence
 
 import numpy as np
 
-from jaxcfr._util.arguments import ArgumentError, finite_float, optional_positive_int, positive_int
+from jaxcfr._util.arguments import positive_int
 from jaxcfr.cli.estimate import add_estimate_arguments, run_estimate
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr.cli.train import add_eval_arguments, add_train_arguments, run_eval, run_train
@@ -182,7 +182,8 @@ COMMANDS["inspect"] = (_inspect_args, _inspect, "lower a game and print its size
 # -- solve ----------------------------------------------------------------
 def _solve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("game", help=GAME_HELP)
-    from jaxcfr.solvers.solver import ALGORITHMS, HYPERPARAMETERS
+    from jaxcfr.solvers.presets import ALGORITHMS
+    from jaxcfr.solvers.solver import HYPERPARAMETERS
     p.add_argument("--algorithm", default="cfr+",
                    help=f"one of {', '.join(ALGORITHMS)} (default: cfr+)")
     p.add_argument("--iterations", type=int, default=1000,
@@ -202,8 +203,9 @@ def _solve_args(p: argparse.ArgumentParser) -> None:
                    help="evaluate and print the metrics every N iterations (default: only at "
                         "the end)")
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
-    from jaxcfr.solvers.solver import DEFAULT_EXPLORATION, SAMPLING
-    p.add_argument("--sampling", choices=SAMPLING, default="none",
+    from jaxcfr.solvers.estimators import ESTIMATORS
+    from jaxcfr.solvers.solver import DEFAULT_EXPLORATION
+    p.add_argument("--sampling", choices=tuple(ESTIMATORS), default="none",
                    help="the estimator: exact passes (none) or Monte Carlo (chance, external, "
                         "outcome); default: none")
     seeds = p.add_mutually_exclusive_group()
@@ -229,30 +231,18 @@ def _solve_args(p: argparse.ArgumentParser) -> None:
 
 
 def _solve(args) -> int:
-    from jaxcfr._util import arguments
-    from jaxcfr.api.solve import solve
+    from jaxcfr._util.arguments import command_line_spelling
+    from jaxcfr.api.solve import SolveOptions, solve_with
     from jaxcfr.runs.progress import format_metric, make_progress, make_status
-    from jaxcfr.solvers.solver import HYPERPARAMETERS, make_solver
-    positive_int("--iterations", args.iterations)
-    optional_positive_int("--eval-every", args.eval_every)
-    for name in HYPERPARAMETERS:
-        if getattr(args, name) is not None:
-            finite_float(f"--{name}", getattr(args, name))
-    seeds = None if args.seeds is None else arguments.seeds("--seeds", args.seeds)
-    arguments.seed("--seed", args.seed)
-    if args.exploration is not None:
-        arguments.exploration("--exploration", args.exploration)
-    make_solver(args.algorithm, alternating=args.alternating, sampling=args.sampling,
-                samples=positive_int("--samples", args.samples))   # bad values: before lowering
-    positive_int("--draws", args.draws)
-    if args.workers is not None:
-        positive_int("--workers", args.workers)
-    if args.chance == "sampled":
-        if args.sampling != "none":
-            raise ArgumentError(f"--chance sampled is chance-sampled CFR already: it takes no "
-                                f"--sampling {args.sampling}")
-        if seeds is not None:
-            raise ArgumentError("--chance sampled runs one seed at a time: use --seed")
+    # every argument is checked before the (possibly long) lowering, by the rules the API
+    # uses, and named as given here (--samples, not samples)
+    options = SolveOptions.check(
+        command_line_spelling, algorithm=args.algorithm, iterations=args.iterations,
+        chance=args.chance, draws=args.draws, seed=args.seed, seeds=args.seeds,
+        alpha=args.alpha, beta=args.beta, gamma=args.gamma, exploration=args.exploration,
+        alternating=args.alternating, eval_every=args.eval_every, precision=args.precision,
+        workers=args.workers, sampling=args.sampling, samples=args.samples)
+    seeds = options.run_parameters["seed"] if args.seeds is not None else None
 
     def report(m):
         if not args.json:
@@ -261,19 +251,14 @@ def _solve(args) -> int:
     display = make_progress(args.iterations, quiet=args.quiet, stream=sys.stderr)
     try:
         with make_status(quiet=args.quiet, stream=sys.stderr) as status:
-            result = solve(args.game, args.algorithm, args.iterations,
-                           eval_every=args.eval_every, alternating=args.alternating,
-                           alpha=args.alpha, beta=args.beta, gamma=args.gamma,
-                           precision=args.precision, callback=report, progress=display,
-                           status=status, sampling=args.sampling, seed=args.seed,
-                           seeds=seeds, exploration=args.exploration, samples=args.samples,
-                           chance=args.chance, draws=args.draws, cache=not args.no_cache,
-                           workers=args.workers)
+            result = solve_with(args.game, options, callback=report, progress=display,
+                                status=status, cache=not args.no_cache,
+                                spell=command_line_spelling)
     finally:
         display.close()
     final = result.final
     out = {"game": args.game, "algorithm": result.solver.name, "iterations": args.iterations,
-           "alternating": result.solver.alternating, "sampling": result.solver.sampling,
+           "alternating": result.solver.alternating, "sampling": result.solver.estimator.name,
            "chance": result.chance, "seed": seeds if seeds is not None else args.seed,
            "exploitability": final["exploitability"], "nash_conv": final["nash_conv"],
            "values": final["values"], "best_response_values": final["best_response_values"],

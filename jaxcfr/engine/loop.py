@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr._util.arguments import nonnegative_int, positive_int
-from jaxcfr.engine.runner import Runner
+from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.lowering.lower import as_lowered
 from jaxcfr.game.registry import load_game
 from jaxcfr._util.serialize import jsonable
@@ -123,11 +123,11 @@ def lower_reporting(game, status=None, **lower_kwargs) -> LoweredGame:
     return lowered
 
 
-def compile_reporting(runner: Runner, state: SolverState, status=None
+def compile_reporting(runner: RunnerProtocol, state: SolverState, status=None
                       ) -> tuple[SolverState, float]:
     """:meth:`Runner.compile`, telling ``status`` (see :func:`lower_reporting`) about it
     (a runner that compiles on its first chunk says nothing)."""
-    if not getattr(runner, "compiles_ahead", True):
+    if not runner.compiles_ahead:
         return runner.compile(state)
     if status is not None:
         members = runner.batch_members
@@ -148,7 +148,7 @@ def _per_member(x, batched: bool, players: bool) -> np.ndarray:
     return x.reshape(-1)
 
 
-def make_record(runner: Runner, state: SolverState, iteration: int, *,
+def make_record(runner: RunnerProtocol, state: SolverState, iteration: int, *,
                 compile_seconds: float | None = None, wall_seconds: float | None = None,
                 iterations_per_second: float | None = None) -> dict[str, Any]:
     """The metric record of ``state`` (keys :data:`RECORD_KEYS`; see the module docstring)."""
@@ -180,7 +180,7 @@ def _next_stop(it: int, total: int, eval_every: int, checkpoint_every: int) -> i
     return min(stops)
 
 
-def run_loop(runner: Runner, state: SolverState, *, total: int, eval_every: int,
+def run_loop(runner: RunnerProtocol, state: SolverState, *, total: int, eval_every: int,
              checkpoint_every: int = 0, hooks: Hooks | None = None,
              compile_seconds: float | None = None,
              wall: Callable[[], float] | None = None) -> LoopResult:
@@ -247,7 +247,7 @@ def run_loop(runner: Runner, state: SolverState, *, total: int, eval_every: int,
     return LoopResult(state, it, records, interrupted, run_iters, run_seconds)
 
 
-def _check_finite(runner: Runner, state: SolverState, record: dict[str, Any]) -> None:
+def _check_finite(runner: RunnerProtocol, state: SolverState, record: dict[str, Any]) -> None:
     """A state or metric that is not finite (NaN / inf; a metric is written as null) ends
     the run: regret matching would quietly play uniform from there on."""
     metric = record["metric"]

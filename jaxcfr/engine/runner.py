@@ -24,6 +24,7 @@ of its dtype, so a float64 runner never changes what a float32 one computes.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import time
@@ -33,48 +34,42 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr.solvers import analytics
-from jaxcfr.kernels import subtree
 from jaxcfr._util import precision as _precision
+from jaxcfr._util.arguments import positive_int
+from jaxcfr._util.tracing import counted
 from jaxcfr.kernels import sequence as _sequence
-from jaxcfr._util.arguments import finite_float, positive_int
 from jaxcfr.kernels.numerics import check_payoff_range
-from jaxcfr.solvers.solver import (HYPERPARAMETERS, HyperParams, Solver, SolverState, average_strategy,
-                            current_strategy)
 from jaxcfr.lowering.stack import forest as stack_forest
 from jaxcfr.lowering.stack import pad_to_multiple
 from jaxcfr.lowering.stack import shared_structure as stack_shared
-from jaxcfr.tensors import LoweredGame, Structure, to_device
+from jaxcfr.profiles.profile import Profile
+from jaxcfr.solvers import analytics
+from jaxcfr.solvers.solver import (HyperParams, Solver, SolverState, average_strategy,
+                                   check_run_parameters, current_strategy)
+from jaxcfr.tensors import LoweredGame, Structure, fingerprint, to_device
 
-__all__ = ["Runner", "trace_counts", "DEFAULT_CHUNK", "batch_mesh", "enable_compilation_cache",
-           "RUN_PARAMETERS"]
+__all__ = ["Runner", "DEFAULT_CHUNK", "batch_mesh", "enable_compilation_cache"]
 
 #: Iterations per compiled chunk (the last chunk of a run skips its unused steps).
 DEFAULT_CHUNK = 64
 
-#: Per-run numbers a Runner takes (a sequence makes a batch of settings).
-RUN_PARAMETERS = HYPERPARAMETERS + ("exploration", "seed")
-
-#: How many times each compiled function was traced (for compile-once tests).
-trace_counts: dict[str, int] = {"chunk": 0}
 
 
-@functools.partial(jax.jit, static_argnames=("solver", "structure", "layout", "chunk", "plan"),
+@functools.partial(jax.jit, static_argnames=("solver", "structure", "layout", "chunk"),
                    donate_argnames=("state",))
-def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, tables, *,
-               solver: Solver, structure: Structure, layout: str, chunk: int,
-               plan) -> SolverState:
+@counted("chunk")
+def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, arrays, *,
+               solver: Solver, structure: Structure, layout: str, chunk: int) -> SolverState:
     """``n`` (traced, at most ``chunk``) iterations of ``solver``.
 
-    ``tables`` / ``plan``: a sampling estimator's child tables and capacities (``None``
-    for the exact estimator).
+    ``arrays``: what the solver's (prepared) estimator reads besides the tensors, e.g. a
+    sampling estimator's child tables (``None`` for the exact estimator).
 
     ``layout`` says how ``tensors`` hold a stack's state ``[B, I, A, *H]``:
     ``"single"`` (no stack), ``"vmap"`` (tensors ``[B, ...]``, vmapped), ``"forest"``
     (``stack.forest``: stepped as ``[B * I, A, *H]``) or ``"shared"``
     (``stack.shared_structure``: stepped as ``[I, A, B, *H]``).
     """
-    trace_counts["chunk"] += 1
     batched_shape = state.regret.shape
     if layout == "forest":
         state = SolverState(*(x.reshape((-1,) + x.shape[2:]) for x in state[:3]),
@@ -83,8 +78,8 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, table
         state = SolverState(*(jnp.moveaxis(x, 0, 2) for x in state[:3]), state.iteration[0])
     games_batched = layout == "vmap"
 
-    def update(t, st, tab):
-        return solver.update(t, structure, st, hp, tab, plan)
+    def update(t, st, arr):
+        return solver.update(t, structure, st, hp, arr)
 
     if games_batched:
         update = jax.vmap(update)
@@ -92,7 +87,7 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, table
     # a loop of traced length n <= chunk: the last chunk of a run skips its unused steps
     # without a per-step conditional (which would copy the state every iteration)
     state = jax.lax.fori_loop(0, jnp.minimum(n, chunk),
-                              lambda i, st: update(tensors, st, tables), state)
+                              lambda i, st: update(tensors, st, arrays), state)
     members = batched_shape[0]
     if layout == "forest":
         state = SolverState(*(x.reshape(batched_shape) for x in state[:3]),
@@ -159,23 +154,30 @@ def batch_mesh(num_devices: int | None = None, axis: str = "batch"):
 class Runner:
     """A lowered game, a solver and its run parameters on the device, ready to iterate.
 
+    It implements :class:`jaxcfr.engine.protocol.RunnerProtocol` (what the run loop,
+    ``solve`` and ``train`` call).
+
     Args:
       lowered: a LoweredGame (single or stacked).
       solver: a :class:`~jaxcfr.solvers.solver.Solver`.
-      hyperparams: optional dict of :data:`RUN_PARAMETERS` (``alpha``, ``beta``,
-        ``gamma``, ``exploration``, ``seed``); a sequence value makes a batch of
-        settings on a trailing axis ``[H]`` (every given sequence has the same length;
-        scalars are shared by the batch).
+      hyperparams: optional dict of :data:`~jaxcfr.solvers.solver.RUN_PARAMETERS`
+        (``alpha``, ``beta``, ``gamma``, ``exploration``, ``seed``; checked by
+        :func:`~jaxcfr.solvers.solver.check_run_parameters`); a sequence value makes a
+        batch of settings on a trailing axis ``[H]`` (every given sequence has the same
+        length; scalars are shared by the batch).
       precision: ``"float32"`` (default) or ``"float64"``, scoped to this runner's calls.
       chunk: iterations per compiled chunk.
       mesh: optional ``jax.sharding.Mesh`` with one axis: the batch axis (the stack's
         leading ``B``, else the trailing hyper-parameter ``H``) is sharded over it; a
         single game without a batch is split instead: its nodes, rows and leaves are
         sharded (padded to a multiple of the device count; see ``docs/benchmarks.md``).
-      sequence_form: step the exact estimator on the sequence form
+      sequence_form: step a dense estimator on the sequence form
         (:mod:`jaxcfr.kernels.sequence`: passes over leaves and rows; the default) rather than
         the node passes of :mod:`jaxcfr.kernels.passes` (same values up to float rounding).
     """
+
+    chance = "exact"
+    compiles_ahead = True
 
     def __init__(self, lowered: LoweredGame, solver: Solver, hyperparams: dict | None = None,
                  *, precision: str = "float32", chunk: int = DEFAULT_CHUNK, mesh=None,
@@ -185,14 +187,7 @@ class Runner:
         self.solver = solver
         self.chunk = positive_int("chunk", chunk)
         self.games_batched = lowered.batch_size is not None
-        hyperparams = dict(hyperparams or {})
-        unknown = set(hyperparams) - set(RUN_PARAMETERS)
-        if unknown:
-            raise ValueError(f"unknown run parameter(s) {sorted(unknown)}; known: "
-                             f"{', '.join(RUN_PARAMETERS)}")
-        for k in set(hyperparams) & set(HYPERPARAMETERS):
-            for x in ([] if hyperparams[k] is None else np.ravel(hyperparams[k])):
-                finite_float(k, x)
+        hyperparams = check_run_parameters(dict(hyperparams or {}))
         self.settings = {k: list(np.ravel(v)) for k, v in hyperparams.items()
                          if np.ndim(v) > 0}            # the parameters that vary in the batch
         check_payoff_range(lowered.tensors.payoff, self.dtype, lowered.name or "the game")
@@ -216,35 +211,33 @@ class Runner:
         # row axes (and the sequence form's leaves) are sharded, padded to a multiple of
         # the device count with inert nodes and rows (profile() drops those rows). Under a
         # sampling estimator it is replicated instead.
+        dense = solver.estimator.dense
         self.split_game = (mesh is not None and not self.games_batched and not self.hp_batch
-                           and solver.sampling == "none")
+                           and dense)
         self.device_lowered = (pad_to_multiple(lowered, mesh.devices.size) if self.split_game
                                else lowered)
         self.structure = self.device_lowered.structure
-        # a sampling estimator's child tables (traced) and capacities (static)
-        self.tables, self.plan = None, None
-        if solver.sampling != "none":
-            tables = subtree.child_tables(lowered.tensors)
-            self.plan = subtree.make_plan(lowered, solver.sampling, tables, solver.samples)
-            with self.scope():
-                self.tables = subtree.SampleTables(*(jnp.asarray(x) for x in tables))
+        # the estimator's host preparation: its static facts go into the (static) solver,
+        # its arrays are traced arguments of the step
+        estimator, arrays = solver.estimator.prepare(self.device_lowered)
+        self.step_solver = dataclasses.replace(solver, estimator=estimator).static_key()
         with self.scope():
+            self.arrays = jax.tree_util.tree_map(jnp.asarray, arrays)
             self.tensors = to_device(self.device_lowered.tensors, self.dtype)
             if mesh is not None:
                 self.tensors = self._shard(self.tensors, batched_last=False)
                 self.hp = self._shard(self.hp, batched_last=True)
-                if self.tables is not None:
-                    self.tables = self._shard(self.tables, batched_last=False)
+                self.arrays = self._shard(self.arrays, batched_last=False)
             # How the chunk steps a stack: members sharing one tree put the batch on a
             # trailing axis (shared gathers); different trees become one forest; a sharded
-            # stack, or one under a sampling estimator (each member samples its own tree),
+            # stack, or one under a sparse estimator (each member samples its own tree),
             # vmaps.
             self.layout, self.step_tensors, self.step_structure = ("single", self.tensors,
                                                                    self.structure)
             host = self.device_lowered.tensors      # what the step tensors are made from
             if self.games_batched:
                 self.layout = "vmap"
-                if mesh is None and solver.sampling == "none":
+                if mesh is None and dense:
                     shared = stack_shared(lowered)
                     if shared is not None:
                         self.layout, host = "shared", shared
@@ -254,7 +247,7 @@ class Runner:
                         self.layout, host = "forest", forest_tensors
                         self.step_tensors = to_device(forest_tensors, self.dtype)
                         self.step_structure = Structure(forest_levels, lowered.num_players)
-            if sequence_form and solver.sampling == "none":
+            if sequence_form and dense:
                 self.step_tensors = self._with_sequences(host)
 
     def _with_sequences(self, host):
@@ -329,6 +322,20 @@ class Runner:
                 state = self._shard(state, batched_last=True)
         return state
 
+    def host_state(self) -> None:
+        """Nothing: the state's arrays are the whole run."""
+        return None
+
+    def restore_host(self, host) -> None:
+        """Nothing to take (a checkpoint of this runner has no host state)."""
+        if host is not None:
+            raise ValueError("this run keeps no host state, but the checkpoint has one (it was "
+                             "written by a sampled-chance run)")
+
+    def fingerprint(self) -> str:
+        """The lowered game's (:func:`jaxcfr.tensors.fingerprint`)."""
+        return fingerprint(self.lowered)
+
     def restore(self, arrays: dict[str, np.ndarray]) -> SolverState:
         """A state from host arrays (a checkpoint), on the device in this runner's dtype.
 
@@ -357,9 +364,9 @@ class Runner:
 
     def _chunk(self, state: SolverState, n: int, lower: bool = False):
         fn = _run_chunk.lower if lower else _run_chunk
-        return fn(self.step_tensors, state, self.hp, jnp.asarray(n, jnp.int32), self.tables,
-                  solver=self.solver.static_key(), structure=self.step_structure,
-                  layout=self.layout, chunk=self.chunk, plan=self.plan)
+        return fn(self.step_tensors, state, self.hp, jnp.asarray(n, jnp.int32), self.arrays,
+                  solver=self.step_solver, structure=self.step_structure,
+                  layout=self.layout, chunk=self.chunk)
 
     def chunk_program(self, state: SolverState):
         """The chunk's ``jax.stages.Lowered`` program (e.g. ``.compile().memory_analysis()``)."""
@@ -381,6 +388,24 @@ class Runner:
         with self.scope():
             table = np.asarray(self._profile(state, average))
         return table[:self.lowered.num_rows] if self.split_game else table
+
+    def profiles(self, state: SolverState) -> list[Profile]:
+        """The average profile of every member, games outer and settings inner."""
+        table = self.profile(state)                                  # [(B,) I, A, *H]
+        games = self.lowered.members if self.games_batched else (self.lowered,)
+        out = []
+        for b, game in enumerate(games):
+            t = table[b] if self.games_batched else table
+            for h in (range(self.hp_batch[0]) if self.hp_batch else [None]):
+                out.append(Profile.from_lowered(game, t if h is None else t[..., h]))
+        return out
+
+    def report(self) -> None:
+        """No figures of its own (its speed is in the metric records)."""
+        return None
+
+    def close(self) -> None:
+        """Nothing to release."""
 
     def _profile(self, state: SolverState, average: bool) -> jax.Array:
         return _profile(self.tensors, state, games_batched=self.games_batched,

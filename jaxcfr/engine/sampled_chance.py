@@ -56,6 +56,8 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import functools
+import hashlib
+import json
 import multiprocessing
 import os
 import time
@@ -66,26 +68,26 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr._util import arguments
-from jaxcfr.profiles import estimates
-from jaxcfr.solvers import estimators
 from jaxcfr._util import precision as _precision
-from jaxcfr.solvers.analytics import evaluate
-from jaxcfr.lowering.budget import MemoryBudgetError, default_memory_budget
+from jaxcfr._util.arguments import ArgumentError
+from jaxcfr._util.tracing import counted
+from jaxcfr.engine.draws import (Draw, RowTable, Shape, assemble, lower_draw, pool_init,
+                                 pool_lower)
+from jaxcfr.engine.loop import lower_reporting
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.determinize import draw_prefix, draw_seed
-from jaxcfr.engine.draws import (Draw, RowTable, Shape, assemble, lower_draw, pool_init,
-                          pool_lower)
-from jaxcfr.engine.loop import lower_reporting
-from jaxcfr.kernels.numerics import normalise
-from jaxcfr.profiles.profile import Profile
 from jaxcfr.game.registry import load_game
+from jaxcfr.kernels.numerics import normalise
+from jaxcfr.lowering.budget import MemoryBudgetError, default_memory_budget
+from jaxcfr.profiles import estimates
+from jaxcfr.profiles.profile import Profile
+from jaxcfr.solvers.analytics import evaluate
+from jaxcfr.solvers.estimators import DrawnForest, Estimator, Exact
 from jaxcfr.solvers.solver import HyperParams, Rows, Solver, SolverState
 from jaxcfr.tensors import GameTensors, LoweredGame, Structure, to_device
 
-__all__ = ["SampledChanceRunner", "choose_chance", "CHANCE_CHOICES", "Timing", "DEFAULT_DRAWS"]
-
-#: How many times the device program was traced (compile-once tests).
-trace_counts: dict[str, int] = {"run": 0}
+__all__ = ["SampledChanceRunner", "Chance", "choose_chance", "sampled_chance_rules",
+           "CHANCE_CHOICES", "Timing", "DEFAULT_DRAWS"]
 
 #: Chance samples per iteration by default.
 DEFAULT_DRAWS = 16
@@ -157,7 +159,76 @@ class _Iteration(NamedTuple):
 CHANCE_CHOICES = ("auto", "exact", "sampled")
 
 
-def choose_chance(game, chance: str = "auto", status=None, **lower_kwargs
+@dataclasses.dataclass(frozen=True)
+class Chance:
+    """How a run treats chance: the mode and sampled chance's options, one object.
+
+    Attributes:
+      mode: ``"auto"`` (lower the tree where chance can be enumerated, else sample it),
+        ``"exact"`` (always lower) or ``"sampled"`` (the host draws chance and lowers
+        what follows; metrics are exact where the full game can be lowered, else
+        estimates with intervals).
+      draws: chance samples per iteration under sampled chance.
+      workers: processes lowering the draws the cache does not hold (1: the host thread).
+    """
+    mode: str = "auto"
+    draws: int = DEFAULT_DRAWS
+    workers: int = 1
+
+    @classmethod
+    def of(cls, chance, *, draws=None, spell=str) -> "Chance":
+        """A :class:`Chance` from a mode name or a Chance (``draws``: its thin spelling),
+        checked; errors name the arguments as ``spell`` renders them."""
+        if isinstance(chance, Chance):
+            if draws is not None and draws != chance.draws:
+                raise ArgumentError(f"give {spell('draws')} in the Chance object or "
+                                    "alone, not both", argument=spell("draws"))
+            out = chance
+        else:
+            out = cls(arguments.one_of(spell("chance"), chance, CHANCE_CHOICES),
+                      DEFAULT_DRAWS if draws is None else draws)
+        arguments.one_of(spell("chance"), out.mode, CHANCE_CHOICES)
+        arguments.positive_int(spell("draws"), out.draws)
+        arguments.positive_int(spell("workers"), out.workers)
+        return out
+
+
+def sampled_chance_rules(spell=str, *, estimator: Estimator | None = None, seeds=None,
+                         settings: bool = False, games: bool = False,
+                         abstraction=None, because: str = "") -> None:
+    """What sampled chance cannot be combined with: the one statement of these rules, for
+    every entry point (``jaxcfr.solve``, configs, the command line), checked when chance
+    is ``"sampled"`` and again when ``"auto"`` turns out to sample (``because`` then
+    says why, e.g. ``AUTO_SAMPLES``).
+
+    Raises :class:`ArgumentError` naming the first conflicting argument as ``spell``
+    renders it (``sampling``, ``--sampling``, ``solver.sampling``).
+    """
+    def fail(argument: str, message: str):
+        raise ArgumentError(message + (f" ({because})" if because else ""),
+                            argument=spell(argument))
+    if estimator is not None and not isinstance(estimator, Exact):
+        fail("sampling", f"sampled chance is chance-sampled CFR already: {spell('sampling')} "
+             f"must be none, got {estimator.name!r} (Monte Carlo estimators run on the "
+             f"lowered tree, with {spell('chance')} exact)")
+    if seeds is not None:
+        fail("seeds", f"sampled chance runs one seed at a time: give {spell('seed')}, not "
+             f"{spell('seeds')}")
+    if settings:
+        fail("alpha", f"sampled chance takes one hyper-parameter setting: no lists in "
+             f"{spell('alpha')}, {spell('beta')} or {spell('gamma')}")
+    if games:
+        fail("games", f"sampled chance trains one game at a time: no batch of games "
+             f"({spell('games')})")
+    if abstraction is not None:
+        fail("abstraction", f"sampled chance does not take {spell('abstraction')} yet")
+
+
+#: Why a run whose chance mode is ``auto`` samples (the end of its rules' messages).
+AUTO_SAMPLES = "the game's chance is sampled: it cannot be enumerated"
+
+
+def choose_chance(game, chance: str | Chance = "auto", status=None, **lower_kwargs
                   ) -> tuple[LoweredGame | None, Any]:
     """How to train ``game``: ``(lowered, sampled)``.
 
@@ -165,10 +236,10 @@ def choose_chance(game, chance: str = "auto", status=None, **lower_kwargs
     game (root state) the host samples, and ``lowered`` the full game for exact
     evaluation or ``None`` (chance cannot be enumerated, or the full game is over the
     memory budget: the metrics are then estimates). ``game``: a game string, a Game or
-    a LoweredGame (only full-width); ``status`` and ``lower_kwargs``: as
-    :func:`jaxcfr.engine.loop.lower_reporting`.
+    a LoweredGame (only full-width); ``chance``: a mode or a :class:`Chance`;
+    ``status`` and ``lower_kwargs``: as :func:`jaxcfr.engine.loop.lower_reporting`.
     """
-    arguments.one_of("chance", chance, CHANCE_CHOICES)
+    chance = Chance.of(chance).mode
     if isinstance(game, LoweredGame):
         if chance == "sampled":
             raise arguments.ArgumentError(
@@ -220,10 +291,9 @@ class SampledChanceRunner:
       name: the game's name in messages.
     """
 
+    chance = "sampled"
     games_batched = False
-    hp_batch = ()
     batch_members = 1
-    layout = "sampled-chance"
     compiles_ahead = False            # shapes follow the draws: the first chunk compiles
 
     def __init__(self, game, solver: Solver, hyperparams: dict | None = None, *,
@@ -232,14 +302,14 @@ class SampledChanceRunner:
                  exact: LoweredGame | None = None, name: str = "",
                  eval_draws: int = DEFAULT_EVAL_DRAWS, fit_draws: int = DEFAULT_FIT_DRAWS,
                  enumerate_listed: bool = True):
-        if solver.sampling != "none":
-            raise ValueError("sampled chance is chance-sampled CFR already: the solver's "
-                             f"sampling must be 'none', got {solver.sampling!r}")
         hyperparams = dict(hyperparams or {})
-        if any(np.ndim(v) for v in hyperparams.values()):
-            raise ValueError("sampled chance takes one setting and one seed per run "
-                             "(no lists of hyper-parameters or seeds)")
+        sampled_chance_rules(estimator=solver.estimator,
+                             seeds=hyperparams.get("seed") if np.ndim(
+                                 hyperparams.get("seed", 0)) else None,
+                             settings=any(np.ndim(v) for k, v in hyperparams.items()
+                                          if k != "seed"))
         self.game, self.solver = game, solver
+        self.step_solver = dataclasses.replace(solver, estimator=DrawnForest()).static_key()
         self.name = name or getattr(game, "name", "") or type(game).__name__
         self.dtype = _precision.dtype_of(precision)
         self.chunk, self.draws = int(chunk), int(draws)
@@ -371,9 +441,12 @@ class SampledChanceRunner:
                 "width": self.shape.width, "draws": self.draws, "seed": self.seed,
                 "enumerate_listed": self.enumerate_listed}
 
-    def restore_host(self, host: dict[str, Any]) -> None:
+    def restore_host(self, host: dict[str, Any] | None) -> None:
         """Take a checkpoint's :meth:`host_state` (before :meth:`init`), as if this runner
         had run to it."""
+        if not isinstance(host, dict):
+            raise ValueError("the checkpoint has no sampled-chance host state (the rows "
+                             "numbered so far)")
         mine = {"draws": self.draws, "seed": self.seed, "enumerate_listed": self.enumerate_listed}
         theirs = {k: host.get(k) for k in mine}
         if theirs != mine:
@@ -387,6 +460,12 @@ class SampledChanceRunner:
         self._padded.clear()
         self._ahead = self.shape
         self._drawn = None                      # set from the state's iteration by restore
+
+    def fingerprint(self) -> str:
+        """What a checkpoint must match: the game string and the sampling (nothing is
+        lowered, or not what is trained)."""
+        text = json.dumps(["sampled chance", self.name, self.draws, self.enumerate_listed])
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     def restore(self, arrays: dict[str, np.ndarray]) -> SolverState:
         """A state from a checkpoint's arrays (after :meth:`restore_host`)."""
@@ -418,7 +497,7 @@ class SampledChanceRunner:
             with self.scope():
                 state = _run(to_device(ready.tensors, self.dtype), jnp.asarray(ready.rowmaps),
                              jnp.asarray(ready.legal), jnp.asarray(ready.owners), state,
-                             self.hp, solver=self.solver.static_key(),
+                             self.hp, solver=self.step_solver,
                              structure=ready.structure)
                 jax.block_until_ready(state)
             self.timing.device_seconds += time.perf_counter() - t0
@@ -446,6 +525,10 @@ class SampledChanceRunner:
         probs = normalise(weights[:rows], legal)     # current: regret matching
         return Profile(self.table.keys[1:rows], self.table.actions[1:rows], probs[1:],
                        game=self.name)
+
+    def profiles(self, state: SolverState) -> list[Profile]:
+        """The one member's average profile (:meth:`profile_table`)."""
+        return [self.profile_table(state)]
 
     def profile(self, state: SolverState, average: bool = True) -> np.ndarray:
         """``[R, A]``: :meth:`profile_table`'s probabilities (rows without the sink)."""
@@ -504,43 +587,26 @@ def _estimated_metrics(runner: "SampledChanceRunner", profile: Profile) -> dict[
 
 # -- device ---------------------------------------------------------------------------------
 @functools.partial(jax.jit, static_argnames=("solver", "structure"), donate_argnames=("state",))
+@counted("sampled-chance")
 def _run(tensors: GameTensors, rowmaps: jax.Array, legal: jax.Array, owner: jax.Array,
          state: SolverState, hp: HyperParams, *, solver: Solver,
          structure: Structure) -> SolverState:
     """``k`` iterations, one per prepared batch (``tensors``, ``rowmaps``: ``[k, ...]``).
 
-    Each: exact passes over the batch's forest with the current strategy of the global
-    rows it touches, scattered onto the global table ``[G, A]`` by
+    Each: the solver's estimator (:class:`~jaxcfr.solvers.estimators.DrawnForest`: exact
+    passes over the batch's forest with the current strategy of the global rows it
+    touches), scattered onto the global table ``[G, A]`` by
     :meth:`jaxcfr.Solver.row_update`.
     """
-    trace_counts["run"] += 1
-    rows = Rows(legal, legal, owner)
+    rows = Rows(legal, owner)
 
     def one(state, batch):
         t, rowmap = batch
 
-        def estimate(policy, player, keys):
-            return _forest_estimate(t, structure, rowmap, policy, player)
+        def estimate(policy, player, keys, flat_hp):
+            return solver.estimator.estimate(t, structure, policy, player, keys, flat_hp,
+                                             rowmap)
         return solver.row_update(rows, structure.num_players, state, hp, estimate), None
 
     state, _ = jax.lax.scan(one, state, (tensors, rowmaps))
     return state
-
-
-def _forest_estimate(t: GameTensors, s: Structure, rowmap: jax.Array, policy, player
-                     ) -> estimators.RowEstimate:
-    """Exact counterfactual regrets of the forest's rows for ``player`` (``None``: all),
-    listed by global row (chance-sampled CFR over the drawn parts; see the module)."""
-    local_rows, actions = t.legal_mask.shape
-    width = policy.legal.shape[1]
-    zero = jnp.zeros(local_rows, jnp.int32)
-    sigma = policy.rows(rowmap, zero)[:, :actions]                        # [I', A']
-    est = estimators.exact(t, s, sigma, player)
-    parts = s.level_start[1]                 # the forest's roots: its parts, each a mean
-    mine = estimators.rows_of(t, player)
-    pad_cols = lambda x: jnp.pad(x, ((0, 0), (0, width - actions)))     # noqa: E731
-    regret = pad_cols(jnp.where(mine[:, None], est.regret, 0) / parts)
-    average = pad_cols(jnp.where(est.average_rows[:, None], est.average, 0) / parts)
-    sink = jnp.zeros_like(rowmap)
-    return estimators.RowEstimate(zero, jnp.where(mine, rowmap, sink), regret,
-                                  jnp.where(est.average_rows, rowmap, sink), average)

@@ -65,7 +65,8 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "default_directory", "resolve", "identity
 
 FORMAT = "jaxcfr-lowered-game"
 #: Bumped whenever the stored layout changes (entries of other versions are stale).
-FORMAT_VERSION = 1
+#: 2: GameTensors lost ``abstraction_mask`` (it was always ``legal_mask``).
+FORMAT_VERSION = 2
 _PACKAGE = Path(__file__).resolve().parents[1]
 #: jaxcfr sources that decide the lowered tensors (their digest is part of every key).
 _LOWERING_SOURCES = ("game/contract.py", "lowering/walk.py", "lowering/parts.py",

@@ -257,7 +257,7 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     tensors = GameTensors(
         parent=parent, parent_slot=slot, node_kind=kind, node_player=player,
         node_infoset=infoset, edge_owner=edge_owner, edge_index=edge_index,
-        chance_prob=prob, payoff=payoff, legal_mask=legal, abstraction_mask=legal.copy(),
+        chance_prob=prob, payoff=payoff, legal_mask=legal,
         infoset_player=infoset_player, infoset_rep=infoset_rep)
     labels = enum.action if isinstance(enum.action, np.ndarray) else \
         np.fromiter(enum.action, dtype=object, count=n)
@@ -317,7 +317,7 @@ def sort_infosets(lowered: LoweredGame) -> LoweredGame:
     tensors = t._replace(
         node_infoset=old_to_new[t.node_infoset],
         edge_index=edge_index,
-        legal_mask=t.legal_mask[perm], abstraction_mask=t.abstraction_mask[perm],
+        legal_mask=t.legal_mask[perm],
         infoset_player=t.infoset_player[perm], infoset_rep=t.infoset_rep[perm])
     return dataclasses.replace(
         lowered, tensors=tensors,

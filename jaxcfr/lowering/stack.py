@@ -151,7 +151,6 @@ def _pad(g: LoweredGame, widths, level_start, num_nodes, num_rows, max_actions) 
         chance_prob=column(t.chance_prob, 0.0, t.chance_prob.dtype),
         payoff=column(t.payoff, 0.0, t.payoff.dtype),
         legal_mask=mask(t.legal_mask),
-        abstraction_mask=mask(t.abstraction_mask),
         infoset_player=rows(t.infoset_player, NO_PLAYER, np.int32),
         infoset_rep=rows(new_pos[t.infoset_rep] * (t.infoset_player >= 0), 0, np.int32),
     )
@@ -206,7 +205,6 @@ def forest(batch: LoweredGame) -> tuple[GameTensors, tuple[int, ...]]:
         chance_prob=nodes(t.chance_prob),
         payoff=nodes(t.payoff),
         legal_mask=t.legal_mask.reshape(b * rows, actions),
-        abstraction_mask=t.abstraction_mask.reshape(b * rows, actions),
         infoset_player=t.infoset_player.reshape(-1),
         infoset_rep=np.take_along_axis(position, t.infoset_rep, axis=1).reshape(-1).astype(np.int32),
     )

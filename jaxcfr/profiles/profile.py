@@ -161,7 +161,7 @@ class Profile:
         """
         if lowered.batch_size is not None:
             raise ValueError("Profile.table() takes a single lowered game, not a stack")
-        mask = np.asarray(lowered.tensors.legal_mask) & np.asarray(lowered.tensors.abstraction_mask)
+        mask = np.asarray(lowered.tensors.legal_mask)
         table = normalise(np.zeros(mask.shape), mask)            # uniform
         found = 0
         for r, (player, key) in enumerate(lowered.infoset_keys):

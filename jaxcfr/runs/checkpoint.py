@@ -44,7 +44,10 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "CheckpointError", "CheckpointCorruptErro
 
 FORMAT = "jaxcfr-checkpoint"
 #: Bumped whenever the layout changes; other versions are refused.
-FORMAT_VERSION = 1
+#: 2: the lowered tensors lost ``abstraction_mask`` (so the game's fingerprint changed), and
+#: exact runs keep ``strategy_sum`` as a sum of weighted contributions (as sampled runs
+#: did), not a decayed one.
+FORMAT_VERSION = 2
 LATEST = "latest"
 _STEM = re.compile(r"^ckpt-(\d{10})$")
 
@@ -165,7 +168,9 @@ def load(path: str | os.PathLike, *, fingerprint: str | None = None) -> Checkpoi
                               f"{meta.get('format') if isinstance(meta, dict) else None!r})")
     if meta.get("version") != FORMAT_VERSION:
         raise CheckpointError(f"checkpoint {npz} has format version {meta.get('version')!r}; "
-                              f"this jaxcfr reads version {FORMAT_VERSION} only")
+                              f"this jaxcfr reads version {FORMAT_VERSION} only (it was written "
+                              f"by another jaxcfr, whose solver state means something else: "
+                              f"start the run afresh, or resume it with that version)")
     try:
         data = npz.read_bytes()
     except FileNotFoundError:

@@ -39,18 +39,21 @@ import typing
 from pathlib import Path
 from typing import Any, Sequence
 
-from jaxcfr._util.arguments import (ArgumentError, nonnegative_int, one_of, plain_name,
-                              positive_int)
-from jaxcfr.engine.sampled_chance import CHANCE_CHOICES, DEFAULT_DRAWS
-from jaxcfr.engine.runner import DEFAULT_CHUNK
-from jaxcfr.game.contract import GameError
-from jaxcfr._util.precision import PRECISIONS
-from jaxcfr.game.registry import load_abstraction
 from jaxcfr._util import arguments
-from jaxcfr.solvers.solver import HYPERPARAMETERS, SAMPLING, resolve_algorithm
+from jaxcfr._util.arguments import (ArgumentError, nonnegative_int, one_of, plain_name,
+                                    positive_int)
+from jaxcfr._util.precision import PRECISIONS
+from jaxcfr.engine.runner import DEFAULT_CHUNK
+from jaxcfr.engine.sampled_chance import CHANCE_CHOICES, DEFAULT_DRAWS, sampled_chance_rules
+from jaxcfr.game.contract import GameError
+from jaxcfr.game.registry import load_abstraction
+from jaxcfr.solvers.estimators import Estimator, make_estimator
+from jaxcfr.solvers.presets import resolve_algorithm
+from jaxcfr.solvers.solver import HYPERPARAMETERS, check_run_parameters
 
 __all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ConfigError", "load_config",
-           "config_from_dict", "parse_override", "to_toml", "COMPUTE_KEYS", "check_config"]
+           "config_from_dict", "parse_override", "to_toml", "COMPUTE_KEYS", "check_config",
+           "config_spelling", "check_sampled_chance"]
 
 
 #: Keys that change what is computed: a checkpoint only resumes under equal values.
@@ -63,6 +66,21 @@ COMPUTE_KEYS = ("game.name", "game.names", "game.sort_infosets", "game.abstracti
 
 class ConfigError(ValueError):
     """A config file or override is invalid (unknown key, wrong type, bad value)."""
+
+
+#: A run's argument names (as :func:`jaxcfr.solve` takes them) -> their config keys.
+_KEYS = {"algorithm": "solver.algorithm", "iterations": "solver.iterations",
+         "alternating": "solver.alternating", "alpha": "solver.alpha", "beta": "solver.beta",
+         "gamma": "solver.gamma", "sampling": "solver.sampling", "samples": "solver.samples",
+         "exploration": "solver.exploration", "chance": "solver.chance",
+         "draws": "solver.draws", "seed": "run.seed", "seeds": "run.seeds",
+         "eval_every": "run.eval_every", "chunk": "run.chunk", "precision": "run.precision",
+         "games": "game.names", "abstraction": "game.abstraction"}
+
+
+def config_spelling(name: str) -> str:
+    """How a config spells a run's argument in messages (``sampling`` -> ``solver.sampling``)."""
+    return _KEYS.get(name, name)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -196,6 +214,10 @@ class Config:
                for k, v in out.items()}
         out["seed"] = seeds * n
         return out
+
+    def estimator(self) -> Estimator:
+        """The estimator ``solver.sampling`` / ``solver.samples`` name."""
+        return make_estimator(self.solver.sampling, self.solver.samples, config_spelling)
 
     def get(self, dotted: str) -> Any:
         section, _, key = dotted.partition(".")
@@ -411,15 +433,15 @@ def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
             except GameError as e:
                 fail("game.abstraction", str(e))
     try:
-        resolve_algorithm(s.algorithm)
+        resolve_algorithm(s.algorithm, "solver.algorithm")
     except ValueError as e:
-        fail("solver.algorithm", str(e))
+        fail("solver.algorithm", str(e).replace("unknown solver.algorithm", "unknown algorithm"))
     rule("solver.iterations", positive_int)
-    for k in HYPERPARAMETERS:
-        v = getattr(s, k)
-        vals = v if isinstance(v, tuple) else (() if v is None else (v,))
-        if any(not math.isfinite(x) for x in vals):
-            fail(f"solver.{k}", f"must be finite, got {v!r}")
+    try:
+        check_run_parameters({k: getattr(s, k) for k in HYPERPARAMETERS + ("exploration",)},
+                             config_spelling)
+    except ArgumentError as e:
+        _raise_config(e, given, source)
     if s.combine not in ("product", "zip"):
         fail("solver.combine", f"must be 'product' or 'zip', got {s.combine!r}")
     lengths = {len(getattr(s, k)) for k in HYPERPARAMETERS
@@ -427,39 +449,40 @@ def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
     if s.combine == "zip" and len(lengths) > 1:
         fail("solver.combine", f"'zip' needs hyper-parameter lists of one length, got "
              f"{sorted(lengths)}")
-    for key in ("run.eval_every", "run.keep_checkpoints", "run.chunk", "solver.samples",
-                "solver.draws"):
+    for key in ("run.eval_every", "run.keep_checkpoints", "run.chunk", "solver.draws"):
         rule(key, positive_int)
     rule("run.checkpoint_every", nonnegative_int)
     rule("run.precision", one_of, PRECISIONS)
-    rule("solver.sampling", one_of, SAMPLING)
+    try:
+        c.estimator()
+    except ArgumentError as e:
+        _raise_config(e, given, source)
     rule("solver.chance", one_of, CHANCE_CHOICES)
-    if s.chance == "sampled":
-        sampled_chance_rules(c, fail)
     rule("run.seed", arguments.seed)
     if r.seeds is not None:
         rule("run.seeds", arguments.seeds)
-    if s.exploration is not None:
-        rule("solver.exploration", arguments.exploration)
+    if s.chance == "sampled":
+        check_sampled_chance(c, given)
 
 
-def sampled_chance_rules(config: Config, fail) -> None:
-    """What sampled chance cannot be combined with (checked for ``solver.chance =
-    "sampled"`` when the config is read, and when ``auto`` turns out to sample);
-    ``fail(key, message)`` reports the first conflict."""
+def _raise_config(e: ArgumentError, given: dict[str, str], source: str):
+    """An argument rule's error as the config's, naming the file or the ``--set``."""
+    raise ConfigError(f"{given.get(e.argument, source)}: {e}") from None
+
+
+def check_sampled_chance(config: Config, given: dict[str, str] | None = None,
+                         because: str = "") -> None:
+    """:func:`~jaxcfr.engine.sampled_chance.sampled_chance_rules` for ``config`` (checked
+    for ``solver.chance = "sampled"`` when the config is read, and when ``auto`` turns out
+    to sample, ``because`` saying so); a conflict is a :class:`ConfigError` naming the key."""
     s, g, r = config.solver, config.game, config.run
-    if s.sampling != "none":
-        fail("solver.sampling", f"sampled chance is chance-sampled CFR already: it takes "
-             f"solver.sampling = \"none\", got {s.sampling!r}")
-    if g.batched:
-        fail("game.names" if g.names is not None else "game.abstraction",
-             "sampled chance trains one game at a time (no batches of games or abstractions)")
-    if g.abstraction is not None:
-        fail("game.abstraction", "sampled chance does not take an abstraction yet")
-    if r.seeds is not None:
-        fail("run.seeds", "sampled chance runs one seed at a time: use run.seed")
-    if any(isinstance(getattr(s, k), tuple) for k in HYPERPARAMETERS):
-        fail("solver", "sampled chance takes one hyper-parameter setting (no lists)")
+    try:
+        sampled_chance_rules(
+            config_spelling, estimator=config.estimator(), seeds=r.seeds,
+            settings=any(isinstance(getattr(s, k), tuple) for k in HYPERPARAMETERS),
+            games=g.names is not None, abstraction=g.abstraction, because=because)
+    except ArgumentError as e:
+        _raise_config(e, given or {}, config.source or "<config>")
 
 
 # -- writing ------------------------------------------------------------------

@@ -23,7 +23,6 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import io
 import json
 import sys
@@ -34,22 +33,25 @@ from typing import Any, Callable
 import numpy as np
 
 from jaxcfr._util.atomic import atomic_write_bytes, atomic_write_text
-from jaxcfr.profiles.lifting import lifted_row
-from jaxcfr.engine.sampled_chance import SampledChanceRunner, choose_chance
-from jaxcfr.game.contract import GameError
-from jaxcfr.engine.runner import Runner
-from jaxcfr.engine.loop import Hooks, compile_reporting, iteration_of, lower_reporting, run_loop
-from jaxcfr.profiles.profile import Profile
-from jaxcfr.game.registry import load_abstraction
-from jaxcfr.runs import checkpoint
-from jaxcfr.runs.checkpoint import CheckpointError
-from jaxcfr.runs.config import (COMPUTE_KEYS, Config, ConfigError, check_config,
-                                sampled_chance_rules, to_toml)
-from jaxcfr.runs.rundir import RunDir, default_run_dir
 from jaxcfr._util.serialize import jsonable
 from jaxcfr._util.signals import DeferredStop
-from jaxcfr.solvers.solver import SolverState, make_solver
+from jaxcfr.engine.loop import Hooks, compile_reporting, iteration_of, lower_reporting, run_loop
+from jaxcfr.engine.protocol import RunnerProtocol
+from jaxcfr.engine.runner import Runner
+from jaxcfr.engine.sampled_chance import AUTO_SAMPLES, Chance, SampledChanceRunner, \
+    choose_chance
+from jaxcfr.game.contract import GameError
+from jaxcfr.game.registry import load_abstraction
 from jaxcfr.lowering.stack import stack
+from jaxcfr.profiles.lifting import lifted_row
+from jaxcfr.profiles.profile import Profile
+from jaxcfr.runs import checkpoint
+from jaxcfr.runs.checkpoint import CheckpointError
+from jaxcfr.runs.config import (COMPUTE_KEYS, Config, check_config, check_sampled_chance,
+                                config_spelling, to_toml)
+from jaxcfr.runs.rundir import RunDir, default_run_dir
+from jaxcfr.solvers.presets import make_solver
+from jaxcfr.solvers.solver import SolverState
 from jaxcfr.tensors import LoweredGame
 
 __all__ = ["train", "TrainResult", "build_lowered", "build_runner"]
@@ -177,41 +179,29 @@ def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | 
     return _train(config, run, False, progress, handle_sigint, log, status, wall_start)
 
 
-def build_runner(config: Config, status=None) -> Runner | SampledChanceRunner:
+def build_runner(config: Config, status=None) -> RunnerProtocol:
     """The runner of ``config``: full-width over the lowered game(s), or sampled chance
     (``solver.chance``; ``auto`` samples a game whose chance cannot be enumerated)."""
     solver = make_solver(config.solver.algorithm, alternating=config.solver.alternating,
-                         sampling=config.solver.sampling, samples=config.solver.samples)
+                         estimator=config.estimator(), spell=config_spelling)
     if config.solver.chance == "exact" or config.game.batched:
         lowered, sampled = build_lowered(config, status), None
     else:
         name, abstraction = config.game.members[0]
         extra = {} if abstraction is None else {"abstraction": load_abstraction(abstraction)}
         lowered, sampled = choose_chance(
-            name, config.solver.chance, status, cache=config.game.cache,
+            name, Chance(config.solver.chance, config.solver.draws), status,
+            cache=config.game.cache,
             sort_infosets=config.game.sort_infosets, name=name if abstraction is None else
             f"{name} | {abstraction}", **extra)
     if sampled is None:
         return Runner(lowered, solver, config.run_parameters(),
                       precision=config.run.precision, chunk=config.run.chunk)
-
-    def fail(key, message):
-        raise ConfigError(f"{config.source or '<config>'}: {key}: {message} (the game's chance "
-                          "is sampled)")
-    sampled_chance_rules(config, fail)
+    if config.solver.chance == "auto":
+        check_sampled_chance(config, because=AUTO_SAMPLES)
     return SampledChanceRunner(sampled, solver, config.run_parameters(),
                                precision=config.run.precision, chunk=config.run.chunk,
                                draws=config.solver.draws, exact=lowered, name=config.game.name)
-
-
-def _fingerprint(runner) -> str:
-    """The checkpoint fingerprint: the lowered game's, or under sampled chance (nothing
-    lowered, or not what is trained) the game string's and the sampling's."""
-    if isinstance(runner, SampledChanceRunner):
-        text = json.dumps(["sampled chance", runner.name, runner.draws,
-                           runner.enumerate_listed])
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
-    return checkpoint.fingerprint(runner.lowered)
 
 
 def _train(config: Config, run: RunDir, resume: bool, progress, handle_sigint, log, status,
@@ -221,8 +211,7 @@ def _train(config: Config, run: RunDir, resume: bool, progress, handle_sigint, l
         return _train_with(config, run, resume, runner, progress, handle_sigint, log, status,
                            wall_start)
     finally:
-        if isinstance(runner, SampledChanceRunner):
-            runner.close()
+        runner.close()
 
 
 def _train_with(config: Config, run: RunDir, resume: bool, runner, progress, handle_sigint,
@@ -235,7 +224,7 @@ def _train_with(config: Config, run: RunDir, resume: bool, runner, progress, han
                 log(f"{run.path} holds a run that never wrote a checkpoint: starting it afresh")
             return _iterate(config, run, runner, None, progress, handle_sigint, log, status,
                             wall_start)
-    fp = _fingerprint(runner)
+    fp = runner.fingerprint()
     ckpt = checkpoint.load_latest(run.checkpoints, fingerprint=fp, warn=log)
     if ckpt is None:
         log(f"{run.path} has no checkpoint yet: starting from iteration 0")
@@ -247,23 +236,21 @@ def _train_with(config: Config, run: RunDir, resume: bool, runner, progress, han
     return _iterate(config, run, runner, ckpt, progress, handle_sigint, log, status, wall_start)
 
 
-def _iterate(config: Config, run: RunDir, runner: Runner, ckpt, progress, handle_sigint,
-             log, status, wall_start: float) -> TrainResult:
+def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress,
+             handle_sigint, log, status, wall_start: float) -> TrainResult:
     """Compile and iterate in the (locked) run directory, from ``ckpt`` or from 0."""
     config = dataclasses.replace(config, run=dataclasses.replace(
         config.run, out_dir=str(run.path.resolve())))
     lowered = runner.lowered
-    fp = _fingerprint(runner)
+    fp = runner.fingerprint()
     atomic_write_text(run.config, to_toml(config))
 
-    if ckpt is not None and isinstance(runner, SampledChanceRunner):
-        if "host" not in ckpt.meta:
-            raise CheckpointError(f"checkpoint {ckpt.path} has no sampled-chance host state")
+    if ckpt is not None:
         try:
-            runner.restore_host(ckpt.meta["host"])
+            runner.restore_host(ckpt.meta.get("host"))
         except (KeyError, TypeError, ValueError) as e:
-            raise CheckpointError(f"checkpoint {ckpt.path}: its sampled-chance host state "
-                                  f"does not fit this run: {e}") from None
+            raise CheckpointError(f"checkpoint {ckpt.path}: its host state does not fit this "
+                                  f"run: {e}") from None
     state = runner.init()
     if ckpt is not None:
         state = _restore(runner, state, ckpt)
@@ -281,11 +268,12 @@ def _iterate(config: Config, run: RunDir, runner: Runner, ckpt, progress, handle
         return wall_before + time.perf_counter() - wall_start
 
     def save(it: int, st) -> None:
-        host = {k: np.asarray(v) for k, v in st._asdict().items()}
+        arrays = {k: np.asarray(v) for k, v in st._asdict().items()}
         extra = {"wall_seconds": wall(), "members": labels}
-        if isinstance(runner, SampledChanceRunner):
-            extra["host"] = runner.host_state()          # the rows numbered, the shapes
-        checkpoint.save(run.checkpoints, host, iteration=it, fingerprint=fp,
+        host = runner.host_state()            # sampled chance: the rows numbered, the shapes
+        if host is not None:
+            extra["host"] = host
+        checkpoint.save(run.checkpoints, arrays, iteration=it, fingerprint=fp,
                         config=config.to_dict(), keep=config.run.keep_checkpoints, extra=extra)
 
     def on_record(rec):
@@ -314,7 +302,7 @@ def _iterate(config: Config, run: RunDir, runner: Runner, ckpt, progress, handle
             raise
         if saved[0] != out.iteration:
             save(out.iteration, out.state)
-        profiles = _member_profiles(runner, lowered, out.state)
+        profiles = runner.profiles(out.state)
         rows = None
         if config.game.abstraction is not None:
             try:
@@ -330,11 +318,10 @@ def _iterate(config: Config, run: RunDir, runner: Runner, ckpt, progress, handle
         resumed_from=start if ckpt is not None else None, compile_seconds=compile_seconds,
         wall_seconds=wall(),
         iterations_per_second=out.iterations / out.seconds if out.seconds > 0 else None,
-        abstraction=rows, stopped_by=guard.signal_name,
-        sampled_chance=runner.report() if isinstance(runner, SampledChanceRunner) else None)
+        abstraction=rows, stopped_by=guard.signal_name, sampled_chance=runner.report())
 
 
-def _restore(runner: Runner, template: SolverState, ckpt: checkpoint.Checkpoint) -> SolverState:
+def _restore(runner: RunnerProtocol, template: SolverState, ckpt: checkpoint.Checkpoint) -> SolverState:
     arrays = ckpt.arrays
     fields = template._fields
     if set(arrays) != set(fields):
@@ -351,21 +338,6 @@ def _restore(runner: Runner, template: SolverState, ckpt: checkpoint.Checkpoint)
             f"checkpoint {ckpt.path}: iteration {np.asarray(arrays['iteration']).tolist()} != "
             f"sidecar's {ckpt.iteration}")
     return runner.restore(arrays)
-
-
-def _member_profiles(runner: Runner, lowered: LoweredGame, state) -> list[Profile]:
-    """The average profile of every member, games outer and settings inner."""
-    if isinstance(runner, SampledChanceRunner):
-        return [runner.profile_table(state)]
-    table = runner.profile(state)                           # [(B,) I, A, *H]
-    games = lowered.members if lowered.batch_size is not None else (lowered,)
-    hp = runner.hp_batch
-    profiles = []
-    for b, g in enumerate(games):
-        t = table[b] if lowered.batch_size is not None else table
-        for h in (range(hp[0]) if hp else [None]):
-            profiles.append(Profile.from_lowered(g, t if h is None else t[..., h]))
-    return profiles
 
 
 def _lift(run: RunDir, config: Config, lowered: LoweredGame, profiles: list[Profile],

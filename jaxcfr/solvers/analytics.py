@@ -27,19 +27,17 @@ import numpy as np
 
 from jaxcfr.kernels import passes
 from jaxcfr._util import precision
+from jaxcfr._util.tracing import counted
 from jaxcfr.kernels.numerics import check_payoff_range, trail
 from jaxcfr.tensors import DECISION, GameTensors, LoweredGame, Structure, to_device
 
 __all__ = ["Evaluation", "expected_values", "best_response", "evaluate", "exact_metrics",
-           "history_values", "infoset_values", "METRIC_KEYS", "trace_counts",
+           "history_values", "infoset_values", "METRIC_KEYS",
            "best_responses", "BestResponses"]
 
 #: Keys of :func:`evaluate`'s result (see there).
 METRIC_KEYS = ("values", "best_response_values", "nash_conv", "exploitability", "nash_gap",
                "metric", "metric_name")
-
-#: How many times the jitted evaluation was traced (for compile-once tests).
-trace_counts: dict[str, int] = {"evaluate": 0, "best_responses": 0}
 
 
 class Evaluation(NamedTuple):
@@ -90,7 +88,7 @@ def best_response(t: GameTensors, s: Structure, strategy: jax.Array, player,
       replaced by the best response, and that player's expected value under it.
     """
     rows, actions = t.legal_mask.shape
-    mask = trail(t.legal_mask & t.abstraction_mask, strategy.ndim)
+    mask = trail(t.legal_mask, strategy.ndim)
     mine = trail(t.infoset_player == player, strategy.ndim)
     edge0 = passes.edge_probabilities(t, strategy)
     opp = passes.opponent_reach(passes.reach_pass(t, s, edge0))   # independent of player's rows
@@ -118,9 +116,9 @@ def exact_metrics(t: GameTensors, s: Structure, strategy: jax.Array,
 
 
 @functools.partial(jax.jit, static_argnames=("structure", "games_batched"))
+@counted("evaluate")
 def _metrics(tensors: GameTensors, strategy: jax.Array, rounds: jax.Array, *,
              structure: Structure, games_batched: bool) -> Evaluation:
-    trace_counts["evaluate"] += 1
     fn = functools.partial(exact_metrics, s=structure, rounds=rounds)
     if games_batched:
         return jax.vmap(lambda t, x: fn(t, strategy=x))(tensors, strategy)
@@ -186,9 +184,9 @@ class BestResponses(NamedTuple):
 
 
 @functools.partial(jax.jit, static_argnames=("structure",))
+@counted("best_responses")
 def _best_responses(tensors: GameTensors, strategy: jax.Array, rounds: jax.Array, *,
                     structure: Structure):
-    trace_counts["best_responses"] += 1
     players = jnp.arange(structure.num_players)
     tables, br = jax.vmap(lambda p: best_response(tensors, structure, strategy, p, rounds))(
         players)

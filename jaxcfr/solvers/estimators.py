@@ -1,37 +1,51 @@
 """Estimators: the first part of a CFR update, counterfactual regrets and averaging weights.
 
 An update (see :mod:`jaxcfr.solvers.solver`) is an *estimator*, a *regret rule* and an
-*averaging rule*. The estimator reads the tensors and the current strategy and
-returns an :class:`Estimate` for the rows it touched; the rules, which the presets
-configure, fold it into the accumulated tables. Every estimator has the signature::
+*averaging rule* (:mod:`jaxcfr.solvers.rules`). An estimator is one frozen, hashable
+object (static in compiled code) that owns its host preparation and its device
+function::
 
-    estimate(tensors, structure, strategy, player, key, exploration, tables, plan) -> Estimate
+    bound, arrays = estimator.prepare(lowered)      # host, once per game
+    estimate = bound.estimate(tensors, structure, current, player, keys, hp, arrays)
 
-``strategy`` is ``[I, A, *b]`` (trailing batch axes ``*b``: hyper-parameter
-settings, seeds); ``player`` is ``None`` (update every player at once) or a traced
-int scalar (one player of an alternating update); ``key`` is a PRNG key array of
-shape ``[*b]`` (one per batch member; the exact estimator ignores it),
-``exploration`` a scalar or ``[*b]`` float (outcome sampling's epsilon), and
-``tables`` / ``plan`` the sampled schemes' child tables and static capacities
-(:mod:`jaxcfr.kernels.subtree`; ``None`` for the exact estimator).
+``tensors`` / ``structure`` are one game's (``[N]``, ``[I, A]``, ...); ``player`` is
+``None`` (update every player at once) or a traced int scalar (one player of an
+alternating update); ``keys`` is the half-step's PRNG key array (one key per batch
+member; :mod:`jaxcfr.kernels.keys`); ``hp`` the run's :class:`~jaxcfr.HyperParams`;
+``arrays`` what :meth:`~Estimator.prepare` made (traced). A *dense* estimator
+(:attr:`Estimator.dense`: full width) gets the current strategy ``[I, A, *b]`` as
+``current`` and returns an :class:`Estimate` of whole tables, which lets the engine use
+its shared / forest / split layouts; a *sparse* one gets a :class:`Policy` (the current
+strategy read row by row, ``hp`` per member ``[B]``) and returns a :class:`RowEstimate`
+listing the rows it touched.
+
+Adding an estimator is one class here: subclass :class:`Estimator` (or
+:class:`MonteCarlo`), set ``name`` and ``dense``, write ``estimate`` (and ``prepare`` if
+it needs host tables), and add it to :data:`ESTIMATORS` to give it a name for
+``jaxcfr solve --sampling``, ``solver.sampling`` and ``jaxcfr.solve(sampling=...)``.
 
 The estimators and what each pairs with:
 
-============  ===================================  =======================================
-estimator     regrets of player i's rows           averaging contributions
-============  ===================================  =======================================
-``none``      exact: leaves and rows, O(T + I A)   own reach x strategy, rows of i
-``chance``    one outcome per chance node,         own reach x strategy at every sampled
-              decisions enumerated                 member, rows of i (chance needs no
-                                                   correction: its reach is constant over
-                                                   iterations)
-``external``  i enumerates, chance and the others  strategy at the sampled nodes of player
-              sampled (Lanctot et al. 2009)         i + 1 ("simple" averaging, as OpenSpiel
-                                                   and Pluribus; unbiased for 2 players)
-``outcome``   one trajectory; i samples from       own reach / sample reach x strategy at
-              eps-uniform mix of its strategy       i's sampled nodes ("stochastically
-                                                   weighted", Lanctot 2013; as OpenSpiel)
-============  ===================================  =======================================
+===============  ===================================  ====================================
+estimator        regrets of player i's rows           averaging contributions
+===============  ===================================  ====================================
+``Exact``        exact: leaves and rows, O(T + I A)   own reach x strategy, rows of i
+``none``
+``Chance``       one outcome per chance node,         own reach x strategy at every sampled
+``chance``       decisions enumerated                 member, rows of i (chance needs no
+                                                      correction: its reach is constant
+                                                      over iterations)
+``External``     i enumerates, chance and the others  strategy at the sampled nodes of
+``external``     sampled (Lanctot et al. 2009)         player i + 1 ("simple" averaging, as
+                                                      OpenSpiel and Pluribus; unbiased for
+                                                      2 players)
+``Outcome``      one trajectory; i samples from       own reach / sample reach x strategy
+``outcome``      eps-uniform mix of its strategy       at i's sampled nodes ("stochastically
+                                                      weighted", Lanctot 2013; as OpenSpiel)
+``DrawnForest``  exact over the draws the host made   own reach x strategy, rows of i, by
+                 (sampled chance; not named: the      global row
+                 sampled-chance runner's own)
+===============  ===================================  ====================================
 
 The sampled counterfactual values are unbiased: with ``p`` the target and ``q`` the
 sampling probability of each edge, ``W(h) = pi_-i(h) / Q(h)`` (``Q``: the product of
@@ -44,35 +58,39 @@ regret, which helps less than with exact regrets. Averaging weights need only be
 right up to a constant per row (each row's average is normalised), which is why
 chance sampling needs no importance weight there.
 
-Shapes: ``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players.
+Shapes: ``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, ``B`` batch members,
+``M`` slots of a row estimate, ``C`` slots of a sampled forest.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import dataclasses
+from typing import Any, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from jaxcfr.kernels import passes
-from jaxcfr.kernels import sequence
+from jaxcfr._util.arguments import ArgumentError, positive_int
+from jaxcfr.kernels import passes, sequence
+from jaxcfr.kernels.keys import fold
 from jaxcfr.kernels.numerics import instantaneous_regret, normalise
 from jaxcfr.kernels.passes import gather as take
 from jaxcfr.kernels.subtree import (SamplePlan, SampleTables, Subtree, build_subtree,
-                             level_offsets)
-from jaxcfr.tensors import DECISION, GameTensors, Structure
+                                    child_tables, level_offsets, make_plan)
+from jaxcfr.tensors import DECISION, GameTensors, LoweredGame, Structure
 
-__all__ = ["Estimate", "RowEstimate", "Policy", "exact", "sampled", "densify", "players_of",
-           "rows_of"]
+__all__ = ["Estimator", "Exact", "MonteCarlo", "ChanceSampling", "ExternalSampling",
+           "OutcomeSampling", "DrawnForest", "ESTIMATORS", "make_estimator", "Estimate",
+           "RowEstimate", "Policy", "densify", "players_of", "rows_of"]
 
 
 class Estimate(NamedTuple):
-    """What an estimator returns (``*b``: trailing batch axes).
+    """What a dense estimator returns (``*b``: trailing batch axes).
 
     ``average_rows`` says whose strategy sums this half-step owns: the averaging rule
-    decays exactly those rows and adds ``average`` to them. Over one iteration every
-    owned row is in exactly one half-step's ``average_rows`` (an alternating update's
-    half-steps partition the players), so every row decays once per iteration.
+    adds ``average`` to exactly those rows. Over one iteration every owned row is in
+    exactly one half-step's ``average_rows`` (an alternating update's half-steps
+    partition the players).
     """
     regret: jax.Array        # [I, A, *b] instantaneous counterfactual regret; read on the
                              #            updated player's rows only
@@ -80,59 +98,29 @@ class Estimate(NamedTuple):
     average_rows: jax.Array  # [I] bool   the rows whose strategy sums this half-step updates
 
 
-def players_of(structure: Structure, player):
-    """The players an update of ``player`` values: all (a static tuple) or ``player[None]``."""
-    return tuple(range(structure.num_players)) if player is None else player[None]
+class RowEstimate(NamedTuple):
+    """A sparse estimate, slot by slot: only the rows the estimator touched (``M`` slots).
 
-
-def rows_of(t: GameTensors, player) -> jax.Array:
-    """``[I]`` bool: the rows an update of ``player`` changes (every owned row for ``None``)."""
-    return t.infoset_player >= 0 if player is None else t.infoset_player == player
-
-
-def exact(t: GameTensors, s: Structure, strategy: jax.Array, player, key=None,
-          exploration=None, tables=None, plan=None) -> Estimate:
-    """Full-width CFR: exact counterfactual values of every row of the updated players.
-
-    ``regret[I, a] = q(I, a) - sum_b strategy(I, b) q(I, b)`` with ``q`` the
-    counterfactual action values (ties within rounding are exact zeros:
-    :func:`jaxcfr.kernels.numerics.instantaneous_regret`); the averaging contribution of a row of
-    an updated player is its owner's reach times the strategy. When ``t`` carries sequence-form
-    tables (:class:`jaxcfr.kernels.sequence.SequencedTensors`, as :class:`jaxcfr.Runner` steps
-    with) ``q`` comes from :func:`jaxcfr.kernels.sequence.counterfactual_values`: a pass over
-    the leaves and the rows. Otherwise from the node passes (:mod:`jaxcfr.kernels.passes`): one
-    reach and one value pass over all ``N`` nodes. Both give the same values up to float
-    rounding.
+    A row may appear in several slots (several sampled members of an information set);
+    its regret is the sum of theirs. Unused slots point at the sink row with zeros.
     """
-    del key, exploration, tables, plan
-    rows, actions = t.legal_mask.shape
-    players = players_of(s, player)
-    sequence_form = getattr(t, "sequence", None)
-    if sequence_form is not None:
-        q, own = sequence.counterfactual_values(sequence_form, strategy, players,
-                                                s.num_players)
-    else:
-        edge = passes.edge_probabilities(t, strategy)
-        reach = passes.reach_pass(t, s, edge)
-        values = passes.value_pass(t, s, edge, players)
-        q = passes.action_values(t, s, passes.opponent_reach(reach), values, rows, actions,
-                                 players)
-        own = passes.own_reach_at_rows(t, reach)                             # [I, *b]
-    regret = instantaneous_regret(q, strategy, t.legal_mask & t.abstraction_mask)
-    return Estimate(regret, own[:, None] * strategy, rows_of(t, player))
+    member: jax.Array        # [M] int32 batch member of the slot
+    regret_row: jax.Array    # [M] int32 the updated player's row at the slot (sink: none)
+    regret: jax.Array        # [M, A]    instantaneous regret contribution
+    average_row: jax.Array   # [M] int32 the averaged player's row at the slot (sink: none)
+    average: jax.Array       # [M, A]    contribution to the strategy sums
 
 
 class Policy(NamedTuple):
     """The current strategy of a batch of ``B`` members, read lazily, row by row.
 
-    Sampled estimators regret-match only the rows they visit (:meth:`rows`). The tables
+    Sparse estimators regret-match only the rows they visit (:meth:`rows`). The tables
     are the state's ``[I, A, B]`` tables flattened (row-major, the batch axis last), so
     that reading and scattering rows never changes a layout.
     """
     regret: jax.Array       # [I * A * B] accumulated regret
     prediction: jax.Array   # [I * A * B] last instantaneous regret (added when predictive)
     legal: jax.Array        # [I, A] bool legal actions
-    kept: jax.Array         # [I, A] bool actions kept by the abstraction
     members: int            # B
     predictive: bool
 
@@ -148,20 +136,17 @@ class Policy(NamedTuple):
         regret = passes.gather(self.regret, index)
         if self.predictive:
             regret = regret + passes.gather(self.prediction, index)
-        return normalise(regret, passes.gather(self.legal, row) & passes.gather(self.kept, row))
+        return normalise(regret, passes.gather(self.legal, row))
 
 
-class RowEstimate(NamedTuple):
-    """A sampled estimate, slot by slot: only the rows the samples touched (``M`` slots).
+def players_of(structure: Structure, player):
+    """The players an update of ``player`` values: all (a static tuple) or ``player[None]``."""
+    return tuple(range(structure.num_players)) if player is None else player[None]
 
-    A row may appear in several slots (several sampled members of an information set);
-    its regret is the sum of theirs. Unused slots point at the sink row with zeros.
-    """
-    member: jax.Array        # [M] int32 batch member of the slot
-    regret_row: jax.Array    # [M] int32 the updated player's row at the slot (sink: none)
-    regret: jax.Array        # [M, A]    instantaneous regret contribution
-    average_row: jax.Array   # [M] int32 the averaged player's row at the slot (sink: none)
-    average: jax.Array       # [M, A]    contribution to the strategy sums
+
+def rows_of(t: GameTensors, player) -> jax.Array:
+    """``[I]`` bool: the rows an update of ``player`` changes (every owned row for ``None``)."""
+    return t.infoset_player >= 0 if player is None else t.infoset_player == player
 
 
 def densify(est: RowEstimate, rows: int, actions: int, members: int = 1) -> Estimate:
@@ -176,80 +161,263 @@ def densify(est: RowEstimate, rows: int, actions: int, members: int = 1) -> Esti
                     jnp.zeros(rows, bool).at[est.average_row].set(True).at[rows - 1].set(False))
 
 
-def sampled(t: GameTensors, s: Structure, policy: Policy, player, key: jax.Array,
-            exploration, tables: SampleTables, plan: SamplePlan) -> RowEstimate:
-    """A Monte Carlo estimate of ``plan.scheme`` (see the module docstring).
+# -- the estimators ----------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Estimator:
+    """An estimator of counterfactual regrets and averaging contributions (see the module).
 
-    Each batch member draws ``plan.samples`` subtrees from its own key (``key``: ``[B]``,
-    consumed) and gets their mean. Nothing here is ``O(N)`` or ``O(I * A)``: the
-    subtrees of every member are built level by level into one fixed-capacity forest
-    (:func:`jaxcfr.kernels.subtree.build_subtree`, ``C = B * samples * sum(plan.capacity)``
-    slots), every pass over it is a plain gather or segment sum, only visited rows are
-    regret-matched, and the result lists the touched rows (:class:`RowEstimate`) for the
-    solver to scatter onto its tables.
+    Class attributes:
+      name: its name in :data:`ESTIMATORS` (``--sampling``, ``solver.sampling``).
+      dense: full width: :meth:`estimate` takes the strategy ``[I, A, *b]`` and returns an
+        :class:`Estimate`; else a :class:`Policy` and a :class:`RowEstimate`.
+      seeded: it draws from the PRNG keys (a run's seed changes its result).
     """
-    members = policy.members
-    keys = jnp.asarray(key).reshape(-1)
-    eps = jnp.broadcast_to(jnp.asarray(exploration, policy.regret.dtype), (members,))
-    if player is not None or plan.scheme == "chance":
-        return _traverse(t, s, policy, player, keys, eps, tables, plan)
-    parts = [_traverse(t, s, policy, jnp.asarray(i), _fold(keys, i), eps, tables, plan)
-             for i in range(s.num_players)]        # simultaneous external / outcome sampling
-    return RowEstimate(*(jnp.concatenate(cols) for cols in zip(*parts)))
+    name: ClassVar[str] = ""
+    dense: ClassVar[bool] = True
+    seeded: ClassVar[bool] = False
+
+    def prepare(self, lowered: LoweredGame) -> tuple["Estimator", Any]:
+        """Host preparation for ``lowered`` (one game or a stack): this estimator with its
+        static facts filled in, and the host arrays its device function reads."""
+        return self, None
+
+    def estimate(self, t: GameTensors, s: Structure, current, player, keys, hp, arrays):
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """A short label for reprs and tables."""
+        return self.name
 
 
-def _fold(keys: jax.Array, data) -> jax.Array:
-    return jax.vmap(lambda k: jax.random.fold_in(k, data))(keys)
+@dataclasses.dataclass(frozen=True)
+class Exact(Estimator):
+    """Full-width CFR: exact counterfactual values of every row of the updated players.
+
+    ``regret[I, a] = q(I, a) - sum_b strategy(I, b) q(I, b)`` with ``q`` the
+    counterfactual action values (ties within rounding are exact zeros:
+    :func:`jaxcfr.kernels.numerics.instantaneous_regret`); the averaging contribution of
+    a row of an updated player is its owner's reach times the strategy. When ``t``
+    carries sequence-form tables (:class:`jaxcfr.kernels.sequence.SequencedTensors`, as
+    :class:`jaxcfr.Runner` steps with) ``q`` comes from
+    :func:`jaxcfr.kernels.sequence.counterfactual_values`: a pass over the leaves and
+    the rows. Otherwise from the node passes (:mod:`jaxcfr.kernels.passes`): one reach and
+    one value pass over all ``N`` nodes. Both give the same values up to float rounding.
+    """
+    name: ClassVar[str] = "none"
+
+    def estimate(self, t, s, current, player, keys=None, hp=None, arrays=None) -> Estimate:
+        rows, actions = t.legal_mask.shape
+        players = players_of(s, player)
+        sequence_form = getattr(t, "sequence", None)
+        if sequence_form is not None:
+            q, own = sequence.counterfactual_values(sequence_form, current, players,
+                                                    s.num_players)
+        else:
+            edge = passes.edge_probabilities(t, current)
+            reach = passes.reach_pass(t, s, edge)
+            values = passes.value_pass(t, s, edge, players)
+            q = passes.action_values(t, s, passes.opponent_reach(reach), values, rows,
+                                     actions, players)
+            own = passes.own_reach_at_rows(t, reach)                         # [I, *b]
+        regret = instantaneous_regret(q, current, t.legal_mask)
+        return Estimate(regret, own[:, None] * current, rows_of(t, player))
+
+    def describe(self) -> str:
+        return "exact"
 
 
-def _traverse(t, s, policy, player, keys, eps, tables, plan) -> RowEstimate:
-    """Sample every member's subtrees for ``player`` (``None``: all players, chance
-    sampling); estimate the regrets and averaging contributions at the visited rows."""
-    num = s.num_players
-    rows, actions = t.legal_mask.shape
-    members = keys.shape[0]
-    dtype = policy.regret.dtype
-    total = level_offsets(plan)[-1]
-    uniforms = jax.vmap(lambda k: jax.random.uniform(k, (total,), dtype))(keys)
-    sub = build_subtree(t, tables, plan, policy.rows, members, uniforms, player, eps)
-    offsets = level_offsets(plan, members)
-    reach, sample_reach = _reach(t, sub, offsets, num)                  # [C, P + 1], [C]
-    values = _values(t, sub, offsets)                                    # [C, P]
-    slots = sub.node.shape[0]
-    # x(h, a) = v(ha) / q(ha) for the sampled children of each slot h, by the child's owner
-    owner = take(t.edge_owner, sub.node)
-    child_value = passes.pick_player(values, jnp.minimum(owner, num - 1)) / sub.q
-    is_child = sub.valid & (jnp.arange(slots) >= offsets[1])
-    slot_of_edge = take(t.edge_index, sub.node) % actions
-    x = passes.segment_sum(jnp.where(is_child, child_value, 0), sub.parent * actions
-                           + slot_of_edge, slots * actions).reshape(slots, actions)
-    # regret at the updated player's slots: W(h) (x(h, .) - sigma(h) . x(h, .))
-    kind, acting = take(t.node_kind, sub.node), take(t.node_player, sub.node)
-    decision = sub.valid & (kind == DECISION)
-    mine = decision & ((acting < num) if player is None else (acting == player))
-    weight = passes.pick_player(passes.opponent_reach(reach), jnp.clip(acting, 0, num - 1))
-    weight = jnp.where(mine, weight / sample_reach, 0) / plan.samples
-    row = take(t.node_infoset, sub.node)
-    mask = take(t.legal_mask, row) & take(t.abstraction_mask, row)
-    baseline = (sub.sigma * x).sum(axis=1, keepdims=True)
-    regret = jnp.where(mask, weight[:, None] * (x - baseline), 0)
-    sink = rows - 1
-    regret_row = jnp.where(mine, row, sink)
-    # averaging: the rows this scheme's half-step owns, weighted per sampled member
-    if player is None:
-        target_here = decision
-    else:
-        target = (player + 1) % num if plan.scheme == "external" else player
-        target_here = decision & (acting == target)
-    own = passes.pick_player(reach, jnp.clip(acting, 0, num - 1))
-    w = {"chance": own, "external": jnp.ones_like(own), "outcome": own / sample_reach}[
-        plan.scheme]
-    w = jnp.where(target_here, w, 0) / plan.samples
-    average_row = jnp.where(target_here, row, sink)
-    return RowEstimate(sub.member, regret_row.astype(jnp.int32), regret,
-                       average_row.astype(jnp.int32), w[:, None] * sub.sigma)
+@dataclasses.dataclass(frozen=True)
+class MonteCarlo(Estimator):
+    """A sampling scheme over the lowered tree (Lanctot et al. 2009): each batch member
+    draws ``samples`` subtrees per traverser and iteration from its own key and gets their
+    mean (less variance for more work per iteration).
+
+    Nothing it does per iteration is ``O(N)`` or ``O(I * A)``: the subtrees of every member
+    are built level by level into one fixed-capacity forest
+    (:func:`jaxcfr.kernels.subtree.build_subtree`, ``C = B * samples * sum(capacity)``
+    slots), every pass over it is a plain gather or segment sum, only visited rows are
+    regret-matched, and the result lists the touched rows.
+
+    Attributes:
+      samples: subtrees drawn per traverser and iteration.
+      plan: the static capacities on one game (:meth:`prepare` fills it in).
+    """
+    samples: int = 1
+    plan: SamplePlan | None = None
+    dense: ClassVar[bool] = False
+    seeded: ClassVar[bool] = True
+
+    def __post_init__(self):
+        positive_int("samples", self.samples)
+
+    def prepare(self, lowered):
+        tables = child_tables(lowered.tensors)
+        plan = make_plan(lowered, self.name, tables, self.samples)
+        return dataclasses.replace(self, plan=plan), tables
+
+    def describe(self) -> str:
+        return self.name + (f" x{self.samples}" if self.samples > 1 else "")
+
+    def average_target(self, player, num_players: int):
+        """The player whose strategy sums a half-step of ``player`` feeds."""
+        return player
+
+    def average_weight(self, own: jax.Array, sample_reach: jax.Array) -> jax.Array:
+        """``[C]``: the averaging weight of each sampled node (own reach, sample reach)."""
+        raise NotImplementedError
+
+    def estimate(self, t, s, current: Policy, player, keys, hp, arrays: SampleTables
+                 ) -> RowEstimate:
+        keys = jnp.asarray(keys).reshape(-1)
+        eps = jnp.broadcast_to(jnp.reshape(hp.exploration, -1).astype(current.regret.dtype),
+                               (current.members,))
+        if player is not None or not self.per_traverser:
+            return self._traverse(t, s, current, player, keys, eps, arrays)
+        parts = [self._traverse(t, s, current, jnp.asarray(i), fold(keys, i), eps, arrays)
+                 for i in range(s.num_players)]     # simultaneous external / outcome sampling
+        return RowEstimate(*(jnp.concatenate(cols) for cols in zip(*parts)))
+
+    #: The scheme samples per traverser (external, outcome): a simultaneous update runs
+    #: one traversal per player; chance sampling updates every player from one subtree.
+    per_traverser: ClassVar[bool] = True
+
+    def _traverse(self, t, s, policy: Policy, player, keys, eps, tables) -> RowEstimate:
+        """Sample every member's subtrees for ``player`` (``None``: all players, chance
+        sampling); estimate the regrets and averaging contributions at the visited rows."""
+        plan = self.plan
+        num = s.num_players
+        rows, actions = t.legal_mask.shape
+        members = keys.shape[0]
+        dtype = policy.regret.dtype
+        total = level_offsets(plan)[-1]
+        uniforms = jax.vmap(lambda k: jax.random.uniform(k, (total,), dtype))(keys)
+        sub = build_subtree(t, tables, plan, policy.rows, members, uniforms, player, eps)
+        offsets = level_offsets(plan, members)
+        reach, sample_reach = _reach(t, sub, offsets, num)              # [C, P + 1], [C]
+        values = _values(t, sub, offsets)                                # [C, P]
+        slots = sub.node.shape[0]
+        # x(h, a) = v(ha) / q(ha) for the sampled children of each slot h, by the child's owner
+        owner = take(t.edge_owner, sub.node)
+        child_value = passes.pick_player(values, jnp.minimum(owner, num - 1)) / sub.q
+        is_child = sub.valid & (jnp.arange(slots) >= offsets[1])
+        slot_of_edge = take(t.edge_index, sub.node) % actions
+        x = passes.segment_sum(jnp.where(is_child, child_value, 0), sub.parent * actions
+                               + slot_of_edge, slots * actions).reshape(slots, actions)
+        # regret at the updated player's slots: W(h) (x(h, .) - sigma(h) . x(h, .))
+        kind, acting = take(t.node_kind, sub.node), take(t.node_player, sub.node)
+        decision = sub.valid & (kind == DECISION)
+        mine = decision & ((acting < num) if player is None else (acting == player))
+        weight = passes.pick_player(passes.opponent_reach(reach), jnp.clip(acting, 0, num - 1))
+        weight = jnp.where(mine, weight / sample_reach, 0) / plan.samples
+        row = take(t.node_infoset, sub.node)
+        mask = take(t.legal_mask, row)
+        baseline = (sub.sigma * x).sum(axis=1, keepdims=True)
+        regret = jnp.where(mask, weight[:, None] * (x - baseline), 0)
+        sink = rows - 1
+        regret_row = jnp.where(mine, row, sink)
+        # averaging: the rows this scheme's half-step owns, weighted per sampled member
+        if player is None:
+            target_here = decision
+        else:
+            target_here = decision & (acting == self.average_target(player, num))
+        own = passes.pick_player(reach, jnp.clip(acting, 0, num - 1))
+        w = jnp.where(target_here, self.average_weight(own, sample_reach), 0) / plan.samples
+        average_row = jnp.where(target_here, row, sink)
+        return RowEstimate(sub.member, regret_row.astype(jnp.int32), regret,
+                           average_row.astype(jnp.int32), w[:, None] * sub.sigma)
 
 
+@dataclasses.dataclass(frozen=True)
+class ChanceSampling(MonteCarlo):
+    """Chance sampling: one outcome per chance node, every decision enumerated."""
+    name: ClassVar[str] = "chance"
+    per_traverser: ClassVar[bool] = False
+
+    def average_weight(self, own, sample_reach):
+        return own
+
+
+@dataclasses.dataclass(frozen=True)
+class ExternalSampling(MonteCarlo):
+    """External sampling: the traverser enumerates, chance and the others are sampled."""
+    name: ClassVar[str] = "external"
+
+    def average_target(self, player, num_players):
+        return (player + 1) % num_players
+
+    def average_weight(self, own, sample_reach):
+        return jnp.ones_like(own)
+
+
+@dataclasses.dataclass(frozen=True)
+class OutcomeSampling(MonteCarlo):
+    """Outcome sampling: one trajectory; the traverser samples from an epsilon-uniform mix
+    of its strategy (epsilon: the run parameter ``exploration``)."""
+    name: ClassVar[str] = "outcome"
+
+    def average_weight(self, own, sample_reach):
+        return own / sample_reach
+
+
+@dataclasses.dataclass(frozen=True)
+class DrawnForest(Estimator):
+    """Exact counterfactual regrets over chance the host drew (sampled chance,
+    :mod:`jaxcfr.engine.sampled_chance`), listed by global row.
+
+    ``t`` / ``s`` are one iteration's draws side by side (a forest whose roots are its
+    parts, each counting ``1 / parts``) and ``arrays`` the global row of each of their
+    rows (``[I']``); ``current`` reads the global table. Its host preparation is the
+    sampled-chance runner's (draws, lowering, padding), not :meth:`prepare`.
+    """
+    name: ClassVar[str] = "drawn"
+    dense: ClassVar[bool] = False
+
+    def prepare(self, lowered):
+        raise TypeError("the drawn forest is prepared by the sampled-chance runner, draw by "
+                        "draw; it has no lowered game to prepare")
+
+    def estimate(self, t, s, current: Policy, player, keys, hp, arrays) -> RowEstimate:
+        rowmap = arrays
+        local_rows, actions = t.legal_mask.shape
+        width = current.legal.shape[1]
+        zero = jnp.zeros(local_rows, jnp.int32)
+        sigma = current.rows(rowmap, zero)[:, :actions]                       # [I', A']
+        est = Exact().estimate(t, s, sigma, player)
+        parts = s.level_start[1]             # the forest's roots: its parts, each a mean
+        mine = rows_of(t, player)
+        pad_cols = lambda x: jnp.pad(x, ((0, 0), (0, width - actions)))     # noqa: E731
+        regret = pad_cols(jnp.where(mine[:, None], est.regret, 0) / parts)
+        average = pad_cols(jnp.where(est.average_rows[:, None], est.average, 0) / parts)
+        sink = jnp.zeros_like(rowmap)
+        return RowEstimate(zero, jnp.where(mine, rowmap, sink), regret,
+                           jnp.where(est.average_rows, rowmap, sink), average)
+
+    def describe(self) -> str:
+        return "drawn chance"
+
+
+#: Estimator name -> class: the one table of estimator names (CLI ``--sampling``, config
+#: ``solver.sampling``, ``jaxcfr.solve(sampling=...)``).
+ESTIMATORS: dict[str, type[Estimator]] = {
+    "none": Exact, "chance": ChanceSampling, "external": ExternalSampling,
+    "outcome": OutcomeSampling}
+
+
+def make_estimator(name: str, samples: int = 1, spell=str) -> Estimator:
+    """The estimator named ``name`` (:data:`ESTIMATORS`), drawing ``samples`` subtrees if it
+    samples. Errors name the arguments as the caller spells them: ``spell("sampling")``
+    (e.g. ``--sampling``, ``solver.sampling``; :mod:`jaxcfr._util.arguments`)."""
+    cls = ESTIMATORS.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise ArgumentError(f"unknown {spell('sampling')} {name!r}; choose one of "
+                            f"{', '.join(ESTIMATORS)}", argument=spell("sampling"))
+    samples = positive_int(spell("samples"), samples)
+    if issubclass(cls, MonteCarlo):
+        return cls(samples=samples)
+    return cls()
+
+
+# -- sampled-forest passes ------------------------------------------------------------------
 def _reach(t: GameTensors, sub: Subtree, offsets, num: int):
     """Own reach of every player and chance ``[C, P + 1]``, and the sample reach ``[C]``."""
     owner = take(t.edge_owner, sub.node)
