@@ -14,7 +14,7 @@ from jaxcfr._util.precision import PRECISIONS
 from jaxcfr._util.signals import INTERRUPTED, exit_status
 
 __all__ = ["add_train_arguments", "run_train", "add_eval_arguments", "run_eval",
-           "INTERRUPTED"]
+           "INTERRUPTED", "add_trust_argument"]
 
 
 # -- train ------------------------------------------------------------------------
@@ -32,6 +32,14 @@ def add_train_arguments(p: argparse.ArgumentParser, default_config: str | None =
                         "if it has none yet)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--json", action="store_true", help="print the final metrics as one JSON object")
+    add_trust_argument(p, "the config (or RUN_DIR's config)")
+
+
+def add_trust_argument(p: argparse.ArgumentParser, where: str) -> None:
+    p.add_argument("--trust-code", action="store_true",
+                   help=f"load a module:Class game or abstraction that {where} names: this "
+                        "imports and runs that Python module (without it only registered "
+                        "games, .efg files and openspiel: games are read from files)")
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -53,7 +61,7 @@ def run_train(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.quiet:
         overrides.append("run.quiet=true")
-    config = load_config(config_path, overrides=overrides)
+    config = load_config(config_path, overrides=overrides, trust_code=args.trust_code)
     display = make_progress(config.solver.iterations, quiet=config.run.quiet, stream=sys.stderr)
     try:
         with make_status(quiet=config.run.quiet, stream=sys.stderr) as status:
@@ -141,6 +149,7 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("game", nargs="?", help="game string or .efg path (default: the profile's game)")
     p.add_argument("--precision", choices=tuple(PRECISIONS), default="float32")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_trust_argument(p, "the profile records (when GAME is not given)")
 
 
 def run_eval(args: argparse.Namespace) -> int:
@@ -150,7 +159,8 @@ def run_eval(args: argparse.Namespace) -> int:
         path = path / "profile.npz"
     profile = Profile.load(path)
     try:
-        out = evaluate_profile(profile, args.game, precision=args.precision)
+        out = evaluate_profile(profile, args.game, precision=args.precision,
+                               trust_code=args.trust_code)
     except GameError as e:
         if e.rule != "chance-not-enumerable":
             raise
