@@ -27,7 +27,7 @@ from __future__ import annotations
 import random
 from typing import Any, Hashable, Sequence
 
-from jaxcfr.game.contract import CHANCE, GameError
+from jaxcfr.game.contract import CHANCE, GameError, game_exception, real_number
 from jaxcfr.game.protocol import Game
 
 __all__ = ["Determinized", "EmpiricalChance", "draw_seed", "draw_prefix", "chance_below"]
@@ -43,19 +43,39 @@ def draw_seed(*parts: int) -> int:
 def draw_prefix(game: Any, seed: int) -> tuple[tuple, Any, random.Random]:
     """Draw the chance nodes from ``game``'s root to its first decision (or terminal)
     with ``Random(seed)``: ``(outcomes, state, rng)``, the state a clone past them and
-    the generator ready for what follows (as :class:`Determinized` would have drawn)."""
+    the generator ready for what follows (as :class:`Determinized` would have drawn).
+
+    Raises:
+      GameError: the game broke the contract or raised (``game-exception``), with the
+        history drawn so far.
+    """
     rng = random.Random(seed)
     state = game.clone()
-    outcomes = []
-    while state.is_chance() and not state.is_terminal():
-        action, prob = state.sample_chance(rng)
-        prob = float(prob)
-        if not 0.0 < prob <= 1.0:
-            raise GameError(f"sample_chance() returned probability {prob} (must be in (0, 1])",
-                            rule="chance-probability", history=tuple(outcomes))
-        outcomes.append(action)
-        state.step(action)
+    outcomes: list = []
+    try:
+        while state.is_chance() and not state.is_terminal():
+            action, prob = state.sample_chance(rng)
+            _check_drawn(prob, outcomes)
+            outcomes.append(action)
+            state.step(action)
+    except GameError as e:
+        raise e.with_context(history=tuple(outcomes)) from None
+    except Exception as exc:  # noqa: BLE001 - the game's own exceptions get a rule and history
+        err = game_exception(exc, tuple(outcomes))
+        if err is None:
+            raise
+        raise err from exc
     return tuple(outcomes), state, rng
+
+
+def _check_drawn(prob: Any, history) -> float:
+    """A drawn outcome's probability as a float in (0, 1], else ``chance-probability``."""
+    p = real_number(prob)
+    if p is None or not 0.0 < p <= 1.0:
+        raise GameError(f"sample_chance() returned probability {prob!r} (must be a number in "
+                        "(0, 1])", rule="chance-probability",
+                        history=None if history is None else tuple(history))
+    return p
 
 
 def chance_below(state: Any) -> bool:
@@ -122,11 +142,7 @@ class Determinized(Game):
         if self._outcome is None:
             self.tally[0] += 1
             action, prob = self.game.sample_chance(self.rng)
-            prob = float(prob)
-            if not 0.0 < prob <= 1.0:
-                raise GameError(f"sample_chance() returned probability {prob} (must be in "
-                                "(0, 1])", rule="chance-probability")
-            self._outcome = (action, prob)
+            self._outcome = (action, _check_drawn(prob, None))
         return [(self._outcome[0], 1.0)]
 
     def sample_chance(self, rng):

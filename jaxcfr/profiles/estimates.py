@@ -65,6 +65,7 @@ import numpy as np
 
 from jaxcfr._util import arguments
 from jaxcfr.solvers.analytics import best_responses
+from jaxcfr.game.contract import GameError
 from jaxcfr.game.determinize import EmpiricalChance, chance_below, draw_prefix, draw_seed
 from jaxcfr.profiles.host_values import PolicySet, WalkStats, WalkTooLarge, trajectory_values, walk_values
 from jaxcfr.lowering.lower import lower
@@ -308,9 +309,16 @@ def empirical_game(game, train_samples: int = DEFAULT_TRAIN_SAMPLES, seed: int =
         if group is not None:
             kept.append(group[0])
             counts.append(group[1])
-    lowered = lower(EmpiricalChance(game, kept, counts), workers=1,
-                    name=f"{getattr(game, 'name', '') or type(game).__name__} "
-                         f"({train_samples} draws)")
+    try:
+        lowered = lower(EmpiricalChance(game, kept, counts), workers=1,
+                        name=f"{getattr(game, 'name', '') or type(game).__name__} "
+                             f"({train_samples} draws)")
+    except GameError as e:                 # the history starts with the draw: say it in words
+        if not e.history or not isinstance(e.history[0], int):
+            raise
+        raise GameError(f"{e.detail} (in draw {e.history[0]} of the {len(kept)} the estimates "
+                        f"fit best responses on, seed {seed})", rule=e.rule,
+                        history=e.history[1:], infoset=e.infoset) from None
     return Empirical(lowered, train_samples, seed)
 
 
