@@ -8,11 +8,9 @@ Python traceback. Ctrl-C exits with status 130 and SIGTERM with 143, at any mome
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import inspect
 import json
 import os
-import platform
 import sys
 import time
 from typing import Callable, NoReturn, Sequence
@@ -23,10 +21,11 @@ from jaxcfr._util.arguments import ArgumentError, finite_float, optional_positiv
 from jaxcfr.cli.estimate import add_estimate_arguments, run_estimate
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr.cli.train import add_eval_arguments, add_train_arguments, run_eval, run_train
+from jaxcfr.cli.version import version_line
 from jaxcfr._util.serialize import jsonable
 from jaxcfr._util.signals import RaisingInterrupts, exit_now, exit_status
 
-__all__ = ["main", "console_main", "exit_with", "build_parser", "COMMANDS"]
+__all__ = ["main", "exit_with", "build_parser", "COMMANDS"]
 
 DESCRIPTION = """\
 Solve imperfect-information extensive-form games (poker, dice, Gambit .efg files,
@@ -340,13 +339,7 @@ COMMANDS["estimate"] = (add_estimate_arguments, run_estimate,
 
 # -- entry point ----------------------------------------------------------
 def _version() -> str:
-    try:
-        version = importlib.metadata.version("jaxcfr")
-    except importlib.metadata.PackageNotFoundError:
-        version = "(not installed)"
-    import jax
-    return (f"jaxcfr {version} (JAX {jax.__version__}, Python {platform.python_version()}, "
-            f"{platform.system()} {platform.machine()})")
+    return version_line()
 
 
 def _common_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
@@ -386,11 +379,6 @@ def exit_with(status: int) -> NoReturn:
     if status in (130, 143):
         exit_now(status)
     sys.exit(status)
-
-
-def console_main() -> NoReturn:
-    """The ``jaxcfr`` executable and ``python -m jaxcfr``."""
-    exit_with(main())
 
 
 def train_script(argv: Sequence[str] | None = None, *, default_config: str | None = None,

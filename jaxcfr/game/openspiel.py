@@ -27,7 +27,7 @@ import numpy as np
 
 from jaxcfr.game.protocol import CHANCE, TERMINAL, Game, GameError
 
-__all__ = ["OpenSpielGame", "wrap", "load", "tabular_policy", "INSTALL_HINT", "counterpart"]
+__all__ = ["OpenSpielGame", "wrap", "load", "tabular_policy", "INSTALL_HINT"]
 
 INSTALL_HINT = "install the openspiel extra: pip install 'jaxcfr[openspiel]'"
 
@@ -192,34 +192,6 @@ def _native_stderr_dropped():
     finally:
         os.dup2(saved, 2)
         os.close(saved)
-
-
-def counterpart(text: str) -> str | None:
-    """The OpenSpiel game string of the same game as jaxcfr game string ``text``, when there
-    is one (``openspiel:X``, Kuhn, Leduc with its default deck, Liar's dice), else ``None``.
-
-    Example::
-
-        >>> counterpart("liars_dice(dice=2, sides=3)")
-        'liars_dice(numdice=2,dice_sides=3)'
-    """
-    from jaxcfr.game.registry import parse_game_string
-    text = text.strip()
-    if text.startswith("openspiel:"):
-        return text[len("openspiel:"):]
-    try:
-        name, params = parse_game_string(text)
-    except GameError:
-        return None
-    if name == "kuhn_poker" and set(params) <= {"players"}:
-        return f"kuhn_poker(players={int(params.get('players', 2))})"
-    if name == "leduc_poker" and params.get("ranks", 3) == 3 and params.get("suits", 2) == 2 \
-            and tuple(params.get("raise_sizes", (2, 4))) == (2, 4):
-        return "leduc_poker"
-    if name == "liars_dice" and set(params) <= {"dice", "sides"}:
-        return (f"liars_dice(numdice={int(params.get('dice', 1))},"
-                f"dice_sides={int(params.get('sides', 6))})")
-    return None
 
 
 def tabular_policy(profile, pyspiel_game, game: Game):

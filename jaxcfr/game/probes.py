@@ -31,7 +31,6 @@ from typing import Any, Sequence
 
 from jaxcfr.game.contract import (CHANCE_NODE, DECISION, TERMINAL_NODE, GameError,
                                   NodeInfo, inspect_node, real_number)
-from jaxcfr.game.protocol import Game
 
 __all__ = ["check_sampling", "overrides_sampling", "continuation", "check_clone_future",
            "Transpositions", "CHANCE_DRAWS", "CHANCE_P_VALUE", "CHANCE_NODES", "CONTINUATIONS",
@@ -52,11 +51,11 @@ CONTINUATION_MOVES = 1000
 # -- sample_chance against chance_outcomes ------------------------------------------------
 def overrides_sampling(state: Any) -> bool:
     """Whether ``state``'s ``sample_chance`` is not :class:`jaxcfr.Game`'s own (which draws
-    from ``chance_outcomes()`` and needs no test); an abstracted game is looked through."""
-    from jaxcfr.game.abstraction import Abstracted
-    while isinstance(state, Abstracted):
-        state = state.game
-    return type(state).sample_chance is not Game.sample_chance
+    from ``chance_outcomes()`` and needs no test). Told by name: the protocol module
+    imports this one (through ``Game.validate``)."""
+    impl = getattr(type(state), "sample_chance", None)
+    return (getattr(impl, "__module__", None), getattr(impl, "__qualname__", None)) != \
+        ("jaxcfr.game.protocol", "Game.sample_chance")
 
 
 def check_sampling(state: Any, info: NodeInfo, history: Sequence[Any], seed: int) -> None:

@@ -34,12 +34,13 @@ from typing import Any, Hashable, Sequence
 import numpy as np
 
 from jaxcfr._util.atomic import atomic_write_bytes, atomic_write_text
-from jaxcfr.game.registry import check_trusted
+from jaxcfr.game.contract import GameError
+from jaxcfr.game.registry import check_trusted, parse_game_string
 from jaxcfr.kernels.numerics import normalise
 from jaxcfr._util.serialize import jsonable
 from jaxcfr.tensors import LoweredGame
 
-__all__ = ["Profile", "evaluate_profile", "encode_label", "decode_label"]
+__all__ = ["Profile", "evaluate_profile", "encode_label", "decode_label", "openspiel_counterpart"]
 
 FORMAT = "jaxcfr-profile"
 FORMAT_VERSION = 1
@@ -261,7 +262,7 @@ class Profile:
         Args:
           pyspiel_game: a ``pyspiel.Game`` or an OpenSpiel game string; default: the
             OpenSpiel game of the profile's recorded game (an ``openspiel:`` game, Kuhn,
-            Leduc or Liar's dice: :func:`jaxcfr.game.openspiel.counterpart`).
+            Leduc or Liar's dice: :func:`openspiel_counterpart`).
           game: our root state or a game string of the same game; default: the
             profile's recorded game (:meth:`recorded_game`).
         See :func:`jaxcfr.game.openspiel.tabular_policy` for how the trees are paired.
@@ -270,7 +271,7 @@ class Profile:
 
             >>> jaxcfr.solve("kuhn_poker", iterations=100).profile.to_openspiel()
         """
-        from jaxcfr.game.openspiel import counterpart, tabular_policy
+        from jaxcfr.game.openspiel import tabular_policy
         from jaxcfr.game.registry import load_game
         if game is None:
             if not self.game:
@@ -278,7 +279,7 @@ class Profile:
             game = self.recorded_game(trust_code)
         if pyspiel_game is None:
             text = game if isinstance(game, str) else self.game
-            pyspiel_game = counterpart(text) if text else None
+            pyspiel_game = openspiel_counterpart(text) if text else None
             if pyspiel_game is None:
                 raise ValueError(f"to_openspiel() needs pyspiel_game= for {text or 'this game'}"
                                  ": no OpenSpiel game is known to be the same game (known: "
@@ -325,6 +326,33 @@ def evaluate_profile(profile: Profile, game=None, *, precision: str = "float32",
     out.update(counts)
     out["game"] = name
     return out
+
+
+def openspiel_counterpart(text: str) -> str | None:
+    """The OpenSpiel game string of the same game as jaxcfr game string ``text``, when there
+    is one (``openspiel:X``, Kuhn, Leduc with its default deck, Liar's dice), else ``None``.
+
+    Example::
+
+        >>> openspiel_counterpart("liars_dice(dice=2, sides=3)")
+        'liars_dice(numdice=2,dice_sides=3)'
+    """
+    text = text.strip()
+    if text.startswith("openspiel:"):
+        return text[len("openspiel:"):]
+    try:
+        name, params = parse_game_string(text)
+    except GameError:
+        return None
+    if name == "kuhn_poker" and set(params) <= {"players"}:
+        return f"kuhn_poker(players={int(params.get('players', 2))})"
+    if name == "leduc_poker" and params.get("ranks", 3) == 3 and params.get("suits", 2) == 2 \
+            and tuple(params.get("raise_sizes", (2, 4))) == (2, 4):
+        return "leduc_poker"
+    if name == "liars_dice" and set(params) <= {"dice", "sides"}:
+        return (f"liars_dice(numdice={int(params.get('dice', 1))},"
+                f"dice_sides={int(params.get('sides', 6))})")
+    return None
 
 
 def _by_label(probs: np.ndarray, acts: tuple, legal: tuple, player: int, key) -> np.ndarray:
