@@ -139,7 +139,7 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
         arguments.seed("seed", seed)
     if exploration is not None:
         hyper["exploration"] = arguments.exploration("exploration", exploration)
-    draws = positive_int("draws", draws)
+    draws = arguments.draws("draws", draws)
     lowered, sampled = choose_chance(game, chance, status, cache=cache, workers=workers)
     if sampled is None:
         runner = Runner(lowered, solver, hyper, precision=precision, chunk=chunk)

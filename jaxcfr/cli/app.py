@@ -243,7 +243,7 @@ def _solve(args) -> int:
         arguments.exploration("--exploration", args.exploration)
     make_solver(args.algorithm, alternating=args.alternating, sampling=args.sampling,
                 samples=positive_int("--samples", args.samples))   # bad values: before lowering
-    positive_int("--draws", args.draws)
+    arguments.draws("--draws", args.draws)
     if args.workers is not None:
         positive_int("--workers", args.workers)
     if args.chance == "sampled":

@@ -109,6 +109,10 @@ def _print_summary(result) -> None:
     if not final:
         return
     name = final["metric_name"]
+    if result.abstraction:                  # the full game's figures lead (issue 18, item 7)
+        _print_abstraction(result.abstraction, result.run_dir, result.best_member,
+                           final.get("values"), bool(result.members))
+        return
     if result.members:
         width = max(len(m) for m in result.members)
         print(f"{'member':<{width}}  {name:>14}  values")
@@ -131,16 +135,21 @@ def _print_summary(result) -> None:
             print(f"                estimates over {est['samples']} held-out draws "
                   f"({100 * est['confidence']:g}% intervals in metrics.jsonl), not exact "
                   "values")
-    if result.abstraction:
-        _print_abstraction(result.abstraction, result.run_dir)
 
 
-def _print_abstraction(rows, run_dir) -> None:
-    """Per abstraction: its size, its metric inside the abstraction and in the full game."""
+def _print_abstraction(rows, run_dir, best: int, values, batched: bool) -> None:
+    """Per abstraction: the lifted profile's metric in the full game (first), its metric
+    inside the abstraction and its size; then where the lifted profile is."""
     from jaxcfr.api.blueprint import format_table
+    full = rows[best]
+    name = full["metric_name"].replace("_", " ")
+    print(f"{name:<15} {_fmt(full['full_game_metric'])} in the full game (the lifted "
+          f"profile{' of the best member' if batched else ''}; "
+          f"{_fmt(full['abstract_metric'])} inside the abstraction)")
     print(format_table(rows))
-    print(f"(lifted profile of the best member: {run_dir / 'lifted.npz'}; "
-          f"table: {run_dir / 'abstraction.json'})")
+    print(f"(lifted profile{' of the best member' if batched else ''}: "
+          f"{run_dir / 'lifted.npz'}; table: {run_dir / 'abstraction.json'}; the metric "
+          "inside an abstraction lets best responses use only its kept actions)")
 
 
 # -- eval -------------------------------------------------------------------------

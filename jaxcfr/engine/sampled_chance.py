@@ -216,7 +216,9 @@ class SampledChanceRunner:
         draws); ``False``: draw every chance node (chance-sampled CFR proper).
       exact: the lowered full game, for exact evaluation (``None``: estimates).
       eval_draws: held-out draws behind each estimate when ``exact`` is ``None``.
-      fit_draws: draws the estimates' best responses are fitted on.
+      fit_draws: draws the estimates' best responses are fitted on (both ``None``: sized
+        at the first estimate by :func:`jaxcfr.profiles.estimates.run_draws` from the
+        draws consumed so far; ``JAXCFR_ESTIMATES=quick`` for smoke tests).
       name: the game's name in messages.
     """
 
@@ -230,7 +232,7 @@ class SampledChanceRunner:
                  precision: str = "float32", chunk: int = 64, draws: int = DEFAULT_DRAWS,
                  workers: int = 1, cache_size: int = DEFAULT_CACHE_SIZE,
                  exact: LoweredGame | None = None, name: str = "",
-                 eval_draws: int = DEFAULT_EVAL_DRAWS, fit_draws: int = DEFAULT_FIT_DRAWS,
+                 eval_draws: int | None = None, fit_draws: int | None = None,
                  enumerate_listed: bool = True):
         if solver.sampling != "none":
             raise ValueError("sampled chance is chance-sampled CFR already: the solver's "
@@ -244,7 +246,7 @@ class SampledChanceRunner:
         self.dtype = _precision.dtype_of(precision)
         self.chunk, self.draws = int(chunk), int(draws)
         self.workers, self.cache_size = max(1, int(workers)), int(cache_size)
-        self.eval_draws, self.fit_draws = int(eval_draws), int(fit_draws)
+        self.eval_draws, self.fit_draws = eval_draws, fit_draws    # None: estimates.run_draws
         self.enumerate_listed = bool(enumerate_listed)
         self._budget = default_memory_budget()      # each draw's walk is checked against it
         self.seed = int(hyperparams.pop("seed", 0))
@@ -457,7 +459,7 @@ class SampledChanceRunner:
         if self.exact is not None:
             table, _ = profile.table(self.exact)
             return evaluate(self.exact, table, dtype=self.dtype)
-        return _estimated_metrics(self, profile)
+        return _estimated_metrics(self, profile, int(np.max(np.asarray(state.iteration))))
 
     def close(self) -> None:
         """Stop the host thread and the worker processes, and forget what was drawn ahead
@@ -475,7 +477,8 @@ class SampledChanceRunner:
         self._ahead = self.shape
 
 
-def _estimated_metrics(runner: "SampledChanceRunner", profile: Profile) -> dict[str, Any]:
+def _estimated_metrics(runner: "SampledChanceRunner", profile: Profile,
+                       iteration: int) -> dict[str, Any]:
     """Metrics of a game whose chance cannot be enumerated: estimates
     (:func:`jaxcfr.profiles.estimates.estimate_profile`), labelled as such.
 
@@ -487,7 +490,9 @@ def _estimated_metrics(runner: "SampledChanceRunner", profile: Profile) -> dict[
     ``estimates`` holds the full record with the intervals and the in-sample gains (an
     optimistic estimate: the two bracket the true gain).
     """
-    if runner._empirical is None:
+    if runner._empirical is None:            # sizes: estimates.run_draws, unless given
+        fit, held = estimates.run_draws(iteration * runner.draws)
+        runner.fit_draws, runner.eval_draws = runner.fit_draws or fit, runner.eval_draws or held
         runner._empirical = estimates.empirical_game(runner.game, runner.fit_draws,
                                                      runner.seed)
     est = estimates.estimate_profile(runner.game, profile, samples=runner.eval_draws,

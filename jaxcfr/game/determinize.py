@@ -78,17 +78,22 @@ def _check_drawn(prob: Any, history) -> float:
     return p
 
 
-def chance_below(state: Any) -> bool:
-    """Whether any chance node lies in the subtree of ``state`` (a depth-first search
-    that stops at the first)."""
+def chance_below(state: Any, listed: bool = True) -> bool:
+    """Whether a chance node lies in the subtree of ``state`` (a depth-first search that
+    stops at the first); ``listed=False``: only chance nodes that cannot list their
+    outcomes count (those :class:`Determinized` with ``enumerate_listed`` draws)."""
     stack = [state]
     while stack:
         s = stack.pop()
         if s.is_terminal():
             continue
         if s.is_chance():
-            return True
-        for a in s.legal_actions():
+            if listed or s.chance_outcomes() is None:
+                return True
+            actions = [a for a, _ in s.chance_outcomes()]
+        else:
+            actions = s.legal_actions()
+        for a in actions:
             child = s.clone()
             child.step(a)
             stack.append(child)
@@ -176,6 +181,14 @@ class Determinized(Game):
     def nash_value(self):
         return self.game.nash_value()
 
+    def state_hash(self) -> int:
+        return self.game.state_hash()
+
+    def caches_transpositions(self) -> bool:
+        """The wrapped game's: a memoised subtree shares the draws made below it, as the
+        walks of the game itself do (:mod:`jaxcfr.profiles.host_values`)."""
+        return self.game.caches_transpositions()
+
     def __repr__(self) -> str:
         return f"Determinized({self.game!r})"
 
@@ -186,17 +199,21 @@ class EmpiricalChance(Game):
     Outcome ``j`` (the integer ``j``) leads to ``Determinized(game, Random(seeds[j]))``
     with probability ``counts[j] / sum(counts)`` (``counts``: how many draws the seed
     stands for, 1 each by default). The root is a chance node even if ``game``'s root
-    is not.
+    is not. With ``enumerate_listed``, draw ``j`` draws only its chance prefix
+    (:func:`draw_prefix`) and the chance nodes below it that cannot list their outcomes;
+    those that can keep their listed outcomes (as the sampled-chance trainer's draws).
     """
 
-    __slots__ = ("game", "seeds", "counts", "_inner")
+    __slots__ = ("game", "seeds", "counts", "enumerate_listed", "_inner")
 
-    def __init__(self, game: Any, seeds: Sequence[int], counts: Sequence[int] | None = None):
+    def __init__(self, game: Any, seeds: Sequence[int], counts: Sequence[int] | None = None,
+                 *, enumerate_listed: bool = False):
         if not len(seeds):
             raise ValueError("EmpiricalChance needs at least one seed")
         self.game = game
         self.seeds = tuple(int(s) for s in seeds)
         self.counts = None if counts is None else tuple(int(c) for c in counts)
+        self.enumerate_listed = bool(enumerate_listed)
         if self.counts is not None and (len(self.counts) != len(self.seeds)
                                         or min(self.counts) < 1):
             raise ValueError("EmpiricalChance needs one positive count per seed")
@@ -242,13 +259,18 @@ class EmpiricalChance(Game):
             if not isinstance(action, int) or not 0 <= action < len(self.seeds):
                 raise GameError(f"{action!r} is not a draw (0..{len(self.seeds) - 1})",
                                 rule="illegal-action")
-            self._inner = Determinized(self.game.clone(), random.Random(self.seeds[action]))
+            if self.enumerate_listed:
+                _, state, rng = draw_prefix(self.game, self.seeds[action])
+                self._inner = Determinized(state, rng, enumerate_listed=True)
+            else:
+                self._inner = Determinized(self.game.clone(), random.Random(self.seeds[action]))
             return
         self._inner.step(action)
 
     def clone(self) -> "EmpiricalChance":
         out = EmpiricalChance.__new__(EmpiricalChance)
         out.game, out.seeds, out.counts = self.game, self.seeds, self.counts
+        out.enumerate_listed = self.enumerate_listed
         out._inner = None if self._inner is None else self._inner.clone()
         return out
 

@@ -7,7 +7,7 @@ and turns back into a strategy table of a lowered game (``table``).
 
 A profile trained on an abstracted game (:class:`jaxcfr.Abstracted`) is keyed by
 the abstracted action order. :meth:`Profile.distribution` maps a row onto the
-actions a state allows by label (lifting, design §9): actions the row does not
+actions a state allows by label (lifting, README "Action abstraction"): actions the row does not
 have get zero mass, the others are renormalised, and a row with no mass there is
 uniform over all of the state's legal actions. So ``act`` plays an abstracted
 profile in the full game, ``table`` / :func:`evaluate_profile` evaluate it there,
@@ -116,7 +116,7 @@ class Profile:
 
         Uniform for an unseen key. When the row's actions differ from ``legal_actions``
         (a profile of an abstracted game played in the full game, or the other way
-        round) the row is mapped by action label, which is lifting (design §9): an
+        round) the row is mapped by action label, which is lifting (README, "Action abstraction"): an
         action the row lacks gets 0, the others are renormalised, and where they
         carry no mass the result is uniform over all of ``legal_actions``.
 

@@ -465,9 +465,9 @@ def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
     if s.combine == "zip" and len(lengths) > 1:
         fail("solver.combine", f"'zip' needs hyper-parameter lists of one length, got "
              f"{sorted(lengths)}")
-    for key in ("run.eval_every", "run.keep_checkpoints", "run.chunk", "solver.samples",
-                "solver.draws"):
+    for key in ("run.eval_every", "run.keep_checkpoints", "run.chunk", "solver.samples"):
         rule(key, positive_int)
+    rule("solver.draws", arguments.draws)
     rule("run.checkpoint_every", nonnegative_int)
     rule("run.precision", one_of, PRECISIONS)
     rule("solver.sampling", one_of, SAMPLING)
