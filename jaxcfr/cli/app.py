@@ -108,12 +108,36 @@ def _validate(args) -> int:
     validate_game_with(game, trajectories=args.trajectories, seed=args.seed)
     print(f"{args.game}: conforms ({args.trajectories} trajectories, seed {args.seed})")
     size = estimate_size(game)
-    if size is None:
-        print(f"{args.game}: size not estimated (a random probe met chance that cannot be "
-              "enumerated, or the game failed on it: `jaxcfr inspect` lowers it and says)")
+    if size is None and _meets_listless_chance(game, args.seed):
+        print(f"{args.game}: its chance cannot be enumerated (chance_outcomes() is None), so "
+              "it is not lowered whole: `jaxcfr solve` and `jaxcfr train` train it by "
+              "sampling chance, with estimated metrics (`jaxcfr estimate` for a saved profile)")
+    elif size is None:
+        print(f"{args.game}: size not estimated (a random probe of it took too many steps or "
+              "failed): `jaxcfr inspect` lowers it and says")
     else:
         print(f"{args.game}: {describe_fit(size, game.num_players, default_memory_budget())[1]}")
     return 0
+
+
+def _meets_listless_chance(game, seed: int, trajectories: int = 16) -> bool:
+    """Whether random trajectories of ``game`` meet a chance node without listed outcomes."""
+    import random
+    rng = random.Random(seed)
+    for _ in range(trajectories):
+        state = game.clone()
+        for _ in range(100_000):
+            if state.is_terminal():
+                break
+            if state.is_chance():
+                outcomes = state.chance_outcomes()
+                if outcomes is None:
+                    return True
+                action = rng.choices([a for a, _ in outcomes], [p for _, p in outcomes])[0]
+            else:
+                action = rng.choice(list(state.legal_actions()))
+            state.step(action)
+    return False
 
 
 COMMANDS["validate"] = (_validate_args, _validate, "probe a game's contract on random trajectories")

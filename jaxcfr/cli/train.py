@@ -14,7 +14,7 @@ from jaxcfr._util.precision import PRECISIONS
 from jaxcfr._util.signals import INTERRUPTED, exit_status
 
 __all__ = ["add_train_arguments", "run_train", "add_eval_arguments", "run_eval",
-           "INTERRUPTED", "add_trust_argument"]
+           "INTERRUPTED", "add_trust_argument", "profile_path", "profile_and_game"]
 
 
 # -- train ------------------------------------------------------------------------
@@ -154,15 +154,38 @@ def _print_abstraction(rows, run_dir, best: int, values, batched: bool) -> None:
 
 # -- eval -------------------------------------------------------------------------
 def add_eval_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("profile", help="a saved profile (.npz / .json / stem) or a run directory")
+    p.add_argument("profile", help="a saved profile (.npz / .json / stem) or a run directory "
+                   "(PROFILE GAME and GAME PROFILE are both accepted)")
     p.add_argument("game", nargs="?", help="game string or .efg path (default: the profile's game)")
     p.add_argument("--precision", choices=tuple(PRECISIONS), default="float32")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_trust_argument(p, "the profile records (when GAME is not given)")
 
 
+def profile_path(text: str | None) -> Path | None:
+    """The profile ``text`` names (a ``.npz`` / ``.json`` / stem of a saved profile, or a run
+    directory holding ``profile.npz``), or ``None`` when it names none."""
+    if text is None:
+        return None
+    path = Path(text)
+    if path.is_dir():
+        return path / "profile.npz" if (path / "profile.json").is_file() else None
+    base = path.with_suffix("") if path.suffix in (".npz", ".json") else path
+    return path if base.with_name(base.name + ".json").is_file() else None
+
+
+def profile_and_game(first: str, second: str | None) -> tuple[str, str | None]:
+    """``(profile, game)`` from two positional arguments in either order (``eval PROFILE
+    GAME`` and ``estimate GAME PROFILE`` are the documented ones; the other order is read
+    the same way when exactly one of the two names a saved profile)."""
+    if second is not None and profile_path(first) is None and profile_path(second) is not None:
+        return second, first
+    return first, second
+
+
 def run_eval(args: argparse.Namespace) -> int:
     from jaxcfr.profiles.profile import Profile, evaluate_profile
+    args.profile, args.game = profile_and_game(args.profile, args.game)
     path = Path(args.profile)
     if path.is_dir():
         path = path / "profile.npz"

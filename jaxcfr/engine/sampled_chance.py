@@ -216,9 +216,10 @@ class SampledChanceRunner:
         draws); ``False``: draw every chance node (chance-sampled CFR proper).
       exact: the lowered full game, for exact evaluation (``None``: estimates).
       eval_draws: held-out draws behind each estimate when ``exact`` is ``None``.
-      fit_draws: draws the estimates' best responses are fitted on (both ``None``: sized
-        at the first estimate by :func:`jaxcfr.profiles.estimates.run_draws` from the
-        draws consumed so far; ``JAXCFR_ESTIMATES=quick`` for smoke tests).
+      fit_draws: draws the estimates' best responses are fitted on (``None``, and
+        ``eval_draws=None``: sized by :func:`jaxcfr.profiles.estimates.run_draws` from the
+        draws consumed by the iteration evaluated, a step function of it: a resumed run
+        estimates as the uninterrupted one; ``JAXCFR_ESTIMATES=quick`` for smoke tests).
       name: the game's name in messages.
     """
 
@@ -490,13 +491,12 @@ def _estimated_metrics(runner: "SampledChanceRunner", profile: Profile,
     ``estimates`` holds the full record with the intervals and the in-sample gains (an
     optimistic estimate: the two bracket the true gain).
     """
-    if runner._empirical is None:            # sizes: estimates.run_draws, unless given
-        fit, held = estimates.run_draws(iteration * runner.draws)
-        runner.fit_draws, runner.eval_draws = runner.fit_draws or fit, runner.eval_draws or held
-        runner._empirical = estimates.empirical_game(runner.game, runner.fit_draws,
-                                                     runner.seed)
-    est = estimates.estimate_profile(runner.game, profile, samples=runner.eval_draws,
-                                     train_samples=runner.fit_draws, seed=runner.seed,
+    fit, held = estimates.run_draws(iteration * runner.draws)   # unless given: a function of
+    fit, held = runner.fit_draws or fit, runner.eval_draws or held  # the iteration (resumes)
+    if runner._empirical is None or runner._empirical.draws != fit:
+        runner._empirical = estimates.empirical_game(runner.game, fit, runner.seed)
+    est = estimates.estimate_profile(runner.game, profile, samples=held,
+                                     train_samples=fit, seed=runner.seed,
                                      empirical=runner._empirical).record()
     bound = est["exploitability_lower_bound"]
     name = "exploitability_lower_bound"

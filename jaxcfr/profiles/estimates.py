@@ -202,8 +202,9 @@ def run_draws(consumed: int) -> tuple[int, int]:
     """``(train_samples, samples)`` for the estimates of a trainer whose training has
     consumed ``consumed`` chance draws (iterations x draws per iteration).
 
-    ``JAXCFR_ESTIMATES`` chooses: ``proportionate`` (the default): fit on
-    :data:`TRAIN_SAMPLES_PER_DRAW` times ``consumed`` and hold out ``consumed``, within
+    ``JAXCFR_ESTIMATES`` chooses: ``proportionate`` (the default): with ``consumed``
+    rounded up to a power of two (so that a run's curve changes its draws only a few
+    times), fit on :data:`TRAIN_SAMPLES_PER_DRAW` times it and hold out as many, within
     the bounds above, so that a 50-iteration run's estimate costs seconds, not the
     minute 20,000 fitting draws take; ``full``: the largest (20,000 and 1,000) whatever
     the run; ``quick``: :data:`QUICK_DRAWS` (smoke tests: the bounds are then loose).
@@ -215,9 +216,9 @@ def run_draws(consumed: int) -> tuple[int, int]:
         return QUICK_DRAWS
     if mode == "full":
         return DEFAULT_TRAIN_SAMPLES, DEFAULT_SAMPLES
-    consumed = max(0, int(consumed))
+    consumed = 1 << max(0, int(consumed) - 1).bit_length()      # up to a power of two: the
     return (min(DEFAULT_TRAIN_SAMPLES, max(MIN_TRAIN_SAMPLES, TRAIN_SAMPLES_PER_DRAW * consumed)),
-            min(DEFAULT_SAMPLES, max(MIN_SAMPLES, consumed)))
+            min(DEFAULT_SAMPLES, max(MIN_SAMPLES, consumed)))      # sizes change seldom
 
 
 def estimate_values(game, profile=None, *, samples: int = 1000, seed: int = 0,

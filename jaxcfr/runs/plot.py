@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["plot_convergence"]
+__all__ = ["plot_convergence", "convergence_figure"]
 
 
 def plot_convergence(metrics: Sequence[dict[str, Any]], path, *,
@@ -30,12 +30,24 @@ def plot_convergence(metrics: Sequence[dict[str, Any]], path, *,
     game, at the last iteration. It leads: large markers, labelled "full game"; the
     curves are then labelled "inside the abstraction" and drawn dashed.
     """
+    fig = convergence_figure(metrics, title=title, members=members, full_game=full_game)
+    if fig is None:
+        return False
+    fig.savefig(path if hasattr(path, "write") else os.fspath(path), format="png")
+    return True
+
+
+def convergence_figure(metrics: Sequence[dict[str, Any]], *, title: str = "",
+                       members: Sequence[str] | None = None,
+                       full_game: Sequence[float | None] | None = None):
+    """The ``matplotlib.figure.Figure`` :func:`plot_convergence` writes (``None``: nothing
+    to plot)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     records = [m for m in metrics if m.get("iteration", 0) > 0]
     if not records:
-        return False
+        return None
     iters = np.array([m["iteration"] for m in records], dtype=float)
     columns = [m["metric"] if isinstance(m["metric"], list) else [m["metric"]] for m in records]
     width = max(len(c) for c in columns)
@@ -66,9 +78,12 @@ def plot_convergence(metrics: Sequence[dict[str, Any]], path, *,
                         linestyle="none", color=line.get_color(),
                         label=f"{labels[j] + ': ' if labels[j] else ''}full game (lifted)")
     plotted += _estimate_band(ax, records, iters)
+    from matplotlib.ticker import NullFormatter
     ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())     # minor labels of a log axis overlap
     if plotted:
         ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("iterations")
     ax.set_ylabel(records[-1].get("metric_name", "metric").replace("_", " "))
     if inside:
@@ -79,8 +94,7 @@ def plot_convergence(metrics: Sequence[dict[str, Any]], path, *,
     if (any(labels) or inside) and plotted:
         ax.legend(fontsize="small")
     fig.tight_layout()
-    fig.savefig(path if hasattr(path, "write") else os.fspath(path), format="png")
-    return True
+    return fig
 
 
 def _estimate_band(ax, records, iters) -> int:
