@@ -42,8 +42,9 @@ def validate_game_with(game, *, trajectories: int = DEFAULT_TRAJECTORIES,
     information-set key reports the same ordered legal actions, ``nash_value()`` (two
     finite numbers or ``None``), and that stepping a clone leaves the original untouched
     (on the first :data:`DEEP_TRAJECTORIES` trajectories also what it does later: a dict
-    shared by a ``copy.copy`` clone is caught). Where the game draws chance itself, ``sample_chance`` is tested
-    against ``chance_outcomes()`` at the first chance nodes met (``chance-sampling``);
+    shared by a ``copy.copy`` clone is caught). Where the game draws chance itself,
+    ``sample_chance`` is tested against ``chance_outcomes()`` at the first chance nodes
+    met (``chance-sampling``);
     where it declares ``caches_transpositions()``, histories with one ``state_hash()``
     must be the same state (``transposition``); :mod:`jaxcfr.game.probes` states both
     tests. An exception the game itself raises is reported as ``game-exception``. It is a

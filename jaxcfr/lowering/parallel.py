@@ -142,7 +142,8 @@ class LoweringWorkerDied(ChildProcessError):
         if exitcode < 0:
             name = signal.Signals(-exitcode).name if -exitcode in signal.valid_signals() \
                 else str(-exitcode)
-            why = f"by signal {-exitcode} ({name}{', out of memory?' if -exitcode == signal.SIGKILL else ''})"
+            oom = ", out of memory?" if -exitcode == signal.SIGKILL else ""
+            why = f"by signal {-exitcode} ({name}{oom})"
         else:
             why = f"with exit status {exitcode}"
         super().__init__(f"lowering worker {worker + 1} of {workers} (pid {pid}) died {why}; "

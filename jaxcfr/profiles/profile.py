@@ -116,7 +116,8 @@ class Profile:
 
         Uniform for an unseen key. When the row's actions differ from ``legal_actions``
         (a profile of an abstracted game played in the full game, or the other way
-        round) the row is mapped by action label, which is lifting (README, "Action abstraction"): an
+        round) the row is mapped by action label, which is lifting (README, "Action
+        abstraction"): an
         action the row lacks gets 0, the others are renormalised, and where they
         carry no mass the result is uniform over all of ``legal_actions``.
 
