@@ -39,6 +39,7 @@ __all__ = [
     "SolveResult", "RECORD_KEYS", "runs", "load_config", "train",
     # analytics and profiles
     "Evaluation", "best_response", "evaluate", "expected_values", "Profile", "evaluate_profile",
+    "StrategyError",
     # estimated analytics (games too large to lower)
     "Estimate", "ProfileEstimates", "estimate_values", "estimate_profile", "estimate_record",
     "empirical_game", "Empirical",
@@ -66,6 +67,7 @@ def _load() -> None:
     from jaxcfr.lowering.size import SizeEstimate, estimate_size
     from jaxcfr.lowering.stack import stack
     from jaxcfr.solvers.analytics import Evaluation, best_response, evaluate, expected_values
+    from jaxcfr.solvers.tables import StrategyError
     from jaxcfr.solvers.solver import (ALGORITHMS, HyperParams, Solver, SolverState, cfr, cfr_plus,
                                     dcfr, dcfr_plus, linear_cfr, make_solver, pcfr_plus,
                                     pdcfr_plus)
