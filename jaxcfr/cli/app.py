@@ -42,12 +42,13 @@ EPILOG = """examples:
   jaxcfr estimate sampled_dice_poker P.npz   estimated metrics (games too large to lower)
 
 A GAME is a name from `jaxcfr games`, with parameters if it takes any
-("kuhn_poker(players=3)"), a Gambit .efg file, module:Class, or an OpenSpiel game
-string (openspiel:NAME(...)). Errors are one line; --traceback shows the Python
+("kuhn_poker(players=3)"), a Gambit .efg file, module:Class (this imports and runs
+that module; read from a file, it needs --trust-code), or an OpenSpiel game string
+(openspiel:NAME(...)). Errors are one line; --traceback shows the Python
 traceback. Ctrl-C exits with status 130 (train writes a checkpoint first).
 More: README.md and docs/runs.md."""
 GAME_HELP = ("a game: a name from `jaxcfr games` (kuhn_poker, leduc_poker(ranks=4)), a .efg "
-             "file, module:Class or openspiel:NAME")
+             "file, module:Class (imports and runs that module) or openspiel:NAME")
 
 #: name -> (add_arguments(parser), run(args) -> exit status, help).
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None],
