@@ -72,7 +72,8 @@ class DicePoker(SampledDicePoker):
         if isinstance(dice, bool) or not isinstance(dice, int) or not 1 <= dice <= most:
             why = ""
             if isinstance(dice, int) and not isinstance(dice, bool) and dice > most:
-                why = f": {too_large(f'{dice} dice of {sides} sides', _tree_size(dice, sides))}"
+                size = _tree_size(dice, sides) if dice <= 64 else None     # (cheap only then)
+                why = f": {too_large(f'{dice} dice of {sides} sides', size)}"
             raise ValueError(f"dice_poker: dice must be an integer in 1..{most} for "
                              f"{sides} sides, got {dice!r}{why}")
         super().__init__(dice, sides)

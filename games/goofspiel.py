@@ -78,7 +78,8 @@ class Goofspiel(Game):
         if isinstance(cards, bool) or not isinstance(cards, int) or not 2 <= cards <= most:
             why = ""
             if isinstance(cards, int) and cards > most:
-                why = f": {too_large(f'{cards} cards', _tree_size(cards))}"
+                # (the count itself is huge for huge values: only computed where it is cheap)
+                why = f": {too_large(f'{cards} cards', _tree_size(cards) if cards <= 64 else None)}"
             raise ValueError(f"goofspiel: cards must be an integer in 2..{most}, got "
                              f"{cards!r}{why}")
         self._t = _tables(cards)

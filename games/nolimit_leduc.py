@@ -19,13 +19,19 @@ Example::
 
 from __future__ import annotations
 
-from jaxcfr.game import CHANCE, TERMINAL, Game, GameError
+from jaxcfr.game import CHANCE, TERMINAL, Game, GameError, too_large
 
 from .leduc import Deck
 
 __all__ = ["NoLimitLeduc", "BetMenu", "FOLD", "CALL"]
 
 #: Fold (legal only when facing a bet).
+#: The largest deck (as Leduc's) and stack the constructor takes: past them the rules'
+#: tables alone take minutes to build (a stack of 10 chips already makes 1,145,677
+#: histories; a larger game is refused before lowering by the memory budget's probe).
+MAX_DECK = 150
+MAX_STACK = 1000
+
 FOLD = "f"
 #: Check, or call the bet faced.
 CALL = "c"
@@ -169,12 +175,15 @@ class NoLimitLeduc(Game):
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ValueError(f"nolimit_leduc: {name} must be an integer >= {least}, "
                                  f"got {value!r}")
-        if ranks * suits < 3:
-            raise ValueError(f"nolimit_leduc: the deck needs at least 3 cards, "
-                             f"got ranks*suits = {ranks * suits}")
-        if isinstance(stack, bool) or not isinstance(stack, int) or stack < ante:
-            raise ValueError(f"nolimit_leduc: stack must be an integer >= ante ({ante}), "
-                             f"got {stack!r}")
+        if not 3 <= ranks * suits <= MAX_DECK:
+            raise ValueError(f"nolimit_leduc: the deck needs 3 to {MAX_DECK} cards, got "
+                             f"ranks*suits = {ranks * suits}")
+        if isinstance(stack, bool) or not isinstance(stack, int) or not ante <= stack <= \
+                MAX_STACK:
+            raise ValueError(f"nolimit_leduc: stack must be an integer from ante ({ante}) to "
+                             f"{MAX_STACK}, got {stack!r}" + (
+                                 f": {too_large(f'stack={stack}', None)}"
+                                 if isinstance(stack, int) and stack > MAX_STACK else ""))
         self._r = _Rules(ranks, suits, stack, ante)
         self._cards = ()          # (player 0 card, player 1 card, public card), as dealt
         self._pub = ""            # public key part: round-1 bets [| public card | round-2 bets]

@@ -1,5 +1,5 @@
-"""``python -m jaxcfr``: the command line."""
+"""``python -m jaxcfr``: the command line (:mod:`jaxcfr.cli.launch`, signal handlers first)."""
 
-from jaxcfr.cli.app import console_main
+from jaxcfr.cli.launch import console_main
 
 console_main()

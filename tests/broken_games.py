@@ -15,7 +15,10 @@ same rule at the same history. Each class states what a checker must report:
 ``NeverEnds`` runs forever: it is for ``validate``'s trajectory limit only.
 
 ``BROKEN_GAMES`` lists the fixtures ``validate`` must reject, ``BLIND_SPOTS``
-those it must accept but ``jaxcfr.lower`` must reject.
+those it must accept but ``jaxcfr.lower`` must reject. ``PROBED`` are breaches no
+single node shows (issue 18: sampling that disagrees with ``chance_outcomes()``, a
+``copy.copy`` clone, a wrong transposition key, a bad ``nash_value()``): ``validate``
+must reject them; ``LOWER_RULE = None`` where lowering cannot see them.
 
 The valid toy game::
 
@@ -31,6 +34,7 @@ The valid toy game::
 
 from __future__ import annotations
 
+import copy
 import math
 import random
 
@@ -38,12 +42,15 @@ import numpy as np
 
 from jaxcfr import CHANCE, TERMINAL, Game, GameError
 
-__all__ = ["Toy", "BROKEN_GAMES", "BLIND_SPOTS", "NeverEnds", "NotAGame", "ZeroPlayers",
-           "NumpyPlayer", "lower_rule"]
+__all__ = ["Toy", "BROKEN_GAMES", "BLIND_SPOTS", "PROBED", "NeverEnds", "NotAGame",
+           "ZeroPlayers", "NumpyPlayer", "RaisingSampler", "lower_rule", "ALL_HISTORIES"]
 
 
 def lower_rule(cls) -> str | None:
-    """The rule an exact lowering must report for the fixture ``cls``."""
+    """The rule an exact lowering must report for the fixture ``cls`` (``None``: lowering
+    accepts it)."""
+    if "LOWER_RULE" in vars(cls) and cls.LOWER_RULE is None:
+        return None
     return getattr(cls, "LOWER_RULE", None) or cls.RULE
 
 
@@ -598,6 +605,109 @@ BROKEN_GAMES = [
 ]
 
 BLIND_SPOTS = [NotEnumerableChance, ForgetsOwnAction, AbsentMinded]
+
+
+# --------------------------------------------------------------------------------------------
+# Breaches no single node shows (PROBED)
+# --------------------------------------------------------------------------------------------
+
+def _all_histories() -> set:
+    out, stack = set(), [Toy()]
+    while stack:
+        s = stack.pop()
+        out.add(s.h)
+        actions = [a for a, _ in s.chance_outcomes()] if s.is_chance() else s.legal_actions()
+        for a in actions:
+            c = s.clone()
+            c.step(a)
+            stack.append(c)
+    return out
+
+
+#: Every history of the toy game.
+ALL_HISTORIES = _all_histories()
+
+
+class BiasedSampling(Toy):
+    """``sample_chance`` at the coin says "H" with probability 1/2 but draws it 9 times in 10:
+    exact solvers and sampled chance would solve two different games."""
+    RULE, HISTORIES, LOWER_RULE = "chance-sampling", {()}, None
+
+    def sample_chance(self, rng):
+        if not self.h:
+            return ("H", 0.5) if rng.random() < 0.9 else ("T", 0.5)
+        return super().sample_chance(rng)
+
+
+class SampledOutcomeNotListed(Toy):
+    """``sample_chance`` at the size node draws an outcome ``chance_outcomes()`` never lists."""
+    RULE, HISTORIES, LOWER_RULE = "chance-sampling", {("H", "b"), ("T", "b")}, None
+
+    def sample_chance(self, rng):
+        if len(self.h) == 2:
+            return ("huge", 1 / 3)
+        return super().sample_chance(rng)
+
+
+class ShallowCopyClone(Toy):
+    """``clone()`` is ``copy.copy``: the clone shares the ``stakes`` dict that ``step`` writes,
+    so stepping one state changes the payoffs of the others (the node itself looks the same)."""
+    RULE, HISTORIES, LOWER_RULE = "clone", {()}, None
+
+    def __init__(self):
+        self.h = ()
+        self.stakes = {"pot": 1}
+
+    def clone(self):
+        return copy.copy(self)
+
+    def step(self, action):
+        super().step(action)
+        if action in ("a", "b", "x", "y"):
+            self.stakes["pot"] += 1
+
+    def terminal_returns(self):
+        u, v = super().terminal_returns()
+        return (u * self.stakes["pot"], v * self.stakes["pot"])
+
+
+class WrongStateHash(Toy):
+    """``caches_transpositions()`` but ``state_hash()`` is the depth: different states share it."""
+    RULE, LOWER_RULE = "transposition", None
+    HISTORIES = ALL_HISTORIES - {()}
+
+    def state_hash(self):
+        return len(self.h)
+
+    def caches_transpositions(self):
+        return True
+
+
+class ThreeNashValues(Toy):
+    """``nash_value()`` has three entries in a two-player game."""
+    RULE, HISTORIES = "nash-value", {()}
+
+    def nash_value(self):
+        return (0.0, 0.0, 0.0)
+
+
+PROBED = [BiasedSampling, SampledOutcomeNotListed, ShallowCopyClone, WrongStateHash,
+          ThreeNashValues]
+
+
+class RaisingSampler(Toy):
+    """The size node cannot be listed and ``sample_chance`` there raises now and then (once
+    in 2,000 draws): ``validate``'s 256 trajectories pass, a sampled run meets it."""
+
+    def chance_outcomes(self):
+        return None if len(self.h) == 2 else super().chance_outcomes()
+
+    def sample_chance(self, rng):
+        if len(self.h) == 2:
+            if rng.random() < 1 / 2000:
+                raise RuntimeError("the dealer dropped the deck")
+            return ("lo", 1 / 3) if rng.random() < 1 / 3 else ("hi", 2 / 3)
+        return super().sample_chance(rng)
 
 
 class NumpyPlayer(Toy):

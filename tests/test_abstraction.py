@@ -15,6 +15,7 @@ CFR+ amplifies that (1e-7 after 5 iterations, 5e-4 in the regrets after 50 here)
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -319,6 +320,11 @@ def test_a_batch_of_abstractions_equals_separate_runs():
     table = jaxcfr.format_table(batch)
     assert table.splitlines()[1].startswith("full game (nolimit_leduc(stack=4))")
     assert all(label in table for label in BATCH) and "17,077" in table
+    # the full game's figure leads, labelled as such (issue 18, item 7)
+    head = table.splitlines()[0]
+    assert head.index("full-game exploitability (lifted)") < \
+        head.index("exploitability inside the abstraction")
+    assert jaxcfr.format_table(batch[0]).splitlines()[2].startswith(BATCH[0])
 
 
 def test_a_blueprint_needs_enumerable_chance():
@@ -386,3 +392,30 @@ def test_a_training_run_lifts_and_compares_its_abstractions(tmp_path):
     lifted = jaxcfr.Profile.load(result.run_dir / "lifted.npz")
     assert lifted.game == GAME and len(lifted) == rows[best]["full_infosets"]
     assert (result.run_dir / "abstraction.json").exists()
+
+
+def test_abstraction_runs_lead_with_full_game_figures(tmp_path, capsys):
+    """The summary, the table and the plot of an abstraction run show the lifted profile's
+    full-game exploitability first, labelled; the metric inside an abstraction (its best
+    responses may use only the kept actions) is labelled so (issue 18, item 7)."""
+    from jaxcfr.cli import app
+    from jaxcfr.runs.plot import convergence_figure
+    config = tmp_path / "menus.toml"
+    config.write_text(f'[game]\nname = "{GAME}"\nabstraction = {list(BATCH)!r}\n'
+                      .replace("'", '"') + '[solver]\niterations = 30\n'
+                      '[run]\neval_every = 30\nquiet = true\n')
+    assert app.main(["train", str(config), "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    rows = json.loads((tmp_path / "run" / "abstraction.json").read_text())
+    best = min(rows, key=lambda r: r["full_game_metric"])
+    first = next(line for line in out.splitlines() if line.startswith("exploitability"))
+    assert "in the full game" in first and f"{best['full_game_metric']:.6g}" in first
+    assert first.index("in the full game") < first.index("inside the abstraction")
+    assert "full-game exploitability (lifted)" in out
+    metrics = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    fig = convergence_figure(metrics, members=[r["abstraction"] for r in rows],
+                             full_game=[r["full_game_metric"] for r in rows])
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any(t.endswith("full game (lifted)") for t in labels), labels
+    assert any(t.endswith("inside the abstraction") for t in labels), labels
+    assert (tmp_path / "run" / "convergence.png").exists()

@@ -860,7 +860,9 @@ GAMBIT_REFUSES = {"4cards.efg", "caro2.efg", "nim.efg", "holdout.efg"}
 
 
 def test_gambit_reads_the_files_and_our_output_alike():
-    gbt = pytest.importorskip("pygambit")
+    gbt = pytest.importorskip("pygambit", reason="pygambit is not installed: it builds from "
+                              "source, so it is in the gambit extra (pip install -e "
+                              "'.[gambit]'), which CI installs")
     import io
     paths = [FIXTURES / n for n in FIXTURE_FILES]
     if SHARED is not None:

@@ -217,8 +217,9 @@ def test_tree_size_and_perfect_recall(text, histories, infosets):
 
 
 def test_goofspiel_6_is_cheap_to_construct_and_step():
-    # About a million histories: never enumerated here, only stepped.
-    start = time.perf_counter()
+    # About a million histories: never enumerated here, only stepped. CPU time of this
+    # process (not wall time: the machine may be busy), with a loose bound.
+    start = time.process_time()
     game = jaxcfr.load_game("goofspiel(cards=6)")
     rng = random.Random(5)
     for _ in range(2000):
@@ -227,7 +228,7 @@ def test_goofspiel_6_is_cheap_to_construct_and_step():
             state.legal_actions()
             state.infoset_key(0)
             state.step(rng.choice(state.legal_actions()))
-    assert time.perf_counter() - start < 5.0
+    assert time.process_time() - start < 5.0
 
 
 # --------------------------------------------------------------------------------------------

@@ -216,9 +216,15 @@ class DiesInAWorker(bg.Toy):
 
 
 def test_a_dead_worker_is_a_clear_error():
-    with pytest.raises(RuntimeError, match=r"lowering worker process died \(signal 9"):
+    """Which worker, how it died, that the walk can be retried; a one-line error on the
+    command line, not an internal error (issue 18, item 4: this was a RuntimeError)."""
+    from jaxcfr.cli.app import describe_error
+    with pytest.raises(parallel.LoweringWorkerDied,
+                       match=r"lowering worker [12] of 2 \(pid \d+\) died by signal 9 "
+                             r"\(SIGKILL, out of memory\?\).*can be retried") as info:
         parallel.walk_parallel(DiesInAWorker(), 2, None, workers=2, size=None, budget=BIG,
                                cut_depth=1)
+    assert describe_error(info.value).startswith("error: lowering worker")
 
 
 class IdentityKeys(bg.Toy):

@@ -156,3 +156,62 @@ def test_exhaustive_reference_checker_accepts_valid_games():
     _exhaustive_check(bg.Toy())
     for text in ("kuhn_poker", "leduc_poker(ranks=2, suits=2)", "goofspiel(cards=3)"):
         _exhaustive_check(jaxcfr.load_game(text))
+
+
+# -- breaches no single node shows (issue 18, item 3) -------------------------------------
+@pytest.mark.parametrize("cls", bg.PROBED, ids=lambda c: c.__name__)
+def test_validate_probes_what_no_node_shows(cls):
+    """Sampling against the listed outcomes (a chi-square test, seeded), a copy.copy clone
+    (what the original does later), a wrong transposition key, a 3-entry nash_value."""
+    err = _rejects(cls())
+    assert err.rule == cls.RULE, str(err)
+    assert err.history in cls.HISTORIES, str(err)
+    assert f"[{cls.RULE}]" in str(err) and "history:" in str(err)
+
+
+@pytest.mark.parametrize("cls", bg.PROBED, ids=lambda c: c.__name__)
+def test_lowering_sees_what_it_can_of_them(cls):
+    rule = bg.lower_rule(cls)
+    if rule is None:
+        jaxcfr.lower(cls())               # a blind spot of the walk: validate is the net
+        return
+    with pytest.raises(GameError) as info:
+        jaxcfr.lower(cls())
+    assert info.value.rule == rule and info.value.history in cls.HISTORIES
+
+
+def test_sampling_test_states_its_figures():
+    err = _rejects(bg.BiasedSampling())
+    text = str(err)
+    assert "1000 draws" in text and "'H' came up" in text and "p = " in text, text
+
+
+def test_a_fair_sampler_passes_whatever_the_seed():
+    """The chi-square threshold (p < 1e-6) does not refuse a correct sampler: 50 seeds of
+    a game whose sample_chance draws exactly what chance_outcomes() lists."""
+    class FairSampler(bg.Toy):
+        def sample_chance(self, rng):
+            outcomes = self.chance_outcomes()
+            return outcomes[0] if rng.random() < outcomes[0][1] else outcomes[1]
+    for seed in range(50):
+        jaxcfr.validate_game_with(FairSampler(), trajectories=4, seed=seed)
+
+
+def test_a_cache_shared_by_clones_is_not_a_clone_error():
+    """Leduc's deck memoises chance outcomes in a dict every state shares: stepping a clone
+    fills it, but nothing a state reports changes, so it conforms."""
+    class Memo(bg.Toy):
+        def __init__(self):
+            self.h, self.memo = (), {}
+
+        def legal_actions(self):
+            self.memo[self.h] = super().legal_actions()
+            return list(self.memo[self.h])
+    jaxcfr.validate(Memo())
+    jaxcfr.validate(jaxcfr.load_game("leduc_poker"))
+
+
+def test_dice_poker_transpositions_pass_the_probe():
+    game = jaxcfr.load_game("dice_poker(dice=1, sides=3)")
+    assert game.caches_transpositions()
+    jaxcfr.validate(game)

@@ -26,10 +26,18 @@ from typing import Any, Callable, Iterable
 
 __all__ = ["ArgumentError", "positive_int", "nonnegative_int", "optional_positive_int",
            "finite_float", "one_of", "plain_name", "command_line_type", "seed", "seeds",
-           "exploration", "api_spelling", "command_line_spelling"]
+           "exploration", "draws", "MAX_COUNT", "MAX_DRAWS", "api_spelling",
+           "command_line_spelling"]
 
 #: Seeds are int32 (they are traced arguments of the compiled step).
 MAX_SEED = 2 ** 31 - 1
+#: The largest count any argument takes (iterations, chunks, cadences, samples): the
+#: device counts in int32, and a larger number is a typo, not a plan.
+MAX_COUNT = 2 ** 31 - 1
+#: The most chance draws per iteration under sampled chance: the host lowers every draw of
+#: every iteration (about 0.5-1.5 ms each), so a million is already a quarter of an hour
+#: per iteration.
+MAX_DRAWS = 1_000_000
 
 
 class ArgumentError(ValueError):
@@ -62,22 +70,48 @@ def _integer(value: Any) -> int | None:
     return int(value)
 
 
-def positive_int(name: str, value: Any) -> int:
-    """``value`` if it is an integer >= 1."""
+def _shown(value: Any) -> str:
+    """``repr(value)``, or ``10**30``-style for a huge integer (its repr is 31 digits)."""
+    v = _integer(value)
+    if v is not None and abs(v) >= 10 ** 12:
+        exponent = len(str(abs(v))) - 1
+        if v == 10 ** exponent:
+            return f"10**{exponent}"
+        return f"{float(v):.3g}"
+    return repr(value)
+
+
+def positive_int(name: str, value: Any, most: int = MAX_COUNT, why: str = "") -> int:
+    """``value`` if it is an integer in ``1..most`` (default :data:`MAX_COUNT`)."""
     v = _integer(value)
     if v is None or v < 1:
-        raise ArgumentError(f"{name} must be a positive integer (1, 2, ...), got {value!r}",
+        raise ArgumentError(f"{name} must be a positive integer (1, 2, ...), got {_shown(value)}",
                             argument=name)
+    if v > most:
+        raise ArgumentError(f"{name} must be at most {most:,}{why or _WHY_COUNT}, got "
+                            f"{_shown(value)}", argument=name)
     return v
 
 
-def nonnegative_int(name: str, value: Any) -> int:
-    """``value`` if it is an integer >= 0."""
+_WHY_COUNT = " (the device counts in int32)"
+
+
+def nonnegative_int(name: str, value: Any, most: int = MAX_COUNT) -> int:
+    """``value`` if it is an integer in ``0..most`` (default :data:`MAX_COUNT`)."""
     v = _integer(value)
     if v is None or v < 0:
-        raise ArgumentError(f"{name} must be a non-negative integer (0, 1, ...), got {value!r}",
+        raise ArgumentError(f"{name} must be a non-negative integer (0, 1, ...), got "
+                            f"{_shown(value)}", argument=name)
+    if v > most:
+        raise ArgumentError(f"{name} must be at most {most:,}{_WHY_COUNT}, got {_shown(value)}",
                             argument=name)
     return v
+
+
+def draws(name: str, value: Any) -> int:
+    """Chance draws per iteration (sampled chance): an integer in ``1..MAX_DRAWS``."""
+    return positive_int(name, value, MAX_DRAWS, " (the host lowers every draw of every "
+                        "iteration, about a millisecond each)")
 
 
 def optional_positive_int(name: str, value: Any) -> int | None:
@@ -86,12 +120,35 @@ def optional_positive_int(name: str, value: Any) -> int | None:
 
 
 def seed(name: str, value: Any) -> int:
-    """``value`` if it is an integer in ``0..2**31 - 1`` (a PRNG seed)."""
+    """``value`` if it is an integer in ``0..2**31 - 1`` (a PRNG seed), or a JAX PRNG key
+    (``jax.random.key(s)`` or a raw ``uint32[2]`` key): its seed is then the key's first
+    draw of ``jax.random.randint(key, (), 0, 2**31 - 1)`` (a function of the key alone)."""
+    key = _from_key(value)
+    if key is not None:
+        return key
     v = _integer(value)
     if v is None or not 0 <= v <= MAX_SEED:
-        raise ArgumentError(f"{name} must be an integer from 0 to {MAX_SEED}, got {value!r}",
-                            argument=name)
+        raise ArgumentError(f"{name} must be an integer from 0 to {MAX_SEED} or a JAX PRNG "
+                            f"key, got {_shown(value)}", argument=name)
     return v
+
+
+def _from_key(value: Any) -> int | None:
+    """The seed of a JAX PRNG key (typed, or raw ``uint32[2]``), else None. JAX is only
+    imported when ``value`` is one of its arrays."""
+    if type(value).__module__.split(".")[0] not in ("jax", "jaxlib"):
+        return None
+    import jax
+    import numpy as np
+    try:
+        if jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key):
+            if value.shape != ():
+                return None
+        elif not (value.shape == (2,) and value.dtype == np.uint32):
+            return None
+        return int(jax.random.randint(value, (), 0, MAX_SEED))
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 def seeds(name: str, value: Any) -> list[int]:

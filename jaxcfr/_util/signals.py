@@ -15,6 +15,12 @@ Two pieces, both scoped (installed on entry, the previous handlers restored on e
   command has seen it, and remembers it: an error that arrives after a signal is the
   signal.
 
+:func:`exit_at_once` is what the ``jaxcfr`` command installs first, before anything heavy
+is imported (:mod:`jaxcfr.cli.launch`): until a command starts (:class:`RaisingInterrupts`
+takes over), SIGINT and SIGTERM end the process at once with the usual line and status.
+While Python imports JAX a raised ``KeyboardInterrupt`` could be swallowed (JAX's import
+survived it and the command ran on); there is nothing to save yet, so nothing is lost.
+
 :func:`exit_now` ends a command that was interrupted without Python's interpreter
 shutdown. XLA compiles on its own threads; when Ctrl-C arrives mid-compilation the
 ``KeyboardInterrupt`` reaches Python while those threads still run, and tearing the
@@ -38,7 +44,7 @@ import threading
 from typing import Callable, NoReturn
 
 __all__ = ["Terminated", "DeferredStop", "RaisingInterrupts", "exit_status", "exit_now",
-           "INTERRUPTED", "TERMINATED", "REDELIVER_SECONDS"]
+           "exit_at_once", "INTERRUPTED", "TERMINATED", "REDELIVER_SECONDS"]
 
 #: Exit status after Ctrl-C (128 + SIGINT).
 INTERRUPTED = 130
@@ -159,6 +165,26 @@ class RaisingInterrupts:
             sys.unraisablehook = self._previous_hook
         self.previous.clear()
         return False
+
+
+def exit_at_once(prog: str) -> None:
+    """From now on SIGINT / SIGTERM print ``PROG: interrupted`` / ``PROG: terminated`` and
+    end the process with 130 / 143 at once (main thread only; see the module docstring).
+    The handlers stay until something else (:class:`RaisingInterrupts`) replaces them."""
+    if not _on_main_thread():
+        return
+
+    def handle(signum, frame):
+        status = TERMINATED if signum == signal.SIGTERM else INTERRUPTED
+        what = "terminated" if status == TERMINATED else "interrupted"
+        try:
+            os.write(2, f"{prog}: {what}\n".encode())
+        except OSError:
+            pass
+        os._exit(status)
+
+    for signum in _NAMES:
+        signal.signal(signum, handle)
 
 
 def exit_now(status: int) -> NoReturn:

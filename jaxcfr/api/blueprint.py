@@ -12,7 +12,7 @@ Example::
     >>> results = jaxcfr.train_abstracted(
     ...     "nolimit_leduc", ["bet_menu(fractions=[1.0])", "bet_menu(fractions=[0.5, 1.0])"],
     ...     iterations=500)
-    >>> print(jaxcfr.format_table(results))     # sizes, in-abstraction and full-game metrics
+    >>> print(jaxcfr.format_table(results))     # sizes, full-game and in-abstraction metrics
     >>> results[1].profile.act(jaxcfr.load_game("nolimit_leduc"), rng=0)   # plays the real game
 """
 
@@ -26,7 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from jaxcfr.api.solve import SolveResult, solve
-from jaxcfr.game.abstraction import Abstracted
+from jaxcfr.game.abstraction import Abstracted, describe
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.registry import load_game
 from jaxcfr.lowering.lower import lower
@@ -112,7 +112,7 @@ def train_abstracted(game, abstraction, algorithm="cfr+", iterations: int = 1000
     abstractions = [as_abstraction(a) for a in (abstraction if batch else [abstraction])]
     if not abstractions:
         raise ValueError("train_abstracted() needs at least one abstraction")
-    labels = [a if isinstance(a, str) else repr(obj)
+    labels = [a if isinstance(a, str) else describe(obj)
               for a, obj in zip(abstraction if batch else [abstraction], abstractions)]
     for k in ("alpha", "beta", "gamma"):
         if np.ndim(solve_options.get(k)) > 0:
@@ -162,20 +162,25 @@ def _lower_full(root, name: str) -> LoweredGame:
             rule="chance-not-enumerable", history=e.history) from None
 
 
-def format_table(results: Sequence, full_row: bool = True) -> str:
-    """A plain-text table: per abstraction, its size and its metric inside the abstraction
-    and (lifted) in the full game; with ``full_row``, the full game's size first.
+def format_table(results, full_row: bool = True) -> str:
+    """A plain-text table: per abstraction, its size, the lifted profile's metric in the
+    full game (what the abstraction is worth; first) and its metric inside the
+    abstraction (best responses restricted to the kept actions: not comparable across
+    abstractions); with ``full_row``, the full game's size first.
 
     Args:
-      results: :class:`AbstractedResult` objects or their rows (:func:`lifted_row`, the
-        entries of a run's ``abstraction.json``), all of one full game.
+      results: one :class:`AbstractedResult` (or its row) or several (a list), or their
+        rows (:func:`lifted_row`, the entries of a run's ``abstraction.json``), all of
+        one full game.
     """
+    if isinstance(results, (AbstractedResult, dict)):
+        results = [results]
     rows = [r.row if isinstance(r, AbstractedResult) else r for r in results]
     if not rows:
         return ""
-    name = rows[0]["metric_name"]
-    head = ["abstraction", "histories", "infosets", "actions", f"{name} (abstract)",
-            f"{name} (full game, lifted)", "unreached infosets"]
+    name = rows[0]["metric_name"].replace("_", " ")
+    head = ["abstraction", "histories", "infosets", "actions", f"full-game {name} (lifted)",
+            f"{name} inside the abstraction", "unreached infosets"]
     body = []
     if full_row:
         r = rows[0]
@@ -183,8 +188,8 @@ def format_table(results: Sequence, full_row: bool = True) -> str:
                      f"{r['full_infosets']:,}", str(r["full_max_actions"]), "", "", ""])
     for r in rows:
         body.append([str(r["abstraction"]), f"{r['histories']:,}", f"{r['infosets']:,}",
-                     str(r["max_actions"]), _num(r["abstract_metric"]),
-                     _num(r["full_game_metric"]), f"{r['unreached_infosets']:,}"])
+                     str(r["max_actions"]), _num(r["full_game_metric"]),
+                     _num(r["abstract_metric"]), f"{r['unreached_infosets']:,}"])
     widths = [max(len(x) for x in col) for col in zip(head, *body)]
     lines = ["  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in
                        enumerate(zip(line, widths))) for line in [head] + body]

@@ -132,7 +132,8 @@ class SolveOptions:
                              sampling=sampling, samples=samples, spell=spell)
         hyper = check_run_parameters(
             {"alpha": alpha, "beta": beta, "gamma": gamma, "exploration": exploration,
-             "seed": arguments.seeds(spell("seeds"), seeds) if seeds is not None else seed},
+             "seed": arguments.seeds(spell("seeds"), seeds) if seeds is not None
+             else arguments.seed(spell("seed"), seed)},
             spell)
         chance = Chance.of(chance, draws=draws, spell=spell)
         options = cls(solver, iterations, eval_every, hyper, chance, precision, chunk, workers)

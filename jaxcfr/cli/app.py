@@ -8,11 +8,9 @@ Python traceback. Ctrl-C exits with status 130 and SIGTERM with 143, at any mome
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import inspect
 import json
 import os
-import platform
 import sys
 import time
 from typing import Callable, NoReturn, Sequence
@@ -23,10 +21,11 @@ from jaxcfr._util.arguments import positive_int
 from jaxcfr.cli.estimate import add_estimate_arguments, run_estimate
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr.cli.train import add_eval_arguments, add_train_arguments, run_eval, run_train
+from jaxcfr.cli.version import version_line
 from jaxcfr._util.serialize import jsonable
 from jaxcfr._util.signals import RaisingInterrupts, exit_now, exit_status
 
-__all__ = ["main", "console_main", "exit_with", "build_parser", "COMMANDS"]
+__all__ = ["main", "exit_with", "build_parser", "COMMANDS"]
 
 DESCRIPTION = """\
 Solve imperfect-information extensive-form games (poker, dice, Gambit .efg files,
@@ -43,12 +42,13 @@ EPILOG = """examples:
   jaxcfr estimate sampled_dice_poker P.npz   estimated metrics (games too large to lower)
 
 A GAME is a name from `jaxcfr games`, with parameters if it takes any
-("kuhn_poker(players=3)"), a Gambit .efg file, module:Class, or an OpenSpiel game
-string (openspiel:NAME(...)). Errors are one line; --traceback shows the Python
+("kuhn_poker(players=3)"), a Gambit .efg file, module:Class (this imports and runs
+that module; read from a file, it needs --trust-code), or an OpenSpiel game string
+(openspiel:NAME(...)). Errors are one line; --traceback shows the Python
 traceback. Ctrl-C exits with status 130 (train writes a checkpoint first).
 More: README.md and docs/runs.md."""
 GAME_HELP = ("a game: a name from `jaxcfr games` (kuhn_poker, leduc_poker(ranks=4)), a .efg "
-             "file, module:Class or openspiel:NAME")
+             "file, module:Class (imports and runs that module) or openspiel:NAME")
 
 #: name -> (add_arguments(parser), run(args) -> exit status, help).
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None],
@@ -109,12 +109,36 @@ def _validate(args) -> int:
     validate_game_with(game, trajectories=args.trajectories, seed=args.seed)
     print(f"{args.game}: conforms ({args.trajectories} trajectories, seed {args.seed})")
     size = estimate_size(game)
-    if size is None:
-        print(f"{args.game}: size not estimated (a random probe met chance that cannot be "
-              "enumerated, or the game failed on it: `jaxcfr inspect` lowers it and says)")
+    if size is None and _meets_listless_chance(game, args.seed):
+        print(f"{args.game}: its chance cannot be enumerated (chance_outcomes() is None), so "
+              "it is not lowered whole: `jaxcfr solve` and `jaxcfr train` train it by "
+              "sampling chance, with estimated metrics (`jaxcfr estimate` for a saved profile)")
+    elif size is None:
+        print(f"{args.game}: size not estimated (a random probe of it took too many steps or "
+              "failed): `jaxcfr inspect` lowers it and says")
     else:
         print(f"{args.game}: {describe_fit(size, game.num_players, default_memory_budget())[1]}")
     return 0
+
+
+def _meets_listless_chance(game, seed: int, trajectories: int = 16) -> bool:
+    """Whether random trajectories of ``game`` meet a chance node without listed outcomes."""
+    import random
+    rng = random.Random(seed)
+    for _ in range(trajectories):
+        state = game.clone()
+        for _ in range(100_000):
+            if state.is_terminal():
+                break
+            if state.is_chance():
+                outcomes = state.chance_outcomes()
+                if outcomes is None:
+                    return True
+                action = rng.choices([a for a, _ in outcomes], [p for _, p in outcomes])[0]
+            else:
+                action = rng.choice(list(state.legal_actions()))
+            state.step(action)
+    return False
 
 
 COMMANDS["validate"] = (_validate_args, _validate, "probe a game's contract on random trajectories")
@@ -325,13 +349,7 @@ COMMANDS["estimate"] = (add_estimate_arguments, run_estimate,
 
 # -- entry point ----------------------------------------------------------
 def _version() -> str:
-    try:
-        version = importlib.metadata.version("jaxcfr")
-    except importlib.metadata.PackageNotFoundError:
-        version = "(not installed)"
-    import jax
-    return (f"jaxcfr {version} (JAX {jax.__version__}, Python {platform.python_version()}, "
-            f"{platform.system()} {platform.machine()})")
+    return version_line()
 
 
 def _common_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
@@ -371,11 +389,6 @@ def exit_with(status: int) -> NoReturn:
     if status in (130, 143):
         exit_now(status)
     sys.exit(status)
-
-
-def console_main() -> NoReturn:
-    """The ``jaxcfr`` executable and ``python -m jaxcfr``."""
-    exit_with(main())
 
 
 def train_script(argv: Sequence[str] | None = None, *, default_config: str | None = None,

@@ -20,7 +20,8 @@ def add_estimate_arguments(p: argparse.ArgumentParser) -> None:
     from jaxcfr.profiles.estimates import DEFAULT_TRAIN_SAMPLES, MAX_NODES, METHODS
     p.add_argument("game", help="a game string (its chance may be non-enumerable)")
     p.add_argument("profile", nargs="?", help="a saved profile (.npz / .json / stem) or a run "
-                   "directory (default: the uniform profile)")
+                   "directory (default: the uniform profile; GAME PROFILE and PROFILE GAME "
+                   "are both accepted)")
     p.add_argument("--samples", type=int, default=1000,
                    help="held-out draws of chance the estimates average (default: 1000)")
     p.add_argument("--train-samples", type=int, default=DEFAULT_TRAIN_SAMPLES,
@@ -44,7 +45,10 @@ def run_estimate(args: argparse.Namespace) -> int:
     from jaxcfr.profiles.estimates import estimate_profile, estimate_values
     from jaxcfr.profiles.profile import Profile
     from jaxcfr.game.registry import load_game
+    from jaxcfr.cli.train import profile_and_game
     arguments.positive_int("--train-samples", args.train_samples)
+    if args.profile is not None:
+        args.profile, args.game = profile_and_game(args.profile, args.game)
     options = dict(samples=args.samples, seed=args.seed,
                    confidence=args.confidence, method=args.method,
                    enumerate_chance=args.enumerate_chance)

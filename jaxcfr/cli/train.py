@@ -14,7 +14,7 @@ from jaxcfr._util.precision import PRECISIONS
 from jaxcfr._util.signals import INTERRUPTED, exit_status
 
 __all__ = ["add_train_arguments", "run_train", "add_eval_arguments", "run_eval",
-           "INTERRUPTED"]
+           "INTERRUPTED", "add_trust_argument", "profile_path", "profile_and_game"]
 
 
 # -- train ------------------------------------------------------------------------
@@ -32,6 +32,14 @@ def add_train_arguments(p: argparse.ArgumentParser, default_config: str | None =
                         "if it has none yet)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--json", action="store_true", help="print the final metrics as one JSON object")
+    add_trust_argument(p, "the config (or RUN_DIR's config)")
+
+
+def add_trust_argument(p: argparse.ArgumentParser, where: str) -> None:
+    p.add_argument("--trust-code", action="store_true",
+                   help=f"load a module:Class game or abstraction that {where} names: this "
+                        "imports and runs that Python module (without it only registered "
+                        "games, .efg files and openspiel: games are read from files)")
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -53,7 +61,7 @@ def run_train(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.quiet:
         overrides.append("run.quiet=true")
-    config = load_config(config_path, overrides=overrides)
+    config = load_config(config_path, overrides=overrides, trust_code=args.trust_code)
     display = make_progress(config.solver.iterations, quiet=config.run.quiet, stream=sys.stderr)
     try:
         with make_status(quiet=config.run.quiet, stream=sys.stderr) as status:
@@ -101,6 +109,10 @@ def _print_summary(result) -> None:
     if not final:
         return
     name = final["metric_name"]
+    if result.abstraction:                  # the full game's figures lead (issue 18, item 7)
+        _print_abstraction(result.abstraction, result.run_dir, result.best_member,
+                           final.get("values"), bool(result.members))
+        return
     if result.members:
         width = max(len(m) for m in result.members)
         print(f"{'member':<{width}}  {name:>14}  values")
@@ -123,34 +135,64 @@ def _print_summary(result) -> None:
             print(f"                estimates over {est['samples']} held-out draws "
                   f"({100 * est['confidence']:g}% intervals in metrics.jsonl), not exact "
                   "values")
-    if result.abstraction:
-        _print_abstraction(result.abstraction, result.run_dir)
 
 
-def _print_abstraction(rows, run_dir) -> None:
-    """Per abstraction: its size, its metric inside the abstraction and in the full game."""
+def _print_abstraction(rows, run_dir, best: int, values, batched: bool) -> None:
+    """Per abstraction: the lifted profile's metric in the full game (first), its metric
+    inside the abstraction and its size; then where the lifted profile is."""
     from jaxcfr.api.blueprint import format_table
+    full = rows[best]
+    name = full["metric_name"].replace("_", " ")
+    print(f"{name:<15} {_fmt(full['full_game_metric'])} in the full game (the lifted "
+          f"profile{' of the best member' if batched else ''}; "
+          f"{_fmt(full['abstract_metric'])} inside the abstraction)")
     print(format_table(rows))
-    print(f"(lifted profile of the best member: {run_dir / 'lifted.npz'}; "
-          f"table: {run_dir / 'abstraction.json'})")
+    print(f"(lifted profile{' of the best member' if batched else ''}: "
+          f"{run_dir / 'lifted.npz'}; table: {run_dir / 'abstraction.json'}; the metric "
+          "inside an abstraction lets best responses use only its kept actions)")
 
 
 # -- eval -------------------------------------------------------------------------
 def add_eval_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("profile", help="a saved profile (.npz / .json / stem) or a run directory")
+    p.add_argument("profile", help="a saved profile (.npz / .json / stem) or a run directory "
+                   "(PROFILE GAME and GAME PROFILE are both accepted)")
     p.add_argument("game", nargs="?", help="game string or .efg path (default: the profile's game)")
     p.add_argument("--precision", choices=tuple(PRECISIONS), default="float32")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_trust_argument(p, "the profile records (when GAME is not given)")
+
+
+def profile_path(text: str | None) -> Path | None:
+    """The profile ``text`` names (a ``.npz`` / ``.json`` / stem of a saved profile, or a run
+    directory holding ``profile.npz``), or ``None`` when it names none."""
+    if text is None:
+        return None
+    path = Path(text)
+    if path.is_dir():
+        return path / "profile.npz" if (path / "profile.json").is_file() else None
+    base = path.with_suffix("") if path.suffix in (".npz", ".json") else path
+    return path if base.with_name(base.name + ".json").is_file() else None
+
+
+def profile_and_game(first: str, second: str | None) -> tuple[str, str | None]:
+    """``(profile, game)`` from two positional arguments in either order (``eval PROFILE
+    GAME`` and ``estimate GAME PROFILE`` are the documented ones; the other order is read
+    the same way when exactly one of the two names a saved profile)."""
+    if second is not None and profile_path(first) is None and profile_path(second) is not None:
+        return second, first
+    return first, second
 
 
 def run_eval(args: argparse.Namespace) -> int:
     from jaxcfr.profiles.profile import Profile, evaluate_profile
+    args.profile, args.game = profile_and_game(args.profile, args.game)
     path = Path(args.profile)
     if path.is_dir():
         path = path / "profile.npz"
     profile = Profile.load(path)
     try:
-        out = evaluate_profile(profile, args.game, precision=args.precision)
+        out = evaluate_profile(profile, args.game, precision=args.precision,
+                               trust_code=args.trust_code)
     except GameError as e:
         if e.rule != "chance-not-enumerable":
             raise

@@ -188,7 +188,7 @@ class Chance:
             out = cls(arguments.one_of(spell("chance"), chance, CHANCE_CHOICES),
                       DEFAULT_DRAWS if draws is None else draws)
         arguments.one_of(spell("chance"), out.mode, CHANCE_CHOICES)
-        arguments.positive_int(spell("draws"), out.draws)
+        arguments.draws(spell("draws"), out.draws)
         arguments.positive_int(spell("workers"), out.workers)
         return out
 
@@ -287,7 +287,10 @@ class SampledChanceRunner:
         draws); ``False``: draw every chance node (chance-sampled CFR proper).
       exact: the lowered full game, for exact evaluation (``None``: estimates).
       eval_draws: held-out draws behind each estimate when ``exact`` is ``None``.
-      fit_draws: draws the estimates' best responses are fitted on.
+      fit_draws: draws the estimates' best responses are fitted on (``None``, and
+        ``eval_draws=None``: sized by :func:`jaxcfr.profiles.estimates.run_draws` from the
+        draws consumed by the iteration evaluated, a step function of it: a resumed run
+        estimates as the uninterrupted one; ``JAXCFR_ESTIMATES=quick`` for smoke tests).
       name: the game's name in messages.
     """
 
@@ -300,7 +303,7 @@ class SampledChanceRunner:
                  precision: str = "float32", chunk: int = 64, draws: int = DEFAULT_DRAWS,
                  workers: int = 1, cache_size: int = DEFAULT_CACHE_SIZE,
                  exact: LoweredGame | None = None, name: str = "",
-                 eval_draws: int = DEFAULT_EVAL_DRAWS, fit_draws: int = DEFAULT_FIT_DRAWS,
+                 eval_draws: int | None = None, fit_draws: int | None = None,
                  enumerate_listed: bool = True):
         hyperparams = dict(hyperparams or {})
         sampled_chance_rules(estimator=solver.estimator,
@@ -314,7 +317,7 @@ class SampledChanceRunner:
         self.dtype = _precision.dtype_of(precision)
         self.chunk, self.draws = int(chunk), int(draws)
         self.workers, self.cache_size = max(1, int(workers)), int(cache_size)
-        self.eval_draws, self.fit_draws = int(eval_draws), int(fit_draws)
+        self.eval_draws, self.fit_draws = eval_draws, fit_draws    # None: estimates.run_draws
         self.enumerate_listed = bool(enumerate_listed)
         self._budget = default_memory_budget()      # each draw's walk is checked against it
         self.seed = int(hyperparams.pop("seed", 0))
@@ -540,7 +543,7 @@ class SampledChanceRunner:
         if self.exact is not None:
             table, _ = profile.table(self.exact)
             return evaluate(self.exact, table, dtype=self.dtype)
-        return _estimated_metrics(self, profile)
+        return _estimated_metrics(self, profile, int(np.max(np.asarray(state.iteration))))
 
     def close(self) -> None:
         """Stop the host thread and the worker processes, and forget what was drawn ahead
@@ -558,7 +561,8 @@ class SampledChanceRunner:
         self._ahead = self.shape
 
 
-def _estimated_metrics(runner: "SampledChanceRunner", profile: Profile) -> dict[str, Any]:
+def _estimated_metrics(runner: "SampledChanceRunner", profile: Profile,
+                       iteration: int) -> dict[str, Any]:
     """Metrics of a game whose chance cannot be enumerated: estimates
     (:func:`jaxcfr.profiles.estimates.estimate_profile`), labelled as such.
 
@@ -570,11 +574,12 @@ def _estimated_metrics(runner: "SampledChanceRunner", profile: Profile) -> dict[
     ``estimates`` holds the full record with the intervals and the in-sample gains (an
     optimistic estimate: the two bracket the true gain).
     """
-    if runner._empirical is None:
-        runner._empirical = estimates.empirical_game(runner.game, runner.fit_draws,
-                                                     runner.seed)
-    est = estimates.estimate_profile(runner.game, profile, samples=runner.eval_draws,
-                                     train_samples=runner.fit_draws, seed=runner.seed,
+    fit, held = estimates.run_draws(iteration * runner.draws)   # unless given: a function of
+    fit, held = runner.fit_draws or fit, runner.eval_draws or held  # the iteration (resumes)
+    if runner._empirical is None or runner._empirical.draws != fit:
+        runner._empirical = estimates.empirical_game(runner.game, fit, runner.seed)
+    est = estimates.estimate_profile(runner.game, profile, samples=held,
+                                     train_samples=fit, seed=runner.seed,
                                      empirical=runner._empirical).record()
     bound = est["exploitability_lower_bound"]
     name = "exploitability_lower_bound"

@@ -1,4 +1,5 @@
-"""Action abstraction: keep a subset of every decision's legal actions (design §9).
+"""Action abstraction: keep a subset of every decision's legal actions (README, "Action
+abstraction").
 
 An :class:`Abstraction` names, at each decision node, the legal actions to keep:
 ``actions(state, player)`` returns a non-empty, duplicate-free subset of
@@ -44,7 +45,7 @@ from jaxcfr.game.contract import GameError, check_protocol
 from jaxcfr.game.protocol import Game
 
 __all__ = ["Abstraction", "Identity", "Abstracted", "kept_actions", "unwrap",
-           "check_abstraction"]
+           "check_abstraction", "describe"]
 
 
 @runtime_checkable
@@ -72,6 +73,23 @@ class Identity:
 
     def __repr__(self) -> str:
         return "Identity()"
+
+
+def describe(abstraction: Any) -> str:
+    """How an abstraction prints in names, tables and reprs: its own ``repr`` when its class
+    has one, else ``ClassName(field=value, ...)`` from its attributes (never
+    ``<... object at 0x...>``)."""
+    cls = type(abstraction)
+    if cls.__repr__ is not object.__repr__:
+        return repr(abstraction)
+    fields = dict(getattr(abstraction, "__dict__", {}) or {})
+    for klass in cls.__mro__:
+        for slot in getattr(klass, "__slots__", ()):
+            if isinstance(slot, str) and hasattr(abstraction, slot) and \
+                    slot not in ("__dict__", "__weakref__"):
+                fields.setdefault(slot, getattr(abstraction, slot))
+    shown = ", ".join(f"{k}={v!r}" for k, v in fields.items() if not k.startswith("_"))
+    return f"{cls.__name__}({shown})"
 
 
 def check_abstraction(abstraction: Any) -> Any:
@@ -158,13 +176,13 @@ class Abstracted(Game):
         return getattr(self.game, name)
 
     def __repr__(self) -> str:
-        return f"Abstracted({self.game!r}, {self.abstraction!r})"
+        return f"Abstracted({self.game!r}, {describe(self.abstraction)})"
 
     @property
     def name(self) -> str:
         """``"<full game's name> | <abstraction>"`` (the lowered game's default name)."""
         inner = getattr(self.game, "name", "") or type(self.game).__name__
-        return f"{inner} | {self.abstraction!r}"
+        return f"{inner} | {describe(self.abstraction)}"
 
     def clone(self) -> "Abstracted":
         new = _new(type(self))

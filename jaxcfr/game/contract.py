@@ -23,7 +23,7 @@ __all__ = ["CHANCE", "TERMINAL", "GameError", "format_history", "DECISION", "CHA
            "check_terminal_step_refused", "player_to_act_consistent", "hashable_key",
            "CHANCE_SUM_TOLERANCE", "MAX_TRAJECTORY_LENGTH", "PROTOCOL_METHODS",
            "game_exception", "check_clone_independent", "clone_error", "node_snapshot",
-           "real_number", "acting_player"]
+           "real_number", "acting_player", "check_nash_value"]
 
 #: ``player_to_act()`` at a chance node.
 CHANCE = -1
@@ -172,7 +172,8 @@ def _unequal_to_itself(key: Any) -> bool:
 #: not the game's (see game_exception).
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _CHECKER_FILES = {os.path.join(_PACKAGE, *name.split("/"))
-                  for name in ("game/contract.py", "game/validate.py", "lowering/lower.py",
+                  for name in ("game/contract.py", "game/validate.py", "game/probes.py",
+                               "game/determinize.py", "lowering/lower.py",
                                "profiles/host_values.py")}
 
 
@@ -349,6 +350,40 @@ def _hashable_actions(actions: tuple, where: str, history: Sequence[Any]) -> Non
         except TypeError:
             _fail("action-hashable", f"{where} lists {a!r}, which is not hashable (actions "
                   "must be hashable: use a tuple, not a list)", history)
+
+
+def check_nash_value(game: Any, num_players: int) -> tuple[float, float] | None:
+    """``game.nash_value()`` at the root as two floats, or ``None`` (rule ``nash-value``).
+
+    It is only read for two-player games; there it must be ``None`` or two finite numbers
+    (player 0's and player 1's equilibrium values).
+    """
+    if num_players != 2:
+        return None
+    try:
+        raw = game.nash_value()
+    except GameError as e:
+        raise e.with_context(history=())
+    except Exception as exc:  # noqa: BLE001 - the game's own exceptions get a rule and history
+        err = game_exception(exc, ())
+        if err is None:
+            raise
+        raise err from exc
+    if raw is None:
+        return None
+    try:
+        items = list(raw)
+    except TypeError:
+        items = None
+    try:
+        values = None if items is None else [real_number(v) for v in items]
+    except OverflowError:
+        values = None
+    if values is None or len(values) != 2 or None in values or \
+            not all(math.isfinite(v) for v in values):
+        _fail("nash-value", f"nash_value() is {raw!r}: it must be None or two finite numbers "
+              "(each player's equilibrium value)", ())
+    return values[0], values[1]
 
 
 def check_terminal_step_refused(state: Game, history: Sequence[Any]) -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import random
 from typing import Any, Hashable, Sequence
 
-from jaxcfr.game.contract import CHANCE, GameError
+from jaxcfr.game.contract import CHANCE, GameError, game_exception, real_number
 from jaxcfr.game.protocol import Game
 
 __all__ = ["Determinized", "EmpiricalChance", "draw_seed", "draw_prefix", "chance_below"]
@@ -43,32 +43,57 @@ def draw_seed(*parts: int) -> int:
 def draw_prefix(game: Any, seed: int) -> tuple[tuple, Any, random.Random]:
     """Draw the chance nodes from ``game``'s root to its first decision (or terminal)
     with ``Random(seed)``: ``(outcomes, state, rng)``, the state a clone past them and
-    the generator ready for what follows (as :class:`Determinized` would have drawn)."""
+    the generator ready for what follows (as :class:`Determinized` would have drawn).
+
+    Raises:
+      GameError: the game broke the contract or raised (``game-exception``), with the
+        history drawn so far.
+    """
     rng = random.Random(seed)
     state = game.clone()
-    outcomes = []
-    while state.is_chance() and not state.is_terminal():
-        action, prob = state.sample_chance(rng)
-        prob = float(prob)
-        if not 0.0 < prob <= 1.0:
-            raise GameError(f"sample_chance() returned probability {prob} (must be in (0, 1])",
-                            rule="chance-probability", history=tuple(outcomes))
-        outcomes.append(action)
-        state.step(action)
+    outcomes: list = []
+    try:
+        while state.is_chance() and not state.is_terminal():
+            action, prob = state.sample_chance(rng)
+            _check_drawn(prob, outcomes)
+            outcomes.append(action)
+            state.step(action)
+    except GameError as e:
+        raise e.with_context(history=tuple(outcomes)) from None
+    except Exception as exc:  # noqa: BLE001 - the game's own exceptions get a rule and history
+        err = game_exception(exc, tuple(outcomes))
+        if err is None:
+            raise
+        raise err from exc
     return tuple(outcomes), state, rng
 
 
-def chance_below(state: Any) -> bool:
-    """Whether any chance node lies in the subtree of ``state`` (a depth-first search
-    that stops at the first)."""
+def _check_drawn(prob: Any, history) -> float:
+    """A drawn outcome's probability as a float in (0, 1], else ``chance-probability``."""
+    p = real_number(prob)
+    if p is None or not 0.0 < p <= 1.0:
+        raise GameError(f"sample_chance() returned probability {prob!r} (must be a number in "
+                        "(0, 1])", rule="chance-probability",
+                        history=None if history is None else tuple(history))
+    return p
+
+
+def chance_below(state: Any, listed: bool = True) -> bool:
+    """Whether a chance node lies in the subtree of ``state`` (a depth-first search that
+    stops at the first); ``listed=False``: only chance nodes that cannot list their
+    outcomes count (those :class:`Determinized` with ``enumerate_listed`` draws)."""
     stack = [state]
     while stack:
         s = stack.pop()
         if s.is_terminal():
             continue
         if s.is_chance():
-            return True
-        for a in s.legal_actions():
+            if listed or s.chance_outcomes() is None:
+                return True
+            actions = [a for a, _ in s.chance_outcomes()]
+        else:
+            actions = s.legal_actions()
+        for a in actions:
             child = s.clone()
             child.step(a)
             stack.append(child)
@@ -122,11 +147,7 @@ class Determinized(Game):
         if self._outcome is None:
             self.tally[0] += 1
             action, prob = self.game.sample_chance(self.rng)
-            prob = float(prob)
-            if not 0.0 < prob <= 1.0:
-                raise GameError(f"sample_chance() returned probability {prob} (must be in "
-                                "(0, 1])", rule="chance-probability")
-            self._outcome = (action, prob)
+            self._outcome = (action, _check_drawn(prob, None))
         return [(self._outcome[0], 1.0)]
 
     def sample_chance(self, rng):
@@ -160,6 +181,14 @@ class Determinized(Game):
     def nash_value(self):
         return self.game.nash_value()
 
+    def state_hash(self) -> int:
+        return self.game.state_hash()
+
+    def caches_transpositions(self) -> bool:
+        """The wrapped game's: a memoised subtree shares the draws made below it, as the
+        walks of the game itself do (:mod:`jaxcfr.profiles.host_values`)."""
+        return self.game.caches_transpositions()
+
     def __repr__(self) -> str:
         return f"Determinized({self.game!r})"
 
@@ -170,17 +199,21 @@ class EmpiricalChance(Game):
     Outcome ``j`` (the integer ``j``) leads to ``Determinized(game, Random(seeds[j]))``
     with probability ``counts[j] / sum(counts)`` (``counts``: how many draws the seed
     stands for, 1 each by default). The root is a chance node even if ``game``'s root
-    is not.
+    is not. With ``enumerate_listed``, draw ``j`` draws only its chance prefix
+    (:func:`draw_prefix`) and the chance nodes below it that cannot list their outcomes;
+    those that can keep their listed outcomes (as the sampled-chance trainer's draws).
     """
 
-    __slots__ = ("game", "seeds", "counts", "_inner")
+    __slots__ = ("game", "seeds", "counts", "enumerate_listed", "_inner")
 
-    def __init__(self, game: Any, seeds: Sequence[int], counts: Sequence[int] | None = None):
+    def __init__(self, game: Any, seeds: Sequence[int], counts: Sequence[int] | None = None,
+                 *, enumerate_listed: bool = False):
         if not len(seeds):
             raise ValueError("EmpiricalChance needs at least one seed")
         self.game = game
         self.seeds = tuple(int(s) for s in seeds)
         self.counts = None if counts is None else tuple(int(c) for c in counts)
+        self.enumerate_listed = bool(enumerate_listed)
         if self.counts is not None and (len(self.counts) != len(self.seeds)
                                         or min(self.counts) < 1):
             raise ValueError("EmpiricalChance needs one positive count per seed")
@@ -226,13 +259,18 @@ class EmpiricalChance(Game):
             if not isinstance(action, int) or not 0 <= action < len(self.seeds):
                 raise GameError(f"{action!r} is not a draw (0..{len(self.seeds) - 1})",
                                 rule="illegal-action")
-            self._inner = Determinized(self.game.clone(), random.Random(self.seeds[action]))
+            if self.enumerate_listed:
+                _, state, rng = draw_prefix(self.game, self.seeds[action])
+                self._inner = Determinized(state, rng, enumerate_listed=True)
+            else:
+                self._inner = Determinized(self.game.clone(), random.Random(self.seeds[action]))
             return
         self._inner.step(action)
 
     def clone(self) -> "EmpiricalChance":
         out = EmpiricalChance.__new__(EmpiricalChance)
         out.game, out.seeds, out.counts = self.game, self.seeds, self.counts
+        out.enumerate_listed = self.enumerate_listed
         out._inner = None if self._inner is None else self._inner.clone()
         return out
 

@@ -52,10 +52,12 @@ __all__ = ["Game", "GameError", "CHANCE", "TERMINAL", "format_history", "LARGEST
 LARGEST_TREE = 250_000_000
 
 
-def too_large(what: str, nodes: int) -> str:
-    """Why parameters are refused: ``"<what> make a tree of N nodes, more than ..."``."""
-    return (f"{what} make a tree of {nodes:,} nodes, more than the {LARGEST_TREE:,} a "
-            "reference game may have (about what one large machine lowers and solves)")
+def too_large(what: str, nodes: int | None) -> str:
+    """Why parameters are refused: ``"<what> make a tree of N nodes, more than ..."``
+    (``nodes=None``: too many to count cheaply, ``"far more than ..."``)."""
+    size = "far more" if nodes is None else f"a tree of {nodes:,} nodes, more"
+    return (f"{what} make {size} than the {LARGEST_TREE:,} a reference game may have "
+            "(about what one large machine lowers and solves)")
 
 class Game(abc.ABC):
     """A state of an imperfect-information extensive-form game.

@@ -18,6 +18,22 @@ user's own code registers), :data:`REFERENCE_GAMES` (the reference games in the
 and the ``jaxcfr.games`` entry-point group (games other installed packages offer).
 ``games.NAME:Class`` is accepted for ``jaxcfr_games.NAME:Class``.
 
+**A ``module:Class`` string runs code.** Loading it imports ``module`` (running
+everything at its top level, as ``import module`` does) and calls ``Class`` with the
+string's parameters. ``Class`` must be a :class:`jaxcfr.Game` subclass (an
+:class:`jaxcfr.Abstraction` for abstraction strings), which is checked after the import
+and before the call, so ``os:system(command=...)`` is refused; but the import itself has
+run by then. The module is looked for on ``sys.path``, then in the working directory
+(where the ``jaxcfr`` command, unlike ``python -m``, does not look by itself), then in
+the folders a caller adds (a config file's folder); the error says where it looked.
+
+A game string read from a file (a profile's ``game``, a run directory's or a shared
+config's ``game.name``) is only loaded when it cannot run code a user did not choose:
+a registered name (:func:`register`, :data:`REFERENCE_GAMES`, entry points, with any
+parameters), ``jaxcfr_games.*``, a ``.efg`` path or an ``openspiel:`` string.
+Anything else needs the user's word: ``trust_code=True`` in Python, ``--trust-code`` on
+the command line (:func:`check_trusted` says why in its error).
+
 Example::
 
     >>> import jaxcfr
@@ -29,17 +45,21 @@ from __future__ import annotations
 import ast
 import difflib
 import importlib
+import importlib.machinery
 import importlib.metadata
+import importlib.util
 import inspect
 import os
 import re
-from typing import Any, Callable
+import sys
+from typing import Any, Callable, Sequence
 
 from jaxcfr.game.contract import GameError, check_protocol
+from jaxcfr.game.protocol import Game
 
 __all__ = ["register", "load_game", "registered_games", "parse_game_string", "REFERENCE_GAMES",
            "ENTRY_POINT_GROUP", "game_parameters", "game_constructor", "REFERENCE_ABSTRACTIONS",
-           "load_abstraction"]
+           "load_abstraction", "runs_code", "check_trusted", "import_game_module"]
 
 #: The reference games: name -> ``module:Class``, imported on first use.
 REFERENCE_GAMES = {
@@ -117,16 +137,13 @@ def _lookup(name: str) -> Callable | None:
     return None if target is None else _import_target(target, name)
 
 
-def _import_target(target: str, text: str) -> Callable:
-    """Import ``module:attr.attr`` (``games.`` read as ``jaxcfr_games.``)."""
+def _import_target(target: str, text: str, search: Sequence[str | os.PathLike] = ()) -> Callable:
+    """Import ``module:attr.attr`` (``games.`` read as ``jaxcfr_games.``); ``search``: more
+    folders to look for the module in (after ``sys.path`` and the working directory)."""
     module_name, _, attr = target.partition(":")
     if module_name == _LEGACY_PACKAGE or module_name.startswith(_LEGACY_PACKAGE + "."):
         module_name = _GAMES_PACKAGE + module_name[len(_LEGACY_PACKAGE):]
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise GameError(f"cannot import module {module_name!r} for game {text!r}: {e}",
-                        rule="game-string") from None
+    module = _import_module(module_name, text, search)
     ctor = module
     for part in attr.split("."):
         ctor = getattr(ctor, part, None)
@@ -134,6 +151,55 @@ def _import_target(target: str, text: str) -> Callable:
             raise GameError(f"module {module_name!r} has no attribute {attr!r}",
                             rule="game-string")
     return ctor
+
+
+def _search_folders(search: Sequence[str | os.PathLike]) -> list[str]:
+    """The working directory, then ``search``: absolute, without repeats."""
+    return list(dict.fromkeys(os.path.abspath(os.fspath(d)) for d in (os.getcwd(), *search)))
+
+
+def _import_module(module_name: str, text: str, search: Sequence[str | os.PathLike]):
+    """``importlib.import_module``, and where ``sys.path`` lacks the top-level package, the
+    working directory and ``search`` (the module is then imported under its own name)."""
+    top = module_name.partition(".")[0]
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name != top:
+            raise GameError(f"cannot import module {module_name!r} for {text!r}: {e}",
+                            rule="game-string") from None
+        first = e
+    except ImportError as e:
+        raise GameError(f"cannot import module {module_name!r} for {text!r}: {e}",
+                        rule="game-string") from None
+    folders = _search_folders(search)
+    spec = importlib.machinery.PathFinder.find_spec(top, folders)
+    if spec is None or spec.loader is None:
+        raise GameError(f"cannot import module {module_name!r} for {text!r}: {first} (looked "
+                        f"on sys.path and in {', '.join(folders)})", rule="game-string")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[top] = module
+    try:
+        spec.loader.exec_module(module)
+        return importlib.import_module(module_name)
+    except BaseException as e:
+        sys.modules.pop(top, None)
+        if not isinstance(e, Exception):
+            raise
+        raise GameError(f"cannot import module {module_name!r} for {text!r} (from "
+                        f"{spec.origin}): {type(e).__name__}: {e}", rule="game-string") from None
+
+
+def import_game_module(text: str, search: Sequence[str | os.PathLike] = ()) -> None:
+    """Import the module a ``module:Class`` game or abstraction string names, looking in
+    ``search`` too (nothing for other strings), so that later loads of ``text`` find it
+    wherever they run: a config's folder is known where the config is read."""
+    try:
+        name, _ = parse_game_string(os.fspath(text).strip())
+    except GameError:
+        return                                     # reported where the string is loaded
+    if ":" in name and not name.startswith("openspiel:"):
+        _import_target(name, text, search)
 
 
 def parse_game_string(text: str) -> tuple[str, dict[str, Any]]:
@@ -165,7 +231,12 @@ def parse_game_string(text: str) -> tuple[str, dict[str, Any]]:
 def game_constructor(name: str, text: str | None = None) -> Callable:
     """The constructor a game string's ``name`` (a registered name or ``module:Class``) means."""
     if ":" in name:
-        return _import_target(name, text or name)
+        ctor = _import_target(name, text or name)
+        if not (isinstance(ctor, type) and issubclass(ctor, Game)):
+            raise GameError(f"{name!r} names {_describe(ctor)}, not a jaxcfr.Game subclass: a "
+                            "module:Class game string must name a class derived from "
+                            "jaxcfr.Game (it is not called otherwise)", rule="game-string")
+        return ctor
     ctor = _lookup(name)
     if ctor is None:
         known = list(registered_games())
@@ -225,6 +296,10 @@ def load_abstraction(text: str):
             raise GameError(f"unknown abstraction {name!r}; known: "
                             f"{', '.join(REFERENCE_ABSTRACTIONS)} (or module:Class)")
         ctor = _import_target(target, text)
+        if ":" in name and not (isinstance(ctor, type) and _is_abstraction_class(ctor)):
+            raise GameError(f"{name!r} names {_describe(ctor)}, which has no actions(state, "
+                            "player) method: a module:Class abstraction string must name a "
+                            "class with one (jaxcfr.Abstraction; it is not called otherwise)")
         made = ctor(**params)
     except GameError as e:
         raise GameError(f"abstraction {text!r}: {e.detail}", rule="abstraction-string") from None
@@ -247,3 +322,55 @@ def _signature_parameters(ctor: Callable) -> list[inspect.Parameter]:
         return list(inspect.signature(ctor).parameters.values())
     except (TypeError, ValueError):
         return []
+
+
+def _describe(obj: Any) -> str:
+    if isinstance(obj, type):
+        return f"the class {obj.__module__}.{obj.__qualname__}"
+    kind = "a function" if callable(obj) else f"a {type(obj).__name__}"
+    return f"{kind} ({getattr(obj, '__module__', None) or '?'}." \
+           f"{getattr(obj, '__qualname__', None) or getattr(obj, '__name__', repr(obj))})"
+
+
+def _is_abstraction_class(cls: type) -> bool:
+    return callable(getattr(cls, "actions", None))
+
+
+# -- game strings read from files ------------------------------------------------
+def runs_code(text: str) -> str | None:
+    """The module that loading game or abstraction string ``text`` would import although
+    no one registered it, else ``None`` (registered and reference names, ``jaxcfr_games``,
+    ``.efg`` paths and ``openspiel:`` strings run no code a user did not choose)."""
+    stripped = os.fspath(text).strip()
+    if stripped.lower().endswith(".efg") or stripped.startswith("openspiel:"):
+        return None
+    try:
+        name, _ = parse_game_string(stripped)
+    except GameError:
+        return None                       # not loadable at all: its own error says so
+    if ":" not in name:
+        return None                       # a registered name (or an unknown one: refused)
+    module = name.partition(":")[0]
+    top = module.partition(".")[0]
+    if top in (_GAMES_PACKAGE, _LEGACY_PACKAGE, "jaxcfr"):
+        return None
+    return module
+
+
+def check_trusted(text: str, source: str, trust_code: bool = False, *,
+                  what: str = "game") -> None:
+    """Refuse a game (or abstraction) string read from the file ``source`` that would run
+    unregistered code, unless ``trust_code``.
+
+    Raises:
+      GameError: ``untrusted-code``, saying which module would run and how to allow it.
+    """
+    module = None if trust_code else runs_code(text)
+    if module is not None:
+        raise GameError(
+            f"{source} names the {what} {text!r}, which imports and runs the Python module "
+            f"{module!r}; a {what} string read from a file is only loaded for registered "
+            "games (jaxcfr games lists them), .efg files and openspiel: games, since a "
+            f"profile, run directory or config may come from someone else. If you trust "
+            f"{module!r}, pass --trust-code (trust_code=True in Python)",
+            rule="untrusted-code")

@@ -11,15 +11,20 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from jaxcfr.game import contract
+from jaxcfr.game import contract, probes
 from jaxcfr.game.contract import (CHANCE_NODE, DECISION, TERMINAL_NODE, GameError,
-                             check_clone_independent, check_protocol,
-                             check_terminal_step_refused, game_exception, hashable_key,
-                             inspect_node, player_to_act_consistent, real_number)
+                             check_clone_independent, check_nash_value, check_protocol,
+                             check_terminal_step_refused, game_exception,
+                             hashable_key, inspect_node, player_to_act_consistent, real_number)
 
-__all__ = ["validate", "validate_game_with", "DEFAULT_TRAJECTORIES"]
+__all__ = ["validate", "validate_game_with", "DEFAULT_TRAJECTORIES", "DEEP_TRAJECTORIES"]
 
 DEFAULT_TRAJECTORIES = 256
+#: On this many trajectories (the first), every node's clone check also compares what the
+#: original does later (:func:`jaxcfr.game.probes.check_clone_future`).
+DEEP_TRAJECTORIES = 8
+#: ... at their first this many moves.
+DEEP_MOVES = 64
 
 
 def validate(game) -> None:
@@ -34,10 +39,17 @@ def validate_game_with(game, *, trajectories: int = DEFAULT_TRAJECTORIES,
     Checks node types, terminal returns (numbers, the same on every call) and refused
     ``step``, chance probabilities, decision-node action lists (hashable, no duplicates),
     information-set keys (hashable, equal to themselves), that every history sharing an
-    information-set key reports the same ordered legal actions, and that stepping a
-    clone leaves the original untouched. An exception the game itself raises is reported
-    as ``game-exception``. It is a probe, not a proof: :func:`jaxcfr.lower` checks every
-    node, and perfect recall in the strong sense.
+    information-set key reports the same ordered legal actions, ``nash_value()`` (two
+    finite numbers or ``None``), and that stepping a clone leaves the original untouched
+    (on the first :data:`DEEP_TRAJECTORIES` trajectories also what it does later: a dict
+    shared by a ``copy.copy`` clone is caught). Where the game draws chance itself,
+    ``sample_chance`` is tested against ``chance_outcomes()`` at the first chance nodes
+    met (``chance-sampling``);
+    where it declares ``caches_transpositions()``, histories with one ``state_hash()``
+    must be the same state (``transposition``); :mod:`jaxcfr.game.probes` states both
+    tests. An exception the game itself raises is reported as ``game-exception``. It is a
+    probe, not a proof: :func:`jaxcfr.lower` checks every node, and perfect recall in the
+    strong sense.
 
     Raises:
       GameError: naming the rule broken and the history (action path) where.
@@ -45,6 +57,7 @@ def validate_game_with(game, *, trajectories: int = DEFAULT_TRAJECTORIES,
     num_players = check_protocol(game)
     history: list[Any] = []
     try:
+        check_nash_value(game, num_players)
         _probe(game, num_players, trajectories, seed, history)
     except GameError:
         raise
@@ -59,12 +72,18 @@ def _probe(game, num_players: int, trajectories: int, seed: int, history: list) 
     """The trajectories of :func:`validate_game_with`; ``history`` is the current path."""
     rng = random.Random(seed)
     seen: dict[tuple[int, Any], tuple[tuple, tuple]] = {}  # (player, key) -> (actions, history)
-    for _ in range(trajectories):
+    sampled: set[tuple] = set()                            # chance nodes whose draws were tested
+    transpositions = probes.Transpositions(num_players, seed) \
+        if game.caches_transpositions() else None
+    for trajectory in range(trajectories):
         state = game.clone()
         history.clear()
+        deep = trajectory < DEEP_TRAJECTORIES
         while True:
             info = inspect_node(state, num_players, history)
             player_to_act_consistent(state, info, history)
+            if transpositions is not None:
+                transpositions.check(state, history)
             if info.kind == TERMINAL_NODE:
                 check_terminal_step_refused(state, history)
                 break
@@ -78,6 +97,10 @@ def _probe(game, num_players: int, trajectories: int, seed: int, history: list) 
                         rule="infoset-actions", history=history, infoset=key)
                 action = rng.choice(info.actions)
             elif info.kind == CHANCE_NODE and info.probs is not None:
+                if len(sampled) < probes.CHANCE_NODES and tuple(history) not in sampled and \
+                        probes.overrides_sampling(state):
+                    sampled.add(tuple(history))
+                    probes.check_sampling(state, info, history, seed * 1_000_003 + len(sampled))
                 action = rng.choices(info.actions, weights=info.probs)[0]
             else:
                 try:
@@ -91,6 +114,9 @@ def _probe(game, num_players: int, trajectories: int, seed: int, history: list) 
                                     history=history)
             try:
                 check_clone_independent(state, info, action, num_players, history)
+                if deep and len(history) < DEEP_MOVES:
+                    probes.check_clone_future(state, action, num_players, history,
+                                              seed * 7919 + len(history))
                 state.step(action)
             except GameError as e:
                 raise e.with_context(history=history)
@@ -98,3 +124,4 @@ def _probe(game, num_players: int, trajectories: int, seed: int, history: list) 
             if len(history) > contract.MAX_TRAJECTORY_LENGTH:
                 raise GameError(f"trajectory longer than {contract.MAX_TRAJECTORY_LENGTH} moves",
                                 rule="termination", history=history[:20])
+

@@ -99,7 +99,14 @@ def default_memory_budget(meminfo: str = "/proc/meminfo") -> int:
     of the memory available now (``MemAvailable`` in ``meminfo``), else 8 GiB."""
     env = os.environ.get("JAXCFR_MEMORY_BUDGET")
     if env:
-        return int(float(env))
+        try:
+            value = float(env)
+        except ValueError:
+            value = float("nan")
+        if not (value >= 1 and value < float("inf")):
+            raise ValueError(f"JAXCFR_MEMORY_BUDGET must be a number of bytes (e.g. 8e9), got "
+                             f"{env!r}")
+        return int(value)
     try:
         with open(meminfo) as f:
             for line in f:
@@ -125,7 +132,8 @@ def describe_fit(size, num_players: int, budget: int) -> tuple[bool, str]:
         return True, (f"{size.describe()}, about {format_bytes(need)} to lower and solve, "
                       f"within the memory budget of {format_bytes(budget)}")
     return False, (f"too large to lower: {size.describe()} need about {format_bytes(need)}, "
-                   f"over the memory budget of {format_bytes(budget)} (JAXCFR_MEMORY_BUDGET)")
+                   f"over the memory budget of {format_bytes(budget)} (set "
+                   "JAXCFR_MEMORY_BUDGET=BYTES to raise it)")
 
 
 def check_budget(nodes: int, rows: int, max_actions: int, num_players: int, budget: int, *,

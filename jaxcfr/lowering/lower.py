@@ -35,7 +35,7 @@ from jaxcfr.lowering import parallel
 from jaxcfr.lowering.budget import (MemoryBudgetError, check_budget, default_memory_budget,
                            estimate_bytes, format_bytes, memory_estimate)
 from jaxcfr.game.abstraction import Abstracted, unwrap
-from jaxcfr.game.contract import check_protocol
+from jaxcfr.game.contract import check_nash_value, check_protocol
 from jaxcfr.game.registry import load_game
 from jaxcfr.lowering.size import SizeEstimate, estimate_size
 from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
@@ -91,6 +91,7 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
     if isinstance(game, Abstracted):
         name = name or game.name
     num_players = check_protocol(game)
+    check_nash_value(game, num_players)              # before a long walk, not after it
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
     outer = game
     game, abstraction = unwrap(game)
@@ -264,7 +265,7 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     enum.action = None
     node_action = tuple(labels[order])
     del labels
-    nash = game.nash_value() if num_players == 2 else None
+    nash = check_nash_value(game, num_players)
     br_rounds = _most_own_decisions(parent, edge_owner, level_start, num_players) + 1
     sums = payoff[kind == TERMINAL_NODE].sum(axis=1)
     constant_sum = None

@@ -43,7 +43,7 @@ from jaxcfr.lowering.parts import Merge, Mismatch, pack
 from jaxcfr.lowering.walk import ROOT_PARENT, Enumeration, walk
 
 __all__ = ["walk_parallel", "cut", "walk_job", "resolve_workers", "default_workers",
-           "PARALLEL_MIN_NODES"]
+           "PARALLEL_MIN_NODES", "LoweringWorkerDied"]
 
 #: Trees smaller than this (by the size estimate) are walked by one process by default.
 PARALLEL_MIN_NODES = 1_000_000
@@ -105,6 +105,8 @@ def walk_parallel(game, num_players: int, abstraction, *, workers: int, size, bu
             f"{top.frontier[0][1][3]} with {min(workers, len(top.frontier))} processes")
     try:
         return _run(top, num_players, abstraction, workers, budget, progress)
+    except LoweringWorkerDied:
+        raise                           # killed from outside: say so (the walk may be retried)
     except (Mismatch, _WorkerFailed, AssertionError, OSError):
         return None                     # (a daemonic process cannot fork, fork failed)
 
@@ -129,6 +131,25 @@ def cut(game, num_players: int, abstraction, *, workers: int, size,
         if len(top.frontier) >= wanted:
             return best
         depth += 1
+
+
+class LoweringWorkerDied(ChildProcessError):
+    """A worker process of the walk died (killed, out of memory): nothing was lowered, the
+    walk can be retried. Attributes: ``worker`` (its number), ``pid``, ``exitcode``."""
+
+    def __init__(self, worker: int, workers: int, pid: int | None, exitcode: int):
+        self.worker, self.pid, self.exitcode = worker, pid, exitcode
+        if exitcode < 0:
+            name = signal.Signals(-exitcode).name if -exitcode in signal.valid_signals() \
+                else str(-exitcode)
+            oom = ", out of memory?" if -exitcode == signal.SIGKILL else ""
+            why = f"by signal {-exitcode} ({name}{oom})"
+        else:
+            why = f"with exit status {exitcode}"
+        super().__init__(f"lowering worker {worker + 1} of {workers} (pid {pid}) died {why}; "
+                         "nothing was lowered and nothing is lost: the walk can be retried "
+                         "(run it again), or walked in one process with --workers 1 "
+                         "(workers=1, JAXCFR_LOWERING_WORKERS=1)")
 
 
 def _run(top: Enumeration, num_players, abstraction, workers, budget, progress) -> Enumeration:
@@ -182,13 +203,9 @@ def _run(top: Enumeration, num_players, abstraction, workers, budget, progress) 
 
 
 def _check_workers(procs) -> None:
-    for p in procs:
+    for i, p in enumerate(procs):
         if p.exitcode not in (None, 0):
-            why = f"signal {-p.exitcode}" if p.exitcode < 0 else f"exit status {p.exitcode}"
-            raise RuntimeError(f"a lowering worker process died ({why}"
-                               f"{': out of memory?' if p.exitcode == -signal.SIGKILL else ''}); "
-                               "lower with workers=1 (JAXCFR_LOWERING_WORKERS=1) to walk in "
-                               "one process")
+            raise LoweringWorkerDied(i, len(procs), p.pid, p.exitcode)
 
 
 def _die_with_parent(parent: int) -> None:

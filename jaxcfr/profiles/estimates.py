@@ -65,7 +65,9 @@ import numpy as np
 
 from jaxcfr._util import arguments
 from jaxcfr.solvers.analytics import best_responses
-from jaxcfr.game.determinize import EmpiricalChance, chance_below, draw_prefix, draw_seed
+from jaxcfr.game.contract import GameError
+from jaxcfr.game.determinize import (Determinized, EmpiricalChance, chance_below, draw_prefix,
+                                    draw_seed)
 from jaxcfr.profiles.host_values import PolicySet, WalkStats, WalkTooLarge, trajectory_values, walk_values
 from jaxcfr.lowering.lower import lower
 from jaxcfr.kernels.numerics import normalise
@@ -74,7 +76,7 @@ from jaxcfr.game.registry import load_game
 from jaxcfr.tensors import LoweredGame
 
 __all__ = ["Estimate", "ProfileEstimates", "Empirical", "estimate_values", "estimate_profile",
-           "estimate_record", "empirical_game", "interval", "METHODS", "RECORD_KEYS"]
+           "estimate_record", "empirical_game", "interval", "run_draws", "METHODS", "RECORD_KEYS"]
 
 #: How each draw is valued: ``auto`` picks ``exact`` when one probe draw walks in
 #: ``max_nodes`` states, else ``trajectories``.
@@ -88,6 +90,17 @@ RECORD_KEYS = ("values", "values_interval", "values_stderr", "gain_lower_bound",
 #: information sets, or the responses fit the draws rather than the game (on
 #: ``sampled_dice_poker``, 1,006 rows, 2,000 draws give responses that lose on fresh draws).
 DEFAULT_TRAIN_SAMPLES = 20_000
+#: Held-out draws by default.
+DEFAULT_SAMPLES = 1000
+#: A trainer's estimates (sampled chance, :func:`run_draws`) fit on this many times the
+#: draws its training consumed, within ``[MIN_TRAIN_SAMPLES, DEFAULT_TRAIN_SAMPLES]``, and
+#: hold out as many as it consumed, within ``[MIN_SAMPLES, DEFAULT_SAMPLES]``.
+TRAIN_SAMPLES_PER_DRAW = 4
+MIN_TRAIN_SAMPLES, MIN_SAMPLES = 1000, 200
+#: ``JAXCFR_ESTIMATES=quick``: (fitting, held-out) draws for smoke tests.
+QUICK_DRAWS = (200, 100)
+#: ``JAXCFR_ESTIMATES``: how large a trainer's estimates are (see :func:`run_draws`).
+ESTIMATE_SIZES = ("proportionate", "full", "quick")
 #: States one draw's exact walk may take before ``auto`` falls back to trajectories.
 MAX_NODES = 100_000
 # Streams of draw_seed(seed, stream, index).
@@ -185,6 +198,29 @@ class ProfileEstimates(NamedTuple):
             "method": self.method, "estimate": True}
 
 
+def run_draws(consumed: int) -> tuple[int, int]:
+    """``(train_samples, samples)`` for the estimates of a trainer whose training has
+    consumed ``consumed`` chance draws (iterations x draws per iteration).
+
+    ``JAXCFR_ESTIMATES`` chooses: ``proportionate`` (the default): with ``consumed``
+    rounded up to a power of two (so that a run's curve changes its draws only a few
+    times), fit on :data:`TRAIN_SAMPLES_PER_DRAW` times it and hold out as many, within
+    the bounds above, so that a 50-iteration run's estimate costs seconds, not the
+    minute 20,000 fitting draws take; ``full``: the largest (20,000 and 1,000) whatever
+    the run; ``quick``: :data:`QUICK_DRAWS` (smoke tests: the bounds are then loose).
+    Fewer fitting draws make the gain's lower bound looser, never invalid.
+    """
+    mode = os.environ.get("JAXCFR_ESTIMATES", "") or "proportionate"
+    arguments.one_of("JAXCFR_ESTIMATES", mode, ESTIMATE_SIZES)
+    if mode == "quick":
+        return QUICK_DRAWS
+    if mode == "full":
+        return DEFAULT_TRAIN_SAMPLES, DEFAULT_SAMPLES
+    consumed = 1 << max(0, int(consumed) - 1).bit_length()      # up to a power of two: the
+    return (min(DEFAULT_TRAIN_SAMPLES, max(MIN_TRAIN_SAMPLES, TRAIN_SAMPLES_PER_DRAW * consumed)),
+            min(DEFAULT_SAMPLES, max(MIN_SAMPLES, consumed)))      # sizes change seldom
+
+
 def estimate_values(game, profile=None, *, samples: int = 1000, seed: int = 0,
                     confidence: float = 0.95, method: str = "auto",
                     enumerate_chance: bool = False, transpositions: bool = True,
@@ -278,16 +314,21 @@ class Empirical(NamedTuple):
     seed: int
 
 
-def empirical_game(game, train_samples: int = DEFAULT_TRAIN_SAMPLES, seed: int = 0
-                   ) -> Empirical:
+def empirical_game(game, train_samples: int = DEFAULT_TRAIN_SAMPLES, seed: int = 0, *,
+                   enumerate_listed: bool = True) -> Empirical:
     """``train_samples`` draws of ``game``'s chance under one chance root, lowered.
 
-    Draw ``j`` answers every chance node with ``sample_chance(Random(draw_seed(seed, 2,
-    j)))``; information sets that several draws reach are one row. Draws that share
-    their chance prefix (the chance from the root to the first decision) with nothing
-    drawn below it are one and the same tree: they are lowered once, with the weight of
-    their number (the same empirical game, smaller). Reuse it across calls of
-    :func:`estimate_profile` (``empirical=``) with the same seed.
+    Draw ``j`` answers chance with ``sample_chance(Random(draw_seed(seed, 2, j)))``: its
+    chance prefix (the chance from the root to the first decision) and, below it, the
+    chance nodes that cannot list their outcomes; with ``enumerate_listed`` (the default)
+    those that list them keep their outcomes, as the sampled-chance trainer's draws do,
+    so the responses are fitted on the exact expectation there (``False``: every chance
+    node is drawn). Information sets that several draws reach are one row. Draws that
+    share their prefix with nothing drawn below it are one and the same tree: they are
+    lowered once, with the weight of their number (the same empirical game, smaller: on
+    Leduc, where only the public card lies below the deal and it lists its outcomes,
+    20,000 draws are 30 trees, the exact game reweighted by the deals drawn). Reuse it
+    across calls of :func:`estimate_profile` (``empirical=``) with the same seed.
     """
     game = load_game(game) if isinstance(game, str) else game
     train_samples = arguments.positive_int("train_samples", train_samples)
@@ -297,7 +338,8 @@ def empirical_game(game, train_samples: int = DEFAULT_TRAIN_SAMPLES, seed: int =
     for s in seeds:
         prefix, state, _ = draw_prefix(game, s)
         if prefix not in groups:
-            groups[prefix] = None if chance_below(state) else [s, 0]
+            drawn_below = chance_below(state, listed=not enumerate_listed)
+            groups[prefix] = None if drawn_below else [s, 0]
         group = groups[prefix]
         if group is None:                      # chance below: every draw is its own tree
             kept.append(s)
@@ -308,9 +350,17 @@ def empirical_game(game, train_samples: int = DEFAULT_TRAIN_SAMPLES, seed: int =
         if group is not None:
             kept.append(group[0])
             counts.append(group[1])
-    lowered = lower(EmpiricalChance(game, kept, counts), workers=1,
-                    name=f"{getattr(game, 'name', '') or type(game).__name__} "
-                         f"({train_samples} draws)")
+    try:
+        lowered = lower(EmpiricalChance(game, kept, counts, enumerate_listed=enumerate_listed),
+                        workers=1,
+                        name=f"{getattr(game, 'name', '') or type(game).__name__} "
+                             f"({train_samples} draws)")
+    except GameError as e:                 # the history starts with the draw: say it in words
+        if not e.history or not isinstance(e.history[0], int):
+            raise
+        raise GameError(f"{e.detail} (in draw {e.history[0]} of the {len(kept)} the estimates "
+                        f"fit best responses on, seed {seed})", rule=e.rule,
+                        history=e.history[1:], infoset=e.infoset) from None
     return Empirical(lowered, train_samples, seed)
 
 
@@ -358,8 +408,8 @@ def _pick(game, policies: PolicySet, method: str, seed: int, enumerate_chance: b
     if method != "auto":
         return method
     try:
-        walk_values(game, policies, random.Random(draw_seed(seed, _PROBE)),
-                    enumerate_chance=enumerate_chance, limit=max_nodes)
+        _walk_draw(game, policies, draw_seed(seed, _PROBE), enumerate_chance, True,
+                   WalkStats(), limit=max_nodes)
     except WalkTooLarge:
         return "trajectories"
     return "exact"
@@ -373,12 +423,27 @@ def _held_out(game, policies: PolicySet, samples: int, seed: int, method: str,
     for k in range(samples):
         s = draw_seed(seed, _HELD_OUT, k)
         if method == "exact":
-            out.append(walk_values(game, policies, random.Random(s),
-                                   enumerate_chance=enumerate_chance,
-                                   transpositions=transpositions, stats=stats))
+            out.append(_walk_draw(game, policies, s, enumerate_chance, transpositions, stats))
         else:
             out.append(trajectory_values(game, policies, s))
     return np.stack(out), stats
+
+
+def _walk_draw(game, policies: PolicySet, seed: int, enumerate_chance: bool,
+               transpositions: bool, stats: WalkStats, limit: int | None = None) -> np.ndarray:
+    """``[K, P]``: one held-out draw's exact values. The chance prefix (root to the first
+    decision) is drawn with ``Random(seed)``; below it, chance nodes that list their
+    outcomes are enumerated (exact, so no variance from them) and the others drawn from
+    the same generator, in the walk's order (so a game without listed chance below its
+    prefix gets the draws it always got). ``enumerate_chance``: the prefix is enumerated
+    too where it lists its outcomes."""
+    if enumerate_chance:
+        return walk_values(game, policies, random.Random(seed), enumerate_chance=True,
+                           transpositions=transpositions, stats=stats, limit=limit)
+    _, state, rng = draw_prefix(game, seed)
+    return walk_values(Determinized(state, rng, enumerate_listed=True), policies, rng,
+                       enumerate_chance=True, transpositions=transpositions, stats=stats,
+                       limit=limit)
 
 
 def _table(lowered: LoweredGame, policies: PolicySet) -> np.ndarray:

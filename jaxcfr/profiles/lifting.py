@@ -62,7 +62,8 @@ def lift_table(profile: Profile, full: LoweredGame) -> tuple[np.ndarray, dict[st
 
 
 def lift(profile: Profile, full_game) -> Profile:
-    """A profile of the full game from a profile of an abstraction of it (design §9).
+    """A profile of the full game from a profile of an abstraction of it (README, "Action
+    abstraction").
 
     Args:
       profile: e.g. ``jaxcfr.solve(lower(Abstracted(game, abstraction))).profile``,

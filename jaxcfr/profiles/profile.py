@@ -7,7 +7,7 @@ and turns back into a strategy table of a lowered game (``table``).
 
 A profile trained on an abstracted game (:class:`jaxcfr.Abstracted`) is keyed by
 the abstracted action order. :meth:`Profile.distribution` maps a row onto the
-actions a state allows by label (lifting, design §9): actions the row does not
+actions a state allows by label (lifting, README "Action abstraction"): actions the row does not
 have get zero mass, the others are renormalised, and a row with no mass there is
 uniform over all of the state's legal actions. So ``act`` plays an abstracted
 profile in the full game, ``table`` / :func:`evaluate_profile` evaluate it there,
@@ -34,11 +34,13 @@ from typing import Any, Hashable, Sequence
 import numpy as np
 
 from jaxcfr._util.atomic import atomic_write_bytes, atomic_write_text
+from jaxcfr.game.contract import GameError
+from jaxcfr.game.registry import check_trusted, parse_game_string
 from jaxcfr.kernels.numerics import normalise
 from jaxcfr._util.serialize import jsonable
 from jaxcfr.tensors import LoweredGame
 
-__all__ = ["Profile", "evaluate_profile", "encode_label", "decode_label"]
+__all__ = ["Profile", "evaluate_profile", "encode_label", "decode_label", "openspiel_counterpart"]
 
 FORMAT = "jaxcfr-profile"
 FORMAT_VERSION = 1
@@ -52,14 +54,19 @@ class Profile:
       actions: ``[I]`` tuple of action labels per row (``legal_actions()`` order).
       probs: ``[I, A]`` probabilities (row ``r`` uses its first ``len(actions[r])`` slots).
       game: the game string the profile belongs to (optional, recorded by ``save``).
+      game_source: the file ``game`` was read from (:meth:`load` sets it): such a string
+        is only loaded without ``trust_code=True`` when it runs no unregistered code
+        (:func:`jaxcfr.game.registry.check_trusted`).
     """
 
-    def __init__(self, keys, actions, probs, *, game: str | None = None):
+    def __init__(self, keys, actions, probs, *, game: str | None = None,
+                 game_source: str | None = None):
         self.keys = tuple(keys)
         self.actions = tuple(tuple(a) for a in actions)
         probs = np.asarray(probs, dtype=np.float64)
         self.probs = probs
         self.game = game
+        self.game_source = game_source
         self._row = {k: i for i, k in enumerate(self.keys)}
 
     @classmethod
@@ -109,7 +116,8 @@ class Profile:
 
         Uniform for an unseen key. When the row's actions differ from ``legal_actions``
         (a profile of an abstracted game played in the full game, or the other way
-        round) the row is mapped by action label, which is lifting (design §9): an
+        round) the row is mapped by action label, which is lifting (README, "Action
+        abstraction"): an
         action the row lacks gets 0, the others are renormalised, and where they
         carry no mass the result is uniform over all of ``legal_actions``.
 
@@ -229,32 +237,67 @@ class Profile:
         if len(keys) != len(actions) or probs.shape[0] != len(keys):
             raise ValueError(f"{base}: {len(keys)} keys, {len(actions)} action lists and "
                              f"{probs.shape[0]} probability rows do not match")
-        return cls(keys, actions, probs, game=meta.get("game"))
+        game = meta.get("game")
+        if game is not None and not isinstance(game, str):
+            raise ValueError(f"{json_path}: the profile's game must be a game string, got "
+                             f"{game!r}")
+        return cls(keys, actions, probs, game=game, game_source=str(json_path))
+
+    def recorded_game(self, trust_code: bool = False) -> str:
+        """The game string the profile records, checked for code it would run when it was
+        read from a file (see ``game_source``).
+
+        Raises:
+          ValueError: the profile records no game; GameError: ``untrusted-code``.
+        """
+        if not self.game:
+            raise ValueError("the profile records no game: name the game to evaluate it on")
+        if self.game_source is not None:
+            check_trusted(self.game, self.game_source, trust_code)
+        return self.game
 
     # -- OpenSpiel ---------------------------------------------------------
-    def to_openspiel(self, pyspiel_game, game=None):
-        """This profile as an OpenSpiel ``TabularPolicy`` of ``pyspiel_game``.
+    def to_openspiel(self, pyspiel_game=None, game=None, *, trust_code: bool = False):
+        """This profile as an OpenSpiel ``TabularPolicy`` (needs the ``openspiel`` extra).
 
-        See :func:`jaxcfr.game.openspiel.tabular_policy`; ``game`` (our root state or a game
-        string) defaults to the game the profile was made for (``self.game``).
+        Args:
+          pyspiel_game: a ``pyspiel.Game`` or an OpenSpiel game string; default: the
+            OpenSpiel game of the profile's recorded game (an ``openspiel:`` game, Kuhn,
+            Leduc or Liar's dice: :func:`openspiel_counterpart`).
+          game: our root state or a game string of the same game; default: the
+            profile's recorded game (:meth:`recorded_game`).
+        See :func:`jaxcfr.game.openspiel.tabular_policy` for how the trees are paired.
+
+        Example::
+
+            >>> jaxcfr.solve("kuhn_poker", iterations=100).profile.to_openspiel()
         """
         from jaxcfr.game.openspiel import tabular_policy
         from jaxcfr.game.registry import load_game
         if game is None:
             if not self.game:
                 raise ValueError("to_openspiel() needs game= (the profile records no game)")
-            game = self.game
+            game = self.recorded_game(trust_code)
+        if pyspiel_game is None:
+            text = game if isinstance(game, str) else self.game
+            pyspiel_game = openspiel_counterpart(text) if text else None
+            if pyspiel_game is None:
+                raise ValueError(f"to_openspiel() needs pyspiel_game= for {text or 'this game'}"
+                                 ": no OpenSpiel game is known to be the same game (known: "
+                                 "openspiel:NAME, kuhn_poker, leduc_poker, liars_dice)")
         if isinstance(game, (str, os.PathLike)):
             game = load_game(game)
         return tabular_policy(self, pyspiel_game, game)
 
     # -- metrics -----------------------------------------------------------
-    def evaluate(self, game=None, *, precision: str = "float32") -> dict[str, Any]:
+    def evaluate(self, game=None, *, precision: str = "float32",
+                 trust_code: bool = False) -> dict[str, Any]:
         """Exact metrics of this profile in ``game`` (see :func:`evaluate_profile`)."""
-        return evaluate_profile(self, game, precision=precision)
+        return evaluate_profile(self, game, precision=precision, trust_code=trust_code)
 
 
-def evaluate_profile(profile: Profile, game=None, *, precision: str = "float32") -> dict[str, Any]:
+def evaluate_profile(profile: Profile, game=None, *, precision: str = "float32",
+                     trust_code: bool = False) -> dict[str, Any]:
     """Values, best-response values, NashConv / exploitability of ``profile`` in ``game``.
 
     Information sets the profile does not have play uniformly (``missing`` counts them);
@@ -262,7 +305,9 @@ def evaluate_profile(profile: Profile, game=None, *, precision: str = "float32")
     (``ValueError``: it was saved for another game).
 
     Args:
-      game: a game string, Game or LoweredGame; default: the profile's recorded game.
+      game: a game string, Game or LoweredGame; default: the profile's recorded game
+        (:meth:`Profile.recorded_game`: read from a file, it must run no unregistered
+        code unless ``trust_code``).
     Returns:
       :func:`jaxcfr.evaluate`'s metrics for one game (``values [P]``, ...), as plain
       JSON values, plus ``rows``, ``found``, ``missing`` and ``game``.
@@ -270,9 +315,7 @@ def evaluate_profile(profile: Profile, game=None, *, precision: str = "float32")
     from jaxcfr.solvers.analytics import evaluate
     from jaxcfr.lowering.lower import as_lowered
     if game is None:
-        if not profile.game:
-            raise ValueError("the profile records no game: name the game to evaluate it on")
-        game = profile.game
+        game = profile.recorded_game(trust_code)
     name = game if isinstance(game, str) else getattr(game, "name", "") or type(game).__name__
     lowered = as_lowered(game)
     table, counts = profile.table(lowered)
@@ -284,6 +327,33 @@ def evaluate_profile(profile: Profile, game=None, *, precision: str = "float32")
     out.update(counts)
     out["game"] = name
     return out
+
+
+def openspiel_counterpart(text: str) -> str | None:
+    """The OpenSpiel game string of the same game as jaxcfr game string ``text``, when there
+    is one (``openspiel:X``, Kuhn, Leduc with its default deck, Liar's dice), else ``None``.
+
+    Example::
+
+        >>> openspiel_counterpart("liars_dice(dice=2, sides=3)")
+        'liars_dice(numdice=2,dice_sides=3)'
+    """
+    text = text.strip()
+    if text.startswith("openspiel:"):
+        return text[len("openspiel:"):]
+    try:
+        name, params = parse_game_string(text)
+    except GameError:
+        return None
+    if name == "kuhn_poker" and set(params) <= {"players"}:
+        return f"kuhn_poker(players={int(params.get('players', 2))})"
+    if name == "leduc_poker" and params.get("ranks", 3) == 3 and params.get("suits", 2) == 2 \
+            and tuple(params.get("raise_sizes", (2, 4))) == (2, 4):
+        return "leduc_poker"
+    if name == "liars_dice" and set(params) <= {"dice", "sides"}:
+        return (f"liars_dice(numdice={int(params.get('dice', 1))},"
+                f"dice_sides={int(params.get('sides', 6))})")
+    return None
 
 
 def _by_label(probs: np.ndarray, acts: tuple, legal: tuple, player: int, key) -> np.ndarray:

@@ -18,6 +18,13 @@ A config has three sections (every key optional except the game)::
 
 Unknown keys and wrong types raise :class:`ConfigError` naming the key and the file.
 
+A config is a file that may come from someone else: a ``module:Class`` game or
+abstraction string in it (which imports and runs that module) is refused unless the
+caller says ``trust_code=True`` (``--trust-code``); registered names, ``.efg`` paths and
+``openspiel:`` strings are always read (:func:`jaxcfr.game.registry.check_trusted`).
+Values given as overrides are the caller's own. A ``module:Class`` module is looked for
+beside the config file too (and in the working directory).
+
 Example::
 
     >>> from jaxcfr.runs import load_config
@@ -46,7 +53,7 @@ from jaxcfr._util.precision import PRECISIONS
 from jaxcfr.engine.runner import DEFAULT_CHUNK
 from jaxcfr.engine.sampled_chance import CHANCE_CHOICES, DEFAULT_DRAWS, sampled_chance_rules
 from jaxcfr.game.contract import GameError
-from jaxcfr.game.registry import load_abstraction
+from jaxcfr.game.registry import check_trusted, import_game_module, load_abstraction
 from jaxcfr.solvers.estimators import Estimator, make_estimator
 from jaxcfr.solvers.presets import resolve_algorithm
 from jaxcfr.solvers.solver import HYPERPARAMETERS, check_run_parameters
@@ -229,15 +236,19 @@ _TOP_LEVEL = {"name": str, "description": str}
 
 
 # -- loading ------------------------------------------------------------------
-def load_config(path: str | os.PathLike, overrides: Sequence[str] = ()) -> Config:
+def load_config(path: str | os.PathLike, overrides: Sequence[str] = (), *,
+                trust_code: bool = False) -> Config:
     """Read a TOML run config and apply ``overrides`` (``"section.key=value"`` strings).
 
     Relative ``.efg`` paths in the file are resolved against the file's directory;
-    those given in overrides against the working directory.
+    those given in overrides against the working directory. ``module:Class`` games and
+    abstractions in the file are refused unless ``trust_code`` (see the module
+    docstring); their modules are imported here, found beside the file too.
 
     Raises:
       ConfigError: unreadable TOML, an unknown key, a wrong type or a bad value
-        (the message names the key and the file, or the override).
+        (the message names the key and the file, or the override), or a ``module:Class``
+        string in the file without ``trust_code``.
       FileNotFoundError: no such file.
     """
     path = Path(path)
@@ -248,12 +259,18 @@ def load_config(path: str | os.PathLike, overrides: Sequence[str] = ()) -> Confi
             raise ConfigError(f"{path}: invalid TOML: {e}") from None
     _resolve_paths(raw, path.resolve().parent)
     raw.setdefault("name", path.stem)
-    return config_from_dict(raw, source=str(path), overrides=overrides)
+    return config_from_dict(raw, source=str(path), overrides=overrides, trust_code=trust_code,
+                            folder=path.resolve().parent)
 
 
 def config_from_dict(raw: dict[str, Any], *, source: str = "<dict>",
-                     overrides: Sequence[str] = ()) -> Config:
-    """Validate a TOML-shaped dict (and apply ``overrides``) into a :class:`Config`."""
+                     overrides: Sequence[str] = (), trust_code: bool = True,
+                     folder: str | os.PathLike | None = None) -> Config:
+    """Validate a TOML-shaped dict (and apply ``overrides``) into a :class:`Config`.
+
+    ``trust_code=False``: the dict was read from ``source``, a file (see :func:`load_config`);
+    ``folder``: where ``module:Class`` modules are looked for besides the working directory.
+    """
     raw = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
     given: dict[str, str] = {}                     # key -> the --set that gave its value
     for text in overrides:
@@ -277,7 +294,7 @@ def config_from_dict(raw: dict[str, Any], *, source: str = "<dict>",
         given["game.names"] = given["game.name"]
     elif "game.names" in given:
         given["game.name"] = given["game.names"]
-    return _build(raw, source, given)
+    return _build(raw, source, given, trust_code=trust_code, folder=folder)
 
 
 def parse_override(text: str) -> tuple[str, Any]:
@@ -337,7 +354,8 @@ def _field_type(section: str, key: str, where: str):
     return hints[key]
 
 
-def _build(raw: dict[str, Any], source: str, given: dict[str, str] | None = None) -> Config:
+def _build(raw: dict[str, Any], source: str, given: dict[str, str] | None = None, *,
+           trust_code: bool = True, folder: str | os.PathLike | None = None) -> Config:
     top: dict[str, Any] = {}
     sections: dict[str, Any] = {}
     for key, value in raw.items():
@@ -361,8 +379,28 @@ def _build(raw: dict[str, Any], source: str, given: dict[str, str] | None = None
     if "game" not in sections:
         raise ConfigError(f"{source}: missing [game] section (set game.name)")
     config = Config(**sections, **top, source=source)
+    _check_code(config, source, given or {}, trust_code, folder)
     _check_values(config, source, given or {})
     return config
+
+
+def _check_code(c: Config, source: str, given: dict[str, str], trust_code: bool,
+                folder: str | os.PathLike | None) -> None:
+    """Refuse ``module:Class`` strings the file gave unless ``trust_code``; import the
+    modules of those allowed, looking in ``folder`` too (see :func:`load_config`)."""
+    g = c.game
+    strings = [("game.names" if g.names is not None else "game.name", s, "game")
+               for s in g.strings if s is not None]
+    strings += [("game.abstraction", a, "abstraction")
+                for a in (g.abstraction if isinstance(g.abstraction, tuple) else
+                          (g.abstraction,)) if a is not None]
+    for key, text, what in strings:
+        try:
+            if key not in given:
+                check_trusted(text, "the config", trust_code, what=what)
+            import_game_module(text, () if folder is None else (folder,))
+        except GameError as e:
+            raise ConfigError(f"{given.get(key, source)}: {key}: {e}") from None
 
 
 def check_config(config: Config) -> Config:
@@ -449,8 +487,9 @@ def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
     if s.combine == "zip" and len(lengths) > 1:
         fail("solver.combine", f"'zip' needs hyper-parameter lists of one length, got "
              f"{sorted(lengths)}")
-    for key in ("run.eval_every", "run.keep_checkpoints", "run.chunk", "solver.draws"):
+    for key in ("run.eval_every", "run.keep_checkpoints", "run.chunk"):
         rule(key, positive_int)
+    rule("solver.draws", arguments.draws)
     rule("run.checkpoint_every", nonnegative_int)
     rule("run.precision", one_of, PRECISIONS)
     try:

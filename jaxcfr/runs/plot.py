@@ -11,26 +11,43 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["plot_convergence"]
+__all__ = ["plot_convergence", "convergence_figure"]
 
 
 def plot_convergence(metrics: Sequence[dict[str, Any]], path, *,
-                     title: str = "", members: Sequence[str] | None = None) -> bool:
+                     title: str = "", members: Sequence[str] | None = None,
+                     full_game: Sequence[float | None] | None = None) -> bool:
     """Write a PNG to ``path`` (a path or a binary file object) from metrics records.
 
     Returns False (writing nothing) when there is no record to plot.
 
     Each record has ``iteration``, ``metric`` (a number or a list per member) and
     ``metric_name``. Non-positive values are left out (log scale). Records with
-    ``estimates`` (sampled chance) also show the estimated bracket of the gap: the
-    held-out lower bound and the in-sample (optimistic) estimate, shaded between.
+    ``estimates`` (sampled chance) also show the in-sample estimate beside the held-out
+    lower bound (two estimates, not a bracket: either may lie above the other).
+
+    ``full_game`` (an abstraction run): each member's lifted profile's metric in the full
+    game, at the last iteration. It leads: large markers, labelled "full game"; the
+    curves are then labelled "inside the abstraction" and drawn dashed.
     """
+    fig = convergence_figure(metrics, title=title, members=members, full_game=full_game)
+    if fig is None:
+        return False
+    fig.savefig(path if hasattr(path, "write") else os.fspath(path), format="png")
+    return True
+
+
+def convergence_figure(metrics: Sequence[dict[str, Any]], *, title: str = "",
+                       members: Sequence[str] | None = None,
+                       full_game: Sequence[float | None] | None = None):
+    """The ``matplotlib.figure.Figure`` :func:`plot_convergence` writes (``None``: nothing
+    to plot)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     records = [m for m in metrics if m.get("iteration", 0) > 0]
     if not records:
-        return False
+        return None
     iters = np.array([m["iteration"] for m in records], dtype=float)
     columns = [m["metric"] if isinstance(m["metric"], list) else [m["metric"]] for m in records]
     width = max(len(c) for c in columns)
@@ -44,45 +61,57 @@ def plot_convergence(metrics: Sequence[dict[str, Any]], path, *,
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     plotted = 0
+    inside = full_game is not None
     for j in range(width):
         y = values[:, j]
         ok = np.isfinite(y) & (y > 0)
+        name = labels[j]
+        if inside:
+            name = f"{name}: inside the abstraction" if name else "inside the abstraction"
         if ok.any():
-            ax.plot(iters[ok], y[ok], marker="." if ok.sum() < 30 else None, label=labels[j])
+            line, = ax.plot(iters[ok], y[ok], marker="." if ok.sum() < 30 else None,
+                            label=name, linestyle="--" if inside else "-",
+                            alpha=0.7 if inside else 1.0)
             plotted += 1
+            if inside and j < len(full_game) and full_game[j] is not None and full_game[j] > 0:
+                ax.plot([iters[-1]], [full_game[j]], marker="*", markersize=14,
+                        linestyle="none", color=line.get_color(),
+                        label=f"{labels[j] + ': ' if labels[j] else ''}full game (lifted)")
     plotted += _estimate_band(ax, records, iters)
+    from matplotlib.ticker import NullFormatter
     ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())     # minor labels of a log axis overlap
     if plotted:
         ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("iterations")
     ax.set_ylabel(records[-1].get("metric_name", "metric").replace("_", " "))
+    if inside:
+        title = (title + "\n" if title else "") + "full game (lifted profile, the end): stars"
     if title:
-        ax.set_title(title)
+        ax.set_title(title, fontsize="medium")
     ax.grid(True, which="both", alpha=0.3)
-    if any(labels) and plotted:
+    if (any(labels) or inside) and plotted:
         ax.legend(fontsize="small")
     fig.tight_layout()
-    fig.savefig(path if hasattr(path, "write") else os.fspath(path), format="png")
-    return True
+    return fig
 
 
 def _estimate_band(ax, records, iters) -> int:
-    """Shade the gap between the held-out lower bound and the in-sample estimate of the
-    exploitability (or NashConv) where the records carry estimates; 1 if drawn."""
+    """Where the records carry estimates (sampled chance), label the main curve as the
+    held-out lower bound and add the in-sample estimate: two estimates of the gap, not a
+    bracket (the in-sample one is biased upward, the held-out one downward, and either may
+    lie above the other on a given run); 1 if drawn."""
     est = [m.get("estimates") for m in records]
     if not all(est):
         return 0
     two = est[-1].get("exploitability_lower_bound") is not None
-    low = np.array([e["exploitability_lower_bound" if two else "nash_conv_lower_bound"]
-                    for e in est], dtype=float)
     high = np.array([sum(e["gain_in_sample"]) / (2 if two else 1) for e in est], dtype=float)
     ok = high > 0
     if not ok.any():
         return 0
     if ax.lines:
-        ax.lines[0].set_label("held-out lower bound")
-    ax.plot(iters[ok], high[ok], linestyle="--", label="in-sample estimate (optimistic)")
-    floor = np.where(low > 0, low, np.nan)
-    ax.fill_between(iters[ok], np.fmin(floor, high)[ok], high[ok], alpha=0.2)
+        ax.lines[0].set_label("held-out estimate (a lower bound in expectation)")
+    ax.plot(iters[ok], high[ok], linestyle=":", label="in-sample estimate (biased upward)")
     ax.legend(fontsize="small", title="estimates")
     return 1

@@ -310,7 +310,7 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
             except GameError as e:       # e.g. the full game is over the memory budget
                 log(f"warning: the lifted profiles were not evaluated in the full game: {e}")
         best = _write_profiles(run, profiles, labels, metrics, rows)
-        _write_plot(run, config, metrics, labels, log)
+        _write_plot(run, config, metrics, labels, log, rows)
     return TrainResult(
         config=config, run_dir=run.path, lowered=lowered, state=out.state, metrics=metrics,
         final=metrics[-1] if metrics else None, members=labels, profiles=profiles,
@@ -391,7 +391,7 @@ def _write_profiles(run: RunDir, profiles: list[Profile], labels, metrics,
     return best
 
 
-def _write_plot(run: RunDir, config: Config, metrics, labels, log) -> None:
+def _write_plot(run: RunDir, config: Config, metrics, labels, log, rows=None) -> None:
     if not config.run.plot:
         return
     try:
@@ -401,6 +401,7 @@ def _write_plot(run: RunDir, config: Config, metrics, labels, log) -> None:
         return
     buf = io.BytesIO()
     games = ", ".join(config.game.strings)
+    full = None if rows is None else [r["full_game_metric"] for r in rows]
     if plot_convergence(metrics, buf, title=f"{games}: {config.solver.algorithm}",
-                        members=labels or None):
+                        members=labels or None, full_game=full):
         atomic_write_bytes(run.plot, buf.getvalue())

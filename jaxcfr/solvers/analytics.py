@@ -5,9 +5,16 @@ strategy table (``[I, A]``, ``[I, A, *b]`` or ``[B, I, A, *b]``) in, the metrics
 :data:`METRIC_KEYS` out, with the dispatcher that picks the tightest metric. The run
 loop, ``jaxcfr eval``, profiles and the tests all call it.
 
-The kernels below it take one game's tensors (vmap them for a stack) and a profile
-``strategy`` of shape ``[I, A, *b]`` (rows of every player; the sink row and
-padding rows are ignored).
+:func:`evaluate` and :func:`best_responses` check the caller's table first
+(:mod:`jaxcfr.solvers.tables`): a row that is not a distribution over its legal actions
+is a :class:`~jaxcfr.solvers.tables.StrategyError` naming its information set (or is
+normalised, with ``normalise=True``), and the sink and padding rows are set by the
+library, whatever the table holds there.
+
+The kernels below them take one game's tensors (vmap them for a stack) and a profile
+``strategy`` of shape ``[I, A, *b]`` (rows of every player) as it is: they read the
+sink row's slot 0 as the probability of every chance and root edge, so it must be 1
+there (and padding rows likewise); they check nothing.
 
 Best response: player ``i``'s pure best response is found by sweeping
 "compute values under the current choice, then pick the best action of every
@@ -29,11 +36,13 @@ from jaxcfr.kernels import passes
 from jaxcfr._util import precision
 from jaxcfr._util.tracing import counted
 from jaxcfr.kernels.numerics import check_payoff_range, trail
+from jaxcfr.solvers import tables
+from jaxcfr.solvers.tables import StrategyError
 from jaxcfr.tensors import DECISION, GameTensors, LoweredGame, Structure, to_device
 
 __all__ = ["Evaluation", "expected_values", "best_response", "evaluate", "exact_metrics",
            "history_values", "infoset_values", "METRIC_KEYS",
-           "best_responses", "BestResponses"]
+           "best_responses", "BestResponses", "StrategyError"]
 
 #: Keys of :func:`evaluate`'s result (see there).
 METRIC_KEYS = ("values", "best_response_values", "nash_conv", "exploitability", "nash_gap",
@@ -126,16 +135,21 @@ def _metrics(tensors: GameTensors, strategy: jax.Array, rounds: jax.Array, *,
 
 
 def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
-             tensors: GameTensors | None = None) -> dict[str, Any]:
+             tensors: GameTensors | None = None, normalise: bool = False) -> dict[str, Any]:
     """Exact metrics of a strategy table of ``lowered``, as host NumPy values.
 
     Args:
       lowered: a lowered game, or a stack of them.
       strategy: the profile, rows of every player: ``[I, A, *b]`` for a single game
         (``*b``: trailing batch axes, e.g. hyper-parameter settings), ``[B, I, A, *b]``
-        for a stack. Rows need not be normalised only where a player never moves.
+        for a stack. Every row of an information set must be a distribution over its
+        legal actions (finite, non-negative, summing to 1, nothing on illegal slots;
+        :mod:`jaxcfr.solvers.tables` has the tolerance); the sink row and a stack's
+        padding rows are the library's: whatever they hold is replaced.
       dtype: ``"float32"`` / ``"float64"`` (or the dtype): the precision of the passes.
       tensors: ``lowered``'s tensors already on the device in ``dtype`` (optional).
+      normalise: scale each row to sum 1 over its legal actions (a row summing to 0 is
+        uniform), e.g. for ``SolverState.strategy_sum`` as it is.
     Returns:
       A dict with the keys of :data:`METRIC_KEYS`; the players axis ``P`` comes after
       the stack axis ``B`` and before ``*b``:
@@ -148,6 +162,10 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
         each player's best-response value minus that value ``[(B,) 2, *b]``, else ``None``;
       * ``metric`` / ``metric_name``: the tightest of these: the mean gap to the known
         value (named ``exploitability``), else the exploitability, else ``nash_conv``.
+
+    Raises:
+      StrategyError: (a ``ValueError``) a row is not a distribution, named by its
+        information set's key; ``ValueError``: the table's shape does not fit.
 
     Example::
 
@@ -167,6 +185,7 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
             raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
                              f"[{'B, ' if batched else ''}I, A] = "
                              f"{tuple(lowered.tensors.legal_mask.shape)}")
+        table = tables.prepare(lowered, tensors, table, normalise=normalise)
         ev = _metrics(tensors, table, jnp.asarray(lowered.br_rounds, jnp.int32),
                       structure=lowered.structure, games_batched=batched)
         values = np.asarray(ev.values, dtype=np.float64)
@@ -193,12 +212,14 @@ def _best_responses(tensors: GameTensors, strategy: jax.Array, rounds: jax.Array
     return tables, br, expected_values(tensors, structure, strategy)
 
 
-def best_responses(lowered: LoweredGame, strategy, *, dtype="float64") -> BestResponses:
+def best_responses(lowered: LoweredGame, strategy, *, dtype="float64",
+                   normalise: bool = False) -> BestResponses:
     """Each player's pure best response to ``strategy`` in ``lowered`` (one game), and values.
 
     Args:
-      strategy: ``[I, A]`` rows of every player.
+      strategy: ``[I, A]`` rows of every player, checked as :func:`evaluate` checks them.
       dtype: the precision of the passes (ties between actions go to the first).
+      normalise: as in :func:`evaluate`.
     Returns:
       :class:`BestResponses`: the ``[P, I, A]`` tables (the responses :func:`evaluate`
       values), each player's best-response value and value under ``strategy``.
@@ -218,7 +239,9 @@ def best_responses(lowered: LoweredGame, strategy, *, dtype="float64") -> BestRe
         if table.shape != lowered.tensors.legal_mask.shape:
             raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
                              f"[I, A] = {tuple(lowered.tensors.legal_mask.shape)}")
-        out = _best_responses(to_device(lowered.tensors, dtype), table,
+        tensors = to_device(lowered.tensors, dtype)
+        table = tables.prepare(lowered, tensors, table, normalise=normalise)
+        out = _best_responses(tensors, table,
                               jnp.asarray(lowered.br_rounds, jnp.int32),
                               structure=lowered.structure)
         return BestResponses(*(np.asarray(x, dtype=np.float64) for x in out))

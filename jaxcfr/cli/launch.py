@@ -1,0 +1,31 @@
+"""The ``jaxcfr`` executable and ``python -m jaxcfr``: what runs before anything heavy.
+
+It imports only the standard library and :mod:`jaxcfr._util.signals` (``import jaxcfr``
+is light, see its docstring), so that Ctrl-C and SIGTERM are handled from the first
+moment (:func:`jaxcfr._util.signals.exit_at_once`: while JAX imports, a signal ends the
+command at once with status 130 / 143 and one line) and ``jaxcfr --version`` answers
+without importing JAX. Then it runs :func:`jaxcfr.cli.app.main`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn, Sequence
+
+from jaxcfr._util.signals import exit_at_once
+from jaxcfr.cli.version import version_line
+
+__all__ = ["console_main"]
+
+
+def console_main(argv: Sequence[str] | None = None) -> NoReturn:
+    """``jaxcfr COMMAND ...``: install the early signal handlers, answer ``--version``, then
+    run the command (:func:`jaxcfr.cli.app.main`) and exit with its status."""
+    exit_at_once("jaxcfr")
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--version"], ["-V"]):
+        print(version_line())
+        sys.stdout.flush()
+        raise SystemExit(0)
+    from jaxcfr.cli.app import exit_with, main
+    exit_with(main(args))

@@ -1,0 +1,417 @@
+"""Careless and hostile input, round two (issue 18): strategy tables that are not strategies,
+game strings that would run code, modules beside a config, bounds, and the rough edges a
+first user meets. (Contract probes are in test_validate.py, signals in
+test_interrupts.py, abstraction tables in test_abstraction.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jaxcfr
+from jaxcfr import ArgumentError, GameError
+from jaxcfr._util import arguments
+from jaxcfr.cli import app
+from jaxcfr.profiles import estimates
+from jaxcfr.solvers.tables import StrategyError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(capsys, *argv) -> tuple[int, str, str]:
+    capsys.readouterr()
+    try:
+        status = app.main(list(argv))
+    except SystemExit as e:
+        status = e.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+# -- 1. strategy tables that are not strategies ---------------------------------------------
+@pytest.fixture(scope="module")
+def kuhn():
+    lowered = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"), name="kuhn_poker")
+    result = jaxcfr.solve(lowered, "cfr+", 200)
+    return lowered, result
+
+
+def test_a_hand_normalised_strategy_sum_evaluates_like_the_average(kuhn):
+    """strategy_sum / its row sums leaves NaN in the sink row (it sums to 0): the sink is
+    the library's business, so the metrics are the average strategy's, not 0.0."""
+    lowered, result = kuhn
+    sums = np.asarray(result.state.strategy_sum, np.float64)
+    assert not sums[-1].any()                                  # the sink row: [0, 0]
+    with np.errstate(invalid="ignore"):
+        by_hand = sums / sums.sum(axis=1, keepdims=True)
+    want = jaxcfr.evaluate(lowered, result.average_strategy)
+    got = jaxcfr.evaluate(lowered, by_hand)
+    # float64 normalisation against the float32 average: equal to float32 rounding of values
+    # of order 0.1 (a few 1e-8), which is not a relative 1e-5 of an exploitability of 3e-4
+    assert got["exploitability"] == pytest.approx(want["exploitability"], abs=5e-8)
+    assert got["exploitability"] > 1e-6
+    np.testing.assert_allclose(got["values"], want["values"], atol=1e-6)
+    normalised = jaxcfr.evaluate(lowered, sums, normalise=True)   # the same, asked for
+    assert normalised["exploitability"] == pytest.approx(want["exploitability"], abs=5e-8)
+    garbage = np.asarray(result.average_strategy).copy()
+    garbage[-1] = [7.0, -3.0]                                   # whatever the sink holds
+    assert jaxcfr.evaluate(lowered, garbage)["exploitability"] == \
+        pytest.approx(want["exploitability"], rel=1e-6)
+
+
+@pytest.mark.parametrize("change, problem, words", [
+    (lambda t: t.__setitem__(0, 0.0), "sum", "sums to 0"),
+    (lambda t: t.__setitem__(slice(None), 7.0), "sum", "sums to 14"),
+    (lambda t: t.__setitem__((3, 0), -0.25), "negative", "negative entry"),
+    (lambda t: t.__setitem__((5, 1), np.nan), "non-finite", "non-finite"),
+    (lambda t: t.__setitem__((2, 0), np.inf), "non-finite", "non-finite"),
+], ids=["zeros", "sevens", "negative", "nan", "inf"])
+def test_a_table_that_is_not_a_strategy_names_its_first_bad_information_set(
+        kuhn, change, problem, words):
+    lowered, result = kuhn
+    table = np.asarray(result.average_strategy, np.float64).copy()
+    change(table)
+    with pytest.raises(StrategyError, match=words) as info:
+        jaxcfr.evaluate(lowered, table)
+    err = info.value
+    assert err.problem == problem and isinstance(err, ValueError)
+    assert err.key == lowered.infoset_keys[err.row]
+    assert repr(err.key[1]) in str(err) and f"player {err.key[0]}" in str(err)
+
+
+def test_normalise_scales_rows_but_refuses_what_is_not_a_weight(kuhn):
+    lowered, result = kuhn
+    sevens = np.full(lowered.tensors.legal_mask.shape, 7.0)
+    uniform = np.asarray(lowered.tensors.legal_mask, np.float64)
+    uniform /= uniform.sum(axis=1, keepdims=True)
+    assert jaxcfr.evaluate(lowered, sevens, normalise=True)["exploitability"] == \
+        pytest.approx(jaxcfr.evaluate(lowered, uniform)["exploitability"], rel=1e-6)
+    bad = sevens.copy()
+    bad[4, 1] = -1.0
+    with pytest.raises(StrategyError, match="negative"):
+        jaxcfr.evaluate(lowered, bad, normalise=True)
+
+
+def test_mass_on_an_illegal_slot_is_refused():
+    lowered = jaxcfr.lower(jaxcfr.load_game("leduc_poker"))
+    mask = np.asarray(lowered.tensors.legal_mask, np.float64)
+    table = mask / mask.sum(axis=1, keepdims=True)
+    row = int(np.flatnonzero((mask[:-1].sum(axis=1) < mask.shape[1]))[0])   # a row with a gap
+    slot = int(np.flatnonzero(mask[row] == 0)[0])
+    table[row, slot] = 0.5
+    with pytest.raises(StrategyError, match=f"slot {slot}, which is not a legal") as info:
+        jaxcfr.evaluate(lowered, table)
+    assert info.value.problem == "illegal" and info.value.row == row
+
+
+def test_a_stacks_bad_row_names_its_member_and_best_responses_check_too():
+    members = [jaxcfr.lower(jaxcfr.load_game(g)) for g in ("kuhn_poker", "leduc_poker(ranks=2)")]
+    batch = jaxcfr.stack(members)
+    mask = np.asarray(batch.tensors.legal_mask, np.float64)
+    table = mask / mask.sum(axis=-1, keepdims=True)
+    table[1, 2] = [0.9, 0.9, 0.0][:mask.shape[-1]]
+    with pytest.raises(StrategyError, match="row 2 of stack member 1") as info:
+        jaxcfr.evaluate(batch, table)
+    assert info.value.member == 1 and info.value.key == members[1].infoset_keys[2]
+    from jaxcfr.solvers.analytics import best_responses
+    one = table[0, :members[0].num_rows, :members[0].max_actions].copy()
+    one[0] = 0
+    with pytest.raises(StrategyError, match="sums to 0"):
+        best_responses(members[0], one)
+
+
+# -- 2. game strings that would run code -----------------------------------------------------
+def test_module_class_must_name_a_game_class_before_it_is_called(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for text in ("os:system(command='touch hacked')", "subprocess:Popen(args='touch hacked')",
+                 "builtins:exec(source='open(\"hacked\", \"w\")')"):
+        with pytest.raises(GameError, match="not a jaxcfr.Game subclass") as info:
+            jaxcfr.load_game(text)
+        assert info.value.rule == "game-string"
+        with pytest.raises(GameError, match="no actions") as info:
+            jaxcfr.load_abstraction(text)
+        assert info.value.rule == "abstraction-string"
+    assert not (tmp_path / "hacked").exists()
+
+
+def _profile_of(game: str, path: Path) -> Path:
+    result = jaxcfr.solve("kuhn_poker", "cfr+", 20)
+    saved = result.profile.save(path)
+    meta = json.loads(path.with_suffix(".json").read_text())
+    meta["game"] = game
+    path.with_suffix(".json").write_text(json.dumps(meta))
+    return saved
+
+
+def test_a_game_string_in_a_profile_is_not_run_without_the_users_word(tmp_path, capsys,
+                                                                       monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evil_game.py").write_text("open('imported', 'w').close()\n"
+                                           "class Game:\n    pass\n")
+    saved = _profile_of("evil_game:Game", tmp_path / "p.npz")
+    status, _, err = _run(capsys, "eval", str(saved))
+    assert status == 2 and "[untrusted-code]" in err and "--trust-code" in err, err
+    assert "'evil_game'" in err and "Traceback" not in err
+    assert not (tmp_path / "imported").exists()            # not even imported
+    profile = jaxcfr.Profile.load(saved)
+    with pytest.raises(GameError, match="untrusted-code"):
+        jaxcfr.evaluate_profile(profile)
+    with pytest.raises(GameError, match="untrusted-code"):
+        profile.to_openspiel("kuhn_poker")
+    # with the user's word it is imported, and refused: its Game is not a jaxcfr.Game
+    status, _, err = _run(capsys, "eval", str(saved), "--trust-code")
+    assert status == 2 and "not a jaxcfr.Game subclass" in err, err
+    assert (tmp_path / "imported").exists()
+    # os:system in a profile: refused before anything is imported or called
+    saved = _profile_of("os:system(command='touch hacked')", tmp_path / "q.npz")
+    status, _, err = _run(capsys, "eval", str(saved))
+    assert status == 2 and "[untrusted-code]" in err and not (tmp_path / "hacked").exists()
+    # a registered game in a file is read as before; a game given by the user is theirs
+    saved = _profile_of("kuhn_poker(players=2)", tmp_path / "r.npz")
+    assert jaxcfr.evaluate_profile(jaxcfr.Profile.load(saved))["rows"] == 12
+    assert _run(capsys, "eval", str(tmp_path / "q.npz"), "kuhn_poker")[0] == 0
+
+
+def test_a_config_naming_module_code_needs_trust_code(tmp_path, capsys):
+    (tmp_path / "cfg_game_mod.py").write_text(ONE_CARD)
+    config = tmp_path / "one.toml"
+    config.write_text('[game]\nname = "cfg_game_mod:OneCard"\n[solver]\niterations = 4\n'
+                      '[run]\nplot = false\nquiet = true\n')
+    with pytest.raises(jaxcfr.runs.ConfigError, match=r"game.name: \[untrusted-code\]"):
+        jaxcfr.load_config(config)
+    assert "cfg_game_mod" not in sys.modules
+    try:
+        loaded = jaxcfr.load_config(config, trust_code=True)    # found beside the config
+        assert loaded.game.name == "cfg_game_mod:OneCard" and "cfg_game_mod" in sys.modules
+        # an override is the user's own
+        other = tmp_path / "kuhn.toml"
+        other.write_text('[game]\nname = "kuhn_poker"\n')
+        assert jaxcfr.load_config(other, ["game.name=cfg_game_mod:OneCard"]).game.name == \
+            "cfg_game_mod:OneCard"
+        status, _, err = _run(capsys, "train", str(config), "--out", str(tmp_path / "run"))
+        assert status == 2 and "--trust-code" in err
+        assert _run(capsys, "train", str(config), "--out", str(tmp_path / "run"),
+                    "--trust-code")[0] == 0
+        status, _, err = _run(capsys, "train", "--resume", str(tmp_path / "run"))
+        assert status == 2 and "[untrusted-code]" in err and "config.toml" in err
+    finally:
+        sys.modules.pop("cfg_game_mod", None)
+
+
+# -- 6. a game module beside the config, found by the jaxcfr executable ---------------------
+ONE_CARD = '''
+from jaxcfr.game import CHANCE, TERMINAL, Game, GameError
+
+
+class OneCard(Game):
+    """Chance deals 0 or 1 to player 0, who bets or checks; player 1 calls or folds."""
+    num_players = 2
+
+    def __init__(self, h=()):
+        self.h = tuple(h)
+
+    def is_terminal(self): return len(self.h) == 3
+    def is_chance(self): return not self.h
+    def player_to_act(self):
+        return TERMINAL if len(self.h) == 3 else CHANCE if not self.h else len(self.h) - 1
+    def chance_outcomes(self): return [(0, 0.5), (1, 0.5)] if not self.h else None
+    def legal_actions(self): return ["a", "b"] if 0 < len(self.h) < 3 else []
+    def step(self, action):
+        if len(self.h) == 3:
+            raise GameError("over")
+        self.h += (action,)
+    def clone(self): return OneCard(self.h)
+    def terminal_returns(self):
+        u = (1 if self.h[0] else -1) * (2 if self.h[1] == "b" else 1) * \\
+            (1 if self.h[2] == "a" else 0.5)
+        return (u, -u)
+    def infoset_key(self, player): return (player, self.h[0] if player == 0 else self.h[1])
+'''
+
+LAUNCH = ["-c", "from jaxcfr.cli.launch import console_main; console_main()"]
+
+
+def test_the_executable_finds_a_game_module_beside_the_config(tmp_path):
+    """``jaxcfr`` (unlike ``python -m jaxcfr``) has no working directory on sys.path; the
+    module beside the config is found, and where it looked is said when it is not."""
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    (folder / "nc_onecard.py").write_text(ONE_CARD)
+    (folder / "one.toml").write_text('[game]\nname = "nc_onecard:OneCard"\n[solver]\n'
+                                     'iterations = 10\n[run]\nplot = false\n')
+    elsewhere = tmp_path / "work"
+    elsewhere.mkdir()
+    env = dict(os.environ, JAXCFR_NO_CACHE="1")
+    env.pop("PYTHONPATH", None)
+
+    def jaxcfr_command(*argv, cwd):
+        return subprocess.run([sys.executable, *LAUNCH, *argv], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    out = jaxcfr_command("train", str(folder / "one.toml"), "--trust-code", "--quiet",
+                         "--out", str(tmp_path / "run"), cwd=elsewhere)
+    assert out.returncode == 0, out.stderr
+    out = jaxcfr_command("solve", "nc_onecard:OneCard", "--iterations", "5", "--quiet",
+                         cwd=folder)                     # the working directory too
+    assert out.returncode == 0, out.stderr
+    out = jaxcfr_command("solve", "nc_onecard:OneCard", "--quiet", cwd=elsewhere)
+    assert out.returncode == 2, out.stderr
+    assert "No module named 'nc_onecard'" in out.stderr and str(elsewhere) in out.stderr
+    assert "looked on sys.path and in" in out.stderr and "Traceback" not in out.stderr
+
+
+# -- 8. estimates proportionate to the run ---------------------------------------------------
+def test_estimate_sizes_follow_the_draws_a_run_consumed(monkeypatch):
+    monkeypatch.delenv("JAXCFR_ESTIMATES", raising=False)
+    assert estimates.run_draws(0) == (estimates.MIN_TRAIN_SAMPLES, estimates.MIN_SAMPLES)
+    assert estimates.run_draws(50 * 16) == (4096, 1000)       # a 50-iteration run: 1,024
+    assert estimates.run_draws(10 ** 6) == (estimates.DEFAULT_TRAIN_SAMPLES,
+                                            estimates.DEFAULT_SAMPLES)
+    assert estimates.run_draws(700) == estimates.run_draws(1024)   # a step function
+    monkeypatch.setenv("JAXCFR_ESTIMATES", "quick")
+    assert estimates.run_draws(10 ** 6) == estimates.QUICK_DRAWS
+    monkeypatch.setenv("JAXCFR_ESTIMATES", "full")
+    assert estimates.run_draws(1) == (estimates.DEFAULT_TRAIN_SAMPLES, estimates.DEFAULT_SAMPLES)
+    monkeypatch.setenv("JAXCFR_ESTIMATES", "fast")
+    with pytest.raises(ArgumentError, match="JAXCFR_ESTIMATES must be one of"):
+        estimates.run_draws(1)
+
+
+def test_the_empirical_game_enumerates_listed_chance_below_the_deal():
+    """Leduc's board lists its outcomes: 2,000 fitting draws are the 30 deals' trees
+    (each draw was its own tree before: 20,000 of them took 254 s)."""
+    empirical = estimates.empirical_game("leduc_poker", 2000, seed=0)
+    root = empirical.lowered.level_start[1] - empirical.lowered.level_start[0]
+    children = empirical.lowered.level_start[2] - empirical.lowered.level_start[1]
+    assert root == 1 and children == 30
+    exact = jaxcfr.lower(jaxcfr.load_game("leduc_poker"))
+    # the game, reweighted: its deals hang from one root (no level for the first card)
+    assert empirical.lowered.infosets_per_player == exact.infosets_per_player
+    assert empirical.lowered.num_nodes == exact.num_nodes - 6
+    drawn = estimates.empirical_game("leduc_poker", 200, seed=0, enumerate_listed=False)
+    assert drawn.lowered.level_start[2] - drawn.lowered.level_start[1] == 200
+
+
+# -- 9. bounds ------------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs, words", [
+    ({"iterations": 10 ** 30}, "iterations must be at most 2,147,483,647"),
+    ({"iterations": 10, "chunk": 10 ** 12}, "chunk must be at most 2,147,483,647"),
+    ({"iterations": 10, "draws": 10 ** 9}, "draws must be at most 1,000,000"),
+])
+def test_huge_counts_are_refused_by_name(kwargs, words):
+    with pytest.raises(ArgumentError, match=words):
+        jaxcfr.solve("kuhn_poker", "cfr+", **kwargs)
+
+
+def test_huge_counts_in_configs_and_on_the_command_line(tmp_path, capsys):
+    for override, key in (("run.chunk=1000000000000", "run.chunk"),
+                          ("solver.iterations=1000000000000000000000000000000",
+                           "solver.iterations"), ("solver.draws=1000000000", "solver.draws")):
+        with pytest.raises(jaxcfr.runs.ConfigError, match=f"{key} must be at most"):
+            jaxcfr.runs.config_from_dict({"game": {"name": "kuhn_poker"}}, overrides=[override])
+    status, _, err = _run(capsys, "solve", "kuhn_poker", "--iterations", str(10 ** 30))
+    assert status == 2 and err.startswith("jaxcfr: error: --iterations must be at most"), err
+    assert "10**30" in err
+
+
+@pytest.mark.parametrize("text", ["goofspiel(cards=1000000000000000000)",
+                                  "dice_poker(dice=1000000000000000000)",
+                                  "nolimit_leduc(stack=1000000000000000000)",
+                                  "nolimit_leduc(ranks=1000000000000000000)",
+                                  "kuhn_poker(players=1000000000000000000)",
+                                  "leduc_poker(ranks=1000000000000000000)"])
+def test_huge_game_parameters_are_refused_without_counting_their_trees(text):
+    with pytest.raises(GameError, match="bad parameters") as info:
+        jaxcfr.load_game(text)
+    assert "more than" in str(info.value) or "at most" in str(info.value) or \
+        "to 150 cards" in str(info.value)
+
+
+def test_the_memory_budget_variable_is_named(monkeypatch):
+    from jaxcfr.lowering.budget import default_memory_budget, describe_fit
+    monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", "lots")
+    with pytest.raises(ValueError, match="JAXCFR_MEMORY_BUDGET must be a number of bytes"):
+        default_memory_budget()
+    monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", "1000")
+    with pytest.raises(jaxcfr.MemoryBudgetError, match="JAXCFR_MEMORY_BUDGET"):
+        jaxcfr.lower(jaxcfr.load_game("leduc_poker"))
+    size = jaxcfr.estimate_size(jaxcfr.load_game("leduc_poker"))
+    assert "JAXCFR_MEMORY_BUDGET" in describe_fit(size, 2, 1000)[1]
+
+
+# -- 10. the smaller rough edges -----------------------------------------------------------
+def test_validate_points_a_listless_chance_game_to_solve_and_train(capsys):
+    status, out, _ = _run(capsys, "validate", "sampled_dice_poker(dice=1, sides=3)")
+    assert status == 0 and "jaxcfr solve" in out and "jaxcfr train" in out
+    assert "jaxcfr inspect" not in out
+
+
+def test_eval_and_estimate_take_the_profile_and_the_game_in_either_order(tmp_path, capsys):
+    saved = jaxcfr.solve("kuhn_poker", "cfr+", 20).profile.save(tmp_path / "p.npz")
+    a = _run(capsys, "eval", str(saved), "kuhn_poker", "--json")
+    b = _run(capsys, "eval", "kuhn_poker", str(saved), "--json")
+    assert a[0] == b[0] == 0 and json.loads(a[1]) == json.loads(b[1])
+    c = _run(capsys, "estimate", "kuhn_poker", str(saved), "--samples", "20",
+             "--train-samples", "20", "--json")
+    d = _run(capsys, "estimate", str(saved), "kuhn_poker", "--samples", "20",
+             "--train-samples", "20", "--json")
+    assert c[0] == d[0] == 0 and json.loads(c[1]) == json.loads(d[1])
+
+
+def test_abstractions_print_by_their_fields():
+    class KeepAll:
+        def __init__(self):
+            self.depth = 3
+
+        def actions(self, state, player):
+            return state.legal_actions()
+    small = jaxcfr.Abstracted(jaxcfr.load_game("kuhn_poker"), KeepAll())
+    assert "object at 0x" not in repr(small) and "KeepAll(depth=3)" in repr(small)
+    assert small.name.endswith("| KeepAll(depth=3)")
+    result = jaxcfr.train_abstracted("kuhn_poker", KeepAll(), iterations=5)
+    assert result.label == "KeepAll(depth=3)" and "object at" not in repr(result)
+    assert "KeepAll(depth=3)" in jaxcfr.format_table(result)      # one result is a table
+
+
+def test_to_openspiel_finds_the_openspiel_game_itself():
+    pytest.importorskip("pyspiel")
+    profile = jaxcfr.solve("kuhn_poker", "cfr+", 20).profile
+    policy = profile.to_openspiel()
+    assert policy.action_probability_array.shape == (12, 2)
+    untold = jaxcfr.solve("goofspiel(cards=2)", "cfr+", 2).profile
+    with pytest.raises(ValueError, match="needs pyspiel_game="):
+        untold.to_openspiel()
+
+
+def test_a_jax_prng_key_is_a_seed():
+    import jax
+    key = jax.random.key(7)
+    seed = arguments.seed("seed", key)
+    assert seed == arguments.seed("seed", jax.random.PRNGKey(7)) and 0 <= seed < 2 ** 31
+    a = jaxcfr.solve("kuhn_poker", "cfr", 20, sampling="outcome", seed=key)
+    b = jaxcfr.solve("kuhn_poker", "cfr", 20, sampling="outcome", seed=seed)
+    np.testing.assert_array_equal(a.average_strategy, b.average_strategy)
+    with pytest.raises(ArgumentError, match="or a JAX PRNG key"):
+        arguments.seed("seed", jax.numpy.ones(3))
+
+
+def test_chex_is_a_test_dependency_only():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert not any(d.startswith("chex") for d in project["dependencies"])
+    assert any(d.startswith("chex") for d in project["optional-dependencies"]["test"])
+    assert not any(d.startswith("pygambit") for d in project["optional-dependencies"]["test"])
+    assert "gambit" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_no_document_cites_a_design_section_users_do_not_have():
+    for path in list(ROOT.glob("jaxcfr/**/*.py")) + list(ROOT.glob("docs/*.md")) + \
+            [ROOT / "README.md"]:
+        text = path.read_text(encoding="utf-8")
+        assert "design §" not in text and "DESIGN.md" not in text, path
