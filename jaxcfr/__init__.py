@@ -10,6 +10,8 @@ Public API::
     jaxcfr.evaluate(lowered, result.average_strategy)["exploitability"]
     small = jaxcfr.Abstracted(game, abstraction)  # action abstraction: a smaller Game
     jaxcfr.lift(profile_of_small, game)           # its profile, back in the full game
+    sub = jaxcfr.subgame(game, profile, path)     # the subgame at a history, with its gadget
+    jaxcfr.resolve(game, profile, paths)          # the blueprint with those subgames re-solved
 """
 
 import sys
@@ -40,6 +42,7 @@ from jaxcfr.engine.sampled_chance import SampledChanceRunner
 from jaxcfr.profiles.lifting import lift
 from jaxcfr.api.blueprint import AbstractedResult, format_table, train_abstracted
 from jaxcfr.api.solve import SolveResult, solve
+from jaxcfr.subgames import ResolveResult, SubgameGame, resolve, resolve_subgames, subgame
 from jaxcfr import runs
 from jaxcfr.runs import load_config, train
 
@@ -69,4 +72,6 @@ __all__ = [
     # action abstraction
     "Abstraction", "Abstracted", "Identity", "lift", "train_abstracted", "AbstractedResult",
     "format_table", "load_abstraction", "REFERENCE_ABSTRACTIONS",
+    # subgame solving
+    "subgame", "resolve", "resolve_subgames", "ResolveResult", "SubgameGame",
 ]
