@@ -91,6 +91,34 @@ class TreeIndex:
         self.member_start = np.searchsorted(self.row[self.members],
                                             np.arange(self.num_rows + 1), side="left")
 
+    def public_key_ids(self, game, depth: int) -> np.ndarray:
+        """``[N]`` int64: a number per distinct ``game.public_key()`` of each node down to
+        ``depth`` (-1 below). The states are replayed level by level from the root, each
+        node once per index (the deepest level's states are kept for the next call)."""
+        cache = self.__dict__.setdefault("_public", {"ids": np.full(self.parent.shape[0], -1),
+                                                     "depth": -1, "states": {}, "numbers": {}})
+        levels = self.lowered.level_start
+        labels = self.lowered.node_action
+        ids, numbers = cache["ids"], cache["numbers"]
+        while cache["depth"] < depth:
+            d = cache["depth"] + 1
+            lo, hi = levels[d], levels[d + 1]
+            if d == 0:
+                states = {0: game.clone()}
+            else:
+                states = {}
+                for child in range(lo, hi):
+                    par = int(self.parent[child])
+                    if par in cache["states"]:
+                        s = cache["states"][par].clone()
+                        s.step(labels[child])
+                        states[child] = s
+            for n, s in states.items():
+                ids[n] = numbers.setdefault((d, s.public_key()), len(numbers))
+            cache["states"] = {n: s for n, s in states.items() if self.kind[n] != TERMINAL_NODE}
+            cache["depth"] = d
+        return ids
+
     # -- nodes and paths --------------------------------------------------------------
     def children(self, node: int) -> range:
         """The children of ``node`` (node numbers, in slot order)."""
@@ -247,10 +275,11 @@ def public_state(index: TreeIndex, at, *, game=None, by_text: bool = False) -> P
     return PublicState(closure(index, node), node, index.path(node))
 
 
-def closure(index: TreeIndex, node: int) -> np.ndarray:
-    """The fixed point of the module docstring from ``{node}``: ``[R]`` roots. Each round
-    costs the size of the subgame and of the information sets it touches."""
-    roots = np.asarray([node], dtype=np.int64)
+def closure(index: TreeIndex, node) -> np.ndarray:
+    """The fixed point of the module docstring from ``{node}`` (or from a set of nodes):
+    ``[R]`` roots. Each round costs the size of the subgame and of the information sets it
+    touches."""
+    roots = index.topmost(np.atleast_1d(np.asarray(node, dtype=np.int64)))
     while True:
         below = index.nodes_below(roots)                              # pre-order
         decision = below[index.kind[below] == DECISION]
@@ -321,16 +350,32 @@ def after_chance(index: TreeIndex, count: int) -> list[PublicState]:
 
 
 def _partition(index: TreeIndex, seeds: np.ndarray) -> list[PublicState]:
+    """The public states of ``seeds``: closures that overlap are merged (the closure of
+    their union), so the states returned are disjoint."""
     seeds = seeds[np.argsort(index.pre[seeds], kind="stable")]
-    covered = np.zeros(index.parent.shape[0], dtype=bool)
-    out = []
+    owner = np.full(index.parent.shape[0], -1, dtype=np.int64)
+    found: dict[int, tuple[np.ndarray, int]] = {}                  # id -> (roots, seed)
+    next_id = 0
     for s in seeds:
-        if covered[s]:
+        if owner[s] >= 0:
             continue
-        roots = closure(index, int(s))
-        covered[index.nodes_below(roots)] = True
-        out.append(PublicState(roots, int(s), index.path(int(s))))
-    return out
+        roots, seed = closure(index, int(s)), int(s)
+        while True:
+            below = index.nodes_below(roots)
+            merge = np.unique(owner[below][owner[below] >= 0]).tolist()
+            if not merge:
+                break
+            for k in merge:
+                r, first = found.pop(k)
+                owner[index.nodes_below(r)] = -1
+                seed = min(seed, first, key=lambda n: index.pre[n])
+                roots = np.concatenate([roots, r])
+            roots = closure(index, roots)
+        found[next_id] = (roots, seed)
+        owner[index.nodes_below(roots)] = next_id
+        next_id += 1
+    states = sorted(found.values(), key=lambda x: index.pre[x[1]])
+    return [PublicState(roots, seed, index.path(seed)) for roots, seed in states]
 
 
 def parse_path(text: str) -> list[str]:
@@ -351,26 +396,13 @@ def _declares_public_key(game) -> bool:
 
 
 def _by_public_key(index: TreeIndex, node: int, game) -> np.ndarray:
-    """The nodes at ``node``'s depth whose states have ``node``'s public key (the states
-    are replayed level by level from the root, each node once)."""
+    """The nodes at ``node``'s depth whose states have ``node``'s public key."""
     depth = int(index.depth[node])
-    levels = index.lowered.level_start
-    labels = index.lowered.node_action
-    states = {0: game.clone()}
-    for d in range(1, depth + 1):
-        lo, hi = levels[d], levels[d + 1]
-        nxt = {}
-        for child in range(lo, hi):
-            par = int(index.parent[child])
-            if par in states and index.kind[par] != TERMINAL_NODE:
-                s = states[par].clone()
-                s.step(labels[child])
-                nxt[child] = s
-        states = nxt
-    want = states[node].public_key()
-    return np.asarray(sorted((n for n, s in states.items()
-                              if index.kind[n] != TERMINAL_NODE and s.public_key() == want),
-                             key=lambda n: index.pre[n]), dtype=np.int64)
+    ids = index.public_key_ids(game, depth)
+    lo, hi = index.lowered.level_start[depth], index.lowered.level_start[depth + 1]
+    level = np.arange(lo, hi)
+    same = level[(ids[lo:hi] == ids[node]) & (index.kind[lo:hi] != TERMINAL_NODE)]
+    return same[np.argsort(index.pre[same], kind="stable")]
 
 
 def _check_closed(index: TreeIndex, roots: np.ndarray, path: tuple) -> None:

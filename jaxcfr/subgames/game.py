@@ -165,6 +165,8 @@ class SubgameGame(Game):
         return self._returns is not None
 
     def is_chance(self) -> bool:
+        if self._returns is not None:
+            return False
         stage = self._stage
         if stage == _ROOT:
             return self._s.gadget.kind in ("resolve", "unsafe")

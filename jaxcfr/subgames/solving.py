@@ -88,7 +88,7 @@ class Context:
         self.index = TreeIndex(self.full)
         self.profile = blueprint if isinstance(blueprint, Profile) else None
         self.table = _table(self.full, blueprint)
-        self.values = counterfactual_values(self.full, self.table)
+        self._values = None
         self.nested = None
         if abstraction is not None:
             small = abstraction if isinstance(abstraction, LoweredGame) else None
@@ -100,6 +100,13 @@ class Context:
                 small = lower(Abstracted(self.root, as_abstraction(abstraction)), workers=1)
             abstract_table = _table(small, blueprint)
             self.nested = Nested(small, counterfactual_values(small, abstract_table))
+
+    @property
+    def values(self):
+        """The blueprint's counterfactual values (computed on first use, on the device)."""
+        if self._values is None:
+            self._values = counterfactual_values(self.full, self.table)
+        return self._values
 
     @property
     def name(self) -> str:
@@ -273,9 +280,10 @@ def resolve_subgames(game, blueprint, at, *, gadget: str = "resolve", algorithm=
         context = Context(game, blueprint, abstraction=abstraction)
     kind = check_gadget(gadget, context.full)
     depth_limit = _depth_limit(depth_limit)
+    states = context.states(at)
+    context.values
     seconds["values"] = time.perf_counter() - tick
     tick = time.perf_counter()
-    states = context.states(at)
     if not states:
         raise ValueError("resolve() needs at least one path")
     check_disjoint(context.index, states)
@@ -393,7 +401,8 @@ def off_abstraction(game, abstraction, *, abstract: LoweredGame | None = None) -
         lo, hi = levels[d], levels[d + 1]
         par = index.parent[lo:hi]
         decision = index.kind[par] == DECISION
-        edge = np.where(decision, kept[index.row[par], index.slot[lo:hi]], True)
+        slot = np.minimum(index.slot[lo:hi], kept.shape[1] - 1)     # chance slots: unused
+        edge = np.where(decision, kept[index.row[par], slot], True)
         on[lo:hi] = on[par] & edge
     par = np.maximum(index.parent, 0)
     seeds = np.flatnonzero(~on & on[par] & (index.parent >= 0) & (index.kind == DECISION))
