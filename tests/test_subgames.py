@@ -480,3 +480,50 @@ def test_report_is_json(kuhn):
     result = resolve_subgames(low, blueprint, KUHN_PATHS, iterations=5, precision="float64")
     text = json.dumps(result.report())
     assert "subgames" in text and repr(result).startswith("ResolveResult(4 subgame games")
+
+
+# -- the command line and run configs ----------------------------------------------------
+def test_the_resolve_command(kuhn, tmp_path, capsys):
+    from jaxcfr.cli.app import main
+    game, low, blueprint = kuhn
+    blueprint.save(tmp_path / "bp")
+    out = tmp_path / "composed"
+    status = main(["resolve", "kuhn_poker", str(tmp_path / "bp.npz"), "--at", "0,1,pass",
+                   "--at", "0,1,bet", "--gadget", "maxmargin", "--iterations", "50",
+                   "--precision", "float64", "--out", str(out), "--json"])
+    assert status == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["public_states"] == 2 and report["subgame_games"] == 4
+    assert report["resolved"]["exploitability"] <= (report["blueprint"]["exploitability"]
+                                                    + report["bound"] + EPS)
+    assert jaxcfr.Profile.load(report["out"]).game == "kuhn_poker"
+    assert main(["resolve", "kuhn_poker", str(tmp_path / "bp.npz"), "--at", "0,0"]) == 2
+    assert "[subgame-path]" in capsys.readouterr().err
+    assert main(["resolve", "kuhn_poker(players=3)", str(tmp_path / "bp.npz"), "--at",
+                 "0,1,2,pass"]) == 2
+    assert "two-player zero-sum" in capsys.readouterr().err
+
+
+def test_a_config_trains_then_resolves(tmp_path):
+    from jaxcfr.runs import ConfigError, config_from_dict, train
+    raw = {"name": "kuhn_resolve", "game": {"name": "kuhn_poker"},
+           "solver": {"algorithm": "cfr", "iterations": 10},
+           "run": {"eval_every": 10, "precision": "float64", "plot": False, "quiet": True},
+           "resolve": {"gadget": "maxmargin", "iterations": 50, "at": ["0,1,pass", "0,1,bet"]}}
+    config = config_from_dict(raw)
+    result = train(config, out_dir=str(tmp_path / "run"), log=lambda _: None)
+    report = json.loads((result.run_dir / "resolve.json").read_text())
+    assert report == json.loads(json.dumps(result.resolve))
+    assert report["metrics"]["exploitability"] <= (report["blueprint_metrics"]["exploitability"]
+                                                   + report["bound"] + EPS)
+    assert jaxcfr.Profile.load(result.run_dir / "resolved.npz").game == "kuhn_poker"
+    again = jaxcfr.runs.load_config(result.run_dir / "config.toml")
+    assert again.resolve == config.resolve
+    for bad, message in (({"gadget": "nope", "at_depth": 2}, "resolve.gadget"),
+                         ({"after_chance": 1, "at_depth": 2}, "one way"),
+                         ({"off_abstraction": True}, "game.abstraction"),
+                         ({"at_depth": 2, "iterations": 0}, "resolve.iterations")):
+        with pytest.raises(ConfigError, match=message):
+            config_from_dict({**raw, "resolve": bad})
+    with pytest.raises(ConfigError, match="unknown key resolve.gadgt"):
+        config_from_dict(raw, overrides=["resolve.gadgt=reach"])

@@ -125,6 +125,11 @@ def _print_summary(result) -> None:
                   "values")
     if result.abstraction:
         _print_abstraction(result.abstraction, result.run_dir)
+    if result.resolve:
+        r = result.resolve
+        print(f"re-solved       {r['public_states']} public states: {r['metrics']['metric_name']} "
+              f"{_fmt(r['blueprint_metrics']['metric'])} -> {_fmt(r['metrics']['metric'])} "
+              f"({result.run_dir / 'resolved.npz'}; report: {result.run_dir / 'resolve.json'})")
 
 
 def _print_abstraction(rows, run_dir) -> None:

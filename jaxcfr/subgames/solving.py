@@ -45,8 +45,9 @@ from jaxcfr.profiles.lifting import as_abstraction
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers.analytics import counterfactual_values, evaluate
 from jaxcfr.subgames import frontier as _frontier
-from jaxcfr.subgames.closure import (PublicState, TreeIndex, after_chance, at_depth,
-                                     public_state)
+from jaxcfr.subgames.closure import PublicState, TreeIndex, public_state
+from jaxcfr.subgames.closure import after_chance as after_chance_states
+from jaxcfr.subgames.closure import at_depth as at_depth_states
 from jaxcfr.subgames.compose import check_disjoint, compose
 from jaxcfr.subgames.gadgets import (GADGETS, Gadget, Nested, assign_gifts, build_gadget,
                                      check_gadget)
@@ -54,7 +55,7 @@ from jaxcfr.subgames.game import SubgameGame
 from jaxcfr.tensors import DECISION, LoweredGame
 
 __all__ = ["subgame", "resolve", "resolve_subgames", "ResolveResult", "Context", "GADGETS",
-           "BATCHING", "off_abstraction", "paths_at_depth", "paths_after_chance"]
+           "BATCHING", "off_abstraction", "paths_at_depth", "paths_after_chance", "select"]
 
 #: How :func:`resolve_subgames` groups subgame games into compiled runs.
 BATCHING = ("auto", "one", "each")
@@ -71,10 +72,12 @@ class Context:
       abstraction: the abstraction the blueprint was trained on (an abstraction, its
         string, or the abstracted game lowered): nested subgames after its dropped actions
         take their alternatives from it.
+      root: the game's root state when ``game`` is its LoweredGame (optional: for a
+        declared ``public_key()``, multi-valued frontiers and lowering the abstraction).
     """
 
-    def __init__(self, game, blueprint, *, abstraction=None):
-        self.root = None
+    def __init__(self, game, blueprint, *, abstraction=None, root=None):
+        self.root = root
         if isinstance(game, (str, os.PathLike)):
             self.root = load_game(os.fspath(game))
             self.full = lower(self.root, name=os.fspath(game))
@@ -112,13 +115,13 @@ class Context:
     def name(self) -> str:
         return self.full.name or "game"
 
-    def states(self, at) -> list[PublicState]:
+    def states(self, at, *, by_text: bool = False) -> list[PublicState]:
         """The distinct public states of ``at`` (one path, a list of paths, node numbers or
-        :class:`PublicState` objects)."""
+        :class:`PublicState` objects); ``by_text``: labels compared by ``str()``."""
         out, seen = [], set()
         for item in _paths(self.index, at):
             state = item if isinstance(item, PublicState) else public_state(
-                self.index, item, game=self.root)
+                self.index, item, game=self.root, by_text=by_text)
             if state.key not in seen:
                 seen.add(state.key)
                 out.append(state)
@@ -357,15 +360,40 @@ def resolve(game, blueprint, at, *, gadget: str = "resolve", algorithm="cfr+",
 
 
 # -- many public states at once ---------------------------------------------------------
+def select(context: Context, *, at=None, after_chance: int | None = None,
+           at_depth: int | None = None, off_menu: bool = False,
+           by_text: bool = False) -> list[PublicState]:
+    """The public states a command line or a config names: paths (``at``), every state
+    after the ``after_chance``-th chance event or at depth ``at_depth``, or every subgame
+    after an action the context's abstraction dropped (``off_menu``); exactly one."""
+    given = [x for x in (at, after_chance, at_depth) if x is not None] + ([1] if off_menu else [])
+    if len(given) != 1:
+        raise ValueError("name the subgames one way: paths (at), after_chance, at_depth or "
+                         "off_abstraction")
+    if at is not None:
+        return context.states(list(at) if not isinstance(at, PublicState) else at,
+                              by_text=by_text)
+    if after_chance is not None:
+        return after_chance_states(context.index, arguments.positive_int("after_chance",
+                                                                         after_chance))
+    if at_depth is not None:
+        return at_depth_states(context.index, arguments.nonnegative_int("at_depth", at_depth))
+    if context.nested is None:
+        raise ValueError("the subgames after dropped actions need the blueprint's abstraction "
+                         "(abstraction=)")
+    return context.states(off_abstraction(context.full, None, abstract=context.nested.lowered))
+
+
+
 def paths_at_depth(game, depth: int) -> list[tuple]:
     """One path per public state whose decisions lie ``depth`` moves from the root."""
-    return [s.path for s in at_depth(TreeIndex(as_lowered(game)), int(depth))]
+    return [s.path for s in at_depth_states(TreeIndex(as_lowered(game)), int(depth))]
 
 
 def paths_after_chance(game, count: int) -> list[tuple]:
     """One path per public state that starts right after the ``count``-th chance event
     (Leduc's second round: ``count=3``)."""
-    return [s.path for s in after_chance(TreeIndex(as_lowered(game)), int(count))]
+    return [s.path for s in after_chance_states(TreeIndex(as_lowered(game)), int(count))]
 
 
 def off_abstraction(game, abstraction, *, abstract: LoweredGame | None = None) -> list[tuple]:
