@@ -11,9 +11,11 @@ Multi-valued frontiers (Brown, Sandholm & Amos 2018): at each frontier history t
 opponent ``o`` of the re-solving player picks, at its information there, one of ``k``
 continuation strategies ``s_1..s_k`` for itself; the history is worth ``v_j(h)``, the
 values when ``o`` plays ``s_j`` and everyone else the blueprint below ``h``. ``s_1`` is
-the blueprint; :func:`biased` makes the others the paper's way (the blueprint with one
-action's probability multiplied and the row renormalised). The re-solver then cannot
-count on ``o`` continuing as the blueprint does.
+the blueprint, ``s_2`` ``o``'s best response to it (below the frontier the re-solver plays
+the blueprint, so this is the continuation that punishes it most, up to how ``o``'s
+information sets below weigh their histories), and :func:`biased` makes the others the
+paper's way (the blueprint with one action's probability multiplied, rows renormalised).
+The re-solver then cannot count on ``o`` continuing as the blueprint does.
 
 Shapes: ``F`` frontier histories, ``k`` continuations, ``P`` players.
 """
@@ -29,7 +31,7 @@ import numpy as np
 
 from jaxcfr._util import precision
 from jaxcfr.game.contract import GameError
-from jaxcfr.solvers.analytics import history_values
+from jaxcfr.solvers.analytics import best_responses, history_values
 from jaxcfr.subgames.closure import TreeIndex
 from jaxcfr.tensors import DECISION, TERMINAL_NODE, GameTensors, LoweredGame, Structure, to_device
 
@@ -62,16 +64,18 @@ def continuation_values(lowered: LoweredGame, tables: Sequence[np.ndarray], node
 
 def biased(lowered: LoweredGame, table: np.ndarray, player: int, k: int,
            factor: float = 5.0) -> list[np.ndarray]:
-    """``k`` continuation profiles: ``table``, then ``table`` with ``player``'s action in
-    slot ``j`` (``j = 0..k-2``; where a row has fewer actions, its last) multiplied by
-    ``factor`` and every row of ``player`` renormalised (Brown, Sandholm & Amos 2018 bias
-    towards fold, call and raise this way)."""
+    """``k`` continuation profiles: ``table``; ``player``'s best response to it; then
+    ``table`` with ``player``'s action in slot ``j`` (``j = 0..k-3``; where a row has fewer
+    actions, its last) multiplied by ``factor`` and every row of ``player`` renormalised
+    (Brown, Sandholm & Amos 2018 bias towards fold, call and raise this way)."""
     table = np.asarray(table, dtype=np.float64)
     legal = np.asarray(lowered.tensors.legal_mask)
     mine = np.asarray(lowered.tensors.infoset_player) == player
     width = legal.sum(axis=1)
     out = [table]
-    for j in range(k - 1):
+    if k > 1:
+        out.append(best_responses(lowered, table).tables[player])
+    for j in range(k - 2):
         scale = np.ones_like(table)
         slot = np.minimum(j, np.maximum(width - 1, 0))
         scale[np.arange(len(table)), slot] = factor
