@@ -118,6 +118,38 @@ def _expl(lowered, table):
     return float(jaxcfr.evaluate(lowered, table, dtype="float64")["exploitability"])
 
 
+# -- counterfactual best-response values (analytics) against the NumPy reference --------
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "random"])
+def test_counterfactual_best_response_values_match_the_reference(name):
+    from jaxcfr.solvers.analytics import counterfactual_values
+    game = RandomGame(seed=2, players=2, max_depth=6, max_nodes=200) if name == "random" \
+        else jaxcfr.load_game(name)
+    low = jaxcfr.lower(game)
+    tree = reference_cfr.Tree(game)
+    rng = np.random.default_rng(0)
+    profile = reference_cfr.random_profile(tree, rng)
+    table = reference_cfr.table_from_profile(low, profile)
+    cv = counterfactual_values(low, table)
+    for player in range(2):
+        value, choice = reference_cfr.best_response_value_recursive(tree, profile, player)
+        br = dict(profile)
+        for key, a in choice.items():
+            br[key] = np.eye(len(tree.infosets[key]))[a]
+        q, _, _ = reference_cfr.counterfactual_values(tree, br)
+        for row, key in enumerate(low.infoset_keys):
+            if key[0] != player or key not in q:
+                continue
+            n = len(low.infoset_actions[row])
+            np.testing.assert_allclose(cv.action_values[row, :n], q[key], atol=1e-9)
+            assert cv.infoset_values[row] == pytest.approx(max(q[key]), abs=1e-9)
+        # the root's counterfactual value is the best-response value
+        assert cv.values[player, 0] == pytest.approx(value, abs=1e-9)
+    # reach: each player's own and chance's, as the reference's
+    reach = reference_cfr._reaches(tree, profile)
+    for node in range(0, low.num_nodes, max(1, low.num_nodes // 200)):
+        np.testing.assert_allclose(cv.reach[node], reach[low.history(node)], atol=1e-12)
+
+
 # -- the coin toss: the known failure of unsafe re-solving -----------------------------
 def test_coin_toss_blueprint_is_an_equilibrium(coin):
     _, low, blueprint = coin
@@ -372,6 +404,19 @@ def test_one_stacked_run_equals_solving_one_by_one(kuhn):
     same = resolve_subgames(low, blueprint, [[0, 1, "pass"], [2, 1, "pass"]],
                             gadget="resolve", iterations=5, precision="float64")
     assert len(same.subgames) == 2
+
+
+def test_another_blueprint_compiles_nothing(kuhn):
+    from jaxcfr.engine.runner import trace_counts as chunks
+    from jaxcfr.solvers.analytics import trace_counts as analytics
+    game, low, _ = kuhn
+    blueprints = [jaxcfr.solve(low, "cfr", n, precision="float64").profile for n in (3, 7)]
+    resolve_subgames(low, blueprints[0], KUHN_PATHS, gadget="maxmargin", iterations=20,
+                     precision="float64")
+    before = dict(chunks), dict(analytics)
+    resolve_subgames(low, blueprints[1], KUHN_PATHS, gadget="maxmargin", iterations=30,
+                     precision="float64")
+    assert (dict(chunks), dict(analytics)) == before     # values and solves: arguments
 
 
 def test_overlapping_subgames_are_refused(kuhn):

@@ -215,7 +215,6 @@ def assign_gifts(gadgets: Sequence[Gadget | None], values: CounterfactualValues,
 def _edges(index: TreeIndex, root: int, opponent: int, nested: Nested | None) -> tuple:
     """``o``'s decisions above ``root``: ``(source, row, slot)``, from the root down; above a
     nested root (after a dropped action) they are the abstracted game's rows."""
-    t = index.lowered.tensors
     out = []
     node = root
     while index.parent[node] >= 0:

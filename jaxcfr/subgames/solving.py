@@ -275,6 +275,10 @@ def resolve_subgames(game, blueprint, at, *, gadget: str = "resolve", algorithm=
       context: a :class:`Context` already built for this game and blueprint (reused).
     """
     arguments.positive_int("iterations", iterations)
+    for k in ("alpha", "beta", "gamma", "seeds"):
+        if np.ndim(solve_options.get(k)) > 0 or (k == "seeds" and solve_options.get(k)):
+            raise ValueError(f"resolve takes one setting: give one value of {k}, not a list "
+                             "(the subgames are the batch)")
     if batching not in BATCHING:
         raise ValueError(f"batching must be one of {', '.join(BATCHING)}, got {batching!r}")
     seconds: dict[str, float] = {}
