@@ -65,7 +65,7 @@ def run_resolve(args: argparse.Namespace) -> int:
     from jaxcfr.game.registry import load_game
     from jaxcfr.profiles.profile import Profile
     from jaxcfr.subgames.closure import parse_path
-    from jaxcfr.subgames.solving import Context, resolve_subgames, select
+    from jaxcfr.subgames import Context, resolve_subgames, select
     arguments.positive_int("--iterations", args.iterations)
     arguments.positive_int("--continuations", args.continuations)
     if args.depth_limit is not None:

@@ -19,7 +19,7 @@ from jaxcfr.game.registry import load_game
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.runs.config import Config
 from jaxcfr.subgames.closure import parse_path
-from jaxcfr.subgames.solving import Context, resolve_subgames, select
+from jaxcfr.subgames import Context, resolve_subgames, select
 from jaxcfr.tensors import LoweredGame
 
 __all__ = ["resolve_after_training"]
