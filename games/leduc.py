@@ -282,6 +282,11 @@ class LeducPoker(Game):
         card = cards[player] if player < len(cards) else self._r.deck
         return self._r.prefix[player][card] + self._pub
 
+    def public_key(self) -> tuple:
+        """The public state: how many cards are dealt, and the public part of the keys
+        (the bets, and the board once it is out)."""
+        return (len(self._cards), self._pub)
+
     def tree_size(self):
         """The node count of the whole tree (at the root; ``None`` below it)."""
         return _tree_size(self._r.deck) if not self._cards else None

@@ -284,6 +284,11 @@ class NoLimitLeduc(Game):
         card = cards[player] if player < len(cards) else self._r.deck
         return self._r.prefix[player][card] + self._pub
 
+    def public_key(self) -> tuple:
+        """The public state: how many cards are dealt, and the public part of the keys
+        (the bets, and the board once it is out)."""
+        return (len(self._cards), self._pub)
+
     def __repr__(self) -> str:
         return f"NoLimitLeduc(cards={self._cards}, bets={self._pub!r})"
 

@@ -10,6 +10,8 @@ Public API::
     jaxcfr.evaluate(lowered, result.average_strategy)["exploitability"]
     small = jaxcfr.Abstracted(game, abstraction)  # action abstraction: a smaller Game
     jaxcfr.lift(profile_of_small, game)           # its profile, back in the full game
+    sub = jaxcfr.subgame(game, profile, path)     # the subgame at a history, with its gadget
+    jaxcfr.resolve(game, profile, paths)          # the blueprint with those subgames re-solved
 
 ``import jaxcfr`` itself is light (the standard library and the ``.efg`` reader): the
 first use of any other public name imports the whole library, JAX included, as one step
@@ -53,6 +55,8 @@ __all__ = [
     # action abstraction
     "Abstraction", "Abstracted", "Identity", "lift", "train_abstracted", "AbstractedResult",
     "format_table", "load_abstraction", "REFERENCE_ABSTRACTIONS",
+    # subgame solving
+    "subgame", "resolve", "resolve_subgames", "ResolveResult", "SubgameGame",
 ]
 
 
@@ -90,6 +94,7 @@ def _load() -> None:
     from jaxcfr.profiles.lifting import lift
     from jaxcfr.api.blueprint import AbstractedResult, format_table, train_abstracted
     from jaxcfr.api.solve import SolveOptions, SolveResult, solve
+    from jaxcfr.subgames import ResolveResult, SubgameGame, resolve, resolve_subgames, subgame
     from jaxcfr.runs import load_config, train
     names = dict(locals())
     globals().update((k, v) for k, v in names.items() if k in __all__)

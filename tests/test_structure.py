@@ -21,7 +21,7 @@ PACKAGES = {"jaxcfr": "jaxcfr", "games": "jaxcfr_games"}
 
 #: The layers: each room of ``jaxcfr`` (a folder, or the module ``tensors``) -> the rooms it
 #: may import. Low to high: _util < game < tensors < lowering | kernels < solvers < profiles <
-#: engine < api < runs < cli. Each folder's ``__init__`` says the same in words.
+#: engine < api < subgames < runs < cli. Each folder's ``__init__`` says the same in words.
 LAYERS = {
     "_util": set(),
     "game": {"_util"},
@@ -32,10 +32,12 @@ LAYERS = {
     "profiles": {"_util", "game", "tensors", "lowering", "kernels", "solvers"},
     "engine": {"_util", "game", "tensors", "lowering", "kernels", "solvers", "profiles"},
     "api": {"_util", "game", "tensors", "lowering", "kernels", "solvers", "profiles", "engine"},
+    "subgames": {"_util", "game", "tensors", "lowering", "kernels", "solvers", "profiles",
+                 "engine", "api"},
     "runs": {"_util", "game", "tensors", "lowering", "kernels", "solvers", "profiles", "engine",
-             "api"},
+             "api", "subgames"},
     "cli": {"_util", "game", "tensors", "lowering", "kernels", "solvers", "profiles", "engine",
-            "api", "runs"},
+            "api", "subgames", "runs"},
 }
 #: Modules outside the layers: the package's face imports every layer, ``python -m jaxcfr``
 #: the command line.

@@ -19,6 +19,7 @@ import numpy as np
 
 from jaxcfr._util.arguments import positive_int
 from jaxcfr.cli.estimate import add_estimate_arguments, run_estimate
+from jaxcfr.cli.resolve import add_resolve_arguments, run_resolve
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr.cli.train import add_eval_arguments, add_train_arguments, run_eval, run_train
 from jaxcfr.cli.version import version_line
@@ -40,6 +41,7 @@ EPILOG = """examples:
   jaxcfr train --resume runs/leduc-...       continue a run
   jaxcfr eval runs/leduc-.../profile.npz     metrics of a saved profile
   jaxcfr estimate sampled_dice_poker P.npz   estimated metrics (games too large to lower)
+  jaxcfr resolve leduc_poker P.npz --after-chance 3   re-solve every second-round subgame
 
 A GAME is a name from `jaxcfr games`, with parameters if it takes any
 ("kuhn_poker(players=3)"), a Gambit .efg file, module:Class (this imports and runs
@@ -345,6 +347,8 @@ COMMANDS["eval"] = (add_eval_arguments, run_eval,
 COMMANDS["estimate"] = (add_estimate_arguments, run_estimate,
                         "estimated values and best-response-gain lower bounds of a profile, "
                         "with confidence intervals (games too large to lower)")
+COMMANDS["resolve"] = (add_resolve_arguments, run_resolve,
+                       "re-solve the subgames of a blueprint (safely) and compare the profiles")
 
 
 # -- entry point ----------------------------------------------------------
@@ -420,7 +424,7 @@ def _execute(run: Callable[[argparse.Namespace], int], args: argparse.Namespace,
              traceback: bool) -> int:
     """Run a command; errors become one line on stderr (the traceback only on request)."""
     show_tb = traceback or os.environ.get("JAXCFR_TRACEBACK") == "1"
-    if getattr(args, "command", "train") in ("solve", "train", "eval", "estimate"):
+    if getattr(args, "command", "train") in ("solve", "train", "eval", "estimate", "resolve"):
         from jaxcfr.engine.runner import enable_compilation_cache
         enable_compilation_cache()
     interrupts = RaisingInterrupts()

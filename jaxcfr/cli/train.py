@@ -112,8 +112,7 @@ def _print_summary(result) -> None:
     if result.abstraction:                  # the full game's figures lead (issue 18, item 7)
         _print_abstraction(result.abstraction, result.run_dir, result.best_member,
                            final.get("values"), bool(result.members))
-        return
-    if result.members:
+    elif result.members:
         width = max(len(m) for m in result.members)
         print(f"{'member':<{width}}  {name:>14}  values")
         for m, label in enumerate(result.members):
@@ -135,6 +134,11 @@ def _print_summary(result) -> None:
             print(f"                estimates over {est['samples']} held-out draws "
                   f"({100 * est['confidence']:g}% intervals in metrics.jsonl), not exact "
                   "values")
+    if result.resolve:
+        r = result.resolve
+        print(f"re-solved       {r['public_states']} public states: {r['metrics']['metric_name']} "
+              f"{_fmt(r['blueprint_metrics']['metric'])} -> {_fmt(r['metrics']['metric'])} "
+              f"({result.run_dir / 'resolved.npz'}; report: {result.run_dir / 'resolve.json'})")
 
 
 def _print_abstraction(rows, run_dir, best: int, values, batched: bool) -> None:

@@ -219,6 +219,10 @@ class Abstracted(Game):
     def caches_transpositions(self) -> bool:
         return self.game.caches_transpositions()
 
+    def public_key(self):
+        fn = getattr(self.game, "public_key", None)
+        return fn() if callable(fn) else None
+
     def nash_value(self):
         return self.game.nash_value() if isinstance(self.abstraction, Identity) else None
 

@@ -161,3 +161,11 @@ class Game(abc.ABC):
     def caches_transpositions(self) -> bool:
         """Whether ``state_hash`` is a proven-safe transposition key (default ``False``)."""
         return False
+
+    def public_key(self) -> Hashable | None:
+        """The public state (optional; ``None``: not declared): a hashable key, equal exactly
+        for the histories at one depth that no player can tell apart from each other,
+        transitively (in poker: the public actions and cards). Subgames use it for their
+        root sets (:func:`jaxcfr.subgame`, checked against the information sets); without
+        it they compute the closure from the lowered game's information sets."""
+        return None

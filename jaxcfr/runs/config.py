@@ -16,6 +16,10 @@ A config has three sections (every key optional except the game)::
     eval_every = 100
     checkpoint_every = 500
 
+    # [resolve]                     # optional: then re-solve subgames of the trained profile
+    # gadget = "maxmargin"
+    # after_chance = 3              # or at = ["0,1,call,call,2"], at_depth, off_abstraction
+
 Unknown keys and wrong types raise :class:`ConfigError` naming the key and the file.
 
 A config is a file that may come from someone else: a ``module:Class`` game or
@@ -58,9 +62,9 @@ from jaxcfr.solvers.estimators import Estimator, make_estimator
 from jaxcfr.solvers.presets import resolve_algorithm
 from jaxcfr.solvers.solver import HYPERPARAMETERS, check_run_parameters
 
-__all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ConfigError", "load_config",
-           "config_from_dict", "parse_override", "to_toml", "COMPUTE_KEYS", "check_config",
-           "config_spelling", "check_sampled_chance"]
+__all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ResolveConfig", "ConfigError",
+           "load_config", "config_from_dict", "parse_override", "to_toml", "COMPUTE_KEYS",
+           "check_config", "config_spelling", "check_sampled_chance"]
 
 
 #: Keys that change what is computed: a checkpoint only resumes under equal values.
@@ -179,11 +183,31 @@ class RunConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class ResolveConfig:
+    """``[resolve]`` (optional): after training, re-solve subgames of the trained profile
+    (:func:`jaxcfr.subgames.resolve_subgames`) and write the composed profile. Name the
+    subgames one way: ``at`` (paths, labels separated by commas), ``after_chance``,
+    ``at_depth``, or ``off_abstraction`` (every subgame after an action ``game.abstraction``
+    dropped)."""
+    gadget: str = "resolve"                 # resolve, maxmargin, reach or unsafe
+    algorithm: str = "cfr+"                 # the preset that re-solves
+    iterations: int = 1000
+    at: tuple[str, ...] | None = None       # paths, e.g. ["0,1,call,call,2"]
+    after_chance: int | None = None         # every public state after the K-th chance event
+    at_depth: int | None = None             # every public state at this depth
+    off_abstraction: bool = False           # every subgame after a dropped action
+    depth_limit: int | None = None          # cut the subgames this many moves down
+    continuations: int = 1                  # the opponent's continuation strategies there
+    batching: str = "auto"                  # auto, one or each
+
+
+@dataclasses.dataclass(frozen=True)
 class Config:
     """A whole run config. ``name`` defaults to the file's stem; ``source`` is the file."""
     game: GameConfig
     solver: SolverConfig = SolverConfig()
     run: RunConfig = RunConfig()
+    resolve: ResolveConfig | None = None    # [resolve]: re-solve subgames after training
     name: str = "run"
     description: str = ""
     source: str = ""                 # not part of the TOML: where it was loaded from
@@ -193,7 +217,9 @@ class Config:
         out: dict[str, Any] = {"name": self.name}
         if self.description:
             out["description"] = self.description
-        for section in ("game", "solver", "run"):
+        for section in ("game", "solver", "run", "resolve"):
+            if getattr(self, section) is None:
+                continue
             d = {}
             for f in dataclasses.fields(getattr(self, section)):
                 v = getattr(getattr(self, section), f.name)
@@ -231,7 +257,8 @@ class Config:
         return getattr(getattr(self, section), key)
 
 
-_SECTIONS = {"game": GameConfig, "solver": SolverConfig, "run": RunConfig}
+_SECTIONS = {"game": GameConfig, "solver": SolverConfig, "run": RunConfig,
+             "resolve": ResolveConfig}
 _TOP_LEVEL = {"name": str, "description": str}
 
 
@@ -502,6 +529,42 @@ def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
         rule("run.seeds", arguments.seeds)
     if s.chance == "sampled":
         check_sampled_chance(c, given)
+    if c.resolve is not None:
+        resolve_rules(c, fail, rule)
+
+
+def resolve_rules(config: Config, fail, rule) -> None:
+    """The values of ``[resolve]`` (``fail(key, message)`` / ``rule(key, check)`` report)."""
+    from jaxcfr.subgames.gadgets import GADGETS
+    from jaxcfr.subgames.solving import BATCHING
+    r, g = config.resolve, config.game
+    rule("resolve.gadget", one_of, GADGETS)
+    rule("resolve.batching", one_of, BATCHING)
+    try:
+        resolve_algorithm(r.algorithm)
+    except ValueError as e:
+        fail("resolve.algorithm", str(e))
+    for key in ("resolve.iterations", "resolve.continuations"):
+        rule(key, positive_int)
+    for key in ("resolve.after_chance", "resolve.depth_limit"):
+        if config.get(key) is not None:
+            rule(key, positive_int)
+    if r.at_depth is not None:
+        rule("resolve.at_depth", nonnegative_int)
+    named = [k for k in ("at", "after_chance", "at_depth") if getattr(r, k) is not None]
+    named += ["off_abstraction"] if r.off_abstraction else []
+    if len(named) != 1:
+        fail("resolve.at", "name the subgames one way: at (paths), after_chance, at_depth or "
+             f"off_abstraction = true (got {', '.join(named) or 'none'})")
+    if g.batched:
+        fail("resolve", "re-solving takes one trained game (no batches of games or "
+             "abstractions)")
+    if r.off_abstraction and g.abstraction is None:
+        fail("resolve.off_abstraction", "needs game.abstraction (the subgames after the actions "
+             "it dropped are re-solved in the full game)")
+    if config.solver.chance == "sampled":
+        fail("resolve", "re-solving needs the lowered game (solver.chance = \"sampled\" "
+             "trains without it)")
 
 
 def _raise_config(e: ArgumentError, given: dict[str, str], source: str):
@@ -532,7 +595,9 @@ def to_toml(config: Config) -> str:
     for key in ("name", "description"):
         if key in d:
             lines.append(f"{key} = {_toml_value(d[key])}")
-    for section in ("game", "solver", "run"):
+    for section in ("game", "solver", "run", "resolve"):
+        if section not in d:
+            continue
         lines.append("")
         lines.append(f"[{section}]")
         for k, v in d[section].items():

@@ -106,6 +106,7 @@ class TrainResult:
     abstraction: list[dict[str, Any]] | None = None
     stopped_by: str | None = None
     sampled_chance: dict[str, Any] | None = None
+    resolve: dict[str, Any] | None = None   # [resolve]'s report (resolve.json), if it ran
 
 
 # -- game and members -------------------------------------------------------------
@@ -311,6 +312,10 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
                 log(f"warning: the lifted profiles were not evaluated in the full game: {e}")
         best = _write_profiles(run, profiles, labels, metrics, rows)
         _write_plot(run, config, metrics, labels, log, rows)
+    resolved = None
+    if config.resolve is not None and not out.interrupted:    # after the guard: Ctrl-C stops it
+        from jaxcfr.runs.resolving import resolve_after_training
+        resolved = resolve_after_training(run.path, config, lowered, profiles[best], log)
     return TrainResult(
         config=config, run_dir=run.path, lowered=lowered, state=out.state, metrics=metrics,
         final=metrics[-1] if metrics else None, members=labels, profiles=profiles,
@@ -318,7 +323,8 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
         resumed_from=start if ckpt is not None else None, compile_seconds=compile_seconds,
         wall_seconds=wall(),
         iterations_per_second=out.iterations / out.seconds if out.seconds > 0 else None,
-        abstraction=rows, stopped_by=guard.signal_name, sampled_chance=runner.report())
+        abstraction=rows, stopped_by=guard.signal_name, sampled_chance=runner.report(),
+        resolve=resolved)
 
 
 def _restore(runner: RunnerProtocol, template: SolverState, ckpt: checkpoint.Checkpoint) -> SolverState:

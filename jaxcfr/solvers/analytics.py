@@ -42,7 +42,9 @@ from jaxcfr.tensors import DECISION, GameTensors, LoweredGame, Structure, to_dev
 
 __all__ = ["Evaluation", "expected_values", "best_response", "evaluate", "exact_metrics",
            "history_values", "infoset_values", "METRIC_KEYS",
-           "best_responses", "BestResponses", "StrategyError"]
+           "best_responses", "BestResponses", "StrategyError",
+           "counterfactual_best_response_values", "counterfactual_values",
+           "CounterfactualValues"]
 
 #: Keys of :func:`evaluate`'s result (see there).
 METRIC_KEYS = ("values", "best_response_values", "nash_conv", "exploitability", "nash_gap",
@@ -245,6 +247,98 @@ def best_responses(lowered: LoweredGame, strategy, *, dtype="float64",
                               jnp.asarray(lowered.br_rounds, jnp.int32),
                               structure=lowered.structure)
         return BestResponses(*(np.asarray(x, dtype=np.float64) for x in out))
+
+
+class CounterfactualValues(NamedTuple):
+    """Counterfactual best-response values of a profile (host NumPy arrays, one game).
+
+    Player ``i``'s counterfactual best-response value of a history ``h`` is
+    ``reach_-i(h) * v_i(h)``: the others' and chance's reach of ``h`` under the profile
+    times ``i``'s value at ``h`` when ``i`` best responds below it and the others play the
+    profile. Summed over an information set's members it is the set's counterfactual
+    best-response value (CBV, unnormalised; divide by the summed reach for the value
+    given the set is reached).
+    """
+    reach: np.ndarray             # [N, P + 1] each player's own reach (last: chance's)
+    values: np.ndarray            # [P, N] player i's value of each node when i best responds
+    action_values: np.ndarray     # [I, A] per row, for its owner best responding below:
+                                  #        sum over members h of reach_-owner(h) v(h a)
+    infoset_values: np.ndarray    # [I] CBV of each row: its owner's best action value
+                                  #     (0 for the sink and rows no one else reaches)
+
+
+def counterfactual_best_response_values(t: GameTensors, s: Structure, strategy: jax.Array,
+                                        rounds: jax.Array):
+    """Every player's best response to ``strategy``, as counterfactual values (one game).
+
+    Returns:
+      ``(reach [N, P + 1, *b], values [P, N, *b], action_values [I, A, *b])``: the
+      profile's reach, each player's node values under its own best response (the
+      others fixed), and each row's action values for its owner under that response
+      (see :class:`CounterfactualValues`).
+    """
+    rows, actions = t.legal_mask.shape
+    reach = passes.reach_pass(t, s, passes.edge_probabilities(t, strategy))
+    opp = passes.opponent_reach(reach)                   # the others' reach: [N, P, *b]
+
+    def one(player):
+        profile, _ = best_response(t, s, strategy, player, rounds)
+        edge = passes.edge_probabilities(t, profile)
+        values = passes.value_pass(t, s, edge, players=player[None])        # [N, 1, *b]
+        q = passes.action_values(t, s, opp, values, rows, actions, players=player[None])
+        return values[:, 0], q
+
+    values, q = jax.vmap(one)(jnp.arange(s.num_players))  # [P, N, *b], [P, I, A, *b]
+    owner = jnp.clip(t.infoset_player, 0, s.num_players - 1)
+    q = jnp.take_along_axis(q, trail(owner, q.ndim - 1)[None], axis=0)[0]
+    q = jnp.where(trail(t.infoset_player >= 0, q.ndim), q, 0)
+    return reach, values, q
+
+
+@functools.partial(jax.jit, static_argnames=("structure",))
+@counted("counterfactual")
+def _counterfactual(tensors: GameTensors, strategy: jax.Array, rounds: jax.Array, *,
+                    structure: Structure):
+    return counterfactual_best_response_values(tensors, structure, strategy, rounds)
+
+
+def counterfactual_values(lowered: LoweredGame, strategy, *,
+                          dtype="float64") -> CounterfactualValues:
+    """Counterfactual best-response values of every history and information set (exact,
+    on the device, from the same tensors as :func:`evaluate`).
+
+    Args:
+      lowered: one lowered game (not a stack).
+      strategy: ``[I, A]`` rows of every player.
+      dtype: the precision of the passes.
+    Returns:
+      :class:`CounterfactualValues`. ``reach[:, :P].prod(1) * reach[:, P]`` is the
+      profile's reach of each node; the CBV of a set of histories ``H`` of player ``i``
+      is ``sum over h in H of reach_-i(h) * values[i, h]``.
+
+    Example::
+
+        >>> lowered = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
+        >>> uniform = lowered.tensors.legal_mask / lowered.tensors.legal_mask.sum(1, keepdims=True)
+        >>> counterfactual_values(lowered, uniform).infoset_values.shape        # (13,)
+    """
+    if lowered.batch_size is not None:
+        raise ValueError("counterfactual_values() takes a single lowered game, not a stack")
+    dtype = precision.dtype_of(dtype)
+    with precision.scope(dtype):
+        check_payoff_range(lowered.tensors.payoff, dtype, lowered.name or "the game")
+        table = jnp.asarray(strategy, dtype)
+        if table.shape != lowered.tensors.legal_mask.shape:
+            raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
+                             f"[I, A] = {tuple(lowered.tensors.legal_mask.shape)}")
+        reach, values, q = _counterfactual(to_device(lowered.tensors, dtype), table,
+                                           jnp.asarray(lowered.br_rounds, jnp.int32),
+                                           structure=lowered.structure)
+        reach, values, q = (np.asarray(x, dtype=np.float64) for x in (reach, values, q))
+    legal = np.asarray(lowered.tensors.legal_mask)
+    best = np.where(legal, q, -np.inf).max(axis=1)
+    best = np.where(np.asarray(lowered.tensors.infoset_player) >= 0, best, 0.0)
+    return CounterfactualValues(reach, values, q, best)
 
 
 def _dispatch(lowered: LoweredGame, values, br, nash_conv, players_axis: int) -> dict[str, Any]:

@@ -1,0 +1,292 @@
+"""Building, stacking and solving subgames, and the entry points ``subgame`` and ``resolve``.
+
+:func:`subgame` builds one subgame with its gadget as a :class:`~jaxcfr.subgames.game.
+SubgameGame`. :func:`resolve_subgames` builds the subgames of many paths (paths in one
+public state share one subgame), one game per re-solving player for a safe gadget (both
+players of a two-player game, each against the other's gadget) or one for ``unsafe``,
+lowers them, stacks games of similar sizes and solves every stack in one compiled run
+(:func:`jaxcfr.solve` of :func:`jaxcfr.stack`), and composes the re-solved strategies over
+the blueprint (:mod:`jaxcfr.subgames.compose`). :func:`resolve` returns only the composed
+:class:`jaxcfr.Profile`.
+
+Everything the gadgets read comes from the lowered full game and the blueprint's exact
+counterfactual best-response values (:func:`jaxcfr.solvers.analytics.counterfactual_values`),
+computed once per call on the device.
+
+Example::
+
+    >>> import jaxcfr
+    >>> from jaxcfr.subgames import paths_after_chance, resolve_subgames
+    >>> blueprint = jaxcfr.solve("leduc_poker", "cfr", 30).profile
+    >>> result = resolve_subgames("leduc_poker", blueprint, paths_after_chance("leduc_poker", 3),
+    ...                           gadget="resolve", iterations=300)
+    >>> before = result.blueprint_metrics["exploitability"]
+    >>> result.metrics["exploitability"] <= before + result.bound
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+import numpy as np
+
+from jaxcfr._util import arguments
+from jaxcfr._util.serialize import jsonable
+from jaxcfr.api.solve import solve
+from jaxcfr.game.contract import GameError
+from jaxcfr.lowering.lower import lower
+from jaxcfr.lowering.stack import stack
+from jaxcfr.profiles.profile import Profile
+from jaxcfr.solvers.analytics import evaluate
+from jaxcfr.subgames.compose import check_disjoint, compose
+from jaxcfr.subgames.context import Context, depth_limit_of, single
+from jaxcfr.subgames.gadgets import GADGETS, assign_gifts, check_gadget
+from jaxcfr.subgames.game import SubgameGame
+from jaxcfr.tensors import LoweredGame
+
+__all__ = ["subgame", "resolve", "resolve_subgames", "ResolveResult", "GADGETS", "BATCHING"]
+
+#: How :func:`resolve_subgames` groups subgame games into compiled runs.
+BATCHING = ("auto", "one", "each")
+
+
+def subgame(game, blueprint, at, *, gadget: str = "resolve", depth_limit: int | None = None,
+            player: int | None = None, continuations=1, abstraction=None) -> SubgameGame:
+    """The subgame at a history, with its gadget, as a :class:`jaxcfr.Game`.
+
+    Args:
+      game: the full game (a game string, a Game, or its LoweredGame).
+      blueprint: a :class:`jaxcfr.Profile` of it (or of an abstraction of it), or a
+        ``[I, A]`` strategy table of the lowered game.
+      at: the path: a list of the game's actions from the root, chance outcomes included;
+        it must end at a decision.
+      gadget: ``"resolve"``, ``"maxmargin"``, ``"reach"`` (safe: two-player zero-sum
+        games) or ``"unsafe"`` (:mod:`jaxcfr.subgames.gadgets`).
+      depth_limit: cut the subgame this many moves below its roots; the frontier is worth
+        the blueprint's continuation values (:mod:`jaxcfr.subgames.frontier`).
+      player: the re-solving player of a safe gadget (default: the one to act at ``at``).
+      continuations: with ``depth_limit``, the opponent's continuation strategies at the
+        frontier: ``1`` (the blueprint), ``k`` (the blueprint and ``k - 1`` biased
+        versions) or a list of ``[I, A]`` tables / Profiles.
+      abstraction: the blueprint's abstraction (nested subgames, see :class:`Context`).
+    Returns:
+      A :class:`~jaxcfr.subgames.game.SubgameGame`: it lowers, validates and solves like
+      any game; its profile's rows are keyed like the full game's.
+    Raises:
+      GameError: ``subgame-path`` (not a legal path, or one that ends at a terminal or
+        chance node), ``subgame-unreached`` (nothing to re-solve there).
+      ValueError: a safe gadget on a game that is not two-player zero-sum.
+    """
+    context = Context(game, blueprint, abstraction=abstraction)
+    kind = check_gadget(gadget, context.full)
+    depth_limit = depth_limit_of(depth_limit)
+    state = context.states(single(at))[0]
+    if kind != "unsafe":
+        player = int(context.index.player[state.node]) if player is None else int(player)
+        if player not in (0, 1):
+            raise ValueError(f"player must be 0 or 1, got {player!r}")
+    g = context.gadget(state, kind, None if kind == "unsafe" else player)
+    if g is None:
+        raise GameError(f"the blueprint reaches no root of the subgame at {list(state.path)} "
+                        f"by player {player} and chance: player {player}'s strategy there "
+                        "cannot change its exploitability, so there is nothing to re-solve "
+                        "for it", rule="subgame-unreached", history=state.path)
+    g = assign_gifts([g], context.values, context.nested)[0]
+    return context.build(state, g, depth_limit, continuations)
+
+
+@dataclasses.dataclass(repr=False)
+class ResolveResult:
+    """What :func:`resolve_subgames` returns.
+
+    Attributes:
+      profile: the composed profile of the full game (saved like any other).
+      table: its ``[I, A]`` strategy table of ``lowered``; ``blueprint_table`` the blueprint's.
+      lowered: the full game, lowered.
+      subgames: one dict per subgame game: ``path`` (of the public state), ``roots``,
+        ``player`` (the re-solver; ``None``: every player), ``gadget``, ``nodes``,
+        ``infosets``, ``nash_conv`` (of the re-solved gadget game), ``mass`` (``Z``),
+        ``stack`` (which compiled run solved it).
+      skipped: ``(path, player, why)`` of each re-solve left out (nothing to re-solve).
+      bound: the most the composed profile's exploitability can exceed the blueprint's
+        (``sum of Z * NashConv / 2`` over the gadget games), where the gadgets guarantee it
+        (safe, not depth-limited, not nested); else ``None``.
+      metrics / blueprint_metrics: :func:`jaxcfr.evaluate` of the composed profile and of
+        the blueprint in the full game (JSON values), when ``evaluate=True``.
+      seconds: ``values`` (counterfactual values), ``build``, ``lower``, ``solve`` (compile
+        included), ``compile``, ``compose``, ``evaluate``, ``total``.
+      stacks: per compiled run: members, nodes of the stack, seconds, compile seconds.
+    """
+    profile: Profile
+    table: np.ndarray
+    blueprint_table: np.ndarray
+    lowered: LoweredGame
+    subgames: list[dict[str, Any]]
+    skipped: list[tuple]
+    bound: float | None
+    metrics: dict[str, Any] | None
+    blueprint_metrics: dict[str, Any] | None
+    seconds: dict[str, float]
+    stacks: list[dict[str, Any]]
+
+    def __repr__(self) -> str:
+        m = self.metrics
+        shown = "" if m is None else (
+            f", {m['metric_name']} {self.blueprint_metrics['metric']:.4g} -> {m['metric']:.4g}")
+        return (f"ResolveResult({len(self.subgames)} subgame games in {len(self.stacks)} "
+                f"compiled runs{shown})")
+
+    def report(self) -> dict[str, Any]:
+        """A JSON-ready summary (what ``jaxcfr resolve --json`` prints)."""
+        return jsonable({"subgames": self.subgames, "skipped": [list(s) for s in self.skipped],
+                         "bound": self.bound, "metrics": self.metrics,
+                         "blueprint_metrics": self.blueprint_metrics, "seconds": self.seconds,
+                         "stacks": self.stacks})
+
+
+def resolve_subgames(game, blueprint, at, *, gadget: str = "resolve", algorithm="cfr+",
+                     iterations: int = 1000, depth_limit: int | None = None, continuations=1,
+                     abstraction=None, precision: str = "float32", batching: str = "auto",
+                     evaluate_profiles: bool = True, context: Context | None = None,
+                     **solve_options) -> ResolveResult:
+    """Re-solve the subgames of ``at`` against ``blueprint``, all in stacked compiled runs,
+    and compose them into a profile of the full game.
+
+    Args:
+      game, blueprint, gadget, depth_limit, continuations, abstraction: as :func:`subgame`.
+      at: one path, or a list of paths (paths in one public state share one subgame), or
+        public states (:func:`paths_after_chance`, :func:`paths_at_depth`,
+        :func:`off_abstraction` give lists of paths). Subgames must not overlap.
+      algorithm, iterations, precision, solve_options: as :func:`jaxcfr.solve` (e.g.
+        ``alternating``, ``chunk``; one hyper-parameter setting).
+      batching: ``"auto"`` (one compiled run per group of games within a factor 2 in
+        size), ``"one"`` (every game in one run) or ``"each"`` (one run per game: the
+        one-by-one baseline).
+      evaluate_profiles: compute the blueprint's and the composed profile's exact metrics.
+      context: a :class:`Context` already built for this game and blueprint (reused).
+    """
+    arguments.positive_int("iterations", iterations)
+    for k in ("alpha", "beta", "gamma", "seeds"):
+        if np.ndim(solve_options.get(k)) > 0 or (k == "seeds" and solve_options.get(k)):
+            raise ValueError(f"resolve takes one setting: give one value of {k}, not a list "
+                             "(the subgames are the batch)")
+    if batching not in BATCHING:
+        raise ValueError(f"batching must be one of {', '.join(BATCHING)}, got {batching!r}")
+    seconds: dict[str, float] = {}
+    start = tick = time.perf_counter()
+    if context is None:
+        context = Context(game, blueprint, abstraction=abstraction)
+    kind = check_gadget(gadget, context.full)
+    depth_limit = depth_limit_of(depth_limit)
+    states = context.states(at)
+    context.values
+    seconds["values"] = time.perf_counter() - tick
+    tick = time.perf_counter()
+    if not states:
+        raise ValueError("resolve() needs at least one path")
+    check_disjoint(context.index, states)
+    plans, skipped = [], []
+    for s in states:
+        for player in ((None,) if kind == "unsafe" else (0, 1)):
+            g = context.gadget(s, kind, player)
+            if g is None:
+                skipped.append((s.path, player, "the blueprint reaches none of its roots by "
+                                "this player and chance: its strategy there cannot matter"))
+            else:
+                plans.append((s, g))
+    gadgets = assign_gifts([g for _, g in plans], context.values, context.nested)
+    games = [context.build(s, g, depth_limit, continuations)
+             for (s, _), g in zip(plans, gadgets)]
+    seconds["build"] = time.perf_counter() - tick
+    tick = time.perf_counter()
+    lowered = [lower(g, name=g.name, workers=1) for g in games]
+    seconds["lower"] = time.perf_counter() - tick
+    tick = time.perf_counter()
+    tables, nash_conv, stacks, groups = _solve_all(lowered, algorithm, iterations, precision,
+                                                   batching, solve_options)
+    seconds["solve"] = time.perf_counter() - tick
+    seconds["compile"] = float(sum(s["compile_seconds"] for s in stacks))
+    tick = time.perf_counter()
+    pieces = [(low, table, (0, 1) if g.player is None and context.full.num_players == 2 else
+               tuple(range(context.full.num_players)) if g.player is None else (g.player,))
+              for low, table, g in zip(lowered, tables, gadgets)]
+    composed = compose(context.full, context.table, pieces)
+    profile = Profile.from_lowered(context.full, composed)
+    profile.game = context.full.name or None
+    seconds["compose"] = time.perf_counter() - tick
+    guaranteed = all(g.safe for g in gadgets) and kind != "unsafe" and depth_limit is None
+    bound = float(sum(g.total * max(nc, 0.0) for g, nc in zip(gadgets, nash_conv)) / 2) \
+        if guaranteed else None
+    metrics = base = None
+    tick = time.perf_counter()
+    if evaluate_profiles:
+        metrics = jsonable(evaluate(context.full, composed, dtype=precision))
+        base = jsonable(evaluate(context.full, context.table, dtype=precision))
+    seconds["evaluate"] = time.perf_counter() - tick
+    seconds["total"] = time.perf_counter() - start
+    subgames = [{"path": list(s.path), "roots": len(s.roots), "player": g.player,
+                 "gadget": g.kind, "nodes": low.num_nodes,
+                 "infosets": sum(low.infosets_per_player), "nash_conv": nc,
+                 "mass": g.total, "stack": groups[i]}
+                for i, ((s, _), g, low, nc) in enumerate(zip(plans, gadgets, lowered,
+                                                              nash_conv))]
+    return ResolveResult(profile=profile, table=composed, blueprint_table=context.table,
+                         lowered=context.full, subgames=subgames, skipped=skipped, bound=bound,
+                         metrics=metrics, blueprint_metrics=base, seconds=seconds,
+                         stacks=stacks)
+
+
+def resolve(game, blueprint, at, *, gadget: str = "resolve", algorithm="cfr+",
+            iterations: int = 1000, depth_limit: int | None = None, **options) -> Profile:
+    """The blueprint with the subgames at ``at`` re-solved: a :class:`jaxcfr.Profile` of the
+    full game (every option of :func:`resolve_subgames`; that function also returns the
+    metrics, the safety bound and the timings).
+
+    Example::
+
+        >>> import jaxcfr
+        >>> blueprint = jaxcfr.solve("kuhn_poker", "cfr", 20).profile
+        >>> better = jaxcfr.resolve("kuhn_poker", blueprint, [[0, 1], [0, 2], [1, 0]],
+        ...                         gadget="maxmargin", iterations=300)
+    """
+    return resolve_subgames(game, blueprint, at, gadget=gadget, algorithm=algorithm,
+                            iterations=iterations, depth_limit=depth_limit,
+                            evaluate_profiles=False, **options).profile
+
+
+# -- helpers ----------------------------------------------------------------------------
+def _solve_all(lowered: list[LoweredGame], algorithm, iterations, precision, batching,
+               options):
+    """Solve every game, grouped into stacks; per game its table and NashConv."""
+    order = sorted(range(len(lowered)), key=lambda i: -lowered[i].num_nodes)
+    groups: list[list[int]] = []
+    for i in order:
+        if batching == "each" or not groups:
+            groups.append([i])
+        elif batching == "one" or 2 * lowered[i].num_nodes >= lowered[groups[-1][0]].num_nodes:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    tables: list[Any] = [None] * len(lowered)
+    nash_conv = [0.0] * len(lowered)
+    which = [0] * len(lowered)
+    stacks = []
+    for k, members in enumerate(groups):
+        batch = stack([lowered[i] for i in members]) if len(members) > 1 else lowered[members[0]]
+        result = solve(batch, algorithm, iterations, precision=precision, **options)
+        average = np.asarray(result.average_strategy)
+        final = result.final["nash_conv"]
+        for b, i in enumerate(members):
+            low = lowered[i]
+            table = average[b] if len(members) > 1 else average
+            tables[i] = table[:low.num_rows, :low.max_actions]
+            nash_conv[i] = float(final[b] if len(members) > 1 else np.asarray(final).reshape(-1)[0])
+            which[i] = k
+        stacks.append({"members": len(members), "nodes": int(batch.num_nodes) * len(members),
+                       "seconds": result.seconds + result.compile_seconds,
+                       "compile_seconds": result.compile_seconds,
+                       "iterations_per_second": result.iterations_per_second})
+    return tables, nash_conv, stacks, which
