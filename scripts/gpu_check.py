@@ -50,7 +50,8 @@ bound from their subtrees' capacity (the slots written and read once).
 The budget (``--budget`` seconds, counted from the script's start) is shared: each section
 gets its weight's part of what is left when it starts, skips the items that no longer fit
 (recorded with the reason) and leaves what it does not use to the later sections; a hard
-stop (an alarm a little after the budget) ends a run that overstays. Files under ``--out``:
+stop at the budget itself (a timer thread) marks the section that overstayed, ends the
+subprocesses and exits at once. Files under ``--out``:
 ``figures.jsonl`` (one line per figure, written at once), ``<section>.json`` (rewritten
 atomically after each figure) and ``gpu.md`` (the tables, ready for docs/benchmarks.md).
 Exit status: 0 done (items may be skipped for time), 1 a section failed, 2 the hard stop.
@@ -69,8 +70,8 @@ import json  # noqa: E402
 import os  # noqa: E402
 import platform  # noqa: E402
 import shlex  # noqa: E402
-import signal  # noqa: E402
 import sys  # noqa: E402
+import threading  # noqa: E402
 import traceback  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -103,7 +104,7 @@ def bootstrap() -> None:
 
 bootstrap()
 from gpu_measure import Measure  # noqa: E402
-from gpu_plan import Budget, Column, OutOfTime, Results  # noqa: E402
+from gpu_plan import Budget, Column, Results  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,7 +155,7 @@ SECTIONS = {
     "machine": (8, "Machine"),
     "exact": (150, "Exact CFR family, steady state"),
     "sampling": (45, "Monte Carlo estimators"),
-    "stacks": (60, "Stacks and a forest of different trees"),
+    "stacks": (70, "Stacks and a forest of different trees"),
     "seeds": (35, "A batch of seeds in one step"),
     "sampled_chance": (35, "Sampled chance"),
     "split": (20, "One game split over the devices"),
@@ -190,6 +191,7 @@ COLUMNS = {
                Column("nodes (real)", "nodes", "int"), *_TIME,
                Column("µs / game-iteration", "us_per_game_iteration"),
                Column("against", "versus", "text"), Column("ratio", "ratio", "x"),
+               Column("stack s", "stack_s", "f2"), Column("setup s", "setup_s", "f2"),
                Column("iterations timed", "iterations_timed", "int")],
     "seeds": [Column("game", "game", "text"), Column("estimator", "estimator", "text"),
               Column("seeds", "seeds", "int"), Column("ms / iteration", "ms_per_iteration"),
@@ -328,10 +330,32 @@ def main(argv=None, *, start: float | None = None) -> int:
                     reserve=min(max(5.0, RESERVE * args.budget), args.budget / 4))
     measure = Measure(args, sizes, results, budget)
 
-    def alarm(signum, frame):     # the hard stop, at the budget, whatever is running
-        raise OutOfTime(f"the budget of {args.budget:g} s is spent")
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, max(0.1, budget.left()))
+    def note_the_rest(reason_selected: str) -> None:
+        for name in SECTIONS:
+            if name not in results.sections:
+                results.not_selected(name, reason_selected if name in sections
+                                     else "left out by --only / --skip")
+
+    finishing = threading.Lock()
+
+    def hard_stop():
+        # At the budget, whatever the main thread is doing (a compilation, a device call):
+        # every file is already current (each figure rewrote them), so mark the section that
+        # was running, end the subprocesses and leave at once. No exception is raised into
+        # JAX, whose state it could break (a crash at exit was seen when one was).
+        if not finishing.acquire(blocking=False):
+            return                                   # the run is ending by itself
+        print(f"hard stop: the budget of {args.budget:g} s is spent", flush=True)
+        for name, section in list(results.sections.items()):
+            if section["status"] == "running":
+                results.finish(name, "stopped: the run's budget was spent")
+        note_the_rest("the run's budget was spent before it started")
+        measure.close()
+        results.close()
+        os._exit(2)
+    timer = threading.Timer(max(0.1, budget.left()), hard_stop)
+    timer.daemon = True
+    timer.start()
     status = 0
     print(f"{common['date']}: budget {args.budget:g} s, sections {', '.join(sections)}; "
           f"results in {results.out}/", flush=True)
@@ -350,24 +374,14 @@ def main(argv=None, *, start: float | None = None) -> int:
             try:
                 getattr(measure, name)(clock)
                 results.finish(name, "done")
-            except OutOfTime:
-                results.finish(name, "stopped: the run's budget was spent")
-                raise
             except Exception:                              # noqa: BLE001 - recorded, go on
                 text = traceback.format_exc()
                 print(text, file=sys.stderr, flush=True)
                 results.finish(name, "failed", text)
                 status = 1
-    except OutOfTime as e:
-        print(f"hard stop: {e}", flush=True)
-        for name in SECTIONS:
-            if name not in results.sections:
-                results.not_selected(name, "the run's budget was spent before it started"
-                                     if name in sections else "left out by --only / --skip")
-        status = 2
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        timer.cancel()
+        finishing.acquire()                          # a hard stop under way ends the process
         measure.close()
         results.close()
     print(f"done in {budget.spent():.0f} s of {args.budget:g}: {results.out}/gpu.md", flush=True)

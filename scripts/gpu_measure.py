@@ -30,7 +30,6 @@ import numpy as np
 
 import jaxcfr
 import profile_passes
-from gpu_plan import OutOfTime
 from jaxcfr.lowering.lower import as_lowered
 
 #: A timed round is at most this many chunks.
@@ -192,8 +191,6 @@ class Measure:
             start = time.perf_counter()
             try:
                 figure = fn()
-            except OutOfTime:
-                raise
             except Exception as e:                         # noqa: BLE001 - recorded
                 traceback.print_exc()
                 self.results.skip(section, label, f"failed: {type(e).__name__}: {e}")
@@ -208,7 +205,7 @@ class Measure:
                       flush=True)
 
     def games_needed(self) -> list[str]:
-        """Every game string the selected sections lower, large ones last."""
+        """Every game string the selected sections lower (once each)."""
         s = self.sizes
         chosen = set(self.args.only or []) or None
         wanted = lambda name: (chosen is None or name in chosen) and name not in self.args.skip
@@ -345,11 +342,11 @@ class Measure:
         timing, _ = steady_state(runner, runner.init(), self.sizes.rounds, self.sizes.target,
                                  clock)
         ms = timing["ms_per_iteration"]
-        nbytes = real_bytes if real_bytes is not None else exact_bytes(runner, lowered)
+        moved = exact_bytes(runner, lowered)
         return {"members": members, "nodes": real_nodes, "setup_s": setup,
                 "us_per_game_iteration": ms * 1e3 / members, **timing,
-                **self.bound(ms, nbytes),
-                "padded_bytes_per_iteration": exact_bytes(runner, lowered)}
+                **self.bound(ms, moved if real_bytes is None else real_bytes),
+                "padded_bytes_per_iteration": moved}
 
     def stacks(self, clock) -> None:
         s = self.sizes
@@ -399,7 +396,10 @@ class Measure:
         items += [(f"x{b}", f"{s.stack_game} x{b}", lambda b=b: stack(b)) for b in s.stacks]
         label = (f"forest: leduc ranks {s.forest_ranks[0]}..{s.forest_ranks[-1]} "
                  f"x{s.forest_copies}")
-        items.append(("forest", label, forest))
+        # the largest stack last: building it is most of the section's host time (stacking
+        # 4,096 Leduc games and the runner's set-up took 50 + 37 s on a loaded 2-core host)
+        items.insert(len(items) - 1 if len(s.stacks) > 1 else len(items),
+                     ("forest", label, forest))
         self.items("stacks", clock, items)
 
     def sampled_chance(self, clock) -> None:
@@ -492,10 +492,11 @@ class Measure:
             here[name] = run_case(lowered, precision, iterations, resume, evaluate)
             return here[name]
 
-        def figure(a, b, tolerance=None, note=None):
+        def figure(a, b, tolerance=None, note=None, expected=True):
+            """``expected``: bit for bit is what should hold (else only the figures count)."""
             c = compare(a, b)
-            holds = c["bit_for_bit"] if tolerance is None else \
-                c["max_abs_difference"] <= tolerance
+            holds = (c["max_abs_difference"] <= tolerance if tolerance is not None
+                     else c["bit_for_bit"] if expected else None)
             out = {**c, "tolerance": tolerance, "holds": holds, "device_platform": platform}
             if note:
                 out["note"] = note
@@ -515,7 +516,10 @@ class Measure:
                               note=f"float64 against the CPU after {m} iterations (CFR+ "
                                    "amplifies a rounding difference about 10x every 20 "
                                    "iterations: docs/benchmarks.md, Determinism).")
-            return figure(here["one"], out["f32"])
+            return figure(here["one"], out["f32"], expected=False,
+                          note="float32 on two devices: expected to agree to rounding at first "
+                               "and then drift (another summation order); the exploitabilities "
+                               "are the figure.")
 
         def deterministic():
             out = self.collect(children, "deterministic", clock)

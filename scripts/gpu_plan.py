@@ -31,14 +31,7 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from jaxcfr._util.atomic import atomic_write_text  # noqa: E402
 
-__all__ = ["Budget", "SectionClock", "Results", "Column", "OutOfTime", "format_value"]
-
-
-class OutOfTime(BaseException):
-    """The run's whole budget is spent (raised by the watchdog alarm): stop measuring.
-
-    A ``BaseException`` so that a section's ``except Exception`` does not swallow it.
-    """
+__all__ = ["Budget", "SectionClock", "Results", "Column", "format_value"]
 
 
 class Budget:

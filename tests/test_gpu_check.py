@@ -25,11 +25,12 @@ SCRIPTS = ROOT / "scripts"
 
 @pytest.fixture(scope="module")
 def scripts():
+    saved = list(sys.path)                  # gpu_check puts scripts/ on the path itself
     sys.path.insert(0, str(SCRIPTS))
     try:
         yield importlib.import_module("gpu_plan"), importlib.import_module("gpu_check")
     finally:
-        sys.path.remove(str(SCRIPTS))
+        sys.path[:] = saved
 
 
 class FakeClock:
@@ -153,7 +154,8 @@ def test_small_run_in_process(scripts, tmp_path, monkeypatch):
     det = {f["item"].split(",")[0].split(" ")[0]: f for f in
            json.loads((out / "determinism.json").read_text())["figures"]}
     assert det["kuhn_poker"]["bit_for_bit"] and det["resumed"]["bit_for_bit"]
-    assert det["float64"]["holds"] and det["float32"]["bit_for_bit"]
+    assert det["float64"]["holds"] and det["float64"]["max_abs_difference"] == 0
+    assert det["float32"]["holds"] is None          # two devices: no bit-for-bit expectation
     assert json.loads((out / "stacks.json").read_text())["status"] == "not run"
     assert "| kuhn_poker | 58 | cfr+ |" in (out / "gpu.md").read_text()
 
