@@ -70,6 +70,7 @@ import json  # noqa: E402
 import os  # noqa: E402
 import platform  # noqa: E402
 import shlex  # noqa: E402
+import subprocess  # noqa: E402
 import sys  # noqa: E402
 import threading  # noqa: E402
 import traceback  # noqa: E402
@@ -84,22 +85,21 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 
 def bootstrap() -> None:
-    """Make ``jaxcfr`` and ``jaxcfr_games`` importable from a bare checkout (the GPU machine
-    has JAX but not this project installed): the repository root on the path, and
-    ``games/`` loaded as ``jaxcfr_games``."""
-    try:
-        import jaxcfr  # noqa: F401
-    except ImportError:
+    """Measure this checkout's code, installed or not (the GPU machine has JAX but not this
+    project): the repository root first on the path (so ``jaxcfr`` is this checkout's, ahead
+    of any installed one), and ``games/`` loaded as ``jaxcfr_games`` unless the importable
+    ``jaxcfr_games`` already is this checkout's."""
+    if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    try:
-        import jaxcfr_games  # noqa: F401
-    except ImportError:
-        spec = importlib.util.spec_from_file_location(
-            "jaxcfr_games", ROOT / "games" / "__init__.py",
-            submodule_search_locations=[str(ROOT / "games")])
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["jaxcfr_games"] = module
-        spec.loader.exec_module(module)
+    games = ROOT / "games"
+    spec = importlib.util.find_spec("jaxcfr_games")
+    if spec is not None and spec.origin and Path(spec.origin).resolve().parent == games:
+        return
+    spec = importlib.util.spec_from_file_location(
+        "jaxcfr_games", games / "__init__.py", submodule_search_locations=[str(games)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["jaxcfr_games"] = module
+    spec.loader.exec_module(module)
 
 
 bootstrap()
@@ -283,13 +283,29 @@ def header(results: Results) -> list[str]:
     measured = m[0].get("measured_bandwidth_gbs")
     lines = [f"## On a GPU: {c.get('device') or '(no device opened)'} ({c.get('date')})", "",
              f"`{c.get('command')}`; JAX {c.get('jax', '?')}, float32 unless said; "
-             f"{c.get('host', '')}.",
+             f"{c.get('host', '')}; jaxcfr "
+             f"{(c.get('code') or {}).get('commit') or 'from a checkout without git'}.",
              f"Bounds: the bytes each iteration must move (`profile_passes.sequence_bytes`) at "
              f"{c.get('bandwidth_gbs', 0):,.0f} GB/s"
              + (f" (streaming measured on the device: {measured:,.0f} GB/s)" if measured else "")
              + "; steady state is the median of timed rounds after a compiling and a warm-up "
                "chunk."]
     return lines
+
+
+def commit() -> str | None:
+    """The checkout's commit (and ``+changes`` when its tracked files differ), if git is there."""
+    try:
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain",
+                                "--untracked-files=no"], capture_output=True, text=True,
+                               timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
 def host_summary() -> str:
@@ -321,9 +337,14 @@ def main(argv=None, *, start: float | None = None) -> int:
     import jax
     command = "python scripts/gpu_check.py " + " ".join(shlex.quote(a) for a in
                                                         (sys.argv[1:] if argv is None else argv))
+    import jaxcfr
+    import jaxcfr_games
     common = {"device": None, "date": time.strftime("%Y-%m-%d"),
               "command": command.strip(), "jax": jax.__version__, "host": host_summary(),
-              "bandwidth_gbs": args.bandwidth, "small": args.small}
+              "bandwidth_gbs": args.bandwidth, "small": args.small,
+              "code": {"jaxcfr": str(Path(jaxcfr.__file__).parent),
+                       "jaxcfr_games": str(Path(jaxcfr_games.__file__).parent),
+                       "commit": commit()}}
     results = Results(args.out, common, COLUMNS, {k: v[1] for k, v in SECTIONS.items()},
                       header=header)
     budget = Budget(args.budget, start=time.monotonic() if start is None else start,
@@ -333,8 +354,10 @@ def main(argv=None, *, start: float | None = None) -> int:
     def note_the_rest(reason_selected: str) -> None:
         for name in SECTIONS:
             if name not in results.sections:
-                results.not_selected(name, reason_selected if name in sections
-                                     else "left out by --only / --skip")
+                if name in sections:
+                    results.not_selected(name, reason_selected)
+                else:
+                    results.not_selected(name, "left out by --only / --skip", keep_file=True)
 
     finishing = threading.Lock()
 
@@ -362,7 +385,7 @@ def main(argv=None, *, start: float | None = None) -> int:
     try:
         for name in SECTIONS:
             if name not in sections:
-                results.not_selected(name, "left out by --only / --skip")
+                results.not_selected(name, "left out by --only / --skip", keep_file=True)
                 continue
             if name != "lowering":
                 measure.open_device()          # after the lowering's forks, before the rest

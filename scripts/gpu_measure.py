@@ -440,7 +440,8 @@ class Measure:
                     "device_wait_share": mid["wait"] / mid["wall"], "rounds": len(rounds),
                     "iterations_per_round": n, "iterations_timed": n * len(rounds),
                     "rows": final["rows"], "cache_hits": final["cache_hits"],
-                    "report": final,
+                    "report": final, **self.bound(0.0, None),
+                    "bound_note": "none: the host's drawing and lowering set the pace",
                     "note": "Sampled chance: the median round by wall time; draws per wall "
                             "second and the share of it the device waited for the host "
                             "(differences of `SampledChanceRunner.report()` over the round; "

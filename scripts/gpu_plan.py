@@ -154,12 +154,17 @@ class Results:
         s.update(status=status, error=error, spent_s=time.monotonic() - self._started)
         self._write(name)
 
-    def not_selected(self, name: str, reason: str) -> None:
-        """A section left out of this run (``--only`` / ``--skip``, or the budget spent)."""
+    def not_selected(self, name: str, reason: str, keep_file: bool = False) -> None:
+        """A section this run did not measure (the budget spent, or left out): named in
+        ``gpu.md``; its file is written unless ``keep_file`` (a section left out by choice
+        keeps the file an earlier run into the same directory wrote)."""
         self.sections[name] = {"section": name, "status": "not run", "reason": reason,
                                "figures": [], "skipped": [], "error": None, **self.common}
         self.order.append(name)
-        self._write(name)
+        if keep_file:
+            atomic_write_text(self.out / "gpu.md", self.markdown())
+        else:
+            self._write(name)
 
     # -- figures -------------------------------------------------------------------------
     def figure(self, section: str, **fields) -> dict[str, Any]:
@@ -182,8 +187,9 @@ class Results:
         """Fields every later figure carries (and every section file from now on)."""
         self.common.update(fields)
         for name in self.order:
-            self.sections[name].update(fields)
-            self._write(name)
+            if self.sections[name]["status"] != "not run":
+                self.sections[name].update(fields)
+                self._write(name)
 
     def close(self) -> None:
         self._lines.close()

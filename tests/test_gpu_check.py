@@ -88,12 +88,14 @@ def test_results_files_survive_each_step(scripts, tmp_path):
     assert "| kuhn_poker | 0.5 | 1,234x |" in (tmp_path / "gpu.md").read_text()
     results.skip("exact", "goofspiel", "the section's share of the budget was spent")
     results.finish("exact", "done")
-    results.not_selected("split", "left out by --only / --skip")
+    results.not_selected("split", "left out by --only / --skip", keep_file=True)
+    results.not_selected("seeds", "the run's budget was spent before it started")
     results.close()
     text = (tmp_path / "gpu.md").read_text()
     assert "### Exact" in text and "skipped goofspiel: the section's share" in text
     assert "### split" in text and "Not run: left out by --only / --skip." in text
-    assert json.loads((tmp_path / "split.json").read_text())["status"] == "not run"
+    assert not (tmp_path / "split.json").exists()        # an earlier run's file would stay
+    assert json.loads((tmp_path / "seeds.json").read_text())["status"] == "not run"
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
@@ -156,7 +158,7 @@ def test_small_run_in_process(scripts, tmp_path, monkeypatch):
     assert det["kuhn_poker"]["bit_for_bit"] and det["resumed"]["bit_for_bit"]
     assert det["float64"]["holds"] and det["float64"]["max_abs_difference"] == 0
     assert det["float32"]["holds"] is None          # two devices: no bit-for-bit expectation
-    assert json.loads((out / "stacks.json").read_text())["status"] == "not run"
+    assert not (out / "stacks.json").exists()
     assert "| kuhn_poker | 58 | cfr+ |" in (out / "gpu.md").read_text()
 
 
