@@ -55,6 +55,11 @@ subprocesses and exits at once. Files under ``--out``:
 ``figures.jsonl`` (one line per figure, written at once), ``<section>.json`` (rewritten
 atomically after each figure) and ``gpu.md`` (the tables, ready for docs/benchmarks.md).
 Exit status: 0 done (items may be skipped for time), 1 a section failed, 2 the hard stop.
+
+The parts: the budget, the writer and the tables in ``gpu_plan.py``; timing and byte counts
+in ``gpu_timing.py``; the sections in ``gpu_measure.py``, ``gpu_layouts.py`` (stacks, the
+forest, the split game) and ``gpu_determinism.py``. docs/benchmarks.md ("On a GPU") says
+how to run it on a lent machine and what to do with the files.
 """
 
 from __future__ import annotations
@@ -324,7 +329,7 @@ def main(argv=None, *, start: float | None = None) -> int:
     budget counts from (the script passes its own start; by default now)."""
     args, sizes = parse(sys.argv[1:] if argv is None else list(argv))
     if args.worker:
-        from gpu_measure import worker
+        from gpu_determinism import worker
         worker(json.loads(args.worker[0]), args.worker[1])
         return 0
     sections = selected(args)

@@ -1,144 +1,39 @@
 """The sections of ``scripts/gpu_check.py``: what each measures, and how.
 
 One :class:`Measure` per run holds the lowered games (each lowered once, its seconds kept
-for every figure of it) and one method per section; a method measures its items in order
-of interest, asks its :class:`gpu_plan.SectionClock` before each and records a figure or a
-skip for every item. Only public or stable APIs are used (``jaxcfr.Runner``,
+for every figure of it) and one method per section (the stacks and the split game in
+:mod:`gpu_layouts`, determinism in :mod:`gpu_determinism`); a method measures its items in
+order of interest, asks its :class:`gpu_plan.SectionClock` before each and records a figure
+or a skip for every item. Only public or stable APIs are used (``jaxcfr.Runner``,
 ``jaxcfr.stack``, ``jaxcfr.SampledChanceRunner``, ``jaxcfr.batch_mesh``, estimator
 objects, ``jaxcfr.lowering.lower.as_lowered``); the byte counts read the sequence-form
-tables a runner carries when it has them, else build them (``jaxcfr.kernels.sequence``).
-
-``worker(spec, out)`` is the determinism subprocess (the CPU side, with
-``JAX_PLATFORMS=cpu``, and on a GPU the run under ``--xla_gpu_deterministic_ops``).
+tables a runner carries when it has them, else build them (:mod:`gpu_timing`).
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import json
 import os
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
-from pathlib import Path
 
 import jax
-import numpy as np
 
 import jaxcfr
 import profile_passes
+from gpu_determinism import Determinism
+from gpu_layouts import Layouts
+from gpu_timing import (MAX_CHUNKS, block, closest_leduc, exact_bytes, sampled_bytes,
+                        steady_state, version)
 from jaxcfr.lowering.lower import as_lowered
 
-#: A timed round is at most this many chunks.
-MAX_CHUNKS = 64
 #: Trees at least this large are lowered by ``--workers`` processes (smaller: one; Liar's dice
 #: and Goofspiel-6 are above it).
 PARALLEL_NODES = 250_000
-FIELDS = ("regret", "strategy_sum", "prediction")
-#: float64 on the device against float64 on the CPU, after ``float64_iterations``.
-FLOAT64_TOLERANCE = 1e-10
 
 
-def block(x):
-    return jax.block_until_ready(x)
-
-
-def steady_state(runner, state, rounds: int, target: float, clock) -> tuple[dict, object]:
-    """Compile (first chunk), warm up (second chunk), then time ``rounds`` rounds of about
-    ``target`` seconds each (whole chunks); the median round counts. Fewer rounds (at least
-    two) when the section's time runs out."""
-    chunk = runner.chunk
-    start = time.perf_counter()
-    state = block(runner.advance(state, chunk))
-    first = time.perf_counter() - start
-    start = time.perf_counter()
-    state = block(runner.advance(state, chunk))
-    warm = (time.perf_counter() - start) / chunk
-    n = max(1, min(MAX_CHUNKS, round(target / max(warm * chunk, 1e-9)))) * chunk
-    samples = []
-    for _ in range(rounds):
-        if len(samples) >= 2 and clock.left() < 1.5 * n * warm:
-            break
-        start = time.perf_counter()
-        state = block(runner.advance(state, n))
-        samples.append((time.perf_counter() - start) / n)
-    ms = statistics.median(samples) * 1e3
-    return {"ms_per_iteration": ms, "samples_ms": [round(s * 1e3, 6) for s in samples],
-            "rounds": len(samples), "iterations_per_round": n,
-            "iterations_timed": n * len(samples), "first_chunk_s": first,
-            "compile_s": max(0.0, first - warm * chunk)}, state
-
-
-def game_bytes(lowered, itemsize: int = 4, predictive: bool = False) -> int:
-    """Bytes a CFR+ iteration of one (unstacked) game must move: its sequence-form tables
-    built here (``profile_passes.iteration_bytes``)."""
-    from jaxcfr.kernels.sequence import sequence_tables
-    seq = sequence_tables(lowered.tensors, lowered.level_start, lowered.num_players)
-    return profile_passes.iteration_bytes(seq, lowered.num_rows, lowered.max_actions,
-                                          lowered.num_players, itemsize=itemsize,
-                                          predictive=predictive)
-
-
-def exact_bytes(runner, lowered) -> int:
-    """Bytes an iteration of ``runner`` must move (``profile_passes.iteration_bytes``) from
-    the tables it steps: a forest counts its padding; a stack sharing one tree
-    (``leaf_value [P, T, B]`` beside unbatched indices) its indices once and its floats per
-    member; a vmapped stack (``[B, ...]`` tables) its padded members."""
-    seq = getattr(getattr(runner, "step_tensors", None), "sequence", None)
-    itemsize = np.dtype(runner.dtype).itemsize
-    predictive = bool(runner.solver.predictive)
-    if seq is None:                    # no tables on the runner: count the game's own
-        return game_bytes(lowered, itemsize, predictive) * (lowered.batch_size or 1)
-    rows = int(np.shape(seq.row_ancestors)[-2])
-    actions = int(np.shape(runner.step_tensors.legal_mask)[-1])
-    batched = np.ndim(seq.row_parent) == 2
-    members = int(np.shape(seq.row_parent)[0]) if batched else (
-        int(np.shape(seq.leaf_value)[2]) if np.ndim(seq.leaf_value) == 3 else 1)
-    return profile_passes.iteration_bytes(seq, rows, actions, lowered.num_players,
-                                          itemsize=itemsize, members=members,
-                                          predictive=predictive)
-
-
-def sampled_bytes(runner, lowered) -> int | None:
-    """A rough bound for a sampling estimator: every slot of its sampled forest (node,
-    valid, parent, member: 13 bytes; p, q, the strategy row, reach and values) written and
-    read once, and a touched row's two tables read and written, per traverser. ``None``
-    when the estimator's plan is not readable."""
-    plan = getattr(getattr(getattr(runner, "step_solver", None), "estimator", None), "plan", None)
-    if plan is None:
-        return None
-    f = np.dtype(runner.dtype).itemsize
-    p, a = lowered.num_players, lowered.max_actions
-    members = runner.batch_members
-    slots = members * plan.samples * sum(plan.capacity)
-    per_slot = 2 * (13 + (2 + a) * f + (2 * p + 1) * f) + 4 * a * f
-    return p * slots * per_slot
-
-
-def _version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def closest_leduc(nodes: float, limit: int = 75) -> str:
-    """The ``leduc_poker(ranks=R)`` whose tree is closest in size to ``nodes``."""
-    best = None
-    for ranks in range(3, limit + 1):
-        text = f"leduc_poker(ranks={ranks})"
-        size = jaxcfr.estimate_size(jaxcfr.load_game(text)).nodes
-        if best is None or abs(size - nodes) < abs(best[1] - nodes):
-            best = (text, size)
-        if size > nodes:
-            break
-    return best[0]
-
-
-class Measure:
+class Measure(Layouts, Determinism):
     """The lowered games and the sections of one run (see the module's docstring)."""
 
     def __init__(self, args, sizes, results, budget):
@@ -270,7 +165,7 @@ class Measure:
         self.results.figure("machine", item="device", device=kind, platform=device.platform,
                             device_count=len(jax.devices()),
                             devices=[str(d) for d in jax.devices()],
-                            jaxlib=_version("jaxlib"),
+                            jaxlib=version("jaxlib"),
                             python=sys.version.split()[0], nvidia_smi=smi,
                             bytes_limit=stats.get("bytes_limit"),
                             measured_bandwidth_gbs=measured,
@@ -335,73 +230,6 @@ class Measure:
         self.items("seeds", clock, [(e, f"{game} {e} x{n} seeds", lambda e=e: batch(e))
                                     for e in self.sizes.estimators])
 
-    def _stack_figure(self, lowered, clock, real_nodes, members, real_bytes=None):
-        start = time.perf_counter()
-        runner = jaxcfr.Runner(lowered, jaxcfr.cfr_plus())
-        setup = time.perf_counter() - start
-        timing, _ = steady_state(runner, runner.init(), self.sizes.rounds, self.sizes.target,
-                                 clock)
-        ms = timing["ms_per_iteration"]
-        moved = exact_bytes(runner, lowered)
-        return {"members": members, "nodes": real_nodes, "setup_s": setup,
-                "us_per_game_iteration": ms * 1e3 / members, **timing,
-                **self.bound(ms, moved if real_bytes is None else real_bytes),
-                "padded_bytes_per_iteration": moved}
-
-    def stacks(self, clock) -> None:
-        s = self.sizes
-        single, _ = self.lower(s.stack_game)
-        first: dict = {}
-
-        def stack(b):
-            start = time.perf_counter()
-            batch = jaxcfr.stack([single] * b)
-            stacking = time.perf_counter() - start
-            figure = self._stack_figure(batch, clock, single.num_nodes * b, b)
-            figure["stack_s"] = stacking
-            first.setdefault("us", figure["us_per_game_iteration"])
-            first.setdefault("label", f"x{b}")
-            figure.update(versus=f"{first['label']}, per game-iteration",
-                          ratio=figure["us_per_game_iteration"] / first["us"])
-            return figure
-
-        def forest():
-            members = [self.lower(f"leduc_poker(ranks={r})")[0] for r in s.forest_ranks]
-            start = time.perf_counter()
-            batch = jaxcfr.stack(members * s.forest_copies)
-            stacking = time.perf_counter() - start
-            real = s.forest_copies * sum(game_bytes(m) for m in members)
-            nodes = s.forest_copies * sum(m.num_nodes for m in members)
-            figure = self._stack_figure(batch, clock, nodes, len(members) * s.forest_copies,
-                                        real_bytes=real)
-            reference = self.forest_reference()
-            tree, _ = self.lower(reference)
-            one = self._stack_figure(tree, clock, tree.num_nodes, 1)
-            per_node = (figure["ms_per_iteration"] / nodes) / (one["ms_per_iteration"] /
-                                                               tree.num_nodes)
-            figure.update(stack_s=stacking, reference=reference,
-                          reference_nodes=tree.num_nodes,
-                          reference_ms=one["ms_per_iteration"], versus=(
-                              f"{reference} ({tree.num_nodes:,} nodes), per node"),
-                          ratio=per_node,
-                          note="The forest's bound counts the real trees' bytes; "
-                               "`padded_bytes_per_iteration` is what its padded layout moves "
-                               "(every member padded to the largest per level).")
-            self.results.figure("stacks", item=f"{reference} (one tree, the forest's size)",
-                                **{k: v for k, v in one.items() if k != "note"})
-            return figure
-
-        items = [("single", f"{s.stack_game} (one game)",
-                  lambda: self._stack_figure(single, clock, single.num_nodes, 1))]
-        items += [(f"x{b}", f"{s.stack_game} x{b}", lambda b=b: stack(b)) for b in s.stacks]
-        label = (f"forest: leduc ranks {s.forest_ranks[0]}..{s.forest_ranks[-1]} "
-                 f"x{s.forest_copies}")
-        # the largest stack last: building it is most of the section's host time (stacking
-        # 4,096 Leduc games and the runner's set-up took 50 + 37 s on a loaded 2-core host)
-        items.insert(len(items) - 1 if len(s.stacks) > 1 else len(items),
-                     ("forest", label, forest))
-        self.items("stacks", clock, items)
-
     def sampled_chance(self, clock) -> None:
         from jaxcfr.solvers.presets import make_solver
         s = self.sizes
@@ -448,165 +276,3 @@ class Measure:
                             "a chunk that grew the shapes compiles inside it)."}
         self.items("sampled_chance", clock, [(f"x{d}", f"{s.sampled_game}, {d} draws",
                                               lambda d=d: one(d)) for d in s.draws])
-
-    def split(self, clock) -> None:
-        text = self.sizes.split_game
-
-        def one():
-            lowered, info = self.lower(text)
-            mesh = jaxcfr.batch_mesh()
-            devices = int(mesh.devices.size)
-            plain = jaxcfr.Runner(lowered, jaxcfr.cfr_plus())
-            alone, _ = steady_state(plain, plain.init(), self.sizes.rounds, self.sizes.target,
-                                    clock)
-            runner = jaxcfr.Runner(lowered, jaxcfr.cfr_plus(), mesh=mesh)
-            timing, _ = steady_state(runner, runner.init(), self.sizes.rounds,
-                                     self.sizes.target, clock)
-            note = ("One device: the 1-device mesh (the split path: padding to a multiple of "
-                    "1, sharded placement), not a speed-up." if devices == 1 else
-                    f"Split over {devices} devices: nodes, rows and leaves sharded.")
-            ms = timing["ms_per_iteration"]
-            # each device moves its share of the bytes: the bound is theirs over D devices
-            bound = self.bound(ms, exact_bytes(plain, lowered) / devices)
-            return {"game": text, "devices": devices, "lowering_s": info["lowering_s"],
-                    **timing, "unsplit_ms": alone["ms_per_iteration"],
-                    "ratio": ms / alone["ms_per_iteration"], **bound, "note": note}
-        self.items("split", clock, [("split", f"{text} over the devices", one)])
-
-    def determinism(self, clock) -> None:
-        s = self.sizes
-        text, n, m = s.determinism_game, s.determinism_iterations, s.float64_iterations
-        lowered, _ = self.lower(text)
-        platform = jax.devices()[0].platform
-        # the subprocesses start first and run while this process uses the device
-        children = {"cpu": self.start_worker({"game": text, "cache": self.cache, "runs": [
-            {"name": "f32", "precision": "float32", "iterations": n, "evaluate": True},
-            {"name": "f64", "precision": "float64", "iterations": m}]}, {"JAX_PLATFORMS": "cpu"})}
-        if platform == "gpu":
-            flags = (os.environ.get("XLA_FLAGS", "") + " --xla_gpu_deterministic_ops=true").strip()
-            children["deterministic"] = self.start_worker({"game": text, "cache": self.cache, "runs": [
-                {"name": "a", "precision": "float32", "iterations": n},
-                {"name": "b", "precision": "float32", "iterations": n}]}, {"XLA_FLAGS": flags})
-        here = {}
-
-        def run(name, precision, iterations, resume=None, evaluate=False):
-            here[name] = run_case(lowered, precision, iterations, resume, evaluate)
-            return here[name]
-
-        def figure(a, b, tolerance=None, note=None, expected=True):
-            """``expected``: bit for bit is what should hold (else only the figures count)."""
-            c = compare(a, b)
-            holds = (c["max_abs_difference"] <= tolerance if tolerance is not None
-                     else c["bit_for_bit"] if expected else None)
-            out = {**c, "tolerance": tolerance, "holds": holds, "device_platform": platform}
-            if note:
-                out["note"] = note
-            return out
-
-        def twice():
-            return figure(run("one", "float32", n, evaluate=True), run("two", "float32", n))
-
-        def resumed():
-            half = run("half", "float32", n // 2)
-            return figure(here["one"], run("resumed", "float32", n - n // 2, half))
-
-        def cpu(kind):
-            out = self.collect(children, "cpu", clock)
-            if kind == "f64":
-                return figure(run("f64", "float64", m), out["f64"], FLOAT64_TOLERANCE,
-                              note=f"float64 against the CPU after {m} iterations (CFR+ "
-                                   "amplifies a rounding difference about 10x every 20 "
-                                   "iterations: docs/benchmarks.md, Determinism).")
-            return figure(here["one"], out["f32"], expected=False,
-                          note="float32 on two devices: expected to agree to rounding at first "
-                               "and then drift (another summation order); the exploitabilities "
-                               "are the figure.")
-
-        def deterministic():
-            out = self.collect(children, "deterministic", clock)
-            return figure(out["a"], out["b"])
-
-        items = [("run", f"{text}, {n} it., float32: the same run twice", twice),
-                 ("run", f"resumed at {n // 2} (state through host memory, a new runner)",
-                  resumed),
-                 ("cpu", f"float64 on the device against float64 on the CPU, {m} it.",
-                  lambda: cpu("f64")),
-                 ("cpu32", f"float32 on the device against the CPU, {n} it.",
-                  lambda: cpu("f32"))]
-        if "deterministic" in children:
-            items.append(("det", "twice under --xla_gpu_deterministic_ops (a subprocess)",
-                          deterministic))
-        self.items("determinism", clock, items)
-
-    # -- subprocesses ----------------------------------------------------------------------
-    def start_worker(self, spec: dict, env: dict):
-        handle, path = tempfile.mkstemp(suffix=".npz", prefix="gpu-check-")
-        os.close(handle)
-        proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("gpu_check.py")),
-                                 "--worker", json.dumps(spec), path],
-                                env={**os.environ, **env}, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
-        proc.out_path = path
-        self.children.append(proc)
-        return proc
-
-    def collect(self, children: dict, name: str, clock) -> dict:
-        """The runs worker ``name`` saved: ``{run: {field: array}}`` (waited for once; the
-        result replaces the process in ``children``)."""
-        proc = children[name]
-        if isinstance(proc, dict):
-            return proc
-        try:
-            log, _ = proc.communicate(timeout=max(1.0, clock.left()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            raise RuntimeError("the subprocess did not finish within the section's share")
-        if proc.returncode != 0:
-            raise RuntimeError(f"the subprocess failed ({proc.returncode}): {log[-1500:]}")
-        with np.load(proc.out_path) as f:
-            arrays = {k: f[k] for k in f.files}
-        os.unlink(proc.out_path)
-        out: dict = {}
-        for key, value in arrays.items():
-            run, _, field = key.partition("/")
-            out.setdefault(run, {})[field] = value
-        children[name] = out
-        return out
-
-
-def run_case(lowered, precision: str, iterations: int, resume=None, evaluate=False) -> dict:
-    """A CFR+ run of ``iterations`` on the default device (after ``resume``'s state, a
-    dict of host arrays): the state's arrays and the average profile on the host."""
-    runner = jaxcfr.Runner(lowered, jaxcfr.cfr_plus(), precision=precision)
-    state = runner.restore({k: resume[k] for k in FIELDS + ("iteration",)}) if resume else \
-        runner.init()
-    state = block(runner.advance(state, iterations))
-    out = {f: np.asarray(getattr(state, f)) for f in FIELDS + ("iteration",)}
-    out["average"] = runner.profile(state)
-    if evaluate:
-        out["exploitability"] = np.asarray(float(runner.evaluate(state)["exploitability"]))
-    return out
-
-
-def compare(a: dict, b: dict) -> dict:
-    """Bit for bit (every state table and the average, same dtype) and the largest difference."""
-    keys = FIELDS + ("average",)
-    same = all(a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]) for k in keys)
-    diff = max(float(np.max(np.abs(a[k].astype(np.float64) - b[k].astype(np.float64)),
-                            initial=0.0)) for k in keys)
-    expl = [float(x["exploitability"]) for x in (a, b) if "exploitability" in x]
-    return {"bit_for_bit": bool(same), "max_abs_difference": diff,
-            "exploitability": " / ".join(f"{e:.4g}" for e in expl) or None}
-
-
-def worker(spec: dict, out_path: str) -> None:
-    """The determinism subprocess: lower ``spec["game"]``, run each of ``spec["runs"]`` on
-    the default device (``JAX_PLATFORMS`` / ``XLA_FLAGS`` set by the parent), save them."""
-    lowered = as_lowered(spec["game"], cache=spec.get("cache"))
-    arrays = {}
-    for run in spec["runs"]:
-        out = run_case(lowered, run["precision"], run["iterations"],
-                       evaluate=run.get("evaluate", False))
-        arrays.update({f"{run['name']}/{k}": v for k, v in out.items()})
-    np.savez(out_path, **arrays)

@@ -125,13 +125,15 @@ def test_small_run_in_process(scripts, tmp_path, monkeypatch):
     runs on Kuhn, with the files they write."""
     _, check = scripts
     gpu_measure = importlib.import_module("gpu_measure")
+    gpu_determinism = importlib.import_module("gpu_determinism")
     # the CPU side is a subprocess of its own: here, a run in this process stands in for it
     monkeypatch.setattr(gpu_measure.Measure, "start_worker", lambda self, spec, env: spec)
 
     def collect(self, children, name, clock):
         spec = children[name]
         lowered, _ = self.lower(spec["game"])
-        return {run["name"]: gpu_measure.run_case(lowered, run["precision"], run["iterations"])
+        return {run["name"]: gpu_determinism.run_case(lowered, run["precision"],
+                                                      run["iterations"])
                 for run in spec["runs"]}
     monkeypatch.setattr(gpu_measure.Measure, "collect", collect)
     out = tmp_path / "out"
