@@ -60,6 +60,53 @@ def bandwidth_gbs(repeats: int) -> float:
     return 2 * passes * x.nbytes / (ms * 1e-3) / 1e9
 
 
+#: Names of the sequence-form pieces of a half-step, as :func:`profile` times them.
+RM, WEIGHTS, LEAVES, UPDATES, PREDICTION = (
+    "regret matching [I, A]", "realisation weights [I, K] gathers",
+    "leaf pass [T] (gather, sorted scatter)", "regret + table updates [I, A]",
+    "prediction read and written [I, A]")
+
+
+def sequence_bytes(tables, rows: int, actions: int, players: int, *, itemsize: int = 4,
+                   members: int = 1, predictive: bool = False) -> dict[str, int]:
+    """The bytes one half-step of the sequence form must move at least, per piece.
+
+    Every array a piece reads or writes, counted once: indices (4 bytes) and masks
+    (1 byte) once, floats (``itemsize`` bytes) once per member of a stack that shares
+    one tree (``members``: the trailing batch of ``payoff``/the state). ``tables`` is a
+    :class:`jaxcfr.kernels.sequence.SequenceTables` (only its shapes are read: ``T`` leaves
+    ``leaf_own [P, T]``, ``K`` ancestors ``row_ancestors [I, K]``, the level widths
+    ``level_rows[d] [P, R_d]``). ``predictive`` adds the prediction table (PCFR+).
+
+    With ``members=1`` and ``itemsize=4`` these are the byte counts :func:`profile` prints.
+    """
+    f, ia, b = itemsize, rows * actions, members
+    leaves = int(tables.leaf_own.shape[-1])
+    ancestors = int(tables.row_ancestors.shape[-1])
+    out = {
+        RM: ia + b * ia * 2 * f,                                   # mask; regret in, strategy out
+        WEIGHTS: rows * ancestors * 4 + b * (rows * ancestors * f + rows * f),
+        # indices (own + others) of T leaves; their values, the others' gathered weights,
+        # the scattered product; the weights x and values q [I, A]
+        LEAVES: leaves * players * 4
+        + b * (leaves * (f + (players - 1) * f + 2 * f) + 2 * ia * f),
+    }
+    for d, level in enumerate(tables.level_rows):
+        width = int(level.shape[-1])
+        # member and parent indices; strategy and q of the members, q of the parents, v
+        out[f"row pass, level {d + 1} [{width} rows]"] = width * 2 * 4 \
+            + b * width * (3 * actions * f + f)
+    out[UPDATES] = ia + b * ia * 7 * f
+    if predictive:
+        out[PREDICTION] = b * ia * 2 * f
+    return out
+
+
+def iteration_bytes(tables, rows: int, actions: int, players: int, **kw) -> int:
+    """Bytes of one alternating iteration: one half-step per player (:func:`sequence_bytes`)."""
+    return players * sum(sequence_bytes(tables, rows, actions, players, **kw).values())
+
+
 def profile(game: str, repeats: int, bandwidth: float | None) -> dict:
     import jax
     import jax.numpy as jnp
@@ -92,10 +139,10 @@ def profile(game: str, repeats: int, bandwidth: float | None) -> dict:
         pieces[name] = {"ms": _best(jax.jit(fn), *args, repeats=repeats), "bytes": int(nbytes)}
 
     # -- the sequence form (what the solver runs) --
-    piece("regret matching [I, A]", lambda r: passes.regret_matching(r, mask), (raw,),
-          ia * (2 * f4 + 1))
-    piece("realisation weights [I, K] gathers", lambda st: sequence.realisation_weights(seq, st),
-          (strategy,), rows * tables.row_ancestors.shape[1] * 2 * f4 + rows * f4)
+    counted = sequence_bytes(tables, rows, actions, p)
+    piece(RM, lambda r: passes.regret_matching(r, mask), (raw,), counted[RM])
+    piece(WEIGHTS, lambda st: sequence.realisation_weights(seq, st), (strategy,),
+          counted[WEIGHTS])
     weight = sequence.realisation_weights(seq, strategy)
 
     def leaf_pass(st, w):
@@ -106,9 +153,7 @@ def profile(game: str, repeats: int, bandwidth: float | None) -> dict:
             value = value * x.at[seq.leaf_others[0, j]].get(mode="promise_in_bounds")
         return jnp.zeros(ia).at[own].add(value, indices_are_sorted=True,
                                          mode="promise_in_bounds")
-    # indices (own + others) and values of T leaves, the gathers, the scatter, x and q
-    piece("leaf pass [T] (gather, sorted scatter)", leaf_pass, (strategy, weight),
-          leaves * (p * f4 + f4 + (p - 1) * f4 + 2 * f4) + 2 * ia * f4)
+    piece(LEAVES, leaf_pass, (strategy, weight), counted[LEAVES])
     q = leaf_pass(strategy, weight)
     for d, level in enumerate(seq.level_rows):
         width = int(level.shape[1])
@@ -117,14 +162,14 @@ def profile(game: str, repeats: int, bandwidth: float | None) -> dict:
             members = level[0]
             v = numerics.action_sum(st[members] * q.reshape(rows, actions)[members])
             return q.at[seq.row_parent[members]].add(v, mode="promise_in_bounds")
-        piece(f"row pass, level {d + 1} [{width} rows]", row_level, (q, strategy),
-              width * (3 * actions * f4 + 3 * f4))
+        name = f"row pass, level {d + 1} [{width} rows]"
+        piece(name, row_level, (q, strategy), counted[name])
     piece("counterfactual values (whole, one player)",
           lambda st: sequence.counterfactual_values(seq, st, player[None], p), (strategy,), 0)
-    piece("regret + table updates [I, A]",
+    piece(UPDATES,
           lambda q, st, r: (jnp.maximum(r + numerics.instantaneous_regret(q, st, mask), 0),
                             r * 0.5 + st), (q.reshape(rows, actions), strategy, raw),
-          ia * (7 * f4 + 1))
+          counted[UPDATES])
     # -- the node passes (what it replaced; still used by the analytics) --
     piece("node: edge probabilities [N]", lambda st: passes.edge_probabilities(t, st),
           (strategy,), n * (2 * f4 + f4) + ia * f4)
