@@ -10,13 +10,16 @@ Public API::
     jaxcfr.evaluate(lowered, result.average_strategy)["exploitability"]
     small = jaxcfr.Abstracted(game, abstraction)  # action abstraction: a smaller Game
     jaxcfr.lift(profile_of_small, game)           # its profile, back in the full game
+    buckets = jaxcfr.Bucketed(game, jaxcfr.load_abstraction("suit_isomorphism"))
+    jaxcfr.lift(profile_of_buckets, game, bucketing="suit_isomorphism")
 """
 
 import sys
 
 from jaxcfr._util.arguments import ArgumentError
 from jaxcfr.game import efg
-from jaxcfr.game.abstraction import Abstracted, Abstraction, Identity
+from jaxcfr.game.abstraction import Abstracted, Abstraction, Identity, pseudo_harmonic
+from jaxcfr.game.bucketing import BucketBy, Bucketed, Bucketing, bucket_by
 from jaxcfr.game.contract import CHANCE, TERMINAL, GameError
 from jaxcfr.game.protocol import Game
 from jaxcfr.game.registry import (REFERENCE_ABSTRACTIONS, REFERENCE_GAMES, load_abstraction,
@@ -68,5 +71,7 @@ __all__ = [
     "SampledChanceRunner",
     # action abstraction
     "Abstraction", "Abstracted", "Identity", "lift", "train_abstracted", "AbstractedResult",
-    "format_table", "load_abstraction", "REFERENCE_ABSTRACTIONS",
+    "format_table", "load_abstraction", "REFERENCE_ABSTRACTIONS", "pseudo_harmonic",
+    # information abstraction
+    "Bucketing", "Bucketed", "BucketBy", "bucket_by",
 ]

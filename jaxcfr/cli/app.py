@@ -20,6 +20,7 @@ from typing import Callable, NoReturn, Sequence
 import numpy as np
 
 from jaxcfr._util.arguments import ArgumentError, finite_float, optional_positive_int, positive_int
+from jaxcfr.cli.abstract import add_abstract_arguments, run_abstract
 from jaxcfr.cli.estimate import add_estimate_arguments, run_estimate
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr.cli.train import add_eval_arguments, add_train_arguments, run_eval, run_train
@@ -41,6 +42,8 @@ EPILOG = """examples:
   jaxcfr train --resume runs/leduc-...       continue a run
   jaxcfr eval runs/leduc-.../profile.npz     metrics of a saved profile
   jaxcfr estimate sampled_dice_poker P.npz   estimated metrics (games too large to lower)
+  jaxcfr abstract nolimit_leduc --abstraction "bet_menu(fractions=[1.0])"
+                                             train an abstraction, lift it, full-game metrics
 
 A GAME is a name from `jaxcfr games`, with parameters if it takes any
 ("kuhn_poker(players=3)"), a Gambit .efg file, module:Class, or an OpenSpiel game
@@ -336,6 +339,9 @@ COMMANDS["eval"] = (add_eval_arguments, run_eval,
 COMMANDS["estimate"] = (add_estimate_arguments, run_estimate,
                         "estimated values and best-response-gain lower bounds of a profile, "
                         "with confidence intervals (games too large to lower)")
+COMMANDS["abstract"] = (add_abstract_arguments, run_abstract,
+                        "train abstractions (bet menus, bucketings) of a game, lift them and "
+                        "compare them in the full game")
 
 
 # -- entry point ----------------------------------------------------------
@@ -422,7 +428,7 @@ def _execute(run: Callable[[argparse.Namespace], int], args: argparse.Namespace,
              traceback: bool) -> int:
     """Run a command; errors become one line on stderr (the traceback only on request)."""
     show_tb = traceback or os.environ.get("JAXCFR_TRACEBACK") == "1"
-    if getattr(args, "command", "train") in ("solve", "train", "eval", "estimate"):
+    if getattr(args, "command", "train") in ("solve", "train", "eval", "estimate", "abstract"):
         from jaxcfr.engine.runner import enable_compilation_cache
         enable_compilation_cache()
     interrupts = RaisingInterrupts()

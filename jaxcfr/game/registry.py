@@ -9,8 +9,9 @@ Accepted forms::
     openspiel:kuhn_poker(players=3) an OpenSpiel game (needs the ``openspiel`` extra)
 
 Abstraction strings (:func:`load_abstraction`) use the same syntax: a name of
-:data:`REFERENCE_ABSTRACTIONS` (``identity``, ``bet_menu(fractions=[0.5, 1.0])``) or
-``module:Class(k=v)``.
+:data:`REFERENCE_ABSTRACTIONS` (``identity``, ``bet_menu(fractions=[0.5, 1.0])``, the
+bucketings ``suit_isomorphism``, ``rank_buckets(buckets=4)``, ``bucket_by(...)``) or
+``module:Class(k=v)``; ``"A + B"`` combines an action abstraction and a bucketing.
 
 Names come from three places, looked up in this order: :func:`register` (games a
 user's own code registers), :data:`REFERENCE_GAMES` (the reference games in the
@@ -53,10 +54,14 @@ REFERENCE_GAMES = {
     "sampled_dice_poker": "jaxcfr_games.sampled_poker:SampledDicePoker",
     "dice_poker": "jaxcfr_games.dice_poker:DicePoker",
 }
-#: Abstractions a name can load (``module:Class``, imported on first use).
+#: Abstractions a name can load (``module:Class``, imported on first use): action
+#: abstractions (``actions(state, player)``) and bucketings (``bucket(player, key)``).
 REFERENCE_ABSTRACTIONS = {
     "identity": "jaxcfr.game.abstraction:Identity",
     "bet_menu": "jaxcfr_games.nolimit_leduc:BetMenu",
+    "suit_isomorphism": "jaxcfr_games.leduc:SuitIsomorphism",
+    "rank_buckets": "jaxcfr_games.leduc:RankBuckets",
+    "bucket_by": "jaxcfr.game.bucketing:BucketBy",
 }
 #: Entry-point group through which other packages offer games (``name = "module:Class"``).
 ENTRY_POINT_GROUP = "jaxcfr.games"
@@ -212,12 +217,46 @@ def load_game(text: str | os.PathLike):
 
 def load_abstraction(text: str):
     """The abstraction named by ``text``: a :data:`REFERENCE_ABSTRACTIONS` name or
-    ``module:Class``, with ``(key=value, ...)`` parameters as in a game string.
+    ``module:Class``, with ``(key=value, ...)`` parameters as in a game string; an action
+    abstraction, a bucketing, or ``"A + B"``: one of each, combined
+    (:func:`jaxcfr.game.bucketing.combine`).
 
     Raises:
-      GameError: ``abstraction-string``: unparsable, unknown, bad parameters, or the
-        object made has no ``actions(state, player)`` method.
+      GameError: ``abstraction-string``: unparsable, unknown, bad parameters, the
+        object made has neither ``actions(state, player)`` nor ``bucket(player, key)``,
+        or the parts of ``"A + B"`` are not one action abstraction and one bucketing.
     """
+    parts = _split_plus(text)
+    if len(parts) > 1:
+        from jaxcfr.game.bucketing import combine
+        made = [load_abstraction(part) for part in parts]
+        try:
+            return combine(*made)
+        except TypeError as e:
+            raise GameError(f"abstraction {text!r}: {e}", rule="abstraction-string") from None
+    return _load_one(text)
+
+
+def _split_plus(text: str) -> list[str]:
+    """``text`` split at the ``+`` signs outside brackets and quotes."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "+" and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def _load_one(text: str):
     try:
         name, params = parse_game_string(text)
         target = name if ":" in name else REFERENCE_ABSTRACTIONS.get(name)
@@ -231,9 +270,11 @@ def load_abstraction(text: str):
     except (TypeError, ValueError) as e:
         raise GameError(f"bad parameters for abstraction {text!r}: {e}",
                         rule="abstraction-string") from None
-    if not callable(getattr(made, "actions", None)):
+    if not callable(getattr(made, "actions", None)) and not callable(getattr(made, "bucket",
+                                                                               None)):
         raise GameError(f"{text!r} did not produce an abstraction (got {type(made).__name__}, "
-                        "which has no actions(state, player) method)", rule="abstraction-string")
+                        "which has no actions(state, player) method and no bucket(player, key) "
+                        "method)", rule="abstraction-string")
     return made
 
 

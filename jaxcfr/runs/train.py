@@ -316,7 +316,7 @@ def _iterate(config: Config, run: RunDir, runner: Runner, ckpt, progress, handle
             save(out.iteration, out.state)
         profiles = _member_profiles(runner, lowered, out.state)
         rows = None
-        if config.game.abstraction is not None:
+        if config.game.abstracted:
             try:
                 rows = _lift(run, config, lowered, profiles, metrics)
             except GameError as e:       # e.g. the full game is over the memory budget
