@@ -337,15 +337,16 @@ def _infoset_error(enum: Enumeration, node: int, row: int, key, player: int, act
     passed through ``row`` is absent-mindedness. Without ``perfect_recall`` a
     different own sequence is accepted (returns) unless it is absent-minded.
     """
-    first = format_history(enum.path(_first_member(enum, row)))
+    def first() -> str:          # a scan of the nodes: only for the message
+        return format_history(enum.path(_first_member(enum, row)))
     if actions != enum.row_actions[row]:
         raise GameError(f"legal actions {list(actions)} differ from "
-                        f"{list(enum.row_actions[row])} at history {first} in the same "
+                        f"{list(enum.row_actions[row])} at history {first()} in the same "
                         "information set", rule="infoset-actions", history=enum.path(node),
                         infoset=key)
     if kept != enum.row_kept[row]:
         raise GameError(f"abstraction kept {list(kept)} here but {list(enum.row_kept[row])} at "
-                        f"history {first} in the same information set",
+                        f"history {first()} in the same information set",
                         rule="abstraction-order", history=enum.path(node), infoset=key)
     n = enum.parent[node]
     while n != ROOT_PARENT:
@@ -359,7 +360,7 @@ def _infoset_error(enum: Enumeration, node: int, row: int, key, player: int, act
         return
     raise GameError(
         f"game does not have perfect recall: in player {player}'s information set {key!r}, "
-        f"this history and the first member (history {first}) differ in that player's own "
+        f"this history and the first member (history {first()}) differ in that player's own "
         "earlier (information set, action) sequence", rule="perfect-recall",
         history=enum.path(node), infoset=key)
 
