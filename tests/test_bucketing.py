@@ -11,6 +11,7 @@ float64, solved with one set of options so that the tests share compiled program
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 
 import numpy as np
@@ -153,6 +154,23 @@ def test_imperfect_recall_passes_only_when_declared():
     # the same buckets with recall need no declaration
     assert jaxcfr.lower(Bucketed(jaxcfr.load_game(SMALL), RankBuckets(2, ranks=4))
                         ).infosets_per_player == (66, 66)
+
+
+def test_imperfect_recall_is_stepped_by_the_node_passes():
+    # The sequence form reads a row's own sequence at one member: under imperfect recall it
+    # would compute other values (forced here: 0.98 apart after 20 iterations).
+    lowered = jaxcfr.lower(Bucketed(_leduc(), RankBuckets(2, ranks=3, recall=False)))
+    assert not lowered.perfect_recall and not jaxcfr.stack([lowered, lowered]).perfect_recall
+    assert jaxcfr.lower(Bucketed(_leduc(), RankBuckets(2, ranks=3))).perfect_recall
+
+    def run(game, sequence_form):
+        runner = jaxcfr.Runner(game, jaxcfr.make_solver("cfr+"), precision=F64,
+                               sequence_form=sequence_form)
+        return np.asarray(runner.profile(runner.advance(runner.init(), 20)))
+    nodes = run(lowered, False)
+    np.testing.assert_array_equal(run(lowered, True), nodes)       # the default: node passes
+    wrong = run(dataclasses.replace(lowered, perfect_recall=True), True)
+    assert np.abs(wrong - nodes).max() > 0.1
 
 
 def test_the_opt_in_is_the_only_way_past_the_perfect_recall_check():

@@ -136,6 +136,8 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
         progress(nodes)
     lowered = _build(enum, outer, name)
     del enum
+    if not perfect_recall:
+        lowered = dataclasses.replace(lowered, perfect_recall=False)
     if sort_infosets:
         lowered = globals()["sort_infosets"](lowered)
     return lowered
