@@ -1,5 +1,5 @@
 """The ``jaxcfr`` command: every command in one room (games, validate, inspect, solve,
-train, eval, estimate), one-line errors, exit statuses.
+train, eval, estimate, abstract), one-line errors, exit statuses.
 
 Layer 9, the top: may import every layer below.
 """
