@@ -17,13 +17,18 @@ Usage::
     python scripts/abstractions.py --table menus --markdown # no-limit Leduc only, Markdown
     python scripts/abstractions.py --game "nolimit_leduc(stack=6)" \\
         --abstraction "bet_menu(fractions=[1.0])" --iterations 500
-    python scripts/abstractions.py --resolve mypkg.resolve:nested   # fill the re-solving column
+    python scripts/abstractions.py --table menus --resolve subgames  # fill the re-solving column
+    python scripts/abstractions.py --resolve mypkg.resolve:nested     # ... with your own
 
-``--resolve MODULE:FUNCTION`` names ``function(result) -> Profile``: given a
-:class:`jaxcfr.AbstractedResult` (the blueprint: ``result.profile`` lifted,
-``result.abstract_profile``, ``result.abstraction``, ``result.full``), it returns a
-profile of the full game (the blueprint with off-tree subgames re-solved), which is
-evaluated exactly like the other columns.
+``--resolve subgames`` re-solves every subgame after a raise the menu dropped, in the
+full game, nested (Brown & Sandholm 2017), with ``jaxcfr.subgames`` (issue 19: on main
+since its merge 0f17e09; this branch predates it, so the option says so until the two
+are merged): Maxmargin gadget, 1000 CFR+ iterations per subgame, against the abstract
+blueprint, as ``scripts/subgames.py`` does. ``--resolve MODULE:FUNCTION`` names any
+``function(result) -> Profile``: given a :class:`jaxcfr.AbstractedResult` (the
+blueprint: ``result.profile`` lifted, ``result.abstract_profile``, ``result.abstraction``,
+``result.lowered``, ``result.full``), it returns a profile of the full game, evaluated
+exactly like the other columns. Rows without dropped actions (bucketings) read n/a.
 """
 
 from __future__ import annotations
@@ -72,8 +77,9 @@ def main(argv=None) -> None:
     p.add_argument("--precision", default="float32")
     p.add_argument("--batch", action="store_true", help="also train each table as one stacked "
                    "run")
-    p.add_argument("--resolve", metavar="MODULE:FUNCTION",
-                   help="nested re-solving: function(AbstractedResult) -> full-game Profile")
+    p.add_argument("--resolve", metavar="subgames|MODULE:FUNCTION",
+                   help="nested re-solving: 'subgames' (jaxcfr.subgames, Maxmargin), or "
+                        "function(AbstractedResult) -> full-game Profile")
     p.add_argument("--markdown", action="store_true", help="print Markdown tables")
     p.add_argument("--json", metavar="PATH", help="also write every row as JSON")
     args = p.parse_args(argv)
@@ -82,7 +88,11 @@ def main(argv=None) -> None:
     else:
         names = ("menus", "buckets") if args.table == "both" else (args.table,)
         tables = [TABLES[n] for n in names]
-    resolve = _load_function(args.resolve) if args.resolve else None
+    resolve = None
+    if args.resolve == "subgames":
+        resolve = nested_resolving
+    elif args.resolve:
+        resolve = _load_function(args.resolve)
     out = []
     for game, members in tables:
         rows = table(game, members, args, resolve)
@@ -137,14 +147,33 @@ def table(game: str, members, args, resolve=None) -> list[dict]:
                "elimination": _f(r.elimination_exploitability),
                "translation": _f(r.translation_exploitability),
                "unreached": r.unreached, "translated_infosets": r.row["translated_infosets"]}
-        if resolve is not None:
+        if resolve is not None and r.row["translated_infosets"] + r.unreached:
             profile = resolve(r)
             row["resolving"] = _f(jaxcfr.evaluate_profile(profile, r.full,
                                                           precision=args.precision)[
                 "exploitability"])
+        elif resolve is not None:
+            row["resolving"] = "n/a"
         rows.append(row)
         print(f"  {text}: done in {total:.1f} s", flush=True)
     return rows
+
+
+def nested_resolving(result, gadget: str = "maxmargin", iterations: int = 1000):
+    """The blueprint of ``result`` with every subgame after a dropped action re-solved in
+    the full game, nested (``jaxcfr.subgames``, issue 19), composed: a full-game Profile."""
+    try:
+        from jaxcfr.subgames import Context, off_abstraction, resolve_subgames
+    except ImportError:
+        raise SystemExit("--resolve subgames needs jaxcfr.subgames (issue 19), which this "
+                         "checkout does not have yet: merge main, or pass MODULE:FUNCTION") \
+            from None
+    root = jaxcfr.load_game(result.full.name)
+    paths = off_abstraction(result.full, result.abstraction, abstract=result.lowered)
+    context = Context(result.full, result.abstract_profile, abstraction=result.lowered,
+                      root=root)
+    return resolve_subgames(result.full, result.abstract_profile, paths, gadget=gadget,
+                            iterations=iterations, context=context).profile
 
 
 def _load_function(text: str):
@@ -162,7 +191,7 @@ def _cells(r: dict) -> list[str]:
 
     def expl(key):
         v = r.get(key)
-        return "" if v is None else f"{v:.3g}"
+        return "" if v is None else v if isinstance(v, str) else f"{v:.3g}"
     abstract = expl("abstract") + ("*" if r.get("imperfect_recall") else "")
     translation = expl("translation") or ("n/a" if "translation" in r else "")
     resolving = expl("resolving") or ("pending" if r.get("histories") and
