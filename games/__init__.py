@@ -9,7 +9,7 @@ that load them (``kuhn_poker``, ``leduc_poker``, ...) are listed once, in
 from .dice_poker import DicePoker
 from .goofspiel import Goofspiel
 from .kuhn import KuhnPoker
-from .leduc import LeducPoker
+from .leduc import LeducPoker, RankBuckets, SuitIsomorphism
 from .liars_dice import LiarsDice
 from .nolimit_leduc import BetMenu, NoLimitLeduc
 from .rps import MatchingPennies, MatrixGame, RockPaperScissors
@@ -17,5 +17,6 @@ from .sampled_poker import SampledDicePoker
 
 __all__ = [
     "DicePoker", "Goofspiel", "KuhnPoker", "LeducPoker", "LiarsDice", "MatchingPennies", "MatrixGame",
-    "NoLimitLeduc", "BetMenu", "RockPaperScissors", "SampledDicePoker",
+    "NoLimitLeduc", "BetMenu", "RockPaperScissors", "SampledDicePoker", "SuitIsomorphism",
+    "RankBuckets",
 ]

@@ -14,7 +14,7 @@ import functools
 
 from jaxcfr.game import CHANCE, LARGEST_TREE, TERMINAL, Game, GameError, too_large
 
-__all__ = ["LeducPoker", "Deck"]
+__all__ = ["LeducPoker", "Deck", "SuitIsomorphism", "RankBuckets"]
 
 FOLD = "fold"
 CALL = "call"
@@ -328,3 +328,138 @@ def _most_cards() -> int:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if _tree_size(mid) <= LARGEST_TREE else (lo, mid)
     return lo
+
+
+# -- bucketings (information abstraction) ------------------------------------------------------
+def _key_parts(key) -> list[str] | None:
+    """``"p|card|bets[|public|bets]"`` split at ``|``; ``None`` before the private card."""
+    if not isinstance(key, str):
+        return None
+    parts = key.split("|")
+    if len(parts) not in (3, 5) or parts[1] == "?":
+        return None
+    return parts
+
+
+def _rank_suit(label: str) -> tuple[str, str]:
+    """A card label's rank and suit (``"Qh"`` -> ``("Q", "h")``, ``"3.1"`` -> ``("3", "1")``)."""
+    if "." in label:
+        rank, _, suit = label.partition(".")
+        return rank, suit
+    return label[:-1], label[-1:]
+
+
+class SuitIsomorphism:
+    """Leduc's suit isomorphism: a lossless bucketing (a ``jaxcfr.Bucketing``).
+
+    Suits never change a Leduc payoff and chance deals every card alike, so two
+    information sets that differ only by a renaming of the suits are strategically
+    the same. The bucket writes the private card's suit as ``a`` and the public
+    card's as ``a`` (the same suit) or ``b`` (another): ``"1|Qh|rc|Ks|r"`` and
+    ``"1|Qs|rc|Kh|r"`` are both ``"1|Qa|rc|Kb|r"``. With two suits every bucket holds
+    exactly two information sets: half the rows (936 -> 468 in Leduc), and a profile
+    trained on the buckets and lifted is as unexploitable as one trained in the full
+    game. The keys of :class:`LeducPoker` and of no-limit Leduc both qualify.
+    """
+
+    def bucket(self, player: int, key):
+        parts = _key_parts(key)
+        if parts is None:
+            return key
+        rank, suit = _rank_suit(parts[1])
+        sep = "." if "." in parts[1] else ""
+        parts[1] = f"{rank}{sep}a"
+        if len(parts) == 5:
+            public, public_suit = _rank_suit(parts[3])
+            parts[3] = f"{public}{sep}{'a' if public_suit == suit else 'b'}"
+        return "|".join(parts)
+
+    def __repr__(self) -> str:
+        return "suit_isomorphism"
+
+
+class RankBuckets:
+    """Rank and hand-strength buckets for Leduc with many ranks: a lossy bucketing.
+
+    In the first round the private card's rank falls in one of ``buckets`` groups of
+    neighbouring ranks (``rank * buckets // ranks``). Once the public card is out the
+    hand's strength is its chance of winning (ties half) against a card drawn
+    uniformly from the rest of the deck, and the bucket is the strength's percentile
+    among all deals, cut into ``buckets`` equal parts. Suits are dropped (they never
+    matter). With ``recall=True`` the second-round bucket keeps the first-round one,
+    so players remember their card's group (perfect recall); with ``recall=False`` it
+    does not, as practical card abstractions do: the bucketing declares imperfect
+    recall (``imperfect_recall`` is true) and lowering accepts it.
+
+    Keys: ``"p|b<group>|bets"``, then ``"p|b<group>|bets|s<strength>|bets"`` (or
+    ``"p|bets|s<strength>|bets"`` without recall).
+
+    Args:
+      buckets: groups per round (>= 1).
+      ranks, suits: the deck of the :class:`LeducPoker` it buckets (default the
+        13-rank deck of ``leduc_poker(ranks=13)``).
+      recall: keep the first-round group in the second round.
+    """
+
+    def __init__(self, buckets: int = 4, ranks: int = 13, suits: int = 2, recall: bool = True):
+        for name, value, least in (("buckets", buckets, 1), ("ranks", ranks, 2),
+                                   ("suits", suits, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"rank_buckets: {name} must be an integer >= {least}, "
+                                 f"got {value!r}")
+        if ranks * suits < 3:
+            raise ValueError("rank_buckets: the deck needs at least 3 cards")
+        self.buckets, self.ranks, self.suits = buckets, ranks, suits
+        self.recall = bool(recall)
+        self.imperfect_recall = not self.recall
+        deck = Deck(ranks, suits)
+        self._rank = {_rank_suit(label)[0]: deck.rank[c] for c, label in enumerate(deck.label)}
+        self._strength = self._strength_buckets()
+
+    def _strength_buckets(self) -> dict[tuple[int, int], int]:
+        """``(private rank, public rank) -> strength bucket``, percentiles over all deals."""
+        n, s = self.ranks, self.suits
+        strength, weight = {}, {}
+        for mine in range(n):
+            for public in range(n):
+                if mine == public and s < 2:
+                    continue
+                left = [s - (o == mine) - (o == public) for o in range(n)]
+                total = sum(left)
+                ours = (mine == public, mine)
+                win = sum(c * ((ours > (o == public, o)) + 0.5 * (ours == (o == public, o)))
+                          for o, c in enumerate(left))
+                strength[mine, public] = win / total
+                weight[mine, public] = s * (s - 1) if mine == public else s * s
+        total = sum(weight.values())
+        out = {}
+        for pair, hs in strength.items():
+            below = sum(w for q, w in weight.items() if strength[q] < hs)
+            equal = sum(w for q, w in weight.items() if strength[q] == hs)
+            mid = (below + equal / 2) / total
+            out[pair] = min(int(mid * self.buckets), self.buckets - 1)
+        return out
+
+    def bucket(self, player: int, key):
+        parts = _key_parts(key)
+        if parts is None:
+            return key
+        mine = self._rank_of(parts[1])
+        group = f"b{mine * self.buckets // self.ranks}"
+        if len(parts) == 3:
+            return f"{parts[0]}|{group}|{parts[2]}"
+        strength = f"s{self._strength[mine, self._rank_of(parts[3])]}"
+        if self.recall:
+            return f"{parts[0]}|{group}|{parts[2]}|{strength}|{parts[4]}"
+        return f"{parts[0]}|{parts[2]}|{strength}|{parts[4]}"
+
+    def _rank_of(self, label: str) -> int:
+        rank = self._rank.get(_rank_suit(label)[0])
+        if rank is None:
+            raise ValueError(f"{self!r} does not know the card {label!r}: it buckets "
+                             f"leduc_poker(ranks={self.ranks}, suits={self.suits})")
+        return rank
+
+    def __repr__(self) -> str:
+        return (f"rank_buckets(buckets={self.buckets}, ranks={self.ranks}, suits={self.suits}, "
+                f"recall={self.recall})")

@@ -19,7 +19,7 @@ Example::
 
 from __future__ import annotations
 
-from jaxcfr.game import CHANCE, TERMINAL, Game, GameError, too_large
+from jaxcfr.game import CHANCE, TERMINAL, Game, GameError, pseudo_harmonic, too_large
 
 from .leduc import Deck
 
@@ -304,6 +304,11 @@ class BetMenu:
     same at every history of an information set. Two fractions may land on the
     same raise: it is kept once.
 
+    Action translation (:meth:`translate`): a raise the menu dropped goes to the
+    two kept raises around it by Ganzfried and Sandholm's pseudo-harmonic mapping
+    (:func:`jaxcfr.game.pseudo_harmonic`), sizes as fractions of the pot; lifting
+    uses it (``jaxcfr.lift(..., translate=True)``, the default for this menu).
+
     Example::
 
         >>> import jaxcfr
@@ -335,6 +340,39 @@ class BetMenu:
         if self.all_in:
             keep.add(raises[-1])
         return [a for a in legal if raise_to(a) is None or raise_to(a) in keep]
+
+    def translate(self, state: NoLimitLeduc, player: int, action) -> list:
+        """``[(kept action, probability), ...]`` for ``action`` at ``state``.
+
+        A kept action is itself. A raise to ``n`` chips is the fraction
+        ``x = (n - b) / 2b`` of the pot (``b`` the bet to call, as the menu's
+        fractions): between the kept raises of fractions ``A < x < B`` it goes to
+        ``A`` with probability ``(B - x)(1 + A) / ((B - A)(1 + x))`` and to ``B``
+        with the rest; below the smallest kept raise to it, above the largest to
+        that one. A raise where no raise is kept (or legal), a raise to no more
+        than the bet to call (possible only off the real history), and a fold
+        where there is no bet to fold to, are a call (check). ``action`` need not
+        be legal at ``state`` (a real history replayed on a translated one, whose
+        pot may differ: a raise is read in chips, "raise to n").
+        """
+        kept = self.actions(state, player)
+        if action in kept:
+            return [(action, 1.0)]
+        to = raise_to(action)
+        raises = [a for a in kept if raise_to(a) is not None]
+        bet = max(state.spent)
+        if to is None or not raises or to <= bet:
+            return [(CALL, 1.0)]
+        pot = 2 * bet
+        x = (to - bet) / pot
+        sizes = [(raise_to(a) - bet) / pot for a in raises]
+        if x <= sizes[0]:
+            return [(raises[0], 1.0)]
+        if x >= sizes[-1]:
+            return [(raises[-1], 1.0)]
+        hi = next(i for i, size in enumerate(sizes) if size > x)
+        p = pseudo_harmonic(x, sizes[hi - 1], sizes[hi])
+        return [(raises[hi - 1], p), (raises[hi], 1.0 - p)]
 
     def __repr__(self) -> str:
         return f"BetMenu(fractions={self.fractions}, all_in={self.all_in})"

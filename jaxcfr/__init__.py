@@ -12,6 +12,8 @@ Public API::
     jaxcfr.lift(profile_of_small, game)           # its profile, back in the full game
     sub = jaxcfr.subgame(game, profile, path)     # the subgame at a history, with its gadget
     jaxcfr.resolve(game, profile, paths)          # the blueprint with those subgames re-solved
+    buckets = jaxcfr.Bucketed(game, jaxcfr.load_abstraction("suit_isomorphism"))
+    jaxcfr.lift(profile_of_buckets, game, bucketing="suit_isomorphism")
 
 ``import jaxcfr`` itself is light (the standard library and the ``.efg`` reader): the
 first use of any other public name imports the whole library, JAX included, as one step
@@ -54,7 +56,9 @@ __all__ = [
     "SampledChanceRunner", "Chance",
     # action abstraction
     "Abstraction", "Abstracted", "Identity", "lift", "train_abstracted", "AbstractedResult",
-    "format_table", "load_abstraction", "REFERENCE_ABSTRACTIONS",
+    "format_table", "load_abstraction", "REFERENCE_ABSTRACTIONS", "pseudo_harmonic",
+    # information abstraction
+    "Bucketing", "Bucketed", "BucketBy", "bucket_by",
     # subgame solving
     "subgame", "resolve", "resolve_subgames", "ResolveResult", "SubgameGame",
 ]
@@ -64,7 +68,8 @@ def _load() -> None:
     """Import every public name into this module (what ``import jaxcfr`` used to do)."""
     import jaxcfr.runs as runs  # noqa: F401 - the runs package is a public name
     from jaxcfr._util.arguments import ArgumentError
-    from jaxcfr.game.abstraction import Abstracted, Abstraction, Identity
+    from jaxcfr.game.abstraction import Abstracted, Abstraction, Identity, pseudo_harmonic
+    from jaxcfr.game.bucketing import BucketBy, Bucketed, Bucketing, bucket_by
     from jaxcfr.game.contract import CHANCE, TERMINAL, GameError
     from jaxcfr.game.protocol import Game
     from jaxcfr.game.registry import (REFERENCE_ABSTRACTIONS, REFERENCE_GAMES, load_abstraction,

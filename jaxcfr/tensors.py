@@ -109,6 +109,9 @@ class LoweredGame:
     name: str = ""
     batch_size: int | None = None         # B after stack(); None for a single game
     members: tuple = ()                   # the stacked LoweredGames (host tables per member)
+    perfect_recall: bool = True           # False: a bucketing declared imperfect recall (the
+                                          # members of a row may have different own sequences:
+                                          # no sequence form, see jaxcfr.kernels.sequence)
 
     def __repr__(self) -> str:
         what = f"{self.batch_size} games, " if self.batch_size is not None else ""

@@ -252,7 +252,7 @@ def test_lifting_zeroes_dropped_actions_renormalises_and_falls_back_to_uniform()
     assert 0 < unreached < len(full.infoset_keys)
     _, counts = lift_table(abstract, full)
     assert counts == {"rows": len(full.infoset_keys), "found": len(small.infoset_keys),
-                      "missing": unreached}
+                      "translated": 0, "missing": unreached}
 
 
 def test_lifting_refuses_a_profile_of_another_game():
@@ -299,9 +299,11 @@ def test_a_blueprints_full_game_exploitability_is_exact():
     conv, values, _ = R.nash_conv(tree, reference)
     assert result.exploitability == pytest.approx(conv / 2, rel=1e-9)
     _close(result.metrics["values"], values)
-    # the abstract profile, evaluated in the full game, is lifted on the fly
+    # the abstract profile, evaluated in the full game, is lifted on the fly (by elimination)
     assert jaxcfr.evaluate_profile(result.abstract_profile, GAME, precision=F64)[
-        "exploitability"] == pytest.approx(result.exploitability, abs=1e-12)
+        "exploitability"] == pytest.approx(result.elimination_exploitability, abs=1e-12)
+    assert result.row["rule"] == "translation" and \
+        result.exploitability == result.translation_exploitability
     assert result.profile.game == GAME and result.full.name == GAME
 
 
@@ -386,7 +388,7 @@ def test_a_training_run_lifts_and_compares_its_abstractions(tmp_path):
         assert row["full_game_metric"] == pytest.approx(member.exploitability, abs=1e-6)
         assert profile.game == GAME                # jaxcfr eval measures it in the full game
         assert jaxcfr.evaluate_profile(profile, precision=F64)["exploitability"] == \
-            pytest.approx(member.exploitability, abs=1e-6)
+            pytest.approx(member.elimination_exploitability, abs=1e-6)
     best = int(np.argmin([r["full_game_metric"] for r in rows]))
     assert result.best_member == best
     lifted = jaxcfr.Profile.load(result.run_dir / "lifted.npz")

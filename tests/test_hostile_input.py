@@ -205,6 +205,23 @@ def test_a_config_naming_module_code_needs_trust_code(tmp_path, capsys):
         sys.modules.pop("cfg_game_mod", None)
 
 
+def test_a_bucketing_naming_module_code_needs_trust_code(tmp_path):
+    """bucket_by(function="module:name") imports that module: from a file, only on trust."""
+    (tmp_path / "cfg_bucket_mod.py").write_text(
+        "import pathlib\npathlib.Path(__file__).with_name('imported').touch()\n"
+        "def by_card(player, key):\n    return key\n")
+    config = tmp_path / "b.toml"
+    config.write_text('[game]\nname = "kuhn_poker"\n'
+                      'bucketing = "bucket_by(function=\'cfg_bucket_mod:by_card\')"\n')
+    with pytest.raises(jaxcfr.runs.ConfigError, match=r"game.bucketing: \[untrusted-code\]"):
+        jaxcfr.load_config(config)
+    assert not (tmp_path / "imported").exists() and "cfg_bucket_mod" not in sys.modules
+    from jaxcfr.game.registry import runs_code
+    assert runs_code("bet_menu(fractions=[1.0]) + bucket_by(function='evil.mod:f')") == \
+        "evil.mod"
+    assert runs_code("suit_isomorphism + rank_buckets(buckets=4)") is None
+
+
 # -- 6. a game module beside the config, found by the jaxcfr executable ---------------------
 ONE_CARD = '''
 from jaxcfr.game import CHANCE, TERMINAL, Game, GameError

@@ -1,10 +1,11 @@
 """Blueprints: train on an abstracted game, lift the profile back, measure it in the full game.
 
-:func:`train_abstracted` solves the abstracted game with :func:`jaxcfr.solve`, lifts
-the average profile and computes its exact metrics in the full game with
-:func:`jaxcfr.evaluate`. Given several abstractions of one game it stacks them
-(:func:`jaxcfr.stack`) and trains them all in one compiled run, so that they can be
-compared side by side (:func:`format_table`).
+:func:`train_abstracted` solves the abstracted game (an action abstraction, a
+bucketing, or both) with :func:`jaxcfr.solve`, lifts the average profile and computes
+its exact metrics in the full game with :func:`jaxcfr.evaluate`, by elimination and,
+where the abstraction translates, by translation. Given several abstractions (or
+bucketings) of one game it stacks them (:func:`jaxcfr.stack`) and trains them all in
+one compiled run, so that they can be compared side by side (:func:`format_table`).
 
 Example::
 
@@ -14,6 +15,8 @@ Example::
     ...     iterations=500)
     >>> print(jaxcfr.format_table(results))     # sizes, full-game and in-abstraction metrics
     >>> results[1].profile.act(jaxcfr.load_game("nolimit_leduc"), rng=0)   # plays the real game
+    >>> buckets = jaxcfr.train_abstracted("leduc_poker(ranks=13)", bucketing=[
+    ...     "rank_buckets(buckets=4)", "rank_buckets(buckets=4, recall=False)"])
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import numpy as np
 
 from jaxcfr.api.solve import SolveResult, solve
 from jaxcfr.game.abstraction import Abstracted, describe
+from jaxcfr.game.bucketing import Bucketed, abstract_game, combine, is_bucketing
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.registry import load_game
 from jaxcfr.lowering.lower import lower
@@ -43,9 +47,11 @@ class AbstractedResult:
     """One abstraction's blueprint (what :func:`train_abstracted` returns per abstraction).
 
     Attributes:
-      abstraction: the abstraction object; ``label`` its text.
+      abstraction: the abstraction object (action abstraction, bucketing, or both:
+        :func:`jaxcfr.game.bucketing.combine`); ``label`` its text.
       lowered: the abstracted game, lowered; ``full``: the full game, lowered.
-      profile: the lifted profile: every information set of the full game.
+      profile: the lifted profile: every information set of the full game (by
+        translation where the abstraction translates, else by elimination).
       abstract_profile: the average profile of the abstracted game (abstracted order).
       abstract_final: the solve's final record for this member (metrics inside the
         abstraction: its best responses may only use kept actions).
@@ -77,8 +83,18 @@ class AbstractedResult:
 
     @property
     def unreached(self) -> int:
-        """Information sets of the full game the abstracted game never reaches (uniform)."""
+        """Information sets of the full game the lifted profile plays uniformly."""
         return self.row["unreached_infosets"]
+
+    @property
+    def elimination_exploitability(self) -> float | None:
+        """Full-game metric of the profile lifted by elimination (the seed's rule)."""
+        return self.row["elimination_metric"]
+
+    @property
+    def translation_exploitability(self) -> float | None:
+        """Full-game metric of the profile lifted by translation (``None`` without)."""
+        return self.row["translation_metric"]
 
     def __repr__(self) -> str:
         metric = self.metrics["metric"]
@@ -87,33 +103,38 @@ class AbstractedResult:
                 f"{metric:.4g})")
 
 
-def train_abstracted(game, abstraction, algorithm="cfr+", iterations: int = 1000, *,
-                     precision: str = "float32", **solve_options):
-    """Train on ``Abstracted(game, abstraction)``, lift the profile, evaluate it in ``game``.
+def train_abstracted(game, abstraction=None, algorithm="cfr+", iterations: int = 1000, *,
+                     bucketing=None, imperfect_recall: bool = False,
+                     translate: bool | None = None, precision: str = "float32",
+                     **solve_options):
+    """Train on ``game`` abstracted, lift the profile, evaluate it in ``game``.
 
     Args:
       game: the full game: a game string or a Game (not an ``Abstracted`` one). Its
         chance must be enumerable: the full game is lowered to lift the profile and
         to compute its metrics exactly.
       abstraction: an abstraction or an abstraction string (``"bet_menu(fractions=
-        [1.0])"``, ``"module:Class(k=v)"``), or a list of them: a batch, stacked and
+        [1.0])"``, ``"suit_isomorphism"``, ``"A + B"``, ``"module:Class(k=v)"``): an
+        action abstraction (:class:`jaxcfr.Abstracted`), a bucketing
+        (:class:`jaxcfr.Bucketed`) or both; or a list of them: a batch, stacked and
         trained by one compiled run (each member as its separate run would be).
+      bucketing: a bucketing (or its string) for every member, or a list of them (a
+        batch; then ``abstraction`` is one value or ``None``).
+      imperfect_recall: accept bucketings that make players forget (see
+        :class:`jaxcfr.Bucketed`; a bucketing may declare it itself).
+      translate: how to lift: ``None`` by translation where the action abstraction
+        defines it (the row has both rules' metrics), ``False`` by elimination only.
       algorithm, iterations, precision, solve_options: as :func:`jaxcfr.solve`
         (``eval_every``, ``alternating``, ``alpha``, ``beta``, ``gamma``, ``chunk``,
         ``callback``); hyper-parameters must be single values here.
     Returns:
-      An :class:`AbstractedResult`, or a list of them (one per abstraction, in order)
-      when ``abstraction`` is a list or tuple.
+      An :class:`AbstractedResult`, or a list of them (one per member, in order) when
+      ``abstraction`` or ``bucketing`` is a list or tuple.
     Raises:
       GameError: ``chance-not-enumerable`` when the game's chance cannot be
-        enumerated; a contract or abstraction rule broken (naming the history).
+        enumerated; a contract, abstraction or bucket rule broken (naming the history).
     """
-    batch = isinstance(abstraction, (list, tuple))
-    abstractions = [as_abstraction(a) for a in (abstraction if batch else [abstraction])]
-    if not abstractions:
-        raise ValueError("train_abstracted() needs at least one abstraction")
-    labels = [a if isinstance(a, str) else describe(obj)
-              for a, obj in zip(abstraction if batch else [abstraction], abstractions)]
+    batch, specs, labels = _members(abstraction, bucketing)
     for k in ("alpha", "beta", "gamma"):
         if np.ndim(solve_options.get(k)) > 0:
             raise ValueError(f"train_abstracted() takes one value of {k}; to sweep settings, "
@@ -124,29 +145,66 @@ def train_abstracted(game, abstraction, algorithm="cfr+", iterations: int = 1000
     if isinstance(root, Abstracted):
         raise ValueError("train_abstracted() takes the full game and the abstraction "
                          "separately (got an Abstracted game)")
+    if isinstance(root, Bucketed):
+        raise ValueError("train_abstracted() takes the full game and the bucketing "
+                         "separately (got a Bucketed game)")
     full = _lower_full(root, name)
     members, seconds = [], []
-    for a, label in zip(abstractions, labels):
+    for a, label in zip(specs, labels):
         start = time.perf_counter()
-        members.append(lower(Abstracted(root, a), name=f"{full.name} | {label}"))
+        members.append(lower(abstract_game(root, a, imperfect_recall=imperfect_recall),
+                             name=f"{full.name} | {label}"))
         seconds.append(time.perf_counter() - start)
     lowered = stack(members) if batch else members[0]
     result = solve(lowered, algorithm, iterations, precision=precision, **solve_options)
     average = np.asarray(result.average_strategy)             # [(B,) I, A]
     final = result.final
     out = []
-    for b, (member, a, label) in enumerate(zip(members, abstractions, labels)):
+    for b, (member, a, label) in enumerate(zip(members, specs, labels)):
         table = average[b, :member.num_rows, :member.max_actions] if batch else average
         abstract = Profile.from_lowered(member, table)
         record = {k: (v[b] if batch and k != "members" and isinstance(v, list) else v)
                   for k, v in final.items()}
         lifted, row = lifted_row(abstract, member, full, abstraction=label,
-                                 abstract_metric=record["metric"], precision=precision)
+                                 abstract_metric=record["metric"], precision=precision,
+                                 spec=a, game=root, translate=translate,
+                                 imperfect_recall=imperfect_recall or None)
         out.append(AbstractedResult(
             abstraction=a, label=label, lowered=member, full=full,
             profile=Profile.from_lowered(full, lifted), abstract_profile=abstract,
             abstract_final=record, row=row, solve=result, lower_seconds=seconds[b]))
     return out if batch else out[0]
+
+
+def _members(abstraction, bucketing) -> tuple[bool, list, list[str]]:
+    """``(batch, specs, labels)``: one abstraction object and label per member."""
+    lists = [isinstance(x, (list, tuple)) for x in (abstraction, bucketing)]
+    if all(lists):
+        raise ValueError("train_abstracted() takes a list of abstractions or a list of "
+                         "bucketings, not both (one of them is a batch's members)")
+    batch = any(lists)
+    n = len(abstraction if lists[0] else bucketing) if batch else 1
+    if batch and not n:
+        raise ValueError("train_abstracted() needs at least one abstraction")
+    if abstraction is None and bucketing is None:
+        raise ValueError("train_abstracted() needs an abstraction or a bucketing")
+
+    def nth(x, i):
+        return x[i] if isinstance(x, (list, tuple)) else x
+
+    specs, labels = [], []
+    for i in range(n):
+        parts = [(x, as_abstraction(x)) for x in (nth(abstraction, i), nth(bucketing, i))
+                 if x is not None]
+        if nth(bucketing, i) is not None and not is_bucketing(parts[-1][1]):
+            raise ValueError(f"bucketing= {parts[-1][0]!r} is not a bucketing (it has no "
+                             "bucket(player, key) method)")
+        try:
+            specs.append(combine(*(obj for _, obj in parts)))
+        except TypeError as e:
+            raise ValueError(str(e)) from None
+        labels.append(" + ".join(x if isinstance(x, str) else describe(obj) for x, obj in parts))
+    return batch, specs, labels
 
 
 def _lower_full(root, name: str) -> LoweredGame:
@@ -164,9 +222,11 @@ def _lower_full(root, name: str) -> LoweredGame:
 
 def format_table(results, full_row: bool = True) -> str:
     """A plain-text table: per abstraction, its size, the lifted profile's metric in the
-    full game (what the abstraction is worth; first) and its metric inside the
-    abstraction (best responses restricted to the kept actions: not comparable across
-    abstractions); with ``full_row``, the full game's size first.
+    full game (what the abstraction is worth; first), the same by each lifting rule
+    (elimination, translation) and its metric inside the abstraction (best responses
+    restricted to the kept actions: not comparable across abstractions); with
+    ``full_row``, the full game's size first. ``*``: imperfect recall (the metric inside
+    the abstraction is approximate there); ``n/a``: no translation.
 
     Args:
       results: one :class:`AbstractedResult` (or its row) or several (a list), or their
@@ -180,16 +240,20 @@ def format_table(results, full_row: bool = True) -> str:
         return ""
     name = rows[0]["metric_name"].replace("_", " ")
     head = ["abstraction", "histories", "infosets", "actions", f"full-game {name} (lifted)",
-            f"{name} inside the abstraction", "unreached infosets"]
+            "by elimination", "by translation", f"{name} inside the abstraction",
+            "uniform infosets"]
     body = []
     if full_row:
         r = rows[0]
         body.append([f"full game ({r['game']})", f"{r['full_histories']:,}",
-                     f"{r['full_infosets']:,}", str(r["full_max_actions"]), "", "", ""])
+                     f"{r['full_infosets']:,}", str(r["full_max_actions"]), "", "", "", "", ""])
     for r in rows:
+        elimination = r.get("elimination_metric", r["full_game_metric"])
         body.append([str(r["abstraction"]), f"{r['histories']:,}", f"{r['infosets']:,}",
                      str(r["max_actions"]), _num(r["full_game_metric"]),
-                     _num(r["abstract_metric"]), f"{r['unreached_infosets']:,}"])
+                     _num(elimination), _num(r.get("translation_metric")),
+                     _num(r["abstract_metric"]) + ("*" if r.get("imperfect_recall") else ""),
+                     f"{r['unreached_infosets']:,}"])
     widths = [max(len(x) for x in col) for col in zip(head, *body)]
     lines = ["  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in
                        enumerate(zip(line, widths))) for line in [head] + body]

@@ -1,6 +1,7 @@
 """The ``jaxcfr`` command: every command in one room (games, validate, inspect, solve,
-train, eval, estimate), one-line errors, exit statuses; :mod:`jaxcfr.cli.launch` is the
-executable's entry point (light: it handles signals before JAX is imported).
+train, eval, estimate, abstract, resolve), one-line errors, exit statuses;
+:mod:`jaxcfr.cli.launch` is the executable's entry point (light: it handles signals before
+JAX is imported).
 
 Layer 9, the top: may import every layer below.
 """

@@ -18,6 +18,7 @@ from typing import Callable, NoReturn, Sequence
 import numpy as np
 
 from jaxcfr._util.arguments import positive_int
+from jaxcfr.cli.abstract import add_abstract_arguments, run_abstract
 from jaxcfr.cli.estimate import add_estimate_arguments, run_estimate
 from jaxcfr.cli.resolve import add_resolve_arguments, run_resolve
 from jaxcfr._util.precision import PRECISIONS
@@ -42,6 +43,8 @@ EPILOG = """examples:
   jaxcfr eval runs/leduc-.../profile.npz     metrics of a saved profile
   jaxcfr estimate sampled_dice_poker P.npz   estimated metrics (games too large to lower)
   jaxcfr resolve leduc_poker P.npz --after-chance 3   re-solve every second-round subgame
+  jaxcfr abstract nolimit_leduc --abstraction "bet_menu(fractions=[1.0])"
+                                             train an abstraction, lift it, full-game metrics
 
 A GAME is a name from `jaxcfr games`, with parameters if it takes any
 ("kuhn_poker(players=3)"), a Gambit .efg file, module:Class (this imports and runs
@@ -349,6 +352,9 @@ COMMANDS["estimate"] = (add_estimate_arguments, run_estimate,
                         "with confidence intervals (games too large to lower)")
 COMMANDS["resolve"] = (add_resolve_arguments, run_resolve,
                        "re-solve the subgames of a blueprint (safely) and compare the profiles")
+COMMANDS["abstract"] = (add_abstract_arguments, run_abstract,
+                        "train abstractions (bet menus, bucketings) of a game, lift them and "
+                        "compare them in the full game")
 
 
 # -- entry point ----------------------------------------------------------
@@ -424,7 +430,8 @@ def _execute(run: Callable[[argparse.Namespace], int], args: argparse.Namespace,
              traceback: bool) -> int:
     """Run a command; errors become one line on stderr (the traceback only on request)."""
     show_tb = traceback or os.environ.get("JAXCFR_TRACEBACK") == "1"
-    if getattr(args, "command", "train") in ("solve", "train", "eval", "estimate", "resolve"):
+    if getattr(args, "command", "train") in ("solve", "train", "eval", "estimate", "resolve",
+                                             "abstract"):
         from jaxcfr.engine.runner import enable_compilation_cache
         enable_compilation_cache()
     interrupts = RaisingInterrupts()

@@ -247,8 +247,8 @@ class Runner:
                         self.layout, host = "forest", forest_tensors
                         self.step_tensors = to_device(forest_tensors, self.dtype)
                         self.step_structure = Structure(forest_levels, lowered.num_players)
-            if sequence_form and dense:
-                self.step_tensors = self._with_sequences(host)
+            if sequence_form and dense and lowered.perfect_recall:
+                self.step_tensors = self._with_sequences(host)   # needs perfect recall
 
     def _with_sequences(self, host):
         """The step tensors carrying the sequence-form tables of ``host`` (their NumPy form)."""

@@ -1,15 +1,19 @@
 """Games on the host: the ``Game`` protocol and its contract, the random-trajectory probe,
-game strings and the registry, action abstraction, drawn chance, OpenSpiel games and
-Gambit ``.efg`` files.
+game strings and the registry, action abstraction and action translation
+(``abstraction``), information abstraction (``bucketing``), drawn chance, OpenSpiel games
+and Gambit ``.efg`` files.
 
 Layer 1: may import ``jaxcfr._util``. Nothing here knows about tensors or JAX.
 
 This package's face is what a game author needs (``from jaxcfr.game import Game``)::
 
     from jaxcfr.game import CHANCE, TERMINAL, Game, GameError
+    from jaxcfr.game import pseudo_harmonic      # for an abstraction's translate()
 """
 
+from jaxcfr.game.abstraction import pseudo_harmonic
 from jaxcfr.game.contract import CHANCE, TERMINAL, GameError
 from jaxcfr.game.protocol import LARGEST_TREE, Game, too_large
 
-__all__ = ["CHANCE", "TERMINAL", "Game", "GameError", "LARGEST_TREE", "too_large"]
+__all__ = ["CHANCE", "TERMINAL", "Game", "GameError", "LARGEST_TREE", "too_large",
+           "pseudo_harmonic"]

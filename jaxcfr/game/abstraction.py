@@ -27,6 +27,17 @@ the same thing) walks only the kept actions: the subtrees below dropped actions 
 never enumerated. A profile trained on it is keyed by the abstracted action order;
 :func:`jaxcfr.lift` maps it back to the full game.
 
+*Action translation* (optional): an abstraction may also say how a dropped action
+maps onto the kept ones, ``translate(state, player, action) -> [(kept action,
+probability), ...]``, a distribution over ``actions(state, player)``. ``action`` is
+any action of the game: usually one the abstraction dropped at ``state``, but also
+one that is not legal there (lifting replays a real history on a translated one,
+whose state may differ, e.g. in the pot). Lifting with translation
+(:func:`jaxcfr.lift`, ``translate=True``) answers a real history that went through
+dropped actions with the strategies of the histories it translates to;
+:func:`check_translation` checks what ``translate`` returns (rule ``translation``),
+and :func:`pseudo_harmonic` is Ganzfried and Sandholm's mapping for bet sizes.
+
 Example::
 
     >>> import jaxcfr
@@ -45,7 +56,11 @@ from jaxcfr.game.contract import GameError, check_protocol
 from jaxcfr.game.protocol import Game
 
 __all__ = ["Abstraction", "Identity", "Abstracted", "kept_actions", "unwrap",
-           "check_abstraction", "describe"]
+           "check_abstraction", "describe", "has_translate", "check_translation",
+           "pseudo_harmonic"]
+
+#: How far translation probabilities may sum from 1.
+TRANSLATION_TOLERANCE = 1e-9
 
 
 @runtime_checkable
@@ -57,6 +72,73 @@ class Abstraction(Protocol):
         """The kept actions at ``state`` (a decision node of the wrapped game, where
         ``player`` acts): a non-empty, duplicate-free subset of ``state.legal_actions()``,
         in the same order at every history of an information set."""
+
+    # Optional (not part of the structural check):
+    # def translate(self, state, player, action) -> [(kept action, probability), ...]
+    #     a distribution over actions(state, player) for any action of the game
+    #     (see the module docstring); lifting with translation uses it.
+
+
+def has_translate(abstraction: Any) -> bool:
+    """Whether ``abstraction`` defines ``translate(state, player, action)``."""
+    return callable(getattr(abstraction, "translate", None))
+
+
+def check_translation(translated: Any, kept: Sequence, action: Any) -> tuple[tuple, ...]:
+    """What ``translate`` returned, checked: ``((kept action, probability), ...)``.
+
+    Args:
+      translated: the return value of ``translate(state, player, action)``.
+      kept: ``actions(state, player)`` at that state.
+    Returns:
+      The pairs with positive probability, each kept action once (probabilities of a
+      repeated action added).
+    Raises:
+      GameError: ``translation`` (without a history; the caller adds it): not a list
+        of pairs, an action that is not kept at the state, a probability that is
+        negative or not finite, or probabilities that do not sum to 1.
+    """
+    def fail(why: str):
+        raise GameError(f"translate(..., {action!r}) returned {translated!r}: {why}",
+                        rule="translation")
+    try:
+        pairs = [(a, float(p)) for a, p in translated]
+    except (TypeError, ValueError):
+        fail("it must be a list of (kept action, probability) pairs")
+    out: dict = {}
+    for a, p in pairs:
+        if not any(a is k or _equal(a, k) for k in kept):
+            fail(f"{a!r} is not one of the kept actions {list(kept)}")
+        if not p >= 0 or p == float("inf"):
+            fail(f"probability {p!r} of {a!r} is not a finite non-negative number")
+        if p > 0:
+            out[a] = out.get(a, 0.0) + p
+    total = sum(out.values())
+    if not abs(total - 1.0) <= TRANSLATION_TOLERANCE:
+        fail(f"the probabilities sum to {total!r}, not 1")
+    return tuple(out.items())
+
+
+def pseudo_harmonic(x: float, a: float, b: float) -> float:
+    """Probability of mapping a bet ``x`` onto the smaller size ``a`` (the rest onto ``b``).
+
+    Ganzfried and Sandholm's pseudo-harmonic mapping (IJCAI 2013),
+    ``f(x) = (b - x)(1 + a) / ((b - a)(1 + x))`` for ``a <= x <= b``, with every size
+    a fraction of the pot: ``f(a) = 1``, ``f(b) = 0``, and the same for every scale
+    of the pot. ``x`` outside ``[a, b]`` is clipped (all mass on the nearer size).
+
+    Example::
+
+        >>> pseudo_harmonic(0.73, 0.5, 1.0) == 81 / 173
+        True
+    """
+    if not a < b:
+        raise ValueError(f"pseudo_harmonic needs a < b, got a={a!r}, b={b!r}")
+    if x <= a:
+        return 1.0
+    if x >= b:
+        return 0.0
+    return (b - x) * (1 + a) / ((b - a) * (1 + x))
 
 
 class Identity:

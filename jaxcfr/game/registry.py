@@ -9,8 +9,9 @@ Accepted forms::
     openspiel:kuhn_poker(players=3) an OpenSpiel game (needs the ``openspiel`` extra)
 
 Abstraction strings (:func:`load_abstraction`) use the same syntax: a name of
-:data:`REFERENCE_ABSTRACTIONS` (``identity``, ``bet_menu(fractions=[0.5, 1.0])``) or
-``module:Class(k=v)``.
+:data:`REFERENCE_ABSTRACTIONS` (``identity``, ``bet_menu(fractions=[0.5, 1.0])``, the
+bucketings ``suit_isomorphism``, ``rank_buckets(buckets=4)``, ``bucket_by(...)``) or
+``module:Class(k=v)``; ``"A + B"`` combines an action abstraction and a bucketing.
 
 Names come from three places, looked up in this order: :func:`register` (games a
 user's own code registers), :data:`REFERENCE_GAMES` (the reference games in the
@@ -73,10 +74,14 @@ REFERENCE_GAMES = {
     "sampled_dice_poker": "jaxcfr_games.sampled_poker:SampledDicePoker",
     "dice_poker": "jaxcfr_games.dice_poker:DicePoker",
 }
-#: Abstractions a name can load (``module:Class``, imported on first use).
+#: Abstractions a name can load (``module:Class``, imported on first use): action
+#: abstractions (``actions(state, player)``) and bucketings (``bucket(player, key)``).
 REFERENCE_ABSTRACTIONS = {
     "identity": "jaxcfr.game.abstraction:Identity",
     "bet_menu": "jaxcfr_games.nolimit_leduc:BetMenu",
+    "suit_isomorphism": "jaxcfr_games.leduc:SuitIsomorphism",
+    "rank_buckets": "jaxcfr_games.leduc:RankBuckets",
+    "bucket_by": "jaxcfr.game.bucketing:BucketBy",
 }
 #: Entry-point group through which other packages offer games (``name = "module:Class"``).
 ENTRY_POINT_GROUP = "jaxcfr.games"
@@ -283,12 +288,46 @@ def load_game(text: str | os.PathLike):
 
 def load_abstraction(text: str):
     """The abstraction named by ``text``: a :data:`REFERENCE_ABSTRACTIONS` name or
-    ``module:Class``, with ``(key=value, ...)`` parameters as in a game string.
+    ``module:Class``, with ``(key=value, ...)`` parameters as in a game string; an action
+    abstraction, a bucketing, or ``"A + B"``: one of each, combined
+    (:func:`jaxcfr.game.bucketing.combine`).
 
     Raises:
-      GameError: ``abstraction-string``: unparsable, unknown, bad parameters, or the
-        object made has no ``actions(state, player)`` method.
+      GameError: ``abstraction-string``: unparsable, unknown, bad parameters, the
+        object made has neither ``actions(state, player)`` nor ``bucket(player, key)``,
+        or the parts of ``"A + B"`` are not one action abstraction and one bucketing.
     """
+    parts = _split_plus(text)
+    if len(parts) > 1:
+        from jaxcfr.game.bucketing import combine
+        made = [load_abstraction(part) for part in parts]
+        try:
+            return combine(*made)
+        except TypeError as e:
+            raise GameError(f"abstraction {text!r}: {e}", rule="abstraction-string") from None
+    return _load_one(text)
+
+
+def _split_plus(text: str) -> list[str]:
+    """``text`` split at the ``+`` signs outside brackets and quotes."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "+" and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def _load_one(text: str):
     try:
         name, params = parse_game_string(text)
         target = name if ":" in name else REFERENCE_ABSTRACTIONS.get(name)
@@ -306,9 +345,11 @@ def load_abstraction(text: str):
     except (TypeError, ValueError) as e:
         raise GameError(f"bad parameters for abstraction {text!r}: {e}",
                         rule="abstraction-string") from None
-    if not callable(getattr(made, "actions", None)):
+    if not callable(getattr(made, "actions", None)) and not callable(getattr(made, "bucket",
+                                                                               None)):
         raise GameError(f"{text!r} did not produce an abstraction (got {type(made).__name__}, "
-                        "which has no actions(state, player) method)", rule="abstraction-string")
+                        "which has no actions(state, player) method and no bucket(player, key) "
+                        "method)", rule="abstraction-string")
     return made
 
 
@@ -344,17 +385,31 @@ def runs_code(text: str) -> str | None:
     stripped = os.fspath(text).strip()
     if stripped.lower().endswith(".efg") or stripped.startswith("openspiel:"):
         return None
+    if " + " in stripped:                 # combined abstractions: each part
+        return next((m for m in map(runs_code, stripped.split(" + ")) if m), None)
     try:
-        name, _ = parse_game_string(stripped)
+        name, params = parse_game_string(stripped)
     except GameError:
         return None                       # not loadable at all: its own error says so
-    if ":" not in name:
-        return None                       # a registered name (or an unknown one: refused)
-    module = name.partition(":")[0]
-    top = module.partition(".")[0]
-    if top in (_GAMES_PACKAGE, _LEGACY_PACKAGE, "jaxcfr"):
-        return None
-    return module
+    # the string's own class, then any module:name among its parameters
+    # (bucket_by(function="pkg.mod:fn") imports pkg.mod)
+    paths = [name] if ":" in name else []
+    values = list(params.values())
+    while values:
+        v = values.pop()
+        if isinstance(v, (list, tuple)):
+            values.extend(v)
+        elif isinstance(v, str) and _MODULE_PATH.fullmatch(v.strip()):
+            paths.append(v.strip())
+    for path in paths:
+        module = path.partition(":")[0]
+        if module.partition(".")[0] not in (_GAMES_PACKAGE, _LEGACY_PACKAGE, "jaxcfr"):
+            return module
+    return None
+
+
+#: A ``module:name`` reference (what ``importlib`` would import, then look up).
+_MODULE_PATH = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
 
 def check_trusted(text: str, source: str, trust_code: bool = False, *,

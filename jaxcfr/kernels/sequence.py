@@ -4,7 +4,9 @@ A *sequence* of player ``i`` is one of ``i``'s (row, action) pairs, numbered
 ``row * A + slot`` like the flattened strategy table; the *empty* sequence is the sink
 row's slot 0 (``sink * A``), where regret matching always plays 1. Every node ``h``
 has, for each player, the last sequence of that player on the path to ``h``
-(perfect recall: the same for all members of an information set). With these
+(perfect recall: the same for all members of an information set; a game lowered with
+imperfect recall, ``LoweredGame.perfect_recall`` false, has no sequence form and is
+stepped by the node passes). With these
 tables an update of player ``i`` never walks the ``N`` nodes:
 
 * ``x(I)``: the owner's *realisation weight* of row ``I`` (the product of the owner's

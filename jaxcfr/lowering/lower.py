@@ -35,7 +35,9 @@ from jaxcfr.lowering import parallel
 from jaxcfr.lowering.budget import (MemoryBudgetError, check_budget, default_memory_budget,
                            estimate_bytes, format_bytes, memory_estimate)
 from jaxcfr.game.abstraction import Abstracted, unwrap
-from jaxcfr.game.contract import check_nash_value, check_protocol
+from jaxcfr.game.bucketing import (Bucketed, abstract_game, find_bucketing,
+                                   imperfect_recall_declared)
+from jaxcfr.game.contract import GameError, check_nash_value, check_protocol
 from jaxcfr.game.registry import load_game
 from jaxcfr.lowering.size import SizeEstimate, estimate_size
 from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
@@ -64,7 +66,11 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
         the kept actions in the abstraction's order (``infoset_actions``, ``A``
         counts kept actions), and the wrapped game's contract is checked at every
         node reached, the abstraction's rules too (``abstraction-*``, including the
-        same kept actions in the same order across an information set).
+        same kept actions in the same order across an information set). A bucketing
+        (``bucket(player, key)``) lowers :class:`jaxcfr.Bucketed` ``(game, it)`` instead,
+        and an object with both methods both (:func:`jaxcfr.game.bucketing.abstract_game`).
+        A bucketed game that declares imperfect recall is walked in one process and
+        its members' own sequences may differ (absent-mindedness is still refused).
       sort_infosets: put rows in Gambit's canonical order (grouped by player, each
         player's information sets by their first member's pre-order number);
         otherwise rows keep the order in which the walk first met them.
@@ -87,21 +93,22 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
       MemoryBudgetError: the game does not fit the memory budget.
     """
     if abstraction is not None:
-        game = Abstracted(game, abstraction)
-    if isinstance(game, Abstracted):
+        game = abstract_game(game, abstraction)
+    if isinstance(game, (Abstracted, Bucketed)):
         name = name or game.name
     num_players = check_protocol(game)
     check_nash_value(game, num_players)              # before a long walk, not after it
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
     outer = game
     game, abstraction = unwrap(game)
+    perfect_recall = not imperfect_recall_declared(outer)
     if size is None:
         size = estimate_size(outer)             # an abstracted game is smaller than its game
     elif size is False:
         size = None
     if size is not None:
         _check_estimate(size, num_players, budget, log)
-    workers = parallel.resolve_workers(workers, size)
+    workers = parallel.resolve_workers(workers, size) if perfect_recall else 1
 
     def on_check(enum: Enumeration, nodes: int) -> None:
         check_budget(nodes, len(enum.row_actions) + 1, enum.max_actions, num_players, budget)
@@ -109,11 +116,19 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
             progress(nodes)
 
     enum = None
-    if workers > 1:
-        enum = parallel.walk_parallel(game, num_players, abstraction, workers=workers,
-                                      size=size, budget=budget, progress=progress, log=log)
-    if enum is None:
-        enum = walk(game, num_players, abstraction, on_check=on_check)
+    try:
+        if workers > 1:
+            enum = parallel.walk_parallel(game, num_players, abstraction, workers=workers,
+                                          size=size, budget=budget, progress=progress, log=log)
+        if enum is None:
+            enum = walk(game, num_players, abstraction, on_check=on_check,
+                        perfect_recall=perfect_recall)
+    except GameError as e:
+        if e.rule != "perfect-recall" or find_bucketing(outer) is None:
+            raise
+        raise GameError(e.detail + " (this bucketing makes the player forget: declare it with "
+                        "Bucketed(game, bucketing, imperfect_recall=True))", rule=e.rule,
+                        history=e.history, infoset=e.infoset) from None
     nodes = len(enum)
     check_budget(nodes, len(enum.row_actions) + 1, enum.max_actions, num_players, budget,
                  what="in all")
@@ -121,6 +136,8 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
         progress(nodes)
     lowered = _build(enum, outer, name)
     del enum
+    if not perfect_recall:
+        lowered = dataclasses.replace(lowered, perfect_recall=False)
     if sort_infosets:
         lowered = globals()["sort_infosets"](lowered)
     return lowered

@@ -70,7 +70,8 @@ def stack(games: Sequence[LoweredGame]) -> LoweredGame:
                        constant_sum=(games[0].constant_sum if all(
                            g.constant_sum == games[0].constant_sum for g in games) else None),
                        name="stack(" + ", ".join(g.name for g in games) + ")",
-                       batch_size=len(games), members=tuple(games))
+                       batch_size=len(games), members=tuple(games),
+                       perfect_recall=all(g.perfect_recall for g in games))
 
 
 def pad(g: LoweredGame, level_widths, num_rows: int, max_actions: int) -> GameTensors:

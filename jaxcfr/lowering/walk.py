@@ -137,7 +137,7 @@ def _inspect(state, enum: Enumeration, node: int) -> Any:
 
 def walk(game, num_players: int, abstraction, *, start: list | None = None,
          on_check: Callable[[Enumeration, int], None] | None = None, cut_depth: int = -1,
-         seed: Enumeration | None = None) -> Enumeration:
+         seed: Enumeration | None = None, perfect_recall: bool = True) -> Enumeration:
     """Walk the whole tree once, iteratively in pre-order, checking the contract at every node.
 
     Every rule of :func:`jaxcfr.validate` is checked on every node (including a
@@ -159,6 +159,10 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
       cut_depth: stack items at this depth are not walked but recorded in
         ``frontier`` (-1: walk everything).
       seed: an enumeration whose information-set rows this walk starts from.
+      perfect_recall: ``False`` accepts members of an information set whose own
+        earlier sequences differ (imperfect recall, declared by a bucketing:
+        :func:`jaxcfr.game.bucketing.imperfect_recall_declared`); absent-mindedness is
+        refused either way.
     """
     enum = Enumeration(num_players)
     rows_of: list[dict] = [{} for _ in range(num_players)] if seed is None else \
@@ -292,7 +296,7 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
                     or (abstraction is not None and kept != row_kept[row]):
                 if acts != row_actions[row]:
                     _inspect(state, enum, node)
-                _infoset_error(enum, node, row, key, player, acts, kept)
+                _infoset_error(enum, node, row, key, player, acts, kept, perfect_recall)
             add_code(row)
             head, tail, base = seq[:player], seq[player + 1:], row * radix
             clone, d1 = state.clone, depth + 1
@@ -324,22 +328,25 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
     return enum
 
 
-def _infoset_error(enum: Enumeration, node: int, row: int, key, player: int, actions, kept):
+def _infoset_error(enum: Enumeration, node: int, row: int, key, player: int, actions, kept,
+                   perfect_recall: bool = True):
     """Raise for a member of ``row`` that disagrees with the first member.
 
     Same legal actions, same kept actions, same own sequence (strong perfect
     recall), in that order; a different own sequence on a path that already
-    passed through ``row`` is absent-mindedness.
+    passed through ``row`` is absent-mindedness. Without ``perfect_recall`` a
+    different own sequence is accepted (returns) unless it is absent-minded.
     """
-    first = format_history(enum.path(_first_member(enum, row)))
+    def first() -> str:          # a scan of the nodes: only for the message
+        return format_history(enum.path(_first_member(enum, row)))
     if actions != enum.row_actions[row]:
         raise GameError(f"legal actions {list(actions)} differ from "
-                        f"{list(enum.row_actions[row])} at history {first} in the same "
+                        f"{list(enum.row_actions[row])} at history {first()} in the same "
                         "information set", rule="infoset-actions", history=enum.path(node),
                         infoset=key)
     if kept != enum.row_kept[row]:
         raise GameError(f"abstraction kept {list(kept)} here but {list(enum.row_kept[row])} at "
-                        f"history {first} in the same information set",
+                        f"history {first()} in the same information set",
                         rule="abstraction-order", history=enum.path(node), infoset=key)
     n = enum.parent[node]
     while n != ROOT_PARENT:
@@ -349,9 +356,11 @@ def _infoset_error(enum: Enumeration, node: int, row: int, key, player: int, act
                 "is absent-minded (this history passes through it twice)",
                 rule="absent-minded", history=enum.path(node), infoset=key)
         n = enum.parent[n]
+    if not perfect_recall:
+        return
     raise GameError(
         f"game does not have perfect recall: in player {player}'s information set {key!r}, "
-        f"this history and the first member (history {first}) differ in that player's own "
+        f"this history and the first member (history {first()}) differ in that player's own "
         "earlier (information set, action) sequence", rule="perfect-recall",
         history=enum.path(node), infoset=key)
 

@@ -86,6 +86,13 @@ class Profile:
     def __repr__(self) -> str:
         return f"Profile({len(self)} information sets, game={self.game!r})"
 
+    def row(self, player: int, key: Hashable) -> int | None:
+        """The row of ``player``'s information set ``key`` (``None`` if the profile lacks it)."""
+        try:
+            return self._row.get((player, key))
+        except TypeError:                   # an unhashable key is no key of a profile
+            return None
+
     def policy(self, player: int, key: Hashable, legal_actions=None) -> dict[Any, float]:
         """``{action: probability}`` at ``player``'s information set ``key``.
 

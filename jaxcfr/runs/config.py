@@ -6,6 +6,7 @@ A config has three sections (every key optional except the game)::
     name = "leduc_poker"            # a game string, or an .efg path (relative to this file)
     # names = ["kuhn_poker", ...]   # or several games, stacked into one batched run
     # abstraction = "bet_menu(fractions=[1.0])"   # train an action abstraction (a list: a batch)
+    # bucketing = "suit_isomorphism"              # train a bucketing (a list: a batch)
 
     [solver]
     algorithm = "cfr+"
@@ -69,7 +70,7 @@ __all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ResolveConfig",
 
 #: Keys that change what is computed: a checkpoint only resumes under equal values.
 COMPUTE_KEYS = ("game.name", "game.names", "game.sort_infosets", "game.abstraction",
-                "solver.algorithm",
+                "game.bucketing", "solver.algorithm",
                 "solver.alternating", "solver.alpha", "solver.beta", "solver.gamma",
                 "solver.combine", "solver.sampling", "solver.exploration", "solver.samples",
                 "solver.chance", "solver.draws", "run.precision", "run.seed", "run.seeds")
@@ -104,6 +105,10 @@ class GameConfig:
     # an abstraction string (jaxcfr.load_abstraction) for every game, or a list of them for
     # game.name: one member per abstraction; the lifted profiles are evaluated in the full game
     abstraction: str | tuple[str, ...] | None = None
+    # a bucketing string (information abstraction, jaxcfr.load_abstraction: suit_isomorphism,
+    # rank_buckets(...)) for every member, or a list of them for game.name (a batch);
+    # with game.abstraction too, each member is "abstraction + bucketing"
+    bucketing: str | tuple[str, ...] | None = None
 
     @property
     def strings(self) -> tuple[str, ...]:
@@ -112,15 +117,29 @@ class GameConfig:
 
     @property
     def members(self) -> tuple[tuple[str, str | None], ...]:
-        """``(game string, abstraction string or None)`` per game of the run, in order."""
+        """``(game string, abstraction string or None)`` per game of the run, in order (the
+        abstraction string is ``"A + B"`` for an abstraction ``A`` and a bucketing ``B``)."""
         if isinstance(self.abstraction, tuple):
-            return tuple((self.name, a) for a in self.abstraction)
-        return tuple((s, self.abstraction) for s in self.strings)
+            return tuple((self.name, _joined(a, self.bucketing)) for a in self.abstraction)
+        if isinstance(self.bucketing, tuple):
+            return tuple((self.name, _joined(self.abstraction, b)) for b in self.bucketing)
+        return tuple((s, _joined(self.abstraction, self.bucketing)) for s in self.strings)
 
     @property
     def batched(self) -> bool:
-        """Whether the games are stacked (``names``, or a list of abstractions)."""
-        return self.names is not None or isinstance(self.abstraction, tuple)
+        """Whether the games are stacked (``names``, or a list of abstractions or bucketings)."""
+        return self.names is not None or isinstance(self.abstraction, tuple) \
+            or isinstance(self.bucketing, tuple)
+
+    @property
+    def abstracted(self) -> bool:
+        """Whether the members are abstractions (lifted and evaluated in the full game)."""
+        return self.abstraction is not None or self.bucketing is not None
+
+
+def _joined(abstraction: str | None, bucketing: str | tuple | None) -> str | None:
+    parts = [x for x in (abstraction, bucketing) if isinstance(x, str)]
+    return " + ".join(parts) if parts else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -418,9 +437,10 @@ def _check_code(c: Config, source: str, given: dict[str, str], trust_code: bool,
     g = c.game
     strings = [("game.names" if g.names is not None else "game.name", s, "game")
                for s in g.strings if s is not None]
-    strings += [("game.abstraction", a, "abstraction")
-                for a in (g.abstraction if isinstance(g.abstraction, tuple) else
-                          (g.abstraction,)) if a is not None]
+    for key in ("abstraction", "bucketing"):
+        value = getattr(g, key)
+        strings += [(f"game.{key}", a, key) for a in (value if isinstance(value, tuple)
+                                                      else (value,)) if a is not None]
     for key, text, what in strings:
         try:
             if key not in given:
@@ -497,6 +517,7 @@ def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
                 load_abstraction(text)
             except GameError as e:
                 fail("game.abstraction", str(e))
+    _bucketing_rules(g, fail)
     try:
         resolve_algorithm(s.algorithm, "solver.algorithm")
     except ValueError as e:
@@ -531,6 +552,30 @@ def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
         check_sampled_chance(c, given)
     if c.resolve is not None:
         resolve_rules(c, fail, rule)
+
+
+def _bucketing_rules(g: GameConfig, fail) -> None:
+    """``game.bucketing``: bucketings, one list at most, members that combine."""
+    if g.bucketing is None:
+        return
+    if isinstance(g.bucketing, tuple) and g.names is not None:
+        fail("game.bucketing", "a list of bucketings needs one game.name (each bucketing of it "
+             "is a member of the batch); give one bucketing for game.names")
+    if isinstance(g.bucketing, tuple) and isinstance(g.abstraction, tuple):
+        fail("game.bucketing", "give a list of abstractions or a list of bucketings, not both")
+    for text in (g.bucketing if isinstance(g.bucketing, tuple) else (g.bucketing,)):
+        try:
+            made = load_abstraction(text)
+        except GameError as e:
+            fail("game.bucketing", str(e))
+        if not callable(getattr(made, "bucket", None)):
+            fail("game.bucketing", f"{text!r} is not a bucketing (it has no bucket(player, "
+                 "key) method; action abstractions go in game.abstraction)")
+    for _, member in g.members:
+        try:
+            load_abstraction(member)
+        except GameError as e:
+            fail("game.bucketing", str(e))
 
 
 def resolve_rules(config: Config, fail, rule) -> None:
@@ -582,7 +627,9 @@ def check_sampled_chance(config: Config, given: dict[str, str] | None = None,
         sampled_chance_rules(
             config_spelling, estimator=config.estimator(), seeds=r.seeds,
             settings=any(isinstance(getattr(s, k), tuple) for k in HYPERPARAMETERS),
-            games=g.names is not None, abstraction=g.abstraction, because=because)
+            games=g.names is not None,
+            abstraction=g.abstraction if g.abstraction is not None else g.bucketing,
+            because=because)
     except ArgumentError as e:
         _raise_config(e, given or {}, config.source or "<config>")
 

@@ -305,7 +305,7 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
             save(out.iteration, out.state)
         profiles = runner.profiles(out.state)
         rows = None
-        if config.game.abstraction is not None:
+        if config.game.abstracted:
             try:
                 rows = _lift(run, config, lowered, profiles, metrics)
             except GameError as e:       # e.g. the full game is over the memory budget
