@@ -50,11 +50,19 @@ class GameError(Exception):
 
     def __init__(self, message: str, *, rule: str | None = None,
                  history: Sequence[Any] | None = None, infoset: Any = None):
+        # The message is rendered by __str__, when it is shown: a walk that probes
+        # ``step`` at every terminal node catches one GameError per terminal.
+        # (Exception.__new__ has already stored ``args``.)
         self.rule = rule
         self.history = None if history is None else tuple(history)
         self.infoset = infoset
         self.detail = message
-        super().__init__(self._render())
+
+    def __str__(self) -> str:
+        return self._render()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._render()!r})"
 
     def _render(self) -> str:
         parts = []

@@ -40,7 +40,8 @@ from jaxcfr.game.registry import load_game
 from jaxcfr.lowering.size import SizeEstimate, estimate_size
 from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
                             GameTensors, LoweredGame)
-from jaxcfr.lowering.walk import CHANCE_CODE, Enumeration, walk
+from jaxcfr.lowering.columns import CHANCE_CODE, Enumeration
+from jaxcfr.lowering.walk import walk
 
 __all__ = ["lower", "as_lowered", "sort_infosets", "MemoryBudgetError", "estimate_bytes",
            "default_memory_budget"]

@@ -40,7 +40,8 @@ from typing import Callable
 
 from jaxcfr.lowering.budget import check_budget
 from jaxcfr.lowering.parts import Merge, Mismatch, pack
-from jaxcfr.lowering.walk import ROOT_PARENT, Enumeration, walk
+from jaxcfr.lowering.columns import ROOT_PARENT, Enumeration
+from jaxcfr.lowering.walk import walk
 
 __all__ = ["walk_parallel", "cut", "walk_job", "resolve_workers", "default_workers",
            "PARALLEL_MIN_NODES"]
@@ -87,7 +88,8 @@ def walk_parallel(game, num_players: int, abstraction, *, workers: int, size, bu
                   progress: Callable[[int], None] | None = None,
                   log: Callable[[str], None] | None = None,
                   cut_depth: int | None = None) -> Enumeration | None:
-    """The serial walk's :class:`~jaxcfr.lowering.walk.Enumeration`, walked by ``workers`` processes.
+    """The serial walk's :class:`~jaxcfr.lowering.columns.Enumeration`, walked by ``workers``
+    processes.
 
     Returns ``None`` when the serial walk must run instead (a contract violation
     anywhere, a tree too small to split, no way to start processes); raises
