@@ -186,7 +186,9 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     num_players, max_actions = enum.num_players, enum.max_actions
     n = len(enum)
     depth = _column(enum.depth, np.int32)
-    order = np.argsort(depth, kind="stable")            # depth order, pre-order within a level
+    # depth order, pre-order within a level (a radix sort where depths fit 16 bits)
+    order = np.argsort(depth.astype(np.uint16) if n and depth.max() < 1 << 16 else depth,
+                       kind="stable")
     level_start = tuple(int(x) for x in np.concatenate(
         [[0], np.cumsum(np.bincount(depth, minlength=int(depth.max()) + 1))]))
     del depth
@@ -263,7 +265,7 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     labels = enum.action if isinstance(enum.action, np.ndarray) else \
         np.fromiter(enum.action, dtype=object, count=n)
     enum.action = None
-    node_action = tuple(labels[order])
+    node_action = tuple(labels[order].tolist())
     del labels
     nash = game.nash_value() if num_players == 2 else None
     br_rounds = _most_own_decisions(parent, edge_owner, level_start, num_players) + 1
