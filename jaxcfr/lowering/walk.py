@@ -309,24 +309,24 @@ class _Walk:
     # -- a decision node's row -------------------------------------------------------------
     def kept(self, state, node: int, player: int, acts: tuple) -> tuple:
         """The abstraction's kept actions (the walked game's own contract first)."""
+        self.check_actions(state, node, acts)
+        return kept_actions(self.abstraction, state, player, acts)
+
+    def check_actions(self, state, node: int, acts: tuple) -> None:
+        """Legal actions that are empty, repeat one or cannot be hashed get the full check
+        (which names the rule)."""
         try:
             bad = not acts or len(set(acts)) != len(acts)
         except TypeError:                    # an unhashable action
             bad = True
         if bad:
             self.inspect(state, node)
-        return kept_actions(self.abstraction, state, player, acts)
 
     def open_row(self, state, node: int, player: int, key, acts: tuple, kept: tuple,
                  seq: tuple) -> int:
         """A new information-set row, first met at ``node``: its actions are checked once
         here (non-empty, no duplicates) and its key must be a key (hashable, no NaN)."""
-        try:
-            bad = not kept or len(set(acts)) != len(acts)
-        except TypeError:                    # an unhashable action
-            bad = True
-        if bad:
-            self.inspect(state, node)
+        self.check_actions(state, node, acts)
         hashable_key(key, None, player)     # (the loop adds the history to its error)
         enum = self.enum
         row = len(self.row_actions)
