@@ -16,7 +16,7 @@ import sys
 import pytest
 
 import jaxcfr
-from jaxcfr import GameError
+from jaxcfr import GameError, efg
 from jaxcfr.lowering import parallel
 from jaxcfr.lowering.size import SizeEstimate
 
@@ -56,6 +56,21 @@ def test_lowering_a_chain_is_linear_in_its_depth(length):
     short = _calls(lambda: jaxcfr.lower(Chain(length), workers=1))
     long = _calls(lambda: jaxcfr.lower(Chain(2 * length), workers=1))
     assert long <= LINEAR * short, (short, long)
+
+
+def _efg_chain(depth: int) -> str:
+    """A one-player .efg file: ``depth`` decisions "stop" or "go" (its terminal nodes
+    refuse ``step`` with an error that can name its history)."""
+    lines = ['EFG 2 R "chain" { "solo" }', '""']
+    for k in range(depth):
+        lines += [f'p "" 1 {k + 1} "" {{ "stop" "go" }} 0', f't "" {k + 1} "" {{ {k} }}']
+    return "\n".join(lines + [f't "" {depth + 1} "" {{ {depth} }}'])
+
+
+def test_lowering_an_efg_chain_is_linear_in_its_depth():
+    short, long = (efg.loads(_efg_chain(n)) for n in (2_000, 4_000))
+    counts = [_calls(lambda g=g: jaxcfr.lower(g, workers=1)) for g in (short, long)]
+    assert counts[1] <= LINEAR * counts[0], counts
 
 
 def test_the_termination_rule_is_linear_in_the_depth(monkeypatch):
