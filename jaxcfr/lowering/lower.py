@@ -265,7 +265,7 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     labels = enum.action if isinstance(enum.action, np.ndarray) else \
         np.fromiter(enum.action, dtype=object, count=n)
     enum.action = None
-    node_action = tuple(labels[order].tolist())
+    node_action = tuple(labels[order])
     del labels
     nash = game.nash_value() if num_players == 2 else None
     br_rounds = _most_own_decisions(parent, edge_owner, level_start, num_players) + 1
