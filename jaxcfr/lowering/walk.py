@@ -77,7 +77,7 @@ def root_item(game, num_players: int) -> tuple:
 
 def walk(game, num_players: int, abstraction, *, start: list | None = None,
          on_check: Callable[[Enumeration, int], None] | None = None, cut_depth: int = -1,
-         seed: Enumeration | None = None) -> Enumeration:
+         seed: Enumeration | None = None, perfect_recall: bool = True) -> Enumeration:
     """Walk the whole tree once, iteratively in pre-order, checking the contract at every node.
 
     Every rule of :func:`jaxcfr.validate` is checked on every node (including a
@@ -100,12 +100,15 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
       cut_depth: stack items at this depth are not walked but recorded in
         ``frontier`` (-1: walk everything).
       seed: an enumeration whose information-set rows this walk starts from.
+      perfect_recall: ``False`` accepts members of an information set whose own
+        earlier sequences differ (imperfect recall, declared by a bucketing);
+        absent-mindedness is refused either way.
 
     Raises:
       GameError: the first contract violation in pre-order, with its rule and history.
     """
     items = start if start is not None else [root_item(game, num_players)]
-    return _Walk(num_players, abstraction, seed, on_check, cut_depth).run(items)
+    return _Walk(num_players, abstraction, seed, on_check, cut_depth, perfect_recall).run(items)
 
 
 class _Walk:
@@ -116,7 +119,7 @@ class _Walk:
     """
 
     def __init__(self, num_players: int, abstraction, seed: Enumeration | None,
-                 on_check, cut_depth: int):
+                 on_check, cut_depth: int, perfect_recall: bool = True):
         enum = self.enum = Enumeration(num_players)
         #: per player, ``key -> row``
         self.rows_of = [{} for _ in range(num_players)] if seed is None else \
@@ -125,6 +128,7 @@ class _Walk:
         self.abstraction = abstraction
         self.on_check = on_check
         self.cut_depth = cut_depth
+        self.perfect_recall_required = perfect_recall
         self.max_depth = contract.MAX_TRAJECTORY_LENGTH
         self.stack: list[tuple] = []
         self.push = self.stack.append
@@ -372,21 +376,24 @@ class _Walk:
         """Raise for a member of ``row`` that disagrees with the first member: same legal
         actions (the node's own rules first), same kept actions, then the same own
         sequence (:meth:`perfect_recall`), in that order."""
-        first = format_history(self.history(self.enum.code.index(row)))
         if actions != self.row_actions[row]:
             self.inspect(state, node)
             raise GameError(f"legal actions {list(actions)} differ from "
-                            f"{list(self.row_actions[row])} at history {first} in the same "
-                            "information set", rule="infoset-actions",
+                            f"{list(self.row_actions[row])} at history {self.first(row)} in "
+                            "the same information set", rule="infoset-actions",
                             history=self.history(node), infoset=key)
         if kept != self.row_kept[row]:
             raise GameError(f"abstraction kept {list(kept)} here but "
-                            f"{list(self.row_kept[row])} at history {first} in the same "
-                            "information set", rule="abstraction-order",
+                            f"{list(self.row_kept[row])} at history {self.first(row)} in the "
+                            "same information set", rule="abstraction-order",
                             history=self.history(node), infoset=key)
-        self.perfect_recall(node, row, key, player, first)
+        self.perfect_recall(node, row, key, player)
 
-    def perfect_recall(self, node: int, row: int, key, player: int, first: str) -> None:
+    def first(self, row: int) -> str:
+        """The history of ``row``'s first member, as printed (a scan of the codes)."""
+        return format_history(self.history(self.enum.code.index(row)))
+
+    def perfect_recall(self, node: int, row: int, key, player: int) -> None:
         """Strong perfect recall: a member of ``row`` whose own (information set, action)
         sequence differs from the first member's breaks it. On a path that already passed
         through ``row`` that is absent-mindedness (rule ``absent-minded``), else rule
@@ -395,8 +402,9 @@ class _Walk:
         The one place the rule is enforced: :meth:`decision` calls it (through
         :meth:`member_differs`) only when the sequences differ, and
         :class:`jaxcfr.lowering.parts.Merge` compares the same ``row_seq`` across parts.
-        An opt-in to imperfect recall returns here instead of raising (and skips that
-        comparison at the merge).
+        A walk told that the game does not have perfect recall (``perfect_recall=False``)
+        returns here once absent-mindedness is ruled out (such a game is walked in one
+        process).
         """
         enum = self.enum
         n = enum.parent[node]
@@ -407,8 +415,10 @@ class _Walk:
                     f"{key!r} is absent-minded (this history passes through it twice)",
                     rule="absent-minded", history=self.history(node), infoset=key)
             n = enum.parent[n]
+        if not self.perfect_recall_required:
+            return
         raise GameError(
             f"game does not have perfect recall: in player {player}'s information set "
-            f"{key!r}, this history and the first member (history {first}) differ in that "
-            "player's own earlier (information set, action) sequence", rule="perfect-recall",
-            history=self.history(node), infoset=key)
+            f"{key!r}, this history and the first member (history {self.first(row)}) differ "
+            "in that player's own earlier (information set, action) sequence",
+            rule="perfect-recall", history=self.history(node), infoset=key)
