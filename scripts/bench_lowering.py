@@ -239,51 +239,35 @@ def _chain(length: int):
     return Chain()
 
 
-def plain_walk(game) -> int:
+def plain_walk(game, contract: bool = False) -> int:
     """Every node of ``game``, asking what any enumeration asks (kind, moves, the acting
-    player's key, returns) and checking nothing; the number of nodes."""
-    stack, nodes = [game.clone()], 0
-    while stack:
-        state = stack.pop()
-        nodes += 1
-        if state.is_terminal():
-            state.terminal_returns()
-            continue
-        if state.is_chance():
-            actions = [a for a, _ in state.chance_outcomes()]
-        else:
-            actions = state.legal_actions()
-            state.infoset_key(state.player_to_act())
-        for a in actions:
-            child = state.clone()
-            child.step(a)
-            stack.append(child)
-    return nodes
-
-
-def contract_walk(game) -> int:
-    """The game calls the lowering walk makes at each node (the contract's floor: the
-    terminal checks and ``step`` refused there, a decision's player and chance outcomes),
-    with nothing recorded; the number of nodes."""
+    player's key, returns) and checking nothing; the number of nodes. With ``contract``,
+    also the game calls the lowering walk makes for the contract's rules (at a terminal:
+    node type, player, the returns twice, no legal actions, ``step`` refused; at a
+    decision: its chance outcomes), recording nothing: the contract's floor."""
     from jaxcfr import GameError
     stack, nodes = [game.clone()], 0
     while stack:
         state = stack.pop()
         nodes += 1
         if state.is_terminal():
-            state.is_chance(), state.player_to_act(), state.legal_actions()
-            state.terminal_returns() != state.terminal_returns()
-            try:
-                state.step(None)
-            except GameError:
-                pass
+            state.terminal_returns()
+            if contract:
+                state.is_chance(), state.player_to_act(), state.legal_actions()
+                state.terminal_returns()
+                try:
+                    state.step(None)
+                except GameError:
+                    pass
             continue
         if state.is_chance():
-            state.legal_actions(), state.player_to_act()
             actions = [a for a, _ in state.chance_outcomes()]
+            if contract:
+                state.legal_actions(), state.player_to_act()
         else:
-            actions = tuple(state.legal_actions())
-            state.chance_outcomes()
+            actions = tuple(state.legal_actions()) if contract else state.legal_actions()
+            if contract:
+                state.chance_outcomes()
             state.infoset_key(state.player_to_act())
         for a in actions:
             child = state.clone()
@@ -299,7 +283,7 @@ def bench_nodes(what: str | int, repeats: int) -> dict:
     game = _chain(what) if isinstance(what, int) else jaxcfr.load_game(what)
     runs = {"lower": lambda: jaxcfr.lower(game, workers=1, memory_budget=1 << 50).num_nodes,
             "walk": lambda: len(walk(game, game.num_players, None)),
-            "contract": lambda: contract_walk(game), "plain": lambda: plain_walk(game)}
+            "contract": lambda: plain_walk(game, contract=True), "plain": lambda: plain_walk(game)}
     best: dict[str, float] = {}
     for _ in range(repeats):
         for name, run in runs.items():
