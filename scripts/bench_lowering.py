@@ -1,6 +1,7 @@
-"""Lowering benchmarks: walk speed (serial and parallel), the cache, and memory per node.
+"""Lowering benchmarks: walk speed (serial and parallel), the cache, memory per node, and
+the cost per node against a plain walk of the same game.
 
-Two measurements (``python scripts/bench.py --lowering`` / ``--memory`` run them too):
+Three measurements (``python scripts/bench.py --lowering`` / ``--memory`` run the first two):
 
 * ``speed``: nodes per second of ``jaxcfr.lower`` with 1 worker and with several,
   side by side in the same run (best of ``--repeats``), with the CPU seconds of the
@@ -10,11 +11,17 @@ Two measurements (``python scripts/bench.py --lowering`` / ``--memory`` run them
   kept, and the peak of a short solve (compile, two chunks of CFR+, one evaluation),
   plus XLA's memory analysis of the compiled chunk and evaluation; each beside
   :func:`jaxcfr.memory_estimate`, in bytes per node. On a CPU the device is the host.
+* ``nodes``: nodes per CPU-second of this process (one worker) of ``jaxcfr.lower``, of
+  its walk alone, of the game calls the walk makes and nothing else (the contract's
+  floor), and of a plain Python walk of the same game (kind, moves, the acting player's
+  key, returns: what any enumeration asks); in interleaved rounds, best of ``--repeats``;
+  on Liar's dice, Goofspiel-6, Leduc with 13 ranks and chains of 2,500 to 100,000 moves.
 
 Usage::
 
     python scripts/bench_lowering.py speed --games liars_dice "goofspiel(cards=6)" --workers 1 2
     python scripts/bench_lowering.py memory --games leduc_poker liars_dice --json memory.json
+    python scripts/bench_lowering.py nodes --chains 2500 10000 100000 --json nodes.json
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ import time
 SPEED_GAMES = ["liars_dice", "goofspiel(cards=6)", "liars_dice(sides=7)"]
 MEMORY_GAMES = ["leduc_poker", "goofspiel(cards=5)", "liars_dice", "kuhn_poker(players=5)",
                 "goofspiel(cards=6)", "liars_dice(sides=7)"]
+NODE_GAMES = ["liars_dice", "goofspiel(cards=6)", "leduc_poker(ranks=13)"]
+CHAINS = [2_500, 10_000, 100_000]
 
 
 # -- speed -------------------------------------------------------------------------------
@@ -183,6 +192,120 @@ def print_speed(results: list[dict]) -> None:
               f"entry {c['entry_bytes'] / r['nodes']:.1f} B/node")
 
 
+# -- per node: lowering against a plain walk of the same game --------------------------------
+def _chain(length: int):
+    """``length`` decisions of one player, "go" on or "stop": a path ``length`` moves deep
+    with an information set per move (where a history built per new row is quadratic)."""
+    from jaxcfr import TERMINAL, Game, GameError
+
+    class Chain(Game):
+        num_players = 1
+
+        def __init__(self, at: int = 0):
+            self.at = at            # moves made; -1 - moves once stopped
+
+        def clone(self):
+            return Chain(self.at)
+
+        def is_terminal(self):
+            return self.at < 0
+
+        def is_chance(self):
+            return False
+
+        def player_to_act(self):
+            return TERMINAL if self.at < 0 else 0
+
+        def chance_outcomes(self):
+            return None
+
+        def sample_chance(self, rng):
+            raise GameError("no chance here")
+
+        def legal_actions(self):
+            return [] if self.at < 0 else ["go", "stop"] if self.at < length - 1 else ["stop"]
+
+        def step(self, action):
+            if action not in self.legal_actions():
+                raise GameError(f"illegal action {action!r}", rule="illegal-action")
+            self.at = self.at + 1 if action == "go" else -1 - self.at
+
+        def terminal_returns(self):
+            return (float(-1 - self.at),)
+
+        def infoset_key(self, player):
+            return self.at
+
+    return Chain()
+
+
+def plain_walk(game, contract: bool = False) -> int:
+    """Every node of ``game``, asking what any enumeration asks (kind, moves, the acting
+    player's key, returns) and checking nothing; the number of nodes. With ``contract``,
+    also the game calls the lowering walk makes for the contract's rules (at a terminal:
+    node type, player, the returns twice, no legal actions, ``step`` refused; at a
+    decision: its chance outcomes), recording nothing: the contract's floor."""
+    from jaxcfr import GameError
+    stack, nodes = [game.clone()], 0
+    while stack:
+        state = stack.pop()
+        nodes += 1
+        if state.is_terminal():
+            state.terminal_returns()
+            if contract:
+                state.is_chance(), state.player_to_act(), state.legal_actions()
+                state.terminal_returns()
+                try:
+                    state.step(None)
+                except GameError:
+                    pass
+            continue
+        if state.is_chance():
+            actions = [a for a, _ in state.chance_outcomes()]
+            if contract:
+                state.legal_actions(), state.player_to_act()
+        else:
+            actions = tuple(state.legal_actions()) if contract else state.legal_actions()
+            if contract:
+                state.chance_outcomes()
+            state.infoset_key(state.player_to_act())
+        for a in actions:
+            child = state.clone()
+            child.step(a)
+            stack.append(child)
+    return nodes
+
+
+def bench_nodes(what: str | int, repeats: int) -> dict:
+    """Nodes per CPU-second of lowering, the walk, the contract's calls and a plain walk."""
+    import jaxcfr
+    from jaxcfr.lowering.walk import walk
+    game = _chain(what) if isinstance(what, int) else jaxcfr.load_game(what)
+    runs = {"lower": lambda: jaxcfr.lower(game, workers=1, memory_budget=1 << 50).num_nodes,
+            "walk": lambda: len(walk(game, game.num_players, None)),
+            "contract": lambda: plain_walk(game, contract=True), "plain": lambda: plain_walk(game)}
+    best: dict[str, float] = {}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            gc.collect()
+            start = time.process_time()
+            nodes = run()
+            best[name] = min(best.get(name, float("inf")), time.process_time() - start)
+    return {"game": what if isinstance(what, str) else f"chain({what:,})", "nodes": nodes,
+            "cpu_seconds": best, "nodes_per_cpu_second": {k: nodes / v for k, v in best.items()},
+            "lower_over_plain": best["lower"] / best["plain"]}
+
+
+def print_nodes(results: list[dict]) -> None:
+    print("nodes per CPU-second (this process, 1 worker); lowering's CPU over a plain walk's")
+    print(f"{'game':24} {'nodes':>11} {'lower':>10} {'walk':>10} {'contract':>10} "
+          f"{'plain walk':>11} {'lower/plain':>11}")
+    for r in results:
+        v = r["nodes_per_cpu_second"]
+        print(f"{r['game']:24} {r['nodes']:>11,} {v['lower']:>10,.0f} {v['walk']:>10,.0f} "
+              f"{v['contract']:>10,.0f} {v['plain']:>11,.0f} {r['lower_over_plain']:>10.2f}x")
+
+
 def main(argv=None) -> int:
     if argv is None:
         argv = sys.argv[1:]
@@ -190,8 +313,10 @@ def main(argv=None) -> int:
         print(json.dumps(measure_memory(argv[1], int(argv[2]))))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("speed", "memory"))
+    parser.add_argument("what", choices=("speed", "memory", "nodes"))
     parser.add_argument("--games", nargs="+")
+    parser.add_argument("--chains", nargs="*", type=int, default=CHAINS,
+                        help="nodes: chain lengths (moves)")
     parser.add_argument("--workers", nargs="+", type=int, default=[1, os.cpu_count() or 2])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", help="also write the results to this file")
@@ -203,6 +328,10 @@ def main(argv=None) -> int:
     if args.what == "speed":
         results = [bench_speed(g, args.workers, args.repeats) for g in args.games or SPEED_GAMES]
         print_speed(results)
+    elif args.what == "nodes":
+        games = (args.games if args.games is not None else NODE_GAMES) + list(args.chains)
+        results = [bench_nodes(g, args.repeats) for g in games]
+        print_nodes(results)
     else:
         results = memory(args.games or MEMORY_GAMES, args.workers[0])
         print_memory(results)

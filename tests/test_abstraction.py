@@ -167,7 +167,7 @@ def test_the_kept_actions_must_agree_across_an_information_set(kept_at_t):
 
 
 @pytest.mark.parametrize("broken", [bg.InconsistentActionOrder, bg.EmptyLegalActions,
-                                    bg.DuplicateLegalActions])
+                                    bg.DuplicateLegalActions, bg.UnhashableActions])
 def test_the_wrapped_games_own_contract_is_checked_first(broken):
     with pytest.raises(GameError) as info:
         jaxcfr.lower(Abstracted(broken(), Identity()))

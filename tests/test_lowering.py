@@ -700,3 +700,16 @@ def test_a_game_exception_names_the_method_and_the_line():
     assert "KeyError: 'y'" in str(err) and "legal_actions()" in str(err)
     assert "broken_games.py:" in str(err)
     assert isinstance(err.__cause__, KeyError)          # --traceback shows the game's frame
+
+
+def test_a_walk_told_of_imperfect_recall_accepts_forgetting_not_absent_mindedness():
+    from jaxcfr.lowering.walk import walk
+    with pytest.raises(GameError) as info:
+        walk(bg.ForgetsOwnAction(), 2, None)
+    assert info.value.rule == "perfect-recall"
+    enum = walk(bg.ForgetsOwnAction(), 2, None, perfect_recall=False)
+    assert enum.row_key.count("1|b/lo/again") == 1            # one row for both memories
+    assert len(enum) > len(walk(bg.ForgetsOwnAction(), 2, None, cut_depth=3))
+    with pytest.raises(GameError) as info:
+        walk(bg.AbsentMinded(), 2, None, perfect_recall=False)
+    assert info.value.rule == "absent-minded" and info.value.history in bg.AbsentMinded.HISTORIES

@@ -16,7 +16,7 @@ import math
 import numbers
 import os
 import traceback
-from typing import Any, Hashable, NamedTuple, Sequence
+from typing import Any, Callable, Hashable, NamedTuple, Sequence
 
 __all__ = ["CHANCE", "TERMINAL", "GameError", "format_history", "DECISION", "CHANCE_NODE",
            "TERMINAL_NODE", "NodeInfo", "inspect_node", "check_protocol",
@@ -44,17 +44,35 @@ class GameError(Exception):
     Attributes:
       rule: short name of the rule broken (e.g. ``"chance-sum"``), or ``None``.
       history: the action path from the root to the offending node, or ``None``
-        when unknown (e.g. raised inside ``step`` before the caller added it).
+        when unknown (e.g. raised inside ``step`` before the caller added it). A game
+        that can rebuild its path may pass a function of no arguments that returns it:
+        it is called when the history is first read (an error that is raised and caught
+        on every terminal node, such as refusing ``step`` there, then costs no path).
       infoset: the information-set key involved, when there is one.
     """
 
     def __init__(self, message: str, *, rule: str | None = None,
-                 history: Sequence[Any] | None = None, infoset: Any = None):
+                 history: Sequence[Any] | Callable[[], Sequence[Any]] | None = None,
+                 infoset: Any = None):
+        # The message is rendered by __str__, when it is shown: a walk that probes
+        # ``step`` at every terminal node catches one GameError per terminal.
+        # (Exception.__new__ has already stored ``args``.)
         self.rule = rule
-        self.history = None if history is None else tuple(history)
+        self._history = history if history is None or callable(history) else tuple(history)
         self.infoset = infoset
         self.detail = message
-        super().__init__(self._render())
+
+    @property
+    def history(self) -> tuple | None:
+        if callable(self._history):
+            self._history = tuple(self._history())
+        return self._history
+
+    def __str__(self) -> str:
+        return self._render()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._render()!r})"
 
     def _render(self) -> str:
         parts = []

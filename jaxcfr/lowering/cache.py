@@ -69,9 +69,11 @@ FORMAT = "jaxcfr-lowered-game"
 FORMAT_VERSION = 2
 _PACKAGE = Path(__file__).resolve().parents[1]
 #: jaxcfr sources that decide the lowered tensors (their digest is part of every key).
-_LOWERING_SOURCES = ("game/contract.py", "lowering/walk.py", "lowering/parts.py",
-                     "lowering/parallel.py", "lowering/lower.py", "tensors.py")
-_EFG_SOURCES = ("game/efg/parser.py", "game/efg/tree.py", "game/efg/game.py")
+_LOWERING_SOURCES = ("game/contract.py", "lowering/columns.py", "lowering/walk.py",
+                     "lowering/parts.py", "lowering/parallel.py", "lowering/lower.py",
+                     "tensors.py")
+_EFG_SOURCES = ("game/efg/parser.py", "game/efg/fast.py", "game/efg/tree.py",
+                "game/efg/game.py")
 _OPENSPIEL_SOURCES = ("game/openspiel.py",)
 
 Log = Callable[[str], None]

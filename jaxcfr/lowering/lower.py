@@ -42,7 +42,8 @@ from jaxcfr.game.registry import load_game
 from jaxcfr.lowering.size import SizeEstimate, estimate_size
 from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
                             GameTensors, LoweredGame)
-from jaxcfr.lowering.walk import CHANCE_CODE, Enumeration, walk
+from jaxcfr.lowering.columns import CHANCE_CODE, Enumeration
+from jaxcfr.lowering.walk import walk
 
 __all__ = ["lower", "as_lowered", "sort_infosets", "MemoryBudgetError", "estimate_bytes",
            "default_memory_budget"]
@@ -203,7 +204,9 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     num_players, max_actions = enum.num_players, enum.max_actions
     n = len(enum)
     depth = _column(enum.depth, np.int32)
-    order = np.argsort(depth, kind="stable")            # depth order, pre-order within a level
+    # depth order, pre-order within a level (a radix sort where depths fit 16 bits)
+    order = np.argsort(depth.astype(np.uint16) if n and depth.max() < 1 << 16 else depth,
+                       kind="stable")
     level_start = tuple(int(x) for x in np.concatenate(
         [[0], np.cumsum(np.bincount(depth, minlength=int(depth.max()) + 1))]))
     del depth

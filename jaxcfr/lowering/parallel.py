@@ -40,7 +40,8 @@ from typing import Callable
 
 from jaxcfr.lowering.budget import check_budget
 from jaxcfr.lowering.parts import Merge, Mismatch, pack
-from jaxcfr.lowering.walk import ROOT_PARENT, Enumeration, walk
+from jaxcfr.lowering.columns import ROOT_PARENT, Enumeration
+from jaxcfr.lowering.walk import walk
 
 __all__ = ["walk_parallel", "cut", "walk_job", "resolve_workers", "default_workers",
            "PARALLEL_MIN_NODES", "LoweringWorkerDied"]
@@ -51,6 +52,8 @@ PARALLEL_MIN_NODES = 1_000_000
 JOBS_PER_WORKER = 8
 #: ... unless the top of the tree above the cut would grow past this many nodes.
 MAX_TOP_NODES = 50_000
+#: The search for the cut walks at most this many times the largest top in all.
+SEARCH_TOPS = 4
 #: Seconds between two looks at the workers (progress, memory budget, failures).
 POLL_SECONDS = 0.2
 
@@ -87,7 +90,8 @@ def walk_parallel(game, num_players: int, abstraction, *, workers: int, size, bu
                   progress: Callable[[int], None] | None = None,
                   log: Callable[[str], None] | None = None,
                   cut_depth: int | None = None) -> Enumeration | None:
-    """The serial walk's :class:`~jaxcfr.lowering.walk.Enumeration`, walked by ``workers`` processes.
+    """The serial walk's :class:`~jaxcfr.lowering.columns.Enumeration`, walked by ``workers``
+    processes.
 
     Returns ``None`` when the serial walk must run instead (a contract violation
     anywhere, a tree too small to split, no way to start processes); raises
@@ -114,12 +118,18 @@ def walk_parallel(game, num_players: int, abstraction, *, workers: int, size, bu
 def cut(game, num_players: int, abstraction, *, workers: int, size,
         depth: int | None = None) -> Enumeration:
     """The top walk above the cut: at ``depth``, else the shallowest depth that gives
-    enough jobs, or the one with the most jobs while the top stays small."""
+    enough jobs, or the one with the most jobs while the top stays small.
+
+    Each depth tried walks the top again: the tops of a bushy tree grow geometrically
+    (their walks add up to about twice the last), but those of a narrow one (a long
+    chain of moves) by a few nodes a depth, so the search stops once its walks add up to
+    :data:`SEARCH_TOPS` times the largest top allowed (linear, not quadratic, in depth).
+    """
     if depth is not None:
         return walk(game, num_players, abstraction, cut_depth=depth)
     wanted = JOBS_PER_WORKER * workers
     cap = MAX_TOP_NODES if size is None else max(1_000, min(MAX_TOP_NODES, size.nodes / 50))
-    best, depth = None, 1
+    best, depth, walked = None, 1, 0
     while True:
         top = walk(game, num_players, abstraction, cut_depth=depth)
         if not top.frontier:
@@ -128,7 +138,8 @@ def cut(game, num_players: int, abstraction, *, workers: int, size,
             return best
         if best is None or len(top.frontier) > len(best.frontier):
             best = top
-        if len(top.frontier) >= wanted:
+        walked += len(top)
+        if len(top.frontier) >= wanted or walked > SEARCH_TOPS * cap:
             return best
         depth += 1
 

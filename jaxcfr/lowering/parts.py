@@ -1,6 +1,6 @@
 """A part of a tree walked by a worker: packed there, merged in pre-order by the parent.
 
-:func:`pack` turns a worker's :class:`~jaxcfr.lowering.walk.Enumeration` of one subtree into
+:func:`pack` turns a worker's :class:`~jaxcfr.lowering.columns.Enumeration` of one subtree into
 plain bytes and lists (its columns, the rows it met in first-met order, the rows it
 added with their actions as ids into a table of distinct tuples). :class:`Merge`
 puts the top of the tree and the parts together exactly as the serial walk numbers
@@ -12,7 +12,7 @@ walks serially, so that the error is the serial walk's.
 Example (what :mod:`jaxcfr.lowering.parallel` does with processes, here in one)::
 
     >>> import pickle, jaxcfr
-    >>> from jaxcfr import parallel, parts
+    >>> from jaxcfr.lowering import parallel, parts
     >>> game = jaxcfr.load_game("kuhn_poker")
     >>> top = parallel.cut(game, 2, None, workers=2, size=None, depth=1)
     >>> merge = parts.Merge(top, 2)
@@ -30,7 +30,7 @@ from itertools import repeat
 
 import numpy as np
 
-from jaxcfr.lowering.walk import ROOT_PARENT, SLOT_RADIX, Enumeration
+from jaxcfr.lowering.columns import ROOT_PARENT, SLOT_RADIX, Enumeration
 
 __all__ = ["pack", "Merge", "Mismatch"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from fractions import Fraction
@@ -38,6 +39,12 @@ class EfgGame(Game):
     def history(self) -> tuple:
         """The actions from the root to this node (rebuilt from the tree on demand)."""
         return self.tree.path(self.node_index)
+
+    @property
+    def _path(self):
+        """The history as a function, for an error to call when it is read (a walk probes
+        ``step`` at every terminal node and drops the error)."""
+        return functools.partial(self.tree.path, self.node_index)
 
     # -- header ------------------------------------------------------------
     @property
@@ -91,7 +98,7 @@ class EfgGame(Game):
         node = self.node_index
         if tree.kind[node] == TERMINAL_NODE:
             raise GameError("step() at a terminal node", rule="terminal-step",
-                            history=self.history)
+                            history=self._path)
         iset = tree.infoset[node]
         try:
             k = tree.action_index[iset].get(action)
@@ -99,7 +106,7 @@ class EfgGame(Game):
             k = None
         if k is None:
             raise GameError(f"{action!r} is not one of {list(tree.infosets[iset].actions)}",
-                            rule="illegal-action", history=self.history)
+                            rule="illegal-action", history=self._path)
         self.node_index = tree.children[tree.child_start[node] + k]
 
     def clone(self) -> "EfgGame":
@@ -108,14 +115,14 @@ class EfgGame(Game):
     def terminal_returns(self) -> tuple[float, ...]:
         if self.tree.kind[self.node_index] != TERMINAL_NODE:
             raise GameError("terminal_returns() at a non-terminal node", rule="terminal-returns",
-                            history=self.history)
+                            history=self._path)
         return self.tree.float_returns(self.node_index)
 
     def exact_returns(self) -> tuple[Fraction, ...]:
         """The terminal payoffs as exact Fractions (sum of the outcomes on the path)."""
         if self.tree.kind[self.node_index] != TERMINAL_NODE:
             raise GameError("exact_returns() at a non-terminal node", rule="terminal-returns",
-                            history=self.history)
+                            history=self._path)
         return self.tree.returns[self.node_index]
 
     def infoset_key(self, player: int) -> Hashable:

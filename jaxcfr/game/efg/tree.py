@@ -1,4 +1,5 @@
-"""The parsed form of a Gambit .efg file: nodes, information sets, outcomes; tokens."""
+"""The parsed form of a Gambit .efg file: nodes, information sets, outcomes; tokens; the tree
+built from the readers' rows (``_finish``)."""
 
 from __future__ import annotations
 
@@ -273,3 +274,25 @@ def _normalize_labels(labels: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _finish(title, comment, raw_players, rows, children, returns, infosets,
+            outcomes) -> EfgTree:
+    """Build the tree from one row per node ``(kind, player, infoset, parent, quoted label,
+    outcome, child start)``; labels were kept quoted while parsing and are unquoted here."""
+    kind, player, infoset, parent, label, outcome, child_start = (
+        map(list, zip(*rows)) if rows else ([] for _ in range(7)))
+    label = [s[1:-1] for s in label]
+    if any("\\" in s for s in label):
+        label = [s.replace('\\"', '"') for s in label]
+    norm_cache: dict[tuple, tuple] = {}
+    iset_objs = []
+    for p, num, lab, acts, probs in infosets:
+        norm = norm_cache.get(acts)
+        if norm is None:
+            raw = tuple(_unquote(a) for a in acts)
+            norm = norm_cache[acts] = (raw, _normalize_labels(raw))
+        iset_objs.append(EfgInfoset(p, num, _unquote(lab), norm[1], norm[0], probs))
+    outcomes = {k: EfgOutcome(_unquote(o.label), o.payoffs) for k, o in outcomes.items()}
+    return EfgTree(title=title, comment=comment, player_names=_normalize_labels(raw_players),
+                   kind=kind, player=player, infoset=infoset, parent=parent, label=label,
+                   outcome=outcome, child_start=child_start, children=children, returns=returns,
+                   infosets=iset_objs, outcomes=outcomes)

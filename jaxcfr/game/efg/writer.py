@@ -134,122 +134,155 @@ def dumps(game: Game, *, gambit_labels: bool = True) -> str:
       GameError: a contract violation, chance that cannot be enumerated, or a label the
         format cannot hold (one that ends with a backslash, when ``gambit_labels`` is off).
     """
-    num_players = int(game.num_players)
-    if num_players < 1:
-        raise GameError(f"num_players is {num_players}", rule="num-players")
-    is_efg = isinstance(game, EfgGame)
-    title = game.title if is_efg else str(getattr(game, "title", type(game).__name__))
-    comment = game.comment if is_efg else str(getattr(game, "comment", "") or "")
-    names = getattr(game, "player_names", None)
-    if not names or len(names) != num_players:
-        names = [f"Player {k + 1}" for k in range(num_players)]
-    fix = _gambit_label if gambit_labels else str
-    names = _normalize_labels([fix(str(x)) for x in names])
-    # Gambit 16.7 refuses a file where two nodes share a non-empty label, or two information
-    # sets of one player do: such labels of an EfgGame are left out (written as "").
-    node_label_ok = iset_label_ok = None
-    if is_efg:
-        tree = game.tree
-        node_label_ok = _unique_labels([fix(x) for x in tree.label])
-        iset_label_ok = _unique_labels([(s.player, fix(s.label)) for s in tree.infosets],
-                                       lambda key: key[1])
-    out = [f"EFG 2 R {_quote(title)} {{ {' '.join(_quote(s) for s in names)} }}",
-           _quote(comment), ""]
-    append = out.append
+    return _Writer(game, gambit_labels).text()
 
-    iset_numbers: list[dict[Hashable, tuple[int, tuple]]] = [{} for _ in range(num_players)]
-    outcome_numbers: dict[tuple[str, ...], int] = {}
-    chance_numbers: dict[int, int] = {}   # EfgGame chance infoset -> number in the output
-    chance_count = 0
-    # The path to each node is kept as parent links and rebuilt only for an error message
-    # (copying a tuple per node would be quadratic in the depth).
-    path_parent: list[int] = []
-    path_action: list[Any] = []
-    stack: list[tuple[Game, int, Any]] = [(game.clone(), -1, None)]
-    while stack:
-        state, up, action = stack.pop()
-        me = len(path_parent)
-        path_parent.append(up)
-        path_action.append(action)
-        hist = _LazyPath(path_parent, path_action, me)
-        info = inspect_node(state, num_players, hist, require_enumerable=True)
-        node_label = ""
-        iset_label = ""
+
+class _Writer:
+    """The steps of :func:`dumps`, top to bottom: the header (title, comment, players, and
+    for an :class:`EfgGame` which of its labels may be kept), then the tree in pre-order,
+    one line per node (terminal, chance or player), each checked by ``inspect_node``."""
+
+    def __init__(self, game: Game, gambit_labels: bool):
+        self.num_players = num_players = int(game.num_players)
+        if num_players < 1:
+            raise GameError(f"num_players is {num_players}", rule="num-players")
+        self.game = game
+        self.is_efg = is_efg = isinstance(game, EfgGame)
+        self.fix = fix = _gambit_label if gambit_labels else str
+        # Gambit 16.7 refuses a file where two nodes share a non-empty label, or two
+        # information sets of one player do: such labels of an EfgGame are left out
+        # (written as "").
+        self.node_label_ok = self.iset_label_ok = None
         if is_efg:
-            tree = state.tree
-            node_label = fix(tree.label[state.node_index])
-            if node_label not in node_label_ok:
-                node_label = ""
-            if info.kind != TERMINAL_NODE:
-                efg_iset = tree.infosets[tree.infoset[state.node_index]]
-                iset_label = fix(efg_iset.label)
-                if (efg_iset.player, iset_label) not in iset_label_ok:
-                    iset_label = ""
-        if info.kind == TERMINAL_NODE:
-            if is_efg:
-                pays = tuple(_fmt_exact(x) for x in state.exact_returns())
+            tree = game.tree
+            self.node_label_ok = _unique_labels([fix(x) for x in tree.label])
+            self.iset_label_ok = _unique_labels([(s.player, fix(s.label)) for s in tree.infosets],
+                                                lambda key: key[1])
+        self.out = self.header()
+        self.iset_numbers: list[dict[Hashable, tuple[int, tuple]]] = \
+            [{} for _ in range(num_players)]
+        self.outcome_numbers: dict[tuple[str, ...], int] = {}
+        self.chance_numbers: dict[int, int] = {}   # EfgGame chance infoset -> number written
+        self.chance_count = 0
+        # The path to each node is kept as parent links and rebuilt only for an error
+        # message (copying a tuple per node would be quadratic in the depth).
+        self.path_parent: list[int] = []
+        self.path_action: list[Any] = []
+
+    def header(self) -> list[str]:
+        game, is_efg, num_players = self.game, self.is_efg, self.num_players
+        title = game.title if is_efg else str(getattr(game, "title", type(game).__name__))
+        comment = game.comment if is_efg else str(getattr(game, "comment", "") or "")
+        names = getattr(game, "player_names", None)
+        if not names or len(names) != num_players:
+            names = [f"Player {k + 1}" for k in range(num_players)]
+        names = _normalize_labels([self.fix(str(x)) for x in names])
+        return [f"EFG 2 R {_quote(title)} {{ {' '.join(_quote(s) for s in names)} }}",
+                _quote(comment), ""]
+
+    def text(self) -> str:
+        """Walk the tree in pre-order, one line per node; the whole file."""
+        stack: list[tuple[Game, int, Any]] = [(self.game.clone(), -1, None)]
+        while stack:
+            state, up, action = stack.pop()
+            me = len(self.path_parent)
+            self.path_parent.append(up)
+            self.path_action.append(action)
+            hist = _LazyPath(self.path_parent, self.path_action, me)
+            info = inspect_node(state, self.num_players, hist, require_enumerable=True)
+            node_label, iset_label = self.labels(state, info)
+            if info.kind == TERMINAL_NODE:
+                self.terminal(state, node_label)
+                continue
+            # The labels a reader will see (Gambit's rule for empty or repeated ones).
+            labels = _normalize_labels([self.fix(str(a)) for a in info.actions])
+            if info.kind == CHANCE_NODE:
+                self.chance(state, info, labels, node_label, iset_label, hist)
             else:
-                raw = tuple(state.terminal_returns())
-                pays = tuple(_fmt_payoff(x) for x in raw)
-            num = outcome_numbers.get(pays)
-            if num is None:
-                num = outcome_numbers[pays] = len(outcome_numbers) + 1
-                append(f't {_quote(node_label)} {num} "" {{ {", ".join(pays)} }}')
-            else:
-                append(f"t {_quote(node_label)} {num}")
-            continue
-        actions = info.actions
-        # The labels a reader will see (Gambit's rule for empty or repeated ones).
-        labels = _normalize_labels([fix(str(a)) for a in actions])
-        if info.kind == CHANCE_NODE:
-            if is_efg:
-                # The file's chance information sets are kept (same actions, same probabilities).
-                efg_num = tree.infoset[state.node_index]
-                num = chance_numbers.get(efg_num)
-                if num is not None:
-                    append(f"c {_quote(node_label)} {num} 0")
-                else:
-                    chance_count += 1
-                    num = chance_numbers[efg_num] = chance_count
-                    probs = [p for _, p in state.exact_chance_outcomes()]
-                    body = " ".join(f"{_quote(a)} {_fmt_exact(p)}" for a, p in zip(labels, probs))
-                    append(f"c {_quote(node_label)} {num} {_quote(iset_label)} {{ {body} }} 0")
-            else:
-                chance_count += 1
-                probs = _exact_probs(info.probs, hist)
-                body = " ".join(f"{_quote(a)} {_fmt_exact(p)}" for a, p in zip(labels, probs))
-                append(f"c {_quote(node_label)} {chance_count} {_quote(iset_label)} "
-                       f"{{ {body} }} 0")
+                self.decision(state, info, labels, node_label, iset_label, hist)
+            # Children in reverse so that the first action is expanded first (pre-order);
+            # the last one pushed reuses ``state`` itself.
+            actions = info.actions
+            for k in range(len(actions) - 1, -1, -1):
+                a = actions[k]
+                child = state if k == 0 else state.clone()
+                try:
+                    child.step(a)
+                except GameError as e:
+                    raise e.with_context(history=tuple(hist) + (a,))
+                stack.append((child, me, a))
+        self.out.append("")
+        return "\n".join(self.out)
+
+    def labels(self, state, info) -> tuple[str, str]:
+        """The node's label and its information set's, as written (an EfgGame's own, where
+        Gambit accepts them; empty otherwise)."""
+        if not self.is_efg:
+            return "", ""
+        tree = state.tree
+        node_label = self.fix(tree.label[state.node_index])
+        if node_label not in self.node_label_ok:
+            node_label = ""
+        iset_label = ""
+        if info.kind != TERMINAL_NODE:
+            efg_iset = tree.infosets[tree.infoset[state.node_index]]
+            iset_label = self.fix(efg_iset.label)
+            if (efg_iset.player, iset_label) not in self.iset_label_ok:
+                iset_label = ""
+        return node_label, iset_label
+
+    def terminal(self, state, node_label: str) -> None:
+        """``t``: each distinct payoff vector is one outcome, written at its first use."""
+        if self.is_efg:
+            pays = tuple(_fmt_exact(x) for x in state.exact_returns())
         else:
-            pl = info.player
-            key = hashable_key(state.infoset_key(pl), hist, pl)
-            known = iset_numbers[pl].get(key)
-            if known is None:
-                num = len(iset_numbers[pl]) + 1
-                iset_numbers[pl][key] = (num, actions)
-                body = " ".join(_quote(a) for a in labels)
-                append(f"p {_quote(node_label)} {pl + 1} {num} {_quote(iset_label)} "
-                       f"{{ {body} }} 0")
-            else:
-                num, first_actions = known
-                if first_actions != actions:
-                    raise GameError(f"legal actions {list(actions)} differ from "
-                                    f"{list(first_actions)} in the same information set",
-                                    rule="infoset-actions", history=hist, infoset=key)
-                append(f"p {_quote(node_label)} {pl + 1} {num} 0")
-        # Children in reverse so that the first action is expanded first (pre-order);
-        # the last one pushed reuses ``state`` itself.
-        last = len(actions) - 1
-        for k in range(last, -1, -1):
-            a = actions[k]
-            child = state if k == 0 else state.clone()
-            try:
-                child.step(a)
-            except GameError as e:
-                raise e.with_context(history=tuple(hist) + (a,))
-            stack.append((child, me, a))
-    out.append("")
-    return "\n".join(out)
+            pays = tuple(_fmt_payoff(x) for x in tuple(state.terminal_returns()))
+        num = self.outcome_numbers.get(pays)
+        if num is None:
+            num = self.outcome_numbers[pays] = len(self.outcome_numbers) + 1
+            self.out.append(f't {_quote(node_label)} {num} "" {{ {", ".join(pays)} }}')
+        else:
+            self.out.append(f"t {_quote(node_label)} {num}")
+
+    def chance(self, state, info, labels, node_label: str, iset_label: str, hist) -> None:
+        """``c``: its own chance information set (an EfgGame keeps the file's), with exact
+        probabilities."""
+        if self.is_efg:
+            # The file's chance information sets are kept (same actions, same probabilities).
+            efg_num = state.tree.infoset[state.node_index]
+            num = self.chance_numbers.get(efg_num)
+            if num is not None:
+                self.out.append(f"c {_quote(node_label)} {num} 0")
+                return
+            self.chance_count += 1
+            num = self.chance_numbers[efg_num] = self.chance_count
+            probs = [p for _, p in state.exact_chance_outcomes()]
+        else:
+            self.chance_count += 1
+            num = self.chance_count
+            probs = _exact_probs(info.probs, hist)
+        body = " ".join(f"{_quote(a)} {_fmt_exact(p)}" for a, p in zip(labels, probs))
+        self.out.append(f"c {_quote(node_label)} {num} {_quote(iset_label)} {{ {body} }} 0")
+
+    def decision(self, state, info, labels, node_label: str, iset_label: str, hist) -> None:
+        """``p``: an information set number per (player, key) in order of first appearance,
+        its action list at its first node only."""
+        pl, actions = info.player, info.actions
+        key = hashable_key(state.infoset_key(pl), hist, pl)
+        known = self.iset_numbers[pl].get(key)
+        if known is None:
+            num = len(self.iset_numbers[pl]) + 1
+            self.iset_numbers[pl][key] = (num, actions)
+            body = " ".join(_quote(a) for a in labels)
+            self.out.append(f"p {_quote(node_label)} {pl + 1} {num} {_quote(iset_label)} "
+                            f"{{ {body} }} 0")
+            return
+        num, first_actions = known
+        if first_actions != actions:
+            raise GameError(f"legal actions {list(actions)} differ from "
+                            f"{list(first_actions)} in the same information set",
+                            rule="infoset-actions", history=hist, infoset=key)
+        self.out.append(f"p {_quote(node_label)} {pl + 1} {num} 0")
 
 
 def dump(game: Game, path: str | os.PathLike, *, gambit_labels: bool = True) -> None:

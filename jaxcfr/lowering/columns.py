@@ -1,0 +1,98 @@
+"""The columns of a walk: one row of typed columns per node, in pre-order.
+
+:class:`Enumeration` is what :mod:`jaxcfr.lowering.walk` fills, what a worker of
+:mod:`jaxcfr.lowering.parallel` packs (:mod:`jaxcfr.lowering.parts`) and what
+:mod:`jaxcfr.lowering.lower` turns into tensors. The node codes and the own-sequence
+ids are defined here; histories are rebuilt from the ``parent`` and ``action`` columns
+(:meth:`Enumeration.path`) only when an error is reported.
+
+Example::
+
+    >>> from jaxcfr.lowering.columns import Enumeration
+    >>> len(Enumeration(2))
+    0
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any, Hashable
+
+__all__ = ["Enumeration", "CHANCE_CODE", "TERMINAL_CODE", "SLOT_RADIX", "ROOT_PARENT"]
+
+#: ``Enumeration.code`` of a chance node (decision nodes store their row, >= 0).
+CHANCE_CODE = -1
+#: ``Enumeration.code`` of a terminal node.
+TERMINAL_CODE = -2
+#: Radix of the own-sequence ids ``row * SLOT_RADIX + slot`` (more than any action count).
+SLOT_RADIX = 1 << 32
+#: ``Enumeration.parent`` of the first node of a walk (the root, or a job's subtree root).
+ROOT_PARENT = -1
+
+
+class Enumeration:
+    """The columns of one iterative pre-order walk, indexed by pre-order number.
+
+    Per node (typed ``array`` columns, or NumPy arrays once merged):
+    ``parent`` (int32), ``slot`` (int32, action slot into it), ``depth`` (int32),
+    ``prob`` (float64, chance probability into it, else 1), ``code`` (int32: the
+    information-set row of a decision node, :data:`CHANCE_CODE` or
+    :data:`TERMINAL_CODE`) and ``action`` (a list: the label into it). Per
+    terminal: ``terminals`` (int32 node) and ``returns`` (float64, ``P`` per terminal,
+    flat). Per information-set row: ``row_player``, ``row_key``, ``row_actions``
+    (the walked game's legal actions), ``row_kept`` (the actions kept by the
+    abstraction, in its order: the row's slots; the same object when all are kept)
+    and ``row_seq`` (the owner's own last ``row * SLOT_RADIX + slot`` before the row,
+    -1 for none: by induction this names the whole own sequence).
+    A walk cut at a depth also has ``frontier``: ``(nodes walked before it, item)``
+    per stack item at the cut, in pre-order.
+    """
+
+    def __init__(self, num_players: int):
+        self.num_players = num_players
+        self.parent = array("i")
+        self.slot = array("i")
+        self.depth = array("i")
+        self.action: list[Any] = []
+        self.prob = array("d")
+        self.code = array("i")
+        self.terminals = array("i")
+        self.returns = array("d")
+        self.row_player: list[int] = []
+        self.row_key: list[Hashable] = []
+        self.row_actions: list[tuple] = []
+        self.row_kept: list[tuple] = []
+        self.row_seq: list[int] = []
+        self.max_actions = 1
+        self.frontier: list[tuple[int, tuple]] = []
+        self.rows_of: list[dict] | None = None     # per player key -> row, once asked for
+
+    def __len__(self) -> int:
+        return len(self.code)
+
+    def path(self, node: int) -> tuple:
+        """The action path from the first node of the walk to ``node`` (for error messages)."""
+        out = []
+        while self.parent[node] != ROOT_PARENT:
+            out.append(self.action[node])
+            node = self.parent[node]
+        return tuple(reversed(out))
+
+    def seed_rows(self, top: "Enumeration") -> list[dict]:
+        """Start from ``top``'s information-set rows (a job below a cut walk); returns
+        the per-player ``key -> row`` tables to extend."""
+        self.row_player = list(top.row_player)
+        self.row_key = list(top.row_key)
+        self.row_actions = list(top.row_actions)
+        self.row_kept = list(top.row_kept)
+        self.row_seq = list(top.row_seq)
+        self.max_actions = top.max_actions
+        return [d.copy() for d in top.row_tables()]
+
+    def row_tables(self) -> list[dict]:
+        """Per player, ``key -> row`` of this walk's rows (built once, then kept)."""
+        if self.rows_of is None:
+            self.rows_of = [{} for _ in range(self.num_players)]
+            for row, (p, key) in enumerate(zip(self.row_player, self.row_key)):
+                self.rows_of[p][key] = row
+        return self.rows_of
