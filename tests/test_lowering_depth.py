@@ -111,3 +111,22 @@ def test_a_deep_chain_lowers_whole():
     assert lowered.depth == 50_000 and lowered.num_nodes == 100_000
     assert lowered.infosets_per_player == (50_000,)
     assert len(lowered.history(lowered.num_nodes - 1)) == 50_000
+
+
+def test_an_abstracted_chain_steps_without_copying_its_history():
+    """The wrapper's path is shared cells, not a tuple copied at every step (that was
+    quadratic in depth); its history is built only when asked for (errors)."""
+    state = jaxcfr.Abstracted(Chain(50_000), jaxcfr.Identity())
+    before = state._path
+    for _ in range(49_999):
+        state.step("go")
+    assert state._path[1] is not None and state.clone()._path is state._path
+    assert len(state.history) == 49_999 and before is None
+    with pytest.raises(GameError, match="abstraction-step") as e:
+        state.step("go")                          # only "stop" is left
+    assert len(e.value.history) == 49_999
+    short = _calls(lambda: jaxcfr.lower(jaxcfr.Abstracted(Chain(2_000), jaxcfr.Identity()),
+                                        workers=1))
+    long = _calls(lambda: jaxcfr.lower(jaxcfr.Abstracted(Chain(4_000), jaxcfr.Identity()),
+                                       workers=1))
+    assert long <= LINEAR * short, (short, long)

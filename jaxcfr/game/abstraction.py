@@ -50,6 +50,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
 
 from jaxcfr.game.contract import GameError, check_protocol
@@ -245,7 +246,12 @@ class Abstracted(Game):
         check_protocol(game)
         self.game = game
         self.abstraction = check_abstraction(abstraction)
-        self.history: tuple = ()
+        self._path = None       # (last action, the path before it): O(1) per step, any depth
+
+    @property
+    def history(self) -> tuple:
+        """The actions since the wrapper's root (built when asked: errors)."""
+        return _unwind(self._path)
 
     @property
     def num_players(self) -> int:          # the wrapped game's
@@ -253,7 +259,7 @@ class Abstracted(Game):
 
     def __getattr__(self, name: str) -> Any:
         # Only called for attributes the wrapper lacks: read them from the wrapped state.
-        if name in ("game", "abstraction", "history"):
+        if name in ("game", "abstraction", "_path"):
             raise AttributeError(name)
         return getattr(self.game, name)
 
@@ -270,7 +276,7 @@ class Abstracted(Game):
         new = _new(type(self))
         new.game = self.game.clone()
         new.abstraction = self.abstraction
-        new.history = self.history
+        new._path = self._path
         return new
 
     # -- forwarded ---------------------------------------------------------
@@ -326,12 +332,21 @@ class Abstracted(Game):
             if not any(action is a or _equal(action, a) for a in kept):
                 raise GameError(f"action {action!r} is not one the abstraction keeps here "
                                 f"(kept: {kept})", rule="abstraction-step",
-                                history=self.history)
+                                history=functools.partial(_unwind, self._path))
         try:
             inner.step(action)
         except GameError as e:
             raise e.with_context(history=self.history) from None
-        self.history = self.history + (action,)
+        self._path = (action, self._path)
+
+
+def _unwind(path) -> tuple:
+    """The actions of a path of ``(action, previous path)`` cells, root first."""
+    out = []
+    while path is not None:
+        out.append(path[0])
+        path = path[1]
+    return tuple(reversed(out))
 
 
 def _equal(x, y) -> bool:
