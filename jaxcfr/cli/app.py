@@ -213,8 +213,10 @@ def _solve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("game", help=GAME_HELP)
     from jaxcfr.solvers.presets import ALGORITHMS
     from jaxcfr.solvers.solver import HYPERPARAMETERS
+    from jaxcfr.solvers.presets import ALIASES
     p.add_argument("--algorithm", default="cfr+",
-                   help=f"one of {', '.join(ALGORITHMS)} (default: cfr+)")
+                   help=f"one of {', '.join(ALGORITHMS)}; any case, also spelled "
+                        f"{', '.join(ALIASES)} (default: cfr+)")
     p.add_argument("--iterations", type=int, default=1000,
                    help="iterations to run (default: 1000)")
     for name in HYPERPARAMETERS:
