@@ -12,9 +12,10 @@ A :class:`Cluster` says where the run's coordinator is, how many processes join 
 which one this is; :meth:`Cluster.from_options` reads them from arguments or from the
 environment (:data:`ENVIRONMENT`), and :meth:`Cluster.initialize` starts
 ``jax.distributed`` with bounded waits: joining (``initialization_timeout``), a peer's
-heartbeat and the shutdown barrier (``heartbeat_timeout``). When JAX's distributed
-service reports that a peer died or the coordinator is gone, the process prints one line
-and exits with :data:`PEER_LOST` (instead of JAX's abort with a stack trace).
+heartbeat and the shutdown barrier (``heartbeat_timeout``). When a peer dies or the
+coordinator is gone, JAX's distributed service ends every other process (it aborts,
+status 134, after its own log lines) within about ``heartbeat_timeout`` seconds: no
+process waits for a collective that will never come.
 
 Example (two hosts; on the second, ``--process-id 1``)::
 
@@ -33,7 +34,7 @@ import numpy as np
 
 from jaxcfr._util.arguments import ArgumentError, api_spelling, positive_int
 
-__all__ = ["Cluster", "DistributedError", "ENVIRONMENT", "PEER_LOST", "is_writer",
+__all__ = ["Cluster", "DistributedError", "ENVIRONMENT", "is_writer",
            "any_process", "check_same", "together", "process_count"]
 
 #: Where :meth:`Cluster.from_options` reads what its arguments do not give:
@@ -41,11 +42,6 @@ __all__ = ["Cluster", "DistributedError", "ENVIRONMENT", "PEER_LOST", "is_writer
 #: prefix (JAX itself reads them from SLURM / Open MPI / Kubernetes).
 ENVIRONMENT = {"coordinator": "JAX_COORDINATOR_ADDRESS", "num_processes": "JAX_NUM_PROCESSES",
                "process_id": "JAX_PROCESS_ID"}
-
-#: Exit status of a process whose run ended because another process (or the coordinator)
-#: is gone; the run continues with ``--resume`` (75: EX_TEMPFAIL, "try again").
-PEER_LOST = 75
-
 
 class DistributedError(ConnectionError):
     """The processes of a run could not join, disagree, or one of them failed."""
@@ -200,13 +196,11 @@ class Cluster:
         where = (f"process {self.process_id} of {self.num_processes} could not join the run "
                  f"at {self.coordinator}")
         try:
-            with self._peer_loss_reported():
-                jax.distributed.initialize(
-                    coordinator_address=self.coordinator, num_processes=self.num_processes,
-                    process_id=self.process_id,
-                    initialization_timeout=self.initialization_timeout,
-                    heartbeat_timeout_seconds=self.heartbeat_timeout,
-                    shutdown_timeout_seconds=self.heartbeat_timeout)
+            jax.distributed.initialize(
+                coordinator_address=self.coordinator, num_processes=self.num_processes,
+                process_id=self.process_id, initialization_timeout=self.initialization_timeout,
+                heartbeat_timeout_seconds=self.heartbeat_timeout,
+                shutdown_timeout_seconds=self.heartbeat_timeout)
             count = jax.process_count()            # the devices of every process meet here
         except Exception as e:  # noqa: BLE001 - JAX's errors are pages long: one line
             raise DistributedError(f"{where} within {self.initialization_timeout} s: "
@@ -215,35 +209,6 @@ class Cluster:
             raise DistributedError(f"{where}: this process was told {self.num_processes} "
                                    f"processes, the coordinator runs {count}")
         return self
-
-    @contextlib.contextmanager
-    def _peer_loss_reported(self) -> Iterator[None]:
-        """While ``jax.distributed.initialize`` makes its client, give it a callback for
-        the service's fatal errors (a dead peer, a lost coordinator): one line and
-        :data:`PEER_LOST` instead of JAX's abort with a stack trace."""
-        from jax._src import distributed as jax_distributed
-        lib = getattr(jax_distributed, "_jax", None)
-        make = getattr(lib, "get_distributed_runtime_client", None)
-        if make is None or "missed_heartbeat_callback" not in (make.__doc__ or ""):
-            yield                            # another JAX: its own message and abort stay
-            return
-
-        def with_callback(*args, **kwargs):
-            kwargs.setdefault("missed_heartbeat_callback", self._peer_lost)
-            return make(*args, **kwargs)
-        lib.get_distributed_runtime_client = with_callback
-        try:
-            yield
-        finally:
-            lib.get_distributed_runtime_client = make
-
-    def _peer_lost(self, *status: Any) -> None:
-        detail = _first_line(status[0]) if status else "no detail"
-        os.write(2, (f"\njaxcfr: process {self.process_id} of {self.num_processes}: the run "
-                     "ends here because another process died or was stopped, or the "
-                     f"coordinator at {self.coordinator} is gone (JAX distributed service: "
-                     f"{detail}); continue it with --resume RUN_DIR\n").encode())
-        os._exit(PEER_LOST)
 
 
 def _int(value: Any) -> Any:
