@@ -128,6 +128,16 @@ class Cluster:
     initialization_timeout: int = 60
     heartbeat_timeout: int = 20
 
+    def _reach_coordinator(self, where: str) -> None:
+        """Before JAX's client (whose failure to connect aborts the process), check that
+        someone serves the coordinator's port, within ``initialization_timeout``."""
+        host, _, port = self.coordinator.rpartition(":")
+        why = _reach(host, int(port), self.initialization_timeout)
+        if why is not None:
+            raise DistributedError(f"{where} within {self.initialization_timeout} s: nobody "
+                                   f"answers there ({why}); is process 0 started, and is the "
+                                   "address right?")
+
     @property
     def is_writer(self) -> bool:
         """Process 0 writes the run directory, metrics, checkpoints and plot."""
@@ -195,6 +205,8 @@ class Cluster:
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
         where = (f"process {self.process_id} of {self.num_processes} could not join the run "
                  f"at {self.coordinator}")
+        if not self.is_writer:
+            self._reach_coordinator(where)
         try:
             jax.distributed.initialize(
                 coordinator_address=self.coordinator, num_processes=self.num_processes,
@@ -203,12 +215,40 @@ class Cluster:
                 shutdown_timeout_seconds=self.heartbeat_timeout)
             count = jax.process_count()            # the devices of every process meet here
         except Exception as e:  # noqa: BLE001 - JAX's errors are pages long: one line
+            _leave()
             raise DistributedError(f"{where} within {self.initialization_timeout} s: "
                                    f"{_first_line(e)}") from None
         if count != self.num_processes:
             raise DistributedError(f"{where}: this process was told {self.num_processes} "
                                    f"processes, the coordinator runs {count}")
         return self
+
+
+def _reach(host: str, port: int, seconds: float) -> str | None:
+    """``None`` once a TCP connection to ``host:port`` opens within ``seconds``, else why not."""
+    import socket
+    import time
+    deadline, why = time.monotonic() + seconds, "no answer"
+    while True:
+        try:
+            with socket.create_connection((host.strip("[]"), port), timeout=2.0):
+                return None
+        except OSError as e:
+            why = e.strerror or str(e) or type(e).__name__
+        if time.monotonic() >= deadline:
+            return why
+        time.sleep(0.2)
+
+
+def _leave() -> None:
+    """Drop a client that failed to join, so that JAX's shutdown at exit does not abort
+    the process over it (the error is already reported)."""
+    from jax._src import distributed as jax_distributed
+    state = jax_distributed.global_state
+    try:
+        state.shutdown()
+    except Exception:  # noqa: BLE001 - it is in error already: nothing more to report
+        state.client = state.service = state.preemption_sync_manager = None
 
 
 def _int(value: Any) -> Any:
