@@ -40,7 +40,7 @@ __all__ = [
     # solvers and runs
     "ALGORITHMS", "HyperParams", "Solver", "SolverState", "cfr", "cfr_plus", "dcfr", "dcfr_plus",
     "linear_cfr", "make_solver", "pcfr_plus", "pdcfr_plus", "Runner", "RunnerProtocol",
-    "batch_mesh", "solve", "SolveOptions", "SolveResult", "RECORD_KEYS", "runs", "load_config",
+    "batch_mesh", "Cluster", "DistributedError", "solve", "SolveOptions", "SolveResult", "RECORD_KEYS", "runs", "load_config",
     "train",
     # the parts of an update: estimators, regret and averaging rules
     "Estimator", "ESTIMATORS", "Exact", "ChanceSampling", "ExternalSampling", "OutcomeSampling",
@@ -95,6 +95,7 @@ def _load() -> None:
     from jaxcfr.engine.loop import RECORD_KEYS
     from jaxcfr.engine.protocol import RunnerProtocol
     from jaxcfr.engine.runner import Runner, batch_mesh
+    from jaxcfr.engine.distributed import Cluster, DistributedError
     from jaxcfr.engine.sampled_chance import Chance, SampledChanceRunner
     from jaxcfr.profiles.lifting import lift
     from jaxcfr.api.blueprint import AbstractedResult, format_table, train_abstracted

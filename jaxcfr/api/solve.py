@@ -22,7 +22,8 @@ from jaxcfr._util.arguments import api_spelling, optional_positive_int, positive
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr.engine.loop import Hooks, compile_reporting, run_loop
 from jaxcfr.engine.protocol import RunnerProtocol
-from jaxcfr.engine.runner import DEFAULT_CHUNK, Runner
+from jaxcfr.engine.distributed import Cluster
+from jaxcfr.engine.runner import DEFAULT_CHUNK, Runner, batch_mesh
 from jaxcfr.engine.sampled_chance import AUTO_SAMPLES, Chance, SampledChanceRunner, \
     choose_chance, sampled_chance_rules
 from jaxcfr.profiles.profile import Profile
@@ -160,7 +161,7 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
           progress: Callable[[int, dict[str, Any] | None], None] | None = None,
           status=None, cache=None, workers: int | None = None,
           sampling: str | None = None, samples: int | None = None,
-          draws: int | None = None) -> SolveResult:
+          draws: int | None = None, cluster: Cluster | None = None) -> SolveResult:
     """Solve ``game`` with ``algorithm`` for ``iterations`` iterations.
 
     Args:
@@ -197,25 +198,39 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
         (``True``: ``~/.cache/jaxcfr/lowered``; or a directory; see
         :mod:`jaxcfr.lowering.cache`).
       workers: processes that lower a game string (see :func:`jaxcfr.lower`).
+      cluster: solve over several processes (:class:`jaxcfr.Cluster`, e.g.
+        ``jaxcfr.Cluster.from_options()`` reading ``$JAX_COORDINATOR_ADDRESS``,
+        ``$JAX_NUM_PROCESSES``, ``$JAX_PROCESS_ID``): ``jax.distributed`` starts here
+        (call it before anything touches a device), every process calls ``solve`` with
+        the same arguments, and the run is sharded over every process's devices (a batch
+        over its members, one game split); every process gets the whole result.
     """
+    if cluster is not None:
+        cluster.initialize()                        # before anything touches a device
     options = SolveOptions.check(
         algorithm=algorithm, iterations=iterations, estimator=estimator, chance=chance,
         seed=seed, seeds=seeds, alpha=alpha, beta=beta, gamma=gamma, exploration=exploration,
         alternating=alternating, eval_every=eval_every, precision=precision, chunk=chunk,
         workers=workers, sampling=sampling, samples=samples, draws=draws)
     return solve_with(game, options, callback=callback, progress=progress, status=status,
-                      cache=cache)
+                      cache=cache, mesh=None if cluster is None else batch_mesh())
 
 
 def solve_with(game: Any, options: SolveOptions, *, callback=None, progress=None, status=None,
-               cache=None, spell=api_spelling) -> SolveResult:
+               cache=None, spell=api_spelling, mesh=None) -> SolveResult:
     """:func:`solve` of checked :class:`SolveOptions` (the command line's way in);
-    ``spell`` names the arguments in the errors found once the game is known."""
+    ``spell`` names the arguments in the errors found once the game is known; ``mesh``
+    shards the run (:class:`~jaxcfr.engine.runner.Runner`; not under sampled chance)."""
     lowered, sampled = choose_chance(game, options.chance, status, cache=cache,
                                      workers=options.workers)
     if sampled is None:
         runner: RunnerProtocol = Runner(lowered, options.solver, options.run_parameters,
-                                        precision=options.precision, chunk=options.chunk)
+                                        precision=options.precision, chunk=options.chunk,
+                                        mesh=mesh)
+    elif mesh is not None:
+        raise arguments.ArgumentError(f"sampled chance ({spell('chance')}) runs in one "
+                                      "process on one device: it cannot be sharded",
+                                      spell("chance"))
     else:
         if options.chance.mode == "auto":
             options.check_sampled_chance(spell, because=AUTO_SAMPLES)

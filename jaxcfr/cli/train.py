@@ -33,6 +33,37 @@ def add_train_arguments(p: argparse.ArgumentParser, default_config: str | None =
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--json", action="store_true", help="print the final metrics as one JSON object")
     add_trust_argument(p, "the config (or RUN_DIR's config)")
+    add_cluster_arguments(p)
+
+
+def add_cluster_arguments(p: argparse.ArgumentParser) -> None:
+    """``--coordinator``, ``--num-processes``, ``--process-id`` and the timeouts of a run over
+    several processes (``docs/distributed.md``)."""
+    g = p.add_argument_group("over several processes (jax.distributed; docs/distributed.md)")
+    g.add_argument("--coordinator", metavar="HOST:PORT",
+                   help="process 0's address, the same on every process "
+                        "(default: $JAX_COORDINATOR_ADDRESS)")
+    g.add_argument("--num-processes", metavar="N", type=int,
+                   help="processes in the run (default: $JAX_NUM_PROCESSES)")
+    g.add_argument("--process-id", metavar="K", type=int,
+                   help="this process's index, 0..N-1; process 0 writes the run directory "
+                        "(default: $JAX_PROCESS_ID)")
+    g.add_argument("--initialization-timeout", metavar="SECONDS", type=int, default=60,
+                   help="wait at most this long for every process to join (default 60)")
+    g.add_argument("--heartbeat-timeout", metavar="SECONDS", type=int, default=20,
+                   help="a process silent this long counts as dead and the run ends on every "
+                        "process (default 20)")
+
+
+def cluster_of(args: argparse.Namespace):
+    """The :class:`~jaxcfr.engine.distributed.Cluster` the options (or the environment)
+    describe, ``None`` for a run in one process."""
+    from jaxcfr._util.arguments import command_line_spelling
+    from jaxcfr.engine.distributed import Cluster
+    return Cluster.from_options(args.coordinator, args.num_processes, args.process_id,
+                                initialization_timeout=args.initialization_timeout,
+                                heartbeat_timeout=args.heartbeat_timeout,
+                                spell=command_line_spelling)
 
 
 def add_trust_argument(p: argparse.ArgumentParser, where: str) -> None:
@@ -43,6 +74,9 @@ def add_trust_argument(p: argparse.ArgumentParser, where: str) -> None:
 
 
 def run_train(args: argparse.Namespace) -> int:
+    cluster = cluster_of(args)
+    if cluster is not None:
+        cluster.initialize()            # first: before anything touches a device
     from jaxcfr.runs.config import load_config
     from jaxcfr.runs.progress import make_progress, make_status
     from jaxcfr.runs.rundir import RunDir
@@ -66,7 +100,7 @@ def run_train(args: argparse.Namespace) -> int:
     try:
         with make_status(quiet=config.run.quiet, stream=sys.stderr) as status:
             result = train(config, out_dir=args.out, resume=args.resume, progress=display,
-                           status=status)
+                           status=status, cluster=cluster)
     finally:
         display.close()
     if args.json:

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr._util.arguments import nonnegative_int, positive_int
+from jaxcfr._util.host_arrays import to_host
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.lowering.lower import as_lowered
 from jaxcfr.game.registry import load_game
@@ -71,7 +72,7 @@ class LoopResult:
 
 def iteration_of(state: SolverState) -> int:
     """Iterations done (``iteration`` is ``[B]`` for a stacked game, all equal)."""
-    return int(np.asarray(state.iteration).reshape(-1)[0])
+    return int(to_host(state.iteration).reshape(-1)[0])
 
 
 #: Seconds after which lowering's news and progress are shown (a quick lowering says only

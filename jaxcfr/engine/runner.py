@@ -35,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr._util import precision as _precision
+from jaxcfr._util.host_arrays import to_host
 from jaxcfr._util.arguments import positive_int
 from jaxcfr._util.tracing import counted
 from jaxcfr.kernels import sequence as _sequence
@@ -142,6 +143,9 @@ def enable_compilation_cache(path: str | None = None) -> str | None:
 
 def batch_mesh(num_devices: int | None = None, axis: str = "batch"):
     """A one-axis mesh over the first ``num_devices`` devices (all by default) for ``Runner``.
+
+    Under ``jax.distributed`` (:mod:`jaxcfr.engine.distributed`) these are the devices of
+    every process: the mesh is global.
 
     Tests fake several CPU devices with
     ``XLA_FLAGS=--xla_force_host_platform_device_count=4``.
@@ -386,7 +390,7 @@ class Runner:
     def profile(self, state: SolverState, average: bool = True) -> np.ndarray:
         """The average (or current) strategy on the host: ``[(B,) I, A, *H]``."""
         with self.scope():
-            table = np.asarray(self._profile(state, average))
+            table = to_host(self._profile(state, average))    # gathered from every process
         return table[:self.lowered.num_rows] if self.split_game else table
 
     def profiles(self, state: SolverState) -> list[Profile]:

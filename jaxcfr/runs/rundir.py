@@ -60,10 +60,12 @@ def default_run_dir(name: str, root: str | os.PathLike = "runs") -> Path:
 
 
 class RunDir:
-    """Paths of one run directory and its metrics file."""
+    """Paths of one run directory and its metrics file; ``writer=False``: a process that
+    only reads it (the metrics methods then write nothing)."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, writer: bool = True):
         self.path = Path(path)
+        self.writer = writer
         self.config = self.path / "config.toml"
         self.metrics = self.path / "metrics.jsonl"
         self.checkpoints = self.path / "checkpoints"
@@ -114,9 +116,9 @@ class RunDir:
         return run
 
     @classmethod
-    def existing(cls, path: str | os.PathLike) -> "RunDir":
+    def existing(cls, path: str | os.PathLike, writer: bool = True) -> "RunDir":
         """An existing run directory (one with a ``config.toml``), for ``--resume``."""
-        run = cls(path)
+        run = cls(path, writer)
         if not run.path.exists():
             raise FileNotFoundError(f"no run directory {run.path}")
         if not run.path.is_dir():
@@ -125,7 +127,8 @@ class RunDir:
         if not run.config.is_file():
             raise FileNotFoundError(f"{run.path} is not a run directory (it has no config.toml); "
                                     "--resume takes the --out of an earlier run")
-        run.checkpoints.mkdir(exist_ok=True)
+        if writer:
+            run.checkpoints.mkdir(exist_ok=True)
         return run
 
     @contextlib.contextmanager
@@ -170,11 +173,15 @@ class RunDir:
         return out
 
     def write_metrics(self, records: Iterable[dict[str, Any]]) -> None:
-        """Replace ``metrics.jsonl`` atomically."""
+        """Replace ``metrics.jsonl`` atomically (a reader writes nothing)."""
+        if not self.writer:
+            return
         text = "".join(json.dumps(jsonable(r)) + "\n" for r in records)
         atomic_write_text(self.metrics, text)
 
     def append_metrics(self, record: dict[str, Any]) -> None:
+        if not self.writer:
+            return
         with open(self.metrics, "a", encoding="utf-8") as f:
             f.write(json.dumps(jsonable(record)) + "\n")
             f.flush()

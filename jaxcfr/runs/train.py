@@ -13,6 +13,12 @@ aborts at once; the last checkpoint stays intact). The run directory is created
 once the game is lowered and locked while the run works; one without a checkpoint
 resumes from iteration 0 (see :mod:`jaxcfr.runs.rundir`).
 
+With a :class:`~jaxcfr.engine.distributed.Cluster` the run goes over several processes
+(``docs/distributed.md``): each lowers the game, the runner shards over the devices of
+every process, process 0 alone writes the run directory, and every process reads the
+checkpoint it resumes from; a stop (a signal to any process) is agreed at the end of a
+chunk, so every process stops there and process 0 writes the checkpoint.
+
 Example::
 
     >>> from jaxcfr.runs import load_config, train
@@ -22,6 +28,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import json
@@ -32,12 +39,15 @@ from typing import Any, Callable
 
 import numpy as np
 
+from jaxcfr._util.arguments import ArgumentError
 from jaxcfr._util.atomic import atomic_write_bytes, atomic_write_text
+from jaxcfr._util.host_arrays import to_host
 from jaxcfr._util.serialize import jsonable
 from jaxcfr._util.signals import DeferredStop
+from jaxcfr.engine.distributed import Cluster, any_process, check_same, together
 from jaxcfr.engine.loop import Hooks, compile_reporting, iteration_of, lower_reporting, run_loop
 from jaxcfr.engine.protocol import RunnerProtocol
-from jaxcfr.engine.runner import Runner
+from jaxcfr.engine.runner import Runner, batch_mesh
 from jaxcfr.engine.sampled_chance import AUTO_SAMPLES, Chance, SampledChanceRunner, \
     choose_chance
 from jaxcfr.game.contract import GameError
@@ -143,7 +153,8 @@ def _stderr(msg: str) -> None:
 
 def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | None = None,
           resume: str | None = None, handle_sigint: bool = True,
-          log: Callable[[str], None] = _stderr, status=None) -> TrainResult:
+          log: Callable[[str], None] = _stderr, status=None,
+          cluster: Cluster | None = None) -> TrainResult:
     """Run ``config``; write the run directory; return a :class:`TrainResult`.
 
     Args:
@@ -162,6 +173,9 @@ def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | 
       log: where warnings and notices go (default stderr).
       status: told about lowering (with node counts) and compiling: an object with
         ``begin``, ``update`` and ``end`` (``jaxcfr.runs.progress.make_status()``).
+      cluster: run over several processes (:class:`~jaxcfr.engine.distributed.Cluster`;
+        ``jax.distributed`` is started here if it is not yet): every process calls
+        ``train`` with the same config and the same ``out_dir`` (or ``resume``).
 
     Raises:
       CheckpointError: ``resume``'s checkpoint is of another game, format version or
@@ -170,19 +184,32 @@ def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | 
       RunDirBusy: another process is running this directory.
     """
     wall_start = time.perf_counter()
+    if cluster is not None:
+        cluster.initialize()                         # before anything touches a device
+    writer = cluster is None or cluster.is_writer
     config = check_config(config)
-    if resume is not None:
-        run = RunDir.existing(resume)
-        with run.lock():
-            return _train(config, run, True, progress, handle_sigint, log, status, wall_start)
-    run = RunDir(out_dir or config.run.out_dir or default_run_dir(config.name))
-    run.check_new()                                 # before the work of lowering
-    return _train(config, run, False, progress, handle_sigint, log, status, wall_start)
+    if cluster is not None and resume is None and not (out_dir or config.run.out_dir):
+        raise ArgumentError("a run over several processes needs its run directory named "
+                            "(--out, run.out_dir): every process must name the same one")
+    with contextlib.ExitStack() as held:
+        with together("open the run directory"):
+            if resume is not None:
+                run = RunDir.existing(resume, writer)
+                if writer:
+                    held.enter_context(run.lock())
+            else:
+                run = RunDir(out_dir or config.run.out_dir or default_run_dir(config.name),
+                             writer)
+                if writer:
+                    run.check_new()                  # before the work of lowering
+        return _train(config, run, resume is not None, progress, handle_sigint, log, status,
+                      wall_start, cluster)
 
 
-def build_runner(config: Config, status=None) -> RunnerProtocol:
+def build_runner(config: Config, status=None, mesh=None) -> RunnerProtocol:
     """The runner of ``config``: full-width over the lowered game(s), or sampled chance
-    (``solver.chance``; ``auto`` samples a game whose chance cannot be enumerated)."""
+    (``solver.chance``; ``auto`` samples a game whose chance cannot be enumerated);
+    ``mesh``: shard it (:class:`~jaxcfr.engine.runner.Runner`; not under sampled chance)."""
     solver = make_solver(config.solver.algorithm, alternating=config.solver.alternating,
                          estimator=config.estimator(), spell=config_spelling)
     if config.solver.chance == "exact" or config.game.batched:
@@ -197,7 +224,11 @@ def build_runner(config: Config, status=None) -> RunnerProtocol:
             f"{name} | {abstraction}", **extra)
     if sampled is None:
         return Runner(lowered, solver, config.run_parameters(),
-                      precision=config.run.precision, chunk=config.run.chunk)
+                      precision=config.run.precision, chunk=config.run.chunk, mesh=mesh)
+    if mesh is not None:
+        raise ArgumentError("sampled chance (solver.chance) runs in one process on one "
+                            "device: it cannot be sharded or run over several processes",
+                            "solver.chance")
     if config.solver.chance == "auto":
         check_sampled_chance(config, because=AUTO_SAMPLES)
     return SampledChanceRunner(sampled, solver, config.run_parameters(),
@@ -206,8 +237,9 @@ def build_runner(config: Config, status=None) -> RunnerProtocol:
 
 
 def _train(config: Config, run: RunDir, resume: bool, progress, handle_sigint, log, status,
-           wall_start: float) -> TrainResult:
-    runner = build_runner(config, status)
+           wall_start: float, cluster: Cluster | None) -> TrainResult:
+    with together("lower the game and build the runner"):
+        runner = build_runner(config, status, mesh=None if cluster is None else batch_mesh())
     try:
         return _train_with(config, run, resume, runner, progress, handle_sigint, log, status,
                            wall_start)
@@ -220,20 +252,27 @@ def _train_with(config: Config, run: RunDir, resume: bool, runner, progress, han
     if not resume:
         # Created only now that the run can start; re-checked under the lock (another
         # process may have started in the same directory meanwhile).
-        with RunDir.create(run.path).lock():
-            if run.check_new():
-                log(f"{run.path} holds a run that never wrote a checkpoint: starting it afresh")
+        with contextlib.ExitStack() as held:
+            with together("create the run directory"):
+                if run.writer:
+                    held.enter_context(RunDir.create(run.path).lock())
+                    if run.check_new():
+                        log(f"{run.path} holds a run that never wrote a checkpoint: starting "
+                            "it afresh")
             return _iterate(config, run, runner, None, progress, handle_sigint, log, status,
                             wall_start)
     fp = runner.fingerprint()
-    ckpt = checkpoint.load_latest(run.checkpoints, fingerprint=fp, warn=log)
-    if ckpt is None:
-        log(f"{run.path} has no checkpoint yet: starting from iteration 0")
-    else:
-        bad = _compute_mismatch(config.to_dict(), ckpt.meta.get("config", {}))
-        if bad:
-            raise CheckpointError(f"checkpoint {ckpt.path} was written with another solver "
-                                  f"configuration: {'; '.join(bad)}")
+    with together("read the checkpoint to resume from"):     # every process reads it
+        ckpt = checkpoint.load_latest(run.checkpoints, fingerprint=fp, warn=log)
+        if ckpt is None:
+            log(f"{run.path} has no checkpoint yet: starting from iteration 0")
+        else:
+            bad = _compute_mismatch(config.to_dict(), ckpt.meta.get("config", {}))
+            if bad:
+                raise CheckpointError(f"checkpoint {ckpt.path} was written with another "
+                                      f"solver configuration: {'; '.join(bad)}")
+    check_same(-1 if ckpt is None else ckpt.iteration, "the checkpoint to resume from "
+               "(is the run directory on a file system every process sees?)")
     return _iterate(config, run, runner, ckpt, progress, handle_sigint, log, status, wall_start)
 
 
@@ -244,7 +283,8 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
         config.run, out_dir=str(run.path.resolve())))
     lowered = runner.lowered
     fp = runner.fingerprint()
-    atomic_write_text(run.config, to_toml(config))
+    if run.writer:
+        atomic_write_text(run.config, to_toml(config))
 
     if ckpt is not None:
         try:
@@ -269,7 +309,9 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
         return wall_before + time.perf_counter() - wall_start
 
     def save(it: int, st) -> None:
-        arrays = {k: np.asarray(v) for k, v in st._asdict().items()}
+        arrays = {k: to_host(v) for k, v in st._asdict().items()}   # on every process
+        if not run.writer:
+            return
         extra = {"wall_seconds": wall(), "members": labels}
         host = runner.host_state()            # sampled chance: the rows numbered, the shapes
         if host is not None:
@@ -292,7 +334,7 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
     with DeferredStop(handle_sigint, log) as guard:
         hooks = Hooks(on_chunk=None if progress is None else (lambda it: progress(it, None)),
                       on_record=on_record, on_checkpoint=on_checkpoint,
-                      stop_requested=lambda: guard.requested)
+                      stop_requested=lambda: any_process(guard.requested))
         try:
             out = run_loop(runner, state, total=config.solver.iterations,
                            eval_every=config.run.eval_every,
@@ -305,15 +347,16 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
             save(out.iteration, out.state)
         profiles = runner.profiles(out.state)
         rows = None
-        if config.game.abstracted:
+        if config.game.abstracted and run.writer:
             try:
                 rows = _lift(run, config, lowered, profiles, metrics)
             except GameError as e:       # e.g. the full game is over the memory budget
                 log(f"warning: the lifted profiles were not evaluated in the full game: {e}")
         best = _write_profiles(run, profiles, labels, metrics, rows)
-        _write_plot(run, config, metrics, labels, log, rows)
+        if run.writer:
+            _write_plot(run, config, metrics, labels, log, rows)
     resolved = None
-    if config.resolve is not None and not out.interrupted:    # after the guard: Ctrl-C stops it
+    if config.resolve is not None and not out.interrupted and run.writer:    # after the guard: Ctrl-C stops it
         from jaxcfr.runs.resolving import resolve_after_training
         resolved = resolve_after_training(run.path, config, lowered, profiles[best], log)
     return TrainResult(
@@ -390,10 +433,13 @@ def _write_profiles(run: RunDir, profiles: list[Profile], labels, metrics,
             final = [np.inf if r["full_game_metric"] is None else r["full_game_metric"]
                      for r in rows]
         best = int(np.argmin(final))
+        if not run.writer:
+            return best
         run.profiles.mkdir(exist_ok=True)
         for m, p in enumerate(profiles):
             p.save(run.profiles / f"member-{m:03d}.npz")
-    profiles[best].save(run.profile)
+    if run.writer:
+        profiles[best].save(run.profile)
     return best
 
 

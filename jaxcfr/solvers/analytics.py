@@ -35,6 +35,7 @@ import numpy as np
 from jaxcfr.kernels import passes
 from jaxcfr._util import precision
 from jaxcfr._util.tracing import counted
+from jaxcfr._util.host_arrays import to_host
 from jaxcfr.kernels.numerics import check_payoff_range, trail
 from jaxcfr.solvers import tables
 from jaxcfr.solvers.tables import StrategyError
@@ -190,9 +191,10 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
         table = tables.prepare(lowered, tensors, table, normalise=normalise)
         ev = _metrics(tensors, table, jnp.asarray(lowered.br_rounds, jnp.int32),
                       structure=lowered.structure, games_batched=batched)
-        values = np.asarray(ev.values, dtype=np.float64)
-        br = np.asarray(ev.best_response_values, dtype=np.float64)
-        nash_conv = np.asarray(ev.nash_conv, dtype=np.float64)
+        # (gathered from every process when a batch is sharded over several)
+        values = to_host(ev.values, dtype=np.float64)
+        br = to_host(ev.best_response_values, dtype=np.float64)
+        nash_conv = to_host(ev.nash_conv, dtype=np.float64)
     return _dispatch(lowered, values, br, nash_conv, players_axis=1 if batched else 0)
 
 

@@ -1,0 +1,292 @@
+"""Runs over several processes on the loopback: 2 processes x 2 CPU devices, one global mesh.
+
+Each test starts its own ``python -m jaxcfr train`` processes on 127.0.0.1 (a free port
+found by binding port 0; a run whose coordinator could not bind is retried on another
+port, at most 3 times), every process bounded by a subprocess timeout, and compares with
+the same config trained in this (single-device) process:
+
+* a batch of 4 Leduc games, sharded over the 4 devices: the metrics and the checkpoint
+  arrays equal the one-process run bit for bit (each member is stepped on one device,
+  in the same order of sums);
+* one Liar's dice game split over the 4 devices: the split sums run in another order
+  (partitioned reductions, joined by gloo), so float32 state and metrics agree to
+  ``RTOL`` relative to their scale, as in ``tests/test_split_game.py``;
+* SIGKILL of process 1 mid-run ends process 0 too (bounded by the heartbeat timeout);
+  ``--resume`` on both processes then ends bit for bit where the uninterrupted run ends;
+* a coordinator nobody serves, or processes told different process counts, end with a
+  one-line error within the initialization timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jaxcfr.engine.distributed import Cluster
+from jaxcfr.runs import load_config, train
+from jaxcfr.runs.checkpoint import list_checkpoints
+
+ROOT = Path(__file__).resolve().parents[1]
+PYTHON = sys.executable
+#: Seconds any one process may run (a run here takes 10-60 s on a loaded 2-core machine).
+PROCESS_TIMEOUT = 240
+HEARTBEAT = 5                # seconds: a dead peer ends the others within about this
+RTOL = 1e-4                  # float32 split sums in another order (tests/test_split_game.py)
+BATCH = ("leduc_poker", "leduc_poker(raise_sizes=(2,6))", "leduc_poker(raise_sizes=(1,4))",
+         "leduc_poker(raise_sizes=(4,8))")
+ITERATIONS = 1000
+
+BATCH_TOML = textwrap.dedent(f"""
+    description = "four Leduc games, one batch"
+    [game]
+    names = {json.dumps(list(BATCH))}
+    [solver]
+    algorithm = "cfr+"
+    iterations = {ITERATIONS}
+    [run]
+    eval_every = 250
+    checkpoint_every = 100
+    chunk = 50
+    plot = false
+""")
+DICE_TOML = textwrap.dedent("""
+    description = "Liar's dice, one game split over the devices"
+    [game]
+    name = "liars_dice(dice=1, sides=3)"
+    [solver]
+    algorithm = "cfr+"
+    iterations = 20
+    [run]
+    eval_every = 10
+    checkpoint_every = 10
+    chunk = 10
+    plot = false
+""")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _env(cache: Path) -> dict[str, str]:
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
+               JAXCFR_CACHE_DIR=str(cache), PYTHONUNBUFFERED="1")
+    env.pop("JAX_COORDINATOR_ADDRESS", None)
+    return env
+
+
+def _start(args: list[str], counts: list[int], env, port: int, ids=None, init_timeout=60):
+    """One ``jaxcfr train ARGS`` process per entry of ``counts`` (its --num-processes)."""
+    procs = []
+    for k, n in enumerate(counts):
+        cmd = [PYTHON, "-m", "jaxcfr", "train", *args, "--quiet", "--json",
+               "--coordinator", f"127.0.0.1:{port}", "--num-processes", str(n),
+               "--process-id", str(k if ids is None else ids[k]),
+               "--initialization-timeout", str(init_timeout),
+               "--heartbeat-timeout", str(HEARTBEAT)]
+        procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    return procs
+
+
+def _finish(procs) -> list[tuple[int, str, str]]:
+    out = []
+    deadline = time.monotonic() + PROCESS_TIMEOUT
+    for p in procs:
+        try:
+            stdout, stderr = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            raise AssertionError(f"a process ran past {PROCESS_TIMEOUT} s (a hang)") from None
+        out.append((p.returncode, stdout, stderr))
+    return out
+
+
+def _bind_failed(results) -> bool:
+    return any("address already in use" in err.lower() or "failed to bind" in err.lower()
+               for _, _, err in results)
+
+
+def _run(args: list[str], env, counts=(2, 2), **kwargs) -> list[tuple[int, str, str]]:
+    """Run the processes to their end, retrying on another port if the coordinator could
+    not bind its port (taken meanwhile by someone else)."""
+    for _ in range(3):
+        results = _finish(_start(args, list(counts), env, _free_port(), **kwargs))
+        if not _bind_failed(results):
+            return results
+    raise AssertionError("no free port for the coordinator after 3 tries")
+
+
+def _messages(stderr: str) -> list[str]:
+    """Lines of ours (``jaxcfr: ...``), not JAX's or gloo's logs."""
+    return [line for line in stderr.splitlines() if line.startswith("jaxcfr:")]
+
+
+def _records(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def _checkpoint(run: Path, iteration: int) -> dict[str, np.ndarray]:
+    with np.load(run / "checkpoints" / f"ckpt-{iteration:010d}.npz") as f:
+        return {k: f[k] for k in f.files}
+
+
+def _ok(results) -> None:
+    for k, (rc, stdout, stderr) in enumerate(results):
+        assert rc == 0, f"process {k} ended with {rc}:\n{stderr[-3000:]}"
+
+
+@pytest.fixture(scope="module")
+def place(tmp_path_factory):
+    root = tmp_path_factory.mktemp("distributed")
+    (root / "batch.toml").write_text(BATCH_TOML)
+    (root / "dice.toml").write_text(DICE_TOML)
+    return root
+
+
+@pytest.fixture(scope="module")
+def env(place):
+    return _env(place / "xla-cache")
+
+
+@pytest.fixture(scope="module")
+def batch_one_process(place):
+    return train(load_config(place / "batch.toml"), out_dir=str(place / "batch-one"),
+                 handle_sigint=False)
+
+
+@pytest.fixture(scope="module")
+def batch_two_processes(place, env):
+    out = place / "batch-two"
+    results = _run([str(place / "batch.toml"), "--out", str(out)], env)
+    _ok(results)
+    return out, results
+
+
+def test_batch_over_two_processes_equals_one_process(batch_one_process, batch_two_processes):
+    out, results = batch_two_processes
+    # (gloo writes its "[Gloo] Rank ... connected" lines to stdout too: the JSON is the last)
+    finals = [json.loads(stdout.splitlines()[-1])["final"] for _, stdout, _ in results]
+    same = ("iteration", "metric", "values", "best_response_values")
+    assert [finals[0][k] for k in same] == [finals[1][k] for k in same]   # (not the timings)
+    one = batch_one_process.run_dir
+    # one writer: one record per evaluation (a second writer would append each twice)
+    assert [r["iteration"] for r in _records(out)] == [250, 500, 750, 1000]
+    for a, b in zip(_records(one), _records(out)):
+        for key in ("metric", "values", "best_response_values", "members"):
+            assert a[key] == b[key], (a["iteration"], key)
+    assert [i for i, _ in list_checkpoints(out / "checkpoints")] == \
+        [i for i, _ in list_checkpoints(one / "checkpoints")]
+    for it in (ITERATIONS,):
+        a, b = _checkpoint(one, it), _checkpoint(out, it)
+        for field in a:
+            np.testing.assert_array_equal(a[field], b[field], err_msg=f"{field} at {it}")
+    assert (out / "profile.npz").is_file() and (out / "profiles").is_dir()
+    lock_holder = (out / ".lock").read_text().strip()
+    assert lock_holder.isdigit()            # process 0 held the lock; nobody else wrote it
+
+
+def test_sigkill_mid_run_then_resume_equals_uninterrupted(place, env, batch_one_process):
+    out = place / "batch-killed"
+    for _ in range(3):
+        procs = _start([str(place / "batch.toml"), "--out", str(out)], [2, 2], env,
+                       _free_port())
+        deadline = time.monotonic() + PROCESS_TIMEOUT
+        while not list_checkpoints(out / "checkpoints") and procs[1].poll() is None:
+            assert time.monotonic() < deadline, "no checkpoint before the timeout"
+            time.sleep(0.005)
+        killed_at = time.monotonic()
+        procs[1].send_signal(signal.SIGKILL)
+        results = _finish(procs)
+        if not _bind_failed(results):
+            break
+    else:
+        raise AssertionError("no free port for the coordinator after 3 tries")
+    ended = time.monotonic() - killed_at
+    assert results[1][0] == -signal.SIGKILL
+    assert results[0][0] != 0, "process 0 finished although process 1 was killed"
+    done = [i for i, _ in list_checkpoints(out / "checkpoints")]
+    assert done and max(done) < ITERATIONS, done            # killed mid-run
+    # ended by JAX's distributed service: within the heartbeat and shutdown bounds
+    assert ended < 4 * HEARTBEAT + 30, ended
+
+    resumed = _run(["--resume", str(out)], env)
+    _ok(resumed)
+    one = batch_one_process.run_dir
+    a, b = _checkpoint(one, ITERATIONS), _checkpoint(out, ITERATIONS)
+    for field in a:
+        np.testing.assert_array_equal(a[field], b[field], err_msg=field)
+    assert [r["metric"] for r in _records(out)] == [r["metric"] for r in _records(one)]
+
+
+def test_one_game_split_over_two_processes(place, env):
+    one = train(load_config(place / "dice.toml"), out_dir=str(place / "dice-one"),
+                handle_sigint=False)
+    out = place / "dice-two"
+    _ok(_run([str(place / "dice.toml"), "--out", str(out)], env))
+    for a, b in zip(_records(one.run_dir), _records(out)):
+        np.testing.assert_allclose(b["metric"], a["metric"], rtol=RTOL)
+        np.testing.assert_allclose(b["values"], a["values"], rtol=0, atol=RTOL)
+    a, b = _checkpoint(one.run_dir, 20), _checkpoint(out, 20)
+    rows = a["regret"].shape[0]
+    assert b["regret"].shape[0] >= rows                     # split: padded to 4 devices
+    for field in ("regret", "strategy_sum"):
+        scale = np.abs(a[field]).max()
+        np.testing.assert_allclose(b[field][:rows], a[field], rtol=0, atol=RTOL * scale)
+        assert not b[field][rows:].any()                    # the padding rows stay inert
+
+
+def test_wrong_coordinator_is_a_one_line_error(place, env):
+    start = time.monotonic()
+    # process 1 alone: nobody serves the coordinator's port
+    (rc, _, stderr), = _finish(_start([str(place / "batch.toml"), "--out",
+                                       str(place / "nowhere")], [2], env, _free_port(),
+                                      ids=[1], init_timeout=3))
+    assert time.monotonic() - start < 60
+    assert rc == 2, stderr[-2000:]
+    lines = _messages(stderr)
+    assert len(lines) == 1 and "process 1 of 2 could not join the run at 127.0.0.1:" in \
+        lines[0] and "within 3 s" in lines[0], stderr[-2000:]
+    assert not (place / "nowhere").exists()
+
+
+def test_wrong_process_count_is_a_one_line_error(place, env):
+    # process 0 runs a coordinator for 2; process 1 was told 3
+    results = _run([str(place / "batch.toml"), "--out", str(place / "miscounted")], env,
+                   counts=(2, 3), init_timeout=10)
+    rc, _, stderr = results[1]
+    # 2, or JAX's abort (134) when its shutdown at exit finds the service in error
+    assert rc != 0
+    lines = _messages(stderr)
+    assert len(lines) == 1 and "this process was told 3 processes, the coordinator runs 2" \
+        in lines[0], stderr[-2000:]
+    assert results[0][0] != 0                    # process 0 did not run on alone
+
+
+def test_cluster_options():
+    assert Cluster.from_options(env={}) is None
+    c = Cluster.from_options(env={"JAX_COORDINATOR_ADDRESS": "10.0.0.1:4711",
+                                  "JAX_NUM_PROCESSES": "4", "JAX_PROCESS_ID": "3"})
+    assert (c.coordinator, c.num_processes, c.process_id, c.is_writer) == \
+        ("10.0.0.1:4711", 4, 3, False)
+    assert Cluster.from_options("h:1", 2, 0, env={}).is_writer
+    from jaxcfr._util.arguments import ArgumentError, command_line_spelling
+    with pytest.raises(ArgumentError, match="missing --num-processes"):
+        Cluster.from_options("h:1", None, 0, env={}, spell=command_line_spelling)
+    with pytest.raises(ArgumentError, match="from 0 to 1"):
+        Cluster.from_options("h:1", 2, 2, env={})
+    with pytest.raises(ArgumentError, match="HOST:PORT"):
+        Cluster.from_options("nohost", 2, 0, env={})
