@@ -168,7 +168,15 @@ _SHARDING_SCRIPT = textwrap.dedent("""
     # one game, 4 hyper-parameter settings: the trailing batch axis is sharded
     run("hyperparameters", C.lowered("kuhn_poker"), jaxcfr.dcfr(), json.loads(sys.argv[3]),
         evaluate=False)
+    # a batch that does not divide over the devices: a clear error, before any compiling
+    try:
+        jaxcfr.Runner(jaxcfr.stack([C.lowered("kuhn_poker")] * 2), jaxcfr.cfr_plus(),
+                      mesh=meshes["batch_mesh"])
+        uneven = None
+    except ValueError as e:
+        uneven = str(e)
     print(json.dumps(out))
+    print(json.dumps({"uneven": uneven}))
 """)
 HP4 = {"alpha": [1.0, 1.5, 2.0, 2.5], "gamma": [1.0, 2.0, 3.0, 4.0]}
 
@@ -196,7 +204,9 @@ def test_sharded_batch_equals_unsharded():
                                    for f in singles[0]}
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, stderr[-3000:]
-    out = json.loads(stdout.strip().splitlines()[-1])
+    out, uneven = (json.loads(line) for line in stdout.strip().splitlines()[-2:])
+    assert uneven["uneven"] is not None and "batch of 2 games cannot be shared out evenly " \
+        "over the mesh's 4 devices" in uneven["uneven"], uneven
     assert len(out) == 4, out
     for key, res in out.items():
         assert "error" not in res, (key, res)

@@ -178,8 +178,10 @@ def batch_two_processes(place, env):
 
 def test_batch_over_two_processes_equals_one_process(batch_one_process, batch_two_processes):
     out, results = batch_two_processes
-    # (gloo writes its "[Gloo] Rank ... connected" lines to stdout too: the JSON is the last)
-    finals = [json.loads(stdout.splitlines()[-1])["final"] for _, stdout, _ in results]
+    # stdout is jaxcfr's own: the JSON object, one line (gloo's "[Gloo] Rank ... connected"
+    # lines go to the supervisor's log)
+    assert all(len(stdout.splitlines()) == 1 for _, stdout, _ in results), results
+    finals = [json.loads(stdout)["final"] for _, stdout, _ in results]
     same = ("iteration", "metric", "values", "best_response_values")
     assert [finals[0][k] for k in same] == [finals[1][k] for k in same]   # (not the timings)
     one = batch_one_process.run_dir
@@ -222,6 +224,11 @@ def test_sigkill_mid_run_then_resume_equals_uninterrupted(place, env, batch_one_
     assert done and max(done) < ITERATIONS, done            # killed mid-run
     # ended by JAX's distributed service: within the heartbeat and shutdown bounds
     assert ended < 4 * HEARTBEAT + 30, ended
+    # ... and says so in one line (the supervisor keeps JAX's log out of the way)
+    lines = _messages(results[0][2])
+    assert len(lines) == 1 and "process 0 of 2" in lines[0] and f"--resume {out}" in lines[0] \
+        and ("lost the run" in lines[0] or "distributed service" in lines[0]), results[0][2]
+    assert len(results[0][2].strip().splitlines()) == 1, results[0][2]
 
     resumed = _run(["--resume", str(out)], env)
     _ok(resumed)
@@ -268,8 +275,7 @@ def test_wrong_process_count_is_a_one_line_error(place, env):
     results = _run([str(place / "batch.toml"), "--out", str(place / "miscounted")], env,
                    counts=(2, 3), init_timeout=10)
     rc, _, stderr = results[1]
-    # 2, or JAX's abort (134) when its shutdown at exit finds the service in error
-    assert rc != 0
+    assert rc == 2, stderr[-2000:]       # (JAX's abort at exit is the supervisor's business)
     lines = _messages(stderr)
     assert len(lines) == 1 and "this process was told 3 processes, the coordinator runs 2" \
         in lines[0], stderr[-2000:]
@@ -290,3 +296,20 @@ def test_cluster_options():
         Cluster.from_options("h:1", 2, 2, env={})
     with pytest.raises(ArgumentError, match="HOST:PORT"):
         Cluster.from_options("nohost", 2, 0, env={})
+
+
+def test_supervisor_rules():
+    from jaxcfr.cli.supervise import is_native_log, needs_supervisor
+    assert needs_supervisor(["train", "c.toml", "--coordinator", "h:1"], env={})
+    assert needs_supervisor(["--traceback", "train", "--num-processes=2"], env={})
+    assert needs_supervisor(["train", "c.toml"], env={"JAX_COORDINATOR_ADDRESS": "h:1"})
+    assert not needs_supervisor(["train", "c.toml"], env={})
+    assert not needs_supervisor(["solve", "kuhn_poker", "--coordinator", "h:1"], env={})
+    assert not needs_supervisor(["train", "--coordinator", "h:1", "--help"], env={})
+    assert not needs_supervisor(["train", "--coordinator", "h:1"],
+                                env={"JAXCFR_SUPERVISED": "1"})
+    assert is_native_log("E1202 00:14:11.273921   24180 coordination_service_agent.cc:332] x")
+    assert is_native_log("[Gloo] Rank 0 is connected to 1 peer ranks.")
+    assert is_native_log("    @     0x7f3a1b2c3d4e  (unknown)")
+    assert not is_native_log("jaxcfr: error: process 0 of 2 lost the run")
+    assert not is_native_log('{"run_dir": "runs/x", "iteration": 1000}')

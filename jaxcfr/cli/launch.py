@@ -4,7 +4,9 @@ It imports only the standard library and :mod:`jaxcfr._util.signals` (``import j
 is light, see its docstring), so that Ctrl-C and SIGTERM are handled from the first
 moment (:func:`jaxcfr._util.signals.exit_at_once`: while JAX imports, a signal ends the
 command at once with status 130 / 143 and one line) and ``jaxcfr --version`` answers
-without importing JAX. Then it runs :func:`jaxcfr.cli.app.main`.
+without importing JAX. ``jaxcfr train`` over several processes runs under
+:mod:`jaxcfr.cli.supervise` (one line when JAX's distributed service ends the process).
+Then it runs :func:`jaxcfr.cli.app.main`.
 """
 
 from __future__ import annotations
@@ -27,5 +29,8 @@ def console_main(argv: Sequence[str] | None = None) -> NoReturn:
         print(version_line())
         sys.stdout.flush()
         raise SystemExit(0)
+    from jaxcfr.cli.supervise import needs_supervisor, supervise
+    if needs_supervisor(args):             # over several processes: watch the run in a child
+        raise SystemExit(supervise(args))
     from jaxcfr.cli.app import exit_with, main
     exit_with(main(args))

@@ -99,8 +99,9 @@ def run_train(args: argparse.Namespace) -> int:
     display = make_progress(config.solver.iterations, quiet=config.run.quiet, stream=sys.stderr)
     try:
         with make_status(quiet=config.run.quiet, stream=sys.stderr) as status:
-            result = train(config, out_dir=args.out, resume=args.resume, progress=display,
-                           status=status, cluster=cluster)
+            result = _train_or_lost(cluster, lambda: train(
+                config, out_dir=args.out, resume=args.resume, progress=display, status=status,
+                cluster=cluster), args.out or args.resume)
     finally:
         display.close()
     if args.json:
@@ -115,6 +116,24 @@ def run_train(args: argparse.Namespace) -> int:
               f"  jaxcfr train --resume {result.run_dir}", file=sys.stderr)
         return exit_status(stopped_by=result.stopped_by)
     return 0
+
+
+def _train_or_lost(cluster, run, run_dir):
+    """``run()``; over several processes, a collective that fails because a peer is gone
+    (gloo's "Connection closed by peer", the coordination service's errors) becomes a
+    :class:`~jaxcfr.engine.distributed.DistributedError` that says so and how to go on."""
+    if cluster is None:
+        return run()
+    import jax
+    from jaxcfr.engine.distributed import DistributedError
+    try:
+        return run()
+    except jax.errors.JaxRuntimeError as e:
+        detail = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
+        raise DistributedError(
+            f"process {cluster.process_id} of {cluster.num_processes} lost the run: another "
+            f"process died, was stopped or cannot be reached ({detail[:160]}); resume every "
+            f"process with --resume {run_dir or 'RUN_DIR'}") from e
 
 
 def _fmt(x: Any) -> str:

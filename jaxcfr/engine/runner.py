@@ -218,6 +218,14 @@ class Runner:
         dense = solver.estimator.dense
         self.split_game = (mesh is not None and not self.games_batched and not self.hp_batch
                            and dense)
+        if mesh is not None and not self.split_game:
+            members = lowered.batch_size if self.games_batched else (self.hp_batch or (1,))[0]
+            if members % mesh.devices.size:
+                what = "games" if self.games_batched else "settings or seeds"
+                raise ValueError(
+                    f"a batch of {members} {what} cannot be shared out evenly over the mesh's "
+                    f"{mesh.devices.size} devices: give a multiple of {mesh.devices.size} "
+                    "members, or a mesh of fewer devices")
         self.device_lowered = (pad_to_multiple(lowered, mesh.devices.size) if self.split_game
                                else lowered)
         self.structure = self.device_lowered.structure

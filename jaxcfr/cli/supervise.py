@@ -1,0 +1,160 @@
+"""``jaxcfr train`` over several processes: each process runs its training in a child it watches.
+
+When one process of a ``jax.distributed`` run dies, JAX's distributed service ends the
+others by aborting them (``SIGABRT``, after several lines of its own C++ log and a stack
+trace): nothing in the process can catch that and print one line. So
+:mod:`jaxcfr.cli.launch` runs ``jaxcfr train ... --coordinator ...`` as a *supervisor*
+(standard library only, nothing heavy imported) that starts the same command as its
+child, passes the child's output through, and when the child ends by a signal says in
+one line what happened and how to continue:
+
+    jaxcfr: error: process 0 of 2 was ended by JAX's distributed service (SIGABRT): another
+    process of the run died, was stopped or stopped answering; resume every process with
+    --resume runs/leduc (JAX's log: /tmp/jaxcfr-process-0-4711.log)
+
+* **Output.** The child's lines pass through as they come, except the C++ logs of JAX, XLA
+  and gloo (absl lines such as ``E1202 23:59:01.123 ...``, ``[Gloo] Rank 0 is connected
+  ...``, stack frames), which go to a log file named in that line; so stdout holds only
+  jaxcfr's output (``--json`` is one line). ``--traceback`` or ``JAXCFR_TRACEBACK=1``
+  passes everything through.
+* **Signals.** SIGINT and SIGTERM are forwarded to the child (it checkpoints and ends with
+  130 / 143, as a run in one process does). On Linux the child is SIGKILLed if the
+  supervisor dies (``PR_SET_PDEATHSIG``), so killing a process's supervisor kills that
+  process, as killing a plain process would.
+* **Status.** The child's own status, or 2 when a signal ended it.
+
+The child sees ``JAXCFR_SUPERVISED=1`` and does not supervise again.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from typing import IO, Sequence
+
+__all__ = ["SUPERVISED", "needs_supervisor", "supervise", "is_native_log"]
+
+#: Set in the child's environment (a supervised process does not supervise again).
+SUPERVISED = "JAXCFR_SUPERVISED"
+
+#: Options that make ``jaxcfr train`` a run over several processes.
+_CLUSTER_OPTIONS = ("--coordinator", "--num-processes", "--process-id")
+
+#: C++ log lines of JAX / XLA / gloo: absl's ``[IWEF]MMDD hh:mm:ss.uuuuuu``, gloo's
+#: ``[Gloo]``, and the stack dump of a failed check or a fatal signal.
+_NATIVE = re.compile(r"^(?:[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+|\[Gloo\]|\*\*\* |\s+@ +0x|PC: @"
+                     r"|Check failure stack trace)")
+
+
+def is_native_log(line: str) -> bool:
+    """Whether ``line`` is a C++ log line of JAX, XLA or gloo (not jaxcfr's output)."""
+    return bool(_NATIVE.match(line))
+
+
+def _value(args: Sequence[str], option: str) -> str | None:
+    """The value of ``--option V`` / ``--option=V`` in ``args`` (the last one), or None."""
+    found = None
+    for k, a in enumerate(args):
+        if a == option and k + 1 < len(args):
+            found = args[k + 1]
+        elif a.startswith(option + "="):
+            found = a[len(option) + 1:]
+    return found
+
+
+def needs_supervisor(args: Sequence[str], env=os.environ) -> bool:
+    """Whether the command line ``args`` (after the executable) is ``train`` over several
+    processes, outside a supervisor."""
+    if env.get(SUPERVISED) == "1":
+        return False
+    words = [a for a in args if a != "--traceback"]
+    if not words or words[0] != "train" or "-h" in words or "--help" in words:
+        return False
+    return (any(a == o or a.startswith(o + "=") for a in words for o in _CLUSTER_OPTIONS)
+            or bool(env.get("JAX_COORDINATOR_ADDRESS")))
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGKILL when the supervisor dies (Linux; elsewhere a no-op)."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)           # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _pump(source: IO[bytes], sink: IO[bytes], log: IO[bytes], lock: threading.Lock,
+          everything: bool, said: list[bool], prog: str) -> None:
+    for line in iter(source.readline, b""):
+        text = line.decode("utf-8", "replace")
+        native = is_native_log(text)
+        with lock:
+            # after the child's own error line, what follows is JAX's shutdown (in the log)
+            native = native or (said[0] and sink is sys.stderr.buffer)
+            said[0] = said[0] or text.startswith(f"{prog}: ")
+            if native:
+                log.write(line)
+                log.flush()
+            if everything or not native:
+                sink.write(line)
+                sink.flush()
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def supervise(args: Sequence[str], prog: str = "jaxcfr") -> int:
+    """Run ``python -m jaxcfr ARGS`` as a watched child; return the exit status."""
+    everything = "--traceback" in args or os.environ.get("JAXCFR_TRACEBACK") == "1"
+    process = _value(args, "--process-id") or os.environ.get("JAX_PROCESS_ID", "?")
+    processes = _value(args, "--num-processes") or os.environ.get("JAX_NUM_PROCESSES", "?")
+    run_dir = _value(args, "--out") or _value(args, "--resume")
+    log = tempfile.NamedTemporaryFile(prefix=f"jaxcfr-process-{process}-", suffix=".log",
+                                      delete=False)
+    child = subprocess.Popen([sys.executable, "-m", "jaxcfr", *args],
+                             env=dict(os.environ, **{SUPERVISED: "1"}), stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+
+    def forward(signum, frame):
+        try:
+            child.send_signal(signum)
+        except ProcessLookupError:
+            pass
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, forward)
+    lock, said = threading.Lock(), [False]      # said: the child printed its own error line
+    pumps = [threading.Thread(target=_pump, args=(src, dst, log, lock, everything, said, prog),
+                              daemon=True)
+             for src, dst in ((child.stdout, sys.stdout.buffer), (child.stderr, sys.stderr.buffer))]
+    for t in pumps:
+        t.start()
+    status = child.wait()
+    for t in pumps:
+        t.join(timeout=10)
+    log.close()
+    if status >= 0 or said[0]:        # its own status, or its own line and then JAX's abort
+        if os.path.getsize(log.name) == 0:
+            os.unlink(log.name)
+        return status if status >= 0 else 2
+    name = _signal_name(-status)
+    if -status == signal.SIGABRT:
+        why = (f"was ended by JAX's distributed service ({name}): another process of the run "
+               "died, was stopped or stopped answering")
+    else:
+        why = f"was ended by {name}"
+    again = f"--resume {run_dir}" if run_dir else "--resume RUN_DIR"
+    print(f"{prog}: error: process {process} of {processes} {why}; resume every process with "
+          f"{again} (JAX's log: {log.name})", file=sys.stderr, flush=True)
+    return 2
