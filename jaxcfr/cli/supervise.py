@@ -17,7 +17,8 @@ one line what happened and how to continue:
   ...``, stack frames), which go to a log file named in that line; so stdout holds only
   jaxcfr's output (``--json`` is one line). ``--traceback`` or ``JAXCFR_TRACEBACK=1``
   passes everything through.
-* **Signals.** SIGINT and SIGTERM are forwarded to the child (it checkpoints and ends with
+* **Signals.** SIGINT and SIGTERM are forwarded to the child, which runs in its own process
+  group so that a Ctrl-C at the terminal reaches it once (it checkpoints and ends with
   130 / 143, as a run in one process does). On Linux the child is SIGKILLed if the
   supervisor dies (``PR_SET_PDEATHSIG``), so killing a process's supervisor kills that
   process, as killing a plain process would.
@@ -124,6 +125,9 @@ def supervise(args: Sequence[str], prog: str = "jaxcfr") -> int:
     child = subprocess.Popen([sys.executable, "-m", "jaxcfr", *args],
                              env=dict(os.environ, **{SUPERVISED: "1"}), stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             # its own process group: a Ctrl-C at the terminal reaches it once,
+                             # forwarded (twice would abort it without its checkpoint)
+                             process_group=0,
                              preexec_fn=_die_with_parent if sys.platform == "linux" else None)
 
     def forward(signum, frame):
