@@ -253,7 +253,7 @@ def _check_finite(runner: RunnerProtocol, state: SolverState, record: dict[str, 
     metric = record["metric"]
     values = metric if isinstance(metric, list) else [metric]
     with runner.scope():
-        finite = all(bool(jnp.isfinite(x).all()) for x in state[:3])
+        finite = all(bool(jnp.isfinite(x).all()) for x in state[:-1])
     if not finite or any(v is None for v in values):
         raise FloatingPointError(
             f"iteration {record['iteration']}: the {'metrics' if finite else 'solver state'} "

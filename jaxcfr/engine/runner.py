@@ -72,10 +72,9 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, array
     """
     batched_shape = state.regret.shape
     if layout == "forest":
-        state = SolverState(*(x.reshape((-1,) + x.shape[2:]) for x in state[:3]),
-                            state.iteration[0])
+        state = state.map_tables(lambda x: x.reshape((-1,) + x.shape[2:]), state.iteration[0])
     elif layout == "shared":
-        state = SolverState(*(jnp.moveaxis(x, 0, 2) for x in state[:3]), state.iteration[0])
+        state = state.map_tables(lambda x: jnp.moveaxis(x, 0, 2), state.iteration[0])
     games_batched = layout == "vmap"
 
     def update(t, st, arr):
@@ -90,11 +89,11 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, array
                               lambda i, st: update(tensors, st, arrays), state)
     members = batched_shape[0]
     if layout == "forest":
-        state = SolverState(*(x.reshape(batched_shape) for x in state[:3]),
-                            jnp.broadcast_to(state.iteration, (members,)))
+        state = state.map_tables(lambda x: x.reshape(batched_shape),
+                                 jnp.broadcast_to(state.iteration, (members,)))
     elif layout == "shared":
-        state = SolverState(*(jnp.moveaxis(x, 2, 0) for x in state[:3]),
-                            jnp.broadcast_to(state.iteration, (members,)))
+        state = state.map_tables(lambda x: jnp.moveaxis(x, 2, 0),
+                                 jnp.broadcast_to(state.iteration, (members,)))
     return state
 
 

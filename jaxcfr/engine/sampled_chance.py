@@ -422,7 +422,7 @@ class SampledChanceRunner:
         """Zeros of the current shape (``[G, A]``)."""
         with self.scope():
             zeros = [jnp.zeros((self.shape.capacity, self.shape.width), self.dtype)
-                     for _ in range(3)]           # three buffers: the state is donated
+                     for _ in SolverState._fields[:-1]]   # one buffer each: it is donated
             return SolverState(*zeros, jnp.asarray(0, jnp.int32))
 
     def _grow(self, state: SolverState) -> SolverState:
@@ -431,9 +431,8 @@ class SampledChanceRunner:
         if (rows, actions) == (self.shape.capacity, self.shape.width):
             return state
         with self.scope():
-            grown = [jnp.zeros((self.shape.capacity, self.shape.width), self.dtype
-                               ).at[:rows, :actions].set(x) for x in state[:3]]
-        return SolverState(*grown, state.iteration)
+            return state.map_tables(lambda x: jnp.zeros(
+                (self.shape.capacity, self.shape.width), self.dtype).at[:rows, :actions].set(x))
 
     def host_state(self) -> dict[str, Any]:
         """What a checkpoint keeps besides the arrays (JSON): the rows numbered so far and
