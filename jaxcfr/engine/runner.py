@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
+import threading
 import time
 from typing import Any
 
@@ -37,6 +37,7 @@ import numpy as np
 from jaxcfr._util import precision as _precision
 from jaxcfr._util.arguments import positive_int
 from jaxcfr._util.tracing import counted
+from jaxcfr.engine.compilation_cache import enable_compilation_cache, use_compilation_cache
 from jaxcfr.kernels import sequence as _sequence
 from jaxcfr.kernels.numerics import check_payoff_range
 from jaxcfr.lowering.stack import forest as stack_forest
@@ -120,25 +121,6 @@ def _profile(tensors, state: SolverState, *, games_batched: bool, predictive: bo
     return (jax.vmap(fn) if games_batched else fn)(tensors, state)
 
 
-def enable_compilation_cache(path: str | None = None) -> str | None:
-    """Keep compiled programs on disk so a later process skips XLA compilation.
-
-    ``path`` defaults to ``$JAXCFR_CACHE_DIR`` or ``~/.cache/jaxcfr/xla``;
-    ``JAXCFR_NO_CACHE=1`` turns the cache off. Returns the directory used (or None).
-    """
-    if os.environ.get("JAXCFR_NO_CACHE") == "1":
-        return None
-    path = path or os.environ.get("JAXCFR_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "jaxcfr", "xla")
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError:
-        return None
-    jax.config.update("jax_compilation_cache_dir", path)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
-    return path
-
-
 def batch_mesh(num_devices: int | None = None, axis: str = "batch"):
     """A one-axis mesh over the first ``num_devices`` devices (all by default) for ``Runner``.
 
@@ -173,6 +155,9 @@ class Runner:
       sequence_form: step a dense estimator on the sequence form
         (:mod:`jaxcfr.kernels.sequence`: passes over leaves and rows; the default) rather than
         the node passes of :mod:`jaxcfr.kernels.passes` (same values up to float rounding).
+      compilation_cache: keep compiled programs on disk for later processes (``True``:
+        :func:`~jaxcfr.engine.compilation_cache.default_cache_dir`; a directory; ``False``:
+        do not turn it on; see :mod:`jaxcfr.engine.compilation_cache`).
     """
 
     chance = "exact"
@@ -180,7 +165,10 @@ class Runner:
 
     def __init__(self, lowered: LoweredGame, solver: Solver, hyperparams: dict | None = None,
                  *, precision: str = "float32", chunk: int = DEFAULT_CHUNK, mesh=None,
-                 sequence_form: bool = True):
+                 sequence_form: bool = True, compilation_cache: bool | str = True):
+        self.compilation_cache = use_compilation_cache(compilation_cache)
+        self._evaluation_compile: threading.Thread | None = None
+        self.evaluation_compile_seconds: float | None = None
         self.dtype = _precision.dtype_of(precision)
         self.lowered = lowered
         self.solver = solver
@@ -373,13 +361,35 @@ class Runner:
             return self._chunk(state, 1, lower=True)
 
     def compile(self, state: SolverState) -> tuple[SolverState, float]:
-        """Compile the chunk and evaluation (running zero iterations); returns seconds."""
+        """Compile the chunk (running zero iterations); returns its seconds.
+
+        The evaluation compiles at the same time, in a thread of its own, on a zero state
+        of the same shapes, while the chunk compiles and the first chunks run: the first
+        :meth:`evaluate` waits for it (its seconds: ``evaluation_compile_seconds``).
+        """
+        if self._evaluation_compile is None:
+            self._evaluation_compile = threading.Thread(
+                target=self._compile_evaluation, name="jaxcfr-compile-evaluation", daemon=True)
+            self._evaluation_compile.start()
         start = time.perf_counter()
         with self.scope():
             state = self._chunk(state, 0)
             jax.block_until_ready(state)
-        self.evaluate(state)
         return state, time.perf_counter() - start
+
+    def _compile_evaluation(self) -> None:
+        """Evaluate a zero state once: compiles (or loads) every evaluation program."""
+        start = time.perf_counter()
+        try:
+            self._evaluate(self.init())
+        except Exception:       # noqa: BLE001 - evaluate() itself raises it, in the caller
+            pass
+        self.evaluation_compile_seconds = time.perf_counter() - start
+
+    def _wait_for_evaluation_compile(self) -> None:
+        thread = self._evaluation_compile
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
 
     # -- metrics -----------------------------------------------------------
     def profile(self, state: SolverState, average: bool = True) -> np.ndarray:
@@ -415,6 +425,10 @@ class Runner:
 
         Shapes: ``values`` ``[(B,) P, *H]``, ``nash_conv`` ``[(B,) *H]``, ...
         """
+        self._wait_for_evaluation_compile()
+        return self._evaluate(state, average)
+
+    def _evaluate(self, state: SolverState, average: bool = True) -> dict[str, Any]:
         with self.scope():
             table = self._profile(state, average)
         return analytics.evaluate(self.device_lowered, table, dtype=self.dtype,
