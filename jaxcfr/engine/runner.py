@@ -54,6 +54,12 @@ __all__ = ["Runner", "DEFAULT_CHUNK", "batch_mesh", "enable_compilation_cache"]
 #: Iterations per compiled chunk (the last chunk of a run skips its unused steps).
 DEFAULT_CHUNK = 64
 
+#: On a CPU, a stack of fewer members than this is stepped member after member in one
+#: program (layout ``"map"``): XLA's CPU code for a trailing batch axis narrower than
+#: 16 ran 3-4x *slower* per member than one game (Leduc, B = 2..8: 0.27-0.34x of one
+#: game's iterations per second; B = 16: 1.75x; ``docs/benchmarks.md``, stacks).
+SHARED_MIN_MEMBERS = 16
+
 
 
 @functools.partial(jax.jit, static_argnames=("solver", "structure", "layout", "chunk"),
@@ -67,10 +73,19 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, array
     sampling estimator's child tables (``None`` for the exact estimator).
 
     ``layout`` says how ``tensors`` hold a stack's state ``[B, I, A, *H]``:
-    ``"single"`` (no stack), ``"vmap"`` (tensors ``[B, ...]``, vmapped), ``"forest"``
-    (``stack.forest``: stepped as ``[B * I, A, *H]``) or ``"shared"``
-    (``stack.shared_structure``: stepped as ``[I, A, B, *H]``).
+    ``"single"`` (no stack), ``"vmap"`` (tensors ``[B, ...]``, vmapped), ``"map"``
+    (tensors ``[B, ...]``, one member after another, each its ``n`` iterations: the
+    single game's program, B times), ``"forest"`` (``stack.forest``: stepped as
+    ``[B * I, A, *H]``) or ``"shared"`` (``stack.shared_structure``: stepped as
+    ``[I, A, B, *H]``).
     """
+    steps = jnp.minimum(n, chunk)
+    if layout == "map":
+        def member(x):
+            t, st = x
+            return jax.lax.fori_loop(0, steps, lambda i, s: solver.update(t, structure, s, hp,
+                                                                           arrays), st)
+        return jax.lax.map(member, (tensors, state))
     batched_shape = state.regret.shape
     if layout == "forest":
         state = state.map_tables(lambda x: x.reshape((-1,) + x.shape[2:]), state.iteration[0])
@@ -86,8 +101,7 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, array
 
     # a loop of traced length n <= chunk: the last chunk of a run skips its unused steps
     # without a per-step conditional (which would copy the state every iteration)
-    state = jax.lax.fori_loop(0, jnp.minimum(n, chunk),
-                              lambda i, st: update(tensors, st, arrays), state)
+    state = jax.lax.fori_loop(0, steps, lambda i, st: update(tensors, st, arrays), state)
     members = batched_shape[0]
     if layout == "forest":
         state = state.map_tables(lambda x: x.reshape(batched_shape),
@@ -215,16 +229,20 @@ class Runner:
                 self.tensors = self._shard(self.tensors, batched_last=False)
                 self.hp = self._shard(self.hp, batched_last=True)
                 self.arrays = self._shard(self.arrays, batched_last=False)
-            # How the chunk steps a stack: members sharing one tree put the batch on a
-            # trailing axis (shared gathers); different trees become one forest; a sharded
-            # stack, or one under a sparse estimator (each member samples its own tree),
-            # vmaps.
+            # How the chunk steps a stack: on a CPU a small stack steps its members one
+            # after another (SHARED_MIN_MEMBERS); else members sharing one tree put the
+            # batch on a trailing axis (shared gathers); different trees become one forest;
+            # a sharded stack, or one under a sparse estimator (each member samples its own
+            # tree), vmaps.
             self.layout, self.step_tensors, self.step_structure = ("single", self.tensors,
                                                                    self.structure)
             host = self.device_lowered.tensors      # what the step tensors are made from
             if self.games_batched:
                 self.layout = "vmap"
-                if mesh is None and dense:
+                if (mesh is None and dense and lowered.batch_size < SHARED_MIN_MEMBERS
+                        and jax.default_backend() == "cpu"):
+                    self.layout = "map"
+                elif mesh is None and dense:
                     shared = stack_shared(lowered)
                     if shared is not None:
                         self.layout, host = "shared", shared
@@ -240,7 +258,7 @@ class Runner:
     def _with_sequences(self, host):
         """The step tensors carrying the sequence-form tables of ``host`` (their NumPy form)."""
         levels, players = self.step_structure
-        build = (_sequence.stacked_sequence_tables if self.layout == "vmap"
+        build = (_sequence.stacked_sequence_tables if self.layout in ("vmap", "map")
                  else _sequence.sequence_tables)
         extra = {"multiple": self.mesh.devices.size} if self.split_game else {}
         seq = jax.tree_util.tree_map(

@@ -208,13 +208,24 @@ class Solver:
                                            arrays)
         return self.row_update(rows, structure.num_players, state, hp, estimate)
 
-    def _alternate_players(self, num_players: int, half_step, acc, keys):
-        """Alternating: each player in turn (one compiled body, traced player); else all."""
+    def _alternate_players(self, num_players: int, half_step, acc, keys,
+                           unroll: bool = False):
+        """Alternating: each player in turn (a traced player); else all at once.
+
+        One compiled body in a loop over the players by default (the least to compile);
+        ``unroll``: one body per player, in sequence, which XLA's CPU backend runs up to
+        2.3x faster on batched tables ``[I, A, B]`` (measured on Leduc, B = 64: the loop
+        carries and copies the four tables), for twice the compile time.
+        """
         if not self.alternating:
             return half_step(None, keys, acc)
 
         def body(player, acc):
             return half_step(player, None if keys is None else fold(keys, player), acc)
+        if unroll:
+            for player in range(num_players):
+                acc = body(jnp.asarray(player, jnp.int32), acc)
+            return acc
         return jax.lax.fori_loop(0, num_players, body, acc)
 
     def _dense_update(self, tensors, structure, state, hp) -> SolverState:
@@ -240,7 +251,7 @@ class Solver:
                     jnp.where(sel, inst, prediction))
 
         acc = self._alternate_players(structure.num_players, half_step, tuple(state[:-1]),
-                                      None)
+                                      None, unroll=ndim > 2)
         return SolverState(*acc, t)
 
     def row_update(self, rows: Rows, num_players: int, state: SolverState, hp: HyperParams,
