@@ -19,7 +19,8 @@ counterfactual action values ``q`` and instantaneous regret ``r_t = q - sigma_t 
                                              iterations; the same average as decaying
                                              S_{t-1} by ((t - 1) / t)^gamma: each row is
                                              normalised)
-    P_t = r_t                                (the prediction; used with ``predictive``)
+    P_t = r_t                                (the prediction, kept only with ``predictive``;
+                                             0 otherwise)
 
 Analytics: exact expected values, counterfactual / history / information-set
 values, best responses by brute force over every pure strategy (vectorised over
@@ -410,7 +411,8 @@ class ReferenceCFR:
                     r = np.maximum(r, 0.0)
                 self.regret[key] = r
                 self.strategy_sum[key] = self.strategy_sum[key] + weight * own[key] * sigma[key]
-                self.prediction[key] = inst
+                if cfg["predictive"]:
+                    self.prediction[key] = inst
         self.iteration = t
 
     def run(self, iterations: int) -> "ReferenceCFR":

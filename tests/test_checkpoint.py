@@ -162,3 +162,32 @@ def test_atomic_write_replaces_whole_files(tmp_path):
     atomic_write_text(target, "two")
     assert target.read_text() == "two"
     assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+
+
+def test_a_format_2_checkpoint_resumes_with_a_zero_compensation(tmp_path, monkeypatch):
+    """Format 2 had no ``strategy_error``: it is read as a zero compensation (exactly the
+    state it was), restores into a runner and goes on like the uninterrupted run."""
+    lowered = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
+    runner = jaxcfr.Runner(lowered, jaxcfr.cfr_plus(), chunk=16)
+    state = runner.advance(runner.init(), 40)
+    old = {k: np.asarray(v) for k, v in state._asdict().items() if k != "strategy_error"}
+    with monkeypatch.context() as m:
+        m.setattr(checkpoint, "FORMAT_VERSION", 2)
+        path = checkpoint.save(tmp_path, old, iteration=40, fingerprint=runner.fingerprint())
+    assert json.loads(path.with_suffix(".json").read_text())["version"] == 2
+    ck = checkpoint.load(path, fingerprint=runner.fingerprint())
+    assert ck.meta["version"] == checkpoint.FORMAT_VERSION and ck.meta["upgraded_from"] == 2
+    assert set(ck.arrays) == set(jaxcfr.SolverState._fields)
+    np.testing.assert_array_equal(ck.arrays["strategy_error"], 0)
+    assert ck.arrays["strategy_error"].dtype == ck.arrays["strategy_sum"].dtype
+    resumed = runner.advance(runner.restore(ck.arrays), 40)
+    straight = runner.advance(runner.init(), 80)
+    np.testing.assert_allclose(runner.profile(resumed), runner.profile(straight), atol=1e-6)
+
+
+def test_format_1_is_refused_naming_the_readable_versions(tmp_path, monkeypatch):
+    with monkeypatch.context() as m:
+        m.setattr(checkpoint, "FORMAT_VERSION", 1)
+        path = _save(tmp_path, 5)
+    with pytest.raises(CheckpointError, match="reads versions 2, 3 only"):
+        checkpoint.load(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 import pytest
 
@@ -222,3 +223,21 @@ def test_stacked_solve_float64_matches_each_member_after_50_iterations():
     for b, m in enumerate(members):
         diff = np.abs(stacked[b, :m.num_rows, :m.max_actions] - run(m)).max()
         assert diff < 1e-10, (games[b], diff)
+
+
+@pytest.mark.parametrize("layout, copies", [("map", 1), ("forest", 6), ("shared", 16)])
+def test_every_stack_layout_matches_each_member(members, unbatched, layout, copies):
+    """A CPU steps a small stack member by member (``map``), a large one as one forest
+    (different trees) or on a trailing axis (one shared tree): each member as if alone."""
+    from jaxcfr.engine.runner import SHARED_MIN_MEMBERS
+    chosen = members if layout != "shared" else members[:1]
+    games = chosen * copies
+    assert (len(games) < SHARED_MIN_MEMBERS) == (layout == "map")
+    runner = jaxcfr.Runner(jaxcfr.stack(games), jaxcfr.cfr_plus())
+    if jax.default_backend() == "cpu":
+        assert runner.layout == layout
+    average = runner.profile(runner.advance(runner.init(), ITERATIONS))
+    for b, member in enumerate(games):
+        rows, a = member.num_rows, member.max_actions
+        np.testing.assert_allclose(average[b, :rows, :a], unbatched[b % len(chosen)][0],
+                                   atol=TOL, err_msg=f"member {b}")

@@ -100,6 +100,8 @@ class SolveOptions:
       precision: ``"float32"`` or ``"float64"``.
       chunk: iterations per compiled chunk.
       workers: processes that lower a game string.
+      compilation_cache: JAX's persistent compilation cache (``True``: jaxcfr's directory;
+        a directory; ``False``: not turned on): :mod:`jaxcfr.engine.compilation_cache`.
     """
     solver: Solver
     iterations: int
@@ -109,6 +111,7 @@ class SolveOptions:
     precision: str = "float32"
     chunk: int = DEFAULT_CHUNK
     workers: int | None = None
+    compilation_cache: bool | str = True
 
     @classmethod
     def check(cls, spell=api_spelling, *, algorithm: str | Solver = "cfr+",
@@ -117,7 +120,8 @@ class SolveOptions:
               beta=None, gamma=None, exploration=None, alternating: bool | None = None,
               eval_every: int | None = None, precision: str = "float32",
               chunk: int = DEFAULT_CHUNK, workers: int | None = None, sampling=None,
-              samples=None, draws=None) -> "SolveOptions":
+              samples=None, draws=None, compilation_cache: bool | str = True
+              ) -> "SolveOptions":
         """Check every argument by the rules every entry point shares
         (:mod:`jaxcfr._util.arguments`, the estimators, the presets, the sampled-chance
         rules); errors name the arguments as ``spell`` renders them (the API's names, the
@@ -137,7 +141,12 @@ class SolveOptions:
              else arguments.seed(spell("seed"), seed)},
             spell)
         chance = Chance.of(chance, draws=draws, spell=spell)
-        options = cls(solver, iterations, eval_every, hyper, chance, precision, chunk, workers)
+        if not isinstance(compilation_cache, (bool, str, os.PathLike)):
+            raise arguments.ArgumentError(
+                f"{spell('compilation_cache')} must be True, False or a directory, got "
+                f"{compilation_cache!r}", argument=spell("compilation_cache"))
+        options = cls(solver, iterations, eval_every, hyper, chance, precision, chunk, workers,
+                      compilation_cache)
         if chance.mode == "sampled":
             options.check_sampled_chance(spell)
         return options
@@ -161,7 +170,8 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
           progress: Callable[[int, dict[str, Any] | None], None] | None = None,
           status=None, cache=None, workers: int | None = None,
           sampling: str | None = None, samples: int | None = None,
-          draws: int | None = None, cluster: Cluster | None = None) -> SolveResult:
+          draws: int | None = None, compilation_cache: bool | str = True,
+          cluster: Cluster | None = None) -> SolveResult:
     """Solve ``game`` with ``algorithm`` for ``iterations`` iterations.
 
     Args:
@@ -198,6 +208,12 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
         (``True``: ``~/.cache/jaxcfr/lowered``; or a directory; see
         :mod:`jaxcfr.lowering.cache`).
       workers: processes that lower a game string (see :func:`jaxcfr.lower`).
+      compilation_cache: keep compiled programs on disk, so that the next process
+        (same game shapes, same solver) skips compiling: ``True`` (default) in
+        ``$JAXCFR_COMPILATION_CACHE_DIR``, else ``$XDG_CACHE_HOME/jaxcfr/xla`` or
+        ``~/.cache/jaxcfr/xla``; a directory; ``False`` does not turn it on.
+        ``JAXCFR_NO_COMPILATION_CACHE=1`` keeps the whole process off it
+        (:mod:`jaxcfr.engine.compilation_cache`).
       cluster: solve over several processes (:class:`jaxcfr.Cluster`, e.g.
         ``jaxcfr.Cluster.from_options()`` reading ``$JAX_COORDINATOR_ADDRESS``,
         ``$JAX_NUM_PROCESSES``, ``$JAX_PROCESS_ID``): ``jax.distributed`` starts here
@@ -211,7 +227,8 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
         algorithm=algorithm, iterations=iterations, estimator=estimator, chance=chance,
         seed=seed, seeds=seeds, alpha=alpha, beta=beta, gamma=gamma, exploration=exploration,
         alternating=alternating, eval_every=eval_every, precision=precision, chunk=chunk,
-        workers=workers, sampling=sampling, samples=samples, draws=draws)
+        workers=workers, sampling=sampling, samples=samples, draws=draws,
+        compilation_cache=compilation_cache)
     return solve_with(game, options, callback=callback, progress=progress, status=status,
                       cache=cache, mesh=None if cluster is None else batch_mesh())
 
@@ -226,7 +243,7 @@ def solve_with(game: Any, options: SolveOptions, *, callback=None, progress=None
     if sampled is None:
         runner: RunnerProtocol = Runner(lowered, options.solver, options.run_parameters,
                                         precision=options.precision, chunk=options.chunk,
-                                        mesh=mesh)
+                                        mesh=mesh, compilation_cache=options.compilation_cache)
     elif mesh is not None:
         raise arguments.ArgumentError(f"sampled chance ({spell('chance')}) runs in one "
                                       "process on one device: it cannot be sharded",
@@ -238,7 +255,8 @@ def solve_with(game: Any, options: SolveOptions, *, callback=None, progress=None
         runner = SampledChanceRunner(sampled, options.solver, options.run_parameters,
                                      precision=options.precision, chunk=options.chunk,
                                      draws=options.chance.draws,
-                                     workers=options.chance.workers, exact=lowered, name=name)
+                                     workers=options.chance.workers, exact=lowered, name=name,
+                                     compilation_cache=options.compilation_cache)
     try:
         return _solve(runner, options.iterations, options.eval_every, callback, progress,
                       status)

@@ -434,7 +434,7 @@ def _execute(run: Callable[[argparse.Namespace], int], args: argparse.Namespace,
     show_tb = traceback or os.environ.get("JAXCFR_TRACEBACK") == "1"
     if getattr(args, "command", "train") in ("solve", "train", "eval", "estimate", "resolve",
                                              "abstract"):
-        from jaxcfr.engine.runner import enable_compilation_cache
+        from jaxcfr.engine.compilation_cache import enable_compilation_cache
         enable_compilation_cache()
     interrupts = RaisingInterrupts()
     try:

@@ -248,13 +248,19 @@ def run_loop(runner: RunnerProtocol, state: SolverState, *, total: int, eval_eve
     return LoopResult(state, it, records, interrupted, run_iters, run_seconds)
 
 
+@jax.jit
+def _all_finite(tables) -> jax.Array:
+    """Whether every entry of the state's tables is finite (one program, not one per op)."""
+    return jnp.stack([jnp.isfinite(x).all() for x in tables]).all()
+
+
 def _check_finite(runner: RunnerProtocol, state: SolverState, record: dict[str, Any]) -> None:
     """A state or metric that is not finite (NaN / inf; a metric is written as null) ends
     the run: regret matching would quietly play uniform from there on."""
     metric = record["metric"]
     values = metric if isinstance(metric, list) else [metric]
     with runner.scope():
-        finite = all(bool(jnp.isfinite(x).all()) for x in state[:3])
+        finite = bool(_all_finite(tuple(state[:-1])))
     if not finite or any(v is None for v in values):
         raise FloatingPointError(
             f"iteration {record['iteration']}: the {'metrics' if finite else 'solver state'} "

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
+import threading
 import time
 from typing import Any
 
@@ -38,6 +38,7 @@ from jaxcfr._util import precision as _precision
 from jaxcfr._util.host_arrays import to_host
 from jaxcfr._util.arguments import positive_int
 from jaxcfr._util.tracing import counted
+from jaxcfr.engine.compilation_cache import enable_compilation_cache, use_compilation_cache
 from jaxcfr.kernels import sequence as _sequence
 from jaxcfr.kernels.numerics import check_payoff_range
 from jaxcfr.lowering.stack import forest as stack_forest
@@ -54,6 +55,12 @@ __all__ = ["Runner", "DEFAULT_CHUNK", "batch_mesh", "enable_compilation_cache"]
 #: Iterations per compiled chunk (the last chunk of a run skips its unused steps).
 DEFAULT_CHUNK = 64
 
+#: On a CPU, a stack of fewer members than this is stepped member after member in one
+#: program (layout ``"map"``): XLA's CPU code for a trailing batch axis narrower than
+#: 16 ran 3-4x *slower* per member than one game (Leduc, B = 2..8: 0.27-0.34x of one
+#: game's iterations per second; B = 16: 1.75x; ``docs/benchmarks.md``, stacks).
+SHARED_MIN_MEMBERS = 16
+
 
 
 @functools.partial(jax.jit, static_argnames=("solver", "structure", "layout", "chunk"),
@@ -67,16 +74,24 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, array
     sampling estimator's child tables (``None`` for the exact estimator).
 
     ``layout`` says how ``tensors`` hold a stack's state ``[B, I, A, *H]``:
-    ``"single"`` (no stack), ``"vmap"`` (tensors ``[B, ...]``, vmapped), ``"forest"``
-    (``stack.forest``: stepped as ``[B * I, A, *H]``) or ``"shared"``
-    (``stack.shared_structure``: stepped as ``[I, A, B, *H]``).
+    ``"single"`` (no stack), ``"vmap"`` (tensors ``[B, ...]``, vmapped), ``"map"``
+    (tensors ``[B, ...]``, one member after another, each its ``n`` iterations: the
+    single game's program, B times), ``"forest"`` (``stack.forest``: stepped as
+    ``[B * I, A, *H]``) or ``"shared"`` (``stack.shared_structure``: stepped as
+    ``[I, A, B, *H]``).
     """
+    steps = jnp.minimum(n, chunk)
+    if layout == "map":
+        def member(x):
+            t, st = x
+            return jax.lax.fori_loop(0, steps, lambda i, s: solver.update(t, structure, s, hp,
+                                                                           arrays), st)
+        return jax.lax.map(member, (tensors, state))
     batched_shape = state.regret.shape
     if layout == "forest":
-        state = SolverState(*(x.reshape((-1,) + x.shape[2:]) for x in state[:3]),
-                            state.iteration[0])
+        state = state.map_tables(lambda x: x.reshape((-1,) + x.shape[2:]), state.iteration[0])
     elif layout == "shared":
-        state = SolverState(*(jnp.moveaxis(x, 0, 2) for x in state[:3]), state.iteration[0])
+        state = state.map_tables(lambda x: jnp.moveaxis(x, 0, 2), state.iteration[0])
     games_batched = layout == "vmap"
 
     def update(t, st, arr):
@@ -87,15 +102,14 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, array
 
     # a loop of traced length n <= chunk: the last chunk of a run skips its unused steps
     # without a per-step conditional (which would copy the state every iteration)
-    state = jax.lax.fori_loop(0, jnp.minimum(n, chunk),
-                              lambda i, st: update(tensors, st, arrays), state)
+    state = jax.lax.fori_loop(0, steps, lambda i, st: update(tensors, st, arrays), state)
     members = batched_shape[0]
     if layout == "forest":
-        state = SolverState(*(x.reshape(batched_shape) for x in state[:3]),
-                            jnp.broadcast_to(state.iteration, (members,)))
+        state = state.map_tables(lambda x: x.reshape(batched_shape),
+                                 jnp.broadcast_to(state.iteration, (members,)))
     elif layout == "shared":
-        state = SolverState(*(jnp.moveaxis(x, 2, 0) for x in state[:3]),
-                            jnp.broadcast_to(state.iteration, (members,)))
+        state = state.map_tables(lambda x: jnp.moveaxis(x, 2, 0),
+                                 jnp.broadcast_to(state.iteration, (members,)))
     return state
 
 
@@ -120,25 +134,6 @@ def _profile(tensors, state: SolverState, *, games_batched: bool, predictive: bo
              average: bool) -> jax.Array:
     fn = functools.partial(_profile_of, predictive=predictive, average=average)
     return (jax.vmap(fn) if games_batched else fn)(tensors, state)
-
-
-def enable_compilation_cache(path: str | None = None) -> str | None:
-    """Keep compiled programs on disk so a later process skips XLA compilation.
-
-    ``path`` defaults to ``$JAXCFR_CACHE_DIR`` or ``~/.cache/jaxcfr/xla``;
-    ``JAXCFR_NO_CACHE=1`` turns the cache off. Returns the directory used (or None).
-    """
-    if os.environ.get("JAXCFR_NO_CACHE") == "1":
-        return None
-    path = path or os.environ.get("JAXCFR_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "jaxcfr", "xla")
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError:
-        return None
-    jax.config.update("jax_compilation_cache_dir", path)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
-    return path
 
 
 def batch_mesh(num_devices: int | None = None, axis: str = "batch"):
@@ -178,6 +173,9 @@ class Runner:
       sequence_form: step a dense estimator on the sequence form
         (:mod:`jaxcfr.kernels.sequence`: passes over leaves and rows; the default) rather than
         the node passes of :mod:`jaxcfr.kernels.passes` (same values up to float rounding).
+      compilation_cache: keep compiled programs on disk for later processes (``True``:
+        :func:`~jaxcfr.engine.compilation_cache.default_cache_dir`; a directory; ``False``:
+        do not turn it on; see :mod:`jaxcfr.engine.compilation_cache`).
     """
 
     chance = "exact"
@@ -185,7 +183,10 @@ class Runner:
 
     def __init__(self, lowered: LoweredGame, solver: Solver, hyperparams: dict | None = None,
                  *, precision: str = "float32", chunk: int = DEFAULT_CHUNK, mesh=None,
-                 sequence_form: bool = True):
+                 sequence_form: bool = True, compilation_cache: bool | str = True):
+        self.compilation_cache = use_compilation_cache(compilation_cache)
+        self._evaluation_compile: threading.Thread | None = None
+        self.evaluation_compile_seconds: float | None = None
         self.dtype = _precision.dtype_of(precision)
         self.lowered = lowered
         self.solver = solver
@@ -240,16 +241,20 @@ class Runner:
                 self.tensors = self._shard(self.tensors, batched_last=False)
                 self.hp = self._shard(self.hp, batched_last=True)
                 self.arrays = self._shard(self.arrays, batched_last=False)
-            # How the chunk steps a stack: members sharing one tree put the batch on a
-            # trailing axis (shared gathers); different trees become one forest; a sharded
-            # stack, or one under a sparse estimator (each member samples its own tree),
-            # vmaps.
+            # How the chunk steps a stack: on a CPU a small stack steps its members one
+            # after another (SHARED_MIN_MEMBERS); else members sharing one tree put the
+            # batch on a trailing axis (shared gathers); different trees become one forest;
+            # a sharded stack, or one under a sparse estimator (each member samples its own
+            # tree), vmaps.
             self.layout, self.step_tensors, self.step_structure = ("single", self.tensors,
                                                                    self.structure)
             host = self.device_lowered.tensors      # what the step tensors are made from
             if self.games_batched:
                 self.layout = "vmap"
-                if mesh is None and dense:
+                if (mesh is None and dense and lowered.batch_size < SHARED_MIN_MEMBERS
+                        and jax.default_backend() == "cpu"):
+                    self.layout = "map"
+                elif mesh is None and dense:
                     shared = stack_shared(lowered)
                     if shared is not None:
                         self.layout, host = "shared", shared
@@ -265,7 +270,7 @@ class Runner:
     def _with_sequences(self, host):
         """The step tensors carrying the sequence-form tables of ``host`` (their NumPy form)."""
         levels, players = self.step_structure
-        build = (_sequence.stacked_sequence_tables if self.layout == "vmap"
+        build = (_sequence.stacked_sequence_tables if self.layout in ("vmap", "map")
                  else _sequence.sequence_tables)
         extra = {"multiple": self.mesh.devices.size} if self.split_game else {}
         seq = jax.tree_util.tree_map(
@@ -386,13 +391,35 @@ class Runner:
             return self._chunk(state, 1, lower=True)
 
     def compile(self, state: SolverState) -> tuple[SolverState, float]:
-        """Compile the chunk and evaluation (running zero iterations); returns seconds."""
+        """Compile the chunk (running zero iterations); returns its seconds.
+
+        The evaluation compiles at the same time, in a thread of its own, on a zero state
+        of the same shapes, while the chunk compiles and the first chunks run: the first
+        :meth:`evaluate` waits for it (its seconds: ``evaluation_compile_seconds``).
+        """
+        if self._evaluation_compile is None:
+            self._evaluation_compile = threading.Thread(
+                target=self._compile_evaluation, name="jaxcfr-compile-evaluation", daemon=True)
+            self._evaluation_compile.start()
         start = time.perf_counter()
         with self.scope():
             state = self._chunk(state, 0)
             jax.block_until_ready(state)
-        self.evaluate(state)
         return state, time.perf_counter() - start
+
+    def _compile_evaluation(self) -> None:
+        """Evaluate a zero state once: compiles (or loads) every evaluation program."""
+        start = time.perf_counter()
+        try:
+            self._evaluate(self.init())
+        except Exception:       # noqa: BLE001 - evaluate() itself raises it, in the caller
+            pass
+        self.evaluation_compile_seconds = time.perf_counter() - start
+
+    def _wait_for_evaluation_compile(self) -> None:
+        thread = self._evaluation_compile
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
 
     # -- metrics -----------------------------------------------------------
     def profile(self, state: SolverState, average: bool = True) -> np.ndarray:
@@ -428,6 +455,10 @@ class Runner:
 
         Shapes: ``values`` ``[(B,) P, *H]``, ``nash_conv`` ``[(B,) *H]``, ...
         """
+        self._wait_for_evaluation_compile()
+        return self._evaluate(state, average)
+
+    def _evaluate(self, state: SolverState, average: bool = True) -> dict[str, Any]:
         with self.scope():
             table = self._profile(state, average)
         return analytics.evaluate(self.device_lowered, table, dtype=self.dtype,

@@ -73,6 +73,7 @@ from jaxcfr._util.arguments import ArgumentError
 from jaxcfr._util.tracing import counted
 from jaxcfr.engine.draws import (Draw, RowTable, Shape, assemble, lower_draw, pool_init,
                                  pool_lower)
+from jaxcfr.engine.compilation_cache import use_compilation_cache
 from jaxcfr.engine.loop import lower_reporting
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.determinize import draw_prefix, draw_seed
@@ -292,6 +293,8 @@ class SampledChanceRunner:
         draws consumed by the iteration evaluated, a step function of it: a resumed run
         estimates as the uninterrupted one; ``JAXCFR_ESTIMATES=quick`` for smoke tests).
       name: the game's name in messages.
+      compilation_cache: as :class:`jaxcfr.Runner`'s
+        (:mod:`jaxcfr.engine.compilation_cache`).
     """
 
     chance = "sampled"
@@ -304,7 +307,8 @@ class SampledChanceRunner:
                  workers: int = 1, cache_size: int = DEFAULT_CACHE_SIZE,
                  exact: LoweredGame | None = None, name: str = "",
                  eval_draws: int | None = None, fit_draws: int | None = None,
-                 enumerate_listed: bool = True):
+                 enumerate_listed: bool = True, compilation_cache: bool | str = True):
+        self.compilation_cache = use_compilation_cache(compilation_cache)
         hyperparams = dict(hyperparams or {})
         sampled_chance_rules(estimator=solver.estimator,
                              seeds=hyperparams.get("seed") if np.ndim(
@@ -422,7 +426,7 @@ class SampledChanceRunner:
         """Zeros of the current shape (``[G, A]``)."""
         with self.scope():
             zeros = [jnp.zeros((self.shape.capacity, self.shape.width), self.dtype)
-                     for _ in range(3)]           # three buffers: the state is donated
+                     for _ in SolverState._fields[:-1]]   # one buffer each: it is donated
             return SolverState(*zeros, jnp.asarray(0, jnp.int32))
 
     def _grow(self, state: SolverState) -> SolverState:
@@ -431,9 +435,8 @@ class SampledChanceRunner:
         if (rows, actions) == (self.shape.capacity, self.shape.width):
             return state
         with self.scope():
-            grown = [jnp.zeros((self.shape.capacity, self.shape.width), self.dtype
-                               ).at[:rows, :actions].set(x) for x in state[:3]]
-        return SolverState(*grown, state.iteration)
+            return state.map_tables(lambda x: jnp.zeros(
+                (self.shape.capacity, self.shape.width), self.dtype).at[:rows, :actions].set(x))
 
     def host_state(self) -> dict[str, Any]:
         """What a checkpoint keeps besides the arrays (JSON): the rows numbered so far and

@@ -39,15 +39,21 @@ import numpy as np
 from jaxcfr._util.atomic import atomic_write_bytes, atomic_write_text
 from jaxcfr.tensors import fingerprint  # noqa: F401 - re-exported: the lowered game's digest
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "CheckpointError", "CheckpointCorruptError", "Checkpoint",
+__all__ = ["FORMAT", "FORMAT_VERSION", "READABLE_VERSIONS", "CheckpointError", "CheckpointCorruptError", "Checkpoint",
            "fingerprint", "save", "load", "load_latest", "list_checkpoints"]
 
 FORMAT = "jaxcfr-checkpoint"
-#: Bumped whenever the layout changes; other versions are refused.
+#: Bumped whenever the layout changes; versions not in :data:`READABLE_VERSIONS` are refused.
 #: 2: the lowered tensors lost ``abstraction_mask`` (so the game's fingerprint changed), and
 #: exact runs keep ``strategy_sum`` as a sum of weighted contributions (as sampled runs
 #: did), not a decayed one.
-FORMAT_VERSION = 2
+#: 3: the solver state gained ``strategy_error``, the compensation of ``strategy_sum``
+#: (``jaxcfr.kernels.compensated``).
+FORMAT_VERSION = 3
+#: Versions :func:`load` reads. A version 2 checkpoint is read as version 3 with
+#: ``strategy_error`` zero (exactly what it was: a sum without its compensation; the run
+#: goes on compensated from there).
+READABLE_VERSIONS = (2, 3)
 LATEST = "latest"
 _STEM = re.compile(r"^ckpt-(\d{10})$")
 
@@ -166,9 +172,10 @@ def load(path: str | os.PathLike, *, fingerprint: str | None = None) -> Checkpoi
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"{sidecar} is not a jaxcfr checkpoint sidecar (format "
                               f"{meta.get('format') if isinstance(meta, dict) else None!r})")
-    if meta.get("version") != FORMAT_VERSION:
+    if meta.get("version") not in READABLE_VERSIONS:
         raise CheckpointError(f"checkpoint {npz} has format version {meta.get('version')!r}; "
-                              f"this jaxcfr reads version {FORMAT_VERSION} only (it was written "
+                              f"this jaxcfr reads versions "
+                              f"{', '.join(map(str, READABLE_VERSIONS))} only (it was written "
                               f"by another jaxcfr, whose solver state means something else: "
                               f"start the run afresh, or resume it with that version)")
     try:
@@ -195,12 +202,24 @@ def load(path: str | os.PathLike, *, fingerprint: str | None = None) -> Checkpoi
         # save() never writes one: the file was altered (its checksum recomputed).
         raise CheckpointCorruptError(f"checkpoint {npz}: {bad} holds non-finite values (NaN or "
                                      "inf), which jaxcfr never writes")
+    arrays, meta = _upgrade(arrays, meta)
     if fingerprint is not None and meta.get("fingerprint") != fingerprint:
         game = meta.get("config", {}).get("game", {})
         raise CheckpointError(
             f"checkpoint {npz} was written for another game ({_game_name(game)}; fingerprint "
             f"{str(meta.get('fingerprint'))[:12]}... != {fingerprint[:12]}... of this game)")
     return Checkpoint(arrays, meta, npz)
+
+
+def _upgrade(arrays: dict[str, np.ndarray], meta: dict[str, Any]
+             ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """A verified checkpoint of an older readable version as the current version."""
+    if meta["version"] == 2 and "strategy_sum" in arrays and "strategy_error" not in arrays:
+        arrays = dict(arrays, strategy_error=np.zeros_like(arrays["strategy_sum"]))
+        fields = dict(meta.get("fields", {}))
+        fields["strategy_error"] = fields.get("strategy_sum")
+        meta = dict(meta, version=FORMAT_VERSION, fields=fields, upgraded_from=2)
+    return arrays, meta
 
 
 def _non_finite(arrays: Mapping[str, np.ndarray]) -> str | None:

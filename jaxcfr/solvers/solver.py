@@ -13,8 +13,12 @@ Per iteration ``t`` (1-based), with instantaneous regret ``r_t`` and averaging
 contribution ``s_t`` (the owner's reach times the strategy, or its estimate)::
 
     R_t = regret_rule(R_{t-1} + r_t, t)
-    S_t = S_{t-1} + weight(t) s_t
+    S_t = S_{t-1} + weight(t) s_t          (compensated: kernels.compensated)
     sigma_{t+1} = RM(R_t [+ r_t if predictive])
+
+The strategy sums are kept as a compensated pair (``strategy_sum + strategy_error``):
+late increments are a small fraction of the sum, and plain float32 addition rounds them
+away (biased, iteration after iteration), so long float32 runs got worse.
 
 With alternating updates the players take turns inside an iteration, each seeing
 the strategies the others just updated; simultaneous updates value every player
@@ -43,7 +47,7 @@ import numpy as np
 
 from jaxcfr._util import arguments
 from jaxcfr._util.arguments import ArgumentError, finite_float
-from jaxcfr.kernels import passes
+from jaxcfr.kernels import compensated, passes
 from jaxcfr.kernels.keys import fold, iteration_keys
 from jaxcfr.kernels.numerics import normalise, trail
 from jaxcfr.solvers.estimators import Estimator, Exact, Policy, RowEstimate, rows_of
@@ -112,8 +116,16 @@ class SolverState(NamedTuple):
     regret: jax.Array          # [I, A, *b] accumulated (discounted, floored) regret
     strategy_sum: jax.Array    # [I, A, *b] sum of weight(t) x own-reach-weighted strategies
                                #            (only each row's proportions matter)
-    prediction: jax.Array      # [I, A, *b] last instantaneous regret (predictive rules)
+    strategy_error: jax.Array  # [I, A, *b] its compensation: the exact sum is
+                               #            strategy_sum + strategy_error (kernels.compensated)
+    prediction: jax.Array      # [I, A, *b] last instantaneous regret (predictive rules;
+                               #            0 under the others)
     iteration: jax.Array       # [] int32  iterations done
+
+    def map_tables(self, fn, iteration=None) -> "SolverState":
+        """``fn`` applied to every ``[I, A, *b]`` table (the iteration kept, or replaced)."""
+        return SolverState(*(fn(x) for x in self[:-1]),
+                           self.iteration if iteration is None else iteration)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,8 +179,8 @@ class Solver:
             tensors = tensors.tensors
         rows, actions = tensors.legal_mask.shape[-2:]
         shape = (rows, actions) + tuple(batch_shape)
-        return SolverState(jnp.zeros(shape, dtype), jnp.zeros(shape, dtype),
-                           jnp.zeros(shape, dtype), jnp.zeros((), jnp.int32))
+        return SolverState(*(jnp.zeros(shape, dtype) for _ in SolverState._fields[:-1]),
+                           jnp.zeros((), jnp.int32))
 
     def strategy(self, tensors: GameTensors, state: SolverState) -> jax.Array:
         """The current strategy ``[I, A, *b]`` (what iteration ``t + 1`` plays)."""
@@ -197,13 +209,24 @@ class Solver:
                                            arrays)
         return self.row_update(rows, structure.num_players, state, hp, estimate)
 
-    def _alternate_players(self, num_players: int, half_step, acc, keys):
-        """Alternating: each player in turn (one compiled body, traced player); else all."""
+    def _alternate_players(self, num_players: int, half_step, acc, keys,
+                           unroll: bool = False):
+        """Alternating: each player in turn (a traced player); else all at once.
+
+        One compiled body in a loop over the players by default (the least to compile);
+        ``unroll``: one body per player, in sequence, which XLA's CPU backend runs up to
+        2.3x faster on batched tables ``[I, A, B]`` (measured on Leduc, B = 64: the loop
+        carries and copies the four tables), for twice the compile time.
+        """
         if not self.alternating:
             return half_step(None, keys, acc)
 
         def body(player, acc):
             return half_step(player, None if keys is None else fold(keys, player), acc)
+        if unroll:
+            for player in range(num_players):
+                acc = body(jnp.asarray(player, jnp.int32), acc)
+            return acc
         return jax.lax.fori_loop(0, num_players, body, acc)
 
     def _dense_update(self, tensors, structure, state, hp) -> SolverState:
@@ -216,20 +239,22 @@ class Solver:
 
         def half_step(player, keys, acc):
             """Update ``player``'s rows (every player's for ``None``) from one estimate."""
-            regret, strategy_sum, prediction = acc
-            current = self.strategy(tensors, SolverState(regret, strategy_sum, prediction,
-                                                         state.iteration))
+            regret, strategy_sum, strategy_error, prediction = acc
+            current = self.strategy(tensors, SolverState(*acc, state.iteration))
             est = self.estimator.estimate(tensors, structure, current, player, keys, hp, None)
             inst = jnp.where(legal, est.regret, 0)                           # [I, A, *b]
             sel = trail(rows_of(tensors, player), ndim)
+            averaged = trail(est.average_rows, ndim)
+            total, error = compensated.add(strategy_sum, strategy_error, weight * est.average)
             return (jnp.where(sel, self.regret(regret + inst, tf, hp), regret),
-                    jnp.where(trail(est.average_rows, ndim),
-                              strategy_sum + weight * est.average, strategy_sum),
-                    jnp.where(sel, inst, prediction))
+                    jnp.where(averaged, total, strategy_sum),
+                    jnp.where(averaged, error, strategy_error),
+                    # only a predictive rule reads it: others keep it at 0 (one table
+                    # write less per half-step)
+                    jnp.where(sel, inst, prediction) if self.predictive else prediction)
 
-        acc = self._alternate_players(structure.num_players, half_step,
-                                      (state.regret, state.strategy_sum, state.prediction),
-                                      None)
+        acc = self._alternate_players(structure.num_players, half_step, tuple(state[:-1]),
+                                      None, unroll=ndim > 2)
         return SolverState(*acc, t)
 
     def row_update(self, rows: Rows, num_players: int, state: SolverState, hp: HyperParams,
@@ -258,7 +283,7 @@ class Solver:
             return jnp.repeat(mine, actions * members)
 
         def half_step(player, keys, acc):
-            regret, strategy_sum, prediction = acc                   # [I * A * B] each
+            regret, strategy_sum, strategy_error, prediction = acc   # [I * A * B] each
             policy = Policy(regret, prediction, rows.legal, members, self.predictive)
             est = estimate(policy, player, keys, flat_hp)
             at = policy.index(est.regret_row, est.member)
@@ -272,12 +297,12 @@ class Solver:
             if self.predictive:                 # the row's most recent sampled regret
                 prediction = prediction.at[at].set(0).at[at].add(est.regret)
             avg = policy.index(est.average_row, est.member)
-            strategy_sum = strategy_sum.at[avg].add(weight[est.member][:, None] * est.average)
-            return new, strategy_sum, prediction
+            strategy_sum, strategy_error = compensated.scatter_add(
+                strategy_sum, strategy_error, avg, weight[est.member][:, None] * est.average)
+            return new, strategy_sum, strategy_error, prediction
 
-        acc = self._alternate_players(num_players, half_step, (
-            state.regret.reshape(-1), state.strategy_sum.reshape(-1),
-            state.prediction.reshape(-1)), keys)
+        acc = self._alternate_players(num_players, half_step,
+                                      tuple(x.reshape(-1) for x in state[:-1]), keys)
         return SolverState(*(x.reshape(shape) for x in acc), t)
 
 

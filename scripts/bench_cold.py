@@ -1,0 +1,173 @@
+"""Cold start: Leduc CFR+ for 450 iterations from a fresh process, against the peers.
+
+Each round starts, one after another (interleaved, so the machine's load falls on all
+alike), fresh processes of:
+
+* ``jaxcfr_cold``: ``jaxcfr.solve("leduc_poker", "cfr+", 450)`` with an empty
+  compilation cache (a new directory each round);
+* ``jaxcfr_warm``: the same, its cache filled by that round's cold run (any second run);
+* ``jaxcfr_nocache``: the same with ``JAXCFR_NO_COMPILATION_CACHE=1``;
+* ``jaxcfr_before`` (with ``--before DIR``: another source tree, e.g. ``git archive`` of
+  main, on ``PYTHONPATH``; its cache off, as it was);
+* ``openspiel_cpp``: ``pyspiel.CFRPlusSolver`` for 450 iterations and
+  ``pyspiel.exploitability`` of its average policy;
+* ``liteefg``: LiteEFG's CFR+ graph for 450 iterations and its exploitability (when
+  ``LiteEFG`` is importable).
+
+Each process's wall time is measured from outside (start to exit) with its CPU time
+(user + system, from the OS), and each reports its own phases (imports, solve, compile)
+and the exploitability reached. The table gives medians and, per round, each wall
+time over OpenSpiel's.
+
+Usage::
+
+    python scripts/bench_cold.py --rounds 5 --json cold.json
+    git archive main | tar -x -C /tmp/main && python scripts/bench_cold.py --before /tmp/main
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ITERATIONS = 450
+
+JAXCFR = """
+import json, time
+t0 = time.perf_counter()
+import jaxcfr
+r = jaxcfr.solve("leduc_poker", "cfr+", {n})
+t1 = time.perf_counter()
+print(json.dumps({{"solve_s": t1 - t0, "compile_s": r.compile_seconds,
+                   "iterate_s": r.seconds, "metric": float(r.final["metric"])}}))
+"""
+
+OPENSPIEL = """
+import json, time
+t0 = time.perf_counter()
+import pyspiel
+game = pyspiel.load_game("leduc_poker")
+solver = pyspiel.CFRPlusSolver(game)
+for _ in range({n}):
+    solver.evaluate_and_update_policy()
+metric = pyspiel.exploitability(game, solver.average_policy())
+print(json.dumps({{"solve_s": time.perf_counter() - t0, "metric": float(metric)}}))
+"""
+
+LITEEFG = """
+import contextlib, io, json, time
+t0 = time.perf_counter()
+import LiteEFG, pyspiel
+from LiteEFG.baselines.CFRplus import graph
+with contextlib.redirect_stdout(io.StringIO()):
+    g = graph()
+    env = LiteEFG.OpenSpielEnv(pyspiel.load_game("leduc_poker"), traverse_type="Enumerate",
+                               regenerate=False)
+    env.set_graph(g)
+    strategy = g.current_strategy()
+    for _ in range({n}):
+        g.update_graph(env)
+        env.update_strategy(strategy, update_best=False)
+    metric = sum(env.exploitability(strategy, "linear-avg-iterate")) / 2
+print(json.dumps({{"solve_s": time.perf_counter() - t0, "metric": float(metric)}}))
+"""
+
+
+def run(code: str, env_extra: dict, timeout: float) -> dict:
+    """One fresh process: its wall and CPU seconds from outside, and what it printed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXCFR_")}
+    env.update(JAX_PLATFORMS="cpu", **env_extra)
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, text=True, cwd=tempfile.gettempdir())
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    out, err = proc.stdout.read(), proc.stderr.read()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"child failed ({proc.returncode}): {err[-2000:]}")
+    rec = json.loads(out.strip().splitlines()[-1])
+    rec.update(wall_s=wall, cpu_s=usage.ru_utime + usage.ru_stime)
+    return rec
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--iterations", type=int, default=ITERATIONS)
+    p.add_argument("--before", help="another source tree to time (cache off), e.g. main's")
+    p.add_argument("--no-liteefg", action="store_true")
+    p.add_argument("--timeout", type=float, default=600)
+    p.add_argument("--json")
+    args = p.parse_args(argv)
+    n = args.iterations
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    peers = ["jaxcfr_cold", "jaxcfr_warm", "jaxcfr_nocache"]
+    if args.before:
+        peers.append("jaxcfr_before")
+    peers.append("openspiel_cpp")
+    try:
+        import importlib.util
+        if not args.no_liteefg and importlib.util.find_spec("LiteEFG") is not None:
+            peers.append("liteefg")
+    except ImportError:
+        pass
+    rows = {k: [] for k in peers}
+    for r in range(args.rounds):
+        cache = tempfile.mkdtemp(prefix="jaxcfr-cold-")
+        try:
+            for peer in peers:
+                if peer in ("jaxcfr_cold", "jaxcfr_warm"):
+                    rec = run(JAXCFR.format(n=n), {"JAXCFR_COMPILATION_CACHE_DIR": cache,
+                                                   "PYTHONPATH": here}, args.timeout)
+                elif peer == "jaxcfr_nocache":
+                    rec = run(JAXCFR.format(n=n), {"JAXCFR_NO_COMPILATION_CACHE": "1",
+                                                   "PYTHONPATH": here}, args.timeout)
+                elif peer == "jaxcfr_before":
+                    rec = run(JAXCFR.format(n=n), {"JAXCFR_NO_COMPILATION_CACHE": "1",
+                                                   "JAXCFR_NO_CACHE": "1",
+                                                   "PYTHONPATH": args.before}, args.timeout)
+                elif peer == "openspiel_cpp":
+                    rec = run(OPENSPIEL.format(n=n), {}, args.timeout)
+                else:
+                    rec = run(LITEEFG.format(n=n), {}, args.timeout)
+                rows[peer].append(rec)
+                print(f"round {r + 1} {peer:15s} wall {rec['wall_s']:6.2f} s  cpu "
+                      f"{rec['cpu_s']:6.2f} s  exploitability {rec['metric']:.3g}", flush=True)
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    os_walls = [x["wall_s"] for x in rows["openspiel_cpp"]]
+    table = {}
+    print(f"\n{'peer':15s} {'wall s':>7s} {'cpu s':>7s} {'/ OpenSpiel':>11s} "
+          f"{'exploitability':>14s}   (medians of {args.rounds} rounds; ratio per round)")
+    for peer, recs in rows.items():
+        ratios = [x["wall_s"] / o for x, o in zip(recs, os_walls)]
+        table[peer] = {"wall_s": med([x["wall_s"] for x in recs]),
+                       "cpu_s": med([x["cpu_s"] for x in recs]),
+                       "wall_over_openspiel": med(ratios),
+                       "wall_over_openspiel_each": ratios,
+                       "metric": med([x["metric"] for x in recs]),
+                       **({"compile_s": med([x["compile_s"] for x in recs])}
+                          if "compile_s" in recs[0] else {})}
+        t = table[peer]
+        print(f"{peer:15s} {t['wall_s']:7.2f} {t['cpu_s']:7.2f} {t['wall_over_openspiel']:11.2f} "
+              f"{t['metric']:14.3g}")
+    out = {"date": datetime.date.today().isoformat(), "machine": platform.platform(),
+           "cpus": os.cpu_count(), "load_average": os.getloadavg(), "iterations": n,
+           "rounds": args.rounds, "table": table, "runs": rows}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
