@@ -1,0 +1,51 @@
+"""``jaxcfr inspect GAME``: lower a game (or load it from the cache) and print its sizes
+(:mod:`jaxcfr.cli.app` lists the command)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from jaxcfr._util.serialize import jsonable
+from jaxcfr.cli.options import GAME_HELP, add_cache_arguments, lower_for_cli
+
+__all__ = ["add_inspect_arguments", "run_inspect"]
+
+
+def add_inspect_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("game", help=GAME_HELP)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--no-sort", action="store_true",
+                   help="keep first-met information-set order (default: Gambit's canonical order)")
+    add_cache_arguments(p)
+
+
+def run_inspect(args) -> int:
+    from jaxcfr.runs.progress import make_status
+    start, report = time.perf_counter(), {}
+    # inspect prints its own summary: the status line only where it is redrawn in place
+    with make_status(quiet=not sys.stderr.isatty(), stream=sys.stderr) as status:
+        lowered = lower_for_cli(args, status, sort=not args.no_sort, report=report)
+    seconds = time.perf_counter() - start
+    cached = report["cache"]
+    sizes = lowered.sizes()
+    sizes["seconds"] = seconds
+    sizes["players"] = lowered.num_players
+    sizes["nodes_per_second"] = sizes["nodes"] / seconds if seconds > 0 else None
+    sizes["cache"] = cached
+    if args.json:
+        print(json.dumps({"game": args.game, **jsonable(sizes)}))
+    else:
+        what = "loading time " if cached.startswith("hit") else "lowering time"
+        print(f"game            {args.game}")
+        print(f"players         {lowered.num_players}")
+        print(f"nodes           {sizes['nodes']:,}")
+        print(f"infosets        {', '.join(f'{n:,}' for n in sizes['infosets'])} (per player)")
+        print(f"max actions     {sizes['max_actions']}")
+        print(f"depth           {sizes['depth']}")
+        print(f"tensor bytes    {sizes['bytes']:,}")
+        print(f"{what}   {seconds:.3f} s ({sizes['nodes_per_second'] or 0:,.0f} nodes/s)")
+        print(f"cache           {cached}")
+    return 0

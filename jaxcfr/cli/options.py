@@ -1,0 +1,31 @@
+"""What several commands share: the GAME argument's help, the lowering cache's options and
+lowering a game for a command with its status line."""
+
+from __future__ import annotations
+
+import argparse
+
+from jaxcfr._util.arguments import positive_int
+
+__all__ = ["GAME_HELP", "add_cache_arguments", "lower_for_cli"]
+
+GAME_HELP = ("a game: a name from `jaxcfr games` (kuhn_poker, leduc_poker(ranks=4)), a .efg "
+             "file, module:Class (imports and runs that module) or openspiel:NAME")
+
+
+def add_cache_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-cache", action="store_true",
+                   help="walk the game even if the cache of lowered games has it "
+                        "(~/.cache/jaxcfr/lowered; JAXCFR_NO_CACHE=1 turns it off)")
+    p.add_argument("--workers", type=int, help="processes that walk the tree "
+                   "(default: all cores for a large game)")
+
+
+def lower_for_cli(args, status, sort: bool = True, report: dict | None = None):
+    """``args.game`` lowered through the cache (unless --no-cache), telling ``status``;
+    ``report["cache"]`` says what the cache did."""
+    from jaxcfr.engine.loop import lower_reporting
+    if args.workers is not None:
+        positive_int("--workers", args.workers)
+    return lower_reporting(args.game, status, cache=not args.no_cache, sort_infosets=sort,
+                           workers=args.workers, report=report)

@@ -1,0 +1,149 @@
+"""``jaxcfr solve GAME``: solve a game with the options of :func:`jaxcfr.solve` and print the
+metrics, one line each or one JSON object (:mod:`jaxcfr.cli.app` lists the command)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from jaxcfr._util.precision import PRECISIONS
+from jaxcfr._util.serialize import jsonable
+from jaxcfr.cli.options import GAME_HELP, add_cache_arguments
+
+__all__ = ["add_solve_arguments", "run_solve"]
+
+
+def add_solve_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("game", help=GAME_HELP)
+    from jaxcfr.solvers.presets import ALGORITHMS
+    from jaxcfr.solvers.solver import HYPERPARAMETERS
+    from jaxcfr.solvers.presets import ALIASES
+    p.add_argument("--algorithm", default="cfr+",
+                   help=f"one of {', '.join(ALGORITHMS)}; any case, also spelled "
+                        f"{', '.join(ALIASES)} (default: cfr+)")
+    p.add_argument("--iterations", type=int, default=1000,
+                   help="iterations to run (default: 1000)")
+    for name in HYPERPARAMETERS:
+        p.add_argument(f"--{name}", type=float,
+                       help=f"{name} of the discounting / averaging rule (default: the "
+                            "preset's, see README 'Algorithms')")
+    order = p.add_mutually_exclusive_group()
+    order.add_argument("--alternating", dest="alternating", action="store_true", default=None,
+                       help="update the players one after the other (default: the preset's)")
+    order.add_argument("--simultaneous", dest="alternating", action="store_false",
+                       help="update all players at once")
+    p.add_argument("--precision", choices=tuple(PRECISIONS), default="float32",
+                   help="floating-point precision (default: float32)")
+    p.add_argument("--eval-every", type=int, metavar="N",
+                   help="evaluate and print the metrics every N iterations (default: only at "
+                        "the end)")
+    p.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    from jaxcfr.solvers.estimators import ESTIMATORS
+    from jaxcfr.solvers.solver import DEFAULT_EXPLORATION
+    p.add_argument("--sampling", choices=tuple(ESTIMATORS), default="none",
+                   help="the estimator: exact passes (none) or Monte Carlo (chance, external, "
+                        "outcome); default: none")
+    seeds = p.add_mutually_exclusive_group()
+    seeds.add_argument("--seed", type=int, default=0, help="PRNG seed (default: 0)")
+    seeds.add_argument("--seeds", metavar="S,S,...",
+                       help="a batch of seeds run by one compiled step, one figure per seed")
+    p.add_argument("--exploration", type=float,
+                   help=f"outcome sampling's epsilon (default: {DEFAULT_EXPLORATION})")
+    p.add_argument("--samples", type=int, default=1,
+                   help="subtrees a sampling estimator draws per player and iteration "
+                        "(default: 1)")
+    from jaxcfr.engine.sampled_chance import CHANCE_CHOICES, DEFAULT_DRAWS
+    p.add_argument("--chance", choices=CHANCE_CHOICES, default="auto",
+                   help="lower the whole tree (exact), or let the host draw chance and lower "
+                        "what follows (sampled); auto: exact where chance can be enumerated "
+                        "(default: auto)")
+    p.add_argument("--draws", type=int, default=DEFAULT_DRAWS,
+                   help=f"chance draws per iteration under sampled chance (default: "
+                        f"{DEFAULT_DRAWS})")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress on stderr (lowering, compiling, iterating)")
+    add_cache_arguments(p)
+
+
+def run_solve(args) -> int:
+    from jaxcfr._util.arguments import command_line_spelling
+    from jaxcfr.api.solve import SolveOptions, solve_with
+    from jaxcfr.runs.progress import format_metric, make_progress, make_status
+    # every argument is checked before the (possibly long) lowering, by the rules the API
+    # uses, and named as given here (--samples, not samples)
+    options = SolveOptions.check(
+        command_line_spelling, algorithm=args.algorithm, iterations=args.iterations,
+        chance=args.chance, draws=args.draws, seed=args.seed, seeds=args.seeds,
+        alpha=args.alpha, beta=args.beta, gamma=args.gamma, exploration=args.exploration,
+        alternating=args.alternating, eval_every=args.eval_every, precision=args.precision,
+        workers=args.workers, sampling=args.sampling, samples=args.samples)
+    seeds = options.run_parameters["seed"] if args.seeds is not None else None
+
+    def report(m):
+        if not args.json:
+            print(f"iteration {m['iteration']:>8}  {format_metric(m)}", flush=True)
+
+    display = make_progress(args.iterations, quiet=args.quiet, stream=sys.stderr)
+    try:
+        with make_status(quiet=args.quiet, stream=sys.stderr) as status:
+            result = solve_with(args.game, options, callback=report, progress=display,
+                                status=status, cache=not args.no_cache,
+                                spell=command_line_spelling)
+    finally:
+        display.close()
+    final = result.final
+    out = {"game": args.game, "algorithm": result.solver.name, "iterations": args.iterations,
+           "alternating": result.solver.alternating, "sampling": result.solver.estimator.name,
+           "chance": result.chance, "seed": seeds if seeds is not None else args.seed,
+           "exploitability": final["exploitability"], "nash_conv": final["nash_conv"],
+           "values": final["values"], "best_response_values": final["best_response_values"],
+           "members": final["members"],
+           "seconds": result.seconds, "compile_seconds": result.compile_seconds,
+           "iterations_per_second": result.iterations_per_second}
+    if result.chance == "sampled":
+        out["draws"] = args.draws
+        out["sampled_chance"] = result.sampled_chance
+        if final["estimates"] is not None:
+            out["estimates"] = final["estimates"]       # "estimate": true inside
+    if args.json:
+        print(json.dumps(jsonable(out)))
+    elif final["members"]:                      # a batch of seeds: one line per seed
+        name = final["metric_name"]
+        width = max(len(m) for m in final["members"])
+        print(f"{'member':<{width}}  {name:>14}  values")
+        for m, label in enumerate(final["members"]):
+            value = final["metric"][m]
+            print(f"{label:<{width}}  {'n/a' if value is None else f'{value:.6g}':>14}  "
+                  + ", ".join(f"{v:.6f}" for v in final["values"][m]))
+        print(f"speed           {result.iterations_per_second:,.1f} iterations/s, all members "
+              f"(compile {result.compile_seconds:.2f} s)")
+    else:
+        values = ", ".join(f"{v:.6f}" for v in np.asarray(final["values"]).reshape(-1))
+        est = final["estimates"]
+        if est is not None:                 # chance that cannot be enumerated: estimates
+            pct = f"{100 * est['confidence']:g}%"
+            print(f"values          {values}  (estimates, {pct} intervals: "
+                  + ", ".join(f"[{a:.4f}, {b:.4f}]" for a, b in est["values_interval"]) + ")")
+            for p, (g, (a, b)) in enumerate(zip(est["gain_lower_bound"], est["gain_interval"])):
+                print(f"gain p{p}         at least {g:.4g} ({pct} interval [{a:.4g}, {b:.4g}]; "
+                      f"in-sample {est['gain_in_sample'][p]:.4g})")
+            print(f"estimates       {est['samples']} held-out draws, best responses fitted on "
+                  f"{est['train_samples']}; estimates, not exact values")
+        else:
+            print(f"values          {values}")
+        if final["exploitability"] is not None:
+            print(f"exploitability  {float(final['exploitability']):.6g}")
+        if final["nash_conv"] is not None:
+            print(f"nash_conv       {float(np.asarray(final['nash_conv']).reshape(-1)[0]):.6g}")
+        if result.chance == "sampled":
+            sc = result.sampled_chance
+            print(f"sampled chance  {args.draws} draws per iteration, {sc['rows']:,} rows, "
+                  f"{sc['draws_per_host_second'] or 0:,.0f} draws per host second, device "
+                  f"waiting {100 * sc['device_wait_fraction']:.0f}% of the time")
+        print(f"speed           {result.iterations_per_second:,.1f} iterations/s "
+              + ("(compiled within the first chunks)" if result.chance == "sampled" else
+                 f"(compile {result.compile_seconds:.2f} s)"))
+    return 0

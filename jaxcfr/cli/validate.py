@@ -1,0 +1,60 @@
+"""``jaxcfr validate GAME``: the contract probed on random trajectories, then whether and how
+the game fits (:mod:`jaxcfr.cli.app` lists the command)."""
+
+from __future__ import annotations
+
+import argparse
+
+from jaxcfr._util.arguments import positive_int
+from jaxcfr.cli.options import GAME_HELP
+
+__all__ = ["add_validate_arguments", "run_validate"]
+
+
+def add_validate_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("game", help=GAME_HELP)
+    p.add_argument("--trajectories", type=int, default=256,
+                   help="random root-to-leaf trajectories to probe (default: 256)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the probe (default: 0)")
+
+
+def run_validate(args) -> int:
+    from jaxcfr.lowering.budget import default_memory_budget, describe_fit
+    from jaxcfr.game.registry import load_game
+    from jaxcfr.lowering.size import estimate_size
+    from jaxcfr.game.validate import validate_game_with
+    positive_int("--trajectories", args.trajectories)
+    game = load_game(args.game)
+    validate_game_with(game, trajectories=args.trajectories, seed=args.seed)
+    print(f"{args.game}: conforms ({args.trajectories} trajectories, seed {args.seed})")
+    size = estimate_size(game)
+    if size is None and _meets_listless_chance(game, args.seed):
+        print(f"{args.game}: its chance cannot be enumerated (chance_outcomes() is None), so "
+              "it is not lowered whole: `jaxcfr solve` and `jaxcfr train` train it by "
+              "sampling chance, with estimated metrics (`jaxcfr estimate` for a saved profile)")
+    elif size is None:
+        print(f"{args.game}: size not estimated (a random probe of it took too many steps or "
+              "failed): `jaxcfr inspect` lowers it and says")
+    else:
+        print(f"{args.game}: {describe_fit(size, game.num_players, default_memory_budget())[1]}")
+    return 0
+
+
+def _meets_listless_chance(game, seed: int, trajectories: int = 16) -> bool:
+    """Whether random trajectories of ``game`` meet a chance node without listed outcomes."""
+    import random
+    rng = random.Random(seed)
+    for _ in range(trajectories):
+        state = game.clone()
+        for _ in range(100_000):
+            if state.is_terminal():
+                break
+            if state.is_chance():
+                outcomes = state.chance_outcomes()
+                if outcomes is None:
+                    return True
+                action = rng.choices([a for a, _ in outcomes], [p for _, p in outcomes])[0]
+            else:
+                action = rng.choice(list(state.legal_actions()))
+            state.step(action)
+    return False
