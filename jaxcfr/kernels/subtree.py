@@ -176,12 +176,15 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
     num, first = tables.num_children, tables.first_child
     n_nodes = num.shape[0]
     k = plan.max_children
-    width = [plan.samples * c for c in plan.capacity]            # per member and level
+    # every (member, draw) is a group with its own capacity per level: prefix sums run
+    # over one draw's level (short), never over the whole forest's
+    groups = members * plan.samples
+    width = plan.capacity                                        # per group and level
     starts = level_offsets(plan)                                 # one member's slots
-    member = jnp.repeat(jnp.arange(members, dtype=jnp.int32), width[0])
-    node = jnp.zeros(members * width[0], jnp.int32)
-    valid = jnp.ones(members * width[0], bool)
-    p = q = jnp.ones(members * width[0], uniforms.dtype)
+    member = jnp.repeat(jnp.arange(members, dtype=jnp.int32), plan.samples * width[0])
+    node = jnp.zeros(groups * width[0], jnp.int32)
+    valid = jnp.ones(groups * width[0], bool)
+    p = q = jnp.ones(groups * width[0], uniforms.dtype)
     parent = jnp.zeros_like(node)
     levels = []
     start = 0                                                    # slot of level d's first node
@@ -195,18 +198,19 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
         owner = take(t.node_player, node)
         nk = jnp.where(valid, take(num, node), 0)
         enum = _enumerates(plan.scheme, kind, owner, traverser)
-        count = jnp.where(enum, nk, jnp.minimum(nk, 1)).reshape(members, here)
-        within = _prefix(jnp.add, count, axis=1) - count               # [B, W_d]
-        target = (within + jnp.arange(members)[:, None] * below).reshape(-1)
-        total = count.sum(axis=1)                                      # [B]
+        count = jnp.where(enum, nk, jnp.minimum(nk, 1)).reshape(groups, here)
+        within = _prefix(jnp.add, count, axis=1) - count               # [G, C_d]
+        target = (within + jnp.arange(groups)[:, None] * below).reshape(-1)
+        total = count.sum(axis=1)                                      # [G]
         # the parent of each slot: mark where each parent's children start, carry forward
-        slot = jnp.arange(members * below, dtype=jnp.int32)
-        marks = jnp.zeros(members * below, jnp.int32).at[target].max(
-            jnp.where(count.reshape(-1) > 0, jnp.arange(members * here, dtype=jnp.int32), 0),
+        slot = jnp.arange(groups * below, dtype=jnp.int32)
+        marks = jnp.zeros(groups * below, jnp.int32).at[target].max(
+            jnp.where(count.reshape(-1) > 0, jnp.arange(groups * here, dtype=jnp.int32), 0),
             mode="drop")
-        at = _prefix(jnp.maximum, marks)
-        next_member = slot // below
-        next_valid = slot - next_member * below < take(total, next_member)
+        at = _prefix(jnp.maximum, marks.reshape(groups, below), axis=1).reshape(-1)
+        next_group = slot // below
+        next_valid = slot - next_group * below < take(total, next_group)
+        next_member = next_group // plan.samples
         # one child per sampling node: inverse CDF over its (at most K) children
         kids = jnp.minimum(take(first, node)[:, None] + jnp.arange(k)[None, :], n_nodes - 1)
         present = jnp.arange(k)[None, :] < nk[:, None]
@@ -231,7 +235,7 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
         parent = (start + at).astype(jnp.int32)
         p = jnp.where(next_valid, p_child, 0)
         q = jnp.where(next_valid, q_child, 1)
-        start += members * here
+        start += groups * here
         node, valid, member = child, next_valid, next_member
     return Subtree(*(jnp.concatenate(cols) for cols in zip(*levels)))
 
