@@ -39,8 +39,8 @@ import numpy as np
 from jaxcfr.kernels.passes import gather as take
 from jaxcfr.tensors import CHANCE_NODE, DECISION, PADDING, GameTensors, LoweredGame
 
-__all__ = ["SCHEMES", "SampleTables", "SamplePlan", "Subtree", "child_tables", "make_plan",
-           "build_subtree"]
+__all__ = ["SCHEMES", "SampleTables", "SamplePlan", "Subtree", "Paths", "child_tables",
+           "make_plan", "build_subtree", "sample_paths"]
 
 #: The sampling schemes and what they enumerate.
 SCHEMES = ("chance", "external", "outcome")
@@ -75,6 +75,18 @@ class Subtree(NamedTuple):
     q: jax.Array        # [C] float  probability that the scheme took that edge (1: enumerated)
     member: jax.Array   # [C] int32  batch member of the slot
     sigma: jax.Array    # [C, A] float the current strategy at the slot's row (sink: [1, 0..])
+
+
+class Paths(NamedTuple):
+    """Sampled trajectories (outcome sampling) of ``G = B x samples`` groups, level-major:
+    ``[D, G]`` with group ``g = b * samples + k`` (member ``b``, draw ``k``). Level ``d``
+    holds each trajectory's node at depth ``d``; past its leaf a trajectory is invalid."""
+    node: jax.Array     # [D, G] int32  global node index (0 past the leaf)
+    valid: jax.Array    # [D, G] bool   the trajectory reaches depth d
+    p: jax.Array        # [D, G] float  probability of the edge into the node (root: 1)
+    q: jax.Array        # [D, G] float  probability the trajectory took it (root: 1)
+    sigma: jax.Array    # [D, G, A] float the current strategy at the node's row
+    member: jax.Array   # [G] int32    batch member of the group
 
 
 # -- host: tables and plans --------------------------------------------------------------
@@ -238,6 +250,62 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
         start += groups * here
         node, valid, member = child, next_valid, next_member
     return Subtree(*(jnp.concatenate(cols) for cols in zip(*levels)))
+
+
+def sample_paths(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy,
+                 members: int, uniforms: jax.Array, traverser,
+                 exploration: jax.Array) -> Paths:
+    """Outcome sampling's trajectories: ``plan.samples`` per member, one child everywhere
+    (the traverser's from the ``exploration``-uniform mix of its strategy, the others'
+    and chance's from their probabilities).
+
+    The same draws as :func:`build_subtree` of an outcome plan (every capacity is 1, so a
+    trajectory needs no compaction): one ``lax.scan`` over the depth whose body is
+    compiled once, ``O(D * G * K)`` work, no prefix sums or scatters.
+
+    Args:
+      policy: ``policy(rows [G], member [G]) -> [G, A]``, the current strategy, read lazily.
+      uniforms: ``[B, D * samples]``, member ``b``'s numbers level-major (level ``d``, draw
+        ``k`` at ``d * samples + k``), as :func:`build_subtree` reads them.
+      traverser: the updating player (a traced int).
+      exploration: ``[B]`` epsilon at the traverser's decisions.
+    """
+    depth, k = len(plan.capacity), plan.max_children
+    groups = members * plan.samples
+    num, first = tables.num_children, tables.first_child
+    n_nodes = num.shape[0]
+    actions = t.legal_mask.shape[1]
+    member = jnp.repeat(jnp.arange(members, dtype=jnp.int32), plan.samples)       # [G]
+    eps = take(exploration, member)[:, None]                                       # [G, 1]
+    u = uniforms.reshape(members, depth, plan.samples).transpose(1, 0, 2).reshape(
+        depth, groups)                                                             # [D, G]
+
+    def step(carry, u_d):
+        node, valid = carry                                                        # [G]
+        sigma = policy(take(t.node_infoset, node), member)                         # [G, A]
+        kind, owner = take(t.node_kind, node), take(t.node_player, node)
+        nk = jnp.where(valid, take(num, node), 0)
+        kids = jnp.minimum(take(first, node)[:, None] + jnp.arange(k)[None, :], n_nodes - 1)
+        present = jnp.arange(k)[None, :] < nk[:, None]                             # [G, K]
+        p_kids = jnp.where(present, jnp.take_along_axis(
+            sigma, take(t.edge_index, kids) % actions, axis=1) * take(t.chance_prob, kids), 0)
+        explore = ((kind == DECISION) & (owner == traverser))[:, None]
+        uniform = jnp.where(present, 1 / jnp.maximum(nk, 1)[:, None], 0).astype(p_kids.dtype)
+        q_kids = jnp.where(explore, eps * uniform + (1 - eps) * p_kids, p_kids)
+        pick = _inverse_cdf(q_kids, u_d)                                           # [G]
+        chosen = jnp.arange(k)[None, :] == pick[:, None]
+        more = nk > 0
+        child = jnp.where(more, take(first, node) + pick, 0).astype(jnp.int32)
+        p_child = jnp.where(more, jnp.where(chosen, p_kids, 0).sum(axis=1), 0)
+        q_child = jnp.where(more, jnp.where(chosen, q_kids, 0).sum(axis=1), 1)
+        return (child, more), (node, valid, sigma, p_child, q_child)
+
+    start = (jnp.zeros(groups, jnp.int32), jnp.ones(groups, bool))
+    _, (node, valid, sigma, p_next, q_next) = jax.lax.scan(step, start, u)
+    one = jnp.ones((1, groups), uniforms.dtype)
+    p = jnp.concatenate([one, p_next[:-1].astype(uniforms.dtype)])
+    q = jnp.concatenate([one, q_next[:-1].astype(uniforms.dtype)])
+    return Paths(node, valid, p, q, sigma, member)
 
 
 def _inverse_cdf(weights: jax.Array, u: jax.Array) -> jax.Array:

@@ -75,8 +75,8 @@ from jaxcfr.kernels import passes, sequence
 from jaxcfr.kernels.keys import fold
 from jaxcfr.kernels.numerics import instantaneous_regret, normalise
 from jaxcfr.kernels.passes import gather as take
-from jaxcfr.kernels.subtree import (SamplePlan, SampleTables, Subtree, build_subtree,
-                                    child_tables, level_offsets, make_plan)
+from jaxcfr.kernels.subtree import (Paths, SamplePlan, SampleTables, Subtree, build_subtree,
+                                    child_tables, level_offsets, make_plan, sample_paths)
 from jaxcfr.tensors import DECISION, GameTensors, LoweredGame, Structure
 
 __all__ = ["Estimator", "Exact", "MonteCarlo", "ChanceSampling", "ExternalSampling",
@@ -357,6 +357,67 @@ class OutcomeSampling(MonteCarlo):
 
     def average_weight(self, own, sample_reach):
         return own / sample_reach
+
+    def _traverse(self, t, s, policy: Policy, player, keys, eps, tables) -> RowEstimate:
+        """Trajectories instead of a subtree: the same draws and estimates as
+        :meth:`MonteCarlo._traverse` on an outcome plan (capacity 1 at every level), from
+        :func:`~jaxcfr.kernels.subtree.sample_paths` (one scanned level body) and
+        cumulative products along each path (``M = D x B x samples`` slots)."""
+        plan, num = self.plan, s.num_players
+        rows, actions = t.legal_mask.shape
+        members, dtype = keys.shape[0], policy.regret.dtype
+        depth = len(plan.capacity)
+        uniforms = jax.vmap(lambda k: jax.random.uniform(k, (depth * plan.samples,), dtype))(
+            keys)
+        path = sample_paths(t, tables, plan, policy.rows, members, uniforms, player, eps)
+        return _path_estimate(t, path, player, num, rows, actions, plan.samples)
+
+
+def _path_estimate(t: GameTensors, path: Paths, player, num: int, rows: int, actions: int,
+                   samples: int) -> RowEstimate:
+    """Outcome sampling's regrets and averaging contributions along trajectories ``[D, G]``
+    (the formulas of :meth:`MonteCarlo._traverse` with one child per node)."""
+    valid = path.valid
+    # own reach of every player and chance, and the sample reach, at each depth: [D, G, P+1]
+    owner = take(t.edge_owner, path.node)
+    factor = jnp.where(owner[..., None] == jnp.arange(num + 1), path.p[..., None], 1)
+    reach = jnp.cumprod(factor, axis=0)
+    sample_reach = jnp.cumprod(path.q, axis=0)                                   # [D, G]
+    # importance-weighted values, bottom-up: v_d = u(h_d) + (p / q)_{d+1} v_{d+1}
+    payoff = jnp.where(valid[..., None], take(t.payoff, path.node), 0).astype(path.p.dtype)
+    ratio = jnp.where(valid, path.p / path.q, 0)
+
+    def up(below, xs):
+        pay, r = xs
+        v = pay + r[:, None] * below
+        return v, v
+    below_ratio = jnp.concatenate([ratio[1:], jnp.zeros_like(ratio[:1])])
+    _, values = jax.lax.scan(up, jnp.zeros_like(payoff[0]), (payoff, below_ratio),
+                             reverse=True)                                       # [D, G, P]
+    # x(h_d, a) = v(h_{d+1}) / q_{d+1} at the sampled action a, for the acting player
+    kind, acting = take(t.node_kind, path.node), take(t.node_player, path.node)
+    seat = jnp.clip(acting, 0, num - 1)
+    child_value = jnp.take_along_axis(values[1:], seat[:-1, :, None], axis=2)[..., 0]
+    child_value = jnp.where(valid[1:], child_value / path.q[1:], 0)              # [D-1, G]
+    chosen = take(t.edge_index, path.node[1:]) % actions
+    x = jnp.where(jnp.arange(actions) == chosen[..., None], child_value[..., None], 0)
+    x = jnp.concatenate([x, jnp.zeros_like(x[:1])])                              # [D, G, A]
+    decision = valid & (kind == DECISION)
+    mine = decision & (acting == player)
+    others = jnp.prod(jnp.where(jnp.arange(num + 1) == seat[..., None], 1, reach), axis=2)
+    weight = jnp.where(mine, others / sample_reach, 0) / samples
+    row = take(t.node_infoset, path.node)
+    mask = take(t.legal_mask, row)
+    baseline = (path.sigma * x).sum(axis=2, keepdims=True)
+    regret = jnp.where(mask, weight[..., None] * (x - baseline), 0)
+    own = jnp.take_along_axis(reach, seat[..., None], axis=2)[..., 0]
+    w = jnp.where(mine, own / sample_reach, 0) / samples
+    sink = rows - 1
+    member = jnp.broadcast_to(path.member, valid.shape)
+    flat = lambda a: a.reshape((-1,) + a.shape[2:])                               # noqa: E731
+    return RowEstimate(flat(member), flat(jnp.where(mine, row, sink).astype(jnp.int32)),
+                       flat(regret), flat(jnp.where(mine, row, sink).astype(jnp.int32)),
+                       flat(w[..., None] * path.sigma))
 
 
 @dataclasses.dataclass(frozen=True)
