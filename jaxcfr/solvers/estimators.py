@@ -132,11 +132,30 @@ class Policy(NamedTuple):
 
     def rows(self, row: jax.Array, member: jax.Array) -> jax.Array:
         """Regret matching of rows ``row [M]`` of members ``member [M]``: ``[M, A]``."""
-        index = self.index(row, member)
-        regret = passes.gather(self.regret, index)
+        regret = self.take_rows(self.regret, row, member)
         if self.predictive:
-            regret = regret + passes.gather(self.prediction, index)
+            regret = regret + self.take_rows(self.prediction, row, member)
         return normalise(regret, passes.gather(self.legal, row))
+
+    # Rows are read and written as windows of A actions (one index per row and member,
+    # not one per entry: XLA's CPU gathers and scatters cost per index).
+    def _view(self, table: jax.Array) -> jax.Array:
+        return table.reshape(-1, self.legal.shape[1], self.members)           # [I, A, B]
+
+    def take_rows(self, table: jax.Array, row: jax.Array, member: jax.Array) -> jax.Array:
+        """``table``'s (a flat ``[I * A * B]`` table) rows ``row [M]`` of members
+        ``member [M]``: ``[M, A]``."""
+        return self._view(table).at[row, :, member].get(mode="clip")
+
+    def add_rows(self, table, row, member, values) -> jax.Array:
+        """``table`` with ``values [M, A]`` added at rows ``row`` of members ``member``
+        (repeated rows add up): flat ``[I * A * B]``."""
+        return self._view(table).at[row, :, member].add(values, mode="drop").reshape(-1)
+
+    def set_rows(self, table, row, member, values) -> jax.Array:
+        """``table`` with rows ``row`` of members ``member`` set to ``values [M, A]``
+        (a repeated row must get the same values): flat ``[I * A * B]``."""
+        return self._view(table).at[row, :, member].set(values, mode="drop").reshape(-1)
 
 
 def players_of(structure: Structure, player):
@@ -273,9 +292,12 @@ class MonteCarlo(Estimator):
                                (current.members,))
         if player is not None or not self.per_traverser:
             return self._traverse(t, s, current, player, keys, eps, arrays)
-        parts = [self._traverse(t, s, current, jnp.asarray(i), fold(keys, i), eps, arrays)
-                 for i in range(s.num_players)]     # simultaneous external / outcome sampling
-        return RowEstimate(*(jnp.concatenate(cols) for cols in zip(*parts)))
+        # simultaneous external / outcome sampling: one traversal per player, vmapped over
+        # the traverser (one compiled traversal, not one per player), traverser-major
+        players = jnp.arange(s.num_players)
+        parts = jax.vmap(lambda i: self._traverse(t, s, current, i, fold(keys, i), eps,
+                                                  arrays))(players)
+        return RowEstimate(*(x.reshape((-1,) + x.shape[2:]) for x in parts))
 
     #: The scheme samples per traverser (external, outcome): a simultaneous update runs
     #: one traversal per player; chance sampling updates every player from one subtree.
