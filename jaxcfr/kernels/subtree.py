@@ -47,9 +47,13 @@ SCHEMES = ("chance", "external", "outcome")
 
 
 class SampleTables(NamedTuple):
-    """Where each node's children are (they are contiguous in the next level)."""
+    """Where each node's children are (they are contiguous in the next level), and the
+    two facts of an edge a draw reads, padded by ``K`` so that a node's children are one
+    window ``first_child[n]:first_child[n] + K`` (one index per node, not one per child)."""
     first_child: np.ndarray    # [N] int32  index of the first child (0 for a leaf)
     num_children: np.ndarray   # [N] int32  number of children
+    edge_slot: np.ndarray      # [N + K] int32  action slot of the edge into the node
+    chance: np.ndarray         # [N + K] float  chance probability of that edge (1: a decision)
 
 
 class SamplePlan(NamedTuple):
@@ -90,12 +94,14 @@ class Paths(NamedTuple):
 
 
 # -- host: tables and plans --------------------------------------------------------------
-def child_tables(t: GameTensors) -> SampleTables:
-    """Child ranges of one game's tensors (``[N]``), or of a stack's (``[B, N]``)."""
+def child_tables(t: GameTensors, pad: int | None = None) -> SampleTables:
+    """Child ranges of one game's tensors (``[N]``), or of a stack's (``[B, N]``); the edge
+    tables padded by ``pad`` (default: the widest node's children)."""
     parent = np.asarray(t.parent)
     if parent.ndim == 2:
-        parts = [child_tables(GameTensors(*(np.asarray(x)[b] for x in t)))
-                 for b in range(parent.shape[0])]
+        games = [GameTensors(*(np.asarray(x)[b] for x in t)) for b in range(parent.shape[0])]
+        widest = max(int(child_tables(g, 0).num_children.max()) for g in games)
+        parts = [child_tables(g, widest if pad is None else pad) for g in games]
         return SampleTables(*(np.stack(cols) for cols in zip(*parts)))
     n = parent.shape[0]
     # a stack's padding nodes hang under real nodes, after their real children: not children
@@ -104,7 +110,16 @@ def child_tables(t: GameTensors) -> SampleTables:
     first = np.full(n, n, dtype=np.int64)
     np.minimum.at(first, parent[child], child)
     first = np.where(num > 0, first, 0).astype(np.int32)
-    return SampleTables(first, num)
+    pad = int(num.max()) if pad is None else pad
+    actions = np.asarray(t.legal_mask).shape[-1]
+    slot = np.pad(np.asarray(t.edge_index) % actions, (0, pad)).astype(np.int32)
+    chance = np.pad(np.asarray(t.chance_prob), (0, pad))
+    return SampleTables(first, num, slot, chance)
+
+
+def _window(x: jax.Array, start: jax.Array, k: int) -> jax.Array:
+    """``x[start + j]`` for ``j < k``: ``[M, k]`` from ``start [M]`` (``x`` padded by ``k``)."""
+    return jax.vmap(lambda s: jax.lax.dynamic_slice_in_dim(x, s, k))(start)
 
 
 def _enumerated(t: GameTensors, scheme: str, traverser: int) -> np.ndarray:
@@ -186,7 +201,6 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
     """
     actions = t.legal_mask.shape[1]
     num, first = tables.num_children, tables.first_child
-    n_nodes = num.shape[0]
     k = plan.max_children
     # every (member, draw) is a group with its own capacity per level: prefix sums run
     # over one draw's level (short), never over the whole forest's
@@ -224,12 +238,12 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
         next_valid = slot - next_group * below < take(total, next_group)
         next_member = next_group // plan.samples
         # one child per sampling node: inverse CDF over its (at most K) children
-        kids = jnp.minimum(take(first, node)[:, None] + jnp.arange(k)[None, :], n_nodes - 1)
+        starts_at = take(first, node)
         present = jnp.arange(k)[None, :] < nk[:, None]
         sigma_flat = sigma.reshape(-1)                                  # [M_d * A]
-        rows_at = (jnp.arange(node.shape[0]) * actions)[:, None]
-        p_kids = jnp.where(present, take(sigma_flat, rows_at + take(t.edge_index, kids) % actions)
-                           * take(t.chance_prob, kids), 0)
+        p_kids = jnp.where(present, jnp.take_along_axis(
+            sigma, _window(tables.edge_slot, starts_at, k), axis=1)
+            * _window(tables.chance, starts_at, k).astype(sigma.dtype), 0)
         q_kids = p_kids
         if plan.scheme == "outcome":
             explore = ((kind == DECISION) & (owner == traverser))[:, None]
@@ -240,8 +254,8 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
         pick = _inverse_cdf(q_kids, u)
         local = jnp.where(take(enum, at), slot - take(target, at), take(pick, at))
         child = jnp.where(next_valid, take(first, take(node, at)) + local, 0).astype(jnp.int32)
-        p_child = (take(sigma_flat, at * actions + take(t.edge_index, child) % actions)
-                   * take(t.chance_prob, child))
+        p_child = (take(sigma_flat, at * actions + take(tables.edge_slot, child))
+                   * take(tables.chance, child).astype(sigma.dtype))
         q_pick = jnp.where(jnp.arange(k)[None, :] == pick[:, None], q_kids, 0).sum(axis=1)
         q_child = jnp.where(take(enum, at), 1, take(q_pick, at)).astype(uniforms.dtype)
         parent = (start + at).astype(jnp.int32)
@@ -273,8 +287,6 @@ def sample_paths(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy,
     depth, k = len(plan.capacity), plan.max_children
     groups = members * plan.samples
     num, first = tables.num_children, tables.first_child
-    n_nodes = num.shape[0]
-    actions = t.legal_mask.shape[1]
     member = jnp.repeat(jnp.arange(members, dtype=jnp.int32), plan.samples)       # [G]
     eps = take(exploration, member)[:, None]                                       # [G, 1]
     u = uniforms.reshape(members, depth, plan.samples).transpose(1, 0, 2).reshape(
@@ -285,10 +297,11 @@ def sample_paths(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy,
         sigma = policy(take(t.node_infoset, node), member)                         # [G, A]
         kind, owner = take(t.node_kind, node), take(t.node_player, node)
         nk = jnp.where(valid, take(num, node), 0)
-        kids = jnp.minimum(take(first, node)[:, None] + jnp.arange(k)[None, :], n_nodes - 1)
+        starts_at = take(first, node)
         present = jnp.arange(k)[None, :] < nk[:, None]                             # [G, K]
         p_kids = jnp.where(present, jnp.take_along_axis(
-            sigma, take(t.edge_index, kids) % actions, axis=1) * take(t.chance_prob, kids), 0)
+            sigma, _window(tables.edge_slot, starts_at, k), axis=1)
+            * _window(tables.chance, starts_at, k).astype(sigma.dtype), 0)
         explore = ((kind == DECISION) & (owner == traverser))[:, None]
         uniform = jnp.where(present, 1 / jnp.maximum(nk, 1)[:, None], 0).astype(p_kids.dtype)
         q_kids = jnp.where(explore, eps * uniform + (1 - eps) * p_kids, p_kids)
