@@ -303,16 +303,27 @@ class MonteCarlo(Estimator):
     #: one traversal per player; chance sampling updates every player from one subtree.
     per_traverser: ClassVar[bool] = True
 
+    def uniforms(self, keys: jax.Array, dtype) -> jax.Array:
+        """``[B, U]``: every uniform number a half-step of member ``b`` draws, from its key
+        alone (so a member equals its separate run). Level ``d``'s numbers are a block of
+        ``samples x capacity[d]``, draw after draw (:func:`level_offsets`)."""
+        total = level_offsets(self.plan)[-1]
+        return jax.vmap(lambda k: jax.random.uniform(k, (total,), dtype))(keys)
+
     def _traverse(self, t, s, policy: Policy, player, keys, eps, tables) -> RowEstimate:
+        return self.from_uniforms(t, s, policy, player,
+                                  self.uniforms(keys, policy.regret.dtype), eps, tables)
+
+    def from_uniforms(self, t, s, policy: Policy, player, uniforms, eps, tables
+                      ) -> RowEstimate:
         """Sample every member's subtrees for ``player`` (``None``: all players, chance
-        sampling); estimate the regrets and averaging contributions at the visited rows."""
+        sampling) from ``uniforms`` (:meth:`uniforms`); estimate the regrets and averaging
+        contributions at the visited rows. The ``samples`` draws of a member are
+        independent, each from its own block of numbers, and the estimate is their mean."""
         plan = self.plan
         num = s.num_players
         rows, actions = t.legal_mask.shape
-        members = keys.shape[0]
-        dtype = policy.regret.dtype
-        total = level_offsets(plan)[-1]
-        uniforms = jax.vmap(lambda k: jax.random.uniform(k, (total,), dtype))(keys)
+        members = uniforms.shape[0]
         sub = build_subtree(t, tables, plan, policy.rows, members, uniforms, player, eps)
         offsets = level_offsets(plan, members)
         reach, sample_reach = _reach(t, sub, offsets, num)              # [C, P + 1], [C]
@@ -380,17 +391,15 @@ class OutcomeSampling(MonteCarlo):
     def average_weight(self, own, sample_reach):
         return own / sample_reach
 
-    def _traverse(self, t, s, policy: Policy, player, keys, eps, tables) -> RowEstimate:
+    def from_uniforms(self, t, s, policy: Policy, player, uniforms, eps, tables
+                      ) -> RowEstimate:
         """Trajectories instead of a subtree: the same draws and estimates as
-        :meth:`MonteCarlo._traverse` on an outcome plan (capacity 1 at every level), from
-        :func:`~jaxcfr.kernels.subtree.sample_paths` (one scanned level body) and
+        :meth:`MonteCarlo.from_uniforms` on an outcome plan (capacity 1 at every level),
+        from :func:`~jaxcfr.kernels.subtree.sample_paths` (one scanned level body) and
         cumulative products along each path (``M = D x B x samples`` slots)."""
         plan, num = self.plan, s.num_players
         rows, actions = t.legal_mask.shape
-        members, dtype = keys.shape[0], policy.regret.dtype
-        depth = len(plan.capacity)
-        uniforms = jax.vmap(lambda k: jax.random.uniform(k, (depth * plan.samples,), dtype))(
-            keys)
+        members = uniforms.shape[0]
         path = sample_paths(t, tables, plan, policy.rows, members, uniforms, player, eps)
         return _path_estimate(t, path, player, num, rows, actions, plan.samples)
 
