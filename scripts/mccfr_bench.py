@@ -239,9 +239,10 @@ print(json.dumps({"side": "openspiel", "game": game, "scheme": scheme, "iteratio
 """
 
 
-def fresh(game: str, scheme: str, rounds: int = 2) -> dict:
+def fresh(game: str, scheme: str, rounds: int = 2, limit: float = 180.0) -> dict:
     """Wall seconds from a fresh process to ``FRESH_TARGET[game]``, jaxcfr and OpenSpiel
-    interleaved (each a new process; JAX's persistent compilation cache off)."""
+    interleaved (each a new process; JAX's persistent compilation cache off); a run past
+    ``limit`` seconds is stopped and recorded as ``{"wall": None}``."""
     runs = {"jaxcfr": [], "openspiel": []}
     for _ in range(rounds):
         for side in runs:
@@ -250,10 +251,13 @@ def fresh(game: str, scheme: str, rounds: int = 2) -> dict:
                     FRESH_ENTRY[scheme], "--started", str(time.time())] if side == "jaxcfr"
                    else [sys.executable, "-c", PEER_FRESH, game, scheme, target,
                          str(time.time())])
-            out = subprocess.run(cmd, capture_output=True, text=True, check=True,
-                                 env={**__import__("os").environ,
-                                      "JAX_ENABLE_COMPILATION_CACHE": "false"})
-            runs[side].append(json.loads(out.stdout.strip().splitlines()[-1]))
+            try:
+                out = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                                     timeout=limit, env={**__import__("os").environ,
+                                                         "JAX_ENABLE_COMPILATION_CACHE": "false"})
+                runs[side].append(json.loads(out.stdout.strip().splitlines()[-1]))
+            except subprocess.TimeoutExpired:
+                runs[side].append({"side": side, "wall": None, "limit": limit})
     result = {"game": game, "scheme": scheme, "target": FRESH_TARGET[game], "runs": runs}
     print(json.dumps(result), flush=True)
     return result
@@ -304,7 +308,9 @@ def peer(out: pathlib.Path, only: str | None = None) -> None:
         "throughput": lambda: [throughput(g, s) for g in PEER_GAMES
                                for s in ("external", "outcome")],
         "compile": lambda: [compile_seconds(g) for g in PEER_GAMES],
-        "fresh": lambda: [fresh(g, s) for g in PEER_GAMES for s in ("external", "outcome")],
+        "fresh": lambda: [fresh("leduc_poker", "external"), fresh("leduc_poker", "outcome"),
+                          fresh("liars_dice", "outcome", rounds=1),
+                          fresh("liars_dice", "external", rounds=1)],
         "seeds": seeds_study}
     for name, run in parts.items():
         if only in (None, name):
