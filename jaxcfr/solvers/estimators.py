@@ -124,12 +124,6 @@ class Policy(NamedTuple):
     members: int            # B
     predictive: bool
 
-    def index(self, row: jax.Array, member: jax.Array) -> jax.Array:
-        """Flat positions of rows ``row [M]`` of members ``member [M]``: ``[M, A]``."""
-        actions = self.legal.shape[1]
-        return (row[:, None] * actions + jnp.arange(actions)[None, :]) * self.members \
-            + member[:, None]
-
     def rows(self, row: jax.Array, member: jax.Array) -> jax.Array:
         """Regret matching of rows ``row [M]`` of members ``member [M]``: ``[M, A]``."""
         regret = self.take_rows(self.regret, row, member)
