@@ -8,6 +8,16 @@ Usage::
     python scripts/mccfr_bench.py --costs --games leduc_poker
     python scripts/mccfr_bench.py --race "leduc_poker(ranks=10)" --budget 20
     python scripts/mccfr_bench.py --target-only        # iterations to 0.05 on Leduc
+    python scripts/mccfr_bench.py --peer               # against OpenSpiel's C++ MCCFR
+    python scripts/mccfr_bench.py --peer --only throughput   # (or compile, fresh, seeds)
+
+The peer figures (``--peer``, into ``mccfr.json`` under ``peer``): sampled traversals per
+second of jaxcfr (``samples`` traversals per traverser and iteration in one compiled step)
+and of OpenSpiel's ``ExternalSamplingMCCFRSolver`` / ``OutcomeSamplingMCCFRSolver`` (one
+traversal per player and iteration), interleaved A B A B in one process, wall and CPU
+seconds; compile seconds of the exact, external and outcome chunks; wall seconds from a
+fresh process (imports and compilation included) to a target exploitability, both sides
+in fresh processes, interleaved; exploitability after 10,000 iterations over 20 seeds.
 
 Costs are CPU seconds per iteration (``time.process_time``: the machine is shared, so
 wall time is noisier), best of 5 repeats, steady state, compilation excluded; every
@@ -19,6 +29,8 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import subprocess
+import sys
 import time
 
 import jax
@@ -106,6 +118,206 @@ def to_target(game: str, target: float, entries=TARGET, limit: float = 120.0) ->
     return out
 
 
+# -- against OpenSpiel's C++ MCCFR ------------------------------------------------------------
+PEER_GAMES = ("leduc_poker", "liars_dice")
+#: jaxcfr's traversals per traverser and iteration in the throughput comparison
+PEER_SAMPLES = {"external": (1, 64, 512), "outcome": (1, 256, 4096)}
+#: the fresh-process race: target exploitability per game, jaxcfr's entry per scheme
+FRESH_TARGET = {"leduc_poker": 0.1, "liars_dice": 0.05}
+FRESH_ENTRY = {"external": "cfr/external/64", "outcome": "cfr/outcome/1024"}
+
+
+def _peer_solver(game: str, scheme: str, seed: int = 1):
+    import pyspiel
+    cls = (pyspiel.ExternalSamplingMCCFRSolver if scheme == "external"
+           else pyspiel.OutcomeSamplingMCCFRSolver)
+    return cls(pyspiel.load_game(game), seed=seed)
+
+
+def _clocks(fn) -> tuple[float, float]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def throughput(game: str, scheme: str, samples=None, rounds: int = 3,
+               seconds: float = 1.0) -> dict:
+    """Traversals per second (per traverser: one iteration of OpenSpiel is one traversal per
+    player, one of jaxcfr ``samples`` per player), best of ``rounds``, jaxcfr and OpenSpiel
+    interleaved; about ``seconds`` of work per measurement."""
+    samples = PEER_SAMPLES[scheme] if samples is None else samples
+    lowered = jaxcfr.lower(jaxcfr.load_game(game), name=game)
+    sides = {}
+    for k in samples:
+        runner = jaxcfr.Runner(lowered, jaxcfr.make_solver("cfr", sampling=scheme, samples=k),
+                               {"seed": 0}, chunk=50)
+        state, _ = runner.compile(runner.init())
+        sides[f"jaxcfr x{k}"] = [runner, state, k, 10]
+    peer = _peer_solver(game, scheme)
+    sides["openspiel"] = [peer, None, 1, 1000]
+    best = {name: {"wall": 0.0, "cpu": 0.0} for name in sides}
+    for _ in range(rounds):
+        for name, entry in sides.items():
+            thing, state, k, n = entry
+            if state is None:
+                def work():
+                    for _ in range(n):
+                        thing.run_iteration()
+            else:
+                def work():
+                    entry[1] = thing.advance(entry[1], n)
+                    jax.block_until_ready(entry[1])
+            wall, cpu = _clocks(work)
+            best[name]["wall"] = max(best[name]["wall"], n * k / wall)
+            best[name]["cpu"] = max(best[name]["cpu"], n * k / cpu)
+            entry[3] = max(1, int(n * seconds / max(wall, 1e-3)))     # next: about `seconds`
+    peer_rate = best["openspiel"]
+    out = {"game": game, "scheme": scheme, "traversals_per_second": best,
+           "ratio_wall": {n: b["wall"] / peer_rate["wall"] for n, b in best.items()},
+           "ratio_cpu": {n: b["cpu"] / peer_rate["cpu"] for n, b in best.items()}}
+    print(json.dumps(out), flush=True)
+    return out
+
+
+def compile_seconds(game: str, samples: int = 64) -> dict:
+    """Seconds to compile one chunk of the exact, external and outcome CFR programs."""
+    lowered = jaxcfr.lower(jaxcfr.load_game(game), name=game)
+    out = {}
+    for scheme in ("none", "external", "outcome"):
+        runner = jaxcfr.Runner(lowered, jaxcfr.make_solver("cfr", sampling=scheme,
+                                                           samples=samples), {"seed": 0},
+                               chunk=50)
+        program = runner.chunk_program(runner.init())
+        start = time.perf_counter()
+        program.compile()
+        out[scheme] = time.perf_counter() - start
+    print(json.dumps({"game": game, "compile_seconds": out}), flush=True)
+    return {"game": game, "samples": samples, "compile_seconds": out}
+
+
+def fresh_run(side: str, game: str, scheme: str, target: float, entry: str) -> None:
+    """jaxcfr's side of the fresh-process race (run as a child process): iterate until the
+    exploitability is below ``target``, checking after 1.3x more iterations each time;
+    prints seconds since the process started (imports, lowering, compilation included)."""
+    start = float(sys.argv[sys.argv.index("--started") + 1])
+    done, n, expl = 0, 10, float("inf")
+    algorithm, _, k = entry.split("/")
+    runner = jaxcfr.Runner(jaxcfr.lower(jaxcfr.load_game(game), name=game),
+                           jaxcfr.make_solver(algorithm, sampling=scheme, samples=int(k)),
+                           {"seed": 1}, chunk=100)
+    state = runner.init()
+    while expl >= target:
+        state = runner.advance(state, n)
+        done += n
+        expl = float(runner.evaluate(state)["exploitability"])
+        n = max(10, int(done * 0.3))
+    traversals = done * int(k)
+    print(json.dumps({"side": side, "game": game, "scheme": scheme, "entry": entry,
+                      "iterations": done, "traversals_per_player": traversals,
+                      "exploitability": expl, "wall": time.time() - start}), flush=True)
+
+
+#: OpenSpiel's side of the fresh-process race: no JAX imported (argv: game, scheme, target,
+#: start time); the same check schedule (1.3x more iterations each time)
+PEER_FRESH = """
+import json, sys, time
+import pyspiel
+game, scheme, target, start = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+g = pyspiel.load_game(game)
+cls = (pyspiel.ExternalSamplingMCCFRSolver if scheme == "external"
+       else pyspiel.OutcomeSamplingMCCFRSolver)
+solver, done, n, expl = cls(g, seed=1), 0, 100, float("inf")
+while expl >= target:
+    for _ in range(n):
+        solver.run_iteration()
+    done += n
+    expl = pyspiel.exploitability(g, solver.average_policy())
+    n = max(100, int(done * 0.3))
+print(json.dumps({"side": "openspiel", "game": game, "scheme": scheme, "iterations": done,
+                  "traversals_per_player": done, "exploitability": expl,
+                  "wall": time.time() - start}))
+"""
+
+
+def fresh(game: str, scheme: str, rounds: int = 2, limit: float = 180.0) -> dict:
+    """Wall seconds from a fresh process to ``FRESH_TARGET[game]``, jaxcfr and OpenSpiel
+    interleaved (each a new process; JAX's persistent compilation cache off); a run past
+    ``limit`` seconds is stopped and recorded as ``{"wall": None}``."""
+    runs = {"jaxcfr": [], "openspiel": []}
+    for _ in range(rounds):
+        for side in runs:
+            target = str(FRESH_TARGET[game])
+            cmd = ([sys.executable, __file__, "--fresh-run", side, game, scheme, target,
+                    FRESH_ENTRY[scheme], "--started", str(time.time())] if side == "jaxcfr"
+                   else [sys.executable, "-c", PEER_FRESH, game, scheme, target,
+                         str(time.time())])
+            try:
+                out = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                                     timeout=limit, env={**__import__("os").environ,
+                                                         "JAX_ENABLE_COMPILATION_CACHE": "false"})
+                runs[side].append(json.loads(out.stdout.strip().splitlines()[-1]))
+            except subprocess.TimeoutExpired:
+                runs[side].append({"side": side, "wall": None, "limit": limit})
+    result = {"game": game, "scheme": scheme, "target": FRESH_TARGET[game], "runs": runs}
+    print(json.dumps(result), flush=True)
+    return result
+
+
+def seeds_study(iterations: int = 10_000, seeds: int = 20) -> dict:
+    """Leduc, external sampling, one traversal per player and iteration: exploitability after
+    ``iterations`` over ``seeds`` seeds, OpenSpiel C++ against jaxcfr simultaneous (the
+    ``cfr`` preset) and alternating (OpenSpiel's order); Welch's t statistic against
+    OpenSpiel."""
+    import numpy as np
+    import pyspiel
+    game = pyspiel.load_game("leduc_poker")
+    values = {"openspiel": []}
+    for seed in range(seeds):
+        solver = _peer_solver("leduc_poker", "external", seed)
+        for _ in range(iterations):
+            solver.run_iteration()
+        values["openspiel"].append(pyspiel.exploitability(game, solver.average_policy()))
+    for label, alternating in (("jaxcfr simultaneous", False), ("jaxcfr alternating", True)):
+        solver = jaxcfr.Solver("cfr", jaxcfr.RegretMatching(), alternating=alternating,
+                               estimator=jaxcfr.ExternalSampling())
+        result = jaxcfr.solve("leduc_poker", solver, iterations, seeds=list(range(seeds)),
+                              chunk=1000)
+        values[label] = [float(x) for x in result.final["exploitability"]]
+    stats = {}
+    peer = np.asarray(values["openspiel"])
+    for label, vals in values.items():
+        v = np.asarray(vals)
+        se = v.std(ddof=1) / np.sqrt(len(v))
+        t = (v.mean() - peer.mean()) / np.sqrt(se ** 2 + (peer.std(ddof=1) ** 2) / len(peer))
+        stats[label] = {"mean": float(v.mean()), "stderr": float(se),
+                        "welch_t_vs_openspiel": float(t) if label != "openspiel" else 0.0}
+    out = {"game": "leduc_poker", "iterations": iterations, "seeds": seeds, "stats": stats,
+           "values": values}
+    print(json.dumps(stats), flush=True)
+    return out
+
+
+def peer(out: pathlib.Path, only: str | None = None) -> None:
+    """The peer figures into ``out / "mccfr.json"`` under ``peer`` (merged by part)."""
+    path = out / "mccfr.json"
+    results = json.loads(path.read_text()) if path.exists() else {}
+    section = results.setdefault("peer", {})
+    section.update({"date": time.strftime("%Y-%m-%d %H:%M"), "jax": jax.__version__,
+                    "load_average": list(__import__("os").getloadavg())})
+    parts = {
+        "throughput": lambda: [throughput(g, s) for g in PEER_GAMES
+                               for s in ("external", "outcome")],
+        "compile": lambda: [compile_seconds(g) for g in PEER_GAMES],
+        "fresh": lambda: [fresh("leduc_poker", "external"), fresh("leduc_poker", "outcome"),
+                          fresh("liars_dice", "outcome", rounds=1),
+                          fresh("liars_dice", "external", rounds=1)],
+        "seeds": seeds_study}
+    for name, run in parts.items():
+        if only in (None, name):
+            section[name] = run()
+            path.write_text(json.dumps(results, indent=1) + "\n")
+
+
 def plot(results: dict[str, list], path: pathlib.Path, title: str) -> None:
     plot_race(results, path, title, "CPU seconds (compilation excluded)", "exploitability",
               solid=lambda entry: entry.endswith("/none"))
@@ -120,8 +332,22 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "docs"))
     parser.add_argument("--target-only", action="store_true",
                         help="only the iterations to 0.05 on Leduc, added to mccfr.json")
+    parser.add_argument("--peer", action="store_true",
+                        help="only the figures against OpenSpiel, added to mccfr.json")
+    parser.add_argument("--only", choices=("throughput", "compile", "fresh", "seeds"),
+                        help="with --peer: one part of them")
+    parser.add_argument("--fresh-run", nargs=5, metavar=("SIDE", "GAME", "SCHEME", "TARGET",
+                                                         "ENTRY"), help=argparse.SUPPRESS)
+    parser.add_argument("--started", help=argparse.SUPPRESS)
     args = parser.parse_args()
     out = pathlib.Path(args.out)
+    if args.fresh_run:
+        side, game, scheme, target, entry = args.fresh_run
+        fresh_run(side, game, scheme, float(target), entry)
+        return
+    if args.peer:
+        peer(out, args.only)
+        return
     if args.target_only:
         results = json.loads((out / "mccfr.json").read_text())
         results["target"] = {"game": "leduc_poker", "target": 0.05,

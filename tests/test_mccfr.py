@@ -84,6 +84,53 @@ def test_sampled_regrets_are_unbiased(name, player, scheme, draws):
     assert samples.std(axis=0).max() > 0             # ... and the estimate does vary
 
 
+def _draw_blocks(plan: subtree.SamplePlan, uniforms: np.ndarray, k: int) -> np.ndarray:
+    """Draw ``k``'s numbers out of a ``samples``-draw member's ``[B, U]`` uniforms: level
+    ``d``'s block holds ``samples x capacity[d]`` numbers, draw after draw."""
+    offsets = subtree.level_offsets(plan)
+    return np.concatenate([uniforms[:, lo + k * c:lo + (k + 1) * c]
+                           for lo, c in zip(offsets[:-1], plan.capacity)], axis=1)
+
+
+@pytest.mark.parametrize("name, scheme, player", [
+    ("leduc_poker", "external", 0), ("leduc_poker", "outcome", 1),
+    ("liars_dice(dice=1, sides=3)", "external", 1), ("liars_dice(dice=1, sides=3)", "outcome", 0)])
+def test_samples_k_is_the_mean_of_k_separate_estimates(name, scheme, player):
+    """The batching of ``samples=K``: one compiled step draws K independent traversals (or
+    trajectories) per member from K blocks of numbers and returns the mean of their
+    estimates; from the same numbers, K separate one-draw estimates average to it (up to
+    float32 rounding of the sums). So ``samples=K`` is the same estimator, K times less
+    variance: each draw is unbiased (test_sampled_regrets_are_unbiased), hence the mean."""
+    lowered = _lowered(name)
+    t, s = to_device(lowered.tensors, np.float32), lowered.structure
+    rows, actions = lowered.tensors.legal_mask.shape
+    rng = np.random.default_rng(3)
+    regret = (rng.uniform(0.2, 1.5, size=(rows, actions)) * lowered.tensors.legal_mask)
+    policy = estimators.Policy(jnp.asarray(regret.reshape(-1), jnp.float32),
+                               jnp.zeros(rows * actions), t.legal_mask, 1, False)
+    k = 8
+    many, tables = estimators.make_estimator(scheme, samples=k).prepare(lowered)
+    one, _ = estimators.make_estimator(scheme).prepare(lowered)
+    tables = subtree.SampleTables(*(jnp.asarray(x) for x in tables))
+    eps, who = jnp.full(1, 0.6, jnp.float32), jnp.asarray(player)
+    uniforms = np.asarray(many.uniforms(jax.random.split(jax.random.key(5), 1), jnp.float32))
+
+    def dense(est, u):
+        full = estimators.densify(est.from_uniforms(t, s, policy, who, jnp.asarray(u), eps,
+                                                    tables), rows, actions)
+        return [np.asarray(x) for x in full[:2]]
+    batched = [np.asarray(x) for x in jax.jit(lambda u: estimators.densify(
+        many.from_uniforms(t, s, policy, who, u, eps, tables), rows, actions)[:2])(
+            jnp.asarray(uniforms))]
+    singles = [dense(one, _draw_blocks(many.plan, uniforms, i)) for i in range(k)]
+    for field in (0, 1):                       # regret, average
+        mean = np.mean([x[field] for x in singles], axis=0)
+        np.testing.assert_allclose(batched[field], mean, rtol=1e-5, atol=1e-6)
+        assert np.abs(mean).max() > 0
+    # the draws differ: K draws are not one draw K times
+    assert not np.allclose(singles[0][0], singles[1][0])
+
+
 def test_a_zero_probability_action_is_never_sampled():
     """Inverse-CDF draws at u = 0 and at u * total rounded up to the total."""
     weights = jnp.asarray([[0, 1.0, 0], [0.5, 0.5, 0], [1.0, 0, 0], [0, 0, 1.0]])

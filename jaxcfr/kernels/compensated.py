@@ -57,7 +57,9 @@ def scatter_add(total: jax.Array, error: jax.Array, index: jax.Array, increment:
     ``error`` ``[K]``; ``index`` and ``increment`` have one shape (e.g. ``[M, A]``), and a
     position listed several times gets the sum of its increments (scattered into the
     error term first, then renormalised once per position: every copy of a position
-    computes the same pair)."""
-    error = error.at[index].add(increment)
-    s, e = two_sum(total[index], error[index])
-    return total.at[index].set(s), error.at[index].set(e)
+    computes the same pair). ``index`` may be a tuple over a multi-dimensional view of the
+    tables (e.g. ``(row, slice(None), member)`` over ``[I, A, B]``); positions out of range
+    (a sample's unused capacity) are dropped."""
+    error = error.at[index].add(increment, mode="drop")
+    s, e = two_sum(total.at[index].get(mode="clip"), error.at[index].get(mode="clip"))
+    return total.at[index].set(s, mode="drop"), error.at[index].set(e, mode="drop")

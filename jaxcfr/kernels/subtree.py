@@ -39,17 +39,21 @@ import numpy as np
 from jaxcfr.kernels.passes import gather as take
 from jaxcfr.tensors import CHANCE_NODE, DECISION, PADDING, GameTensors, LoweredGame
 
-__all__ = ["SCHEMES", "SampleTables", "SamplePlan", "Subtree", "child_tables", "make_plan",
-           "build_subtree"]
+__all__ = ["SCHEMES", "SampleTables", "SamplePlan", "Subtree", "Paths", "child_tables",
+           "make_plan", "build_subtree", "sample_paths"]
 
 #: The sampling schemes and what they enumerate.
 SCHEMES = ("chance", "external", "outcome")
 
 
 class SampleTables(NamedTuple):
-    """Where each node's children are (they are contiguous in the next level)."""
+    """Where each node's children are (they are contiguous in the next level), and the
+    two facts of an edge a draw reads, padded by ``K`` so that a node's children are one
+    window ``first_child[n]:first_child[n] + K`` (one index per node, not one per child)."""
     first_child: np.ndarray    # [N] int32  index of the first child (0 for a leaf)
     num_children: np.ndarray   # [N] int32  number of children
+    edge_slot: np.ndarray      # [N + K] int32  action slot of the edge into the node
+    chance: np.ndarray         # [N + K] float  chance probability of that edge (1: a decision)
 
 
 class SamplePlan(NamedTuple):
@@ -77,13 +81,27 @@ class Subtree(NamedTuple):
     sigma: jax.Array    # [C, A] float the current strategy at the slot's row (sink: [1, 0..])
 
 
+class Paths(NamedTuple):
+    """Sampled trajectories (outcome sampling) of ``G = B x samples`` groups, level-major:
+    ``[D, G]`` with group ``g = b * samples + k`` (member ``b``, draw ``k``). Level ``d``
+    holds each trajectory's node at depth ``d``; past its leaf a trajectory is invalid."""
+    node: jax.Array     # [D, G] int32  global node index (0 past the leaf)
+    valid: jax.Array    # [D, G] bool   the trajectory reaches depth d
+    p: jax.Array        # [D, G] float  probability of the edge into the node (root: 1)
+    q: jax.Array        # [D, G] float  probability the trajectory took it (root: 1)
+    sigma: jax.Array    # [D, G, A] float the current strategy at the node's row
+    member: jax.Array   # [G] int32    batch member of the group
+
+
 # -- host: tables and plans --------------------------------------------------------------
-def child_tables(t: GameTensors) -> SampleTables:
-    """Child ranges of one game's tensors (``[N]``), or of a stack's (``[B, N]``)."""
+def child_tables(t: GameTensors, pad: int | None = None) -> SampleTables:
+    """Child ranges of one game's tensors (``[N]``), or of a stack's (``[B, N]``); the edge
+    tables padded by ``pad`` (default: the widest node's children)."""
     parent = np.asarray(t.parent)
     if parent.ndim == 2:
-        parts = [child_tables(GameTensors(*(np.asarray(x)[b] for x in t)))
-                 for b in range(parent.shape[0])]
+        games = [GameTensors(*(np.asarray(x)[b] for x in t)) for b in range(parent.shape[0])]
+        widest = max(int(child_tables(g, 0).num_children.max()) for g in games)
+        parts = [child_tables(g, widest if pad is None else pad) for g in games]
         return SampleTables(*(np.stack(cols) for cols in zip(*parts)))
     n = parent.shape[0]
     # a stack's padding nodes hang under real nodes, after their real children: not children
@@ -92,7 +110,16 @@ def child_tables(t: GameTensors) -> SampleTables:
     first = np.full(n, n, dtype=np.int64)
     np.minimum.at(first, parent[child], child)
     first = np.where(num > 0, first, 0).astype(np.int32)
-    return SampleTables(first, num)
+    pad = int(num.max()) if pad is None else pad
+    actions = np.asarray(t.legal_mask).shape[-1]
+    slot = np.pad(np.asarray(t.edge_index) % actions, (0, pad)).astype(np.int32)
+    chance = np.pad(np.asarray(t.chance_prob), (0, pad))
+    return SampleTables(first, num, slot, chance)
+
+
+def _window(x: jax.Array, start: jax.Array, k: int) -> jax.Array:
+    """``x[start + j]`` for ``j < k``: ``[M, k]`` from ``start [M]`` (``x`` padded by ``k``)."""
+    return jax.vmap(lambda s: jax.lax.dynamic_slice_in_dim(x, s, k))(start)
 
 
 def _enumerated(t: GameTensors, scheme: str, traverser: int) -> np.ndarray:
@@ -174,14 +201,16 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
     """
     actions = t.legal_mask.shape[1]
     num, first = tables.num_children, tables.first_child
-    n_nodes = num.shape[0]
     k = plan.max_children
-    width = [plan.samples * c for c in plan.capacity]            # per member and level
+    # every (member, draw) is a group with its own capacity per level: prefix sums run
+    # over one draw's level (short), never over the whole forest's
+    groups = members * plan.samples
+    width = plan.capacity                                        # per group and level
     starts = level_offsets(plan)                                 # one member's slots
-    member = jnp.repeat(jnp.arange(members, dtype=jnp.int32), width[0])
-    node = jnp.zeros(members * width[0], jnp.int32)
-    valid = jnp.ones(members * width[0], bool)
-    p = q = jnp.ones(members * width[0], uniforms.dtype)
+    member = jnp.repeat(jnp.arange(members, dtype=jnp.int32), plan.samples * width[0])
+    node = jnp.zeros(groups * width[0], jnp.int32)
+    valid = jnp.ones(groups * width[0], bool)
+    p = q = jnp.ones(groups * width[0], uniforms.dtype)
     parent = jnp.zeros_like(node)
     levels = []
     start = 0                                                    # slot of level d's first node
@@ -195,25 +224,26 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
         owner = take(t.node_player, node)
         nk = jnp.where(valid, take(num, node), 0)
         enum = _enumerates(plan.scheme, kind, owner, traverser)
-        count = jnp.where(enum, nk, jnp.minimum(nk, 1)).reshape(members, here)
-        within = _prefix(jnp.add, count, axis=1) - count               # [B, W_d]
-        target = (within + jnp.arange(members)[:, None] * below).reshape(-1)
-        total = count.sum(axis=1)                                      # [B]
+        count = jnp.where(enum, nk, jnp.minimum(nk, 1)).reshape(groups, here)
+        within = _prefix(jnp.add, count, axis=1) - count               # [G, C_d]
+        target = (within + jnp.arange(groups)[:, None] * below).reshape(-1)
+        total = count.sum(axis=1)                                      # [G]
         # the parent of each slot: mark where each parent's children start, carry forward
-        slot = jnp.arange(members * below, dtype=jnp.int32)
-        marks = jnp.zeros(members * below, jnp.int32).at[target].max(
-            jnp.where(count.reshape(-1) > 0, jnp.arange(members * here, dtype=jnp.int32), 0),
+        slot = jnp.arange(groups * below, dtype=jnp.int32)
+        marks = jnp.zeros(groups * below, jnp.int32).at[target].max(
+            jnp.where(count.reshape(-1) > 0, jnp.arange(groups * here, dtype=jnp.int32), 0),
             mode="drop")
-        at = _prefix(jnp.maximum, marks)
-        next_member = slot // below
-        next_valid = slot - next_member * below < take(total, next_member)
+        at = _prefix(jnp.maximum, marks.reshape(groups, below), axis=1).reshape(-1)
+        next_group = slot // below
+        next_valid = slot - next_group * below < take(total, next_group)
+        next_member = next_group // plan.samples
         # one child per sampling node: inverse CDF over its (at most K) children
-        kids = jnp.minimum(take(first, node)[:, None] + jnp.arange(k)[None, :], n_nodes - 1)
+        starts_at = take(first, node)
         present = jnp.arange(k)[None, :] < nk[:, None]
         sigma_flat = sigma.reshape(-1)                                  # [M_d * A]
-        rows_at = (jnp.arange(node.shape[0]) * actions)[:, None]
-        p_kids = jnp.where(present, take(sigma_flat, rows_at + take(t.edge_index, kids) % actions)
-                           * take(t.chance_prob, kids), 0)
+        p_kids = jnp.where(present, jnp.take_along_axis(
+            sigma, _window(tables.edge_slot, starts_at, k), axis=1)
+            * _window(tables.chance, starts_at, k).astype(sigma.dtype), 0)
         q_kids = p_kids
         if plan.scheme == "outcome":
             explore = ((kind == DECISION) & (owner == traverser))[:, None]
@@ -224,16 +254,71 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
         pick = _inverse_cdf(q_kids, u)
         local = jnp.where(take(enum, at), slot - take(target, at), take(pick, at))
         child = jnp.where(next_valid, take(first, take(node, at)) + local, 0).astype(jnp.int32)
-        p_child = (take(sigma_flat, at * actions + take(t.edge_index, child) % actions)
-                   * take(t.chance_prob, child))
+        p_child = (take(sigma_flat, at * actions + take(tables.edge_slot, child))
+                   * take(tables.chance, child).astype(sigma.dtype))
         q_pick = jnp.where(jnp.arange(k)[None, :] == pick[:, None], q_kids, 0).sum(axis=1)
         q_child = jnp.where(take(enum, at), 1, take(q_pick, at)).astype(uniforms.dtype)
         parent = (start + at).astype(jnp.int32)
         p = jnp.where(next_valid, p_child, 0)
         q = jnp.where(next_valid, q_child, 1)
-        start += members * here
+        start += groups * here
         node, valid, member = child, next_valid, next_member
     return Subtree(*(jnp.concatenate(cols) for cols in zip(*levels)))
+
+
+def sample_paths(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy,
+                 members: int, uniforms: jax.Array, traverser,
+                 exploration: jax.Array) -> Paths:
+    """Outcome sampling's trajectories: ``plan.samples`` per member, one child everywhere
+    (the traverser's from the ``exploration``-uniform mix of its strategy, the others'
+    and chance's from their probabilities).
+
+    The same draws as :func:`build_subtree` of an outcome plan (every capacity is 1, so a
+    trajectory needs no compaction): one ``lax.scan`` over the depth whose body is
+    compiled once, ``O(D * G * K)`` work, no prefix sums or scatters.
+
+    Args:
+      policy: ``policy(rows [G], member [G]) -> [G, A]``, the current strategy, read lazily.
+      uniforms: ``[B, D * samples]``, member ``b``'s numbers level-major (level ``d``, draw
+        ``k`` at ``d * samples + k``), as :func:`build_subtree` reads them.
+      traverser: the updating player (a traced int).
+      exploration: ``[B]`` epsilon at the traverser's decisions.
+    """
+    depth, k = len(plan.capacity), plan.max_children
+    groups = members * plan.samples
+    num, first = tables.num_children, tables.first_child
+    member = jnp.repeat(jnp.arange(members, dtype=jnp.int32), plan.samples)       # [G]
+    eps = take(exploration, member)[:, None]                                       # [G, 1]
+    u = uniforms.reshape(members, depth, plan.samples).transpose(1, 0, 2).reshape(
+        depth, groups)                                                             # [D, G]
+
+    def step(carry, u_d):
+        node, valid = carry                                                        # [G]
+        sigma = policy(take(t.node_infoset, node), member)                         # [G, A]
+        kind, owner = take(t.node_kind, node), take(t.node_player, node)
+        nk = jnp.where(valid, take(num, node), 0)
+        starts_at = take(first, node)
+        present = jnp.arange(k)[None, :] < nk[:, None]                             # [G, K]
+        p_kids = jnp.where(present, jnp.take_along_axis(
+            sigma, _window(tables.edge_slot, starts_at, k), axis=1)
+            * _window(tables.chance, starts_at, k).astype(sigma.dtype), 0)
+        explore = ((kind == DECISION) & (owner == traverser))[:, None]
+        uniform = jnp.where(present, 1 / jnp.maximum(nk, 1)[:, None], 0).astype(p_kids.dtype)
+        q_kids = jnp.where(explore, eps * uniform + (1 - eps) * p_kids, p_kids)
+        pick = _inverse_cdf(q_kids, u_d)                                           # [G]
+        chosen = jnp.arange(k)[None, :] == pick[:, None]
+        more = nk > 0
+        child = jnp.where(more, take(first, node) + pick, 0).astype(jnp.int32)
+        p_child = jnp.where(more, jnp.where(chosen, p_kids, 0).sum(axis=1), 0)
+        q_child = jnp.where(more, jnp.where(chosen, q_kids, 0).sum(axis=1), 1)
+        return (child, more), (node, valid, sigma, p_child, q_child)
+
+    start = (jnp.zeros(groups, jnp.int32), jnp.ones(groups, bool))
+    _, (node, valid, sigma, p_next, q_next) = jax.lax.scan(step, start, u)
+    one = jnp.ones((1, groups), uniforms.dtype)
+    p = jnp.concatenate([one, p_next[:-1].astype(uniforms.dtype)])
+    q = jnp.concatenate([one, q_next[:-1].astype(uniforms.dtype)])
+    return Paths(node, valid, p, q, sigma, member)
 
 
 def _inverse_cdf(weights: jax.Array, u: jax.Array) -> jax.Array:

@@ -71,12 +71,12 @@ import jax
 import jax.numpy as jnp
 
 from jaxcfr._util.arguments import ArgumentError, positive_int
-from jaxcfr.kernels import passes, sequence
+from jaxcfr.kernels import compensated, passes, sequence
 from jaxcfr.kernels.keys import fold
 from jaxcfr.kernels.numerics import instantaneous_regret, normalise
 from jaxcfr.kernels.passes import gather as take
-from jaxcfr.kernels.subtree import (SamplePlan, SampleTables, Subtree, build_subtree,
-                                    child_tables, level_offsets, make_plan)
+from jaxcfr.kernels.subtree import (Paths, SamplePlan, SampleTables, Subtree, build_subtree,
+                                    child_tables, level_offsets, make_plan, sample_paths)
 from jaxcfr.tensors import DECISION, GameTensors, LoweredGame, Structure
 
 __all__ = ["Estimator", "Exact", "MonteCarlo", "ChanceSampling", "ExternalSampling",
@@ -124,19 +124,41 @@ class Policy(NamedTuple):
     members: int            # B
     predictive: bool
 
-    def index(self, row: jax.Array, member: jax.Array) -> jax.Array:
-        """Flat positions of rows ``row [M]`` of members ``member [M]``: ``[M, A]``."""
-        actions = self.legal.shape[1]
-        return (row[:, None] * actions + jnp.arange(actions)[None, :]) * self.members \
-            + member[:, None]
-
     def rows(self, row: jax.Array, member: jax.Array) -> jax.Array:
         """Regret matching of rows ``row [M]`` of members ``member [M]``: ``[M, A]``."""
-        index = self.index(row, member)
-        regret = passes.gather(self.regret, index)
+        regret = self.take_rows(self.regret, row, member)
         if self.predictive:
-            regret = regret + passes.gather(self.prediction, index)
+            regret = regret + self.take_rows(self.prediction, row, member)
         return normalise(regret, passes.gather(self.legal, row))
+
+    # Rows are read and written as windows of A actions (one index per row and member,
+    # not one per entry: XLA's CPU gathers and scatters cost per index).
+    def _view(self, table: jax.Array) -> jax.Array:
+        return table.reshape(-1, self.legal.shape[1], self.members)           # [I, A, B]
+
+    def take_rows(self, table: jax.Array, row: jax.Array, member: jax.Array) -> jax.Array:
+        """``table``'s (a flat ``[I * A * B]`` table) rows ``row [M]`` of members
+        ``member [M]``: ``[M, A]``."""
+        return self._view(table).at[row, :, member].get(mode="clip")
+
+    def add_rows(self, table, row, member, values) -> jax.Array:
+        """``table`` with ``values [M, A]`` added at rows ``row`` of members ``member``
+        (repeated rows add up): flat ``[I * A * B]``."""
+        return self._view(table).at[row, :, member].add(values, mode="drop").reshape(-1)
+
+    def add_rows_compensated(self, total, error, row, member, values
+                             ) -> tuple[jax.Array, jax.Array]:
+        """The compensated pair ``(total, error)`` (flat ``[I * A * B]`` each) with
+        ``values [M, A]`` added at rows ``row`` of members ``member``
+        (:func:`jaxcfr.kernels.compensated.scatter_add`)."""
+        s, e = compensated.scatter_add(self._view(total), self._view(error),
+                                       (row, slice(None), member), values)
+        return s.reshape(-1), e.reshape(-1)
+
+    def set_rows(self, table, row, member, values) -> jax.Array:
+        """``table`` with rows ``row`` of members ``member`` set to ``values [M, A]``
+        (a repeated row must get the same values): flat ``[I * A * B]``."""
+        return self._view(table).at[row, :, member].set(values, mode="drop").reshape(-1)
 
 
 def players_of(structure: Structure, player):
@@ -273,24 +295,38 @@ class MonteCarlo(Estimator):
                                (current.members,))
         if player is not None or not self.per_traverser:
             return self._traverse(t, s, current, player, keys, eps, arrays)
-        parts = [self._traverse(t, s, current, jnp.asarray(i), fold(keys, i), eps, arrays)
-                 for i in range(s.num_players)]     # simultaneous external / outcome sampling
-        return RowEstimate(*(jnp.concatenate(cols) for cols in zip(*parts)))
+        # simultaneous external / outcome sampling: one traversal per player, vmapped over
+        # the traverser (one compiled traversal, not one per player), traverser-major
+        players = jnp.arange(s.num_players)
+        parts = jax.vmap(lambda i: self._traverse(t, s, current, i, fold(keys, i), eps,
+                                                  arrays))(players)
+        return RowEstimate(*(x.reshape((-1,) + x.shape[2:]) for x in parts))
 
     #: The scheme samples per traverser (external, outcome): a simultaneous update runs
     #: one traversal per player; chance sampling updates every player from one subtree.
     per_traverser: ClassVar[bool] = True
 
+    def uniforms(self, keys: jax.Array, dtype) -> jax.Array:
+        """``[B, U]``: every uniform number a half-step of member ``b`` draws, from its key
+        alone (so a member equals its separate run). Level ``d``'s numbers are a block of
+        ``samples x capacity[d]``, draw after draw (:func:`level_offsets`)."""
+        total = level_offsets(self.plan)[-1]
+        return jax.vmap(lambda k: jax.random.uniform(k, (total,), dtype))(keys)
+
     def _traverse(self, t, s, policy: Policy, player, keys, eps, tables) -> RowEstimate:
+        return self.from_uniforms(t, s, policy, player,
+                                  self.uniforms(keys, policy.regret.dtype), eps, tables)
+
+    def from_uniforms(self, t, s, policy: Policy, player, uniforms, eps, tables
+                      ) -> RowEstimate:
         """Sample every member's subtrees for ``player`` (``None``: all players, chance
-        sampling); estimate the regrets and averaging contributions at the visited rows."""
+        sampling) from ``uniforms`` (:meth:`uniforms`); estimate the regrets and averaging
+        contributions at the visited rows. The ``samples`` draws of a member are
+        independent, each from its own block of numbers, and the estimate is their mean."""
         plan = self.plan
         num = s.num_players
         rows, actions = t.legal_mask.shape
-        members = keys.shape[0]
-        dtype = policy.regret.dtype
-        total = level_offsets(plan)[-1]
-        uniforms = jax.vmap(lambda k: jax.random.uniform(k, (total,), dtype))(keys)
+        members = uniforms.shape[0]
         sub = build_subtree(t, tables, plan, policy.rows, members, uniforms, player, eps)
         offsets = level_offsets(plan, members)
         reach, sample_reach = _reach(t, sub, offsets, num)              # [C, P + 1], [C]
@@ -357,6 +393,65 @@ class OutcomeSampling(MonteCarlo):
 
     def average_weight(self, own, sample_reach):
         return own / sample_reach
+
+    def from_uniforms(self, t, s, policy: Policy, player, uniforms, eps, tables
+                      ) -> RowEstimate:
+        """Trajectories instead of a subtree: the same draws and estimates as
+        :meth:`MonteCarlo.from_uniforms` on an outcome plan (capacity 1 at every level),
+        from :func:`~jaxcfr.kernels.subtree.sample_paths` (one scanned level body) and
+        cumulative products along each path (``M = D x B x samples`` slots)."""
+        plan, num = self.plan, s.num_players
+        rows, actions = t.legal_mask.shape
+        members = uniforms.shape[0]
+        path = sample_paths(t, tables, plan, policy.rows, members, uniforms, player, eps)
+        return _path_estimate(t, path, player, num, rows, actions, plan.samples)
+
+
+def _path_estimate(t: GameTensors, path: Paths, player, num: int, rows: int, actions: int,
+                   samples: int) -> RowEstimate:
+    """Outcome sampling's regrets and averaging contributions along trajectories ``[D, G]``
+    (the formulas of :meth:`MonteCarlo._traverse` with one child per node)."""
+    valid = path.valid
+    # own reach of every player and chance, and the sample reach, at each depth: [D, G, P+1]
+    owner = take(t.edge_owner, path.node)
+    factor = jnp.where(owner[..., None] == jnp.arange(num + 1), path.p[..., None], 1)
+    reach = jnp.cumprod(factor, axis=0)
+    sample_reach = jnp.cumprod(path.q, axis=0)                                   # [D, G]
+    # importance-weighted values, bottom-up: v_d = u(h_d) + (p / q)_{d+1} v_{d+1}
+    payoff = jnp.where(valid[..., None], take(t.payoff, path.node), 0).astype(path.p.dtype)
+    ratio = jnp.where(valid, path.p / path.q, 0)
+
+    def up(below, xs):
+        pay, r = xs
+        v = pay + r[:, None] * below
+        return v, v
+    below_ratio = jnp.concatenate([ratio[1:], jnp.zeros_like(ratio[:1])])
+    _, values = jax.lax.scan(up, jnp.zeros_like(payoff[0]), (payoff, below_ratio),
+                             reverse=True)                                       # [D, G, P]
+    # x(h_d, a) = v(h_{d+1}) / q_{d+1} at the sampled action a, for the acting player
+    kind, acting = take(t.node_kind, path.node), take(t.node_player, path.node)
+    seat = jnp.clip(acting, 0, num - 1)
+    child_value = jnp.take_along_axis(values[1:], seat[:-1, :, None], axis=2)[..., 0]
+    child_value = jnp.where(valid[1:], child_value / path.q[1:], 0)              # [D-1, G]
+    chosen = take(t.edge_index, path.node[1:]) % actions
+    x = jnp.where(jnp.arange(actions) == chosen[..., None], child_value[..., None], 0)
+    x = jnp.concatenate([x, jnp.zeros_like(x[:1])])                              # [D, G, A]
+    decision = valid & (kind == DECISION)
+    mine = decision & (acting == player)
+    others = jnp.prod(jnp.where(jnp.arange(num + 1) == seat[..., None], 1, reach), axis=2)
+    weight = jnp.where(mine, others / sample_reach, 0) / samples
+    row = take(t.node_infoset, path.node)
+    mask = take(t.legal_mask, row)
+    baseline = (path.sigma * x).sum(axis=2, keepdims=True)
+    regret = jnp.where(mask, weight[..., None] * (x - baseline), 0)
+    own = jnp.take_along_axis(reach, seat[..., None], axis=2)[..., 0]
+    w = jnp.where(mine, own / sample_reach, 0) / samples
+    sink = rows - 1
+    member = jnp.broadcast_to(path.member, valid.shape)
+    flat = lambda a: a.reshape((-1,) + a.shape[2:])                               # noqa: E731
+    return RowEstimate(flat(member), flat(jnp.where(mine, row, sink).astype(jnp.int32)),
+                       flat(regret), flat(jnp.where(mine, row, sink).astype(jnp.int32)),
+                       flat(w[..., None] * path.sigma))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -286,19 +286,21 @@ class Solver:
             regret, strategy_sum, strategy_error, prediction = acc   # [I * A * B] each
             policy = Policy(regret, prediction, rows.legal, members, self.predictive)
             est = estimate(policy, player, keys, flat_hp)
-            at = policy.index(est.regret_row, est.member)
-            new = regret.at[at].add(est.regret)
+            row, member = est.regret_row, est.member
+            new = policy.add_rows(regret, row, member, est.regret)
             if self.regret.every_row:           # dense: every row of the player changes
                 applied = self.regret(new.reshape(-1, members), tf, flat_hp).reshape(-1)
                 new = jnp.where(rows_of_player(player), applied, new)
-            else:                               # only the touched rows change
-                slot_hp = HyperParams(*(x[est.member][:, None] for x in flat_hp))
-                new = new.at[at].set(self.regret(new[at], tf, slot_hp))
+            elif type(self.regret).__call__ is not RegretRule.__call__:   # not the identity
+                slot_hp = HyperParams(*(x[member][:, None] for x in flat_hp))
+                new = policy.set_rows(new, row, member, self.regret(
+                    policy.take_rows(new, row, member), tf, slot_hp))
             if self.predictive:                 # the row's most recent sampled regret
-                prediction = prediction.at[at].set(0).at[at].add(est.regret)
-            avg = policy.index(est.average_row, est.member)
-            strategy_sum, strategy_error = compensated.scatter_add(
-                strategy_sum, strategy_error, avg, weight[est.member][:, None] * est.average)
+                prediction = policy.add_rows(policy.set_rows(
+                    prediction, row, member, jnp.zeros_like(est.regret)), row, member, est.regret)
+            strategy_sum, strategy_error = policy.add_rows_compensated(
+                strategy_sum, strategy_error, est.average_row, member,
+                weight[member][:, None] * est.average)
             return new, strategy_sum, strategy_error, prediction
 
         acc = self._alternate_players(num_players, half_step,
