@@ -28,7 +28,6 @@ Example::
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 
 __all__ = ["two_sum", "add", "scatter_add"]
 
