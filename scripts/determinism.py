@@ -30,7 +30,9 @@ import subprocess
 import sys
 import tempfile
 
-FIELDS = ("regret", "strategy_sum", "prediction")
+from jaxcfr.solvers.solver import SolverState
+
+FIELDS = SolverState._fields[:-1]        # the state's tables (not the iteration)
 
 
 def worker(spec: dict, out_path: str) -> None:

@@ -24,8 +24,9 @@ import numpy as np
 import jaxcfr
 from gpu_timing import block
 from jaxcfr.lowering.lower import as_lowered
+from jaxcfr.solvers.solver import SolverState
 
-FIELDS = ("regret", "strategy_sum", "prediction")
+FIELDS = SolverState._fields[:-1]        # the state's tables (not the iteration)
 #: float64 on the device against float64 on the CPU, after ``float64_iterations``.
 FLOAT64_TOLERANCE = 1e-10
 

@@ -395,9 +395,13 @@ class Runner:
 
         The evaluation compiles at the same time, in a thread of its own, on a zero state
         of the same shapes, while the chunk compiles and the first chunks run: the first
-        :meth:`evaluate` waits for it (its seconds: ``evaluation_compile_seconds``).
+        :meth:`evaluate` waits for it (its seconds: ``evaluation_compile_seconds``). Not
+        over several processes (``jax.distributed``): there it compiles when first due.
         """
-        if self._evaluation_compile is None:
+        # (over several processes, evaluating runs collectives: from a thread they could
+        # interleave with the chunk's in another order on each process and deadlock, so
+        # there the evaluation compiles when it is first due, in order on every process)
+        if self._evaluation_compile is None and jax.process_count() == 1:
             self._evaluation_compile = threading.Thread(
                 target=self._compile_evaluation, name="jaxcfr-compile-evaluation", daemon=True)
             self._evaluation_compile.start()
