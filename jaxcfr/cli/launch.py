@@ -29,8 +29,9 @@ def console_main(argv: Sequence[str] | None = None) -> NoReturn:
         print(version_line())
         sys.stdout.flush()
         raise SystemExit(0)
-    from jaxcfr.cli.supervise import needs_supervisor, supervise
+    from jaxcfr.cli.supervise import divert_native_stdout, needs_supervisor, supervise
     if needs_supervisor(args):             # over several processes: watch the run in a child
         raise SystemExit(supervise(args))
+    divert_native_stdout()                 # (in such a child: gloo's stdout to the log)
     from jaxcfr.cli.app import exit_with, main
     exit_with(main(args))

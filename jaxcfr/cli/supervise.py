@@ -13,10 +13,12 @@ one line what happened and how to continue:
     --resume runs/leduc (JAX's log: /tmp/jaxcfr-process-0-4711.log)
 
 * **Output.** The child's lines pass through as they come, except the C++ logs of JAX, XLA
-  and gloo (absl lines such as ``E1202 23:59:01.123 ...``, ``[Gloo] Rank 0 is connected
-  ...``, stack frames), which go to a log file named in that line; so stdout holds only
-  jaxcfr's output (``--json`` is one line). ``--traceback`` or ``JAXCFR_TRACEBACK=1``
-  passes everything through.
+  and gloo, which go to a log file (``$TMPDIR/jaxcfr-process-K-*.log``, named in the
+  supervisor's line): the child's C-level stdout, where gloo writes ``[Gloo] Rank 0 is
+  connected ...`` (:func:`divert_native_stdout`), and on stderr absl's lines such as
+  ``E1202 23:59:01.123 ...``, stack dumps, and what JAX prints while it shuts down after
+  the child's own error line. So stdout holds only jaxcfr's output (``--json`` is one
+  line). ``--traceback`` or ``JAXCFR_TRACEBACK=1`` passes everything through.
 * **Signals.** SIGINT and SIGTERM are forwarded to the child, which runs in its own process
   group so that a Ctrl-C at the terminal reaches it once (it checkpoints and ends with
   130 / 143, as a run in one process does). On Linux the child is SIGKILLed if the
@@ -38,10 +40,13 @@ import tempfile
 import threading
 from typing import IO, Sequence
 
-__all__ = ["SUPERVISED", "needs_supervisor", "supervise", "is_native_log"]
+__all__ = ["SUPERVISED", "NATIVE_LOG", "needs_supervisor", "supervise", "is_native_log",
+           "divert_native_stdout"]
 
 #: Set in the child's environment (a supervised process does not supervise again).
 SUPERVISED = "JAXCFR_SUPERVISED"
+#: The child's environment: the log file that its C-level stdout goes to.
+NATIVE_LOG = "JAXCFR_NATIVE_LOG"
 
 #: Options that make ``jaxcfr train`` a run over several processes.
 _CLUSTER_OPTIONS = ("--coordinator", "--num-processes", "--process-id")
@@ -78,6 +83,24 @@ def needs_supervisor(args: Sequence[str], env=os.environ) -> bool:
         return False
     return (any(a == o or a.startswith(o + "=") for a in words for o in _CLUSTER_OPTIONS)
             or bool(env.get("JAX_COORDINATOR_ADDRESS")))
+
+
+def divert_native_stdout(env=os.environ) -> None:
+    """In a supervised child: the C-level stdout (file descriptor 1) goes to the
+    supervisor's log, while Python's ``sys.stdout`` keeps the pipe to the supervisor.
+
+    gloo writes "[Gloo] Rank 0 is connected ..." to stdout from C++ threads, and two such
+    writes can interleave inside one line, leaving fragments no filter recognises; diverted
+    at the descriptor, none of it reaches jaxcfr's stdout (``--json`` stays one line)."""
+    path = env.get(NATIVE_LOG)
+    if env.get(SUPERVISED) != "1" or not path:
+        return
+    sys.stdout.flush()
+    keep = os.dup(1)
+    log = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.dup2(log, 1)
+    os.close(log)
+    sys.stdout = open(keep, "w", buffering=1, encoding="utf-8", errors="replace")
 
 
 def _die_with_parent() -> None:
@@ -120,10 +143,14 @@ def supervise(args: Sequence[str], prog: str = "jaxcfr") -> int:
     process = _value(args, "--process-id") or os.environ.get("JAX_PROCESS_ID", "?")
     processes = _value(args, "--num-processes") or os.environ.get("JAX_NUM_PROCESSES", "?")
     run_dir = _value(args, "--out") or _value(args, "--resume")
-    log = tempfile.NamedTemporaryFile(prefix=f"jaxcfr-process-{process}-", suffix=".log",
-                                      delete=False)
+    # (appended to by this process and by the child's C-level stdout)
+    log = tempfile.NamedTemporaryFile(mode="ab", prefix=f"jaxcfr-process-{process}-",
+                                      suffix=".log", delete=False)
+    env = dict(os.environ, **{SUPERVISED: "1"})
+    if not everything:
+        env[NATIVE_LOG] = log.name
     child = subprocess.Popen([sys.executable, "-m", "jaxcfr", *args],
-                             env=dict(os.environ, **{SUPERVISED: "1"}), stdin=subprocess.DEVNULL,
+                             env=env, stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              # its own process group: a Ctrl-C at the terminal reaches it once,
                              # forwarded (twice would abort it without its checkpoint)
