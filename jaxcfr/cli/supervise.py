@@ -144,7 +144,8 @@ def supervise(args: Sequence[str], prog: str = "jaxcfr") -> int:
     processes = _value(args, "--num-processes") or os.environ.get("JAX_NUM_PROCESSES", "?")
     run_dir = _value(args, "--out") or _value(args, "--resume")
     # (appended to by this process and by the child's C-level stdout)
-    log = tempfile.NamedTemporaryFile(mode="ab", prefix=f"jaxcfr-process-{process}-",
+    tag = process if process.isdigit() else "x"       # (only digits go into a file name)
+    log = tempfile.NamedTemporaryFile(mode="ab", prefix=f"jaxcfr-process-{tag}-",
                                       suffix=".log", delete=False)
     env = dict(os.environ, **{SUPERVISED: "1"})
     if not everything:
@@ -154,7 +155,7 @@ def supervise(args: Sequence[str], prog: str = "jaxcfr") -> int:
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              # its own process group: a Ctrl-C at the terminal reaches it once,
                              # forwarded (twice would abort it without its checkpoint)
-                             process_group=0,
+                             **({"process_group": 0} if os.name == "posix" else {}),
                              preexec_fn=_die_with_parent if sys.platform == "linux" else None)
 
     def forward(signum, frame):
