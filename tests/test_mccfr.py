@@ -115,14 +115,13 @@ def test_samples_k_is_the_mean_of_k_separate_estimates(name, scheme, player):
     eps, who = jnp.full(1, 0.6, jnp.float32), jnp.asarray(player)
     uniforms = np.asarray(many.uniforms(jax.random.split(jax.random.key(5), 1), jnp.float32))
 
-    def dense(est, u):
-        full = estimators.densify(est.from_uniforms(t, s, policy, who, jnp.asarray(u), eps,
-                                                    tables), rows, actions)
-        return [np.asarray(x) for x in full[:2]]
-    batched = [np.asarray(x) for x in jax.jit(lambda u: estimators.densify(
-        many.from_uniforms(t, s, policy, who, u, eps, tables), rows, actions)[:2])(
-            jnp.asarray(uniforms))]
-    singles = [dense(one, _draw_blocks(many.plan, uniforms, i)) for i in range(k)]
+    def dense(est):                     # one compiled estimate: (regret, average) [I, A]
+        return jax.jit(lambda u: estimators.densify(
+            est.from_uniforms(t, s, policy, who, u, eps, tables), rows, actions)[:2])
+    batched = [np.asarray(x) for x in dense(many)(jnp.asarray(uniforms))]
+    single = dense(one)                 # compiled once, called for each of the K blocks
+    singles = [[np.asarray(x) for x in single(jnp.asarray(_draw_blocks(many.plan, uniforms, i)))]
+               for i in range(k)]
     for field in (0, 1):                       # regret, average
         mean = np.mean([x[field] for x in singles], axis=0)
         np.testing.assert_allclose(batched[field], mean, rtol=1e-5, atol=1e-6)
