@@ -260,12 +260,11 @@ def test_one_game_split_over_two_processes(place, env):
 
 
 def test_wrong_coordinator_is_a_one_line_error(place, env):
-    start = time.monotonic()
-    # process 1 alone: nobody serves the coordinator's port
+    # process 1 alone: nobody serves the coordinator's port (a hang is caught by _finish's
+    # subprocess timeout; the bounded wait is the message's "within 3 s")
     (rc, _, stderr), = _finish(_start([str(place / "batch.toml"), "--out",
                                        str(place / "nowhere")], [2], env, _free_port(),
                                       ids=[1], init_timeout=3))
-    assert time.monotonic() - start < 60
     assert rc == 2, stderr[-2000:]
     lines = _messages(stderr)
     assert len(lines) == 1 and "process 1 of 2 could not join the run at 127.0.0.1:" in \

@@ -24,7 +24,6 @@ import random
 import re
 import signal
 import string
-import time
 from pathlib import Path
 
 import numpy as np
@@ -196,7 +195,6 @@ def test_mutated_efg_files_fail_only_with_located_reader_errors(case):
     # reader gone quadratic, trips it; a busy machine does not
     previous = signal.signal(signal.SIGPROF, _alarm)
     signal.setitimer(signal.ITIMER_PROF, TIME_BOUND)
-    start = time.process_time()
     try:
         try:
             game = efg.loads(text, name)
@@ -215,7 +213,6 @@ def test_mutated_efg_files_fail_only_with_located_reader_errors(case):
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)
-    assert time.process_time() - start < TIME_BOUND
 
 
 @pytest.mark.parametrize("number, found", [
