@@ -216,6 +216,17 @@ def _best_responses(tensors: GameTensors, strategy: jax.Array, rounds: jax.Array
     return tables, br, expected_values(tensors, structure, strategy)
 
 
+def _single_game_table(lowered: LoweredGame, strategy, dtype) -> jax.Array:
+    """``strategy`` as a ``[I, A]`` table of ``dtype`` for the single-game analytics (inside
+    ``precision.scope(dtype)``): the payoffs must fit ``dtype`` and the table the game."""
+    check_payoff_range(lowered.tensors.payoff, dtype, lowered.name or "the game")
+    table = jnp.asarray(strategy, dtype)
+    if table.shape != lowered.tensors.legal_mask.shape:
+        raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
+                         f"[I, A] = {tuple(lowered.tensors.legal_mask.shape)}")
+    return table
+
+
 def best_responses(lowered: LoweredGame, strategy, *, dtype="float64",
                    normalise: bool = False) -> BestResponses:
     """Each player's pure best response to ``strategy`` in ``lowered`` (one game), and values.
@@ -238,11 +249,7 @@ def best_responses(lowered: LoweredGame, strategy, *, dtype="float64",
         raise ValueError("best_responses() takes a single lowered game, not a stack")
     dtype = precision.dtype_of(dtype)
     with precision.scope(dtype):
-        check_payoff_range(lowered.tensors.payoff, dtype, lowered.name or "the game")
-        table = jnp.asarray(strategy, dtype)
-        if table.shape != lowered.tensors.legal_mask.shape:
-            raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
-                             f"[I, A] = {tuple(lowered.tensors.legal_mask.shape)}")
+        table = _single_game_table(lowered, strategy, dtype)
         tensors = to_device(lowered.tensors, dtype)
         table = tables.prepare(lowered, tensors, table, normalise=normalise)
         out = _best_responses(tensors, table,
@@ -328,11 +335,7 @@ def counterfactual_values(lowered: LoweredGame, strategy, *,
         raise ValueError("counterfactual_values() takes a single lowered game, not a stack")
     dtype = precision.dtype_of(dtype)
     with precision.scope(dtype):
-        check_payoff_range(lowered.tensors.payoff, dtype, lowered.name or "the game")
-        table = jnp.asarray(strategy, dtype)
-        if table.shape != lowered.tensors.legal_mask.shape:
-            raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
-                             f"[I, A] = {tuple(lowered.tensors.legal_mask.shape)}")
+        table = _single_game_table(lowered, strategy, dtype)
         reach, values, q = _counterfactual(to_device(lowered.tensors, dtype), table,
                                            jnp.asarray(lowered.br_rounds, jnp.int32),
                                            structure=lowered.structure)
