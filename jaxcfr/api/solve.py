@@ -120,7 +120,7 @@ class SolveOptions:
               beta=None, gamma=None, exploration=None, alternating: bool | None = None,
               eval_every: int | None = None, precision: str = "float32",
               chunk: int = DEFAULT_CHUNK, workers: int | None = None, sampling=None,
-              samples=None, draws=None, compilation_cache: bool | str = True
+              samples=None, counts=None, draws=None, compilation_cache: bool | str = True
               ) -> "SolveOptions":
         """Check every argument by the rules every entry point shares
         (:mod:`jaxcfr._util.arguments`, the estimators, the presets, the sampled-chance
@@ -134,7 +134,8 @@ class SolveOptions:
         if workers is not None:
             workers = positive_int(spell("workers"), workers)
         solver = make_solver(algorithm, alternating=alternating, estimator=estimator,
-                             sampling=sampling, samples=samples, spell=spell)
+                             sampling=sampling, samples=samples, counts=counts,
+                             spell=spell)
         hyper = check_run_parameters(
             {"alpha": alpha, "beta": beta, "gamma": gamma, "exploration": exploration,
              "seed": arguments.seeds(spell("seeds"), seeds) if seeds is not None
@@ -170,7 +171,8 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
           progress: Callable[[int, dict[str, Any] | None], None] | None = None,
           status=None, cache=None, workers: int | None = None,
           sampling: str | None = None, samples: int | None = None,
-          draws: int | None = None, compilation_cache: bool | str = True,
+          counts: bool | None = None, draws: int | None = None,
+          compilation_cache: bool | str = True,
           cluster: Cluster | None = None) -> SolveResult:
     """Solve ``game`` with ``algorithm`` for ``iterations`` iterations.
 
@@ -181,7 +183,10 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
         ``dcfr+``, ``pdcfr+``; any case, aliases as ``cfr_plus``) or a Solver.
       estimator: the estimator object (default: the solver's, exact for a preset), e.g.
         ``jaxcfr.ExternalSampling(samples=16)`` (:mod:`jaxcfr.solvers.estimators`);
-        ``sampling="external", samples=16`` is a thin spelling of it.
+        ``sampling="external", samples=16`` is a thin spelling of it, and
+        ``counts=True`` runs the samples as counts over the whole tree
+        (``jaxcfr.ExternalSampling(samples=4096, counts=True)``: one pass whatever the
+        number of samples; :mod:`jaxcfr.kernels.counts`).
       chance: ``"auto"`` (lower the tree where chance can be enumerated, else sample it),
         ``"exact"``, ``"sampled"`` (the host draws chance samples each iteration and
         lowers what follows them: :mod:`jaxcfr.engine.sampled_chance`; metrics are
@@ -227,7 +232,7 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
         algorithm=algorithm, iterations=iterations, estimator=estimator, chance=chance,
         seed=seed, seeds=seeds, alpha=alpha, beta=beta, gamma=gamma, exploration=exploration,
         alternating=alternating, eval_every=eval_every, precision=precision, chunk=chunk,
-        workers=workers, sampling=sampling, samples=samples, draws=draws,
+        workers=workers, sampling=sampling, samples=samples, counts=counts, draws=draws,
         compilation_cache=compilation_cache)
     return solve_with(game, options, callback=callback, progress=progress, status=status,
                       cache=cache, mesh=None if cluster is None else batch_mesh())

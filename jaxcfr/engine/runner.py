@@ -83,10 +83,10 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, array
     steps = jnp.minimum(n, chunk)
     if layout == "map":
         def member(x):
-            t, st = x
+            t, st, arr = x                      # a member's tensors, state and arrays
             return jax.lax.fori_loop(0, steps, lambda i, s: solver.update(t, structure, s, hp,
-                                                                           arrays), st)
-        return jax.lax.map(member, (tensors, state))
+                                                                           arr), st)
+        return jax.lax.map(member, (tensors, state, arrays))
     batched_shape = state.regret.shape
     if layout == "forest":
         state = state.map_tables(lambda x: x.reshape((-1,) + x.shape[2:]), state.iteration[0])
@@ -217,8 +217,12 @@ class Runner:
         # the device count with inert nodes and rows (profile() drops those rows). Under a
         # sampling estimator it is replicated instead.
         dense = solver.estimator.dense
+        # one program over several members' tables at once (a split game; the shared and
+        # forest layouts) only for an estimator that draws nothing: a sampling one draws
+        # each member's numbers from its own key (each member equals its separate run)
+        merged = dense and not solver.estimator.seeded
         self.split_game = (mesh is not None and not self.games_batched and not self.hp_batch
-                           and dense)
+                           and merged)
         if mesh is not None and not self.split_game:
             members = lowered.batch_size if self.games_batched else (self.hp_batch or (1,))[0]
             if members % mesh.devices.size:
@@ -254,7 +258,7 @@ class Runner:
                 if (mesh is None and dense and lowered.batch_size < SHARED_MIN_MEMBERS
                         and jax.default_backend() == "cpu"):
                     self.layout = "map"
-                elif mesh is None and dense:
+                elif mesh is None and merged:
                     shared = stack_shared(lowered)
                     if shared is not None:
                         self.layout, host = "shared", shared

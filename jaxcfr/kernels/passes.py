@@ -19,7 +19,8 @@ from jaxcfr.kernels.numerics import normalise, trail
 from jaxcfr.tensors import GameTensors, Structure
 
 __all__ = ["gather", "segment_sum", "regret_matching", "edge_probabilities", "reach_pass",
-           "value_pass", "bottom_up", "action_values", "pick_player", "opponent_reach", "own_reach_at_rows"]
+           "path_product", "value_pass", "bottom_up", "action_values", "pick_player",
+           "opponent_reach", "own_reach_at_rows"]
 
 
 def gather(x: jax.Array, index: jax.Array) -> jax.Array:
@@ -53,10 +54,16 @@ def edge_probabilities(t: GameTensors, strategy: jax.Array) -> jax.Array:
 
 def reach_pass(t: GameTensors, s: Structure, edge: jax.Array) -> jax.Array:
     """Per-player reach probability of every node, top-down: ``[N, P + 1, *b]`` (last: chance)."""
-    levels = s.level_start
     players = jnp.arange(s.num_players + 1)
     owner = (t.edge_owner[:, None] == players[None, :])                    # [N, P + 1]
     factor = jnp.where(trail(owner, edge.ndim + 1), edge[:, None], 1)      # [N, P + 1, *b]
+    return path_product(t, s, factor)
+
+
+def path_product(t: GameTensors, s: Structure, factor: jax.Array) -> jax.Array:
+    """The product of ``factor`` ``[N, ...]`` (one value per edge, at the node it leads to)
+    over the edges from the root to each node, top-down: ``[N, ...]`` (1 at the roots)."""
+    levels = s.level_start
     out = [jnp.ones_like(factor[levels[0]:levels[1]])]
     for d in range(1, len(levels) - 1):
         lo, hi = levels[d], levels[d + 1]

@@ -40,7 +40,7 @@ from jaxcfr.kernels.passes import gather as take
 from jaxcfr.tensors import CHANCE_NODE, DECISION, PADDING, GameTensors, LoweredGame
 
 __all__ = ["SCHEMES", "SampleTables", "SamplePlan", "Subtree", "Paths", "child_tables",
-           "make_plan", "build_subtree", "sample_paths"]
+           "make_plan", "build_subtree", "sample_paths", "enumerates"]
 
 #: The sampling schemes and what they enumerate.
 SCHEMES = ("chance", "external", "outcome")
@@ -223,7 +223,7 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
         kind = take(t.node_kind, node)
         owner = take(t.node_player, node)
         nk = jnp.where(valid, take(num, node), 0)
-        enum = _enumerates(plan.scheme, kind, owner, traverser)
+        enum = enumerates(plan.scheme, kind, owner, traverser)
         count = jnp.where(enum, nk, jnp.minimum(nk, 1)).reshape(groups, here)
         within = _prefix(jnp.add, count, axis=1) - count               # [G, C_d]
         target = (within + jnp.arange(groups)[:, None] * below).reshape(-1)
@@ -247,7 +247,7 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
         q_kids = p_kids
         if plan.scheme == "outcome":
             explore = ((kind == DECISION) & (owner == traverser))[:, None]
-            uniform = jnp.where(present, 1 / jnp.maximum(nk, 1)[:, None], 0).astype(p_kids.dtype)
+            uniform = jnp.where(present, 1 / jnp.maximum(nk, 1)[:, None].astype(p_kids.dtype), 0)
             eps = take(exploration, member)[:, None]
             q_kids = jnp.where(explore, eps * uniform + (1 - eps) * p_kids, p_kids)
         u = uniforms[:, starts[d]:starts[d + 1]].reshape(-1)
@@ -303,7 +303,7 @@ def sample_paths(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy,
             sigma, _window(tables.edge_slot, starts_at, k), axis=1)
             * _window(tables.chance, starts_at, k).astype(sigma.dtype), 0)
         explore = ((kind == DECISION) & (owner == traverser))[:, None]
-        uniform = jnp.where(present, 1 / jnp.maximum(nk, 1)[:, None], 0).astype(p_kids.dtype)
+        uniform = jnp.where(present, 1 / jnp.maximum(nk, 1)[:, None].astype(p_kids.dtype), 0)
         q_kids = jnp.where(explore, eps * uniform + (1 - eps) * p_kids, p_kids)
         pick = _inverse_cdf(q_kids, u_d)                                           # [G]
         chosen = jnp.arange(k)[None, :] == pick[:, None]
@@ -341,8 +341,9 @@ def _prefix(op, x: jax.Array, axis: int = 0) -> jax.Array:
     return jax.lax.associative_scan(op, x, axis=axis)
 
 
-def _enumerates(scheme: str, kind: jax.Array, owner: jax.Array, traverser) -> jax.Array:
-    """Which of these nodes the scheme enumerates (the others sample one child)."""
+def enumerates(scheme: str, kind: jax.Array, owner: jax.Array, traverser) -> jax.Array:
+    """Which of these nodes the scheme enumerates (the others sample one child); ``traverser``
+    is the updating player (a traced int), or ``None`` for chance sampling of every player."""
     if scheme == "chance":
         return kind == DECISION
     if scheme == "external":

@@ -73,6 +73,7 @@ COMPUTE_KEYS = ("game.name", "game.names", "game.sort_infosets", "game.abstracti
                 "game.bucketing", "solver.algorithm",
                 "solver.alternating", "solver.alpha", "solver.beta", "solver.gamma",
                 "solver.combine", "solver.sampling", "solver.exploration", "solver.samples",
+                "solver.counts",
                 "solver.chance", "solver.draws", "run.precision", "run.seed", "run.seeds")
 
 
@@ -84,6 +85,7 @@ class ConfigError(ValueError):
 _KEYS = {"algorithm": "solver.algorithm", "iterations": "solver.iterations",
          "alternating": "solver.alternating", "alpha": "solver.alpha", "beta": "solver.beta",
          "gamma": "solver.gamma", "sampling": "solver.sampling", "samples": "solver.samples",
+         "counts": "solver.counts",
          "exploration": "solver.exploration", "chance": "solver.chance",
          "draws": "solver.draws", "seed": "run.seed", "seeds": "run.seeds",
          "eval_every": "run.eval_every", "chunk": "run.chunk", "precision": "run.precision",
@@ -156,6 +158,7 @@ class SolverConfig:
                                             # outcome
     exploration: float | None = None        # outcome sampling's epsilon (None: 0.6)
     samples: int = 1                        # subtrees sampled per player and iteration
+    counts: bool = False                    # run the samples as counts over the whole tree
     chance: str = "auto"                    # exact (lower the tree), sampled (the host draws
                                             # chance), auto: exact where it can be enumerated
     draws: int = DEFAULT_DRAWS              # chance draws per iteration under sampled chance
@@ -269,7 +272,8 @@ class Config:
 
     def estimator(self) -> Estimator:
         """The estimator ``solver.sampling`` / ``solver.samples`` name."""
-        return make_estimator(self.solver.sampling, self.solver.samples, config_spelling)
+        return make_estimator(self.solver.sampling, self.solver.samples, config_spelling,
+                              self.solver.counts)
 
     def get(self, dotted: str) -> Any:
         section, _, key = dotted.partition(".")

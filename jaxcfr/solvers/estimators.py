@@ -69,14 +69,18 @@ from typing import Any, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxcfr._util.arguments import ArgumentError, positive_int
 from jaxcfr.kernels import compensated, passes, sequence
+from jaxcfr.kernels.counts import (MAX_SAMPLES, CountTables, count_tables, node_uniforms,
+                                   split_bounds, traversal_counts)
 from jaxcfr.kernels.keys import fold
-from jaxcfr.kernels.numerics import instantaneous_regret, normalise
+from jaxcfr.kernels.numerics import instantaneous_regret, normalise, trail
 from jaxcfr.kernels.passes import gather as take
 from jaxcfr.kernels.subtree import (Paths, SamplePlan, SampleTables, Subtree, build_subtree,
-                                    child_tables, level_offsets, make_plan, sample_paths)
+                                    child_tables, enumerates, level_offsets, make_plan,
+                                    sample_paths)
 from jaxcfr.tensors import DECISION, GameTensors, LoweredGame, Structure
 
 __all__ = ["Estimator", "Exact", "MonteCarlo", "ChanceSampling", "ExternalSampling",
@@ -254,31 +258,56 @@ class MonteCarlo(Estimator):
     draws ``samples`` subtrees per traverser and iteration from its own key and gets their
     mean (less variance for more work per iteration).
 
-    Nothing it does per iteration is ``O(N)`` or ``O(I * A)``: the subtrees of every member
-    are built level by level into one fixed-capacity forest
-    (:func:`jaxcfr.kernels.subtree.build_subtree`, ``C = B * samples * sum(capacity)``
-    slots), every pass over it is a plain gather or segment sum, only visited rows are
-    regret-matched, and the result lists the touched rows.
+    The ``samples`` traversals run one of two ways:
+
+    * one by one (the default): nothing per iteration is ``O(N)`` or ``O(I * A)``: the
+      subtrees of every member are built level by level into one fixed-capacity forest
+      (:func:`jaxcfr.kernels.subtree.build_subtree`, ``C = B * samples * sum(capacity)``
+      slots), every pass over it is a plain gather or segment sum, only visited rows are
+      regret-matched, and the result lists the touched rows (a sparse estimator). The
+      draws are independent.
+    * ``counts=True``: one pass over the whole tree carries how many of the traversals
+      reach each node (:mod:`jaxcfr.kernels.counts`, a systematic split at every sampling
+      node), and the estimate is computed from the counts over whole tables (a dense
+      estimator): ``O(N)`` per iteration whatever ``samples`` is. Same expectation as
+      ``samples`` independent traversals; the draws are coupled (less variance).
 
     Attributes:
-      samples: subtrees drawn per traverser and iteration.
-      plan: the static capacities on one game (:meth:`prepare` fills it in).
+      samples: traversals (subtrees) per traverser and iteration.
+      counts: run them as counts over the whole tree (see above).
+      plan: the static capacities on one game (:meth:`prepare` fills it in; one by one).
+      width: the most children of a node of the game (:meth:`prepare`; counts).
     """
     samples: int = 1
+    counts: bool = False
     plan: SamplePlan | None = None
-    dense: ClassVar[bool] = False
+    width: int | None = None
     seeded: ClassVar[bool] = True
 
     def __post_init__(self):
         positive_int("samples", self.samples)
+        if self.counts and self.samples > MAX_SAMPLES:
+            raise ArgumentError(f"samples must be at most {MAX_SAMPLES} with counts (exact "
+                                f"integers in float32), got {self.samples}",
+                                argument="samples")
+
+    @property
+    def dense(self) -> bool:
+        """Counts are estimated over whole tables; traversals one by one list their rows."""
+        return self.counts
 
     def prepare(self, lowered):
+        if self.counts:
+            tables = count_tables(lowered)
+            width = int(np.max(tables.num_children, initial=1))
+            return dataclasses.replace(self, width=max(width, 1)), tables
         tables = child_tables(lowered.tensors)
         plan = make_plan(lowered, self.name, tables, self.samples)
         return dataclasses.replace(self, plan=plan), tables
 
     def describe(self) -> str:
-        return self.name + (f" x{self.samples}" if self.samples > 1 else "")
+        k = f" x{self.samples}" if self.samples > 1 else ""
+        return self.name + k + (" (counts)" if self.counts else "")
 
     def average_target(self, player, num_players: int):
         """The player whose strategy sums a half-step of ``player`` feeds."""
@@ -288,8 +317,9 @@ class MonteCarlo(Estimator):
         """``[C]``: the averaging weight of each sampled node (own reach, sample reach)."""
         raise NotImplementedError
 
-    def estimate(self, t, s, current: Policy, player, keys, hp, arrays: SampleTables
-                 ) -> RowEstimate:
+    def estimate(self, t, s, current, player, keys, hp, arrays):
+        if self.counts:
+            return self._count_estimate(t, s, current, player, keys, hp, arrays)
         keys = jnp.asarray(keys).reshape(-1)
         eps = jnp.broadcast_to(jnp.reshape(hp.exploration, -1).astype(current.regret.dtype),
                                (current.members,))
@@ -363,6 +393,103 @@ class MonteCarlo(Estimator):
                            average_row.astype(jnp.int32), w[:, None] * sub.sigma)
 
 
+    # -- counts: every traversal of a half-step in one pass over the whole tree -----------
+    def sampling_weights(self, t: GameTensors, p: jax.Array, player, eps) -> jax.Array:
+        """``[N, *b]``: the probability with which a sampling node takes the edge into each
+        node (the target probability ``p``; outcome sampling mixes the traverser's)."""
+        return p
+
+    def importance(self, owner_is_traverser: jax.Array, ratio: jax.Array,
+                   inverse_q: jax.Array) -> jax.Array | None:
+        """Per edge, the factor of the weight ``W(h) = pi_-i(h) / Q(h)`` of the nodes below it
+        (``None``: ``W = 1``, nothing to multiply). ``ratio = p / q``, ``inverse_q = 1 / q``."""
+        return jnp.where(owner_is_traverser, inverse_q, ratio)
+
+    def average_factor(self, t: GameTensors, s: Structure, p, ratio, inverse_q, target):
+        """``[N, *b]``: what one traversal reaching each node adds to its row's averaging
+        weight (``None``: 1), as :meth:`average_weight` on a sampled subtree; ``target``
+        is the player whose rows are averaged (``None``: every player)."""
+        raise NotImplementedError
+
+    def _count_estimate(self, t, s, current, player, keys, hp, tables: CountTables
+                        ) -> Estimate:
+        """The mean of ``samples`` traversals per traverser from their counts (dense).
+
+        With ``n(h)`` the traversals reaching ``h``, ``q`` the probability that the scheme
+        takes an edge from its node (1 where it enumerates) and ``p`` the target
+        probability, the sum over the traversals of the sampled values below a node is
+        ``V(g) = n(g) u(g) + sum over children c of (p / q)(c) V(c)`` (a traversal at ``g``
+        takes each enumerated child and one sampled child), so the sum of their regret
+        estimates at ``(I, a)`` is ``sum over h in I of W(h) (V(ha) / q(ha) - sum_b
+        sigma_b V(hb) / q(hb))``, ``W(h) = pi_-i(h) / Q(h)`` as in :meth:`from_uniforms`;
+        the averaging contributions likewise sum ``n(h)`` times one traversal's weight.
+        """
+        num = s.num_players
+        batch = current.shape[2:]
+        eps = jnp.broadcast_to(jnp.asarray(hp.exploration, current.dtype), batch)
+        if player is None and self.per_traverser:
+            # simultaneous: one count pass per traverser, its rows and its target's rows
+            regret = average = 0
+            for i in range(num):
+                part = self._count_part(t, s, current, jnp.asarray(i, jnp.int32),
+                                        fold(keys, i), eps, tables)
+                regret = regret + jnp.where(trail(rows_of(t, i), current.ndim), part.regret, 0)
+                average = average + jnp.where(trail(part.average_rows, current.ndim),
+                                              part.average, 0)
+            return Estimate(regret, average, rows_of(t, None))
+        return self._count_part(t, s, current, player, keys, eps, tables)
+
+    def _count_part(self, t, s, current, player, keys, eps, tables) -> Estimate:
+        """One count pass: ``player`` traverses (``None``: chance sampling of everyone)."""
+        p = passes.edge_probabilities(t, current)                              # [N, *b]
+        enum = enumerates(self.name, t.node_kind, t.node_player, player)             # [N]
+        bounds = split_bounds(t, tables, self.width, self.sampling_weights(t, p, player, eps))
+        n = traversal_counts(t, s.level_start, bounds, enum, self.samples,
+                             node_uniforms(keys, tables, p.dtype))                 # [N, *b]
+        return self.from_counts(t, s, current, player, n, eps)
+
+    def from_counts(self, t, s, current, player, n, eps) -> Estimate:
+        """The mean of the traversals of ``player`` (``None``: chance sampling of everyone)
+        whose counts are ``n`` ``[N, *b]`` (how many reach each node; ``samples`` at the
+        root), over whole tables; ``eps`` ``[*b]``: outcome sampling's exploration."""
+        rows, actions = t.legal_mask.shape
+        num, levels = s.num_players, s.level_start
+        p = passes.edge_probabilities(t, current)                              # [N, *b]
+        ndim = p.ndim
+        has_parent = t.parent >= 0
+        up = jnp.maximum(t.parent, 0)
+        enum = enumerates(self.name, t.node_kind, t.node_player, player)             # [N]
+        weight = self.sampling_weights(t, p, player, eps)                            # [N, *b]
+        enumerated_edge = trail(take(enum, up) | ~has_parent, ndim)
+        q = jnp.where(enumerated_edge, 1, weight)                  # the edge's probability
+        taken = q > 0
+        ratio = jnp.where(taken, p / jnp.where(taken, q, 1), 0)
+        inverse_q = jnp.where(taken, 1 / jnp.where(taken, q, 1), 0)
+        players = players_of(s, player)
+        who = jnp.asarray(players)                                                    # [k]
+        owner_is = trail(t.edge_owner[:, None] == who[None, :], ndim + 1)       # [N, k, 1..]
+        # V: the traversals' summed values below each node, for each updated player
+        payoff = trail(jnp.take(t.payoff, who, axis=1), ndim + 1).astype(p.dtype)
+        values = passes.bottom_up(payoff * n[:, None], ratio, t.parent, levels)  # [N, k, *b]
+        factor = self.importance(owner_is, ratio[:, None], inverse_q[:, None])
+        w = 1 if factor is None else take(passes.path_product(t, s, factor), up)
+        x = jnp.where(owner_is & trail(has_parent, ndim + 1),
+                      w * values * inverse_q[:, None], 0).sum(axis=1)               # [N, *b]
+        qhat = passes.segment_sum(x, t.edge_index, rows * actions)
+        qhat = qhat.reshape((rows, actions) + x.shape[1:]) / self.samples
+        regret = instantaneous_regret(qhat, current, t.legal_mask)
+        # averaging: n(h) times one traversal's weight at the target's decision nodes
+        target = self.average_target(player, num) if player is not None else None
+        decision = t.node_kind == DECISION
+        at_target = decision & ((t.node_player < num) if target is None
+                                else (t.node_player == target))
+        factor = self.average_factor(t, s, p, ratio, inverse_q, target)
+        per_node = n if factor is None else n * factor
+        per_node = jnp.where(trail(at_target, ndim), per_node, 0) / self.samples
+        per_row = passes.segment_sum(per_node, t.node_infoset, rows)                  # [I, *b]
+        return Estimate(regret, per_row[:, None] * current, rows_of(t, target))
+
+
 @dataclasses.dataclass(frozen=True)
 class ChanceSampling(MonteCarlo):
     """Chance sampling: one outcome per chance node, every decision enumerated."""
@@ -371,6 +498,10 @@ class ChanceSampling(MonteCarlo):
 
     def average_weight(self, own, sample_reach):
         return own
+
+    def average_factor(self, t, s, p, ratio, inverse_q, target):
+        owner = jnp.clip(t.node_player, 0, s.num_players - 1)
+        return passes.pick_player(passes.reach_pass(t, s, p), owner)        # own reach
 
 
 @dataclasses.dataclass(frozen=True)
@@ -384,6 +515,12 @@ class ExternalSampling(MonteCarlo):
     def average_weight(self, own, sample_reach):
         return jnp.ones_like(own)
 
+    def importance(self, owner_is_traverser, ratio, inverse_q):
+        return None                # the traverser enumerates, the others are sampled on policy
+
+    def average_factor(self, t, s, p, ratio, inverse_q, target):
+        return None
+
 
 @dataclasses.dataclass(frozen=True)
 class OutcomeSampling(MonteCarlo):
@@ -393,6 +530,19 @@ class OutcomeSampling(MonteCarlo):
 
     def average_weight(self, own, sample_reach):
         return own / sample_reach
+
+    def sampling_weights(self, t, p, player, eps):
+        parent = jnp.maximum(t.parent, 0)
+        explore = ((t.parent >= 0) & (take(t.node_kind, parent) == DECISION)
+                   & (take(t.node_player, parent) == player))
+        actions = take(t.legal_mask.sum(axis=1), take(t.node_infoset, parent))
+        mix = eps / trail(jnp.maximum(actions, 1), p.ndim).astype(p.dtype) + (1 - eps) * p
+        return jnp.where(trail(explore, p.ndim), mix, p)
+
+    def average_factor(self, t, s, p, ratio, inverse_q, target):
+        # own reach / sample reach: p / q on the target's edges, 1 / q on the others'
+        return passes.path_product(t, s, jnp.where(trail(t.edge_owner == target, p.ndim),
+                                                   ratio, inverse_q))
 
     def from_uniforms(self, t, s, policy: Policy, player, uniforms, eps, tables
                       ) -> RowEstimate:
@@ -498,17 +648,30 @@ ESTIMATORS: dict[str, type[Estimator]] = {
     "outcome": OutcomeSampling}
 
 
-def make_estimator(name: str, samples: int = 1, spell=str) -> Estimator:
+def make_estimator(name: str, samples: int = 1, spell=str, counts: bool = False
+                   ) -> Estimator:
     """The estimator named ``name`` (:data:`ESTIMATORS`), drawing ``samples`` subtrees if it
-    samples. Errors name the arguments as the caller spells them: ``spell("sampling")``
-    (e.g. ``--sampling``, ``solver.sampling``; :mod:`jaxcfr._util.arguments`)."""
+    samples, as counts over the whole tree with ``counts`` (:class:`MonteCarlo`). Errors
+    name the arguments as the caller spells them: ``spell("sampling")`` (e.g.
+    ``--sampling``, ``solver.sampling``; :mod:`jaxcfr._util.arguments`)."""
     cls = ESTIMATORS.get(name) if isinstance(name, str) else None
     if cls is None:
         raise ArgumentError(f"unknown {spell('sampling')} {name!r}; choose one of "
                             f"{', '.join(ESTIMATORS)}", argument=spell("sampling"))
     samples = positive_int(spell("samples"), samples)
+    if not isinstance(counts, (bool, np.bool_)):
+        raise ArgumentError(f"{spell('counts')} must be true or false, got {counts!r}",
+                            argument=spell("counts"))
     if issubclass(cls, MonteCarlo):
-        return cls(samples=samples)
+        if counts and samples > MAX_SAMPLES:
+            raise ArgumentError(f"{spell('samples')} must be at most {MAX_SAMPLES:,} with "
+                                f"{spell('counts')} (counts are exact integers in float32), "
+                                f"got {samples:,}", argument=spell("samples"))
+        return cls(samples=samples, counts=bool(counts))
+    if counts:
+        raise ArgumentError(f"{spell('counts')} runs a sampling estimator's traversals as "
+                            f"counts: it needs {spell('sampling')} chance, external or "
+                            f"outcome, not {name!r}", argument=spell("counts"))
     return cls()
 
 

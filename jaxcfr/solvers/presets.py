@@ -102,13 +102,15 @@ def resolve_algorithm(name: str, spelled: str = "algorithm") -> str:
 
 def make_solver(name: str | Solver, *, alternating: bool | None = None,
                 estimator: Estimator | None = None, sampling: str | None = None,
-                samples: int | None = None, spell=str, **defaults) -> Solver:
+                samples: int | None = None, counts: bool | None = None, spell=str,
+                **defaults) -> Solver:
     """A preset by name (:data:`ALGORITHMS`, :data:`ALIASES`), or a Solver, with changes.
 
     ``defaults`` override the preset's default alpha / beta / gamma; ``estimator`` (an
     object), or ``sampling`` and ``samples`` (its name in
-    :data:`~jaxcfr.solvers.estimators.ESTIMATORS` and subtrees per traverser), pick the
-    estimator (default: the solver's, exact for a preset). Errors name the arguments as
+    :data:`~jaxcfr.solvers.estimators.ESTIMATORS` and subtrees per traverser, ``counts``
+    to run them as counts), pick the estimator (default: the solver's, exact for a
+    preset). Errors name the arguments as
     ``spell`` renders them (``--sampling``, ``solver.sampling``).
     """
     solver = name if isinstance(name, Solver) else \
@@ -121,16 +123,16 @@ def make_solver(name: str | Solver, *, alternating: bool | None = None,
     if alternating is not None:
         changes["alternating"] = bool(alternating)
     if estimator is not None:
-        if sampling is not None or samples is not None:
+        if sampling is not None or samples is not None or counts is not None:
             raise ArgumentError(f"give {spell('estimator')} or {spell('sampling')} / "
-                                f"{spell('samples')}, not both")
+                                f"{spell('samples')} / {spell('counts')}, not both")
         if not isinstance(estimator, Estimator):
             raise ArgumentError(f"{spell('estimator')} must be an estimator object "
                                 f"(jaxcfr.ExternalSampling(samples=16), ...), got "
                                 f"{estimator!r}; by name, use {spell('sampling')}")
         changes["estimator"] = estimator
-    elif sampling is not None or samples is not None:
+    elif sampling is not None or samples is not None or counts is not None:
         changes["estimator"] = make_estimator(
             sampling if sampling is not None else solver.estimator.name or "none",
-            1 if samples is None else samples, spell)
+            1 if samples is None else samples, spell, False if counts is None else counts)
     return dataclasses.replace(solver, **changes)

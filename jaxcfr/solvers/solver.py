@@ -201,7 +201,7 @@ class Solver:
         ``self.estimator`` (the prepared estimator).
         """
         if self.estimator.dense:
-            return self._dense_update(tensors, structure, state, hp)
+            return self._dense_update(tensors, structure, state, hp, arrays)
         rows = Rows(tensors.legal_mask, tensors.infoset_player)
 
         def estimate(policy, player, keys, flat_hp):
@@ -229,19 +229,22 @@ class Solver:
             return acc
         return jax.lax.fori_loop(0, num_players, body, acc)
 
-    def _dense_update(self, tensors, structure, state, hp) -> SolverState:
+    def _dense_update(self, tensors, structure, state, hp, arrays=None) -> SolverState:
         """Whole tables: every row of the updated player gets the estimate."""
         t = state.iteration + 1
         tf = t.astype(state.regret.dtype)
         ndim = state.regret.ndim
         legal = trail(tensors.legal_mask, ndim)
         weight = self.average.weight(tf, hp)                                       # [*b]
+        # a sampling estimator's keys: one per batch member, [*b]
+        keys = (iteration_keys(jnp.broadcast_to(hp.seed, state.regret.shape[2:]), t)
+                if self.estimator.seeded else None)
 
         def half_step(player, keys, acc):
             """Update ``player``'s rows (every player's for ``None``) from one estimate."""
             regret, strategy_sum, strategy_error, prediction = acc
             current = self.strategy(tensors, SolverState(*acc, state.iteration))
-            est = self.estimator.estimate(tensors, structure, current, player, keys, hp, None)
+            est = self.estimator.estimate(tensors, structure, current, player, keys, hp, arrays)
             inst = jnp.where(legal, est.regret, 0)                           # [I, A, *b]
             sel = trail(rows_of(tensors, player), ndim)
             averaged = trail(est.average_rows, ndim)
@@ -254,7 +257,7 @@ class Solver:
                     jnp.where(sel, inst, prediction) if self.predictive else prediction)
 
         acc = self._alternate_players(structure.num_players, half_step, tuple(state[:-1]),
-                                      None, unroll=ndim > 2)
+                                      keys, unroll=ndim > 2)
         return SolverState(*acc, t)
 
     def row_update(self, rows: Rows, num_players: int, state: SolverState, hp: HyperParams,
