@@ -11,9 +11,13 @@ Usage::
     python scripts/mccfr_bench.py --peer               # against OpenSpiel's C++ MCCFR
     python scripts/mccfr_bench.py --peer --only throughput   # (or compile, fresh, seeds)
 
+An entry is ``algorithm/sampling[/samples[/counts]]``: ``cfr/external/4096/counts`` runs
+4,096 external-sampling traversals per player and iteration as counts over the whole tree
+(:mod:`jaxcfr.kernels.counts`), ``cfr/external/64`` 64 traversals one by one.
+
 The peer figures (``--peer``, into ``mccfr.json`` under ``peer``): sampled traversals per
-second of jaxcfr (``samples`` traversals per traverser and iteration in one compiled step)
-and of OpenSpiel's ``ExternalSamplingMCCFRSolver`` / ``OutcomeSamplingMCCFRSolver`` (one
+second of jaxcfr (``samples`` traversals per traverser and iteration in one compiled step,
+one by one or as counts) and of OpenSpiel's ``ExternalSamplingMCCFRSolver`` / ``OutcomeSamplingMCCFRSolver`` (one
 traversal per player and iteration), interleaved A B A B in one process, wall and CPU
 seconds; compile seconds of the exact, external and outcome chunks; wall seconds from a
 fresh process (imports and compilation included) to a target exploitability, both sides
@@ -70,13 +74,20 @@ def costs(game: str, algorithm: str = "cfr+", repeats: int = 5) -> dict[str, flo
             "ms_per_iteration": best}
 
 
-def _entry_runner(lowered, entry: str):
-    """A compiled runner for an ``algorithm/sampling[/samples]`` entry, its state, the scheme."""
+def entry_solver(entry: str) -> jaxcfr.Solver:
+    """The solver of an ``algorithm/sampling[/samples[/counts]]`` entry."""
     parts = entry.split("/")
     algorithm, scheme = parts[0], parts[1]
     samples = int(parts[2]) if len(parts) > 2 else 1
-    runner = jaxcfr.Runner(lowered, jaxcfr.make_solver(algorithm, sampling=scheme,
-                                                       samples=samples), {"seed": 0}, chunk=50)
+    counts = len(parts) > 3 and parts[3] == "counts"
+    return jaxcfr.make_solver(algorithm, sampling=scheme, samples=samples,
+                              counts=True if counts else None)
+
+
+def _entry_runner(lowered, entry: str, seed: int = 0, chunk: int = 50):
+    """A compiled runner for an entry (:func:`entry_solver`), its state, the scheme."""
+    scheme = entry.split("/")[1]
+    runner = jaxcfr.Runner(lowered, entry_solver(entry), {"seed": seed}, chunk=chunk)
     state, _ = runner.compile(runner.init())
     return runner, state, scheme
 
@@ -121,10 +132,12 @@ def to_target(game: str, target: float, entries=TARGET, limit: float = 120.0) ->
 # -- against OpenSpiel's C++ MCCFR ------------------------------------------------------------
 PEER_GAMES = ("leduc_poker", "liars_dice")
 #: jaxcfr's traversals per traverser and iteration in the throughput comparison
-PEER_SAMPLES = {"external": (1, 64, 512), "outcome": (1, 256, 4096)}
+PEER_SAMPLES = {"external": ("1", "64", "512", "64/counts", "4096/counts"),
+                "outcome": ("1", "256", "4096", "4096/counts", "65536/counts")}
 #: the fresh-process race: target exploitability per game, jaxcfr's entry per scheme
 FRESH_TARGET = {"leduc_poker": 0.1, "liars_dice": 0.05}
-FRESH_ENTRY = {"external": "cfr/external/64", "outcome": "cfr/outcome/1024"}
+FRESH_ENTRY = {"external": ("cfr/external/64", "cfr/external/4096/counts"),
+               "outcome": ("cfr/outcome/1024", "cfr/outcome/65536/counts")}
 
 
 def _peer_solver(game: str, scheme: str, seed: int = 1):
@@ -149,10 +162,8 @@ def throughput(game: str, scheme: str, samples=None, rounds: int = 3,
     lowered = jaxcfr.lower(jaxcfr.load_game(game), name=game)
     sides = {}
     for k in samples:
-        runner = jaxcfr.Runner(lowered, jaxcfr.make_solver("cfr", sampling=scheme, samples=k),
-                               {"seed": 0}, chunk=50)
-        state, _ = runner.compile(runner.init())
-        sides[f"jaxcfr x{k}"] = [runner, state, k, 10]
+        runner, state, _ = _entry_runner(lowered, f"cfr/{scheme}/{k}")
+        sides[f"jaxcfr x{k}"] = [runner, state, int(k.split("/")[0]), 10]
     peer = _peer_solver(game, scheme)
     sides["openspiel"] = [peer, None, 1, 1000]
     best = {name: {"wall": 0.0, "cpu": 0.0} for name in sides}
@@ -180,17 +191,18 @@ def throughput(game: str, scheme: str, samples=None, rounds: int = 3,
 
 
 def compile_seconds(game: str, samples: int = 64) -> dict:
-    """Seconds to compile one chunk of the exact, external and outcome CFR programs."""
+    """Seconds to compile one chunk of the exact, external and outcome CFR programs (the
+    sampled ones with ``samples`` traversals one by one, and as counts)."""
     lowered = jaxcfr.lower(jaxcfr.load_game(game), name=game)
     out = {}
-    for scheme in ("none", "external", "outcome"):
-        runner = jaxcfr.Runner(lowered, jaxcfr.make_solver("cfr", sampling=scheme,
-                                                           samples=samples), {"seed": 0},
-                               chunk=50)
+    for entry in ("none", "external", "outcome", "external/counts", "outcome/counts"):
+        scheme, _, counts = entry.partition("/")
+        name = f"cfr/{scheme}/{samples}" + ("/counts" if counts else "")
+        runner = jaxcfr.Runner(lowered, entry_solver(name), {"seed": 0}, chunk=50)
         program = runner.chunk_program(runner.init())
         start = time.perf_counter()
         program.compile()
-        out[scheme] = time.perf_counter() - start
+        out[entry] = time.perf_counter() - start
     print(json.dumps({"game": game, "compile_seconds": out}), flush=True)
     return {"game": game, "samples": samples, "compile_seconds": out}
 
@@ -201,10 +213,9 @@ def fresh_run(side: str, game: str, scheme: str, target: float, entry: str) -> N
     prints seconds since the process started (imports, lowering, compilation included)."""
     start = float(sys.argv[sys.argv.index("--started") + 1])
     done, n, expl = 0, 10, float("inf")
-    algorithm, _, k = entry.split("/")
+    k = entry.split("/")[2]
     runner = jaxcfr.Runner(jaxcfr.lower(jaxcfr.load_game(game), name=game),
-                           jaxcfr.make_solver(algorithm, sampling=scheme, samples=int(k)),
-                           {"seed": 1}, chunk=100)
+                           entry_solver(entry), {"seed": 1}, chunk=100)
     state = runner.init()
     while expl >= target:
         state = runner.advance(state, n)
@@ -240,21 +251,22 @@ print(json.dumps({"side": "openspiel", "game": game, "scheme": scheme, "iteratio
 
 
 def fresh(game: str, scheme: str, rounds: int = 2, limit: float = 180.0) -> dict:
-    """Wall seconds from a fresh process to ``FRESH_TARGET[game]``, jaxcfr and OpenSpiel
-    interleaved (each a new process; JAX's persistent compilation cache off); a run past
-    ``limit`` seconds is stopped and recorded as ``{"wall": None}``."""
-    runs = {"jaxcfr": [], "openspiel": []}
+    """Wall seconds from a fresh process to ``FRESH_TARGET[game]``, jaxcfr's entries
+    (``FRESH_ENTRY``) and OpenSpiel interleaved (each a new process; JAX's persistent
+    compilation cache off); a run past ``limit`` seconds is stopped and recorded as
+    ``{"wall": None}``."""
+    runs = {**{entry: [] for entry in FRESH_ENTRY[scheme]}, "openspiel": []}
     for _ in range(rounds):
         for side in runs:
             target = str(FRESH_TARGET[game])
-            cmd = ([sys.executable, __file__, "--fresh-run", side, game, scheme, target,
-                    FRESH_ENTRY[scheme], "--started", str(time.time())] if side == "jaxcfr"
+            cmd = ([sys.executable, __file__, "--fresh-run", "jaxcfr", game, scheme, target,
+                    side, "--started", str(time.time())] if side != "openspiel"
                    else [sys.executable, "-c", PEER_FRESH, game, scheme, target,
                          str(time.time())])
             try:
                 out = subprocess.run(cmd, capture_output=True, text=True, check=True,
                                      timeout=limit, env={**__import__("os").environ,
-                                                         "JAX_ENABLE_COMPILATION_CACHE": "false"})
+                                                         "JAXCFR_NO_COMPILATION_CACHE": "1"})
                 runs[side].append(json.loads(out.stdout.strip().splitlines()[-1]))
             except subprocess.TimeoutExpired:
                 runs[side].append({"side": side, "wall": None, "limit": limit})
@@ -277,10 +289,19 @@ def seeds_study(iterations: int = 10_000, seeds: int = 20) -> dict:
         for _ in range(iterations):
             solver.run_iteration()
         values["openspiel"].append(pyspiel.exploitability(game, solver.average_policy()))
-    for label, alternating in (("jaxcfr simultaneous", False), ("jaxcfr alternating", True)):
+    # one traversal per player and iteration (one by one; as counts, where one traversal's
+    # count is one draw per node: the same estimator), then 64 per iteration for the same
+    # number of traversals (one by one, independent; as counts, coupled)
+    runs = (("jaxcfr simultaneous", False, jaxcfr.ExternalSampling(), 1),
+            ("jaxcfr alternating", True, jaxcfr.ExternalSampling(), 1),
+            ("jaxcfr alternating, counts", True, jaxcfr.ExternalSampling(counts=True), 1),
+            ("jaxcfr alternating x64", True, jaxcfr.ExternalSampling(samples=64), 64),
+            ("jaxcfr alternating x64, counts", True,
+             jaxcfr.ExternalSampling(samples=64, counts=True), 64))
+    for label, alternating, estimator, k in runs:
         solver = jaxcfr.Solver("cfr", jaxcfr.RegretMatching(), alternating=alternating,
-                               estimator=jaxcfr.ExternalSampling())
-        result = jaxcfr.solve("leduc_poker", solver, iterations, seeds=list(range(seeds)),
+                               estimator=estimator)
+        result = jaxcfr.solve("leduc_poker", solver, iterations // k, seeds=list(range(seeds)),
                               chunk=1000)
         values[label] = [float(x) for x in result.final["exploitability"]]
     stats = {}

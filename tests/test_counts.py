@@ -21,7 +21,7 @@ import pytest
 
 import jaxcfr
 from jaxcfr._util import precision
-from jaxcfr.kernels import counts, passes, subtree
+from jaxcfr.kernels import counts, passes, sequence, subtree
 from jaxcfr.runs import config_from_dict, train
 from jaxcfr.solvers import estimators
 from jaxcfr.tensors import to_device
@@ -60,12 +60,16 @@ CASES = [("kuhn_poker", "chance", None), ("kuhn_poker", "external", 0),
 def test_counts_give_the_mean_of_the_traversals_they_count(game, scheme, player):
     """K = 7 traversals walked one by one (the sparse kernels, from one member's numbers);
     the counts of the nodes they reach, through the count formula, give the mean of their
-    regrets and averaging contributions to float64 rounding (it is the same sum,
-    regrouped by node)."""
+    regrets to float64 rounding (it is the same sum, regrouped by leaf), by the sequence
+    form and by the node passes alike; the averaging contributions are the exact
+    estimator's (own reach times strategy)."""
     lowered = _lowered(game)
     rows, actions = lowered.tensors.legal_mask.shape
     with precision.scope(np.float64):
         t, s = to_device(lowered.tensors, np.float64), lowered.structure
+        seq = jax.tree_util.tree_map(jnp.asarray, sequence.sequence_tables(
+            lowered.tensors, s.level_start, s.num_players, np.float64))
+        sequenced = sequence.with_sequences(t, seq)
         sigma, policy = _strategy(lowered)
         walked, tables = estimators.make_estimator(scheme, samples=7).prepare(lowered)
         tables = subtree.SampleTables(*(jnp.asarray(x) for x in tables))
@@ -73,7 +77,7 @@ def test_counts_give_the_mean_of_the_traversals_they_count(game, scheme, player)
         who = None if player is None else jnp.asarray(player)
 
         @jax.jit
-        def both(key):
+        def run(key):
             eps = jnp.asarray([0.6])
             u = walked.uniforms(key[None], jnp.float64)
             one_by_one = estimators.densify(estimators.MonteCarlo.from_uniforms(
@@ -81,15 +85,18 @@ def test_counts_give_the_mean_of_the_traversals_they_count(game, scheme, player)
             sub = subtree.build_subtree(t, tables, walked.plan, policy.rows, 1, u, who, eps)
             n = passes.segment_sum(sub.valid.astype(jnp.float64), sub.node,
                                    t.parent.shape[0])
-            return one_by_one, counted.from_counts(t, s, sigma, who, n, eps[0]), n[0]
-        one_by_one, est, root = both(jax.random.key(3))
+            return (one_by_one.regret[..., 0], counted.from_counts(t, s, sigma, who, n, eps[0]),
+                    counted.from_counts(sequenced, s, sigma, who, n, eps[0]),
+                    estimators.Exact().estimate(t, s, sigma, who), n[0])
+        expected, by_nodes, by_sequences, exact, root = run(jax.random.key(3))
     mine = np.asarray(estimators.rows_of(t, who))
-    expected = np.asarray(one_by_one.regret[..., 0])[mine]
-    np.testing.assert_allclose(np.asarray(est.regret)[mine], expected, rtol=1e-12,
-                               atol=1e-12 * np.abs(expected).max())
-    averaged = np.asarray(est.average) * np.asarray(est.average_rows)[:, None]
-    np.testing.assert_allclose(averaged, np.asarray(one_by_one.average[..., 0]),
-                               rtol=1e-12, atol=1e-12)
+    expected = np.asarray(expected)[mine]
+    for est in (by_nodes, by_sequences):
+        np.testing.assert_allclose(np.asarray(est.regret)[mine], expected, rtol=1e-12,
+                                   atol=1e-12 * np.abs(expected).max())
+        np.testing.assert_allclose(np.asarray(est.average)[mine],
+                                   np.asarray(exact.average)[mine], rtol=1e-12, atol=1e-15)
+        assert np.array_equal(np.asarray(est.average_rows), mine)
     assert np.abs(expected).max() > 0.05 and float(root) == 7
 
 
@@ -103,7 +110,7 @@ def _counts(lowered, scheme, player, samples, keys, seed=0):
     current = jnp.broadcast_to(sigma[..., None], sigma.shape + keys.shape)
     p = passes.edge_probabilities(t, current)
     who = None if player is None else jnp.asarray(player)
-    weight = est.sampling_weights(t, p, who, jnp.full(keys.shape, 0.6, jnp.float32))
+    weight = est.node_weights(t, current, p, who, jnp.full(keys.shape, 0.6, jnp.float32))
     enum = subtree.enumerates(scheme, t.node_kind, t.node_player, who)
 
     @jax.jit

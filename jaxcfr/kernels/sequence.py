@@ -56,7 +56,8 @@ from jaxcfr.kernels.numerics import action_sum, trail
 from jaxcfr.tensors import DECISION, TERMINAL_NODE, GameTensors
 
 __all__ = ["SequenceTables", "SequencedTensors", "sequence_tables", "stacked_sequence_tables",
-           "with_sequences", "split_axes", "realisation_weights", "counterfactual_values"]
+           "with_sequences", "split_axes", "realisation_weights", "counterfactual_values",
+           "sequence_values", "times_others"]
 
 
 class SequenceTables(NamedTuple):
@@ -65,6 +66,7 @@ class SequenceTables(NamedTuple):
                              #               i's last sequence at each leaf
     leaf_others: np.ndarray  # [P, P-1, T] int32 the other players' last sequences, same order
     leaf_value: np.ndarray   # [P, T, *d] float  chance reach times player i's payoff
+    leaf_node: np.ndarray    # [P, T] int32  the node of each leaf, same order (padding: 0)
     row_parent: np.ndarray   # [I] int32  the owner's previous sequence (sink * A if none)
     row_ancestors: np.ndarray  # [I, K] int32 the owner's earlier sequences, padded with sink * A
     level_rows: tuple        # K arrays [P, R_d] int32: rows of player i with d = 1..K own
@@ -102,7 +104,7 @@ def with_sequences(tensors: GameTensors, sequence: SequenceTables) -> SequencedT
 def split_axes(tables: SequenceTables) -> SequenceTables:
     """The axis of each table that grows with the game (leaves ``T``, rows ``I`` or a
     level's rows ``R_d``): the one to shard when a game is split over devices."""
-    return SequenceTables(leaf_own=1, leaf_others=2, leaf_value=1, row_parent=0,
+    return SequenceTables(leaf_own=1, leaf_others=2, leaf_value=1, leaf_node=1, row_parent=0,
                           row_ancestors=0, level_rows=tuple(1 for _ in tables.level_rows))
 
 
@@ -148,10 +150,11 @@ def sequence_tables(tensors: GameTensors, level_start, num_players: int,
     has_payoff = (payoff != 0).reshape(payoff.shape[0], -1).any(axis=1)
     leaves = np.flatnonzero((t.node_kind == TERMINAL_NODE) | has_payoff)
     extra = -len(leaves) % multiple       # padding leaves: every sequence empty, value 0
-    leaf_own, leaf_others, leaf_value = [], [], []
+    leaf_own, leaf_others, leaf_value, leaf_node = [], [], [], []
     for i in range(p):
         order = leaves[np.argsort(last[leaves, i], kind="stable")]
         seqs = np.concatenate([last[order], np.full((extra, p), empty)])
+        leaf_node.append(np.concatenate([order, np.zeros(extra, order.dtype)]))
         leaf_own.append(seqs[:, i])
         leaf_others.append(seqs[:, [j for j in range(p) if j != i]].T)
         value = trail(chance[order], payoff.ndim - 1) * payoff[order, i]
@@ -187,6 +190,7 @@ def sequence_tables(tensors: GameTensors, level_start, num_players: int,
         leaf_own=np.stack(leaf_own).astype(np.int32),
         leaf_others=np.stack(leaf_others).reshape(p, p - 1, -1).astype(np.int32),
         leaf_value=np.stack(leaf_value).astype(dtype),
+        leaf_node=np.stack(leaf_node).astype(np.int32),
         row_parent=row_parent.astype(np.int32),
         row_ancestors=ancestors.astype(np.int32),
         level_rows=tuple(level_rows))
@@ -223,6 +227,7 @@ def stacked_sequence_tables(tensors: GameTensors, level_start, num_players: int,
         leaf_own=pad([m.leaf_own for m in members], 1, empty),
         leaf_others=pad([m.leaf_others for m in members], 2, empty),
         leaf_value=pad([m.leaf_value for m in members], 1, 0),
+        leaf_node=pad([m.leaf_node for m in members], 1, 0),
         row_parent=np.stack([m.row_parent for m in members]),
         row_ancestors=pad([m.row_ancestors for m in members], 1, empty),
         level_rows=tuple(levels))
@@ -261,19 +266,42 @@ def counterfactual_values(seq: SequenceTables, strategy: jax.Array, players,
     or a traced ``[1]`` int array (one player of an alternating update). Rows of other
     players get 0. ``strategy`` is ``[I, A, *b]``.
     """
-    rows, actions = strategy.shape[:2]
     batch = strategy.shape[2:]
     weight = realisation_weights(seq, strategy)                              # [I, *b]
     x = _flat(weight[:, None] * strategy)                                   # [I * A, *b]
+
+    def leaf_weights(i):            # chance reach x payoff x the others' realisation weights
+        w = trail(_of_player(seq.leaf_value, i).astype(strategy.dtype), 1 + len(batch))
+        return times_others(seq, x, i, num_players, w)
+    return sequence_values(seq, strategy, players, leaf_weights), weight
+
+
+def times_others(seq: SequenceTables, x: jax.Array, player, num_players: int,
+                 w: jax.Array) -> jax.Array:
+    """``w [T, *b]`` (at ``player``'s leaves, in its order) times ``prod_{j != player}
+    x_j(z)``, the other players' realisation weights of their last sequences, one after
+    another; ``x [I * A, *b]`` is the flat realisation weight times strategy."""
+    others = _of_player(seq.leaf_others, player)                             # [P - 1, T]
+    for j in range(num_players - 1):
+        w = w * _rows(x, others[j])
+    return w
+
+
+def sequence_values(seq: SequenceTables, strategy: jax.Array, players, leaf_weights
+                    ) -> jax.Array:
+    """Values by sequences from weights at the leaves: ``q [I, A, *b]`` with
+    ``q(I, a) = g(I a) + sum over rows J right after (I, a) of sum_b strategy(J, b) q(J, b)``
+    and ``g(s)`` the sum of ``leaf_weights(i)`` ``[T, *b]`` over ``i``'s leaves whose last
+    ``i``-sequence is ``s`` (:func:`counterfactual_values` with the exact weights; the
+    Monte Carlo estimators' counts give others). ``players`` as there."""
+    rows, actions = strategy.shape[:2]
+    batch = strategy.shape[2:]
     static = isinstance(players, tuple)
     updated = players if static else (players[0],)
     q = jnp.zeros((rows * actions,) + batch, strategy.dtype)
     for i in updated:
         own = _of_player(seq.leaf_own, i)                                   # [T]
-        others = _of_player(seq.leaf_others, i)                             # [P - 1, T]
-        w = trail(_of_player(seq.leaf_value, i).astype(strategy.dtype), 1 + len(batch))
-        for j in range(num_players - 1):
-            w = w * _rows(x, others[j])
+        w = leaf_weights(i)
         q = q.at[own].add(jnp.broadcast_to(w, own.shape + batch), indices_are_sorted=True,
                           mode="promise_in_bounds")
     for level in reversed(seq.level_rows):                                   # deepest first
@@ -282,4 +310,4 @@ def counterfactual_values(seq: SequenceTables, strategy: jax.Array, players,
         v = action_sum(_rows(strategy, members) * _rows(q2, members))
         q = q.at[_rows(seq.row_parent, members)].add(
             v, indices_are_sorted=len(updated) == 1, mode="promise_in_bounds")
-    return q.reshape((rows, actions) + batch), weight
+    return q.reshape((rows, actions) + batch)

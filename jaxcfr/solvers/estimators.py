@@ -394,100 +394,132 @@ class MonteCarlo(Estimator):
 
 
     # -- counts: every traversal of a half-step in one pass over the whole tree -----------
-    def sampling_weights(self, t: GameTensors, p: jax.Array, player, eps) -> jax.Array:
-        """``[N, *b]``: the probability with which a sampling node takes the edge into each
-        node (the target probability ``p``; outcome sampling mixes the traverser's)."""
-        return p
+    #: The scheme enumerates the other players' decisions (chance sampling): their reach
+    #: weighs the values.
+    enumerates_others: ClassVar[bool] = False
+    #: The traverser samples its own decisions (outcome sampling): one over its sampling
+    #: reach weighs the values.
+    traverser_samples: ClassVar[bool] = False
 
-    def importance(self, owner_is_traverser: jax.Array, ratio: jax.Array,
-                   inverse_q: jax.Array) -> jax.Array | None:
-        """Per edge, the factor of the weight ``W(h) = pi_-i(h) / Q(h)`` of the nodes below it
-        (``None``: ``W = 1``, nothing to multiply). ``ratio = p / q``, ``inverse_q = 1 / q``."""
-        return jnp.where(owner_is_traverser, inverse_q, ratio)
-
-    def average_factor(self, t: GameTensors, s: Structure, p, ratio, inverse_q, target):
-        """``[N, *b]``: what one traversal reaching each node adds to its row's averaging
-        weight (``None``: 1), as :meth:`average_weight` on a sampled subtree; ``target``
-        is the player whose rows are averaged (``None``: every player)."""
-        raise NotImplementedError
+    def sampling_table(self, current: jax.Array, legal: jax.Array, eps) -> jax.Array:
+        """``[I, A, *b]``: how the traverser samples at its rows (outcome sampling mixes
+        its strategy with the uniform one; the others sample on the strategy itself)."""
+        return current
 
     def _count_estimate(self, t, s, current, player, keys, hp, tables: CountTables
                         ) -> Estimate:
-        """The mean of ``samples`` traversals per traverser from their counts (dense).
-
-        With ``n(h)`` the traversals reaching ``h``, ``q`` the probability that the scheme
-        takes an edge from its node (1 where it enumerates) and ``p`` the target
-        probability, the sum over the traversals of the sampled values below a node is
-        ``V(g) = n(g) u(g) + sum over children c of (p / q)(c) V(c)`` (a traversal at ``g``
-        takes each enumerated child and one sampled child), so the sum of their regret
-        estimates at ``(I, a)`` is ``sum over h in I of W(h) (V(ha) / q(ha) - sum_b
-        sigma_b V(hb) / q(hb))``, ``W(h) = pi_-i(h) / Q(h)`` as in :meth:`from_uniforms`;
-        the averaging contributions likewise sum ``n(h)`` times one traversal's weight.
-        """
+        """The mean of ``samples`` traversals per traverser, from their counts (dense)."""
         num = s.num_players
         batch = current.shape[2:]
         eps = jnp.broadcast_to(jnp.asarray(hp.exploration, current.dtype), batch)
         if player is None and self.per_traverser:
-            # simultaneous: one count pass per traverser, its rows and its target's rows
-            regret = average = 0
-            for i in range(num):
-                part = self._count_part(t, s, current, jnp.asarray(i, jnp.int32),
-                                        fold(keys, i), eps, tables)
-                regret = regret + jnp.where(trail(rows_of(t, i), current.ndim), part.regret, 0)
-                average = average + jnp.where(trail(part.average_rows, current.ndim),
-                                              part.average, 0)
-            return Estimate(regret, average, rows_of(t, None))
+            # simultaneous: one count pass per traverser (vmapped: one compiled pass), each
+            # giving its own rows' regrets and averaging contributions
+            players = jnp.arange(num, dtype=jnp.int32)
+            parts = jax.vmap(lambda i: self._count_part(t, s, current, i, fold(keys, i), eps,
+                                                        tables))(players)
+            mine = trail(t.infoset_player[None, :] == players[:, None], current.ndim + 1)
+            return Estimate(jnp.where(mine, parts.regret, 0).sum(axis=0),
+                            jnp.where(mine, parts.average, 0).sum(axis=0), rows_of(t, None))
         return self._count_part(t, s, current, player, keys, eps, tables)
 
     def _count_part(self, t, s, current, player, keys, eps, tables) -> Estimate:
         """One count pass: ``player`` traverses (``None``: chance sampling of everyone)."""
         p = passes.edge_probabilities(t, current)                              # [N, *b]
+        weight = self.node_weights(t, current, p, player, eps)
         enum = enumerates(self.name, t.node_kind, t.node_player, player)             # [N]
-        bounds = split_bounds(t, tables, self.width, self.sampling_weights(t, p, player, eps))
-        n = traversal_counts(t, s.level_start, bounds, enum, self.samples,
-                             node_uniforms(keys, tables, p.dtype))                 # [N, *b]
+        n = traversal_counts(t, s.level_start, split_bounds(t, tables, self.width, weight),
+                             enum, self.samples, node_uniforms(keys, tables, p.dtype))
         return self.from_counts(t, s, current, player, n, eps)
+
+    def node_weights(self, t, current, p, player, eps) -> jax.Array:
+        """``[N, *b]``: the probability that a sampling node takes the edge into each node."""
+        if not self.traverser_samples:
+            return p
+        table = self.sampling_table(current, t.legal_mask, eps)
+        own = trail(t.edge_owner == player, p.ndim)
+        return jnp.where(own, passes.edge_probabilities(t, table), p)
 
     def from_counts(self, t, s, current, player, n, eps) -> Estimate:
         """The mean of the traversals of ``player`` (``None``: chance sampling of everyone)
         whose counts are ``n`` ``[N, *b]`` (how many reach each node; ``samples`` at the
-        root), over whole tables; ``eps`` ``[*b]``: outcome sampling's exploration."""
+        root), over whole tables; ``eps`` ``[*b]``: outcome sampling's exploration.
+
+        A traversal's sampled value of a node ``g`` is its payoff plus ``(p / q) v`` of each
+        child it takes (``p`` the target, ``q`` the sampling probability, 1 where it
+        enumerates), and its regret estimate at ``(I, a)`` sums ``W(h) (v(ha) / q(ha) - sum_b
+        sigma_b v(hb) / q(hb))`` over ``h`` in ``I`` with ``W(h) = pi_-i(h) / Q(h)``
+        (:meth:`from_uniforms`). Summed over the traversals and regrouped by leaf, that is
+        the exact counterfactual value with ``pi_-i(z)`` replaced by ``pi_-i(z) n(z) /
+        (samples Q(z))``: ``n(z) / samples`` under external sampling, times the others'
+        reach without chance under chance sampling, over the traverser's sampling reach
+        under outcome sampling. The sequence form (``t.sequence``) sums it over leaves and
+        rows; the node passes otherwise. Averaging: counts reach every row, so the strategy
+        sums take the exact own reach (CFR's average), as the exact estimator does.
+        """
+        sequence_form = getattr(t, "sequence", None)
+        players = players_of(s, player)
+        if sequence_form is not None:
+            q, own = self._sequence_values(t, sequence_form, current, players, s.num_players,
+                                           n, eps)
+        else:
+            q = self._node_values(t, s, current, player, players, n, eps)
+            own = passes.own_reach_at_rows(
+                t, passes.reach_pass(t, s, passes.edge_probabilities(t, current)))
+        regret = instantaneous_regret(q, current, t.legal_mask)
+        return Estimate(regret, own[:, None] * current, rows_of(t, player))
+
+    def _sequence_values(self, t, seq, current, players, num, n, eps):
+        """``q [I, A, *b]`` and the realisation weights ``[I, *b]``, by sequences."""
+        rows, actions = current.shape[:2]
+        ndim = current.ndim
+        empty = (rows - 1) * actions
+        weight = sequence.realisation_weights(seq, current)
+        x = (weight[:, None] * current).reshape((-1,) + current.shape[2:])   # [I * A, *b]
+        if self.traverser_samples:
+            table = self.sampling_table(current, t.legal_mask, eps)
+            xq = (sequence.realisation_weights(seq, table)[:, None] * table).reshape(x.shape)
+
+        def leaf_weights(i):
+            node = jax.lax.dynamic_index_in_dim(seq.leaf_node, i, keepdims=False)     # [T]
+            own = jax.lax.dynamic_index_in_dim(seq.leaf_own, i, keepdims=False)
+            payoff = jnp.where(own != empty, take(t.payoff, node)[:, i], 0)       # [T]
+            w = trail(payoff.astype(current.dtype), ndim - 1) * take(n, node) / self.samples
+            if self.enumerates_others:
+                w = sequence.times_others(seq, x, i, num, w)
+            if self.traverser_samples:
+                w = w / take(xq, own)                     # the traverser's sampling reach
+            return w
+        return sequence.sequence_values(seq, current, players, leaf_weights), weight
+
+    def _node_values(self, t, s, current, player, players, n, eps):
+        """``q [I, A, *b]`` by node passes: ``V(g) = n(g) u(g) + sum_c (p / q)(c) V(c)``, then
+        ``q(I, a) = sum over h in I of W(h) V(ha) / q(ha)`` / samples."""
         rows, actions = t.legal_mask.shape
-        num, levels = s.num_players, s.level_start
         p = passes.edge_probabilities(t, current)                              # [N, *b]
         ndim = p.ndim
         has_parent = t.parent >= 0
         up = jnp.maximum(t.parent, 0)
         enum = enumerates(self.name, t.node_kind, t.node_player, player)             # [N]
-        weight = self.sampling_weights(t, p, player, eps)                            # [N, *b]
-        enumerated_edge = trail(take(enum, up) | ~has_parent, ndim)
-        q = jnp.where(enumerated_edge, 1, weight)                  # the edge's probability
+        weight = self.node_weights(t, current, p, player, eps)
+        q = jnp.where(trail(take(enum, up) | ~has_parent, ndim), 1, weight)    # edge's prob.
         taken = q > 0
         ratio = jnp.where(taken, p / jnp.where(taken, q, 1), 0)
         inverse_q = jnp.where(taken, 1 / jnp.where(taken, q, 1), 0)
-        players = players_of(s, player)
         who = jnp.asarray(players)                                                    # [k]
         owner_is = trail(t.edge_owner[:, None] == who[None, :], ndim + 1)       # [N, k, 1..]
-        # V: the traversals' summed values below each node, for each updated player
         payoff = trail(jnp.take(t.payoff, who, axis=1), ndim + 1).astype(p.dtype)
-        values = passes.bottom_up(payoff * n[:, None], ratio, t.parent, levels)  # [N, k, *b]
-        factor = self.importance(owner_is, ratio[:, None], inverse_q[:, None])
-        w = 1 if factor is None else take(passes.path_product(t, s, factor), up)
+        values = passes.bottom_up(payoff * n[:, None], ratio, t.parent, s.level_start)
+        w = 1
+        if self.enumerates_others or self.traverser_samples:
+            # W(h): the others' p / q (their reach where they are enumerated, 1 where
+            # sampled on their probabilities) and one over the traverser's q, above h
+            factor = jnp.where(owner_is, inverse_q[:, None], ratio[:, None])  # [N, k, *b]
+            w = take(passes.path_product(t, s, factor), up)
         x = jnp.where(owner_is & trail(has_parent, ndim + 1),
                       w * values * inverse_q[:, None], 0).sum(axis=1)               # [N, *b]
         qhat = passes.segment_sum(x, t.edge_index, rows * actions)
-        qhat = qhat.reshape((rows, actions) + x.shape[1:]) / self.samples
-        regret = instantaneous_regret(qhat, current, t.legal_mask)
-        # averaging: n(h) times one traversal's weight at the target's decision nodes
-        target = self.average_target(player, num) if player is not None else None
-        decision = t.node_kind == DECISION
-        at_target = decision & ((t.node_player < num) if target is None
-                                else (t.node_player == target))
-        factor = self.average_factor(t, s, p, ratio, inverse_q, target)
-        per_node = n if factor is None else n * factor
-        per_node = jnp.where(trail(at_target, ndim), per_node, 0) / self.samples
-        per_row = passes.segment_sum(per_node, t.node_infoset, rows)                  # [I, *b]
-        return Estimate(regret, per_row[:, None] * current, rows_of(t, target))
+        return qhat.reshape((rows, actions) + x.shape[1:]) / self.samples
 
 
 @dataclasses.dataclass(frozen=True)
@@ -496,12 +528,10 @@ class ChanceSampling(MonteCarlo):
     name: ClassVar[str] = "chance"
     per_traverser: ClassVar[bool] = False
 
+    enumerates_others: ClassVar[bool] = True
+
     def average_weight(self, own, sample_reach):
         return own
-
-    def average_factor(self, t, s, p, ratio, inverse_q, target):
-        owner = jnp.clip(t.node_player, 0, s.num_players - 1)
-        return passes.pick_player(passes.reach_pass(t, s, p), owner)        # own reach
 
 
 @dataclasses.dataclass(frozen=True)
@@ -515,12 +545,6 @@ class ExternalSampling(MonteCarlo):
     def average_weight(self, own, sample_reach):
         return jnp.ones_like(own)
 
-    def importance(self, owner_is_traverser, ratio, inverse_q):
-        return None                # the traverser enumerates, the others are sampled on policy
-
-    def average_factor(self, t, s, p, ratio, inverse_q, target):
-        return None
-
 
 @dataclasses.dataclass(frozen=True)
 class OutcomeSampling(MonteCarlo):
@@ -531,18 +555,12 @@ class OutcomeSampling(MonteCarlo):
     def average_weight(self, own, sample_reach):
         return own / sample_reach
 
-    def sampling_weights(self, t, p, player, eps):
-        parent = jnp.maximum(t.parent, 0)
-        explore = ((t.parent >= 0) & (take(t.node_kind, parent) == DECISION)
-                   & (take(t.node_player, parent) == player))
-        actions = take(t.legal_mask.sum(axis=1), take(t.node_infoset, parent))
-        mix = eps / trail(jnp.maximum(actions, 1), p.ndim).astype(p.dtype) + (1 - eps) * p
-        return jnp.where(trail(explore, p.ndim), mix, p)
+    traverser_samples: ClassVar[bool] = True
 
-    def average_factor(self, t, s, p, ratio, inverse_q, target):
-        # own reach / sample reach: p / q on the target's edges, 1 / q on the others'
-        return passes.path_product(t, s, jnp.where(trail(t.edge_owner == target, p.ndim),
-                                                   ratio, inverse_q))
+    def sampling_table(self, current, legal, eps):
+        kinds = trail(legal.sum(axis=1), current.ndim - 1).astype(current.dtype)     # [I]
+        uniform = jnp.where(trail(legal, current.ndim), 1 / jnp.maximum(kinds, 1)[:, None], 0)
+        return eps * uniform + (1 - eps) * current
 
     def from_uniforms(self, t, s, policy: Policy, player, uniforms, eps, tables
                       ) -> RowEstimate:
