@@ -268,13 +268,25 @@ def test_kuhn_below_0_01_with_counts(scheme):
     assert not np.array_equal(tables["regret"][..., 0], tables["regret"][..., 1])
 
 
-def test_a_count_seed_batch_member_equals_its_separate_run_whatever_the_chunk():
-    batch = kuhn_run("outcome")
+def test_a_count_run_is_its_seed_whatever_the_chunk_and_a_batch_member_follows_its_run():
+    """Bit for bit: the same run again, and with other chunk lengths. A seed batch member
+    equals its separate run to float rounding (XLA may round a batched program's sums
+    differently; the exact estimator's members happen to agree bit for bit, but a count is
+    a ceil of rounded numbers, so once a rounding difference changes a split the two runs
+    go apart like two seeds): compared over the first 10 iterations."""
     single = kuhn_run("outcome", seeds=(2,))
-    for f, x in _tables(batch, 2).items():
-        np.testing.assert_array_equal(x, _tables(single)[f])
     for f, x in _tables(single).items():
         np.testing.assert_array_equal(x, _tables(kuhn_run("outcome", seeds=(2,), chunk=9))[f])
+        np.testing.assert_array_equal(x, _tables(kuhn_run.__wrapped__("outcome", (2,)))[f])
+    lowered = _lowered("kuhn_poker")
+    solver = jaxcfr.make_solver("lcfr", sampling="outcome", samples=64, counts=True)
+    batch = jaxcfr.Runner(lowered, solver, {"seed": [0, 1, 2]}, chunk=10)
+    one = jaxcfr.Runner(lowered, solver, {"seed": 2}, chunk=10)
+    member = batch.advance(batch.init(), 10)
+    alone = one.advance(one.init(), 10)
+    for f in ("regret", "strategy_sum"):
+        np.testing.assert_allclose(np.asarray(getattr(member, f))[..., 2],
+                                   np.asarray(getattr(alone, f)), rtol=1e-5, atol=1e-5)
 
 
 def test_a_stacked_game_counts_each_member_like_its_separate_run():

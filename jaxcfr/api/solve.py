@@ -195,7 +195,8 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
         (``jaxcfr.Chance("sampled", draws=64)``); ``draws=64`` is a thin spelling.
       seed: the run's PRNG seed (iteration ``t`` uses ``fold_in(key(seed), t)``).
       seeds: a list of seeds: a batch of runs in one compiled step, one per seed (each
-        equal to the separate run with that seed; zipped with hyper-parameter lists).
+        equal to the separate run with that seed; with ``counts``, to float rounding:
+        :mod:`jaxcfr.kernels.counts`; zipped with hyper-parameter lists).
       alpha, beta, gamma: hyper-parameters; a list gives a batch of settings solved
         by the same compiled step (several lists: element by element).
       exploration: outcome sampling's epsilon (default 0.6, as OpenSpiel).

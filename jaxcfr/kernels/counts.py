@@ -31,6 +31,13 @@ its mean where a multinomial one strays by about ``sqrt(n q (1 - q))``, so the v
 is lower (measured in ``docs/mccfr.md``; systematic splitting, unlike residual or
 stratified splitting, has no general guarantee of that: Douc, Cappe & Moulines 2005).
 
+A run is reproducible bit for bit from its seed, whatever its chunk length, and resumes
+bit for bit. A member of a batch of seeds equals its separate run to float rounding only:
+XLA may round the batched program's sums differently (``fma`` or not), and a count is a
+``ceil`` of rounded numbers, so once a rounding difference moves a split the two runs go
+apart like two seeds would (the traversals one by one keep every member's numbers
+apart and agree bit for bit).
+
 Shapes: ``N`` nodes, ``J`` internal nodes (nodes with children), ``W`` the most
 children of a node, ``*b`` trailing batch axes (settings, seeds).
 """
