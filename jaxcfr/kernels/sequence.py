@@ -245,12 +245,12 @@ def _of_player(table: jax.Array, player) -> jax.Array:
 
 def realisation_weights(seq: SequenceTables, strategy: jax.Array) -> jax.Array:
     """Each row owner's realisation weight of the row: ``[I, *b]`` (1 at depth-0 rows)."""
-    flat = _flat(strategy)
-    # one gather per ancestor column (K is small): each keeps the rows' sharding
-    weight = _rows(flat, seq.row_ancestors[:, 0])
-    for k in range(1, seq.row_ancestors.shape[1]):
-        weight = weight * _rows(flat, seq.row_ancestors[:, k])
-    return weight
+    # One gather of every ancestor [I, K, *b] and a product over K (on a CPU the same
+    # products in the same order as a chain of multiplies): XLA keeps a reduction a loop
+    # of its own, so the weights are written once, where a chain of K multiplies was
+    # recomputed inside every consumer (the leaf pass, the averaging), with K gathers per
+    # element there: 20% of a 64-game Leduc stack's iteration, 5% of one game's.
+    return jnp.prod(_rows(_flat(strategy), seq.row_ancestors), axis=1)
 
 
 def counterfactual_values(seq: SequenceTables, strategy: jax.Array, players,
