@@ -67,6 +67,8 @@ class SequenceTables(NamedTuple):
     leaf_value: np.ndarray   # [P, T, *d] float  chance reach times player i's payoff
     row_parent: np.ndarray   # [I] int32  the owner's previous sequence (sink * A if none)
     row_ancestors: np.ndarray  # [I, K] int32 the owner's earlier sequences, padded with sink * A
+    player_rows: np.ndarray  # [P, R] int32 each player's rows, ascending, padded with I (a row
+                             #              that is not there: reads give 0, writes are dropped)
     level_rows: tuple        # K arrays [P, R_d] int32: rows of player i with d = 1..K own
                              #   decisions before them, sorted by row_parent (padded: sink row)
 
@@ -103,7 +105,8 @@ def split_axes(tables: SequenceTables) -> SequenceTables:
     """The axis of each table that grows with the game (leaves ``T``, rows ``I`` or a
     level's rows ``R_d``): the one to shard when a game is split over devices."""
     return SequenceTables(leaf_own=1, leaf_others=2, leaf_value=1, row_parent=0,
-                          row_ancestors=0, level_rows=tuple(1 for _ in tables.level_rows))
+                          row_ancestors=0, player_rows=1,
+                          level_rows=tuple(1 for _ in tables.level_rows))
 
 
 # -- host: the tables ---------------------------------------------------------------------
@@ -174,6 +177,11 @@ def sequence_tables(tensors: GameTensors, level_start, num_players: int,
         ancestors[:, k] = current
         current = row_parent[current // actions]          # the sink's parent is empty again
     row_player = np.asarray(t.infoset_player)
+    own_rows = [np.flatnonzero(row_player == i) for i in range(p)]
+    width = max(len(r) for r in own_rows)
+    width += -width % multiple
+    player_rows = np.stack([np.concatenate([r, np.full(width - len(r), rows)])
+                            for r in own_rows]).astype(np.int32)
     level_rows = []
     for d in range(1, depth + 1):
         per_player = [np.flatnonzero((row_depth == d) & (row_player == i)) for i in range(p)]
@@ -189,6 +197,7 @@ def sequence_tables(tensors: GameTensors, level_start, num_players: int,
         leaf_value=np.stack(leaf_value).astype(dtype),
         row_parent=row_parent.astype(np.int32),
         row_ancestors=ancestors.astype(np.int32),
+        player_rows=player_rows,
         level_rows=tuple(level_rows))
 
 
@@ -197,7 +206,8 @@ def stacked_sequence_tables(tensors: GameTensors, level_start, num_players: int,
     """Tables of a stack's tensors ``[B, ...]`` (vmapped layout), padded to one shape.
 
     Extra leaves sit in the sink (value 0); extra ancestors and level rows are the
-    sink row's, whose weight is 1 and whose values are never read.
+    sink row's, whose weight is 1 and whose values are never read; extra player rows are
+    ``I``, as in one game's table.
     """
     members = [sequence_tables(GameTensors(*(np.asarray(x[b]) for x in tensors)), level_start,
                                num_players, dtype) for b in range(tensors.parent.shape[0])]
@@ -225,6 +235,7 @@ def stacked_sequence_tables(tensors: GameTensors, level_start, num_players: int,
         leaf_value=pad([m.leaf_value for m in members], 1, 0),
         row_parent=np.stack([m.row_parent for m in members]),
         row_ancestors=pad([m.row_ancestors for m in members], 1, empty),
+        player_rows=pad([m.player_rows for m in members], 1, rows),
         level_rows=tuple(levels))
 
 
