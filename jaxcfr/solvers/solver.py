@@ -290,27 +290,23 @@ class Solver:
         """The current strategy ``[I, A, *b]`` after a half-step of ``player`` changed the
         state's ``tables``.
 
-        ``by_rows`` (with the sequence form's ``player_rows``): ``current`` with only that
-        player's rows matched again and written into it (a scatter), which the next
-        half-step then reads, in the same program, wherever it needs the strategy; matched
-        as a whole table inside the program, the strategy was recomputed inside each of
-        those reads (the realisation weights, the leaf and row passes, the regret update:
-        a quarter of a 64-game Leduc stack's iteration). Otherwise every row is matched: in
-        the players' loop the strategy is the loop's carry, written anyway, and one pass
-        over the table costs less than gathering and scattering the rows of one game.
+        ``by_rows`` (with the sequence form's ``player_rows``): ``current`` with that
+        player's rows matched again and written into it (a scatter of those rows), which
+        the next half-step then reads, in the same program, wherever it needs the strategy;
+        returned as a whole matched table inside the program, the strategy was recomputed
+        inside each of those reads (the realisation weights, the leaf and row passes, the
+        regret update: a quarter of a 64-game Leduc stack's iteration). Otherwise the whole
+        table: in the players' loop it is the loop's carry, written anyway, and one pass
+        costs less than a scatter of one game's rows.
         """
-        regret, _, _, prediction = tables
+        matched = current_strategy(tensors, SolverState(*tables, None), self.predictive)
         seq = getattr(tensors, "sequence", None)
         if not by_rows or player is None or seq is None:
-            return current_strategy(tensors, SolverState(*tables, None), self.predictive)
+            return matched
         rows = seq.player_rows[player]                       # [R], padded with I (dropped)
-
-        def take(x):                                         # [R, ...]
-            return x.at[rows].get(mode="fill", fill_value=0, indices_are_sorted=True,
-                                  unique_indices=True)
-        summed = take(regret) + take(prediction) if self.predictive else take(regret)
-        matched = passes.regret_matching(summed, take(tensors.legal_mask))
-        return current.at[rows].set(matched, mode="drop", indices_are_sorted=True,
+        updates = matched.at[rows].get(mode="fill", fill_value=0, indices_are_sorted=True,
+                                       unique_indices=True)                  # [R, A, *b]
+        return current.at[rows].set(updates, mode="drop", indices_are_sorted=True,
                                     unique_indices=True)
 
     def row_update(self, rows: Rows, num_players: int, state: SolverState, hp: HyperParams,
