@@ -10,7 +10,7 @@ stepped by the node passes). With these
 tables an update of player ``i`` never walks the ``N`` nodes:
 
 * ``x(I)``: the owner's *realisation weight* of row ``I`` (the product of the owner's
-  strategy along its own earlier sequences): ``K`` gathers of ``[I]`` and a product;
+  strategy along its own earlier sequences): one gather of ``[I, K]`` and a product over ``K``;
 * ``g(s) = sum over leaves z with i-sequence s of c(z) u_i(z) prod_{j != i} x_j(z)``,
   ``c`` the chance reach and ``x_j(z)`` player ``j``'s realisation weight of its last
   sequence at ``z``: one gather and one sorted segment sum over the ``T`` leaves;
