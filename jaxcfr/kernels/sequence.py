@@ -67,8 +67,9 @@ class SequenceTables(NamedTuple):
     leaf_value: np.ndarray   # [P, T, *d] float  chance reach times player i's payoff
     row_parent: np.ndarray   # [I] int32  the owner's previous sequence (sink * A if none)
     row_ancestors: np.ndarray  # [I, K] int32 the owner's earlier sequences, padded with sink * A
-    player_rows: np.ndarray  # [P, R] int32 each player's rows, ascending, padded with I (a row
-                             #              that is not there: reads give 0, writes are dropped)
+    player_rows: np.ndarray  # [P, R] int32 each player's rows, ascending, padded with I, I + 1,
+                             #   ... (distinct rows that are not there: reads give 0, writes
+                             #   are dropped)
     level_rows: tuple        # K arrays [P, R_d] int32: rows of player i with d = 1..K own
                              #   decisions before them, sorted by row_parent (padded: sink row)
 
@@ -179,9 +180,7 @@ def sequence_tables(tensors: GameTensors, level_start, num_players: int,
     row_player = np.asarray(t.infoset_player)
     own_rows = [np.flatnonzero(row_player == i) for i in range(p)]
     width = max(len(r) for r in own_rows)
-    width += -width % multiple
-    player_rows = np.stack([np.concatenate([r, np.full(width - len(r), rows)])
-                            for r in own_rows]).astype(np.int32)
+    player_rows = _row_lists(own_rows, width + (-width % multiple), rows)
     level_rows = []
     for d in range(1, depth + 1):
         per_player = [np.flatnonzero((row_depth == d) & (row_player == i)) for i in range(p)]
@@ -201,13 +200,20 @@ def sequence_tables(tensors: GameTensors, level_start, num_players: int,
         level_rows=tuple(level_rows))
 
 
+def _row_lists(lists, width: int, num_rows: int) -> np.ndarray:
+    """``[len(lists), width]`` int32: each list of rows padded with ``num_rows``,
+    ``num_rows + 1``, ... (distinct rows that are not there)."""
+    return np.stack([np.concatenate([r, num_rows + np.arange(width - len(r))])
+                     for r in lists]).astype(np.int32)
+
+
 def stacked_sequence_tables(tensors: GameTensors, level_start, num_players: int,
                             dtype=np.float32) -> SequenceTables:
     """Tables of a stack's tensors ``[B, ...]`` (vmapped layout), padded to one shape.
 
     Extra leaves sit in the sink (value 0); extra ancestors and level rows are the
     sink row's, whose weight is 1 and whose values are never read; extra player rows are
-    ``I``, as in one game's table.
+    rows that are not there, as in one game's table.
     """
     members = [sequence_tables(GameTensors(*(np.asarray(x[b]) for x in tensors)), level_start,
                                num_players, dtype) for b in range(tensors.parent.shape[0])]
@@ -223,6 +229,7 @@ def stacked_sequence_tables(tensors: GameTensors, level_start, num_players: int,
             out.append(np.concatenate([a, np.full(shape, fill, a.dtype)], axis=axis))
         return np.stack(out)
 
+    width = max(m.player_rows.shape[1] for m in members)
     depth = max(len(m.level_rows) for m in members)
     levels = []
     for d in range(depth):
@@ -235,7 +242,8 @@ def stacked_sequence_tables(tensors: GameTensors, level_start, num_players: int,
         leaf_value=pad([m.leaf_value for m in members], 1, 0),
         row_parent=np.stack([m.row_parent for m in members]),
         row_ancestors=pad([m.row_ancestors for m in members], 1, empty),
-        player_rows=pad([m.player_rows for m in members], 1, rows),
+        player_rows=np.stack([_row_lists([r[r < rows] for r in m.player_rows], width, rows)
+                              for m in members]),
         level_rows=tuple(levels))
 
 
@@ -260,7 +268,7 @@ def realisation_weights(seq: SequenceTables, strategy: jax.Array) -> jax.Array:
     # products in the same order as a chain of multiplies): XLA keeps a reduction a loop
     # of its own, so the weights are written once, where a chain of K multiplies was
     # recomputed inside every consumer (the leaf pass, the averaging), with K gathers per
-    # element there: 20% of a 64-game Leduc stack's iteration, 5% of one game's.
+    # element there: a fifth of a 64-game Leduc stack's iteration, a tenth of one game's.
     return jnp.prod(_rows(_flat(strategy), seq.row_ancestors), axis=1)
 
 

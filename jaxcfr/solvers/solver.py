@@ -303,7 +303,7 @@ class Solver:
         seq = getattr(tensors, "sequence", None)
         if not by_rows or player is None or seq is None:
             return matched
-        rows = seq.player_rows[player]                       # [R], padded with I (dropped)
+        rows = seq.player_rows[player]                       # [R], padded with rows >= I
         updates = matched.at[rows].get(mode="fill", fill_value=0, indices_are_sorted=True,
                                        unique_indices=True)                  # [R, A, *b]
         return current.at[rows].set(updates, mode="drop", indices_are_sorted=True,
