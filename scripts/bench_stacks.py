@@ -4,8 +4,9 @@ In one process, one runner per stack size (compiled first), timed in interleaved
 (1, 2, 4, ..., 64, 1, 2, ...: the machine's load falls on every size alike); each round
 runs about ``--work`` game-iterations, and the median round counts. CPU seconds (user +
 system of this process, every thread) are the measure: the machine is shared, and CPU
-time moves less than the wall under load. Prints each size's layout (``map``: members
-one after another; ``shared``: batch on a trailing axis) and its ratio to one game.
+time moves less than the wall under load; the wall is recorded beside it. Prints each
+size's layout (``map``: members one after another; ``shared``: batch on a trailing axis)
+and its ratio to one game, and the load average before and after.
 
 Usage::
 
@@ -31,7 +32,7 @@ import jaxcfr
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--game", default="leduc_poker")
-    p.add_argument("--sizes", default="1,2,4,8,12,16,32,64")
+    p.add_argument("--sizes", default="1,2,4,8,12,16,32,64,128")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--work", type=int, default=2048, help="game-iterations per round")
     p.add_argument("--json")
@@ -49,28 +50,37 @@ def main(argv=None) -> None:
         jax.block_until_ready(state)
         runners[b] = [runner, state]
     samples = {b: [] for b in sizes}
+    walls = {b: [] for b in sizes}
+    load_before = os.getloadavg()
     for _ in range(args.rounds):
         for b in sizes:
             runner, state = runners[b]
             n = max(runner.chunk, args.work // b)
-            start = time.process_time()
+            start, wall = time.process_time(), time.perf_counter()
             state = runner.advance(state, n)
             jax.block_until_ready(state)
             samples[b].append(n * b / (time.process_time() - start))
+            walls[b].append(n * b / (time.perf_counter() - wall))
             runners[b][1] = state
+    load_after = os.getloadavg()
     one = float(np.median(samples[sizes[0]]))
+    one_wall = float(np.median(walls[sizes[0]]))
     table = {}
     for b in sizes:
-        med = float(np.median(samples[b]))
+        med, med_wall = float(np.median(samples[b])), float(np.median(walls[b]))
         table[b] = {"layout": getattr(runners[b][0], "layout", "?"),
                     "game_iterations_per_cpu_second": med, "over_one_game": med / one,
-                    "samples": samples[b]}
-        print(f"B={b:3d} {table[b]['layout']:7s} {med:9.0f} game-it/CPU-s  "
-              f"{med / one:5.2f}x one game", flush=True)
+                    "game_iterations_per_wall_second": med_wall,
+                    "over_one_game_wall": med_wall / one_wall,
+                    "samples": samples[b], "wall_samples": walls[b]}
+        print(f"B={b:3d} {table[b]['layout']:7s} {med:9.0f} game-it/CPU-s "
+              f"{med / one:5.2f}x one game   {med_wall:9.0f} game-it/wall-s "
+              f"{med_wall / one_wall:5.2f}x", flush=True)
+    print(f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"date": datetime.date.today().isoformat(), "machine": platform.platform(),
-                       "cpus": os.cpu_count(), "load_average": os.getloadavg(),
+                       "cpus": os.cpu_count(), "load_average": [load_before, load_after],
                        "source": os.path.dirname(jaxcfr.__file__), "game": args.game,
                        "table": table}, f, indent=1)
 

@@ -353,3 +353,26 @@ def test_every_preset_converges(preset, alternating):
     # and the value is close to the game value
     assert abs(metrics["values"][kuhn, 0] + 1 / 18) < 2 * bound_kuhn + 1e-4
     assert abs(metrics["values"][dd, 0] - R.DifferentDepths.VALUE) < 2 * bound_dd + 1e-4
+
+
+# -- the loop's carry ----------------------------------------------------------------------
+@pytest.mark.parametrize("settings", [{}, {"alpha": [1.0, 1.5, 2.0]}],
+                         ids=["one game", "a batch of settings"])
+@pytest.mark.parametrize("preset", ["dcfr", "pcfr+"])
+def test_step_carries_the_current_strategy_of_its_state(preset, settings):
+    """``Solver.step`` keeps its carried strategy equal to regret matching of the state it
+    carries (one table, or a batch of settings whose half-steps re-match only the updated
+    player's rows), and a loop of steps is a loop of ``update`` calls."""
+    import jax
+    solver = jaxcfr.make_solver(preset)
+    runner = jaxcfr.Runner(jaxcfr.lower(jaxcfr.load_game("leduc_poker(ranks=3)")), solver,
+                           settings)
+    tensors, structure, hp = runner.step_tensors, runner.step_structure, runner.hp
+    step = jax.jit(lambda c: runner.step_solver.step(tensors, structure, c, hp))
+    update = jax.jit(lambda s: runner.step_solver.update(tensors, structure, s, hp))
+    carry, state = runner.step_solver.start(tensors, runner.init()), runner.init()
+    for _ in range(7):
+        carry, state = step(carry), update(state)
+    np.testing.assert_array_equal(carry.strategy, solver.strategy(tensors, carry.state))
+    for field in carry.state._fields:
+        np.testing.assert_array_equal(getattr(carry.state, field), getattr(state, field))

@@ -241,3 +241,24 @@ def test_every_stack_layout_matches_each_member(members, unbatched, layout, copi
         rows, a = member.num_rows, member.max_actions
         np.testing.assert_allclose(average[b, :rows, :a], unbatched[b % len(chosen)][0],
                                    atol=TOL, err_msg=f"member {b}")
+
+
+@pytest.mark.parametrize("preset", ["dcfr", "pcfr_plus"])
+def test_a_shared_stack_under_discounted_and_predictive_rules(members, preset):
+    """On a trailing batch axis (one shared tree) each half-step re-matches only the
+    updated player's rows of the strategy the loop carries (the prediction feeds it under
+    PCFR+): every table of every member is the game's own run."""
+    from jaxcfr.engine.runner import SHARED_MIN_MEMBERS
+    game, solver = members[1], getattr(jaxcfr, preset)()
+    runner = jaxcfr.Runner(jaxcfr.stack([game] * SHARED_MIN_MEMBERS), solver)
+    if jax.default_backend() == "cpu":
+        assert runner.layout == "shared"
+    stacked = runner.advance(runner.init(), ITERATIONS)
+    alone = jaxcfr.Runner(game, solver)
+    single = alone.advance(alone.init(), ITERATIONS)
+    for field in ("regret", "strategy_sum", "strategy_error", "prediction"):
+        table = np.asarray(getattr(single, field))
+        scale = float(np.abs(table).max()) or 1.0
+        for b, member in enumerate(np.asarray(getattr(stacked, field))):
+            np.testing.assert_allclose(member, table, rtol=TOL, atol=TOL * scale,
+                                       err_msg=f"{preset} {field} member {b}")

@@ -81,28 +81,29 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, array
     ``[I, A, B, *H]``).
     """
     steps = jnp.minimum(n, chunk)
+
+    def iterate(t, st, arr, step, start):
+        """``steps`` iterations (``Solver.step`` carries the current strategy along)."""
+        carry = jax.lax.fori_loop(0, steps, lambda i, c: step(t, c, arr), start(t, st))
+        return carry.state
+
+    def step(t, carry, arr):
+        return solver.step(t, structure, carry, hp, arr)
+
     if layout == "map":
-        def member(x):
-            t, st, arr = x                      # a member's tensors, state and arrays
-            return jax.lax.fori_loop(0, steps, lambda i, s: solver.update(t, structure, s, hp,
-                                                                           arr), st)
-        return jax.lax.map(member, (tensors, state, arrays))
+        # each member with its own tensors, state and arrays
+        return jax.lax.map(lambda x: iterate(*x, step, solver.start), (tensors, state, arrays))
     batched_shape = state.regret.shape
     if layout == "forest":
         state = state.map_tables(lambda x: x.reshape((-1,) + x.shape[2:]), state.iteration[0])
     elif layout == "shared":
         state = state.map_tables(lambda x: jnp.moveaxis(x, 0, 2), state.iteration[0])
-    games_batched = layout == "vmap"
-
-    def update(t, st, arr):
-        return solver.update(t, structure, st, hp, arr)
-
-    if games_batched:
-        update = jax.vmap(update)
-
     # a loop of traced length n <= chunk: the last chunk of a run skips its unused steps
     # without a per-step conditional (which would copy the state every iteration)
-    state = jax.lax.fori_loop(0, steps, lambda i, st: update(tensors, st, arrays), state)
+    if layout == "vmap":
+        state = iterate(tensors, state, arrays, jax.vmap(step), jax.vmap(solver.start))
+    else:
+        state = iterate(tensors, state, arrays, step, solver.start)
     members = batched_shape[0]
     if layout == "forest":
         state = state.map_tables(lambda x: x.reshape(batched_shape),

@@ -54,7 +54,7 @@ from jaxcfr.solvers.estimators import Estimator, Exact, Policy, RowEstimate, row
 from jaxcfr.solvers.rules import AveragingRule, PolynomialAverage, RegretMatching, RegretRule
 from jaxcfr.tensors import GameTensors, Structure
 
-__all__ = ["Solver", "SolverState", "HyperParams", "Rows", "HYPERPARAMETERS",
+__all__ = ["Solver", "SolverState", "Carry", "HyperParams", "Rows", "HYPERPARAMETERS",
            "RUN_PARAMETERS", "DEFAULT_EXPLORATION", "check_run_parameters",
            "current_strategy", "average_strategy"]
 
@@ -128,6 +128,14 @@ class SolverState(NamedTuple):
                            self.iteration if iteration is None else iteration)
 
 
+class Carry(NamedTuple):
+    """What a loop of iterations carries from one to the next (:meth:`Solver.start`,
+    :meth:`Solver.step`): the state and, for a dense estimator, its current strategy
+    (regret-matched once, then again after each half-step)."""
+    state: SolverState
+    strategy: jax.Array | None   # [I, A, *b] current_strategy of ``state`` (None: sparse)
+
+
 @dataclasses.dataclass(frozen=True)
 class Solver:
     """One member of the CFR family (hashable: it is static in compiled code).
@@ -198,16 +206,34 @@ class Solver:
         pass it, and the solver, as static arguments (``static_argnames``), everything
         else traced. ``arrays``: what the estimator's :meth:`~Estimator.prepare` made
         (``None`` for the exact estimator); its static facts must be in
-        ``self.estimator`` (the prepared estimator).
+        ``self.estimator`` (the prepared estimator). A loop of iterations calls
+        :meth:`step` (the same iteration, on what the loop carries).
+        """
+        return self.step(tensors, structure, self.start(tensors, state), hp, arrays).state
+
+    def start(self, tensors: GameTensors, state: SolverState) -> Carry:
+        """The :class:`Carry` of ``state``, for a loop of :meth:`step` calls."""
+        return Carry(state, self.strategy(tensors, state) if self.estimator.dense else None)
+
+    def step(self, tensors: GameTensors, structure: Structure, carry: Carry, hp: HyperParams,
+             arrays=None) -> Carry:
+        """One iteration, as :meth:`update`, from and to what a loop carries.
+
+        Example::
+
+            >>> carry = jax.lax.fori_loop(0, n, lambda i, c: solver.step(
+            ...     tensors, structure, c, hp), solver.start(tensors, state))
+            >>> state = carry.state
         """
         if self.estimator.dense:
-            return self._dense_update(tensors, structure, state, hp, arrays)
+            return self._dense_step(tensors, structure, carry, hp, arrays)
         rows = Rows(tensors.legal_mask, tensors.infoset_player)
 
         def estimate(policy, player, keys, flat_hp):
             return self.estimator.estimate(tensors, structure, policy, player, keys, flat_hp,
                                            arrays)
-        return self.row_update(rows, structure.num_players, state, hp, estimate)
+        return Carry(self.row_update(rows, structure.num_players, carry.state, hp, estimate),
+                     None)
 
     def _alternate_players(self, num_players: int, half_step, acc, keys,
                            unroll: bool = False):
@@ -216,7 +242,7 @@ class Solver:
         One compiled body in a loop over the players by default (the least to compile);
         ``unroll``: one body per player, in sequence, which XLA's CPU backend runs up to
         2.3x faster on batched tables ``[I, A, B]`` (measured on Leduc, B = 64: the loop
-        carries and copies the four tables), for twice the compile time.
+        carries and copies the tables), for twice the compile time.
         """
         if not self.alternating:
             return half_step(None, keys, acc)
@@ -229,36 +255,62 @@ class Solver:
             return acc
         return jax.lax.fori_loop(0, num_players, body, acc)
 
-    def _dense_update(self, tensors, structure, state, hp, arrays=None) -> SolverState:
+    def _dense_step(self, tensors, structure, carry: Carry, hp, arrays=None) -> Carry:
         """Whole tables: every row of the updated player gets the estimate."""
+        state = carry.state
         t = state.iteration + 1
         tf = t.astype(state.regret.dtype)
         ndim = state.regret.ndim
         legal = trail(tensors.legal_mask, ndim)
         weight = self.average.weight(tf, hp)                                       # [*b]
+        unroll = ndim > 2                                         # batched tables [I, A, *b]
         # a sampling estimator's keys: one per batch member, [*b]
         keys = (iteration_keys(jnp.broadcast_to(hp.seed, state.regret.shape[2:]), t)
                 if self.estimator.seeded else None)
 
         def half_step(player, keys, acc):
             """Update ``player``'s rows (every player's for ``None``) from one estimate."""
-            regret, strategy_sum, strategy_error, prediction = acc
-            current = self.strategy(tensors, SolverState(*acc, state.iteration))
+            regret, strategy_sum, strategy_error, prediction, current = acc
             est = self.estimator.estimate(tensors, structure, current, player, keys, hp, arrays)
             inst = jnp.where(legal, est.regret, 0)                           # [I, A, *b]
             sel = trail(rows_of(tensors, player), ndim)
             averaged = trail(est.average_rows, ndim)
             total, error = compensated.add(strategy_sum, strategy_error, weight * est.average)
-            return (jnp.where(sel, self.regret(regret + inst, tf, hp), regret),
-                    jnp.where(averaged, total, strategy_sum),
-                    jnp.where(averaged, error, strategy_error),
-                    # only a predictive rule reads it: others keep it at 0 (one table
-                    # write less per half-step)
-                    jnp.where(sel, inst, prediction) if self.predictive else prediction)
+            tables = (jnp.where(sel, self.regret(regret + inst, tf, hp), regret),
+                      jnp.where(averaged, total, strategy_sum),
+                      jnp.where(averaged, error, strategy_error),
+                      # only a predictive rule reads it: others keep it at 0 (one table
+                      # write less per half-step)
+                      jnp.where(sel, inst, prediction) if self.predictive else prediction)
+            return tables + (self._rematched(tensors, current, tables, player, unroll),)
 
-        acc = self._alternate_players(structure.num_players, half_step, tuple(state[:-1]),
-                                      keys, unroll=ndim > 2)
-        return SolverState(*acc, t)
+        acc = self._alternate_players(structure.num_players, half_step,
+                                      tuple(state[:-1]) + (carry.strategy,), keys, unroll)
+        return Carry(SolverState(*acc[:-1], t), acc[-1])
+
+    def _rematched(self, tensors, current: jax.Array, tables, player, by_rows: bool
+                   ) -> jax.Array:
+        """The current strategy ``[I, A, *b]`` after a half-step of ``player`` changed the
+        state's ``tables``.
+
+        ``by_rows`` (with the sequence form's ``player_rows``): ``current`` with that
+        player's rows matched again and written into it (a scatter of those rows), which
+        the next half-step then reads, in the same program, wherever it needs the strategy;
+        returned as a whole matched table inside the program, the strategy was recomputed
+        inside each of those reads (the realisation weights, the leaf and row passes, the
+        regret update: a quarter of a 64-game Leduc stack's iteration). Otherwise the whole
+        table: in the players' loop it is the loop's carry, written anyway, and one pass
+        costs less than a scatter of one game's rows.
+        """
+        matched = current_strategy(tensors, SolverState(*tables, None), self.predictive)
+        seq = getattr(tensors, "sequence", None)
+        if not by_rows or player is None or seq is None:
+            return matched
+        rows = seq.player_rows[player]                       # [R], padded with rows >= I
+        updates = matched.at[rows].get(mode="fill", fill_value=0, indices_are_sorted=True,
+                                       unique_indices=True)                  # [R, A, *b]
+        return current.at[rows].set(updates, mode="drop", indices_are_sorted=True,
+                                    unique_indices=True)
 
     def row_update(self, rows: Rows, num_players: int, state: SolverState, hp: HyperParams,
                    estimate: Callable[..., RowEstimate]) -> SolverState:
