@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr._util import precision as _precision
-from jaxcfr._util.host_arrays import to_host
+from jaxcfr._util.host_arrays import on_device, to_host
 from jaxcfr._util.arguments import positive_int
 from jaxcfr._util.tracing import counted
 from jaxcfr.engine.compilation_cache import enable_compilation_cache, use_compilation_cache
@@ -203,7 +203,8 @@ class Runner:
             if any(s not in ((), self.hp_batch) for s in shapes) or len(self.hp_batch) > 1:
                 raise ValueError("run parameters must be scalars or sequences of one length, "
                                  f"got shapes {sorted(shapes)}")
-            self.hp = HyperParams(*(jnp.broadcast_to(v, self.hp_batch) for v in self.hp))
+            self.hp = HyperParams(*(on_device(np.broadcast_to(np.asarray(v), self.hp_batch))
+                                    for v in self.hp))
         if mesh is not None:
             # jax.make_mesh defaults to Explicit axes, under which the batched gathers need
             # per-op out_sharding; the passes are written for sharding propagation (Auto).
@@ -235,7 +236,7 @@ class Runner:
         estimator, arrays = solver.estimator.prepare(self.device_lowered)
         self.step_solver = dataclasses.replace(solver, estimator=estimator).static_key()
         with self.scope():
-            self.arrays = jax.tree_util.tree_map(jnp.asarray, arrays)
+            self.arrays = jax.tree_util.tree_map(on_device, arrays)
             self.tensors = to_device(self.device_lowered.tensors, self.dtype)
             if mesh is not None:
                 self.tensors = self._shard(self.tensors, batched_last=False)
@@ -274,7 +275,7 @@ class Runner:
                  else _sequence.sequence_tables)
         extra = {"multiple": self.mesh.devices.size} if self.split_game else {}
         seq = jax.tree_util.tree_map(
-            lambda x: jnp.asarray(x, self.dtype if x.dtype.kind == "f" else None),
+            lambda x: on_device(x, self.dtype if x.dtype.kind == "f" else None),
             build(host, levels, players, self.dtype, **extra))
         if self.mesh is not None:
             seq = self._shard(seq, batched_last=False,
@@ -334,7 +335,7 @@ class Runner:
             if self.games_batched:
                 b = self.lowered.batch_size
                 state = jax.tree_util.tree_map(
-                    lambda x: jnp.broadcast_to(x, (b,) + x.shape).copy(), state)
+                    lambda x: on_device(np.broadcast_to(np.asarray(x), (b,) + x.shape)), state)
             if self.mesh is not None:
                 state = self._shard(state, batched_last=True)
         return state
@@ -381,7 +382,7 @@ class Runner:
 
     def _chunk(self, state: SolverState, n: int, lower: bool = False):
         fn = _run_chunk.lower if lower else _run_chunk
-        return fn(self.step_tensors, state, self.hp, jnp.asarray(n, jnp.int32), self.arrays,
+        return fn(self.step_tensors, state, self.hp, on_device(np.int32(n)), self.arrays,
                   solver=self.step_solver, structure=self.step_structure,
                   layout=self.layout, chunk=self.chunk)
 
@@ -466,4 +467,12 @@ class Runner:
         with self.scope():
             table = self._profile(state, average)
         return analytics.evaluate(self.device_lowered, table, dtype=self.dtype,
-                                  tensors=self.tensors)
+                                  tensors=self._evaluation_tensors())
+
+    def _evaluation_tensors(self):
+        """The tensors the evaluation reads: the step's when they carry the sequence form
+        of these very tensors (one game, or a stack stepped as such), else the node
+        tensors (imperfect recall, a forest, a shared-structure stack)."""
+        if self.layout in ("single", "vmap", "map") and hasattr(self.step_tensors, "sequence"):
+            return self.step_tensors
+        return self.tensors

@@ -32,16 +32,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr.kernels import passes
+from jaxcfr.kernels import passes, sequence
 from jaxcfr._util import precision
 from jaxcfr._util.tracing import counted
-from jaxcfr._util.host_arrays import to_host
+from jaxcfr._util.host_arrays import on_device, to_host
 from jaxcfr.kernels.numerics import check_payoff_range, trail
 from jaxcfr.solvers import tables
 from jaxcfr.solvers.tables import StrategyError
 from jaxcfr.tensors import DECISION, GameTensors, LoweredGame, Structure, to_device
 
 __all__ = ["Evaluation", "expected_values", "best_response", "evaluate", "exact_metrics",
+           "device_tensors",
            "history_values", "infoset_values", "METRIC_KEYS",
            "best_responses", "BestResponses", "StrategyError",
            "counterfactual_best_response_values", "counterfactual_values",
@@ -119,7 +120,16 @@ def best_response(t: GameTensors, s: Structure, strategy: jax.Array, player,
 
 def exact_metrics(t: GameTensors, s: Structure, strategy: jax.Array,
                   rounds: jax.Array) -> Evaluation:
-    """Values, best-response values and NashConv of ``strategy`` (exact, one game)."""
+    """Values, best-response values and NashConv of ``strategy`` (exact, one game).
+
+    Tensors that carry the sequence form (:class:`jaxcfr.kernels.sequence.SequencedTensors`,
+    perfect recall) take :func:`jaxcfr.kernels.sequence.best_response_values`: a pass over
+    the leaves and the rows, a far smaller program than the node passes' ``rounds``
+    sweeps, which every other game takes (same values up to float rounding).
+    """
+    if getattr(t, "sequence", None) is not None:
+        values, br = sequence.best_response_values(t, strategy, s.num_players)
+        return Evaluation(values, br, (br - values).sum(axis=0))
     values = expected_values(t, s, strategy)
     # one compiled best response, vmapped over the (traced) responding player
     br = jax.vmap(lambda p: best_response(t, s, strategy, p, rounds)[1])(
@@ -137,8 +147,22 @@ def _metrics(tensors: GameTensors, strategy: jax.Array, rounds: jax.Array, *,
     return fn(tensors, strategy=strategy)
 
 
+def device_tensors(lowered: LoweredGame, dtype, sequence_form: bool = True) -> GameTensors:
+    """``lowered``'s tensors on the device in ``dtype`` (inside its precision scope), with
+    the sequence-form tables (:class:`~jaxcfr.kernels.sequence.SequencedTensors`) when the
+    game has perfect recall and ``sequence_form``: what :func:`evaluate` reads."""
+    tensors = to_device(lowered.tensors, dtype)
+    if not (sequence_form and lowered.perfect_recall):
+        return tensors
+    build = (sequence.stacked_sequence_tables if lowered.batch_size is not None
+             else sequence.sequence_tables)
+    tables = build(lowered.tensors, lowered.level_start, lowered.num_players, dtype)
+    return sequence.with_sequences(tensors, jax.tree_util.tree_map(on_device, tables))
+
+
 def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
-             tensors: GameTensors | None = None, normalise: bool = False) -> dict[str, Any]:
+             tensors: GameTensors | None = None, normalise: bool = False,
+             sequence_form: bool = True) -> dict[str, Any]:
     """Exact metrics of a strategy table of ``lowered``, as host NumPy values.
 
     Args:
@@ -150,9 +174,14 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
         :mod:`jaxcfr.solvers.tables` has the tolerance); the sink row and a stack's
         padding rows are the library's: whatever they hold is replaced.
       dtype: ``"float32"`` / ``"float64"`` (or the dtype): the precision of the passes.
-      tensors: ``lowered``'s tensors already on the device in ``dtype`` (optional).
+      tensors: ``lowered``'s tensors already on the device in ``dtype`` (optional;
+        :func:`device_tensors`; with the sequence-form tables or without).
       normalise: scale each row to sum 1 over its legal actions (a row summing to 0 is
         uniform), e.g. for ``SolverState.strategy_sum`` as it is.
+      sequence_form: evaluate a game of perfect recall on the sequence form (the
+        default; :func:`jaxcfr.kernels.sequence.best_response_values`), else by the node
+        passes' sweeps (:func:`best_response`); the same values up to float rounding.
+        Only read when ``tensors`` is not given.
     Returns:
       A dict with the keys of :data:`METRIC_KEYS`; the players axis ``P`` comes after
       the stack axis ``B`` and before ``*b``:
@@ -181,15 +210,15 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
     with precision.scope(dtype):
         if tensors is None:                  # (a Runner checked its own when it made them)
             check_payoff_range(lowered.tensors.payoff, dtype, lowered.name or "the game")
-            tensors = to_device(lowered.tensors, dtype)
-        table = jnp.asarray(strategy, dtype)
+            tensors = device_tensors(lowered, dtype, sequence_form)
+        table = on_device(strategy, dtype)
         want = 3 if batched else 2
         if table.ndim < want or table.shape[want - 2:want] != lowered.tensors.legal_mask.shape[-2:]:
             raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
                              f"[{'B, ' if batched else ''}I, A] = "
                              f"{tuple(lowered.tensors.legal_mask.shape)}")
         table = tables.prepare(lowered, tensors, table, normalise=normalise)
-        ev = _metrics(tensors, table, jnp.asarray(lowered.br_rounds, jnp.int32),
+        ev = _metrics(tensors, table, on_device(np.int32(lowered.br_rounds)),
                       structure=lowered.structure, games_batched=batched)
         # (gathered from every process when a batch is sharded over several)
         values = to_host(ev.values, dtype=np.float64)
