@@ -137,14 +137,25 @@ def exact_metrics(t: GameTensors, s: Structure, strategy: jax.Array,
     return Evaluation(values, br, (br - values).sum(axis=0))
 
 
-@functools.partial(jax.jit, static_argnames=("structure", "games_batched"))
+#: XLA options of the evaluation's program. It runs once per evaluation (a few times a
+#: run), so its compile time counts more than its speed: LLVM's optimisation level 0
+#: compiled Leduc's in 0.35 s of CPU instead of 0.57 s, and ran it in 0.4 ms instead of
+#: 0.3 ms (docs/benchmarks.md, cold start).
+EVALUATION_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
+
+
+@functools.partial(jax.jit, static_argnames=("structure", "games_batched", "normalise"),
+                   compiler_options=EVALUATION_COMPILER_OPTIONS)
 @counted("evaluate")
 def _metrics(tensors: GameTensors, strategy: jax.Array, rounds: jax.Array, *,
-             structure: Structure, games_batched: bool) -> Evaluation:
+             structure: Structure, games_batched: bool, normalise: bool):
+    """The caller's table checked and repaired (:func:`jaxcfr.solvers.tables.repair`) and
+    its metrics, in one program: ``(Evaluation, found)``."""
+    table, found = tables.repair(tensors, strategy, batched=games_batched, normalise=normalise)
     fn = functools.partial(exact_metrics, s=structure, rounds=rounds)
     if games_batched:
-        return jax.vmap(lambda t, x: fn(t, strategy=x))(tensors, strategy)
-    return fn(tensors, strategy=strategy)
+        return jax.vmap(lambda t, x: fn(t, strategy=x))(tensors, table), found
+    return fn(tensors, strategy=table), found
 
 
 def device_tensors(lowered: LoweredGame, dtype, sequence_form: bool = True) -> GameTensors:
@@ -217,9 +228,10 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
             raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
                              f"[{'B, ' if batched else ''}I, A] = "
                              f"{tuple(lowered.tensors.legal_mask.shape)}")
-        table = tables.prepare(lowered, tensors, table, normalise=normalise)
-        ev = _metrics(tensors, table, on_device(np.int32(lowered.br_rounds)),
-                      structure=lowered.structure, games_batched=batched)
+        ev, found = _metrics(tensors, table, on_device(np.int32(lowered.br_rounds)),
+                             structure=lowered.structure, games_batched=batched,
+                             normalise=bool(normalise))
+        tables.check(lowered, table, found)
         # (gathered from every process when a batch is sharded over several)
         values = to_host(ev.values, dtype=np.float64)
         br = to_host(ev.best_response_values, dtype=np.float64)

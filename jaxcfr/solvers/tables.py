@@ -16,9 +16,10 @@ information set the run never reached: ``strategy_sum`` is 0 there) is uniform o
 legal actions; non-finite and negative entries and mass on illegal actions are errors
 either way.
 
-The check runs on the device (one elementwise pass, jitted with the tensors as
-arguments: it compiles once per padded shape, like the evaluation) and brings back only
-a few flags; the message is built on the host from the first bad row.
+The check runs on the device (one elementwise pass, :func:`repair`, traced into the
+evaluation's own program by :func:`jaxcfr.evaluate`, or jitted alone by :func:`prepare`)
+and brings back only a few flags; :func:`check` builds the message on the host from the
+first bad row.
 
 Example::
 
@@ -30,7 +31,6 @@ Example::
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import jax
@@ -40,7 +40,8 @@ import numpy as np
 from jaxcfr.kernels.numerics import trail
 from jaxcfr.tensors import GameTensors, LoweredGame
 
-__all__ = ["StrategyError", "prepare", "ROW_TOLERANCE", "PER_ACTION_TOLERANCE", "PROBLEMS"]
+__all__ = ["StrategyError", "prepare", "repair", "check", "ROW_TOLERANCE",
+           "PER_ACTION_TOLERANCE", "PROBLEMS"]
 
 #: How far a row's sum may be from 1 (and an entry below 0, or an illegal slot from 0) ...
 ROW_TOLERANCE = 1e-5
@@ -71,9 +72,9 @@ def tolerance(actions: int) -> float:
     return ROW_TOLERANCE + actions * PER_ACTION_TOLERANCE
 
 
-@functools.partial(jax.jit, static_argnames=("batched", "normalise"))
-def _prepare(tensors: GameTensors, table: jax.Array, *, batched: bool, normalise: bool):
-    """The repaired table and, per problem, ``[(B,) I]`` flags of the real rows that have it."""
+def repair(tensors: GameTensors, table: jax.Array, *, batched: bool, normalise: bool):
+    """The repaired table and, per problem, whether a real row has it and the first such
+    row (flat over ``[(B,) I]``): traceable, for :func:`check` on the host."""
     lead = 1 if batched else 0
     legal = trail(tensors.legal_mask, table.ndim)                  # [(B,) I, A, 1...]
     real = tensors.infoset_player >= 0                             # [(B,) I]
@@ -121,12 +122,22 @@ def prepare(lowered: LoweredGame, tensors: GameTensors, table: jax.Array, *,
     """
     batched = lowered.batch_size is not None
     out, found = _prepare(tensors, table, batched=batched, normalise=bool(normalise))
+    check(lowered, table, found)
+    return out
+
+
+_prepare = jax.jit(repair, static_argnames=("batched", "normalise"))
+
+
+def check(lowered: LoweredGame, table, found) -> None:
+    """Raise :class:`StrategyError` for the first problem :func:`repair` ``found`` in
+    ``table`` (the caller's table, ``[(B,) I, A, *b]``), if any."""
     found = jax.device_get(found)
     for problem in PROBLEMS:
         bad, index = found[problem]
         if bool(bad):
-            raise _error(lowered, np.asarray(table), problem, int(index), batched)
-    return out
+            raise _error(lowered, np.asarray(table), problem, int(index),
+                         lowered.batch_size is not None)
 
 
 def _error(lowered: LoweredGame, table: np.ndarray, problem: str, index: int,
