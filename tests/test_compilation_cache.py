@@ -1,5 +1,8 @@
 """JAX's persistent compilation cache: on by default in the API, in jaxcfr's directory, off
-on request; and the evaluation compiling beside the first chunk.
+on request; the evaluation compiling beside the first chunk; and jaxcfr's own cache of
+compiled programs keyed before tracing (:mod:`jaxcfr._util.programs`): a second process
+neither traces nor compiles the chunk and the evaluation, and computes the same run; a bad
+entry is compiled again; the key changes with everything that decides the program.
 
 The cache is a per-process JAX setting, so each case runs in a fresh subprocess with its own
 temporary directory (conftest keeps the test process itself off the cache and out of the
@@ -8,18 +11,24 @@ user's home).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import jaxcfr
+from jaxcfr._util import programs
 from jaxcfr.engine import compilation_cache
 
 _SOLVE = """
-import json, jax, jax.monitoring, jaxcfr
+import hashlib, json, jax, jax.monitoring, jaxcfr
+from jaxcfr._util.tracing import TRACES
 events = {"hits": 0}
 def listener(event, **kwargs):
     if event == "/jax/compilation_cache/cache_hits":
@@ -27,7 +36,8 @@ def listener(event, **kwargs):
 jax.monitoring.register_event_listener(listener)
 r = jaxcfr.solve("kuhn_poker", "cfr+", 20, **ARGS)
 print(json.dumps({"hits": events["hits"], "dir": jax.config.jax_compilation_cache_dir,
-                  "metric": float(r.final["metric"])}))
+                  "metric": float(r.final["metric"]), "traces": TRACES.snapshot(),
+                  "average": hashlib.sha256(r.average_strategy.tobytes()).hexdigest()}))
 """
 
 
@@ -91,7 +101,6 @@ def test_default_cache_dir_reads_the_environment(monkeypatch, tmp_path):
 
 
 def test_a_bad_option_is_refused():
-    import pytest
     with pytest.raises(TypeError, match="compilation_cache"):
         compilation_cache.use_compilation_cache(3)
     with pytest.raises(jaxcfr.ArgumentError, match="compilation_cache"):
@@ -112,3 +121,73 @@ def test_the_evaluation_compiles_beside_the_chunk_and_evaluates_alike():
     again = plain.evaluate(plain.advance(plain.init(), 24))
     for key in ("values", "best_response_values", "nash_conv"):
         np.testing.assert_array_equal(ahead[key], again[key])
+
+
+# -- compiled programs keyed before tracing ----------------------------------------------------
+def test_a_second_process_neither_traces_nor_compiles_the_chunk_and_the_evaluation(tmp_path):
+    cache = tmp_path / "xla"
+    first = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    assert first["traces"].get("chunk") == 1 and first["traces"].get("evaluate") == 1
+    kept = _entries(cache / programs.DIRECTORY)
+    assert len(kept) == 2, kept                               # the chunk and the evaluation
+    second = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    assert second["traces"].get("chunk", 0) == 0 and second["traces"].get("evaluate", 0) == 0
+    assert (second["metric"], second["average"]) == (first["metric"], first["average"])
+    assert _entries(cache / programs.DIRECTORY) == kept
+
+
+def test_a_bad_entry_is_dropped_and_compiled_again(tmp_path):
+    cache = tmp_path / "xla"
+    first = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    for name in _entries(cache / programs.DIRECTORY):
+        (cache / programs.DIRECTORY / name).write_bytes(b"not a program")
+    second = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    assert second["traces"].get("chunk") == 1 and second["traces"].get("evaluate") == 1
+    assert (second["metric"], second["average"]) == (first["metric"], first["average"])
+    # dropped, and not written again from JAX's cache (whose executables serialize
+    # without their code): the next process traces and loads from JAX's cache
+    assert _entries(cache / programs.DIRECTORY) == []
+    third = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    assert third["hits"] > 0 and third["metric"] == first["metric"]
+
+
+@functools.partial(jax.jit, static_argnames=("scale", "how"))
+def _scaled(x, y, *, scale, how):
+    return x * scale + y
+
+
+def test_the_key_changes_with_what_decides_the_program():
+    x, y = jnp.ones((3, 2), jnp.float32), jnp.zeros((3, 2), jnp.float32)
+    base = programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)})
+    assert programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}) == base
+    others = [
+        programs.key_of(_scaled, (x, y), {"scale": 3.0, "how": ("a", 1)}),     # a static value
+        programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ["a", 1]}),     # its type
+        programs.key_of(_scaled, (jnp.ones((3, 3)), y), {"scale": 2.0, "how": ("a", 1)}),
+        programs.key_of(_scaled, (x.astype(jnp.bfloat16), y), {"scale": 2.0, "how": ("a", 1)}),
+        programs.key_of(_scaled, ((x,), y), {"scale": 2.0, "how": ("a", 1)}),  # the structure
+        programs.key_of(_scaled, (jnp.asarray(1.0), y), {"scale": 2.0, "how": ("a", 1)}),
+    ]
+    with jax.default_matmul_precision("highest"):                      # a configuration value
+        others.append(programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}))
+    with jax.enable_x64(True):                                           # 64-bit mode
+        others.append(programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}))
+    assert len({base, *others}) == len(others) + 1
+    # a solver spelled field by field: its numbers and its parts' classes are in the key
+    solver = jaxcfr.cfr_plus().static_key()
+    spelled = programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": solver})
+    assert spelled != programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": jaxcfr.cfr(
+    ).static_key()})
+    assert spelled == programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": jaxcfr.cfr_plus(
+    ).static_key()})
+
+
+def test_what_the_key_cannot_spell_is_a_plain_call():
+    x, y = jnp.ones(3, jnp.float32), jnp.zeros(3, jnp.float32)
+    with pytest.raises(programs._Unkeyable):
+        programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": lambda v: v})
+    with pytest.raises(programs._Unkeyable):
+        programs.key_of(_scaled, (np.ones(3), y), {"scale": 2.0, "how": 1})  # not on a device
+    # (this process keeps the caches off: the plain jitted call)
+    out = programs.call(_scaled, (x, y), {"scale": 2.0, "how": lambda v: v})
+    np.testing.assert_array_equal(out, 2 * np.ones(3))

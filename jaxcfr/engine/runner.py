@@ -36,6 +36,7 @@ import numpy as np
 
 from jaxcfr._util import precision as _precision
 from jaxcfr._util.host_arrays import on_device, to_host
+from jaxcfr._util import programs
 from jaxcfr._util.arguments import positive_int
 from jaxcfr._util.tracing import counted
 from jaxcfr.engine.compilation_cache import enable_compilation_cache, use_compilation_cache
@@ -381,10 +382,12 @@ class Runner:
         return state
 
     def _chunk(self, state: SolverState, n: int, lower: bool = False):
-        fn = _run_chunk.lower if lower else _run_chunk
-        return fn(self.step_tensors, state, self.hp, on_device(np.int32(n)), self.arrays,
-                  solver=self.step_solver, structure=self.step_structure,
-                  layout=self.layout, chunk=self.chunk)
+        args = (self.step_tensors, state, self.hp, on_device(np.int32(n)), self.arrays)
+        static = dict(solver=self.step_solver, structure=self.step_structure,
+                      layout=self.layout, chunk=self.chunk)
+        if lower:
+            return _run_chunk.lower(*args, **static)
+        return programs.call(_run_chunk, args, static)    # found on disk before tracing
 
     def chunk_program(self, state: SolverState):
         """The chunk's ``jax.stages.Lowered`` program (e.g. ``.compile().memory_analysis()``)."""

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr.kernels import passes, sequence
-from jaxcfr._util import precision
+from jaxcfr._util import precision, programs
 from jaxcfr._util.tracing import counted
 from jaxcfr._util.host_arrays import on_device, to_host
 from jaxcfr.kernels.numerics import check_payoff_range, trail
@@ -228,9 +228,9 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
             raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
                              f"[{'B, ' if batched else ''}I, A] = "
                              f"{tuple(lowered.tensors.legal_mask.shape)}")
-        ev, found = _metrics(tensors, table, on_device(np.int32(lowered.br_rounds)),
-                             structure=lowered.structure, games_batched=batched,
-                             normalise=bool(normalise))
+        ev, found = programs.call(      # (found on disk before tracing, where it can be)
+            _metrics, (tensors, table, on_device(np.int32(lowered.br_rounds))),
+            dict(structure=lowered.structure, games_batched=batched, normalise=bool(normalise)))
         tables.check(lowered, table, found)
         # (gathered from every process when a batch is sharded over several)
         values = to_host(ev.values, dtype=np.float64)

@@ -1,0 +1,224 @@
+"""Compiled programs kept on disk under a key made before tracing: a later process skips
+tracing and lowering, not only XLA's compile.
+
+JAX's persistent compilation cache (which :mod:`jaxcfr.engine.compilation_cache` turns
+on) keys a program by its lowered module, so a process that finds a program there has
+still traced and lowered it (Leduc's chunk and evaluation: about 0.3 s of a warm
+process's 1.1 s; ``docs/benchmarks.md``, cold start). :func:`call` runs a jitted
+function through a cache keyed instead by everything that decides its program before
+tracing:
+
+* the function (module and name) and the source of every module whose code tracing can
+  run: the whole ``jaxcfr`` package, and the modules of the classes in the static
+  arguments and in the arguments' pytree structure (a user's estimator, say);
+* the static arguments, spelled out field by field (a value that cannot be spelled out
+  plainly, a function for instance, keeps the call off this cache);
+* every array argument's shape, dtype and weak type, and the pytree structure;
+* JAX and jaxlib's versions, Python's, the backend (platform, its version, the device
+  kind), ``XLA_FLAGS`` and every JAX configuration value in effect (64-bit mode
+  included, which :func:`jaxcfr._util.precision.scope` sets per thread).
+
+An entry is the serialized executable (``jax.experimental.serialize_executable``) with its
+pytree structures, one file written atomically in ``jaxcfr-programs/`` under JAX's cache
+directory, written only after a fresh compile (an executable that JAX's own cache
+loaded serializes without its code). A call whose arguments do not match the
+executable's types fails loudly (JAX checks them); an entry that cannot be read or
+loaded is removed and the program compiled again. The cache is used only where JAX's is on (its directory set) and for
+programs of one process on one device; elsewhere :func:`call` is the plain jitted call.
+Programs found in this process are kept (one per key), so a second runner of the same
+shapes neither traces nor compiles.
+
+Example::
+
+    >>> out = call(jitted_fn, (tensors, state), {"chunk": 64})   # jitted_fn(tensors, state, chunk=64)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import logging
+import os
+import pickle
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from jaxcfr._util.atomic import atomic_write_bytes
+
+__all__ = ["call", "key_of", "DIRECTORY", "FORMAT_VERSION"]
+
+#: The folder of entries under JAX's compilation-cache directory.
+DIRECTORY = "jaxcfr-programs"
+#: Part of every key: bumped when an entry's layout changes.
+FORMAT_VERSION = 1
+
+_log = logging.getLogger(__name__)
+_PACKAGE = Path(__file__).resolve().parents[1]
+_found: dict[str, Any] = {}                # key -> a loaded executable, in this process
+_sources: dict[str, str] = {}              # module name -> sha256 of its source
+_lock = threading.Lock()
+
+
+class _Unkeyable(Exception):
+    """A static argument or an array that the key cannot spell out."""
+
+
+def call(fn: Callable, args: tuple, static: dict[str, Any]):
+    """``fn(*args, **static)`` for a ``jax.jit`` function ``fn`` whose static arguments are
+    the keywords ``static``: through this cache when it is on, else the jitted call."""
+    directory = _directory()
+    key = None
+    if directory is not None:
+        try:
+            key = key_of(fn, args, static)
+        except _Unkeyable:
+            key = None
+    if key is None:
+        return fn(*args, **static)
+    program = _found.get(key)
+    if program is None:
+        program = _load_or_compile(fn, args, static, directory / f"{key}.bin")
+        _found[key] = program
+    return program(*args)
+
+
+def _directory() -> Path | None:
+    import jax
+    base = jax.config.jax_compilation_cache_dir
+    if not base or not jax.config.jax_enable_compilation_cache or jax.process_count() != 1:
+        return None
+    return Path(base) / DIRECTORY
+
+
+def _load_or_compile(fn, args, static, path: Path):
+    from jax.experimental import serialize_executable
+    try:
+        with open(path, "rb") as f:
+            payload, in_tree, out_tree = pickle.load(f)
+        return serialize_executable.deserialize_and_load(payload, in_tree, out_tree)
+    except FileNotFoundError:
+        pass
+    except Exception as e:             # noqa: BLE001 - a bad entry is dropped, compiled again
+        _log.warning("jaxcfr: compiled program %s could not be loaded (%s); compiling it",
+                     path.name, e)
+        path.unlink(missing_ok=True)
+    hits = _hits()
+    program = fn.lower(*args, **static).compile()
+    if _hits() != hits:
+        # JAX's cache had it: an executable loaded from there serializes without its code
+        # (it fails to run once loaded again), so only a fresh compile is kept
+        return program
+    try:
+        data = pickle.dumps(serialize_executable.serialize(program))
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        atomic_write_bytes(path, data)
+    except Exception as e:             # noqa: BLE001 - the run goes on without the entry
+        _log.warning("jaxcfr: compiled program %s not kept (%s)", path.name, e)
+    return program
+
+
+_local = threading.local()          # .hits: JAX compilation-cache hits of this thread
+_listening = False
+
+
+def _hits() -> int:
+    """JAX's persistent-cache hits in this thread so far (JAX reports them in the thread
+    that compiles)."""
+    global _listening
+    if not _listening:
+        import jax.monitoring
+
+        def listener(event: str, **_) -> None:
+            if event == "/jax/compilation_cache/cache_hits":
+                _local.hits = getattr(_local, "hits", 0) + 1
+        with _lock:
+            if not _listening:
+                jax.monitoring.register_event_listener(listener)
+                _listening = True
+    return getattr(_local, "hits", 0)
+
+
+def key_of(fn: Callable, args: tuple, static: dict[str, Any]) -> str:
+    """The key of ``fn(*args, **static)``'s program (see the module docstring)."""
+    import jax
+    import jaxlib
+    leaves, treedef = jax.tree_util.tree_flatten(args)
+    modules = {_PACKAGE.name, getattr(fn, "__module__", "")}
+    parts = [f"format={FORMAT_VERSION}", f"fn={fn.__module__}.{fn.__qualname__}",
+             f"static={_spell(static, modules)}", f"tree={treedef}"]
+    for node in _node_types(treedef):
+        modules.add(node.__module__)
+    for x in leaves:
+        aval = getattr(x, "aval", None)
+        sharding = getattr(x, "sharding", None)
+        if aval is None or len(getattr(sharding, "device_set", ())) != 1:
+            raise _Unkeyable(type(x))
+        parts.append(f"{aval.str_short()}:{aval.weak_type}:{sharding!r}")
+    backend = jax.devices()[0]
+    parts += [f"jax={jax.__version__}", f"jaxlib={jaxlib.__version__}", f"python={sys.version}",
+              f"platform={backend.platform}:{backend.client.platform_version}:"
+              f"{backend.device_kind}:{len(jax.devices())}",
+              f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')}",
+              f"config={sorted((k, repr(v)) for k, v in jax.config.values.items())}"]
+    parts += [f"source {m}={_module_digest(m)}" for m in sorted(modules)]
+    name = getattr(fn, "__name__", "program").strip("_") or "program"
+    return f"{name}-{hashlib.sha256(chr(10).join(parts).encode()).hexdigest()}"
+
+
+def _spell(value, modules: set[str]) -> str:
+    """A plain, complete spelling of a static argument (the modules of its classes go into
+    ``modules``)."""
+    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+        return repr(value)
+    if isinstance(value, enum.Enum):
+        modules.add(type(value).__module__)
+        return f"{type(value).__qualname__}.{value.name}"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        modules.add(type(value).__module__)
+        fields = ", ".join(f"{f.name}={_spell(getattr(value, f.name), modules)}"
+                           for f in dataclasses.fields(value))
+        return f"{type(value).__module__}.{type(value).__qualname__}({fields})"
+    if isinstance(value, (tuple, list)):
+        modules.add(type(value).__module__)
+        items = ", ".join(_spell(v, modules) for v in value)
+        return f"{type(value).__qualname__}[{items}]"
+    if isinstance(value, dict):
+        items = ", ".join(f"{_spell(k, modules)}: {_spell(v, modules)}"
+                          for k, v in sorted(value.items(), key=lambda kv: repr(kv[0])))
+        return f"dict{{{items}}}"
+    raise _Unkeyable(type(value))
+
+
+def _node_types(treedef) -> list[type]:
+    """The classes of every node of a pytree structure."""
+    out = []
+    data = treedef.node_data()
+    if data is not None:
+        out.append(data[0])
+    for child in treedef.children():
+        out += _node_types(child)
+    return out
+
+
+def _module_digest(name: str) -> str:
+    """sha256 of a module's source (of every ``.py`` file of the ``jaxcfr`` package), read
+    once per process."""
+    with _lock:
+        digest = _sources.get(name)
+        if digest is None:
+            if name == _PACKAGE.name:
+                root, files = _PACKAGE, sorted(_PACKAGE.rglob("*.py"))
+            else:
+                file = getattr(sys.modules.get(name), "__file__", None)
+                if file is None:            # builtins and the like: Python's version says it
+                    return "-"
+                root, files = Path(file).parent, [Path(file)]
+            h = hashlib.sha256()
+            for file in files:
+                h.update(f"{file.relative_to(root)}:".encode())
+                h.update(hashlib.sha256(file.read_bytes()).digest())
+            digest = _sources[name] = h.hexdigest()
+    return digest
