@@ -29,13 +29,18 @@ from jaxcfr.engine import compilation_cache
 _SOLVE = """
 import hashlib, json, jax, jax.monitoring, jaxcfr
 from jaxcfr._util.tracing import TRACES
-events = {"hits": 0}
+events = {"hits": 0, "traced": 0}
 def listener(event, **kwargs):
     if event == "/jax/compilation_cache/cache_hits":
         events["hits"] += 1
+def durations(event, duration, **kwargs):
+    if event == "/jax/core/compile/jaxpr_trace_duration":
+        events["traced"] += 1
 jax.monitoring.register_event_listener(listener)
+jax.monitoring.register_event_duration_secs_listener(durations)
 r = jaxcfr.solve("kuhn_poker", "cfr+", 20, **ARGS)
-print(json.dumps({"hits": events["hits"], "dir": jax.config.jax_compilation_cache_dir,
+print(json.dumps({"hits": events["hits"], "traced": events["traced"],
+                  "dir": jax.config.jax_compilation_cache_dir,
                   "metric": float(r.final["metric"]), "traces": TRACES.snapshot(),
                   "average": hashlib.sha256(r.average_strategy.tobytes()).hexdigest()}))
 """
@@ -61,7 +66,8 @@ def test_solve_fills_the_cache_and_a_second_process_loads_from_it(tmp_path):
     written = _entries(cache)
     assert written, "the first process wrote nothing"
     second = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
-    assert second["hits"] > 0
+    # every program loaded: from jaxcfr's programs (nothing traced) or JAX's cache (hits)
+    assert first["traced"] > 0 and (second["traced"] == 0 or second["hits"] > 0)
     assert second["metric"] == first["metric"]          # the same programs, the same run
 
 
@@ -129,9 +135,10 @@ def test_a_second_process_neither_traces_nor_compiles_the_chunk_and_the_evaluati
     first = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
     assert first["traces"].get("chunk") == 1 and first["traces"].get("evaluate") == 1
     kept = _entries(cache / programs.DIRECTORY)
-    assert len(kept) == 2, kept                               # the chunk and the evaluation
+    assert len(kept) == 4, kept          # the chunk, the evaluation, the profile, the check
     second = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
     assert second["traces"].get("chunk", 0) == 0 and second["traces"].get("evaluate", 0) == 0
+    assert second["traced"] == 0                 # (nor the profile, nor the finiteness check)
     assert (second["metric"], second["average"]) == (first["metric"], first["average"])
     assert _entries(cache / programs.DIRECTORY) == kept
 
@@ -170,6 +177,8 @@ def test_the_key_changes_with_what_decides_the_program():
     ]
     with jax.default_matmul_precision("highest"):                      # a configuration value
         others.append(programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}))
+    with jax.log_compiles(True):                                       # (but not logging)
+        assert programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}) == base
     with jax.enable_x64(True):                                           # 64-bit mode
         others.append(programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}))
     assert len({base, *others}) == len(others) + 1

@@ -16,7 +16,8 @@ tracing:
 * every array argument's shape, dtype and weak type, and the pytree structure;
 * JAX and jaxlib's versions, Python's, the backend (platform, its version, the device
   kind), ``XLA_FLAGS`` and every JAX configuration value in effect (64-bit mode
-  included, which :func:`jaxcfr._util.precision.scope` sets per thread).
+  included, which :func:`jaxcfr._util.precision.scope` sets per thread) but those of
+  :data:`IGNORED_CONFIG` (logging, the caches' settings).
 
 An entry is the serialized executable (``jax.experimental.serialize_executable``) with its
 pytree structures, one file written atomically in ``jaxcfr-programs/`` under JAX's cache
@@ -48,12 +49,23 @@ from typing import Any, Callable
 
 from jaxcfr._util.atomic import atomic_write_bytes
 
-__all__ = ["call", "key_of", "DIRECTORY", "FORMAT_VERSION"]
+__all__ = ["call", "key_of", "DIRECTORY", "FORMAT_VERSION", "IGNORED_CONFIG"]
 
 #: The folder of entries under JAX's compilation-cache directory.
 DIRECTORY = "jaxcfr-programs"
 #: Part of every key: bumped when an entry's layout changes.
 FORMAT_VERSION = 1
+
+#: JAX configuration values left out of the key: logging, dumps and the caches' own
+#: settings, which change no program (every other value is in the key, known or not).
+IGNORED_CONFIG = frozenset({
+    "jax_log_compiles", "jax_logging_level", "jax_debug_log_modules", "jax_explain_cache_misses",
+    "jax_pprint_use_color", "jax_traceback_filtering", "jax_tracer_error_num_traceback_frames",
+    "jax_captured_constants_report_frames", "jax_captured_constants_warn_bytes",
+    "jax_dump_ir_to", "jax_dump_ir_modes", "jax_compilation_cache_dir",
+    "jax_enable_compilation_cache", "jax_persistent_cache_min_compile_time_secs",
+    "jax_persistent_cache_min_entry_size_bytes", "jax_compilation_cache_max_size",
+    "jax_raise_persistent_cache_errors", "jax_compilation_cache_check_contents"})
 
 _log = logging.getLogger(__name__)
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -161,8 +173,9 @@ def key_of(fn: Callable, args: tuple, static: dict[str, Any]) -> str:
     parts += [f"jax={jax.__version__}", f"jaxlib={jaxlib.__version__}", f"python={sys.version}",
               f"platform={backend.platform}:{backend.client.platform_version}:"
               f"{backend.device_kind}:{len(jax.devices())}",
-              f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')}",
-              f"config={sorted((k, repr(v)) for k, v in jax.config.values.items())}"]
+              f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')}"]
+    config = sorted((k, repr(v)) for k, v in jax.config.values.items() if k not in IGNORED_CONFIG)
+    parts.append(f"config={config}")
     parts += [f"source {m}={_module_digest(m)}" for m in sorted(modules)]
     name = getattr(fn, "__name__", "program").strip("_") or "program"
     return f"{name}-{hashlib.sha256(chr(10).join(parts).encode()).hexdigest()}"

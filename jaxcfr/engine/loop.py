@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcfr._util import programs
 from jaxcfr._util.arguments import nonnegative_int, positive_int
 from jaxcfr._util.host_arrays import to_host
 from jaxcfr.engine.protocol import RunnerProtocol
@@ -260,7 +261,7 @@ def _check_finite(runner: RunnerProtocol, state: SolverState, record: dict[str, 
     metric = record["metric"]
     values = metric if isinstance(metric, list) else [metric]
     with runner.scope():
-        finite = bool(_all_finite(tuple(state[:-1])))
+        finite = bool(programs.call(_all_finite, (tuple(state[:-1]),), {}))
     if not finite or any(v is None for v in values):
         raise FloatingPointError(
             f"iteration {record['iteration']}: the {'metrics' if finite else 'solver state'} "

@@ -455,8 +455,9 @@ class Runner:
         """Nothing to release."""
 
     def _profile(self, state: SolverState, average: bool) -> jax.Array:
-        return _profile(self.tensors, state, games_batched=self.games_batched,
-                        predictive=self.solver.predictive, average=average)
+        return programs.call(_profile, (self.tensors, state), dict(
+            games_batched=self.games_batched, predictive=self.solver.predictive,
+            average=average))
 
     def evaluate(self, state: SolverState, average: bool = True) -> dict[str, Any]:
         """:func:`jaxcfr.evaluate` of the average (or current) profile: see there for the keys.
