@@ -15,9 +15,16 @@ alike), fresh processes of:
   ``LiteEFG`` is importable).
 
 Each process's wall time is measured from outside (start to exit) with its CPU time
-(user + system, from the OS), and each reports its own phases (imports, solve, compile)
-and the exploitability reached. The table gives medians and, per round, each wall
-time over OpenSpiel's.
+(user + system, from the OS, all its threads; CPU over wall is the cores it kept busy),
+and each reports its own phases (imports, solve, compile) and the exploitability
+reached. The table gives medians and, per round, each wall time over OpenSpiel's.
+
+Python bytecode: the children write and read it under a private prefix
+(``PYTHONPYCACHEPREFIX`` in a temporary directory, ``PYTHONDONTWRITEBYTECODE`` unset), and
+one untimed run of every peer comes first (jaxcfr's compilation cache of it thrown away), so
+that every peer imports compiled modules as an installed package does, also where the
+environment turns bytecode off (``PYTHONDONTWRITEBYTECODE=1`` cost jaxcfr about 0.1 s of
+compiling its own sources in every process; the peers' installed modules have theirs).
 
 Usage::
 
@@ -81,10 +88,14 @@ print(json.dumps({{"solve_s": time.perf_counter() - t0, "metric": float(metric)}
 """
 
 
+PYCACHE = tempfile.mkdtemp(prefix="bench-cold-pycache-")
+
+
 def run(code: str, env_extra: dict, timeout: float) -> dict:
     """One fresh process: its wall and CPU seconds from outside, and what it printed."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXCFR_")}
-    env.update(JAX_PLATFORMS="cpu", **env_extra)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("JAXCFR_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(JAX_PLATFORMS="cpu", PYTHONPYCACHEPREFIX=PYCACHE, **env_extra)
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env, text=True, cwd=tempfile.gettempdir())
@@ -121,10 +132,13 @@ def main(argv=None) -> None:
     except ImportError:
         pass
     rows = {k: [] for k in peers}
-    for r in range(args.rounds):
+    load_before = os.getloadavg()
+    for r in range(-1, args.rounds):          # round -1: untimed, writes the bytecode
         cache = tempfile.mkdtemp(prefix="jaxcfr-cold-")
         try:
             for peer in peers:
+                if r < 0 and peer == "jaxcfr_warm":
+                    continue
                 if peer in ("jaxcfr_cold", "jaxcfr_warm"):
                     rec = run(JAXCFR.format(n=n), {"JAXCFR_COMPILATION_CACHE_DIR": cache,
                                                    "PYTHONPATH": here}, args.timeout)
@@ -139,6 +153,8 @@ def main(argv=None) -> None:
                     rec = run(OPENSPIEL.format(n=n), {}, args.timeout)
                 else:
                     rec = run(LITEEFG.format(n=n), {}, args.timeout)
+                if r < 0:
+                    continue
                 rows[peer].append(rec)
                 print(f"round {r + 1} {peer:15s} wall {rec['wall_s']:6.2f} s  cpu "
                       f"{rec['cpu_s']:6.2f} s  exploitability {rec['metric']:.3g}", flush=True)
@@ -147,7 +163,7 @@ def main(argv=None) -> None:
     med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
     os_walls = [x["wall_s"] for x in rows["openspiel_cpp"]]
     table = {}
-    print(f"\n{'peer':15s} {'wall s':>7s} {'cpu s':>7s} {'/ OpenSpiel':>11s} "
+    print(f"\n{'peer':15s} {'wall s':>7s} {'cpu s':>7s} {'cores':>5s} {'/ OpenSpiel':>11s} "
           f"{'exploitability':>14s}   (medians of {args.rounds} rounds; ratio per round)")
     for peer, recs in rows.items():
         ratios = [x["wall_s"] / o for x, o in zip(recs, os_walls)]
@@ -155,14 +171,21 @@ def main(argv=None) -> None:
                        "cpu_s": med([x["cpu_s"] for x in recs]),
                        "wall_over_openspiel": med(ratios),
                        "wall_over_openspiel_each": ratios,
+                       "cores": med([x["cpu_s"] / x["wall_s"] for x in recs]),
                        "metric": med([x["metric"] for x in recs]),
                        **({"compile_s": med([x["compile_s"] for x in recs])}
                           if "compile_s" in recs[0] else {})}
         t = table[peer]
-        print(f"{peer:15s} {t['wall_s']:7.2f} {t['cpu_s']:7.2f} {t['wall_over_openspiel']:11.2f} "
-              f"{t['metric']:14.3g}")
+        print(f"{peer:15s} {t['wall_s']:7.2f} {t['cpu_s']:7.2f} {t['cores']:5.2f} "
+              f"{t['wall_over_openspiel']:11.2f} {t['metric']:14.3g}")
+    load_after = os.getloadavg()
+    print(f"load average before {load_before[0]:.2f} / {load_before[1]:.2f} / "
+          f"{load_before[2]:.2f}, after {load_after[0]:.2f} / {load_after[1]:.2f} / "
+          f"{load_after[2]:.2f} (1 / 5 / 15 min); {os.cpu_count()} cores")
+    shutil.rmtree(PYCACHE, ignore_errors=True)
     out = {"date": datetime.date.today().isoformat(), "machine": platform.platform(),
-           "cpus": os.cpu_count(), "load_average": os.getloadavg(), "iterations": n,
+           "cpus": os.cpu_count(), "load_average": load_after,
+           "load_average_before": load_before, "iterations": n,
            "rounds": args.rounds, "table": table, "runs": rows}
     if args.json:
         with open(args.json, "w") as f:

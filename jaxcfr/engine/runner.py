@@ -41,7 +41,7 @@ from jaxcfr._util.arguments import positive_int
 from jaxcfr._util.tracing import counted
 from jaxcfr.engine.compilation_cache import enable_compilation_cache, use_compilation_cache
 from jaxcfr.kernels import sequence as _sequence
-from jaxcfr.kernels.numerics import check_payoff_range
+from jaxcfr.kernels.numerics import all_finite, check_payoff_range
 from jaxcfr.lowering.stack import forest as stack_forest
 from jaxcfr.lowering.stack import pad_to_multiple
 from jaxcfr.lowering.stack import shared_structure as stack_shared
@@ -416,10 +416,14 @@ class Runner:
         return state, time.perf_counter() - start
 
     def _compile_evaluation(self) -> None:
-        """Evaluate a zero state once: compiles (or loads) every evaluation program."""
+        """Evaluate a zero state once: compiles (or loads) every evaluation program, and
+        the run loop's finiteness check of the state."""
         start = time.perf_counter()
         try:
-            self._evaluate(self.init())
+            state = self.init()
+            self._evaluate(state)
+            with self.scope():
+                programs.call(all_finite, (tuple(state[:-1]),), {})
         except Exception:       # noqa: BLE001 - evaluate() itself raises it, in the caller
             pass
         self.evaluation_compile_seconds = time.perf_counter() - start
