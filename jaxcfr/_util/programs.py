@@ -78,9 +78,15 @@ class _Unkeyable(Exception):
     """A static argument or an array that the key cannot spell out."""
 
 
-def call(fn: Callable, args: tuple, static: dict[str, Any]):
+def call(fn: Callable, args: tuple, static: dict[str, Any], *,
+         traced: Callable[[], None] | None = None):
     """``fn(*args, **static)`` for a ``jax.jit`` function ``fn`` whose static arguments are
-    the keywords ``static``: through this cache when it is on, else the jitted call."""
+    the keywords ``static``: through this cache when it is on, else the jitted call.
+
+    ``traced`` (optional) is called once the program no longer needs Python's lock to be
+    made: after tracing and lowering, before XLA's compile (at once when it was found, or
+    when this cache is off: the jitted call keeps its own in-process cache).
+    """
     directory = _directory()
     key = None
     if directory is not None:
@@ -89,11 +95,15 @@ def call(fn: Callable, args: tuple, static: dict[str, Any]):
         except _Unkeyable:
             key = None
     if key is None:
+        if traced is not None:
+            traced()
         return fn(*args, **static)
     program = _found.get(key)
     if program is None:
-        program = _load_or_compile(fn, args, static, directory / f"{key}.bin")
+        program = _load_or_compile(fn, args, static, directory / f"{key}.bin", traced)
         _found[key] = program
+    if traced is not None:
+        traced()
     return program(*args)
 
 
@@ -105,7 +115,7 @@ def _directory() -> Path | None:
     return Path(base) / DIRECTORY
 
 
-def _load_or_compile(fn, args, static, path: Path):
+def _load_or_compile(fn, args, static, path: Path, traced=None):
     from jax.experimental import serialize_executable
     try:
         with open(path, "rb") as f:
@@ -118,7 +128,10 @@ def _load_or_compile(fn, args, static, path: Path):
                      path.name, e)
         path.unlink(missing_ok=True)
     hits = _hits()
-    program = fn.lower(*args, **static).compile()
+    lowered = fn.lower(*args, **static)
+    if traced is not None:
+        traced()
+    program = lowered.compile()
     if _hits() != hits:
         # JAX's cache had it: an executable loaded from there serializes without its code
         # (it fails to run once loaded again), so only a fresh compile is kept

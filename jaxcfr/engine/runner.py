@@ -381,13 +381,14 @@ class Runner:
                 left -= n
         return state
 
-    def _chunk(self, state: SolverState, n: int, lower: bool = False):
+    def _chunk(self, state: SolverState, n: int, lower: bool = False, traced=None):
         args = (self.step_tensors, state, self.hp, on_device(np.int32(n)), self.arrays)
         static = dict(solver=self.step_solver, structure=self.step_structure,
                       layout=self.layout, chunk=self.chunk)
         if lower:
             return _run_chunk.lower(*args, **static)
-        return programs.call(_run_chunk, args, static)    # found on disk before tracing
+        # found on disk before tracing, where it can be
+        return programs.call(_run_chunk, args, static, traced=traced)
 
     def chunk_program(self, state: SolverState):
         """The chunk's ``jax.stages.Lowered`` program (e.g. ``.compile().memory_analysis()``)."""
@@ -399,25 +400,33 @@ class Runner:
 
         The evaluation compiles at the same time, in a thread of its own, on a zero state
         of the same shapes, while the chunk compiles and the first chunks run: the first
-        :meth:`evaluate` waits for it (its seconds: ``evaluation_compile_seconds``). Not
-        over several processes (``jax.distributed``): there it compiles when first due.
+        :meth:`evaluate` waits for it (its seconds: ``evaluation_compile_seconds``). The
+        thread starts tracing once the chunk is traced (tracing holds Python's lock, XLA's
+        compile does not). Not over several processes (``jax.distributed``): there it
+        compiles when first due.
         """
         # (over several processes, evaluating runs collectives: from a thread they could
         # interleave with the chunk's in another order on each process and deadlock, so
         # there the evaluation compiles when it is first due, in order on every process)
+        traced = threading.Event()
         if self._evaluation_compile is None and jax.process_count() == 1:
             self._evaluation_compile = threading.Thread(
-                target=self._compile_evaluation, name="jaxcfr-compile-evaluation", daemon=True)
+                target=self._compile_evaluation, args=(traced,),
+                name="jaxcfr-compile-evaluation", daemon=True)
             self._evaluation_compile.start()
         start = time.perf_counter()
-        with self.scope():
-            state = self._chunk(state, 0)
-            jax.block_until_ready(state)
+        try:
+            with self.scope():
+                state = self._chunk(state, 0, traced=traced.set)
+                jax.block_until_ready(state)
+        finally:
+            traced.set()
         return state, time.perf_counter() - start
 
-    def _compile_evaluation(self) -> None:
+    def _compile_evaluation(self, chunk_traced: threading.Event) -> None:
         """Evaluate a zero state once: compiles (or loads) every evaluation program, and
         the run loop's finiteness check of the state."""
+        chunk_traced.wait()
         start = time.perf_counter()
         try:
             state = self.init()
