@@ -191,12 +191,22 @@ def test_the_key_changes_with_what_decides_the_program():
     ).static_key()})
 
 
-def test_what_the_key_cannot_spell_is_a_plain_call():
+def test_what_the_key_cannot_spell_is_not_kept():
     x, y = jnp.ones(3, jnp.float32), jnp.zeros(3, jnp.float32)
     with pytest.raises(programs._Unkeyable):
         programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": lambda v: v})
     with pytest.raises(programs._Unkeyable):
         programs.key_of(_scaled, (np.ones(3), y), {"scale": 2.0, "how": 1})  # not on a device
-    # (this process keeps the caches off: the plain jitted call)
+    # still computed: kept in this process only, or the plain jitted call
     out = programs.call(_scaled, (x, y), {"scale": 2.0, "how": lambda v: v})
     np.testing.assert_array_equal(out, 2 * np.ones(3))
+    out = programs.call(_scaled, (np.ones(3), y), {"scale": 2.0, "how": 1}, rarely=True)
+    np.testing.assert_array_equal(out, 2 * np.ones(3))
+
+
+def test_a_rarely_run_program_computes_what_the_jitted_call_computes():
+    """(on a CPU it compiles with RARELY_RUN_CPU: LLVM level 0, the older emitters)"""
+    x = jnp.linspace(0, 1, 37, dtype=jnp.float32)
+    y = jnp.cos(x)
+    ours = programs.call(_scaled, (x, y), {"scale": 1.7, "how": 0}, rarely=True)
+    np.testing.assert_allclose(ours, _scaled(x, y, scale=1.7, how=0), rtol=1e-6)

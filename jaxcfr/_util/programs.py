@@ -49,12 +49,19 @@ from typing import Any, Callable
 
 from jaxcfr._util.atomic import atomic_write_bytes
 
-__all__ = ["call", "key_of", "DIRECTORY", "FORMAT_VERSION", "IGNORED_CONFIG"]
+__all__ = ["call", "key_of", "DIRECTORY", "FORMAT_VERSION", "IGNORED_CONFIG", "RARELY_RUN_CPU"]
 
 #: The folder of entries under JAX's compilation-cache directory.
 DIRECTORY = "jaxcfr-programs"
 #: Part of every key: bumped when an entry's layout changes.
 FORMAT_VERSION = 1
+
+#: XLA options of a program that runs once or a few times a run (:func:`call`'s
+#: ``rarely``), on a CPU: its compile time counts more than its speed. LLVM's level 0
+#: and XLA's older loop emitters compiled Leduc's evaluation in 0.17 s of CPU instead of
+#: 0.57 s (Liar's dice: 0.26 s instead of 1.2 s) and ran it in 0.4 ms instead of 0.3 ms
+#: (docs/benchmarks.md, cold start).
+RARELY_RUN_CPU = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
 
 #: JAX configuration values left out of the key: logging, dumps and the caches' own
 #: settings, which change no program (every other value is in the key, known or not).
@@ -69,7 +76,7 @@ IGNORED_CONFIG = frozenset({
 
 _log = logging.getLogger(__name__)
 _PACKAGE = Path(__file__).resolve().parents[1]
-_found: dict[str, Any] = {}                # key -> a loaded executable, in this process
+_found: dict[tuple, Any] = {}              # this process's programs (see call)
 _sources: dict[str, str] = {}              # module name -> sha256 of its source
 _lock = threading.Lock()
 
@@ -78,33 +85,77 @@ class _Unkeyable(Exception):
     """A static argument or an array that the key cannot spell out."""
 
 
-def call(fn: Callable, args: tuple, static: dict[str, Any], *,
+def call(fn: Callable, args: tuple, static: dict[str, Any], *, rarely: bool = False,
          traced: Callable[[], None] | None = None):
     """``fn(*args, **static)`` for a ``jax.jit`` function ``fn`` whose static arguments are
-    the keywords ``static``: through this cache when it is on, else the jitted call.
+    the keywords ``static``: from the programs of this process, else from disk (when JAX's
+    cache is on), else compiled (and kept).
 
-    ``traced`` (optional) is called once the program no longer needs Python's lock to be
-    made: after tracing and lowering, before XLA's compile (at once when it was found, or
-    when this cache is off: the jitted call keeps its own in-process cache).
+    ``rarely``: the program runs once or a few times a run (an evaluation, a profile, a
+    check): on a CPU it is compiled with :data:`RARELY_RUN_CPU`. ``traced`` (optional) is
+    called once the program no longer needs Python's lock to be made: after tracing and
+    lowering, before XLA's compile (at once when it was found). Arguments on several
+    devices take the plain jitted call.
     """
-    directory = _directory()
-    key = None
-    if directory is not None:
-        try:
-            key = key_of(fn, args, static)
-        except _Unkeyable:
-            key = None
-    if key is None:
+    try:
+        devices, signature = _signature(args)
+    except _Unkeyable:
         if traced is not None:
             traced()
         return fn(*args, **static)
-    program = _found.get(key)
+    options = RARELY_RUN_CPU if rarely and devices.platform == "cpu" else None
+    import jax._src.config as config
+    # what jax.jit's own cache tells programs apart by: the function, the static arguments
+    # (by value), the arguments' structure and types, the configuration that tracing reads
+    memo = (fn, tuple(sorted(static.items())), signature, config.trace_context(), rarely)
+    program = _found.get(memo)
     if program is None:
-        program = _load_or_compile(fn, args, static, directory / f"{key}.bin", traced)
-        _found[key] = program
-    if traced is not None:
+        program = _find_or_compile(fn, args, static, options, traced)
+        _found[memo] = program
+    elif traced is not None:
         traced()
     return program(*args)
+
+
+def _signature(args: tuple):
+    """The device of every array argument (one) and the arguments' structure and types."""
+    import jax
+    leaves, treedef = jax.tree_util.tree_flatten(args)
+    out, device = [treedef], None
+    for x in leaves:
+        aval, sharding = getattr(x, "aval", None), getattr(x, "sharding", None)
+        found = getattr(sharding, "device_set", ())
+        if aval is None or len(found) != 1 or (device is not None and found != {device}):
+            raise _Unkeyable(type(x))
+        device = next(iter(found))
+        out.append((aval.shape, aval.dtype, aval.weak_type, sharding))
+    if device is None:
+        raise _Unkeyable("no array")
+    return device, tuple(out)
+
+
+def _find_or_compile(fn, args, static, options, traced):
+    directory = _directory()
+    path = None
+    if directory is not None:
+        try:
+            path = directory / f"{key_of(fn, args, static, options)}.bin"
+        except _Unkeyable:
+            path = None
+    if path is not None:
+        program = _load(path)
+        if program is not None:
+            return program
+    hits = _hits()
+    lowered = fn.lower(*args, **static)
+    if traced is not None:
+        traced()
+    program = lowered.compile(compiler_options=options) if options else lowered.compile()
+    # JAX's cache had it: an executable loaded from there serializes without its code (it
+    # fails to run once loaded again), so only a fresh compile is kept
+    if path is not None and _hits() == hits:
+        _keep(program, path)
+    return program
 
 
 def _directory() -> Path | None:
@@ -115,34 +166,30 @@ def _directory() -> Path | None:
     return Path(base) / DIRECTORY
 
 
-def _load_or_compile(fn, args, static, path: Path, traced=None):
+def _load(path: Path):
+    """The program kept in ``path``, or ``None`` (none, or a bad entry: removed)."""
     from jax.experimental import serialize_executable
     try:
         with open(path, "rb") as f:
             payload, in_tree, out_tree = pickle.load(f)
         return serialize_executable.deserialize_and_load(payload, in_tree, out_tree)
     except FileNotFoundError:
-        pass
+        return None
     except Exception as e:             # noqa: BLE001 - a bad entry is dropped, compiled again
         _log.warning("jaxcfr: compiled program %s could not be loaded (%s); compiling it",
                      path.name, e)
         path.unlink(missing_ok=True)
-    hits = _hits()
-    lowered = fn.lower(*args, **static)
-    if traced is not None:
-        traced()
-    program = lowered.compile()
-    if _hits() != hits:
-        # JAX's cache had it: an executable loaded from there serializes without its code
-        # (it fails to run once loaded again), so only a fresh compile is kept
-        return program
+        return None
+
+
+def _keep(program, path: Path) -> None:
+    from jax.experimental import serialize_executable
     try:
         data = pickle.dumps(serialize_executable.serialize(program))
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         atomic_write_bytes(path, data)
     except Exception as e:             # noqa: BLE001 - the run goes on without the entry
         _log.warning("jaxcfr: compiled program %s not kept (%s)", path.name, e)
-    return program
 
 
 _local = threading.local()          # .hits: JAX compilation-cache hits of this thread
@@ -166,14 +213,16 @@ def _hits() -> int:
     return getattr(_local, "hits", 0)
 
 
-def key_of(fn: Callable, args: tuple, static: dict[str, Any]) -> str:
+def key_of(fn: Callable, args: tuple, static: dict[str, Any],
+           compiler_options: dict | None = None) -> str:
     """The key of ``fn(*args, **static)``'s program (see the module docstring)."""
     import jax
     import jaxlib
     leaves, treedef = jax.tree_util.tree_flatten(args)
     modules = {_PACKAGE.name, getattr(fn, "__module__", "")}
     parts = [f"format={FORMAT_VERSION}", f"fn={fn.__module__}.{fn.__qualname__}",
-             f"static={_spell(static, modules)}", f"tree={treedef}"]
+             f"static={_spell(static, modules)}", f"tree={treedef}",
+             f"options={_spell(compiler_options or {}, modules)}"]
     for node in _node_types(treedef):
         modules.add(node.__module__)
     for x in leaves:

@@ -255,7 +255,7 @@ def _check_finite(runner: RunnerProtocol, state: SolverState, record: dict[str, 
     metric = record["metric"]
     values = metric if isinstance(metric, list) else [metric]
     with runner.scope():
-        finite = bool(programs.call(all_finite, (tuple(state[:-1]),), {}))
+        finite = bool(programs.call(all_finite, (tuple(state[:-1]),), {}, rarely=True))
     if not finite or any(v is None for v in values):
         raise FloatingPointError(
             f"iteration {record['iteration']}: the {'metrics' if finite else 'solver state'} "

@@ -432,7 +432,7 @@ class Runner:
             state = self.init()
             self._evaluate(state)
             with self.scope():
-                programs.call(all_finite, (tuple(state[:-1]),), {})
+                programs.call(all_finite, (tuple(state[:-1]),), {}, rarely=True)
         except Exception:       # noqa: BLE001 - evaluate() itself raises it, in the caller
             pass
         self.evaluation_compile_seconds = time.perf_counter() - start
@@ -470,7 +470,7 @@ class Runner:
     def _profile(self, state: SolverState, average: bool) -> jax.Array:
         return programs.call(_profile, (self.tensors, state), dict(
             games_batched=self.games_batched, predictive=self.solver.predictive,
-            average=average))
+            average=average), rarely=True)
 
     def evaluate(self, state: SolverState, average: bool = True) -> dict[str, Any]:
         """:func:`jaxcfr.evaluate` of the average (or current) profile: see there for the keys.

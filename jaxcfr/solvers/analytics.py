@@ -137,15 +137,7 @@ def exact_metrics(t: GameTensors, s: Structure, strategy: jax.Array,
     return Evaluation(values, br, (br - values).sum(axis=0))
 
 
-#: XLA options of the evaluation's program. It runs once per evaluation (a few times a
-#: run), so its compile time counts more than its speed: LLVM's optimisation level 0
-#: compiled Leduc's in 0.35 s of CPU instead of 0.57 s, and ran it in 0.4 ms instead of
-#: 0.3 ms (docs/benchmarks.md, cold start).
-EVALUATION_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
-
-
-@functools.partial(jax.jit, static_argnames=("structure", "games_batched", "normalise"),
-                   compiler_options=EVALUATION_COMPILER_OPTIONS)
+@functools.partial(jax.jit, static_argnames=("structure", "games_batched", "normalise"))
 @counted("evaluate")
 def _metrics(tensors: GameTensors, strategy: jax.Array, rounds: jax.Array, *,
              structure: Structure, games_batched: bool, normalise: bool):
@@ -230,7 +222,8 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
                              f"{tuple(lowered.tensors.legal_mask.shape)}")
         ev, found = programs.call(      # (found on disk before tracing, where it can be)
             _metrics, (tensors, table, on_device(np.int32(lowered.br_rounds))),
-            dict(structure=lowered.structure, games_batched=batched, normalise=bool(normalise)))
+            dict(structure=lowered.structure, games_batched=batched, normalise=bool(normalise)),
+            rarely=True)
         tables.check(lowered, table, found)
         # (gathered from every process when a batch is sharded over several)
         values = to_host(ev.values, dtype=np.float64)
