@@ -7,8 +7,8 @@ alike), fresh processes of:
   compilation cache (a new directory each round);
 * ``jaxcfr_warm``: the same, its cache filled by that round's cold run (any second run);
 * ``jaxcfr_nocache``: the same with ``JAXCFR_NO_COMPILATION_CACHE=1``;
-* ``jaxcfr_before`` (with ``--before DIR``: another source tree, e.g. ``git archive`` of
-  main, on ``PYTHONPATH``; its cache off, as it was);
+* ``before_cold`` and ``before_warm`` (with ``--before DIR``: another source tree, e.g.
+  ``git archive`` of main, on ``PYTHONPATH``): its cold and warm runs, a cache of their own;
 * ``openspiel_cpp``: ``pyspiel.CFRPlusSolver`` for 450 iterations and
   ``pyspiel.exploitability`` of its average policy;
 * ``liteefg``: LiteEFG's CFR+ graph for 450 iterations and its exploitability (when
@@ -114,7 +114,7 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--iterations", type=int, default=ITERATIONS)
-    p.add_argument("--before", help="another source tree to time (cache off), e.g. main's")
+    p.add_argument("--before", help="another source tree to time (cold and warm), e.g. main's")
     p.add_argument("--no-liteefg", action="store_true")
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--json")
@@ -123,7 +123,7 @@ def main(argv=None) -> None:
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     peers = ["jaxcfr_cold", "jaxcfr_warm", "jaxcfr_nocache"]
     if args.before:
-        peers.append("jaxcfr_before")
+        peers += ["before_cold", "before_warm"]
     peers.append("openspiel_cpp")
     try:
         import importlib.util
@@ -135,9 +135,10 @@ def main(argv=None) -> None:
     load_before = os.getloadavg()
     for r in range(-1, args.rounds):          # round -1: untimed, writes the bytecode
         cache = tempfile.mkdtemp(prefix="jaxcfr-cold-")
+        cache_before = tempfile.mkdtemp(prefix="jaxcfr-cold-before-")
         try:
             for peer in peers:
-                if r < 0 and peer == "jaxcfr_warm":
+                if r < 0 and peer in ("jaxcfr_warm", "before_warm"):
                     continue
                 if peer in ("jaxcfr_cold", "jaxcfr_warm"):
                     rec = run(JAXCFR.format(n=n), {"JAXCFR_COMPILATION_CACHE_DIR": cache,
@@ -145,9 +146,8 @@ def main(argv=None) -> None:
                 elif peer == "jaxcfr_nocache":
                     rec = run(JAXCFR.format(n=n), {"JAXCFR_NO_COMPILATION_CACHE": "1",
                                                    "PYTHONPATH": here}, args.timeout)
-                elif peer == "jaxcfr_before":
-                    rec = run(JAXCFR.format(n=n), {"JAXCFR_NO_COMPILATION_CACHE": "1",
-                                                   "JAXCFR_NO_CACHE": "1",
+                elif peer in ("before_cold", "before_warm"):
+                    rec = run(JAXCFR.format(n=n), {"JAXCFR_COMPILATION_CACHE_DIR": cache_before,
                                                    "PYTHONPATH": args.before}, args.timeout)
                 elif peer == "openspiel_cpp":
                     rec = run(OPENSPIEL.format(n=n), {}, args.timeout)
@@ -160,6 +160,7 @@ def main(argv=None) -> None:
                       f"{rec['cpu_s']:6.2f} s  exploitability {rec['metric']:.3g}", flush=True)
         finally:
             shutil.rmtree(cache, ignore_errors=True)
+            shutil.rmtree(cache_before, ignore_errors=True)
     med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
     os_walls = [x["wall_s"] for x in rows["openspiel_cpp"]]
     table = {}

@@ -88,29 +88,31 @@ class _Unkeyable(Exception):
 def call(fn: Callable, args: tuple, static: dict[str, Any], *, rarely: bool = False,
          traced: Callable[[], None] | None = None):
     """``fn(*args, **static)`` for a ``jax.jit`` function ``fn`` whose static arguments are
-    the keywords ``static``: from the programs of this process, else from disk (when JAX's
-    cache is on), else compiled (and kept).
+    the keywords ``static``: from the programs of this process, else from disk (arguments
+    on one device, one process, JAX's cache on), else compiled (and kept).
 
     ``rarely``: the program runs once or a few times a run (an evaluation, a profile, a
-    check): on a CPU it is compiled with :data:`RARELY_RUN_CPU`. ``traced`` (optional) is
-    called once the program no longer needs Python's lock to be made: after tracing and
-    lowering, before XLA's compile (at once when it was found). Arguments on several
-    devices take the plain jitted call.
+    check): on a CPU it is compiled with :data:`RARELY_RUN_CPU`, wherever its arguments
+    live (the options change float rounding: one run split over devices or processes
+    must compute what one device computes). ``traced`` (optional) is called once the
+    program no longer needs Python's lock to be made: after tracing and lowering, before
+    XLA's compile (at once when it was found). Arguments that are not all device arrays
+    take the plain jitted call.
     """
     try:
-        devices, signature = _signature(args)
+        platform, one_device, signature = _signature(args)
     except _Unkeyable:
         if traced is not None:
             traced()
         return fn(*args, **static)
-    options = RARELY_RUN_CPU if rarely and devices.platform == "cpu" else None
+    options = RARELY_RUN_CPU if rarely and platform == "cpu" else None
     import jax._src.config as config
     # what jax.jit's own cache tells programs apart by: the function, the static arguments
     # (by value), the arguments' structure and types, the configuration that tracing reads
     memo = (fn, tuple(sorted(static.items())), signature, config.trace_context(), rarely)
     program = _found.get(memo)
     if program is None:
-        program = _find_or_compile(fn, args, static, options, traced)
+        program = _find_or_compile(fn, args, static, options, traced, one_device)
         _found[memo] = program
     elif traced is not None:
         traced()
@@ -118,24 +120,24 @@ def call(fn: Callable, args: tuple, static: dict[str, Any], *, rarely: bool = Fa
 
 
 def _signature(args: tuple):
-    """The device of every array argument (one) and the arguments' structure and types."""
+    """The arguments' platform, whether they all live on one device, and their structure
+    and types (shape, dtype, weak type, sharding)."""
     import jax
     leaves, treedef = jax.tree_util.tree_flatten(args)
-    out, device = [treedef], None
+    out, devices = [treedef], set()
     for x in leaves:
         aval, sharding = getattr(x, "aval", None), getattr(x, "sharding", None)
-        found = getattr(sharding, "device_set", ())
-        if aval is None or len(found) != 1 or (device is not None and found != {device}):
+        if aval is None or sharding is None:
             raise _Unkeyable(type(x))
-        device = next(iter(found))
+        devices |= sharding.device_set
         out.append((aval.shape, aval.dtype, aval.weak_type, sharding))
-    if device is None:
+    if not devices:
         raise _Unkeyable("no array")
-    return device, tuple(out)
+    return next(iter(devices)).platform, len(devices) == 1, tuple(out)
 
 
-def _find_or_compile(fn, args, static, options, traced):
-    directory = _directory()
+def _find_or_compile(fn, args, static, options, traced, one_device: bool):
+    directory = _directory() if one_device else None
     path = None
     if directory is not None:
         try:

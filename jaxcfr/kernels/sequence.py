@@ -285,8 +285,9 @@ def counterfactual_values(seq: SequenceTables, strategy: jax.Array, players,
         own, w = _leaf_terms(seq, x, i, num_players, batch)
         q = q.at[own].add(w, indices_are_sorted=True, mode="promise_in_bounds")
     # the leaves before a player's first move fed the empty sequence, which no row reads:
-    # it is set back to 0, so the sink rows' values (and regrets) stay exactly 0
-    q = q.at[(rows - 1) * actions].set(0)
+    # it is set back to 0, so the sink rows' values (and regrets) stay exactly 0 (a mask,
+    # not a one-element scatter: that one went wrong on a game split over devices)
+    q = _without_empty(q, rows, actions)
     for level in reversed(seq.level_rows):                                   # deepest first
         members = jnp.concatenate([_of_player(level, i) for i in updated])
         q2 = q.reshape((rows, actions) + batch)
@@ -328,15 +329,30 @@ def best_response_values(t: "SequencedTensors", strategy: jax.Array,
     values, responses = [], []
     for i in range(num_players):
         own, w = _leaf_terms(seq, x, i, num_players, batch)                  # [T], [T, *b]
-        values.append(jnp.sum(w * _rows(x, own, sorted_index=True), axis=0))
+        values.append(_total(w * _rows(x, own, sorted_index=True)))
         g = jnp.zeros((rows * actions,) + batch, strategy.dtype)
         g = g.at[own].add(w, indices_are_sorted=True, mode="promise_in_bounds")
         before_first = g[empty]                      # leaves before i's first move
-        g = g.at[empty].set(0)                       # (padding rows in a level read it)
+        g = _without_empty(g, rows, actions)         # (padding rows in a level read it)
         for level in reversed(seq.level_rows):                               # deepest first
             members = _of_player(level, i)
             g = g.at[_rows(seq.row_parent, members)].add(
                 best(g, members), indices_are_sorted=True, mode="promise_in_bounds")
         mine = trail(first & (t.infoset_player == i), 1 + len(batch))        # [I, 1...]
-        responses.append(before_first + jnp.sum(jnp.where(mine, best(g, None), 0), axis=0))
+        responses.append(before_first + _total(jnp.where(mine, best(g, None), 0)))
     return jnp.stack(values), jnp.stack(responses)
+
+
+def _without_empty(q: jax.Array, rows: int, actions: int) -> jax.Array:
+    """``q`` ``[I * A, *b]`` with the empty sequence's entry (the last row's slot 0) 0."""
+    empty = jnp.arange(q.shape[0]) == (rows - 1) * actions
+    return jnp.where(trail(empty, q.ndim), 0, q)
+
+
+def _total(x: jax.Array) -> jax.Array:
+    """The sum of ``x`` ``[R, *b]`` over ``R``, added in row order (a scatter into one
+    segment): the same float rounding whatever the batch axes' layout, which a reduce's
+    vectorised order does not give (a stack stepped member by member, vmapped or split
+    over devices must evaluate alike)."""
+    one = jnp.zeros(x.shape[:1], jnp.int32)
+    return jax.ops.segment_sum(x, one, num_segments=1, indices_are_sorted=True)[0]

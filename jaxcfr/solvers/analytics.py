@@ -26,6 +26,7 @@ sweeps are exact, also when an information set's members lie at different depths
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import Any, NamedTuple
 
 import jax
@@ -150,6 +151,12 @@ def _metrics(tensors: GameTensors, strategy: jax.Array, rounds: jax.Array, *,
     return fn(tensors, strategy=table), found
 
 
+#: The sequence-form tables (NumPy) of the games evaluated, for as long as each game lives:
+#: a game evaluated again (sampled chance's evaluations, a profile's) skips building them
+#: (Liar's dice: 0.28 s, against 0.06 s to copy its tensors).
+_SEQUENCE_TABLES: "weakref.WeakKeyDictionary[LoweredGame, dict]" = weakref.WeakKeyDictionary()
+
+
 def device_tensors(lowered: LoweredGame, dtype, sequence_form: bool = True) -> GameTensors:
     """``lowered``'s tensors on the device in ``dtype`` (inside its precision scope), with
     the sequence-form tables (:class:`~jaxcfr.kernels.sequence.SequencedTensors`) when the
@@ -157,9 +164,13 @@ def device_tensors(lowered: LoweredGame, dtype, sequence_form: bool = True) -> G
     tensors = to_device(lowered.tensors, dtype)
     if not (sequence_form and lowered.perfect_recall):
         return tensors
-    build = (sequence.stacked_sequence_tables if lowered.batch_size is not None
-             else sequence.sequence_tables)
-    tables = build(lowered.tensors, lowered.level_start, lowered.num_players, dtype)
+    built = _SEQUENCE_TABLES.setdefault(lowered, {})
+    tables = built.get(np.dtype(dtype))
+    if tables is None:
+        build = (sequence.stacked_sequence_tables if lowered.batch_size is not None
+                 else sequence.sequence_tables)
+        tables = built[np.dtype(dtype)] = build(lowered.tensors, lowered.level_start,
+                                                lowered.num_players, dtype)
     return sequence.with_sequences(tensors, jax.tree_util.tree_map(on_device, tables))
 
 
