@@ -26,10 +26,16 @@ that every peer imports compiled modules as an installed package does, also wher
 environment turns bytecode off (``PYTHONDONTWRITEBYTECODE=1`` cost jaxcfr about 0.1 s of
 compiling its own sources in every process; the peers' installed modules have theirs).
 
+With ``--programs``: instead, XLA's compile seconds per program of one cold solve (this
+tree, and the ``--before`` tree), in fresh processes with the caches off and the
+evaluation's thread run in line, so that the programs compile one after another: the
+process's CPU seconds during each ``backend_compile_and_load``, medians over the rounds.
+
 Usage::
 
     python scripts/bench_cold.py --rounds 5 --json cold.json
     git archive main | tar -x -C /tmp/main && python scripts/bench_cold.py --before /tmp/main
+    python scripts/bench_cold.py --programs --rounds 3 --before /tmp/main
 """
 
 from __future__ import annotations
@@ -91,6 +97,79 @@ print(json.dumps({{"solve_s": time.perf_counter() - t0, "metric": float(metric)}
 PYCACHE = tempfile.mkdtemp(prefix="bench-cold-pycache-")
 
 
+PROGRAMS = """
+import collections, json, os, threading, time
+from jax._src import compiler
+stats = collections.defaultdict(lambda: [0, 0.0, 0.0])
+def cpu():
+    t = os.times()
+    return t.user + t.system
+compile_and_load = compiler.backend_compile_and_load
+def timed(backend, module, *args, **kwargs):
+    name = str(module.operation.attributes["sym_name"]).strip('"')
+    wall, start = time.perf_counter(), cpu()
+    try:
+        return compile_and_load(backend, module, *args, **kwargs)
+    finally:
+        s = stats[name]
+        s[0] += 1; s[1] += time.perf_counter() - wall; s[2] += cpu() - start
+compiler.backend_compile_and_load = timed
+import jaxcfr
+from jaxcfr.engine import runner
+class InLine:                       # the evaluation's thread, run where it is started
+    Event = threading.Event
+    current_thread = staticmethod(threading.current_thread)
+    class Thread:
+        def __init__(self, target, args=(), **kwargs):
+            self.target, self.args = target, args
+        def start(self):
+            for a in self.args:
+                if isinstance(a, threading.Event):
+                    a.set()
+            self.target(*self.args)
+        def join(self):
+            pass
+runner.threading = InLine
+solve = jaxcfr.solve                # (imports the library)
+start = cpu()
+r = solve("leduc_poker", "cfr+", {n})
+print(json.dumps({{"programs": {{k: {{"n": v[0], "wall_s": v[1], "cpu_s": v[2]}}
+                                for k, v in stats.items()}},
+                  "solve_cpu_s": cpu() - start, "metric": float(r.final["metric"])}}))
+"""
+
+
+def programs(args, here: str) -> None:
+    """``--programs``: compile seconds per program, this tree and ``--before``'s."""
+    trees = {"this tree": here, **({"before": args.before} if args.before else {})}
+    runs = {label: [] for label in trees}
+    for _ in range(args.rounds):
+        for label, tree in trees.items():
+            runs[label].append(run(PROGRAMS.format(n=args.iterations),
+                                   {"JAXCFR_NO_COMPILATION_CACHE": "1", "PYTHONPATH": tree},
+                                   args.timeout))
+    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    out = {}
+    for label, recs in runs.items():
+        names = list(dict.fromkeys(k for r in recs for k in r["programs"]))
+        table = {k: {f: med([r["programs"].get(k, {f: 0})[f] for r in recs])
+                     for f in ("n", "cpu_s", "wall_s")} for k in names}
+        total = {"n": med([sum(p["n"] for p in r["programs"].values()) for r in recs]),
+                 "cpu_s": med([sum(p["cpu_s"] for p in r["programs"].values()) for r in recs]),
+                 "solve_cpu_s": med([r["solve_cpu_s"] for r in recs])}
+        out[label] = {"programs": table, "all": total}
+        print(f"== {label} (medians of {args.rounds})")
+        for k, v in table.items():
+            print(f"  {k:28s} x{v['n']:<3.0f} CPU {v['cpu_s']:6.3f} s  wall {v['wall_s']:6.3f} s")
+        print(f"  {'all':28s} x{total['n']:<3.0f} CPU {total['cpu_s']:6.3f} s  "
+              f"(the solve without imports: {total['solve_cpu_s']:.3f} CPU s)")
+    print(f"load average {os.getloadavg()}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"date": datetime.date.today().isoformat(), "programs": out,
+                       "load_average": os.getloadavg(), "runs": runs}, f, indent=1)
+
+
 def run(code: str, env_extra: dict, timeout: float) -> dict:
     """One fresh process: its wall and CPU seconds from outside, and what it printed."""
     env = {k: v for k, v in os.environ.items()
@@ -118,9 +197,13 @@ def main(argv=None) -> None:
     p.add_argument("--no-liteefg", action="store_true")
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--json")
+    p.add_argument("--programs", action="store_true",
+                   help="compile seconds per program instead (see the module docstring)")
     args = p.parse_args(argv)
     n = args.iterations
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if args.programs:
+        return programs(args, here)
     peers = ["jaxcfr_cold", "jaxcfr_warm", "jaxcfr_nocache"]
     if args.before:
         peers += ["before_cold", "before_warm"]
