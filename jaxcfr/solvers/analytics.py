@@ -16,11 +16,17 @@ The kernels below them take one game's tensors (vmap them for a stack) and a pro
 sink row's slot 0 as the probability of every chance and root edge, so it must be 1
 there (and padding rows likewise); they check nothing.
 
-Best response: player ``i``'s pure best response is found by sweeping
+Best-response values: on a game of perfect recall :func:`evaluate` reads them from the
+sequence form (:func:`jaxcfr.kernels.sequence.best_response_values`: one pass over the
+leaves and one over each player's rows, a max in place of the strategy's sum; the
+evaluation's program is a fraction of the sweeps' to compile). Otherwise, and for the
+best-response profiles themselves (:func:`best_response`, :func:`best_responses`,
+:func:`counterfactual_values`), player ``i``'s pure best response is found by sweeping
 "compute values under the current choice, then pick the best action of every
 row of player ``i``" ``br_rounds`` times. A row's choice is final once the rows
 below it are, so ``LoweredGame.br_rounds`` (the most own decisions on a path)
 sweeps are exact, also when an information set's members lie at different depths.
+The two agree to float rounding (``tests/test_sequence.py``).
 """
 
 from __future__ import annotations
