@@ -29,6 +29,7 @@ from typing import Any, Hashable, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcfr._util.host_arrays import on_device
 from jaxcfr.game.contract import CHANCE_NODE, DECISION, TERMINAL_NODE
 
 __all__ = ["GameTensors", "LoweredGame", "Structure", "to_device", "fingerprint",
@@ -66,9 +67,12 @@ class Structure(NamedTuple):
 
 
 def to_device(tensors: GameTensors, dtype) -> GameTensors:
-    """Tensors as JAX arrays, floats in ``dtype`` (call it inside the run's precision scope)."""
-    return GameTensors(*(jnp.asarray(t, dtype=dtype) if jnp.issubdtype(t.dtype, jnp.floating)
-                         else jnp.asarray(t) for t in tensors))
+    """Tensors as JAX arrays, floats in ``dtype`` (call it inside the run's precision scope).
+
+    Converted on the host and copied (:func:`jaxcfr._util.host_arrays.on_device`): no
+    program is compiled."""
+    return GameTensors(*(on_device(t, dtype if jnp.issubdtype(t.dtype, jnp.floating) else None)
+                         for t in tensors))
 
 
 def fingerprint(lowered: "LoweredGame") -> str:

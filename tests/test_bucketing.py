@@ -171,6 +171,15 @@ def test_imperfect_recall_is_stepped_by_the_node_passes():
     np.testing.assert_array_equal(run(lowered, True), nodes)       # the default: node passes
     wrong = run(dataclasses.replace(lowered, perfect_recall=True), True)
     assert np.abs(wrong - nodes).max() > 0.1
+    # ... and evaluated by them: no sequence form, the node passes' best response
+    from jaxcfr.solvers.analytics import device_tensors
+    assert not hasattr(device_tensors(lowered, np.float64), "sequence")
+    assert hasattr(device_tensors(dataclasses.replace(lowered, perfect_recall=True),
+                                  np.float64), "sequence")
+    ev = jaxcfr.evaluate(lowered, nodes, dtype=F64)
+    same = jaxcfr.evaluate(lowered, nodes, dtype=F64, sequence_form=False)
+    for key in ("values", "best_response_values", "nash_conv"):
+        np.testing.assert_array_equal(ev[key], same[key], err_msg=key)
 
 
 def test_the_opt_in_is_the_only_way_past_the_perfect_recall_check():

@@ -1,5 +1,8 @@
 """JAX's persistent compilation cache: on by default in the API, in jaxcfr's directory, off
-on request; and the evaluation compiling beside the first chunk.
+on request; the evaluation compiling beside the first chunk; and jaxcfr's own cache of
+compiled programs keyed before tracing (:mod:`jaxcfr._util.programs`): a second process
+neither traces nor compiles the chunk and the evaluation, and computes the same run; a bad
+entry is compiled again; the key changes with everything that decides the program.
 
 The cache is a per-process JAX setting, so each case runs in a fresh subprocess with its own
 temporary directory (conftest keeps the test process itself off the cache and out of the
@@ -8,26 +11,38 @@ user's home).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import jaxcfr
+from jaxcfr._util import programs
 from jaxcfr.engine import compilation_cache
 
 _SOLVE = """
-import json, jax, jax.monitoring, jaxcfr
-events = {"hits": 0}
+import hashlib, json, jax, jax.monitoring, jaxcfr
+from jaxcfr._util.tracing import TRACES
+events = {"hits": 0, "traced": 0}
 def listener(event, **kwargs):
     if event == "/jax/compilation_cache/cache_hits":
         events["hits"] += 1
+def durations(event, duration, **kwargs):
+    if event == "/jax/core/compile/jaxpr_trace_duration":
+        events["traced"] += 1
 jax.monitoring.register_event_listener(listener)
+jax.monitoring.register_event_duration_secs_listener(durations)
 r = jaxcfr.solve("kuhn_poker", "cfr+", 20, **ARGS)
-print(json.dumps({"hits": events["hits"], "dir": jax.config.jax_compilation_cache_dir,
-                  "metric": float(r.final["metric"])}))
+print(json.dumps({"hits": events["hits"], "traced": events["traced"],
+                  "dir": jax.config.jax_compilation_cache_dir,
+                  "metric": float(r.final["metric"]), "traces": TRACES.snapshot(),
+                  "average": hashlib.sha256(r.average_strategy.tobytes()).hexdigest()}))
 """
 
 
@@ -51,7 +66,8 @@ def test_solve_fills_the_cache_and_a_second_process_loads_from_it(tmp_path):
     written = _entries(cache)
     assert written, "the first process wrote nothing"
     second = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
-    assert second["hits"] > 0
+    # every program loaded: from jaxcfr's programs (nothing traced) or JAX's cache (hits)
+    assert first["traced"] > 0 and (second["traced"] == 0 or second["hits"] > 0)
     assert second["metric"] == first["metric"]          # the same programs, the same run
 
 
@@ -91,7 +107,6 @@ def test_default_cache_dir_reads_the_environment(monkeypatch, tmp_path):
 
 
 def test_a_bad_option_is_refused():
-    import pytest
     with pytest.raises(TypeError, match="compilation_cache"):
         compilation_cache.use_compilation_cache(3)
     with pytest.raises(jaxcfr.ArgumentError, match="compilation_cache"):
@@ -112,3 +127,86 @@ def test_the_evaluation_compiles_beside_the_chunk_and_evaluates_alike():
     again = plain.evaluate(plain.advance(plain.init(), 24))
     for key in ("values", "best_response_values", "nash_conv"):
         np.testing.assert_array_equal(ahead[key], again[key])
+
+
+# -- compiled programs keyed before tracing ----------------------------------------------------
+def test_a_second_process_neither_traces_nor_compiles_the_chunk_and_the_evaluation(tmp_path):
+    cache = tmp_path / "xla"
+    first = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    assert first["traces"].get("chunk") == 1 and first["traces"].get("evaluate") == 1
+    kept = _entries(cache / programs.DIRECTORY)
+    assert len(kept) == 4, kept          # the chunk, the evaluation, the profile, the check
+    second = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    assert second["traces"].get("chunk", 0) == 0 and second["traces"].get("evaluate", 0) == 0
+    assert second["traced"] == 0                 # (nor the profile, nor the finiteness check)
+    assert (second["metric"], second["average"]) == (first["metric"], first["average"])
+    assert _entries(cache / programs.DIRECTORY) == kept
+
+
+def test_a_bad_entry_is_dropped_and_compiled_again(tmp_path):
+    cache = tmp_path / "xla"
+    first = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    for name in _entries(cache / programs.DIRECTORY):
+        (cache / programs.DIRECTORY / name).write_bytes(b"not a program")
+    second = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    assert second["traces"].get("chunk") == 1 and second["traces"].get("evaluate") == 1
+    assert (second["metric"], second["average"]) == (first["metric"], first["average"])
+    # dropped, and not written again from JAX's cache (whose executables serialize
+    # without their code): the next process traces and loads from JAX's cache
+    assert _entries(cache / programs.DIRECTORY) == []
+    third = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    assert third["hits"] > 0 and third["metric"] == first["metric"]
+
+
+@functools.partial(jax.jit, static_argnames=("scale", "how"))
+def _scaled(x, y, *, scale, how):
+    return x * scale + y
+
+
+def test_the_key_changes_with_what_decides_the_program():
+    x, y = jnp.ones((3, 2), jnp.float32), jnp.zeros((3, 2), jnp.float32)
+    base = programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)})
+    assert programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}) == base
+    others = [
+        programs.key_of(_scaled, (x, y), {"scale": 3.0, "how": ("a", 1)}),     # a static value
+        programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ["a", 1]}),     # its type
+        programs.key_of(_scaled, (jnp.ones((3, 3)), y), {"scale": 2.0, "how": ("a", 1)}),
+        programs.key_of(_scaled, (x.astype(jnp.bfloat16), y), {"scale": 2.0, "how": ("a", 1)}),
+        programs.key_of(_scaled, ((x,), y), {"scale": 2.0, "how": ("a", 1)}),  # the structure
+        programs.key_of(_scaled, (jnp.asarray(1.0), y), {"scale": 2.0, "how": ("a", 1)}),
+    ]
+    with jax.default_matmul_precision("highest"):                      # a configuration value
+        others.append(programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}))
+    with jax.log_compiles(True):                                       # (but not logging)
+        assert programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}) == base
+    with jax.enable_x64(True):                                           # 64-bit mode
+        others.append(programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}))
+    assert len({base, *others}) == len(others) + 1
+    # a solver spelled field by field: its numbers and its parts' classes are in the key
+    solver = jaxcfr.cfr_plus().static_key()
+    spelled = programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": solver})
+    assert spelled != programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": jaxcfr.cfr(
+    ).static_key()})
+    assert spelled == programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": jaxcfr.cfr_plus(
+    ).static_key()})
+
+
+def test_what_the_key_cannot_spell_is_not_kept():
+    x, y = jnp.ones(3, jnp.float32), jnp.zeros(3, jnp.float32)
+    with pytest.raises(programs._Unkeyable):
+        programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": lambda v: v})
+    with pytest.raises(programs._Unkeyable):
+        programs.key_of(_scaled, (np.ones(3), y), {"scale": 2.0, "how": 1})  # not on a device
+    # still computed: kept in this process only, or the plain jitted call
+    out = programs.call(_scaled, (x, y), {"scale": 2.0, "how": lambda v: v})
+    np.testing.assert_array_equal(out, 2 * np.ones(3))
+    out = programs.call(_scaled, (np.ones(3), y), {"scale": 2.0, "how": 1}, rarely=True)
+    np.testing.assert_array_equal(out, 2 * np.ones(3))
+
+
+def test_a_rarely_run_program_computes_what_the_jitted_call_computes():
+    """(on a CPU it compiles with RARELY_RUN_CPU: LLVM level 0, the older emitters)"""
+    x = jnp.linspace(0, 1, 37, dtype=jnp.float32)
+    y = jnp.cos(x)
+    ours = programs.call(_scaled, (x, y), {"scale": 1.7, "how": 0}, rarely=True)
+    np.testing.assert_allclose(ours, _scaled(x, y, scale=1.7, how=0), rtol=1e-6)

@@ -126,7 +126,7 @@ def test_tables_are_sorted_and_padding_is_inert():
         for i in range(2):
             own = tables.leaf_own[i]
             assert (np.diff(own) >= 0).all()               # sorted: a sorted segment sum
-            assert not tables.leaf_value[i][own == empty].any()
+            assert own[-1] == empty or not (own == empty).any()   # the empty sequence last
         for level in tables.level_rows:
             for i in range(2):
                 assert (np.diff(tables.row_parent[level[i]]) >= 0).all()
@@ -140,6 +140,63 @@ def test_tables_are_sorted_and_padding_is_inert():
     b = values(jax.tree_util.tree_map(jnp.asarray, padded), strategy)
     for x, y in zip(a, b):
         np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-6, atol=1e-7)
+
+
+def test_leaves_before_a_first_move_keep_the_sink_at_zero():
+    """A leaf before a player's first move has its value in the tables (the evaluation
+    reads it) but feeds only the empty sequence, which the update sets back to 0: the sink
+    row's values stay exactly 0 (its regret too)."""
+    lowered = C.lowered("different_depths")
+    t = sequence.sequence_tables(lowered.tensors, lowered.level_start, 2)
+    empty = (lowered.num_rows - 1) * lowered.max_actions
+    assert (t.leaf_value[1][t.leaf_own[1] == empty] != 0).any()     # player 1 may never move
+    strategy = _random_strategy(lowered, np.random.default_rng(2))
+    tables = jax.tree_util.tree_map(jnp.asarray, t)
+    for players in ((0, 1), jnp.asarray([1])):
+        q, _ = jax.jit(lambda tab, st, pl=players: sequence.counterfactual_values(
+            tab, st, pl, 2))(tables, strategy)
+        assert not np.asarray(q)[-1].any()
+
+
+EVALUATED = ["kuhn_poker", "kuhn_poker(players=3)", "leduc_poker", "different_depths",
+             "rock_paper_scissors", "matching_pennies", "goofspiel(cards=3)",
+             "liars_dice(sides=3)"]
+EFG = ["2_player_chance_nonterm_outcomes_and_missing_term_outcomes", "3_player", "cent2",
+       "selten1975_fig1_horse", "reduction_generic_payoffs"]
+
+
+def _random_table(mask, seed, batch=(3,)):
+    """A random table over the legal actions of ``mask`` (rows not normalised)."""
+    rng = np.random.default_rng(seed)
+    raw = rng.random(mask.shape + batch) ** 3
+    raw[rng.random(raw.shape) < 0.2] = 0                    # some zero probabilities
+    return np.where(numerics.trail(mask, raw.ndim), raw, 0)
+
+
+@pytest.mark.parametrize("name", EVALUATED + [f"efg:{n}" for n in EFG])
+def test_best_response_values_equal_the_node_sweeps(name):
+    """The evaluation on the sequence form (values and best-response values: a max in the
+    row pass) equals the node passes' best-response sweeps to float64 rounding, on games
+    of two and three players, with chance, information sets spanning depths, payoffs at
+    inner nodes and leaves before a player's first move; for a batch of profiles."""
+    lowered = (jaxcfr.lower(jaxcfr.load_game(str(C.FIXTURES_EFG / f"{name[4:]}.efg")))
+               if name.startswith("efg:") else C.lowered(name))
+    table = _random_table(lowered.tensors.legal_mask, 0)
+    seq = jaxcfr.evaluate(lowered, table, dtype="float64", normalise=True)
+    nodes = jaxcfr.evaluate(lowered, table, dtype="float64", normalise=True,
+                            sequence_form=False)
+    for key in ("values", "best_response_values", "nash_conv"):
+        np.testing.assert_allclose(seq[key], nodes[key], rtol=0, atol=1e-12, err_msg=key)
+
+
+def test_best_response_values_of_a_stack():
+    """A stack (members padded to one shape) is evaluated on its stacked tables."""
+    stack = C.small_stack()
+    table = _random_table(stack.tensors.legal_mask, 4, ())                   # [B, I, A]
+    seq = jaxcfr.evaluate(stack, table, dtype="float64", normalise=True)
+    nodes = jaxcfr.evaluate(stack, table, dtype="float64", normalise=True, sequence_form=False)
+    for key in ("values", "best_response_values", "nash_conv"):
+        np.testing.assert_allclose(seq[key], nodes[key], rtol=0, atol=1e-12, err_msg=key)
 
 
 def test_exact_estimator_uses_the_tables_when_present():

@@ -5,7 +5,11 @@ process (the same game's shapes, the same solver) loads it instead of compiling 
 on Leduc that is most of a short solve's wall time (``docs/benchmarks.md``, cold start).
 :class:`jaxcfr.Runner` (so ``jaxcfr.solve``, ``solve_with``, ``jaxcfr.train``) and the
 command line turn it on; nothing else in the process changes (only JAX's own cache
-settings, which JAX keeps per process).
+settings, which JAX keeps per process). Beside JAX's entries, in ``jaxcfr-programs/``,
+jaxcfr keeps its chunk, evaluation, profile and finiteness check under a key made
+before tracing (:mod:`jaxcfr._util.programs`), so that a later process neither traces
+nor lowers them either (Leduc: a warm solve's 0.3 s); they follow this cache: on where
+it is on, off where it is off.
 
 Where: ``$JAXCFR_COMPILATION_CACHE_DIR``, else ``$XDG_CACHE_HOME/jaxcfr/xla``, else
 ``~/.cache/jaxcfr/xla``. A cache directory the process already gave JAX
@@ -38,8 +42,8 @@ __all__ = ["enable_compilation_cache", "use_compilation_cache", "default_cache_d
 CACHE_DIR_ENV = "JAXCFR_COMPILATION_CACHE_DIR"
 #: ``=1`` turns the compilation cache off for the whole process.
 OFF_ENV = "JAXCFR_NO_COMPILATION_CACHE"
-#: Programs that compile faster than this are not written. 0: every one, also the tiny
-#: ones (a cold Leduc solve compiles about 60 programs; those under 0.2 s add up to ~1 s).
+#: Programs that compile faster than this are not written by JAX. 0: every one, also the
+#: small ones (jaxcfr's own are kept by :mod:`jaxcfr._util.programs` whatever their time).
 MIN_COMPILE_SECONDS = 0.0
 
 

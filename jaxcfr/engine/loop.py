@@ -20,12 +20,13 @@ import time
 from typing import Any, Callable
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
+from jaxcfr._util import programs
 from jaxcfr._util.arguments import nonnegative_int, positive_int
 from jaxcfr._util.host_arrays import to_host
 from jaxcfr.engine.protocol import RunnerProtocol
+from jaxcfr.kernels.numerics import all_finite
 from jaxcfr.lowering.lower import as_lowered
 from jaxcfr.game.registry import load_game
 from jaxcfr._util.serialize import jsonable
@@ -248,19 +249,13 @@ def run_loop(runner: RunnerProtocol, state: SolverState, *, total: int, eval_eve
     return LoopResult(state, it, records, interrupted, run_iters, run_seconds)
 
 
-@jax.jit
-def _all_finite(tables) -> jax.Array:
-    """Whether every entry of the state's tables is finite (one program, not one per op)."""
-    return jnp.stack([jnp.isfinite(x).all() for x in tables]).all()
-
-
 def _check_finite(runner: RunnerProtocol, state: SolverState, record: dict[str, Any]) -> None:
     """A state or metric that is not finite (NaN / inf; a metric is written as null) ends
     the run: regret matching would quietly play uniform from there on."""
     metric = record["metric"]
     values = metric if isinstance(metric, list) else [metric]
     with runner.scope():
-        finite = bool(_all_finite(tuple(state[:-1])))
+        finite = bool(programs.call(all_finite, (tuple(state[:-1]),), {}, rarely=True))
     if not finite or any(v is None for v in values):
         raise FloatingPointError(
             f"iteration {record['iteration']}: the {'metrics' if finite else 'solver state'} "

@@ -35,12 +35,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr._util import precision as _precision
-from jaxcfr._util.host_arrays import to_host
+from jaxcfr._util.host_arrays import on_device, to_host
+from jaxcfr._util import programs
 from jaxcfr._util.arguments import positive_int
 from jaxcfr._util.tracing import counted
 from jaxcfr.engine.compilation_cache import enable_compilation_cache, use_compilation_cache
 from jaxcfr.kernels import sequence as _sequence
-from jaxcfr.kernels.numerics import check_payoff_range
+from jaxcfr.kernels.numerics import all_finite, check_payoff_range
 from jaxcfr.lowering.stack import forest as stack_forest
 from jaxcfr.lowering.stack import pad_to_multiple
 from jaxcfr.lowering.stack import shared_structure as stack_shared
@@ -204,7 +205,8 @@ class Runner:
             if any(s not in ((), self.hp_batch) for s in shapes) or len(self.hp_batch) > 1:
                 raise ValueError("run parameters must be scalars or sequences of one length, "
                                  f"got shapes {sorted(shapes)}")
-            self.hp = HyperParams(*(jnp.broadcast_to(v, self.hp_batch) for v in self.hp))
+            self.hp = HyperParams(*(on_device(np.broadcast_to(np.asarray(v), self.hp_batch))
+                                    for v in self.hp))
         if mesh is not None:
             # jax.make_mesh defaults to Explicit axes, under which the batched gathers need
             # per-op out_sharding; the passes are written for sharding propagation (Auto).
@@ -240,7 +242,7 @@ class Runner:
         estimator, arrays = solver.estimator.prepare(self.device_lowered)
         self.step_solver = dataclasses.replace(solver, estimator=estimator).static_key()
         with self.scope():
-            self.arrays = jax.tree_util.tree_map(jnp.asarray, arrays)
+            self.arrays = jax.tree_util.tree_map(on_device, arrays)
             self.tensors = to_device(self.device_lowered.tensors, self.dtype)
             if mesh is not None:
                 self.tensors = self._shard(self.tensors, batched_last=False)
@@ -279,7 +281,7 @@ class Runner:
                  else _sequence.sequence_tables)
         extra = {"multiple": self.mesh.devices.size} if self.split_game else {}
         seq = jax.tree_util.tree_map(
-            lambda x: jnp.asarray(x, self.dtype if x.dtype.kind == "f" else None),
+            lambda x: on_device(x, self.dtype if x.dtype.kind == "f" else None),
             build(host, levels, players, self.dtype, **extra))
         if self.mesh is not None:
             seq = self._shard(seq, batched_last=False,
@@ -339,7 +341,7 @@ class Runner:
             if self.games_batched:
                 b = self.lowered.batch_size
                 state = jax.tree_util.tree_map(
-                    lambda x: jnp.broadcast_to(x, (b,) + x.shape).copy(), state)
+                    lambda x: on_device(np.broadcast_to(np.asarray(x), (b,) + x.shape)), state)
             if self.mesh is not None:
                 state = self._shard(state, batched_last=True)
         return state
@@ -384,11 +386,14 @@ class Runner:
                 left -= n
         return state
 
-    def _chunk(self, state: SolverState, n: int, lower: bool = False):
-        fn = _run_chunk.lower if lower else _run_chunk
-        return fn(self.step_tensors, state, self.hp, jnp.asarray(n, jnp.int32), self.arrays,
-                  solver=self.step_solver, structure=self.step_structure,
-                  layout=self.layout, chunk=self.chunk)
+    def _chunk(self, state: SolverState, n: int, lower: bool = False, traced=None):
+        args = (self.step_tensors, state, self.hp, on_device(np.int32(n)), self.arrays)
+        static = dict(solver=self.step_solver, structure=self.step_structure,
+                      layout=self.layout, chunk=self.chunk)
+        if lower:
+            return _run_chunk.lower(*args, **static)
+        # found on disk before tracing, where it can be
+        return programs.call(_run_chunk, args, static, traced=traced)
 
     def chunk_program(self, state: SolverState):
         """The chunk's ``jax.stages.Lowered`` program (e.g. ``.compile().memory_analysis()``)."""
@@ -400,27 +405,39 @@ class Runner:
 
         The evaluation compiles at the same time, in a thread of its own, on a zero state
         of the same shapes, while the chunk compiles and the first chunks run: the first
-        :meth:`evaluate` waits for it (its seconds: ``evaluation_compile_seconds``). Not
-        over several processes (``jax.distributed``): there it compiles when first due.
+        :meth:`evaluate` waits for it (its seconds: ``evaluation_compile_seconds``). The
+        thread starts tracing once the chunk is traced (tracing holds Python's lock, XLA's
+        compile does not). Not over several processes (``jax.distributed``): there it
+        compiles when first due.
         """
         # (over several processes, evaluating runs collectives: from a thread they could
         # interleave with the chunk's in another order on each process and deadlock, so
         # there the evaluation compiles when it is first due, in order on every process)
+        traced = threading.Event()
         if self._evaluation_compile is None and jax.process_count() == 1:
             self._evaluation_compile = threading.Thread(
-                target=self._compile_evaluation, name="jaxcfr-compile-evaluation", daemon=True)
+                target=self._compile_evaluation, args=(traced,),
+                name="jaxcfr-compile-evaluation", daemon=True)
             self._evaluation_compile.start()
         start = time.perf_counter()
-        with self.scope():
-            state = self._chunk(state, 0)
-            jax.block_until_ready(state)
+        try:
+            with self.scope():
+                state = self._chunk(state, 0, traced=traced.set)
+                jax.block_until_ready(state)
+        finally:
+            traced.set()
         return state, time.perf_counter() - start
 
-    def _compile_evaluation(self) -> None:
-        """Evaluate a zero state once: compiles (or loads) every evaluation program."""
+    def _compile_evaluation(self, chunk_traced: threading.Event) -> None:
+        """Evaluate a zero state once: compiles (or loads) every evaluation program, and
+        the run loop's finiteness check of the state."""
+        chunk_traced.wait()
         start = time.perf_counter()
         try:
-            self._evaluate(self.init())
+            state = self.init()
+            self._evaluate(state)
+            with self.scope():
+                programs.call(all_finite, (tuple(state[:-1]),), {}, rarely=True)
         except Exception:       # noqa: BLE001 - evaluate() itself raises it, in the caller
             pass
         self.evaluation_compile_seconds = time.perf_counter() - start
@@ -456,8 +473,9 @@ class Runner:
         """Nothing to release."""
 
     def _profile(self, state: SolverState, average: bool) -> jax.Array:
-        return _profile(self.tensors, state, games_batched=self.games_batched,
-                        predictive=self.solver.predictive, average=average)
+        return programs.call(_profile, (self.tensors, state), dict(
+            games_batched=self.games_batched, predictive=self.solver.predictive,
+            average=average), rarely=True)
 
     def evaluate(self, state: SolverState, average: bool = True) -> dict[str, Any]:
         """:func:`jaxcfr.evaluate` of the average (or current) profile: see there for the keys.
@@ -471,4 +489,12 @@ class Runner:
         with self.scope():
             table = self._profile(state, average)
         return analytics.evaluate(self.device_lowered, table, dtype=self.dtype,
-                                  tensors=self.tensors)
+                                  tensors=self._evaluation_tensors())
+
+    def _evaluation_tensors(self):
+        """The tensors the evaluation reads: the step's when they carry the sequence form
+        of these very tensors (one game, or a stack stepped as such), else the node
+        tensors (imperfect recall, a forest, a shared-structure stack)."""
+        if self.layout in ("single", "vmap", "map") and hasattr(self.step_tensors, "sequence"):
+            return self.step_tensors
+        return self.tensors

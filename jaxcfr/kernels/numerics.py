@@ -11,10 +11,11 @@ precision, before anything is computed (instead of finishing with NaN metrics).
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["normalise", "trail", "check_payoff_range", "PAYOFF_HEADROOM", "action_sum",
+__all__ = ["normalise", "trail", "check_payoff_range", "PAYOFF_HEADROOM", "action_sum", "all_finite",
            "instantaneous_regret", "TIE_ULPS"]
 
 #: Regrets within this many units in the last place of their row's largest value are ties.
@@ -124,3 +125,10 @@ def _action_max(x):
     for a in range(1, x.shape[1]):
         out = jnp.maximum(out, x[:, a])
     return out[:, None]
+
+
+@jax.jit
+def all_finite(tables) -> jax.Array:
+    """Whether every entry of ``tables`` (a tuple of arrays, e.g. a solver state's) is
+    finite: one program, not one per table."""
+    return jnp.stack([jnp.isfinite(x).all() for x in tables]).all()

@@ -15,7 +15,10 @@ tables an update of player ``i`` never walks the ``N`` nodes:
   ``c`` the chance reach and ``x_j(z)`` player ``j``'s realisation weight of its last
   sequence at ``z``: one gather and one sorted segment sum over the ``T`` leaves;
 * ``q(I, a) = g(I a) + sum over rows J right after (I, a) of sum_b strategy(J, b) q(J, b)``:
-  bottom-up over player ``i``'s rows by own depth (a pass over rows, not nodes).
+  bottom-up over player ``i``'s rows by own depth (a pass over rows, not nodes);
+* the evaluation (:func:`best_response_values`): player ``i``'s value is
+  ``sum over leaves z of x_i(z) g-terms``, and its best-response value the same
+  bottom-up pass with ``max_b q(J, b)`` in place of the strategy-weighted sum.
 
 ``q`` equals :func:`jaxcfr.kernels.passes.action_values` (the counterfactual action values)
 and ``x`` equals :func:`jaxcfr.kernels.passes.own_reach_at_rows`, up to float rounding; the
@@ -57,7 +60,7 @@ from jaxcfr.tensors import DECISION, TERMINAL_NODE, GameTensors
 
 __all__ = ["SequenceTables", "SequencedTensors", "sequence_tables", "stacked_sequence_tables",
            "with_sequences", "split_axes", "realisation_weights", "counterfactual_values",
-           "sequence_values", "times_others"]
+           "sequence_values", "times_others", "best_response_values"]
 
 
 class SequenceTables(NamedTuple):
@@ -65,7 +68,8 @@ class SequenceTables(NamedTuple):
     leaf_own: np.ndarray     # [P, T] int32  leaves in player i's order (sorted by i's sequence):
                              #               i's last sequence at each leaf
     leaf_others: np.ndarray  # [P, P-1, T] int32 the other players' last sequences, same order
-    leaf_value: np.ndarray   # [P, T, *d] float  chance reach times player i's payoff
+    leaf_value: np.ndarray   # [P, T, *d] float  chance reach times player i's payoff (a leaf
+                             #               before i's first move too: its sequence is empty)
     leaf_node: np.ndarray    # [P, T] int32  the node of each leaf, same order (padding: 0)
     row_parent: np.ndarray   # [I] int32  the owner's previous sequence (sink * A if none)
     row_ancestors: np.ndarray  # [I, K] int32 the owner's earlier sequences, padded with sink * A
@@ -162,9 +166,6 @@ def sequence_tables(tensors: GameTensors, level_start, num_players: int,
         leaf_own.append(seqs[:, i])
         leaf_others.append(seqs[:, [j for j in range(p) if j != i]].T)
         value = trail(chance[order], payoff.ndim - 1) * payoff[order, i]
-        # a leaf before i's first move only feeds the empty sequence, which no row reads:
-        # its value is dropped, so the empty sequence (and the sink rows) stay exactly 0
-        value = np.where(trail(last[order, i] == empty, value.ndim), 0, value)
         leaf_value.append(np.concatenate([value, np.zeros((extra,) + value.shape[1:])]))
     # rows: the owner's previous sequence and own depth, read at any member
     decision = np.flatnonzero(t.node_kind == DECISION)
@@ -277,6 +278,14 @@ def realisation_weights(seq: SequenceTables, strategy: jax.Array) -> jax.Array:
     return jnp.prod(_rows(_flat(strategy), seq.row_ancestors), axis=1)
 
 
+def _leaf_terms(seq: SequenceTables, x: jax.Array, player, num_players: int, batch: tuple):
+    """Player ``player``'s leaf order ``own [T]`` (its last sequence at each leaf) and
+    ``w [T, *b]``: chance reach times its payoff times the others' realisation weights."""
+    own = _of_player(seq.leaf_own, player)                                  # [T]
+    w = trail(_of_player(seq.leaf_value, player).astype(x.dtype), 1 + len(batch))
+    return own, jnp.broadcast_to(times_others(seq, x, player, num_players, w), own.shape + batch)
+
+
 def counterfactual_values(seq: SequenceTables, strategy: jax.Array, players,
                           num_players: int) -> tuple[jax.Array, jax.Array]:
     """Counterfactual action values ``q [I, A, *b]`` and realisation weights ``x [I, *b]``.
@@ -290,8 +299,7 @@ def counterfactual_values(seq: SequenceTables, strategy: jax.Array, players,
     x = _flat(weight[:, None] * strategy)                                   # [I * A, *b]
 
     def leaf_weights(i):            # chance reach x payoff x the others' realisation weights
-        w = trail(_of_player(seq.leaf_value, i).astype(strategy.dtype), 1 + len(batch))
-        return times_others(seq, x, i, num_players, w)
+        return _leaf_terms(seq, x, i, num_players, batch)[1]
     return sequence_values(seq, strategy, players, leaf_weights), weight
 
 
@@ -323,6 +331,10 @@ def sequence_values(seq: SequenceTables, strategy: jax.Array, players, leaf_weig
         w = leaf_weights(i)
         q = q.at[own].add(jnp.broadcast_to(w, own.shape + batch), indices_are_sorted=True,
                           mode="promise_in_bounds")
+    # the leaves before a player's first move fed the empty sequence, which no row reads:
+    # it is set back to 0, so the sink rows' values (and regrets) stay exactly 0 (a mask,
+    # not a one-element scatter: that one went wrong on a game split over devices)
+    q = _without_empty(q, rows, actions)
     for level in reversed(seq.level_rows):                                   # deepest first
         members = jnp.concatenate([_of_player(level, i) for i in updated])
         q2 = q.reshape((rows, actions) + batch)
@@ -330,3 +342,64 @@ def sequence_values(seq: SequenceTables, strategy: jax.Array, players, leaf_weig
         q = q.at[_rows(seq.row_parent, members)].add(
             v, indices_are_sorted=len(updated) == 1, mode="promise_in_bounds")
     return q.reshape((rows, actions) + batch)
+
+
+def best_response_values(t: "SequencedTensors", strategy: jax.Array,
+                         num_players: int) -> tuple[jax.Array, jax.Array]:
+    """Each player's value under ``strategy`` and its best-response value: ``[P, *b]`` each.
+
+    ``t`` carries the tables (``t.sequence``); ``strategy`` ``[I, A, *b]`` is a profile
+    whose sink row is ``[1, 0, ...]``. Player ``i``'s value is
+    ``sum over leaves z of w_i(z) x_i(z)`` (``w_i``: chance reach, payoff and the others'
+    realisation weights; ``x_i``: ``i``'s own). Its best-response value is the pass of
+    :func:`counterfactual_values` with a max over the legal actions of each of ``i``'s
+    rows in place of the strategy's sum, bottom-up by own depth, plus the leaves before
+    ``i``'s first move: ``q(I, a) = g(I a) + sum over rows J right after (I, a) of
+    max_b q(J, b)``, the value ``sum over i's first rows I of max_a q(I, a)``. Exact
+    (perfect recall: a pure best response picks one action per row); equal to the node
+    passes' sweeps (:func:`jaxcfr.solvers.analytics.best_response`) up to float rounding.
+    """
+    seq = t.sequence
+    rows, actions = strategy.shape[:2]
+    batch = strategy.shape[2:]
+    empty = (rows - 1) * actions
+    x = _flat(realisation_weights(seq, strategy)[:, None] * strategy)      # [I * A, *b]
+    legal = trail(t.legal_mask, strategy.ndim)                               # [I, A, 1...]
+    first = seq.row_parent == empty                 # rows with no own decision before them
+
+    def best(g, index):                              # max over legal actions: [R, *b]
+        g = g.reshape((rows, actions) + batch)
+        picked = g if index is None else _rows(g, index)
+        allowed = legal if index is None else _rows(legal, index)
+        return jnp.max(jnp.where(allowed, picked, -jnp.inf), axis=1)
+
+    values, responses = [], []
+    for i in range(num_players):
+        own, w = _leaf_terms(seq, x, i, num_players, batch)                  # [T], [T, *b]
+        values.append(_total(w * _rows(x, own, sorted_index=True)))
+        g = jnp.zeros((rows * actions,) + batch, strategy.dtype)
+        g = g.at[own].add(w, indices_are_sorted=True, mode="promise_in_bounds")
+        before_first = g[empty]                      # leaves before i's first move
+        g = _without_empty(g, rows, actions)         # (padding rows in a level read it)
+        for level in reversed(seq.level_rows):                               # deepest first
+            members = _of_player(level, i)
+            g = g.at[_rows(seq.row_parent, members)].add(
+                best(g, members), indices_are_sorted=True, mode="promise_in_bounds")
+        mine = trail(first & (t.infoset_player == i), 1 + len(batch))        # [I, 1...]
+        responses.append(before_first + _total(jnp.where(mine, best(g, None), 0)))
+    return jnp.stack(values), jnp.stack(responses)
+
+
+def _without_empty(q: jax.Array, rows: int, actions: int) -> jax.Array:
+    """``q`` ``[I * A, *b]`` with the empty sequence's entry (the last row's slot 0) 0."""
+    empty = jnp.arange(q.shape[0]) == (rows - 1) * actions
+    return jnp.where(trail(empty, q.ndim), 0, q)
+
+
+def _total(x: jax.Array) -> jax.Array:
+    """The sum of ``x`` ``[R, *b]`` over ``R``, added in row order (a scatter into one
+    segment): the same float rounding whatever the batch axes' layout, which a reduce's
+    vectorised order does not give (a stack stepped member by member, vmapped or split
+    over devices must evaluate alike)."""
+    one = jnp.zeros(x.shape[:1], jnp.int32)
+    return jax.ops.segment_sum(x, one, num_segments=1, indices_are_sorted=True)[0]

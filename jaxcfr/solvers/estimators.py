@@ -471,9 +471,7 @@ class MonteCarlo(Estimator):
 
     def _sequence_values(self, t, seq, current, players, num, n, eps):
         """``q [I, A, *b]`` and the realisation weights ``[I, *b]``, by sequences."""
-        rows, actions = current.shape[:2]
         ndim = current.ndim
-        empty = (rows - 1) * actions
         weight = sequence.realisation_weights(seq, current)
         x = (weight[:, None] * current).reshape((-1,) + current.shape[2:])   # [I * A, *b]
         if self.traverser_samples:
@@ -483,7 +481,7 @@ class MonteCarlo(Estimator):
         def leaf_weights(i):
             node = jax.lax.dynamic_index_in_dim(seq.leaf_node, i, keepdims=False)     # [T]
             own = jax.lax.dynamic_index_in_dim(seq.leaf_own, i, keepdims=False)
-            payoff = jnp.where(own != empty, take(t.payoff, node)[:, i], 0)       # [T]
+            payoff = take(t.payoff, node)[:, i]        # [T] (the empty sequence: dropped)
             w = trail(payoff.astype(current.dtype), ndim - 1) * take(n, node) / self.samples
             if self.enumerates_others:
                 w = sequence.times_others(seq, x, i, num, w)

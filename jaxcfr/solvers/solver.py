@@ -47,6 +47,7 @@ import numpy as np
 
 from jaxcfr._util import arguments
 from jaxcfr._util.arguments import ArgumentError, finite_float
+from jaxcfr._util.host_arrays import on_device
 from jaxcfr.kernels import compensated, passes
 from jaxcfr.kernels.keys import fold, iteration_keys
 from jaxcfr.kernels.numerics import normalise, trail
@@ -175,10 +176,11 @@ class Solver:
     def hyperparams(self, alpha=None, beta=None, gamma=None, exploration=None, seed=None,
                     dtype=np.float32) -> HyperParams:
         """Hyper-parameters (defaults from the preset); sequences give a batch of settings."""
-        pick = lambda v, d: jnp.asarray(d if v is None else v, dtype=dtype)  # noqa: E731
+        # (made on the host and copied: nothing compiles before the chunk)
+        pick = lambda v, d: on_device(np.asarray(d if v is None else v, dtype))  # noqa: E731
         return HyperParams(pick(alpha, self.alpha), pick(beta, self.beta),
                            pick(gamma, self.gamma), pick(exploration, DEFAULT_EXPLORATION),
-                           jnp.asarray(0 if seed is None else seed, dtype=jnp.int32))
+                           on_device(np.asarray(0 if seed is None else seed, np.int32)))
 
     def init(self, tensors: GameTensors, batch_shape: tuple[int, ...] = (),
              dtype=np.float32) -> SolverState:
@@ -187,8 +189,8 @@ class Solver:
             tensors = tensors.tensors
         rows, actions = tensors.legal_mask.shape[-2:]
         shape = (rows, actions) + tuple(batch_shape)
-        return SolverState(*(jnp.zeros(shape, dtype) for _ in SolverState._fields[:-1]),
-                           jnp.zeros((), jnp.int32))
+        return SolverState(*(on_device(np.zeros(shape, dtype)) for _ in SolverState._fields[:-1]),
+                           on_device(np.zeros((), np.int32)))
 
     def strategy(self, tensors: GameTensors, state: SolverState) -> jax.Array:
         """The current strategy ``[I, A, *b]`` (what iteration ``t + 1`` plays)."""

@@ -16,9 +16,10 @@ information set the run never reached: ``strategy_sum`` is 0 there) is uniform o
 legal actions; non-finite and negative entries and mass on illegal actions are errors
 either way.
 
-The check runs on the device (one elementwise pass, jitted with the tensors as
-arguments: it compiles once per padded shape, like the evaluation) and brings back only
-a few flags; the message is built on the host from the first bad row.
+The check runs on the device (one elementwise pass, :func:`repair`, traced into the
+evaluation's own program by :func:`jaxcfr.evaluate`, or jitted alone by :func:`prepare`)
+and brings back only a few flags; :func:`check` builds the message on the host from the
+first bad row.
 
 Example::
 
@@ -30,7 +31,6 @@ Example::
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import jax
@@ -40,7 +40,8 @@ import numpy as np
 from jaxcfr.kernels.numerics import trail
 from jaxcfr.tensors import GameTensors, LoweredGame
 
-__all__ = ["StrategyError", "prepare", "ROW_TOLERANCE", "PER_ACTION_TOLERANCE", "PROBLEMS"]
+__all__ = ["StrategyError", "prepare", "repair", "check", "ROW_TOLERANCE",
+           "PER_ACTION_TOLERANCE", "PROBLEMS"]
 
 #: How far a row's sum may be from 1 (and an entry below 0, or an illegal slot from 0) ...
 ROW_TOLERANCE = 1e-5
@@ -71,37 +72,32 @@ def tolerance(actions: int) -> float:
     return ROW_TOLERANCE + actions * PER_ACTION_TOLERANCE
 
 
-@functools.partial(jax.jit, static_argnames=("batched", "normalise"))
-def _prepare(tensors: GameTensors, table: jax.Array, *, batched: bool, normalise: bool):
-    """The repaired table and, per problem, ``[(B,) I]`` flags of the real rows that have it."""
+def repair(tensors: GameTensors, table: jax.Array, *, batched: bool, normalise: bool):
+    """The repaired table and what :func:`check` reads: ``{"bad": [4] bool, "index": [4]
+    int}``, per problem of :data:`PROBLEMS` whether a real row has it and the first such
+    row (flat over ``[(B,) I]``). Traceable; the four flags share two reductions."""
     lead = 1 if batched else 0
     legal = trail(tensors.legal_mask, table.ndim)                  # [(B,) I, A, 1...]
     real = tensors.infoset_player >= 0                             # [(B,) I]
     tol = tolerance(table.shape[lead + 1])
-    rest = tuple(range(lead + 1, table.ndim))                      # actions and *b
-
-    def rows(flag):                                                # [(B,) I]
-        return jnp.any(flag, axis=rest) & real
-
     finite = jnp.isfinite(table)
     x = jnp.where(finite, table, 0)
     total = jnp.sum(jnp.where(legal, x, 0), axis=lead + 1, keepdims=True)
-    flags = {"non-finite": rows(~finite),
-             "illegal": rows(~legal & (jnp.abs(x) > tol)),
-             "negative": rows(legal & (x < -tol))}
+    off = (jnp.zeros_like(total, dtype=bool) if normalise      # [(B,) I, 1, *b]
+           else jnp.abs(total - 1) > tol)
+    entries = jnp.stack([~finite, ~legal & (jnp.abs(x) > tol), legal & (x < -tol),
+                         jnp.broadcast_to(off, x.shape)])          # [4, (B,) I, A, *b]
+    flags = jnp.any(entries, axis=tuple(range(lead + 2, entries.ndim))) & real   # [4, (B,) I]
+    flags = flags.reshape(len(PROBLEMS), -1)
     if normalise:
         count = jnp.sum(legal, axis=lead + 1, keepdims=True)
         uniform = jnp.where(legal, 1 / count, 0).astype(table.dtype)
         x = jnp.where(total > 0, jnp.where(legal, x, 0) / jnp.where(total > 0, total, 1),
                       uniform)
-        flags["sum"] = jnp.zeros_like(real)
-    else:
-        flags["sum"] = rows(jnp.abs(total - 1) > tol)
     x = jnp.where(legal, jnp.maximum(x, 0), 0)
     sink = jnp.broadcast_to(legal, x.shape).astype(table.dtype)   # slot 0 of sink/padding rows
     out = jnp.where(trail(real, table.ndim), x, sink)
-    found = {k: (jnp.any(v), jnp.argmax(v.reshape(-1))) for k, v in flags.items()}
-    return out, found
+    return out, {"bad": jnp.any(flags, axis=1), "index": jnp.argmax(flags, axis=1)}
 
 
 def prepare(lowered: LoweredGame, tensors: GameTensors, table: jax.Array, *,
@@ -121,12 +117,21 @@ def prepare(lowered: LoweredGame, tensors: GameTensors, table: jax.Array, *,
     """
     batched = lowered.batch_size is not None
     out, found = _prepare(tensors, table, batched=batched, normalise=bool(normalise))
-    found = jax.device_get(found)
-    for problem in PROBLEMS:
-        bad, index = found[problem]
-        if bool(bad):
-            raise _error(lowered, np.asarray(table), problem, int(index), batched)
+    check(lowered, table, found)
     return out
+
+
+_prepare = jax.jit(repair, static_argnames=("batched", "normalise"))
+
+
+def check(lowered: LoweredGame, table, found) -> None:
+    """Raise :class:`StrategyError` for the first problem :func:`repair` ``found`` in
+    ``table`` (the caller's table, ``[(B,) I, A, *b]``), if any."""
+    found = jax.device_get(found)
+    for problem, bad, index in zip(PROBLEMS, found["bad"], found["index"]):
+        if bool(bad):
+            raise _error(lowered, np.asarray(table), problem, int(index),
+                         lowered.batch_size is not None)
 
 
 def _error(lowered: LoweredGame, table: np.ndarray, problem: str, index: int,
