@@ -99,7 +99,7 @@ def test_set_errors_suggest_the_key_and_blame_the_override(tmp_path, capsys):
     assert err.strip() == ("jaxcfr: error: --set solver.iteration=5: unknown key "
                            "solver.iteration (did you mean solver.iterations?); the keys of "
                            "[solver] are algorithm, iterations, alternating, alpha, beta, "
-                           "gamma, combine, sampling, exploration, samples, chance, draws")
+                           "gamma, combine, sampling, exploration, samples, counts, chance, draws")
     status, _, err = _run(capsys, "train", str(path), "--set", "iterations=5")
     assert "(did you mean solver.iterations?)" in err
     path.write_text('[game]\nname = "kuhn_poker"\n[run]\nevall_every = 3\n')
