@@ -52,9 +52,10 @@ import numpy as np
 
 from jaxcfr.kernels.numerics import trail
 from jaxcfr.kernels.passes import gather
+from jaxcfr.kernels.subtree import enumerates
 from jaxcfr.tensors import GameTensors, LoweredGame
 
-__all__ = ["CountTables", "count_tables", "split_bounds", "traversal_counts",
+__all__ = ["CountTables", "count_tables", "siblings", "split_bounds", "traversal_counts",
            "node_uniforms", "MAX_SAMPLES"]
 
 #: The most traversals one count pass carries: counts are exact integers in float32 up to
@@ -63,82 +64,86 @@ MAX_SAMPLES = 2 ** 24
 
 
 class CountTables(NamedTuple):
-    """Where each node's children are (contiguous in the next level), one game's ``[N]``
-    (a stack's ``[B, N]``; its ``J`` padded with the sink's index ``N``)."""
-    internal: np.ndarray      # [J] int32  the nodes with children
-    first_child: np.ndarray   # [J] int32  the first child of each
-    num_children: np.ndarray  # [J] int32  how many
-    slot: np.ndarray          # [N] int32  each node's place in ``internal`` (J at a leaf)
+    """Each node's siblings (contiguous, in order, in the next level) and, per traverser,
+    the nodes that sample (those that draw a number): one game's (a stack's with a leading
+    ``[B]``, its ``J`` padded with ``N``)."""
+    follows: np.ndarray       # [N] bool   the node before it has the same parent
+    last: np.ndarray          # [N] int32  the last node with its parent (itself at a root)
+    sampling: np.ndarray      # [P, J] int32 the nodes that sample when player i traverses
+                              #   (chance sampling: every row alike), padded with N
+    slot: np.ndarray          # [P, N] int32 each node's place in its row of ``sampling``
+                              #   (J where it does not sample)
 
 
-def count_tables(lowered: LoweredGame) -> CountTables:
-    """The :class:`CountTables` of ``lowered`` (one game, or a stack padded to one shape)."""
+def count_tables(lowered: LoweredGame, scheme: str) -> CountTables:
+    """The :class:`CountTables` of ``lowered`` under ``scheme`` (one game, or a stack padded
+    to one shape)."""
     t = lowered.tensors
     parent = np.asarray(t.parent)
-    if parent.ndim == 2:
-        parts = [_one_game(parent[b], np.asarray(t.node_kind)[b])
-                 for b in range(parent.shape[0])]
-        width = max(len(p.internal) for p in parts)
-        n = parent.shape[1]
-
-        def pad(x, fill):
-            return np.concatenate([x, np.full(width - len(x), fill, np.int32)])
-        return CountTables(
-            np.stack([pad(p.internal, n) for p in parts]),
-            np.stack([pad(p.first_child, n) for p in parts]),
-            np.stack([pad(p.num_children, 0) for p in parts]),
-            np.stack([np.where(p.slot == len(p.internal), width, p.slot).astype(np.int32)
-                      for p in parts]))
-    return _one_game(parent, np.asarray(t.node_kind))
+    if parent.ndim == 1:
+        return _one_game(parent, np.asarray(t.node_kind), np.asarray(t.node_player), scheme,
+                         lowered.num_players)
+    parts = [_one_game(parent[b], np.asarray(t.node_kind)[b], np.asarray(t.node_player)[b],
+                       scheme, lowered.num_players) for b in range(parent.shape[0])]
+    width = max(p.sampling.shape[1] for p in parts)
+    n = parent.shape[1]
+    return CountTables(
+        np.stack([p.follows for p in parts]), np.stack([p.last for p in parts]),
+        np.stack([np.pad(p.sampling, ((0, 0), (0, width - p.sampling.shape[1])),
+                         constant_values=n) for p in parts]),
+        np.stack([np.where(p.slot == p.sampling.shape[1], width, p.slot) for p in parts]))
 
 
-def _one_game(parent: np.ndarray, kind: np.ndarray) -> CountTables:
-    from jaxcfr.tensors import PADDING
+def siblings(lowered: LoweredGame) -> int:
+    """``W``: the most nodes with one parent (a stack's padding nodes included)."""
+    parent = np.asarray(lowered.tensors.parent).reshape(-1, lowered.level_start[-1])
+    return max(int(np.bincount(p[p >= 0]).max(initial=1)) for p in parent)
+
+
+def _one_game(parent: np.ndarray, kind, owner, scheme: str, players: int) -> CountTables:
     n = parent.shape[0]
-    # a stack's padding nodes hang under real nodes, after their real children: not children
-    child = np.flatnonzero((parent >= 0) & (kind != PADDING))
-    num = np.bincount(parent[child], minlength=n)
-    first = np.full(n, n, dtype=np.int64)
-    np.minimum.at(first, parent[child], child)
-    internal = np.flatnonzero(num > 0)
-    slot = np.full(n, len(internal), dtype=np.int64)
-    slot[internal] = np.arange(len(internal))
-    return CountTables(internal.astype(np.int32), first[internal].astype(np.int32),
-                       num[internal].astype(np.int32), slot.astype(np.int32))
+    follows = np.zeros(n, dtype=bool)
+    follows[1:] = (parent[1:] == parent[:-1]) & (parent[1:] >= 0)
+    ends = np.flatnonzero(np.append(~follows[1:], True))          # the last of each run
+    last = ends[np.cumsum(~follows) - 1]                          # ... of each node's run
+    internal = np.bincount(parent[parent >= 0], minlength=n) > 0
+    rows = [np.flatnonzero(internal & ~enumerates(scheme, kind, owner, i))
+            for i in range(players)]
+    width = max(1, max(len(r) for r in rows))
+    sampling = np.full((players, width), n, dtype=np.int32)
+    slot = np.full((players, n), width, dtype=np.int32)
+    for i, r in enumerate(rows):
+        sampling[i, :len(r)] = r
+        slot[i, r] = np.arange(len(r))
+    return CountTables(follows, last.astype(np.int32), sampling, slot)
 
 
 def split_bounds(t: GameTensors, tables: CountTables, width: int, weight: jax.Array
                  ) -> tuple[jax.Array, jax.Array]:
     """Each node's interval ``[B(c), B(c+))`` among its siblings: the sampling weights of
-    the siblings before it, and up to it, over all of theirs: ``[N, *b]`` each (0 at the
-    roots and at unreachable nodes, whose parents' weights are all 0).
+    the siblings before it, and up to it, over all of theirs: ``[N, *b]`` each (0 at
+    unreachable nodes, whose parents' weights are all 0; ``[0, 1)`` at a root).
 
     Args:
-      t: the tensors (``parent``).
+      t: the tensors (unused but for their shapes; the tables hold the siblings).
       tables: :func:`count_tables`.
-      width: ``W``, the most children of a node (static).
+      width: ``W``, the most siblings (:func:`siblings`; static).
       weight: ``[N, *b]`` the sampling weight of the edge into each node (``>= 0``).
+
+    The weights are summed one sibling after the other, ``S(c) = S(c-1) + q(c)``: ``W - 1``
+    shifted adds over all nodes at once (no gathers), so a bound never decreases, a child
+    of weight 0 gets ``S(c) = S(c-1)`` exactly, and consecutive children share a bound.
     """
-    batch, ndim = weight.shape[1:], weight.ndim
-    padded = jnp.concatenate([weight, jnp.zeros((width,) + batch, weight.dtype)])
-    cols = jnp.arange(width)
-    window = gather(padded, tables.first_child[:, None] + cols)             # [J, W, *b]
-    window = jnp.where(trail(cols < tables.num_children[:, None], ndim + 1), window, 0)
-    # cumulative weights one column after another: never decreasing (a reduction in
-    # another order could make a child's two boundaries cross)
-    cum = [jnp.zeros_like(window[:, 0])]
-    for j in range(width):
-        cum.append(cum[-1] + window[:, j])
-    total = cum[-1]
-    safe = jnp.where(total > 0, total, 1)
-    bounds = jnp.stack([c / safe for c in cum], axis=1).reshape((-1,) + batch)  # [J*(W+1)]
-    parent = jnp.maximum(t.parent, 0)
-    at = gather(tables.slot, parent)                    # the parent's place among internals
-    place = jnp.arange(t.parent.shape[0]) - gather(tables.first_child, at)
-    inside = (t.parent >= 0) & (place >= 0) & (place < gather(tables.num_children, at))
-    index = at * (width + 1) + jnp.clip(place, 0, width - 1)
-    lo = jnp.where(trail(inside, ndim), gather(bounds, index), 0)
-    hi = jnp.where(trail(inside, ndim), gather(bounds, index + 1), 0)
+    ndim = weight.ndim
+    follows = trail(tables.follows, ndim)
+    total = weight
+    for _ in range(width - 1):
+        before = jnp.concatenate([jnp.zeros_like(total[:1]), total[:-1]])
+        total = weight + jnp.where(follows, before, 0)
+    whole = gather(total, tables.last)                   # all the siblings' weight [N, *b]
+    safe = jnp.where(whole > 0, whole, 1)
+    hi = total / safe
+    lo = jnp.where(follows, jnp.concatenate([jnp.zeros_like(hi[:1]), hi[:-1]]), 0)
     return lo, hi
 
 
@@ -171,11 +176,14 @@ def traversal_counts(t: GameTensors, levels, bounds: tuple[jax.Array, jax.Array]
     return jnp.concatenate(out, axis=0)
 
 
-def node_uniforms(keys: jax.Array, tables: CountTables, dtype) -> jax.Array:
-    """``[N, *b]`` uniform numbers in ``[0, 1)``, drawn at the internal nodes only (0 at the
-    leaves), from a ``[*b]`` key array: member ``b``'s from its own key alone, so that a
-    batch member equals its separate run."""
-    internal = tables.internal.shape[0]
-    u = jax.vmap(lambda k: jax.random.uniform(k, (internal,), dtype))(keys.reshape(-1))
+def node_uniforms(keys: jax.Array, tables: CountTables, traverser, dtype) -> jax.Array:
+    """``[N, *b]`` uniform numbers in ``[0, 1)`` at the nodes that sample when ``traverser``
+    traverses (an int or a traced int; ``None``: chance sampling, the same for all), 0
+    elsewhere, from a ``[*b]`` key array: member ``b``'s from its own key alone, so that a
+    batch member draws what its separate run draws."""
+    row = 0 if traverser is None else traverser
+    sampling = jax.lax.dynamic_index_in_dim(tables.sampling, row, keepdims=False)     # [J]
+    slot = jax.lax.dynamic_index_in_dim(tables.slot, row, keepdims=False)             # [N]
+    u = jax.vmap(lambda k: jax.random.uniform(k, sampling.shape, dtype))(keys.reshape(-1))
     u = jnp.concatenate([jnp.moveaxis(u, 0, -1), jnp.zeros((1, u.shape[0]), dtype)])
-    return gather(u, tables.slot).reshape(tables.slot.shape + keys.shape)
+    return gather(u, slot).reshape(slot.shape + keys.shape)

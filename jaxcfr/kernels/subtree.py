@@ -124,12 +124,7 @@ def _window(x: jax.Array, start: jax.Array, k: int) -> jax.Array:
 
 def _enumerated(t: GameTensors, scheme: str, traverser: int) -> np.ndarray:
     """``[N]`` bool: which nodes the scheme enumerates when ``traverser`` updates."""
-    kind = np.asarray(t.node_kind)
-    if scheme == "chance":
-        return kind == DECISION
-    if scheme == "external":
-        return (kind == DECISION) & (np.asarray(t.node_player) == traverser)
-    return np.zeros(kind.shape, dtype=bool)
+    return enumerates(scheme, np.asarray(t.node_kind), np.asarray(t.node_player), traverser)
 
 
 def _capacities(t: GameTensors, tables: SampleTables, levels: tuple[int, ...],
@@ -341,14 +336,16 @@ def _prefix(op, x: jax.Array, axis: int = 0) -> jax.Array:
     return jax.lax.associative_scan(op, x, axis=axis)
 
 
-def enumerates(scheme: str, kind: jax.Array, owner: jax.Array, traverser) -> jax.Array:
+def enumerates(scheme: str, kind, owner, traverser):
     """Which of these nodes the scheme enumerates (the others sample one child); ``traverser``
-    is the updating player (a traced int), or ``None`` for chance sampling of every player."""
+    is the updating player (an int, a traced int), or ``None`` for chance sampling of every
+    player. NumPy arrays in, NumPy out (host tables); JAX arrays alike (device passes)."""
+    decision = kind == DECISION
     if scheme == "chance":
-        return kind == DECISION
+        return decision
     if scheme == "external":
-        return (kind == DECISION) & (owner == traverser)
-    return jnp.zeros(kind.shape, bool)
+        return decision & (owner == traverser)
+    return decision & False
 
 
 def level_offsets(plan: SamplePlan, members: int = 1) -> tuple[int, ...]:

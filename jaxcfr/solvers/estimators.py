@@ -74,7 +74,7 @@ import numpy as np
 from jaxcfr._util.arguments import ArgumentError, positive_int
 from jaxcfr.kernels import compensated, passes, sequence
 from jaxcfr.kernels.counts import (MAX_SAMPLES, CountTables, count_tables, node_uniforms,
-                                   split_bounds, traversal_counts)
+                                   siblings, split_bounds, traversal_counts)
 from jaxcfr.kernels.keys import fold
 from jaxcfr.kernels.numerics import instantaneous_regret, normalise, trail
 from jaxcfr.kernels.passes import gather as take
@@ -298,9 +298,8 @@ class MonteCarlo(Estimator):
 
     def prepare(self, lowered):
         if self.counts:
-            tables = count_tables(lowered)
-            width = int(np.max(tables.num_children, initial=1))
-            return dataclasses.replace(self, width=max(width, 1)), tables
+            return (dataclasses.replace(self, width=siblings(lowered)),
+                    count_tables(lowered, self.name))
         tables = child_tables(lowered.tensors)
         plan = make_plan(lowered, self.name, tables, self.samples)
         return dataclasses.replace(self, plan=plan), tables
@@ -429,7 +428,7 @@ class MonteCarlo(Estimator):
         weight = self.node_weights(t, current, p, player, eps)
         enum = enumerates(self.name, t.node_kind, t.node_player, player)             # [N]
         n = traversal_counts(t, s.level_start, split_bounds(t, tables, self.width, weight),
-                             enum, self.samples, node_uniforms(keys, tables, p.dtype))
+                             enum, self.samples, node_uniforms(keys, tables, player, p.dtype))
         return self.from_counts(t, s, current, player, n, eps)
 
     def node_weights(self, t, current, p, player, eps) -> jax.Array:
