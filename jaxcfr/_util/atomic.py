@@ -15,23 +15,25 @@ from typing import BinaryIO, Iterator
 __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_writer"]
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temp file in the same directory, fsync, replace)."""
-    with atomic_writer(path) as f:
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, mode: int = 0o666) -> None:
+    """Write ``data`` to ``path`` atomically (temp file in the same directory, fsync, replace).
+    ``mode``: the new file's permissions (less the umask)."""
+    with atomic_writer(path, mode) as f:
         f.write(data)
 
 
 @contextlib.contextmanager
-def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
+def atomic_writer(path: str | os.PathLike, mode: int = 0o666) -> Iterator[BinaryIO]:
     """A binary file that replaces ``path`` atomically when the ``with`` block ends.
 
     For data too large to hold twice in memory: write it piece by piece. On an
-    exception the temporary file is removed and ``path`` is left as it was.
+    exception the temporary file is removed and ``path`` is left as it was. ``mode``:
+    the new file's permissions, less the umask (``0o600``: the user's only).
     """
     path = Path(path)
     # Not tempfile.mkstemp: its 0600 mode would ignore the umask.
     tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         with os.fdopen(fd, "wb") as f:
             yield f

@@ -11,6 +11,13 @@ before tracing (:mod:`jaxcfr._util.programs`), so that a later process neither t
 nor lowers them either (Leduc: a warm solve's 0.3 s); they follow this cache: on where
 it is on, off where it is off.
 
+Trust: the directory holds compiled machine code, which runs when a program does (JAX's
+entries and jaxcfr's alike): keep it private, as the default is (created 0700; jaxcfr's
+entries 0600); a cache shared with or copied from someone is trusted with your account.
+Reading an entry runs no Python code: jaxcfr's are read by a restricted unpickler and
+refused (removed, logged, compiled again) when hostile, cut, foreign or writable by
+others (:mod:`jaxcfr._util.programs`, "Trust").
+
 Where: ``$JAXCFR_COMPILATION_CACHE_DIR``, else ``$XDG_CACHE_HOME/jaxcfr/xla``, else
 ``~/.cache/jaxcfr/xla``. A cache directory the process already gave JAX
 (``jax.config.update("jax_compilation_cache_dir", ...)``, ``JAX_COMPILATION_CACHE_DIR``)
