@@ -362,7 +362,9 @@ def test_every_preset_converges(preset, alternating):
 def test_step_carries_the_current_strategy_of_its_state(preset, settings):
     """``Solver.step`` keeps its carried strategy equal to regret matching of the state it
     carries (one table, or a batch of settings whose half-steps re-match only the updated
-    player's rows), and a loop of steps is a loop of ``update`` calls."""
+    player's rows), and a loop of steps is a loop of ``update`` calls: bit for bit on one
+    game; a batch's two programs are compiled apart and XLA may fuse a product into a sum
+    (one rounding instead of two) in one and not the other, so there to float rounding."""
     import jax
     solver = jaxcfr.make_solver(preset)
     runner = jaxcfr.Runner(jaxcfr.lower(jaxcfr.load_game("leduc_poker(ranks=3)")), solver,
@@ -375,4 +377,8 @@ def test_step_carries_the_current_strategy_of_its_state(preset, settings):
         carry, state = step(carry), update(state)
     np.testing.assert_array_equal(carry.strategy, solver.strategy(tensors, carry.state))
     for field in carry.state._fields:
-        np.testing.assert_array_equal(getattr(carry.state, field), getattr(state, field))
+        if settings:
+            np.testing.assert_allclose(getattr(carry.state, field), getattr(state, field),
+                                       rtol=1e-5, atol=1e-7)
+        else:
+            np.testing.assert_array_equal(getattr(carry.state, field), getattr(state, field))
