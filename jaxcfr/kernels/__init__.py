@@ -1,6 +1,6 @@
 """Device kernels over the lowered tensors: masked normalisation and regret matching, node
-passes (reach, values), the sequence form, sampled subtrees of fixed capacity, compensated
-(two-sum) sums.
+passes (reach, values), the sequence form, sampled subtrees of fixed capacity, traversals as
+counts over the whole tree, compensated (two-sum) sums.
 
 Layer 3 (beside ``lowering``): may import ``jaxcfr._util``, ``jaxcfr.game`` (its
 vocabulary) and ``jaxcfr.tensors``. Pure JAX functions of arrays; nothing here knows about

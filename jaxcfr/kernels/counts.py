@@ -159,19 +159,23 @@ def traversal_counts(t: GameTensors, levels, bounds: tuple[jax.Array, jax.Array]
       samples: ``K``, the count at each root (a number or a traced scalar).
       uniforms: ``[N, *b]`` in ``[0, 1)``: node ``h`` splits with ``uniforms[h]``
         (:func:`node_uniforms`).
+
+    Everything but the parent's count is read once for all nodes before the levels (the
+    parent's number and whether it enumerates), so a level is one gather and a few
+    elementwise operations: what XLA compiles per level is small.
     """
     lo, hi = bounds
     ndim = lo.ndim
+    parent = jnp.maximum(t.parent, 0)
+    u = gather(uniforms, parent)                              # the parent's number [N, *b]
+    copy = trail(gather(enumerated, parent), ndim)            # the parent enumerates
     level = jnp.full((levels[1] - levels[0],) + lo.shape[1:], samples, lo.dtype)
     out = [level]
     for d in range(1, len(levels) - 1):
         start, a, b = levels[d - 1], levels[d], levels[d + 1]
-        local = t.parent[a:b] - start
-        n = gather(level, local)
-        u = gather(uniforms[start:a], local)
-        split = jnp.ceil(n * hi[a:b] - u) - jnp.ceil(n * lo[a:b] - u)
-        copy = trail(gather(enumerated[start:a], local), ndim)
-        level = jnp.where(copy, n, split)
+        n = gather(level, t.parent[a:b] - start)
+        split = jnp.ceil(n * hi[a:b] - u[a:b]) - jnp.ceil(n * lo[a:b] - u[a:b])
+        level = jnp.where(copy[a:b], n, split)
         out.append(level)
     return jnp.concatenate(out, axis=0)
 

@@ -58,6 +58,12 @@ regret, which helps less than with exact regrets. Averaging weights need only be
 right up to a constant per row (each row's average is normalised), which is why
 chance sampling needs no importance weight there.
 
+With ``counts=True`` (:class:`MonteCarlo`) a scheme's ``samples`` traversals run as counts
+in one pass over the whole tree (:mod:`jaxcfr.kernels.counts`): their regret estimates
+are summed exactly as the table above says, regrouped by leaf
+(:meth:`MonteCarlo.from_counts`), and the averaging contributions are the exact
+estimator's (own reach x strategy, rows of i), since the counts reach every row anyway.
+
 Shapes: ``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, ``B`` batch members,
 ``M`` slots of a row estimate, ``C`` slots of a sampled forest.
 """
@@ -412,11 +418,12 @@ class MonteCarlo(Estimator):
         batch = current.shape[2:]
         eps = jnp.broadcast_to(jnp.asarray(hp.exploration, current.dtype), batch)
         if player is None and self.per_traverser:
-            # simultaneous: one count pass per traverser (vmapped: one compiled pass), each
-            # giving its own rows' regrets and averaging contributions
+            # simultaneous: one count pass per traverser, one after another in a loop (one
+            # compiled pass: vmapped, its gathers compiled half as slowly again), each giving
+            # its own rows' regrets and averaging contributions
             players = jnp.arange(num, dtype=jnp.int32)
-            parts = jax.vmap(lambda i: self._count_part(t, s, current, i, fold(keys, i), eps,
-                                                        tables))(players)
+            parts = jax.lax.map(lambda i: self._count_part(t, s, current, i, fold(keys, i),
+                                                           eps, tables), players)
             mine = trail(t.infoset_player[None, :] == players[:, None], current.ndim + 1)
             return Estimate(jnp.where(mine, parts.regret, 0).sum(axis=0),
                             jnp.where(mine, parts.average, 0).sum(axis=0), rows_of(t, None))
