@@ -116,7 +116,7 @@ def _counts(lowered, scheme, player, samples, keys, seed=0):
     @jax.jit
     def run(keys, weight):
         bounds = counts.split_bounds(t, tables, est.width, weight)
-        return counts.traversal_counts(t, s.level_start, bounds, enum, samples,
+        return counts.traversal_counts(t, tables, bounds, enum, samples,
                                        counts.node_uniforms(keys, tables, who, jnp.float32))
     return np.asarray(run(keys, weight)), np.asarray(weight[:, 0]), np.asarray(enum)
 

@@ -434,7 +434,7 @@ class MonteCarlo(Estimator):
         p = passes.edge_probabilities(t, current)                              # [N, *b]
         weight = self.node_weights(t, current, p, player, eps)
         enum = enumerates(self.name, t.node_kind, t.node_player, player)             # [N]
-        n = traversal_counts(t, s.level_start, split_bounds(t, tables, self.width, weight),
+        n = traversal_counts(t, tables, split_bounds(t, tables, self.width, weight),
                              enum, self.samples, node_uniforms(keys, tables, player, p.dtype))
         return self.from_counts(t, s, current, player, n, eps)
 
