@@ -31,7 +31,7 @@ Example::
 
 from __future__ import annotations
 
-import math
+from bisect import bisect_right
 from typing import Callable
 
 import numpy as np
@@ -42,16 +42,16 @@ from jaxcfr.game.contract import (TERMINAL, GameError, clone_error, format_histo
                                   game_exception, hashable_key, inspect_node,
                                   player_to_act_consistent)
 from jaxcfr.lowering.columns import (CHANCE_CODE, ROOT_PARENT, SLOT_RADIX, TERMINAL_CODE,
-                                     Enumeration)
+                                     Enumeration, Packed)
 
 __all__ = ["Enumeration", "walk", "root_item", "CHANCE_CODE", "TERMINAL_CODE", "SLOT_RADIX",
            "CHECK_EVERY", "ROOT_PARENT"]
 
 #: Nodes between two calls of the walk's ``on_check`` (memory budget, progress).
 CHECK_EVERY = 4096
-#: What the terminal fast path takes as returns (anything else gets the full check).
-_SEQUENCES, _NUMBERS, _FLOATS = (tuple, list), frozenset((float, int)), frozenset((float,))
-_isfinite = math.isfinite
+#: What the terminal fast path takes as returns besides plain floats (anything else gets
+#: the full check).
+_SEQUENCES, _NUMBERS = (tuple, list), frozenset((float, int))
 
 
 def _plain_returns(raw, num_players: int) -> tuple | None:
@@ -112,10 +112,23 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
 
 
 class _Walk:
-    """One walk in progress: the columns it fills, its stack and its information-set rows.
+    """One walk in progress: its stack, the columns it fills and its information-set rows.
 
-    The steps run once per node (or per child) and read the walk's tables through
-    attributes bound once here (the columns' ``append`` methods, the row lists).
+    A stack item is ``(state, cid, ctx)``. ``cid`` numbers the nodes in the order they
+    are created: the children of a node are created together, when it is expanded,
+    and ``ctx`` is theirs, one tuple for all of them, ``(depth, seq, player, offset,
+    parent, first)``: their depth, their parent's own sequence ``seq`` (see
+    :func:`root_item`), the player who chose them (-1: chance) with ``offset + cid``
+    the id of the choice (``row * SLOT_RADIX + slot``), their parent's pre-order
+    number and the first of their creation numbers. So what each child costs is one
+    small tuple; its parent, slot, depth, action and probability are kept once per
+    group (:attr:`groups`, :attr:`labels`) and put in pre-order by :meth:`finish`
+    through the creation number each walked node records (:attr:`cids`). Every
+    column is a :class:`~jaxcfr.lowering.columns.Packed` list, packed every
+    :data:`CHECK_EVERY` nodes.
+
+    Terminal and decision nodes are walked inline in :meth:`walk_stack` (a method call
+    per node is a measurable part of the walk); the rare paths are methods.
     """
 
     def __init__(self, num_players: int, abstraction, seed: Enumeration | None,
@@ -130,48 +143,93 @@ class _Walk:
         self.cut_depth = cut_depth
         self.perfect_recall_required = perfect_recall
         self.max_depth = contract.MAX_TRAJECTORY_LENGTH
+        # one test per group of children for both: the cut, or a path longer than allowed
+        self.limit = min(cut_depth, self.max_depth + 1) if cut_depth >= 0 else \
+            self.max_depth + 1
         self.stack: list[tuple] = []
-        self.push = self.stack.append
-        self.add_code = enum.code.append
-        self.add_returns = enum.returns.extend
+        self.node = -1                  # pre-order number of the last node walked
+        self.created = 0                # creation numbers given
+        self.next_check = CHECK_EVERY
+        # per node walked, in pre-order: its creation number and code; per terminal: returns
+        self.cids, self.codes, self.returns = Packed("i"), Packed("i"), Packed("d")
+        # per group of nodes created together: its ctx, until packed into three columns
+        self.groups: list[tuple] = []
+        self.group_depth, self.group_parent, self.group_first = \
+            Packed("i"), Packed("i"), Packed("i")
+        self.labels: list = []          # per node created: the action into it
+        self.chance_probs: dict[int, tuple] = {}    # first cid -> a chance group's probs
+        self.starts: dict[int, tuple] = {}          # cid -> a start item's (slot, prob)
         self.row_actions, self.row_kept, self.row_seq = \
             enum.row_actions, enum.row_kept, enum.row_seq
 
     # -- the loop --------------------------------------------------------------------------
     def run(self, items: list) -> Enumeration:
-        """Walk from ``items`` (the first is walked first): record each node, then check
-        and expand it by its kind. Errors get the history of the node they were met at."""
-        enum, stack, cut_depth = self.enum, self.stack, self.cut_depth
-        stack.extend(reversed(items))
-        pop = stack.pop
-        add_parent, add_slot, add_depth = enum.parent.append, enum.slot.append, \
-            enum.depth.append
-        add_action, add_prob = enum.action.append, enum.prob.append
-        terminal, chance, decision = self.terminal, self.chance, self.decision
-        # one test per node for both: the cut, or a path longer than allowed
-        limit = min(cut_depth, self.max_depth + 1) if cut_depth >= 0 else self.max_depth + 1
-        next_check = CHECK_EVERY
-        node = -1
-        while stack:
-            item = pop()
+        """Walk from ``items`` (old-style stack items, :func:`root_item`), in order."""
+        for item in items:
             state, parent, slot, depth, seq, action, prob = item
-            if depth >= limit:
-                if depth == cut_depth:
-                    enum.frontier.append((node + 1, item))
+            if depth >= self.limit:
+                if depth == self.cut_depth:
+                    self.enum.frontier.append((self.node + 1, item))
                     continue
                 self.too_long(parent, action)
+            cid = self.created
+            self.created += 1
+            ctx = (depth, seq, -1, 0, parent, cid)
+            self.groups.append(ctx)
+            self.labels.append(action)
+            self.starts[cid] = (slot, prob)
+            self.stack.append((state, cid, ctx))
+            self.walk_stack()
+        return self.finish()
+
+    def walk_stack(self) -> None:
+        """Pop nodes until the stack is empty: record each, check it and expand it by its
+        kind. Errors get the history of the node they were met at."""
+        P, stack = self.num_players, self.stack
+        pop, push = stack.pop, stack.append
+        add_cid, add_code, add_returns = self.cids.append, self.codes.append, \
+            self.returns.extend
+        add_group, add_labels = self.groups.append, self.labels.extend
+        rows_of, row_actions, row_kept, row_seq = self.rows_of, self.row_actions, \
+            self.row_kept, self.row_seq
+        abstraction, limit = self.abstraction, self.limit
+        node, created, next_check = self.node, self.created, self.next_check
+        while stack:
+            state, cid, ctx = pop()
             node += 1
-            add_parent(parent)
-            add_slot(slot)
-            add_depth(depth)
-            add_action(action)
-            add_prob(prob)
             if node >= next_check:
                 next_check += CHECK_EVERY
                 self.check_in(node)
+            add_cid(cid)
             try:
                 if state.is_terminal():
-                    terminal(state, node)
+                    # Node-type, player, returns (numbers, the same twice), no legal
+                    # actions: a test exact on plain floats; anything else gets the old
+                    # fast test for ints and lists, then the full check.
+                    returns = None
+                    if not state.is_chance() and state.player_to_act() == TERMINAL:
+                        raw = state.terminal_returns()
+                        total = 0.0
+                        if type(raw) is tuple and len(raw) == P:
+                            for x in raw:
+                                if type(x) is not float:
+                                    break
+                                total += x
+                            else:
+                                returns = raw           # P plain floats, as they are
+                        if returns is None:
+                            returns = _plain_returns(raw, P)
+                            if returns is not None:
+                                total = sum(returns)
+                        if returns is not None and (total - total != 0.0    # not finite
+                                                    or ((again := state.terminal_returns())
+                                                        is not raw and again != raw)
+                                                    or state.legal_actions()):
+                            returns = None
+                    if returns is None:
+                        returns = self.inspect(state, node).returns
+                    add_code(TERMINAL_CODE)
+                    add_returns(returns)
                     # The state is not used again: step() must be refused, probed here on
                     # the state itself. (Catching in this long-lived frame: a caught
                     # exception costs a frame object in a fresh one.)
@@ -182,10 +240,64 @@ class _Walk:
                     except Exception as exc:  # noqa: BLE001 - it must be a GameError
                         self.terminal_step(node, exc)
                     self.terminal_step(node, None)
-                elif state.is_chance():
-                    chance(state, node, depth, seq)
-                else:
-                    decision(state, node, depth, seq)
+                if state.is_chance():
+                    created = self.chance(state, node, cid, ctx, created)
+                    continue
+                # A decision: legal actions, player, no chance outcomes; the key's row
+                # (opened by its first member, every other member must match it).
+                acts = tuple(state.legal_actions())
+                player = state.player_to_act()
+                if state.chance_outcomes() is not None or type(player) is not int \
+                        or not 0 <= player < P:
+                    info = self.inspect(state, node)  # raises (or accepts a NumPy player)
+                    acts, player = info.actions, info.player
+                key = state.infoset_key(player)
+                try:
+                    row = rows_of[player].get(key)
+                except TypeError:
+                    self.unhashable_key(state, node, key, player)
+                    raise
+                depth, seq, chooser, offset, _, _ = ctx
+                if chooser >= 0:                      # this node's own sequence
+                    seq = seq[:chooser] + (offset + cid,) + seq[chooser + 1:]
+                kept = acts if abstraction is None else self.kept(state, node, player, acts)
+                opened = row is None
+                if opened:
+                    row = self.open_row(state, node, player, key, acts, kept, seq)
+                elif acts != row_actions[row] or seq[player] != row_seq[row] or (
+                        abstraction is not None and kept != row_kept[row]):
+                    self.member_differs(state, node, row, key, player, acts, kept)
+                add_code(row)
+
+                # One child per kept action, stepped in reverse, the last (slot 0) on the
+                # state itself, and pushed so that slot 0 is walked first. The first clone
+                # must be a new object, and (at a row's first member: it costs a call)
+                # stepping it must leave the key as it was.
+                first = created
+                created += len(kept)
+                children = (depth + 1, seq, player, row * SLOT_RADIX - first, node, first)
+                add_group(children)
+                add_labels(kept)
+                clone = state.clone
+                j = len(kept) - 1
+                try:
+                    if j:
+                        child = clone()
+                        child.step(kept[j])
+                        push((child, first + j, children))
+                        if child is state or (opened and state.infoset_key(player) != key):
+                            raise clone_error(kept[j], self.history(node))
+                        for j in range(j - 1, 0, -1):
+                            child = clone()
+                            child.step(kept[j])
+                            push((child, first + j, children))
+                        j = 0
+                    state.step(kept[0])
+                    push((state, first, children))
+                except GameError as e:
+                    raise e.with_context(history=self.history(node) + (kept[j],)) from None
+                if depth + 1 >= limit:
+                    self.beyond(node, len(kept))
             except GameError as e:
                 if e.history is None:
                     raise e.with_context(history=self.history(node)) from None
@@ -195,42 +307,57 @@ class _Walk:
                 if err is None:
                     raise
                 raise err from exc
-        return self.finish()
+        self.node, self.created, self.next_check = node, created, next_check
 
     def check_in(self, node: int) -> None:
-        """Every :data:`CHECK_EVERY` nodes: the caller's memory budget and progress."""
+        """Every :data:`CHECK_EVERY` nodes: pack the columns, then the caller's memory
+        budget and progress."""
+        self.pack()
         if self.on_check is not None:
             self.on_check(self.enum, node)
 
+    def pack(self) -> None:
+        """Pack the columns' lists (and the groups' ctx into their three columns)."""
+        self.cids.pack()
+        self.codes.pack()
+        self.returns.pack()
+        groups = self.groups
+        if groups:
+            depth, _, _, _, parent, first = zip(*groups)
+            groups.clear()
+            for column, values in ((self.group_depth, depth), (self.group_parent, parent),
+                                   (self.group_first, first)):
+                column.extend(values)
+                column.pack()
+
     def finish(self) -> Enumeration:
-        """The terminal nodes, from the codes (they are not recorded one by one)."""
-        enum = self.enum
-        code = np.frombuffer(enum.code, np.int32) if len(enum.code) else np.zeros(0, np.int32)
+        """The columns in pre-order: each walked node's creation number picks its
+        parent, slot, depth, probability and action from its group."""
+        self.pack()
+        enum, created = self.enum, self.created
+        cid = _ints(self.cids.values)
+        first = _ints(self.group_first.values)
+        size = np.diff(first, append=created)
+        enum.parent = np.repeat(_ints(self.group_parent.values), size)[cid]
+        enum.depth = np.repeat(_ints(self.group_depth.values), size)[cid]
+        slot = np.arange(created, dtype=np.int32)
+        slot -= np.repeat(first, size)
+        prob = np.ones(created)
+        for start, probs in self.chance_probs.items():
+            prob[start:start + len(probs)] = probs
+        for c, (s, p) in self.starts.items():
+            slot[c], prob[c] = s, p
+        enum.slot, enum.prob = slot[cid], prob[cid]
+        del slot, prob, size, first
+        enum.action = np.fromiter(self.labels, dtype=object, count=created)[cid]
+        self.labels = []
+        enum.code, enum.returns = self.codes.values, self.returns.values
+        code = _ints(enum.code)
         enum.terminals.frombytes(np.flatnonzero(code == TERMINAL_CODE).astype(np.int32)
                                  .tobytes())
         return enum
 
-    # -- one step per node kind ------------------------------------------------------------
-    def terminal(self, state, node: int) -> None:
-        """Node-type, player, terminal returns (numbers, the same twice), no legal actions.
-        Anything unusual gets the full check. (:meth:`run` then probes ``step``.)"""
-        returns = None
-        if not state.is_chance() and state.player_to_act() == TERMINAL:
-            raw = state.terminal_returns()
-            if type(raw) is tuple and len(raw) == self.num_players \
-                    and _FLOATS.issuperset(map(type, raw)):
-                returns = raw                   # P plain floats, as they are
-            else:
-                returns = _plain_returns(raw, self.num_players)
-            if returns is not None and (not _isfinite(sum(returns))
-                                        or state.terminal_returns() != raw
-                                        or state.legal_actions()):
-                returns = None
-        if returns is None:
-            returns = self.inspect(state, node).returns
-        self.add_code(TERMINAL_CODE)
-        self.add_returns(returns)
-
+    # -- the rarer kinds of node -----------------------------------------------------------
     def terminal_step(self, node: int, exc: Exception | None) -> None:
         """Rule ``terminal-step``: ``step`` at a terminal node raised ``exc`` (not a
         GameError), or was accepted (``exc`` is None)."""
@@ -241,74 +368,51 @@ class _Walk:
                         "(it must raise GameError)", rule="terminal-step",
                         history=self.history(node)) from None
 
-    def chance(self, state, node: int, depth: int, seq: tuple) -> None:
+    def chance(self, state, node: int, cid: int, ctx: tuple, created: int) -> int:
         """The full node check (every chance node), then one child per outcome. The first
-        clone must be a new object and stepping it must leave the state as it was."""
+        clone must be a new object and stepping it must leave the state as it was.
+        Returns the creation numbers given so far."""
         info = self.inspect(state, node)
-        self.add_code(CHANCE_CODE)
+        self.codes.append(CHANCE_CODE)
         acts, probs = info.actions, info.probs
         n = len(acts)      # chance edges use no row: A counts decision actions only
-        clone, push, d1 = state.clone, self.push, depth + 1
+        depth, seq, chooser, offset, _, _ = ctx
+        if chooser >= 0:
+            seq = seq[:chooser] + (offset + cid,) + seq[chooser + 1:]
+        children = (depth + 1, seq, -1, 0, node, created)
+        self.groups.append(children)
+        self.labels.extend(acts)
+        self.chance_probs[created] = probs
+        clone, push = state.clone, self.stack.append
         j = n
         try:
             for j in range(n - 1, -1, -1):
                 child = clone() if j else state
                 child.step(acts[j])
-                push((child, node, j, d1, seq, acts[j], probs[j]))
+                push((child, created + j, children))
                 if j == n - 1 and j and (child is state or not state.is_chance() or tuple(
                         a for a, _ in state.chance_outcomes()) != acts):
                     raise clone_error(acts[j], self.history(node))
         except GameError as e:
             raise e.with_context(history=self.history(node) + (acts[j],)) from None
+        if depth + 1 >= self.limit:
+            self.beyond(node, n)
+        return created + n
 
-    def decision(self, state, node: int, depth: int, seq: tuple) -> None:
-        """Legal actions, player, no chance outcomes; the key's row (opened by its first
-        member, every other member must match it); then one child per kept action.
-
-        Children are stepped in reverse, the last (slot 0) on the state itself, and pushed
-        so that slot 0 is walked first. The first clone must be a new object, and (at a
-        row's first member: it costs a call) stepping it must leave the key as it was.
-        """
-        acts = tuple(state.legal_actions())
-        player = state.player_to_act()
-        if state.chance_outcomes() is not None or type(player) is not int \
-                or not 0 <= player < self.num_players:
-            info = self.inspect(state, node)     # raises (or accepts e.g. a NumPy player)
-            acts, player = info.actions, info.player
-        key = state.infoset_key(player)
-        try:
-            row = self.rows_of[player].get(key)
-        except TypeError:
-            self.unhashable_key(state, node, key, player)
-            raise
-        kept = acts if self.abstraction is None else self.kept(state, node, player, acts)
-        opened = row is None
-        if opened:
-            row = self.open_row(state, node, player, key, acts, kept, seq)
-        elif acts != self.row_actions[row] or seq[player] != self.row_seq[row] or (
-                self.abstraction is not None and kept != self.row_kept[row]):
-            self.member_differs(state, node, row, key, player, acts, kept)
-        self.add_code(row)
-
-        push, clone, d1 = self.push, state.clone, depth + 1
-        head, tail, base = seq[:player], seq[player + 1:], row * SLOT_RADIX
-        j = len(kept) - 1
-        try:
-            if j:
-                child = clone()
-                child.step(kept[j])
-                push((child, node, j, d1, head + (base + j,) + tail, kept[j], 1.0))
-                if child is state or (opened and state.infoset_key(player) != key):
-                    raise clone_error(kept[j], self.history(node))
-                for j in range(j - 1, 0, -1):
-                    child = clone()
-                    child.step(kept[j])
-                    push((child, node, j, d1, head + (base + j,) + tail, kept[j], 1.0))
-                j = 0
-            state.step(kept[0])
-            push((state, node, 0, d1, head + (base,) + tail, kept[0], 1.0))
-        except GameError as e:
-            raise e.with_context(history=self.history(node) + (kept[j],)) from None
+    def beyond(self, node: int, n: int) -> None:
+        """The ``n`` children of ``node`` just pushed lie at the cut: they become
+        ``frontier`` items (old-style, :func:`root_item`), in pre-order; or deeper than
+        allowed: rule ``termination``."""
+        items = [self.stack.pop() for _ in range(n)]          # slot 0 first
+        depth, seq, chooser, offset, _, first = items[0][2]
+        if depth != self.cut_depth:
+            self.too_long(node, self.labels[items[0][1]])
+        probs = self.chance_probs.get(first)
+        for state, cid, _ in items:
+            own = seq if chooser < 0 else seq[:chooser] + (offset + cid,) + seq[chooser + 1:]
+            prob = 1.0 if probs is None else probs[cid - first]
+            self.enum.frontier.append(
+                (node + 1, (state, node, cid - first, depth, own, self.labels[cid], prob)))
 
     # -- a decision node's row -------------------------------------------------------------
     def kept(self, state, node: int, player: int, acts: tuple) -> tuple:
@@ -344,9 +448,20 @@ class _Walk:
         return row
 
     # -- errors (histories are built here only) --------------------------------------------
+    def parent(self, node: int) -> int:
+        """The pre-order number of ``node``'s parent (``ROOT_PARENT`` for a start item)."""
+        self.pack()
+        cid = self.cids.values[node]
+        return self.group_parent.values[bisect_right(self.group_first.values, cid) - 1]
+
     def history(self, node: int) -> tuple:
         """The action path to ``node`` (O(depth): for error messages only)."""
-        return self.enum.path(node)
+        out = []
+        parent = self.parent(node)
+        while parent != ROOT_PARENT:
+            out.append(self.labels[self.cids.values[node]])
+            node, parent = parent, self.parent(parent)
+        return tuple(reversed(out))
 
     def inspect(self, state, node: int):
         """The full node-local check of :mod:`jaxcfr.game.contract` (rules in their
@@ -391,7 +506,8 @@ class _Walk:
 
     def first(self, row: int) -> str:
         """The history of ``row``'s first member, as printed (a scan of the codes)."""
-        return format_history(self.history(self.enum.code.index(row)))
+        self.pack()
+        return format_history(self.history(self.codes.values.index(row)))
 
     def perfect_recall(self, node: int, row: int, key, player: int) -> None:
         """Strong perfect recall: a member of ``row`` whose own (information set, action)
@@ -399,22 +515,21 @@ class _Walk:
         through ``row`` that is absent-mindedness (rule ``absent-minded``), else rule
         ``perfect-recall``.
 
-        The one place the rule is enforced: :meth:`decision` calls it (through
+        The one place the rule is enforced: the walk calls it (through
         :meth:`member_differs`) only when the sequences differ, and
         :class:`jaxcfr.lowering.parts.Merge` compares the same ``row_seq`` across parts.
         A walk told that the game does not have perfect recall (``perfect_recall=False``)
         returns here once absent-mindedness is ruled out (such a game is walked in one
         process).
         """
-        enum = self.enum
-        n = enum.parent[node]
+        n = self.parent(node)
         while n != ROOT_PARENT:
-            if enum.code[n] == row:
+            if self.codes.values[n] == row:
                 raise GameError(
                     f"game does not have perfect recall: player {player}'s information set "
                     f"{key!r} is absent-minded (this history passes through it twice)",
                     rule="absent-minded", history=self.history(node), infoset=key)
-            n = enum.parent[n]
+            n = self.parent(n)
         if not self.perfect_recall_required:
             return
         raise GameError(
@@ -422,3 +537,8 @@ class _Walk:
             f"{key!r}, this history and the first member (history {self.first(row)}) differ "
             "in that player's own earlier (information set, action) sequence",
             rule="perfect-recall", history=self.history(node), infoset=key)
+
+
+def _ints(values) -> np.ndarray:
+    """An int32 column as a NumPy array (a view, no copy)."""
+    return np.frombuffer(values, np.int32) if len(values) else np.zeros(0, np.int32)
