@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
+from array import array
 from bisect import bisect_right
-from operator import itemgetter
 from typing import Callable
 
 import numpy as np
@@ -139,17 +139,20 @@ class _Walk:
     """One walk in progress: its stack, the columns it fills and its information-set rows.
 
     A stack item is ``(state, cid, ctx)``. ``cid`` numbers the nodes in the order they
-    are created: the children of a node are created together, when it is expanded,
-    and ``ctx`` is theirs, one tuple for all of them, ``(depth, seq, player, offset,
-    parent, first)``: their depth, their parent's own sequence ``seq`` (see
-    :func:`root_item`), the player who chose them (-1: chance) with ``offset + cid``
-    the id of the choice (``row * SLOT_RADIX + slot``), their parent's pre-order
-    number and the first of their creation numbers. So what each child costs is one
-    small tuple; its parent, slot, depth, action and probability are kept once per
-    group (:attr:`groups`, :attr:`labels`) and put in pre-order by :meth:`finish`
-    through the creation number each walked node records (:attr:`cids`). Every
-    column is a :class:`~jaxcfr.lowering.columns.Packed` list, packed every
-    :data:`CHECK_EVERY` nodes.
+    are created: the children of a node are created together, when it is expanded
+    (a *group* of consecutive numbers), and ``ctx`` is theirs, one tuple for all of
+    them, ``(depth, seq, player, offset)``: their depth, their parent's own sequence
+    ``seq`` (a list, see :func:`root_item`), the player who chose them (-1: chance)
+    and ``offset``, with ``offset + cid`` the id of the choice (``row * SLOT_RADIX +
+    slot``). So what a child costs is one small tuple. Each walked node records its
+    ``cid`` (:attr:`cids`) and its code; a group records its depth and actions
+    (:attr:`labels`), and its parent is known without being recorded: a node's
+    slot-0 child is the next node in pre-order (its last child pushed, first popped),
+    so the group of node ``x`` starts at ``cids[x + 1]`` (:meth:`index`; a group at
+    the cut is noted by :meth:`beyond`). :meth:`finish` puts each node's parent,
+    slot, depth, probability and action in pre-order. Every column is a
+    :class:`~jaxcfr.lowering.columns.Packed` list, packed every :data:`CHECK_EVERY`
+    nodes.
 
     Terminal and decision nodes are walked inline in :meth:`walk_stack` (a method call
     per node is a measurable part of the walk); the rare paths are methods.
@@ -176,13 +179,17 @@ class _Walk:
         self.next_check = CHECK_EVERY
         # per node walked, in pre-order: its creation number and code; per terminal: returns
         self.cids, self.codes, self.returns = Packed("i"), Packed("i"), Packed("d")
-        # per group of nodes created together: its ctx, until packed into three columns
-        self.groups: list[tuple] = []
-        self.group_depth, self.group_parent, self.group_first = \
-            Packed("i"), Packed("i"), Packed("i")
+        # per group of nodes created together, in creation order: its depth
+        self.group_depth = Packed("i")
         self.labels: list = []          # per node created: the action into it
         self.chance_probs: dict[int, tuple] = {}    # first cid -> a chance group's probs
         self.starts: dict[int, tuple] = {}          # cid -> a start item's (slot, prob)
+        self.start_first: list[int] = []            # per start item: its cid (a group
+        self.start_parent: list[int] = []           # of one) and its parent
+        self.cut_first: dict[int, int] = {}         # node -> first cid of its children
+        # the groups of the nodes walked before ``indexed``: first cid, parent (node)
+        self.group_first, self.group_parent = array("i"), array("i")
+        self.indexed = 0
         self.row_actions, self.row_kept, self.row_seq = \
             enum.row_actions, enum.row_kept, enum.row_seq
 
@@ -198,11 +205,12 @@ class _Walk:
                 self.too_long(parent, action)
             cid = self.created
             self.created += 1
-            ctx = (depth, seq, -1, 0, parent, cid)
-            self.groups.append(ctx)
+            self.group_depth.append(depth)
             self.labels.append(action)
             self.starts[cid] = (slot, prob)
-            self.stack.append((state, cid, ctx))
+            self.start_first.append(cid)
+            self.start_parent.append(parent)
+            self.stack.append((state, cid, (depth, list(seq), -1, 0)))
             self.walk_stack()
         return self.finish()
 
@@ -213,7 +221,7 @@ class _Walk:
         pop, push = stack.pop, stack.append
         add_cid, add_code, add_returns = self.cids.append, self.codes.append, \
             self.returns.extend
-        add_group, add_labels = self.groups.append, self.labels.extend
+        add_depth, add_labels = self.group_depth.append, self.labels.extend
         rows_of, row_actions, row_kept, row_seq = self.rows_of, self.row_actions, \
             self.row_kept, self.row_seq
         abstraction, limit = self.abstraction, self.limit
@@ -281,9 +289,10 @@ class _Walk:
                 except TypeError:
                     self.unhashable_key(state, node, key, player)
                     raise
-                depth, seq, chooser, offset, _, _ = ctx
+                depth, seq, chooser, offset = ctx
                 if chooser >= 0:                      # this node's own sequence
-                    seq = seq[:chooser] + (offset + cid,) + seq[chooser + 1:]
+                    seq = seq.copy()
+                    seq[chooser] = offset + cid
                 kept = acts if abstraction is None else self.kept(state, node, player, acts)
                 opened = row is None
                 if opened:
@@ -298,12 +307,14 @@ class _Walk:
                 # must be a new object, and (at a row's first member: it costs a call)
                 # stepping it must leave the key as it was.
                 first = created
-                created += len(kept)
-                children = (depth + 1, seq, player, row * SLOT_RADIX - first, node, first)
-                add_group(children)
+                n = len(kept)
+                created = first + n
+                depth += 1
+                children = (depth, seq, player, row * SLOT_RADIX - first)
+                add_depth(depth)
                 add_labels(kept)
                 clone = state.clone
-                j = len(kept) - 1
+                j = n - 1
                 try:
                     if j:
                         child = clone()
@@ -320,8 +331,8 @@ class _Walk:
                     push((state, first, children))
                 except GameError as e:
                     raise e.with_context(history=self.history(node) + (kept[j],)) from None
-                if depth + 1 >= limit:
-                    self.beyond(node, len(kept))
+                if depth >= limit:
+                    self.beyond(node, n)
             except GameError as e:
                 if e.history is None:
                     raise e.with_context(history=self.history(node)) from None
@@ -341,27 +352,44 @@ class _Walk:
             self.on_check(self.enum, node)
 
     def pack(self) -> None:
-        """Pack the columns' lists (and the groups' ctx into their three columns)."""
+        """Pack the columns' lists."""
         self.cids.pack()
         self.codes.pack()
         self.returns.pack()
-        groups = self.groups
-        if groups:
-            for column, field in ((self.group_depth, 0), (self.group_parent, 4),
-                                  (self.group_first, 5)):
-                column.extend(map(itemgetter(field), groups))
-                column.pack()
-            groups.clear()
+        self.group_depth.pack()
+
+    def index(self, upto: int) -> None:
+        """Index the groups of the children of the nodes walked before ``upto`` (every
+        node before it is followed by its slot-0 child, unless its children lie at the
+        cut): their first cids, ascending (groups are made in pre-order), and parents."""
+        self.pack()
+        lo = self.indexed
+        if upto <= lo:
+            return
+        cid = _ints(self.cids.values)
+        parent = lo + np.flatnonzero(_ints(self.codes.values)[lo:upto] != TERMINAL_CODE)
+        first = cid[np.minimum(parent + 1, len(cid) - 1)]
+        for node, start in self.cut_first.items():
+            at = np.searchsorted(parent, node)
+            if at < len(parent) and parent[at] == node:
+                first[at] = start
+        del cid
+        self.group_first.frombytes(first.astype(np.int32).tobytes())
+        self.group_parent.frombytes(parent.astype(np.int32).tobytes())
+        self.indexed = upto
 
     def finish(self) -> Enumeration:
         """The columns in pre-order: each walked node's creation number picks its
         parent, slot, depth, probability and action from its group."""
-        self.pack()
+        self.index(len(self.cids))
         enum, created = self.enum, self.created
         cid = _ints(self.cids.values)
-        first = _ints(self.group_first.values)
+        # the start items' groups (of one) among the others, all in creation order
+        at = np.searchsorted(_ints(self.group_first), self.start_first)
+        first = np.insert(_ints(self.group_first), at, self.start_first)
+        parent = np.insert(_ints(self.group_parent), at, self.start_parent)
         size = np.diff(first, append=created)
-        enum.parent = np.repeat(_ints(self.group_parent.values), size)[cid]
+        enum.parent = np.repeat(parent, size)[cid]
         enum.depth = np.repeat(_ints(self.group_depth.values), size)[cid]
         slot = np.arange(created, dtype=np.int32)
         slot -= np.repeat(first, size)
@@ -371,7 +399,7 @@ class _Walk:
         for c, (s, p) in self.starts.items():
             slot[c], prob[c] = s, p
         enum.slot, enum.prob = slot[cid], prob[cid]
-        del slot, prob, size, first
+        del slot, prob, size, first, parent
         enum.action = np.fromiter(self.labels, dtype=object, count=created)[cid]
         self.labels = []
         enum.code, enum.returns = self.codes.values, self.returns.values
@@ -399,11 +427,12 @@ class _Walk:
         self.codes.append(CHANCE_CODE)
         acts, probs = info.actions, info.probs
         n = len(acts)      # chance edges use no row: A counts decision actions only
-        depth, seq, chooser, offset, _, _ = ctx
+        depth, seq, chooser, offset = ctx
         if chooser >= 0:
-            seq = seq[:chooser] + (offset + cid,) + seq[chooser + 1:]
-        children = (depth + 1, seq, -1, 0, node, created)
-        self.groups.append(children)
+            seq = seq.copy()
+            seq[chooser] = offset + cid
+        children = (depth + 1, seq, -1, 0)
+        self.group_depth.append(depth + 1)
         self.labels.extend(acts)
         self.chance_probs[created] = probs
         clone, push = state.clone, self.stack.append
@@ -427,15 +456,19 @@ class _Walk:
         ``frontier`` items (old-style, :func:`root_item`), in pre-order; or deeper than
         allowed: rule ``termination``."""
         items = [self.stack.pop() for _ in range(n)]          # slot 0 first
-        depth, seq, chooser, offset, _, first = items[0][2]
+        first = items[0][1]
+        depth, seq, chooser, offset = items[0][2]
         if depth != self.cut_depth:
-            self.too_long(node, self.labels[items[0][1]])
+            self.too_long(node, self.labels[first])
+        self.cut_first[node] = first
         probs = self.chance_probs.get(first)
         for state, cid, _ in items:
-            own = seq if chooser < 0 else seq[:chooser] + (offset + cid,) + seq[chooser + 1:]
+            own = list(seq)
+            if chooser >= 0:
+                own[chooser] = offset + cid
             prob = 1.0 if probs is None else probs[cid - first]
-            self.enum.frontier.append(
-                (node + 1, (state, node, cid - first, depth, own, self.labels[cid], prob)))
+            self.enum.frontier.append((node + 1, (state, node, cid - first, depth, tuple(own),
+                                                  self.labels[cid], prob)))
 
     # -- a decision node's row -------------------------------------------------------------
     def kept(self, state, node: int, player: int, acts: tuple) -> tuple:
@@ -472,10 +505,14 @@ class _Walk:
 
     # -- errors (histories are built here only) --------------------------------------------
     def parent(self, node: int) -> int:
-        """The pre-order number of ``node``'s parent (``ROOT_PARENT`` for a start item)."""
-        self.pack()
+        """The pre-order number of ``node``'s parent (a start item's own parent)."""
+        self.index(node)
         cid = self.cids.values[node]
-        return self.group_parent.values[bisect_right(self.group_first.values, cid) - 1]
+        k = bisect_right(self.group_first, cid) - 1
+        s = bisect_right(self.start_first, cid) - 1
+        if s >= 0 and (k < 0 or self.start_first[s] > self.group_first[k]):
+            return self.start_parent[s]
+        return self.group_parent[k]
 
     def history(self, node: int) -> tuple:
         """The action path to ``node`` (O(depth): for error messages only)."""
