@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 from array import array
 from bisect import bisect_right
 from typing import Callable
@@ -72,6 +73,16 @@ def _plain_returns(raw, num_players: int) -> tuple | None:
     except OverflowError:               # an int too large for a float
         return None
     return returns if len(returns) == num_players else None
+
+
+def _sum_of_floats(raw: tuple) -> float | None:
+    """The sum of ``raw`` if it holds plain floats only, else ``None``."""
+    total = 0.0
+    for x in raw:
+        if type(x) is not float:
+            return None
+        total += x
+    return total
 
 
 def root_item(game, num_players: int) -> tuple:
@@ -218,6 +229,7 @@ class _Walk:
         """Pop nodes until the stack is empty: record each, check it and expand it by its
         kind. Errors get the history of the node they were met at."""
         P, stack = self.num_players, self.stack
+        two = P == 2
         pop, push = stack.pop, stack.append
         add_cid, add_code, add_returns = self.cids.append, self.codes.append, \
             self.returns.extend
@@ -229,37 +241,30 @@ class _Walk:
         while stack:
             state, cid, ctx = pop()
             node += 1
-            if node >= next_check:
-                next_check += CHECK_EVERY
-                self.check_in(node)
             add_cid(cid)
             try:
                 if state.is_terminal():
-                    # Node-type, player, returns (numbers, the same twice), no legal
-                    # actions: a test exact on plain floats; anything else gets the old
-                    # fast test for ints and lists, then the full check.
-                    returns = None
-                    if not state.is_chance() and state.player_to_act() == TERMINAL:
-                        raw = state.terminal_returns()
-                        total = 0.0
-                        if type(raw) is tuple and len(raw) == P:
-                            for x in raw:
-                                if type(x) is not float:
-                                    break
-                                total += x
-                            else:
-                                returns = raw           # P plain floats, as they are
-                        if returns is None:
-                            returns = _plain_returns(raw, P)
-                            if returns is not None:
-                                total = sum(returns)
-                        if returns is not None and (total - total != 0.0    # not finite
-                                                    or ((again := state.terminal_returns())
-                                                        is not raw and again != raw)
-                                                    or state.legal_actions()):
-                            returns = None
-                    if returns is None:
+                    # Node-type, player, returns (P plain floats, finite, the same twice),
+                    # no legal actions; other returns get :meth:`other_returns`, and a
+                    # failed test the full check (which names the rule).
+                    if state.is_chance() or not state.player_to_act() == TERMINAL:
                         returns = self.inspect(state, node).returns
+                    else:
+                        returns = raw = state.terminal_returns()
+                        total = None
+                        if type(raw) is tuple and len(raw) == P:
+                            if two:                     # unrolled: a loop costs 3 times more
+                                a, b = raw
+                                if type(a) is float and type(b) is float:
+                                    total = a + b
+                            else:
+                                total = _sum_of_floats(raw)
+                        if total is None:
+                            returns = self.other_returns(state, node, raw)
+                        elif total - total != 0.0 or (          # not finite
+                                (again := state.terminal_returns()) is not raw
+                                and again != raw) or state.legal_actions():
+                            returns = self.inspect(state, node).returns
                     add_code(TERMINAL_CODE)
                     add_returns(returns)
                     # The state is not used again: step() must be refused, probed here on
@@ -272,6 +277,9 @@ class _Walk:
                     except Exception as exc:  # noqa: BLE001 - it must be a GameError
                         self.terminal_step(node, exc)
                     self.terminal_step(node, None)
+                if node >= next_check:
+                    next_check += CHECK_EVERY
+                    self.check_in(node)
                 if state.is_chance():
                     created = self.chance(state, node, cid, ctx, created)
                     continue
@@ -345,8 +353,8 @@ class _Walk:
         self.node, self.created, self.next_check = node, created, next_check
 
     def check_in(self, node: int) -> None:
-        """Every :data:`CHECK_EVERY` nodes: pack the columns, then the caller's memory
-        budget and progress."""
+        """Every :data:`CHECK_EVERY` nodes (at the next node that is not terminal): pack
+        the columns, then the caller's memory budget and progress."""
         self.pack()
         if self.on_check is not None:
             self.on_check(self.enum, node)
@@ -409,6 +417,16 @@ class _Walk:
         return enum
 
     # -- the rarer kinds of node -----------------------------------------------------------
+    def other_returns(self, state, node: int, raw):
+        """Returns that are not a tuple of P plain floats: a list or ints are taken as
+        floats if finite, the same twice and with no legal actions; else the full check."""
+        P = self.num_players
+        returns = _plain_returns(raw, P)
+        if returns is None or not math.isfinite(sum(returns)) \
+                or state.terminal_returns() != raw or state.legal_actions():
+            returns = self.inspect(state, node).returns
+        return returns
+
     def terminal_step(self, node: int, exc: Exception | None) -> None:
         """Rule ``terminal-step``: ``step`` at a terminal node raised ``exc`` (not a
         GameError), or was accepted (``exc`` is None)."""
