@@ -241,6 +241,9 @@ class _Walk:
         while stack:
             state, cid, ctx = pop()
             node += 1
+            if node >= next_check:
+                next_check += CHECK_EVERY
+                self.check_in(node)
             add_cid(cid)
             try:
                 if state.is_terminal():
@@ -277,9 +280,6 @@ class _Walk:
                     except Exception as exc:  # noqa: BLE001 - it must be a GameError
                         self.terminal_step(node, exc)
                     self.terminal_step(node, None)
-                if node >= next_check:
-                    next_check += CHECK_EVERY
-                    self.check_in(node)
                 if state.is_chance():
                     created = self.chance(state, node, cid, ctx, created)
                     continue
@@ -353,8 +353,8 @@ class _Walk:
         self.node, self.created, self.next_check = node, created, next_check
 
     def check_in(self, node: int) -> None:
-        """Every :data:`CHECK_EVERY` nodes (at the next node that is not terminal): pack
-        the columns, then the caller's memory budget and progress."""
+        """Every :data:`CHECK_EVERY` nodes: pack the columns, then the caller's memory
+        budget and progress."""
         self.pack()
         if self.on_check is not None:
             self.on_check(self.enum, node)
