@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import math
 from array import array
 from bisect import bisect_right
@@ -154,8 +155,11 @@ class _Walk:
     (a *group* of consecutive numbers), and ``ctx`` is theirs, one tuple for all of
     them, ``(depth, seq, player, offset)``: their depth, their parent's own sequence
     ``seq`` (a list, see :func:`root_item`), the player who chose them (-1: chance)
-    and ``offset``, with ``offset + cid`` the id of the choice (``row * SLOT_RADIX +
-    slot``). So what a child costs is one small tuple. Each walked node records its
+    and ``offset``, with ``offset + cid`` the id of the choice. So what a child costs
+    is one small tuple. Within the walk a choice's id is compact, ``row_start[row] +
+    slot`` (the rows' slots numbered one after the other: small ints, whose sums and
+    comparisons cost a third of ``row * SLOT_RADIX + slot``'s); start items, frontier
+    items and the finished ``row_seq`` use ``row * SLOT_RADIX + slot``. Each walked node records its
     ``cid`` (:attr:`cids`) and its code; a group records its depth and actions
     (:attr:`labels`), and its parent is known without being recorded: a node's
     slot-0 child is the next node in pre-order (its last child pushed, first popped),
@@ -203,6 +207,10 @@ class _Walk:
         self.indexed = 0
         self.row_actions, self.row_kept, self.row_seq = \
             enum.row_actions, enum.row_kept, enum.row_seq
+        #: per row, the compact id of its slot 0 (then ``slots``: all slots so far)
+        self.row_start = list(itertools.accumulate(map(len, self.row_kept), initial=0))
+        self.slots = self.row_start.pop()
+        self.row_seq[:] = self.compact(self.row_seq)
 
     # -- the loop --------------------------------------------------------------------------
     def run(self, items: list) -> Enumeration:
@@ -221,7 +229,7 @@ class _Walk:
             self.starts[cid] = (slot, prob)
             self.start_first.append(cid)
             self.start_parent.append(parent)
-            self.stack.append((state, cid, (depth, list(seq), -1, 0)))
+            self.stack.append((state, cid, (depth, self.compact(seq), -1, 0)))
             self.walk_stack()
         return self.finish()
 
@@ -236,6 +244,7 @@ class _Walk:
         add_depth, add_labels = self.group_depth.append, self.labels.extend
         rows_of, row_actions, row_kept, row_seq = self.rows_of, self.row_actions, \
             self.row_kept, self.row_seq
+        row_start = self.row_start
         abstraction, limit = self.abstraction, self.limit
         node, created, next_check = self.node, self.created, self.next_check
         while stack:
@@ -318,7 +327,7 @@ class _Walk:
                 n = len(kept)
                 created = first + n
                 depth += 1
-                children = (depth, seq, player, row * SLOT_RADIX - first)
+                children = (depth, seq, player, row_start[row] - first)
                 add_depth(depth)
                 add_labels(kept)
                 clone = state.clone
@@ -366,6 +375,19 @@ class _Walk:
         self.returns.pack()
         self.group_depth.pack()
 
+    def compact(self, ids) -> list:
+        """Own-sequence ids ``row * SLOT_RADIX + slot`` (-1: none) as compact ids."""
+        start = self.row_start
+        return [i if i < 0 else start[i // SLOT_RADIX] + i % SLOT_RADIX for i in ids]
+
+    def radix(self, ids) -> list:
+        """Compact own-sequence ids (-1: none) as ``row * SLOT_RADIX + slot``."""
+        ids = np.asarray(ids, dtype=np.int64)
+        some = ids >= 0
+        row = np.searchsorted(np.asarray(self.row_start, np.int64), ids[some], "right") - 1
+        ids[some] += row * SLOT_RADIX - np.asarray(self.row_start, np.int64)[row]
+        return ids.tolist()
+
     def index(self, upto: int) -> None:
         """Index the groups of the children of the nodes walked before ``upto`` (every
         node before it is followed by its slot-0 child, unless its children lie at the
@@ -411,6 +433,7 @@ class _Walk:
         enum.action = np.fromiter(self.labels, dtype=object, count=created)[cid]
         self.labels = []
         enum.code, enum.returns = self.codes.values, self.returns.values
+        enum.row_seq[:] = self.radix(enum.row_seq)
         code = _ints(enum.code)
         enum.terminals.frombytes(np.flatnonzero(code == TERMINAL_CODE).astype(np.int32)
                                  .tobytes())
@@ -485,8 +508,9 @@ class _Walk:
             if chooser >= 0:
                 own[chooser] = offset + cid
             prob = 1.0 if probs is None else probs[cid - first]
-            self.enum.frontier.append((node + 1, (state, node, cid - first, depth, tuple(own),
-                                                  self.labels[cid], prob)))
+            self.enum.frontier.append((node + 1, (state, node, cid - first, depth,
+                                                  tuple(self.radix(own)), self.labels[cid],
+                                                  prob)))
 
     # -- a decision node's row -------------------------------------------------------------
     def kept(self, state, node: int, player: int, acts: tuple) -> tuple:
@@ -518,6 +542,8 @@ class _Walk:
         self.row_actions.append(acts)
         self.row_kept.append(kept)
         self.row_seq.append(seq[player])
+        self.row_start.append(self.slots)
+        self.slots += len(kept)
         enum.max_actions = max(enum.max_actions, len(kept))
         return row
 
