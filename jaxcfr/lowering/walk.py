@@ -330,17 +330,17 @@ class _Walk:
                 children = (depth, seq, player, row_start[row] - first)
                 add_depth(depth)
                 add_labels(kept)
-                clone = state.clone
                 j = n - 1
                 try:
                     if j:
-                        child = clone()
+                        child = state.clone()
                         child.step(kept[j])
                         push((child, first + j, children))
                         if child is state or (opened and state.infoset_key(player) != key):
                             raise clone_error(kept[j], self.history(node))
-                        for j in range(j - 1, 0, -1):
-                            child = clone()
+                        while j > 1:      # (a bound method and a range are two allocations)
+                            j -= 1
+                            child = state.clone()
                             child.step(kept[j])
                             push((child, first + j, children))
                         j = 0
