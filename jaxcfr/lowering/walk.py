@@ -533,7 +533,8 @@ class _Walk:
         """A new information-set row, first met at ``node``: its actions are checked once
         here (non-empty, no duplicates) and its key must be a key (hashable, no NaN)."""
         self.check_actions(state, node, acts)
-        hashable_key(key, None, player)     # (the loop adds the history to its error)
+        if type(key) is not str:            # (a str is a key: hashable, equal to itself)
+            hashable_key(key, None, player)     # (the loop adds the history to its error)
         enum = self.enum
         row = len(self.row_actions)
         self.rows_of[player][key] = row
@@ -543,8 +544,10 @@ class _Walk:
         self.row_kept.append(kept)
         self.row_seq.append(seq[player])
         self.row_start.append(self.slots)
-        self.slots += len(kept)
-        enum.max_actions = max(enum.max_actions, len(kept))
+        n = len(kept)
+        self.slots += n
+        if n > enum.max_actions:
+            enum.max_actions = n
         return row
 
     # -- errors (histories are built here only) --------------------------------------------
