@@ -65,11 +65,11 @@ class Packed:
 class Enumeration:
     """The columns of one iterative pre-order walk, indexed by pre-order number.
 
-    Per node (typed ``array`` columns, or NumPy arrays once merged):
+    Per node (NumPy arrays, or typed ``array`` columns: either reads as a buffer):
     ``parent`` (int32), ``slot`` (int32, action slot into it), ``depth`` (int32),
     ``prob`` (float64, chance probability into it, else 1), ``code`` (int32: the
     information-set row of a decision node, :data:`CHANCE_CODE` or
-    :data:`TERMINAL_CODE`) and ``action`` (a list: the label into it). Per
+    :data:`TERMINAL_CODE`) and ``action`` (an object array: the label into it). Per
     terminal: ``terminals`` (int32 node) and ``returns`` (float64, ``P`` per terminal,
     flat). Per information-set row: ``row_player``, ``row_key``, ``row_actions``
     (the walked game's legal actions), ``row_kept`` (the actions kept by the

@@ -45,7 +45,7 @@ from jaxcfr.lowering.size import SizeEstimate, estimate_size
 from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
                             GameTensors, LoweredGame)
 from jaxcfr.lowering.columns import CHANCE_CODE, Enumeration
-from jaxcfr.lowering.walk import walk
+from jaxcfr.lowering.walk import fewer_collections, walk
 
 __all__ = ["lower", "as_lowered", "sort_infosets", "MemoryBudgetError", "estimate_bytes",
            "default_memory_budget"]
@@ -118,32 +118,35 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
         if progress is not None:
             progress(nodes)
 
-    enum = None
-    try:
-        if workers > 1:
-            enum = parallel.walk_parallel(game, num_players, abstraction, workers=workers,
-                                          size=size, budget=budget, progress=progress, log=log)
-        if enum is None:
-            enum = walk(game, num_players, abstraction, on_check=on_check,
-                        perfect_recall=perfect_recall)
-    except GameError as e:
-        if e.rule != "perfect-recall" or find_bucketing(outer) is None:
-            raise
-        raise GameError(e.detail + " (this bucketing makes the player forget: declare it with "
-                        "Bucketed(game, bucketing, imperfect_recall=True))", rule=e.rule,
-                        history=e.history, infoset=e.infoset) from None
-    nodes = len(enum)
-    check_budget(nodes, len(enum.row_actions) + 1, enum.max_actions, num_players, budget,
-                 what="in all")
-    if progress is not None:
-        progress(nodes)
-    lowered = _build(enum, outer, name)
-    del enum
-    if not perfect_recall:
-        lowered = dataclasses.replace(lowered, perfect_recall=False)
-    if sort_infosets:
-        lowered = globals()["sort_infosets"](lowered)
-    return lowered
+    # The walk and the tensors make millions of young objects and no cycles.
+    with fewer_collections():
+        enum = None
+        try:
+            if workers > 1:
+                enum = parallel.walk_parallel(game, num_players, abstraction,
+                                              workers=workers, size=size, budget=budget,
+                                              progress=progress, log=log)
+            if enum is None:
+                enum = walk(game, num_players, abstraction, on_check=on_check,
+                            perfect_recall=perfect_recall)
+        except GameError as e:
+            if e.rule != "perfect-recall" or find_bucketing(outer) is None:
+                raise
+            raise GameError(e.detail + " (this bucketing makes the player forget: declare it "
+                            "with Bucketed(game, bucketing, imperfect_recall=True))",
+                            rule=e.rule, history=e.history, infoset=e.infoset) from None
+        nodes = len(enum)
+        check_budget(nodes, len(enum.row_actions) + 1, enum.max_actions, num_players, budget,
+                     what="in all")
+        if progress is not None:
+            progress(nodes)
+        lowered = _build(enum, outer, name)
+        del enum
+        if not perfect_recall:
+            lowered = dataclasses.replace(lowered, perfect_recall=False)
+        if sort_infosets:
+            lowered = globals()["sort_infosets"](lowered)
+        return lowered
 
 
 def _check_estimate(size: SizeEstimate, num_players: int, budget: int, log: Log | None) -> None:

@@ -8,18 +8,21 @@ frontier items become the jobs of :mod:`jaxcfr.lowering.parallel`), and one such
 in a worker process (seeded with the top's information sets so that every member is
 checked against one).
 
-The walk is one :class:`_Walk`, read top to bottom: :meth:`_Walk.run` pops a stack
-item, records its node and hands it to the step for its kind (:meth:`_Walk.terminal`,
-:meth:`_Walk.chance`, :meth:`_Walk.decision`); a decision node finds its
-information-set row or opens it (:meth:`_Walk.open_row`), checks it against the row's
-first member (:meth:`_Walk.member_differs`, :meth:`_Walk.perfect_recall`) and pushes
-its children. On a valid game every node costs O(1) game calls and O(P + A) work: the
-history of a node (O(depth)) is built only when an error is reported
-(:meth:`_Walk.history`), so the walk is linear in the size of the tree, however deep.
+The walk is one :class:`_Walk`, read top to bottom: :meth:`_Walk.walk_stack` pops a
+stack item, records it, checks it by its kind (terminal and decision nodes inline,
+chance nodes in :meth:`_Walk.chance`); a decision node finds its information-set row
+or opens it (:meth:`_Walk.open_row`), checks it against the row's first member
+(:meth:`_Walk.member_differs`, :meth:`_Walk.perfect_recall`) and pushes its children.
+On a valid game every node costs O(1) game calls and O(P + A) work: the history of a
+node (O(depth)) is built only when an error is reported (:meth:`_Walk.history`), so
+the walk is linear in the size of the tree, however deep. What each step costs is in
+docs/lowering.md ("The walk's cost per node"): the walk is written for CPython's
+interpreter, where an allocation, a bound method or a call is worth several lines.
 
-Host memory per node during the walk: ``parent``, ``slot``, ``depth``, ``code``
-(4 bytes each), ``prob`` (8) and a reference to the action label (8), plus 4 + 8P
-bytes per terminal: about 40 bytes (the per-node figures are in docs/lowering.md).
+Host memory per node during the walk: its creation number and code (4 bytes each), a
+reference to its action label (8), its group's depth (4 per group of children), plus
+8P bytes per terminal: about 20 bytes; :meth:`_Walk.finish` then makes the columns of
+:class:`~jaxcfr.lowering.columns.Enumeration` (40 bytes a node) one by one.
 
 Example::
 
@@ -49,8 +52,8 @@ from jaxcfr.game.contract import (TERMINAL, GameError, clone_error, format_histo
 from jaxcfr.lowering.columns import (CHANCE_CODE, ROOT_PARENT, SLOT_RADIX, TERMINAL_CODE,
                                      Enumeration, Packed)
 
-__all__ = ["Enumeration", "walk", "root_item", "CHANCE_CODE", "TERMINAL_CODE", "SLOT_RADIX",
-           "CHECK_EVERY", "ROOT_PARENT"]
+__all__ = ["Enumeration", "walk", "root_item", "fewer_collections", "CHANCE_CODE",
+           "TERMINAL_CODE", "SLOT_RADIX", "CHECK_EVERY", "ROOT_PARENT"]
 
 #: Nodes between two calls of the walk's ``on_check`` (memory budget, progress).
 CHECK_EVERY = 4096
@@ -128,16 +131,18 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
       GameError: the first contract violation in pre-order, with its rule and history.
     """
     items = start if start is not None else [root_item(game, num_players)]
-    with _fewer_collections():
+    with fewer_collections():
         return _Walk(num_players, abstraction, seed, on_check, cut_depth,
                      perfect_recall).run(items)
 
 
 @contextlib.contextmanager
-def _fewer_collections():
+def fewer_collections():
     """Collect the youngest generation every :data:`YOUNG_COLLECTION_EVERY` allocations
-    (not 700) while walking; a game's own cycles are still collected, later. The caller's
-    thresholds come back afterwards (a higher one, or none, is kept as it is)."""
+    (not 700) while walking (and, in :func:`jaxcfr.lower`, while the tensors are built: a
+    full collection there, set off by the rows' key tuples, took 3% of a lowering); a
+    game's own cycles are still collected, later. The caller's thresholds come back
+    afterwards (a higher one, or none, is kept as it is)."""
     before = gc.get_threshold()
     if 0 < before[0] < YOUNG_COLLECTION_EVERY:
         gc.set_threshold(YOUNG_COLLECTION_EVERY, *before[1:])
@@ -414,6 +419,11 @@ class _Walk:
         self.index(len(self.cids))
         enum, created = self.enum, self.created
         cid = _ints(self.cids.values)
+        # one column at a time, the largest first (the host's peak is the walk's end)
+        labels = np.fromiter(self.labels, dtype=object, count=created)
+        self.labels = []
+        enum.action = labels[cid]
+        del labels
         # the start items' groups (of one) among the others, all in creation order
         at = np.searchsorted(_ints(self.group_first), self.start_first)
         first = np.insert(_ints(self.group_first), at, self.start_first)
@@ -423,15 +433,17 @@ class _Walk:
         enum.depth = np.repeat(_ints(self.group_depth.values), size)[cid]
         slot = np.arange(created, dtype=np.int32)
         slot -= np.repeat(first, size)
+        for c, (s, _) in self.starts.items():
+            slot[c] = s
+        enum.slot = slot[cid]
+        del slot, size, first, parent
         prob = np.ones(created)
         for start, probs in self.chance_probs.items():
             prob[start:start + len(probs)] = probs
-        for c, (s, p) in self.starts.items():
-            slot[c], prob[c] = s, p
-        enum.slot, enum.prob = slot[cid], prob[cid]
-        del slot, prob, size, first, parent
-        enum.action = np.fromiter(self.labels, dtype=object, count=created)[cid]
-        self.labels = []
+        for c, (_, p) in self.starts.items():
+            prob[c] = p
+        enum.prob = prob[cid]
+        del prob
         enum.code, enum.returns = self.codes.values, self.returns.values
         enum.row_seq[:] = self.radix(enum.row_seq)
         code = _ints(enum.code)
