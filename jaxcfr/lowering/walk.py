@@ -265,25 +265,27 @@ class _Walk:
                     # no legal actions; other returns get :meth:`other_returns`, and a
                     # failed test the full check (which names the rule).
                     if state.is_chance() or not state.player_to_act() == TERMINAL:
-                        returns = self.inspect(state, node).returns
+                        raw = self.inspect(state, node).returns
                     else:
-                        returns = raw = state.terminal_returns()
-                        total = None
-                        if type(raw) is tuple and len(raw) == P:
-                            if two:                     # unrolled: a loop costs 3 times more
-                                a, b = raw
-                                if type(a) is float and type(b) is float:
-                                    total = a + b
-                            else:
-                                total = _sum_of_floats(raw)
+                        raw = state.terminal_returns()
+                        if two:              # unrolled (a loop costs three times more)
+                            try:
+                                a, b = raw   # (any pair; only a tuple passes below)
+                            except (TypeError, ValueError):
+                                a = None
+                            total = a + b if type(a) is float and type(b) is float \
+                                and type(raw) is tuple else None
+                        else:
+                            total = _sum_of_floats(raw) if type(raw) is tuple \
+                                and len(raw) == P else None
                         if total is None:
-                            returns = self.other_returns(state, node, raw)
+                            raw = self.other_returns(state, node, raw)
                         elif total - total != 0.0 or (          # not finite
                                 (again := state.terminal_returns()) is not raw
                                 and again != raw) or state.legal_actions():
-                            returns = self.inspect(state, node).returns
+                            raw = self.inspect(state, node).returns
                     add_code(TERMINAL_CODE)
-                    add_returns(returns)
+                    add_returns(raw)
                     # The state is not used again: step() must be refused, probed here on
                     # the state itself. (Catching in this long-lived frame: a caught
                     # exception costs a frame object in a fresh one.)
