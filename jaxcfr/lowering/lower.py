@@ -24,6 +24,8 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import operator
 import os
 from array import array
 from typing import Callable
@@ -43,7 +45,7 @@ from jaxcfr.lowering.size import SizeEstimate, estimate_size
 from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
                             GameTensors, LoweredGame)
 from jaxcfr.lowering.columns import CHANCE_CODE, Enumeration
-from jaxcfr.lowering.walk import walk
+from jaxcfr.lowering.walk import fewer_collections, walk
 
 __all__ = ["lower", "as_lowered", "sort_infosets", "MemoryBudgetError", "estimate_bytes",
            "default_memory_budget"]
@@ -116,32 +118,35 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
         if progress is not None:
             progress(nodes)
 
-    enum = None
-    try:
-        if workers > 1:
-            enum = parallel.walk_parallel(game, num_players, abstraction, workers=workers,
-                                          size=size, budget=budget, progress=progress, log=log)
-        if enum is None:
-            enum = walk(game, num_players, abstraction, on_check=on_check,
-                        perfect_recall=perfect_recall)
-    except GameError as e:
-        if e.rule != "perfect-recall" or find_bucketing(outer) is None:
-            raise
-        raise GameError(e.detail + " (this bucketing makes the player forget: declare it with "
-                        "Bucketed(game, bucketing, imperfect_recall=True))", rule=e.rule,
-                        history=e.history, infoset=e.infoset) from None
-    nodes = len(enum)
-    check_budget(nodes, len(enum.row_actions) + 1, enum.max_actions, num_players, budget,
-                 what="in all")
-    if progress is not None:
-        progress(nodes)
-    lowered = _build(enum, outer, name)
-    del enum
-    if not perfect_recall:
-        lowered = dataclasses.replace(lowered, perfect_recall=False)
-    if sort_infosets:
-        lowered = globals()["sort_infosets"](lowered)
-    return lowered
+    # The walk and the tensors make millions of young objects and no cycles.
+    with fewer_collections():
+        enum = None
+        try:
+            if workers > 1:
+                enum = parallel.walk_parallel(game, num_players, abstraction,
+                                              workers=workers, size=size, budget=budget,
+                                              progress=progress, log=log)
+            if enum is None:
+                enum = walk(game, num_players, abstraction, on_check=on_check,
+                            perfect_recall=perfect_recall)
+        except GameError as e:
+            if e.rule != "perfect-recall" or find_bucketing(outer) is None:
+                raise
+            raise GameError(e.detail + " (this bucketing makes the player forget: declare it "
+                            "with Bucketed(game, bucketing, imperfect_recall=True))",
+                            rule=e.rule, history=e.history, infoset=e.infoset) from None
+        nodes = len(enum)
+        check_budget(nodes, len(enum.row_actions) + 1, enum.max_actions, num_players, budget,
+                     what="in all")
+        if progress is not None:
+            progress(nodes)
+        lowered = _build(enum, outer, name)
+        del enum
+        if not perfect_recall:
+            lowered = dataclasses.replace(lowered, perfect_recall=False)
+        if sort_infosets:
+            lowered = globals()["sort_infosets"](lowered)
+        return lowered
 
 
 def _check_estimate(size: SizeEstimate, num_players: int, budget: int, log: Log | None) -> None:
@@ -262,7 +267,8 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
 
     rows_total = num_real + 1
     # A row's slots are its kept actions (all its legal actions without an abstraction).
-    lengths = np.asarray([len(a) for a in enum.row_kept] + [1], dtype=np.int64)
+    lengths = np.fromiter(itertools.chain(map(len, enum.row_kept), (1,)), np.int64,
+                          len(enum.row_kept) + 1)
     legal = np.arange(max_actions)[None, :] < lengths[:, None]
     infoset_player = row_player.copy()
     infoset_rep = np.zeros(rows_total, dtype=np.int32)
@@ -283,7 +289,7 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     labels = enum.action if isinstance(enum.action, np.ndarray) else \
         np.fromiter(enum.action, dtype=object, count=n)
     enum.action = None
-    node_action = tuple(labels[order])
+    node_action = tuple(labels[order].tolist())      # (iterating the array: 10 times slower)
     del labels
     nash = check_nash_value(game, num_players)
     br_rounds = _most_own_decisions(parent, edge_owner, level_start, num_players) + 1
@@ -342,5 +348,12 @@ def sort_infosets(lowered: LoweredGame) -> LoweredGame:
         infoset_player=t.infoset_player[perm], infoset_rep=t.infoset_rep[perm])
     return dataclasses.replace(
         lowered, tensors=tensors,
-        infoset_keys=tuple(lowered.infoset_keys[i] for i in perm[:-1]),
-        infoset_actions=tuple(lowered.infoset_actions[i] for i in perm[:-1]))
+        infoset_keys=_take(lowered.infoset_keys, perm[:-1].tolist()),
+        infoset_actions=_take(lowered.infoset_actions, perm[:-1].tolist()))
+
+
+def _take(values: tuple, indices: list) -> tuple:
+    """``tuple(values[i] for i in indices)``, the loop in C."""
+    if len(indices) > 1:
+        return operator.itemgetter(*indices)(values)
+    return tuple(values[i] for i in indices)

@@ -8,18 +8,21 @@ frontier items become the jobs of :mod:`jaxcfr.lowering.parallel`), and one such
 in a worker process (seeded with the top's information sets so that every member is
 checked against one).
 
-The walk is one :class:`_Walk`, read top to bottom: :meth:`_Walk.run` pops a stack
-item, records its node and hands it to the step for its kind (:meth:`_Walk.terminal`,
-:meth:`_Walk.chance`, :meth:`_Walk.decision`); a decision node finds its
-information-set row or opens it (:meth:`_Walk.open_row`), checks it against the row's
-first member (:meth:`_Walk.member_differs`, :meth:`_Walk.perfect_recall`) and pushes
-its children. On a valid game every node costs O(1) game calls and O(P + A) work: the
-history of a node (O(depth)) is built only when an error is reported
-(:meth:`_Walk.history`), so the walk is linear in the size of the tree, however deep.
+The walk is one :class:`_Walk`, read top to bottom: :meth:`_Walk.walk_stack` pops a
+stack item, records it, checks it by its kind (terminal and decision nodes inline,
+chance nodes in :meth:`_Walk.chance`); a decision node finds its information-set row
+or opens it (:meth:`_Walk.open_row`), checks it against the row's first member
+(:meth:`_Walk.member_differs`, :meth:`_Walk.perfect_recall`) and pushes its children.
+On a valid game every node costs O(1) game calls and O(P + A) work: the history of a
+node (O(depth)) is built only when an error is reported (:meth:`_Walk.history`), so
+the walk is linear in the size of the tree, however deep. What each step costs is in
+docs/lowering.md ("The walk's cost per node"): the walk is written for CPython's
+interpreter, where an allocation, a bound method or a call is worth several lines.
 
-Host memory per node during the walk: ``parent``, ``slot``, ``depth``, ``code``
-(4 bytes each), ``prob`` (8) and a reference to the action label (8), plus 4 + 8P
-bytes per terminal: about 40 bytes (the per-node figures are in docs/lowering.md).
+Host memory per node during the walk: its creation number and code (4 bytes each), a
+reference to its action label (8), its group's depth (4 per group of children), plus
+8P bytes per terminal: about 20 bytes; :meth:`_Walk.finish` then makes the columns of
+:class:`~jaxcfr.lowering.columns.Enumeration` (40 bytes a node) one by one.
 
 Example::
 
@@ -31,7 +34,12 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import itertools
 import math
+from array import array
+from bisect import bisect_right
 from typing import Callable
 
 import numpy as np
@@ -42,16 +50,21 @@ from jaxcfr.game.contract import (TERMINAL, GameError, clone_error, format_histo
                                   game_exception, hashable_key, inspect_node,
                                   player_to_act_consistent)
 from jaxcfr.lowering.columns import (CHANCE_CODE, ROOT_PARENT, SLOT_RADIX, TERMINAL_CODE,
-                                     Enumeration)
+                                     Enumeration, Packed)
 
-__all__ = ["Enumeration", "walk", "root_item", "CHANCE_CODE", "TERMINAL_CODE", "SLOT_RADIX",
-           "CHECK_EVERY", "ROOT_PARENT"]
+__all__ = ["Enumeration", "walk", "root_item", "fewer_collections", "CHANCE_CODE",
+           "TERMINAL_CODE", "SLOT_RADIX", "CHECK_EVERY", "ROOT_PARENT"]
 
 #: Nodes between two calls of the walk's ``on_check`` (memory budget, progress).
 CHECK_EVERY = 4096
-#: What the terminal fast path takes as returns (anything else gets the full check).
-_SEQUENCES, _NUMBERS, _FLOATS = (tuple, list), frozenset((float, int)), frozenset((float,))
-_isfinite = math.isfinite
+#: Allocations between two collections of the youngest generation during a walk (Python's
+#: default is 700). The walk allocates a few short-lived tuples per node and makes no
+#: reference cycles; the default spent 10-15% of the walk's time in collections that
+#: find nothing (most of it in full collections over the whole heap, JAX's included).
+YOUNG_COLLECTION_EVERY = 50_000
+#: What the terminal fast path takes as returns besides plain floats (anything else gets
+#: the full check).
+_SEQUENCES, _NUMBERS = (tuple, list), frozenset((float, int))
 
 
 def _plain_returns(raw, num_players: int) -> tuple | None:
@@ -64,6 +77,16 @@ def _plain_returns(raw, num_players: int) -> tuple | None:
     except OverflowError:               # an int too large for a float
         return None
     return returns if len(returns) == num_players else None
+
+
+def _sum_of_floats(raw: tuple) -> float | None:
+    """The sum of ``raw`` if it holds plain floats only, else ``None``."""
+    total = 0.0
+    for x in raw:
+        if type(x) is not float:
+            return None
+        total += x
+    return total
 
 
 def root_item(game, num_players: int) -> tuple:
@@ -108,14 +131,51 @@ def walk(game, num_players: int, abstraction, *, start: list | None = None,
       GameError: the first contract violation in pre-order, with its rule and history.
     """
     items = start if start is not None else [root_item(game, num_players)]
-    return _Walk(num_players, abstraction, seed, on_check, cut_depth, perfect_recall).run(items)
+    with fewer_collections():
+        return _Walk(num_players, abstraction, seed, on_check, cut_depth,
+                     perfect_recall).run(items)
+
+
+@contextlib.contextmanager
+def fewer_collections():
+    """Collect the youngest generation every :data:`YOUNG_COLLECTION_EVERY` allocations
+    (not 700) while walking (and, in :func:`jaxcfr.lower`, while the tensors are built: a
+    full collection there, set off by the rows' key tuples, took 3% of a lowering); a
+    game's own cycles are still collected, later. The caller's thresholds come back
+    afterwards (a higher one, or none, is kept as it is)."""
+    before = gc.get_threshold()
+    if 0 < before[0] < YOUNG_COLLECTION_EVERY:
+        gc.set_threshold(YOUNG_COLLECTION_EVERY, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 class _Walk:
-    """One walk in progress: the columns it fills, its stack and its information-set rows.
+    """One walk in progress: its stack, the columns it fills and its information-set rows.
 
-    The steps run once per node (or per child) and read the walk's tables through
-    attributes bound once here (the columns' ``append`` methods, the row lists).
+    A stack item is ``(state, cid, ctx)``. ``cid`` numbers the nodes in the order they
+    are created: the children of a node are created together, when it is expanded
+    (a *group* of consecutive numbers), and ``ctx`` is theirs, one tuple for all of
+    them, ``(depth, seq, player, offset)``: their depth, their parent's own sequence
+    ``seq`` (a list, see :func:`root_item`), the player who chose them (-1: chance)
+    and ``offset``, with ``offset + cid`` the id of the choice. So what a child costs
+    is one small tuple. Within the walk a choice's id is compact, ``row_start[row] +
+    slot`` (the rows' slots numbered one after the other: small ints, whose sums and
+    comparisons cost a third of ``row * SLOT_RADIX + slot``'s); start items, frontier
+    items and the finished ``row_seq`` use ``row * SLOT_RADIX + slot``. Each walked node records its
+    ``cid`` (:attr:`cids`) and its code; a group records its depth and actions
+    (:attr:`labels`), and its parent is known without being recorded: a node's
+    slot-0 child is the next node in pre-order (its last child pushed, first popped),
+    so the group of node ``x`` starts at ``cids[x + 1]`` (:meth:`index`; a group at
+    the cut is noted by :meth:`beyond`). :meth:`finish` puts each node's parent,
+    slot, depth, probability and action in pre-order. Every column is a
+    :class:`~jaxcfr.lowering.columns.Packed` list, packed every :data:`CHECK_EVERY`
+    nodes.
+
+    Terminal and decision nodes are walked inline in :meth:`walk_stack` (a method call
+    per node is a measurable part of the walk); the rare paths are methods.
     """
 
     def __init__(self, num_players: int, abstraction, seed: Enumeration | None,
@@ -130,48 +190,102 @@ class _Walk:
         self.cut_depth = cut_depth
         self.perfect_recall_required = perfect_recall
         self.max_depth = contract.MAX_TRAJECTORY_LENGTH
+        # one test per group of children for both: the cut, or a path longer than allowed
+        self.limit = min(cut_depth, self.max_depth + 1) if cut_depth >= 0 else \
+            self.max_depth + 1
         self.stack: list[tuple] = []
-        self.push = self.stack.append
-        self.add_code = enum.code.append
-        self.add_returns = enum.returns.extend
+        self.node = -1                  # pre-order number of the last node walked
+        self.created = 0                # creation numbers given
+        self.next_check = CHECK_EVERY
+        # per node walked, in pre-order: its creation number and code; per terminal: returns
+        self.cids, self.codes, self.returns = Packed("i"), Packed("i"), Packed("d")
+        # per group of nodes created together, in creation order: its depth
+        self.group_depth = Packed("i")
+        self.labels: list = []          # per node created: the action into it
+        self.chance_probs: dict[int, tuple] = {}    # first cid -> a chance group's probs
+        self.starts: dict[int, tuple] = {}          # cid -> a start item's (slot, prob)
+        self.start_first: list[int] = []            # per start item: its cid (a group
+        self.start_parent: list[int] = []           # of one) and its parent
+        self.cut_first: dict[int, int] = {}         # node -> first cid of its children
+        # the groups of the nodes walked before ``indexed``: first cid, parent (node)
+        self.group_first, self.group_parent = array("i"), array("i")
+        self.indexed = 0
         self.row_actions, self.row_kept, self.row_seq = \
             enum.row_actions, enum.row_kept, enum.row_seq
+        #: per row, the compact id of its slot 0 (then ``slots``: all slots so far)
+        self.row_start = list(itertools.accumulate(map(len, self.row_kept), initial=0))
+        self.slots = self.row_start.pop()
+        self.row_seq[:] = self.compact(self.row_seq)
 
     # -- the loop --------------------------------------------------------------------------
     def run(self, items: list) -> Enumeration:
-        """Walk from ``items`` (the first is walked first): record each node, then check
-        and expand it by its kind. Errors get the history of the node they were met at."""
-        enum, stack, cut_depth = self.enum, self.stack, self.cut_depth
-        stack.extend(reversed(items))
-        pop = stack.pop
-        add_parent, add_slot, add_depth = enum.parent.append, enum.slot.append, \
-            enum.depth.append
-        add_action, add_prob = enum.action.append, enum.prob.append
-        terminal, chance, decision = self.terminal, self.chance, self.decision
-        # one test per node for both: the cut, or a path longer than allowed
-        limit = min(cut_depth, self.max_depth + 1) if cut_depth >= 0 else self.max_depth + 1
-        next_check = CHECK_EVERY
-        node = -1
-        while stack:
-            item = pop()
+        """Walk from ``items`` (old-style stack items, :func:`root_item`), in order."""
+        for item in items:
             state, parent, slot, depth, seq, action, prob = item
-            if depth >= limit:
-                if depth == cut_depth:
-                    enum.frontier.append((node + 1, item))
+            if depth >= self.limit:
+                if depth == self.cut_depth:
+                    self.enum.frontier.append((self.node + 1, item))
                     continue
                 self.too_long(parent, action)
+            cid = self.created
+            self.created += 1
+            self.group_depth.append(depth)
+            self.labels.append(action)
+            self.starts[cid] = (slot, prob)
+            self.start_first.append(cid)
+            self.start_parent.append(parent)
+            self.stack.append((state, cid, (depth, self.compact(seq), -1, 0)))
+            self.walk_stack()
+        return self.finish()
+
+    def walk_stack(self) -> None:
+        """Pop nodes until the stack is empty: record each, check it and expand it by its
+        kind. Errors get the history of the node they were met at."""
+        P, stack = self.num_players, self.stack
+        two = P == 2
+        pop, push = stack.pop, stack.append
+        add_cid, add_code, add_returns = self.cids.append, self.codes.append, \
+            self.returns.extend
+        add_depth, add_labels = self.group_depth.append, self.labels.extend
+        rows_of, row_actions, row_kept, row_seq = self.rows_of, self.row_actions, \
+            self.row_kept, self.row_seq
+        row_start = self.row_start
+        abstraction, limit = self.abstraction, self.limit
+        node, created, next_check = self.node, self.created, self.next_check
+        while stack:
+            state, cid, ctx = pop()
             node += 1
-            add_parent(parent)
-            add_slot(slot)
-            add_depth(depth)
-            add_action(action)
-            add_prob(prob)
             if node >= next_check:
                 next_check += CHECK_EVERY
                 self.check_in(node)
+            add_cid(cid)
             try:
                 if state.is_terminal():
-                    terminal(state, node)
+                    # Node-type, player, returns (P plain floats, finite, the same twice),
+                    # no legal actions; other returns get :meth:`other_returns`, and a
+                    # failed test the full check (which names the rule).
+                    if state.is_chance() or not state.player_to_act() == TERMINAL:
+                        raw = self.inspect(state, node).returns
+                    else:
+                        raw = state.terminal_returns()
+                        if two:              # unrolled (a loop costs three times more)
+                            try:
+                                a, b = raw   # (any pair; only a tuple passes below)
+                            except (TypeError, ValueError):
+                                a = None
+                            total = a + b if type(a) is float and type(b) is float \
+                                and type(raw) is tuple else None
+                        else:
+                            total = _sum_of_floats(raw) if type(raw) is tuple \
+                                and len(raw) == P else None
+                        if total is None:
+                            raw = self.other_returns(state, node, raw)
+                        elif total - total != 0.0 or (          # not finite
+                                (again := state.terminal_returns()) is not raw
+                                and again != raw) or state.legal_actions():
+                            raw = self.inspect(state, node).returns
+                    add_code(TERMINAL_CODE)
+                    add_returns(raw)
                     # The state is not used again: step() must be refused, probed here on
                     # the state itself. (Catching in this long-lived frame: a caught
                     # exception costs a frame object in a fresh one.)
@@ -182,10 +296,67 @@ class _Walk:
                     except Exception as exc:  # noqa: BLE001 - it must be a GameError
                         self.terminal_step(node, exc)
                     self.terminal_step(node, None)
-                elif state.is_chance():
-                    chance(state, node, depth, seq)
-                else:
-                    decision(state, node, depth, seq)
+                if state.is_chance():
+                    created = self.chance(state, node, cid, ctx, created)
+                    continue
+                # A decision: legal actions, player, no chance outcomes; the key's row
+                # (opened by its first member, every other member must match it).
+                acts = tuple(state.legal_actions())
+                player = state.player_to_act()
+                if state.chance_outcomes() is not None or type(player) is not int \
+                        or not 0 <= player < P:
+                    info = self.inspect(state, node)  # raises (or accepts a NumPy player)
+                    acts, player = info.actions, info.player
+                key = state.infoset_key(player)
+                try:
+                    row = rows_of[player].get(key)
+                except TypeError:
+                    self.unhashable_key(state, node, key, player)
+                    raise
+                depth, seq, chooser, offset = ctx
+                if chooser >= 0:                      # this node's own sequence
+                    seq = seq.copy()
+                    seq[chooser] = offset + cid
+                kept = acts if abstraction is None else self.kept(state, node, player, acts)
+                opened = row is None
+                if opened:
+                    row = self.open_row(state, node, player, key, acts, kept, seq)
+                elif acts != row_actions[row] or seq[player] != row_seq[row] or (
+                        abstraction is not None and kept != row_kept[row]):
+                    self.member_differs(state, node, row, key, player, acts, kept)
+                add_code(row)
+
+                # One child per kept action, stepped in reverse, the last (slot 0) on the
+                # state itself, and pushed so that slot 0 is walked first. The first clone
+                # must be a new object, and (at a row's first member: it costs a call)
+                # stepping it must leave the key as it was.
+                first = created
+                n = len(kept)
+                created = first + n
+                depth += 1
+                children = (depth, seq, player, row_start[row] - first)
+                add_depth(depth)
+                add_labels(kept)
+                j = n - 1
+                try:
+                    if j:
+                        child = state.clone()
+                        child.step(kept[j])
+                        push((child, first + j, children))
+                        if child is state or (opened and state.infoset_key(player) != key):
+                            raise clone_error(kept[j], self.history(node))
+                        while j > 1:      # (a bound method and a range are two allocations)
+                            j -= 1
+                            child = state.clone()
+                            child.step(kept[j])
+                            push((child, first + j, children))
+                        j = 0
+                    state.step(kept[0])
+                    push((state, first, children))
+                except GameError as e:
+                    raise e.with_context(history=self.history(node) + (kept[j],)) from None
+                if depth >= limit:
+                    self.beyond(node, n)
             except GameError as e:
                 if e.history is None:
                     raise e.with_context(history=self.history(node)) from None
@@ -195,41 +366,103 @@ class _Walk:
                 if err is None:
                     raise
                 raise err from exc
-        return self.finish()
+        self.node, self.created, self.next_check = node, created, next_check
 
     def check_in(self, node: int) -> None:
-        """Every :data:`CHECK_EVERY` nodes: the caller's memory budget and progress."""
+        """Every :data:`CHECK_EVERY` nodes: pack the columns, then the caller's memory
+        budget and progress."""
+        self.pack()
         if self.on_check is not None:
             self.on_check(self.enum, node)
 
+    def pack(self) -> None:
+        """Pack the columns' lists."""
+        self.cids.pack()
+        self.codes.pack()
+        self.returns.pack()
+        self.group_depth.pack()
+
+    def compact(self, ids) -> list:
+        """Own-sequence ids ``row * SLOT_RADIX + slot`` (-1: none) as compact ids."""
+        start = self.row_start
+        return [i if i < 0 else start[i // SLOT_RADIX] + i % SLOT_RADIX for i in ids]
+
+    def radix(self, ids) -> list:
+        """Compact own-sequence ids (-1: none) as ``row * SLOT_RADIX + slot``."""
+        ids = np.asarray(ids, dtype=np.int64)
+        some = ids >= 0
+        row = np.searchsorted(np.asarray(self.row_start, np.int64), ids[some], "right") - 1
+        ids[some] += row * SLOT_RADIX - np.asarray(self.row_start, np.int64)[row]
+        return ids.tolist()
+
+    def index(self, upto: int) -> None:
+        """Index the groups of the children of the nodes walked before ``upto`` (every
+        node before it is followed by its slot-0 child, unless its children lie at the
+        cut): their first cids, ascending (groups are made in pre-order), and parents."""
+        self.pack()
+        lo = self.indexed
+        if upto <= lo:
+            return
+        cid = _ints(self.cids.values)
+        parent = lo + np.flatnonzero(_ints(self.codes.values)[lo:upto] != TERMINAL_CODE)
+        first = cid[np.minimum(parent + 1, len(cid) - 1)]
+        for node, start in self.cut_first.items():
+            at = np.searchsorted(parent, node)
+            if at < len(parent) and parent[at] == node:
+                first[at] = start
+        del cid
+        self.group_first.frombytes(first.astype(np.int32).tobytes())
+        self.group_parent.frombytes(parent.astype(np.int32).tobytes())
+        self.indexed = upto
+
     def finish(self) -> Enumeration:
-        """The terminal nodes, from the codes (they are not recorded one by one)."""
-        enum = self.enum
-        code = np.frombuffer(enum.code, np.int32) if len(enum.code) else np.zeros(0, np.int32)
+        """The columns in pre-order: each walked node's creation number picks its
+        parent, slot, depth, probability and action from its group."""
+        self.index(len(self.cids))
+        enum, created = self.enum, self.created
+        cid = _ints(self.cids.values)
+        # one column at a time, the largest first (the host's peak is the walk's end)
+        labels = np.fromiter(self.labels, dtype=object, count=created)
+        self.labels = []
+        enum.action = labels[cid]
+        del labels
+        # the start items' groups (of one) among the others, all in creation order
+        at = np.searchsorted(_ints(self.group_first), self.start_first)
+        first = np.insert(_ints(self.group_first), at, self.start_first)
+        parent = np.insert(_ints(self.group_parent), at, self.start_parent)
+        size = np.diff(first, append=created)
+        enum.parent = np.repeat(parent, size)[cid]
+        enum.depth = np.repeat(_ints(self.group_depth.values), size)[cid]
+        slot = np.arange(created, dtype=np.int32)
+        slot -= np.repeat(first, size)
+        for c, (s, _) in self.starts.items():
+            slot[c] = s
+        enum.slot = slot[cid]
+        del slot, size, first, parent
+        prob = np.ones(created)
+        for start, probs in self.chance_probs.items():
+            prob[start:start + len(probs)] = probs
+        for c, (_, p) in self.starts.items():
+            prob[c] = p
+        enum.prob = prob[cid]
+        del prob
+        enum.code, enum.returns = self.codes.values, self.returns.values
+        enum.row_seq[:] = self.radix(enum.row_seq)
+        code = _ints(enum.code)
         enum.terminals.frombytes(np.flatnonzero(code == TERMINAL_CODE).astype(np.int32)
                                  .tobytes())
         return enum
 
-    # -- one step per node kind ------------------------------------------------------------
-    def terminal(self, state, node: int) -> None:
-        """Node-type, player, terminal returns (numbers, the same twice), no legal actions.
-        Anything unusual gets the full check. (:meth:`run` then probes ``step``.)"""
-        returns = None
-        if not state.is_chance() and state.player_to_act() == TERMINAL:
-            raw = state.terminal_returns()
-            if type(raw) is tuple and len(raw) == self.num_players \
-                    and _FLOATS.issuperset(map(type, raw)):
-                returns = raw                   # P plain floats, as they are
-            else:
-                returns = _plain_returns(raw, self.num_players)
-            if returns is not None and (not _isfinite(sum(returns))
-                                        or state.terminal_returns() != raw
-                                        or state.legal_actions()):
-                returns = None
-        if returns is None:
+    # -- the rarer kinds of node -----------------------------------------------------------
+    def other_returns(self, state, node: int, raw):
+        """Returns that are not a tuple of P plain floats: a list or ints are taken as
+        floats if finite, the same twice and with no legal actions; else the full check."""
+        P = self.num_players
+        returns = _plain_returns(raw, P)
+        if returns is None or not math.isfinite(sum(returns)) \
+                or state.terminal_returns() != raw or state.legal_actions():
             returns = self.inspect(state, node).returns
-        self.add_code(TERMINAL_CODE)
-        self.add_returns(returns)
+        return returns
 
     def terminal_step(self, node: int, exc: Exception | None) -> None:
         """Rule ``terminal-step``: ``step`` at a terminal node raised ``exc`` (not a
@@ -241,74 +474,57 @@ class _Walk:
                         "(it must raise GameError)", rule="terminal-step",
                         history=self.history(node)) from None
 
-    def chance(self, state, node: int, depth: int, seq: tuple) -> None:
+    def chance(self, state, node: int, cid: int, ctx: tuple, created: int) -> int:
         """The full node check (every chance node), then one child per outcome. The first
-        clone must be a new object and stepping it must leave the state as it was."""
+        clone must be a new object and stepping it must leave the state as it was.
+        Returns the creation numbers given so far."""
         info = self.inspect(state, node)
-        self.add_code(CHANCE_CODE)
+        self.codes.append(CHANCE_CODE)
         acts, probs = info.actions, info.probs
         n = len(acts)      # chance edges use no row: A counts decision actions only
-        clone, push, d1 = state.clone, self.push, depth + 1
+        depth, seq, chooser, offset = ctx
+        if chooser >= 0:
+            seq = seq.copy()
+            seq[chooser] = offset + cid
+        children = (depth + 1, seq, -1, 0)
+        self.group_depth.append(depth + 1)
+        self.labels.extend(acts)
+        self.chance_probs[created] = probs
+        clone, push = state.clone, self.stack.append
         j = n
         try:
             for j in range(n - 1, -1, -1):
                 child = clone() if j else state
                 child.step(acts[j])
-                push((child, node, j, d1, seq, acts[j], probs[j]))
+                push((child, created + j, children))
                 if j == n - 1 and j and (child is state or not state.is_chance() or tuple(
                         a for a, _ in state.chance_outcomes()) != acts):
                     raise clone_error(acts[j], self.history(node))
         except GameError as e:
             raise e.with_context(history=self.history(node) + (acts[j],)) from None
+        if depth + 1 >= self.limit:
+            self.beyond(node, n)
+        return created + n
 
-    def decision(self, state, node: int, depth: int, seq: tuple) -> None:
-        """Legal actions, player, no chance outcomes; the key's row (opened by its first
-        member, every other member must match it); then one child per kept action.
-
-        Children are stepped in reverse, the last (slot 0) on the state itself, and pushed
-        so that slot 0 is walked first. The first clone must be a new object, and (at a
-        row's first member: it costs a call) stepping it must leave the key as it was.
-        """
-        acts = tuple(state.legal_actions())
-        player = state.player_to_act()
-        if state.chance_outcomes() is not None or type(player) is not int \
-                or not 0 <= player < self.num_players:
-            info = self.inspect(state, node)     # raises (or accepts e.g. a NumPy player)
-            acts, player = info.actions, info.player
-        key = state.infoset_key(player)
-        try:
-            row = self.rows_of[player].get(key)
-        except TypeError:
-            self.unhashable_key(state, node, key, player)
-            raise
-        kept = acts if self.abstraction is None else self.kept(state, node, player, acts)
-        opened = row is None
-        if opened:
-            row = self.open_row(state, node, player, key, acts, kept, seq)
-        elif acts != self.row_actions[row] or seq[player] != self.row_seq[row] or (
-                self.abstraction is not None and kept != self.row_kept[row]):
-            self.member_differs(state, node, row, key, player, acts, kept)
-        self.add_code(row)
-
-        push, clone, d1 = self.push, state.clone, depth + 1
-        head, tail, base = seq[:player], seq[player + 1:], row * SLOT_RADIX
-        j = len(kept) - 1
-        try:
-            if j:
-                child = clone()
-                child.step(kept[j])
-                push((child, node, j, d1, head + (base + j,) + tail, kept[j], 1.0))
-                if child is state or (opened and state.infoset_key(player) != key):
-                    raise clone_error(kept[j], self.history(node))
-                for j in range(j - 1, 0, -1):
-                    child = clone()
-                    child.step(kept[j])
-                    push((child, node, j, d1, head + (base + j,) + tail, kept[j], 1.0))
-                j = 0
-            state.step(kept[0])
-            push((state, node, 0, d1, head + (base,) + tail, kept[0], 1.0))
-        except GameError as e:
-            raise e.with_context(history=self.history(node) + (kept[j],)) from None
+    def beyond(self, node: int, n: int) -> None:
+        """The ``n`` children of ``node`` just pushed lie at the cut: they become
+        ``frontier`` items (old-style, :func:`root_item`), in pre-order; or deeper than
+        allowed: rule ``termination``."""
+        items = [self.stack.pop() for _ in range(n)]          # slot 0 first
+        first = items[0][1]
+        depth, seq, chooser, offset = items[0][2]
+        if depth != self.cut_depth:
+            self.too_long(node, self.labels[first])
+        self.cut_first[node] = first
+        probs = self.chance_probs.get(first)
+        for state, cid, _ in items:
+            own = list(seq)
+            if chooser >= 0:
+                own[chooser] = offset + cid
+            prob = 1.0 if probs is None else probs[cid - first]
+            self.enum.frontier.append((node + 1, (state, node, cid - first, depth,
+                                                  tuple(self.radix(own)), self.labels[cid],
+                                                  prob)))
 
     # -- a decision node's row -------------------------------------------------------------
     def kept(self, state, node: int, player: int, acts: tuple) -> tuple:
@@ -331,7 +547,8 @@ class _Walk:
         """A new information-set row, first met at ``node``: its actions are checked once
         here (non-empty, no duplicates) and its key must be a key (hashable, no NaN)."""
         self.check_actions(state, node, acts)
-        hashable_key(key, None, player)     # (the loop adds the history to its error)
+        if type(key) is not str:            # (a str is a key: hashable, equal to itself)
+            hashable_key(key, None, player)     # (the loop adds the history to its error)
         enum = self.enum
         row = len(self.row_actions)
         self.rows_of[player][key] = row
@@ -340,13 +557,32 @@ class _Walk:
         self.row_actions.append(acts)
         self.row_kept.append(kept)
         self.row_seq.append(seq[player])
-        enum.max_actions = max(enum.max_actions, len(kept))
+        self.row_start.append(self.slots)
+        n = len(kept)
+        self.slots += n
+        if n > enum.max_actions:
+            enum.max_actions = n
         return row
 
     # -- errors (histories are built here only) --------------------------------------------
+    def parent(self, node: int) -> int:
+        """The pre-order number of ``node``'s parent (a start item's own parent)."""
+        self.index(node)
+        cid = self.cids.values[node]
+        k = bisect_right(self.group_first, cid) - 1
+        s = bisect_right(self.start_first, cid) - 1
+        if s >= 0 and (k < 0 or self.start_first[s] > self.group_first[k]):
+            return self.start_parent[s]
+        return self.group_parent[k]
+
     def history(self, node: int) -> tuple:
         """The action path to ``node`` (O(depth): for error messages only)."""
-        return self.enum.path(node)
+        out = []
+        parent = self.parent(node)
+        while parent != ROOT_PARENT:
+            out.append(self.labels[self.cids.values[node]])
+            node, parent = parent, self.parent(parent)
+        return tuple(reversed(out))
 
     def inspect(self, state, node: int):
         """The full node-local check of :mod:`jaxcfr.game.contract` (rules in their
@@ -391,7 +627,8 @@ class _Walk:
 
     def first(self, row: int) -> str:
         """The history of ``row``'s first member, as printed (a scan of the codes)."""
-        return format_history(self.history(self.enum.code.index(row)))
+        self.pack()
+        return format_history(self.history(self.codes.values.index(row)))
 
     def perfect_recall(self, node: int, row: int, key, player: int) -> None:
         """Strong perfect recall: a member of ``row`` whose own (information set, action)
@@ -399,22 +636,21 @@ class _Walk:
         through ``row`` that is absent-mindedness (rule ``absent-minded``), else rule
         ``perfect-recall``.
 
-        The one place the rule is enforced: :meth:`decision` calls it (through
+        The one place the rule is enforced: the walk calls it (through
         :meth:`member_differs`) only when the sequences differ, and
         :class:`jaxcfr.lowering.parts.Merge` compares the same ``row_seq`` across parts.
         A walk told that the game does not have perfect recall (``perfect_recall=False``)
         returns here once absent-mindedness is ruled out (such a game is walked in one
         process).
         """
-        enum = self.enum
-        n = enum.parent[node]
+        n = self.parent(node)
         while n != ROOT_PARENT:
-            if enum.code[n] == row:
+            if self.codes.values[n] == row:
                 raise GameError(
                     f"game does not have perfect recall: player {player}'s information set "
                     f"{key!r} is absent-minded (this history passes through it twice)",
                     rule="absent-minded", history=self.history(node), infoset=key)
-            n = enum.parent[n]
+            n = self.parent(n)
         if not self.perfect_recall_required:
             return
         raise GameError(
@@ -422,3 +658,8 @@ class _Walk:
             f"{key!r}, this history and the first member (history {self.first(row)}) differ "
             "in that player's own earlier (information set, action) sequence",
             rule="perfect-recall", history=self.history(node), infoset=key)
+
+
+def _ints(values) -> np.ndarray:
+    """An int32 column as a NumPy array (a view, no copy)."""
+    return np.frombuffer(values, np.int32) if len(values) else np.zeros(0, np.int32)
