@@ -289,18 +289,6 @@ def test_a_count_run_is_its_seed_whatever_the_chunk_and_a_batch_member_follows_i
                                    np.asarray(getattr(alone, f)), rtol=1e-5, atol=1e-5)
 
 
-def test_a_stacked_game_counts_each_member_like_its_separate_run():
-    games = [_lowered("kuhn_poker"), _lowered("matching_pennies")]
-    solver = jaxcfr.make_solver("cfr+", sampling="external", samples=32, counts=True)
-    batch = jaxcfr.Runner(jaxcfr.stack(games), solver, {"seed": 9}, chunk=32)
-    state = batch.advance(batch.init(), 64)
-    one = jaxcfr.Runner(games[0], solver, {"seed": 9}, chunk=32)
-    single = one.advance(one.init(), 64)
-    rows, actions = games[0].num_rows, games[0].max_actions
-    np.testing.assert_allclose(np.asarray(state.regret)[0, :rows, :actions],
-                               np.asarray(single.regret), rtol=1e-5, atol=1e-6)
-
-
 def test_leduc_below_0_1_with_external_counts():
     """CFR+ with 1,024 external-sampling traversals per player and iteration as counts:
     300 iterations (measured: 0.0113)."""

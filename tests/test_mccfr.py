@@ -214,10 +214,13 @@ def test_bad_sampling_arguments_are_refused():
         jaxcfr.solve("kuhn_poker", "cfr", 10, sampling="chance", samples=0)
 
 
-def test_a_stacked_game_samples_each_member_like_its_separate_run():
+@pytest.mark.parametrize("estimator", [jaxcfr.OutcomeSampling(),
+                                       jaxcfr.ExternalSampling(samples=32, counts=True)],
+                         ids=["one by one", "counts"])
+def test_a_stacked_game_samples_each_member_like_its_separate_run(estimator):
     """Padding nodes are never sampled: the stack's first member is its separate run."""
     games = [_lowered("kuhn_poker"), _lowered("matching_pennies")]
-    solver = jaxcfr.make_solver("cfr+", sampling="outcome")
+    solver = jaxcfr.make_solver("cfr+", estimator=estimator)
     batch = jaxcfr.Runner(jaxcfr.stack(games), solver, {"seed": 9}, chunk=32)
     state = batch.advance(batch.init(), 64)
     one = jaxcfr.Runner(games[0], solver, {"seed": 9}, chunk=32)
