@@ -190,21 +190,32 @@ def throughput(game: str, scheme: str, samples=None, rounds: int = 3,
     return out
 
 
-def compile_seconds(game: str, samples: int = 64) -> dict:
+def compile_seconds(game: str, samples: int = 64, rounds: int = 5) -> dict:
     """Seconds to compile one chunk of the exact, external and outcome CFR programs (the
-    sampled ones with ``samples`` traversals one by one, and as counts)."""
+    sampled ones with ``samples`` traversals one by one, and as counts): ``rounds``
+    interleaved rounds (every program once per round, from its lowered form; the
+    persistent cache off), each program's median and every round's seconds; the ratio to
+    the exact program's median."""
+    import statistics
     lowered = jaxcfr.lower(jaxcfr.load_game(game), name=game)
-    out = {}
-    for entry in ("none", "external", "outcome", "external/counts", "outcome/counts"):
-        scheme, _, counts = entry.partition("/")
-        name = f"cfr/{scheme}/{samples}" + ("/counts" if counts else "")
-        runner = jaxcfr.Runner(lowered, entry_solver(name), {"seed": 0}, chunk=50)
-        program = runner.chunk_program(runner.init())
-        start = time.perf_counter()
-        program.compile()
-        out[entry] = time.perf_counter() - start
-    print(json.dumps({"game": game, "compile_seconds": out}), flush=True)
-    return {"game": game, "samples": samples, "compile_seconds": out}
+    entries = ("none", "external", "outcome", "external/counts", "outcome/counts")
+    seconds = {entry: [] for entry in entries}
+    for _ in range(rounds):
+        for entry in entries:
+            scheme, _, counts = entry.partition("/")
+            name = f"cfr/{scheme}/{samples}" + ("/counts" if counts else "")
+            jax.clear_caches()          # else a later round's compile is a lookup
+            runner = jaxcfr.Runner(lowered, entry_solver(name), {"seed": 0}, chunk=50)
+            program = runner.chunk_program(runner.init())
+            start = time.perf_counter()
+            program.compile()
+            seconds[entry].append(time.perf_counter() - start)
+    out = {entry: statistics.median(s) for entry, s in seconds.items()}
+    ratio = {entry: out[entry] / out["none"] for entry in entries}
+    print(json.dumps({"game": game, "compile_seconds": out, "ratio_to_exact": ratio}),
+          flush=True)
+    return {"game": game, "samples": samples, "compile_seconds": out,
+            "ratio_to_exact": ratio, "rounds": seconds}
 
 
 def fresh_run(side: str, game: str, scheme: str, target: float, entry: str) -> None:
@@ -319,12 +330,16 @@ def seeds_study(iterations: int = 10_000, seeds: int = 20) -> dict:
 
 
 def peer(out: pathlib.Path, only: str | None = None) -> None:
-    """The peer figures into ``out / "mccfr.json"`` under ``peer`` (merged by part)."""
+    """The peer figures into ``out / "mccfr.json"`` under ``peer`` (merged by part; each
+    part's date and load average under ``peer["when"][part]``). The whole process keeps
+    off the persistent compilation cache (compile seconds are compiles, not loads; the
+    fresh-process children are kept off it too)."""
+    import os
+    os.environ["JAXCFR_NO_COMPILATION_CACHE"] = "1"
     path = out / "mccfr.json"
     results = json.loads(path.read_text()) if path.exists() else {}
     section = results.setdefault("peer", {})
-    section.update({"date": time.strftime("%Y-%m-%d %H:%M"), "jax": jax.__version__,
-                    "load_average": list(__import__("os").getloadavg())})
+    section["jax"] = jax.__version__
     parts = {
         "throughput": lambda: [throughput(g, s) for g in PEER_GAMES
                                for s in ("external", "outcome")],
@@ -335,7 +350,11 @@ def peer(out: pathlib.Path, only: str | None = None) -> None:
         "seeds": seeds_study}
     for name, run in parts.items():
         if only in (None, name):
+            when = {"date": time.strftime("%Y-%m-%d %H:%M"),
+                    "load_average_before": list(os.getloadavg())}
             section[name] = run()
+            when["load_average_after"] = list(os.getloadavg())
+            section.setdefault("when", {})[name] = when
             path.write_text(json.dumps(results, indent=1) + "\n")
 
 

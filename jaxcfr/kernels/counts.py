@@ -5,7 +5,7 @@ enumerates the children of some nodes and samples one child of the others. Run `
 traversals and count, at every node ``h``, how many reach it: ``n(h)``. Each traversal's
 estimate is a sum over the nodes it reaches of terms that depend only on the node and on
 the traversal's own path below it, so the *sum* of the ``K`` estimates is a function of
-the counts alone (:meth:`jaxcfr.solvers.estimators.MonteCarlo.from_counts` writes it
+the counts alone (:meth:`jaxcfr.solvers.monte_carlo.MonteCarlo.from_counts` writes it
 out). Carrying counts instead of traversals makes ``K`` traversals cost one pass over the
 ``N`` nodes whatever ``K`` is: the sampled subtrees' ``O(K x reached nodes)`` becomes
 ``O(N)``, which is less as soon as ``K`` traversals together reach more nodes than the

@@ -1,0 +1,427 @@
+"""Monte Carlo CFR on the lowered tree: chance, external and outcome sampling
+(:class:`MonteCarlo` and its schemes; what each estimates is tabled in
+:mod:`jaxcfr.solvers.estimators`).
+
+A scheme's ``samples`` traversals of a half-step run one by one (a fixed-capacity sampled
+forest or, for outcome sampling, trajectories: a sparse :class:`RowEstimate`) or, with
+``counts=True``, as counts in one pass over the whole tree
+(:mod:`jaxcfr.kernels.counts`: a dense :class:`Estimate`, the same expectation).
+
+Shapes: ``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, ``B`` batch members,
+``C`` slots of a sampled forest, ``D`` levels, ``G`` trajectories, ``*b`` trailing batch
+axes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+
+from jaxcfr._util.arguments import ArgumentError, positive_int
+from jaxcfr.kernels import passes, sequence
+from jaxcfr.kernels.counts import (MAX_SAMPLES, CountTables, count_tables, node_uniforms,
+                                   siblings, split_bounds, traversal_counts)
+from jaxcfr.kernels.keys import fold
+from jaxcfr.kernels.numerics import instantaneous_regret, trail
+from jaxcfr.kernels.passes import gather as take
+from jaxcfr.kernels.subtree import (Paths, SamplePlan, Subtree, build_subtree, child_tables,
+                                    enumerates, level_offsets, make_plan, sample_paths)
+from jaxcfr.solvers.estimate import (Estimate, Estimator, Policy, RowEstimate, players_of,
+                                     rows_of)
+from jaxcfr.tensors import DECISION, GameTensors
+
+__all__ = ["MonteCarlo", "ChanceSampling", "ExternalSampling", "OutcomeSampling",
+           "MAX_SAMPLES"]
+
+
+@dataclasses.dataclass(frozen=True)
+class MonteCarlo(Estimator):
+    """A sampling scheme over the lowered tree (Lanctot et al. 2009): each batch member
+    draws ``samples`` subtrees per traverser and iteration from its own key and gets their
+    mean (less variance for more work per iteration).
+
+    The ``samples`` traversals run one of two ways:
+
+    * one by one (the default): nothing per iteration is ``O(N)`` or ``O(I * A)``: the
+      subtrees of every member are built level by level into one fixed-capacity forest
+      (:func:`jaxcfr.kernels.subtree.build_subtree`, ``C = B * samples * sum(capacity)``
+      slots), every pass over it is a plain gather or segment sum, only visited rows are
+      regret-matched, and the result lists the touched rows (a sparse estimator). The
+      draws are independent.
+    * ``counts=True``: one pass over the whole tree carries how many of the traversals
+      reach each node (:mod:`jaxcfr.kernels.counts`, a systematic split at every sampling
+      node), and the estimate is computed from the counts over whole tables (a dense
+      estimator): ``O(N)`` per iteration whatever ``samples`` is. Same expectation as
+      ``samples`` independent traversals; the draws are coupled (less variance).
+
+    Attributes:
+      samples: traversals (subtrees) per traverser and iteration.
+      counts: run them as counts over the whole tree (see above).
+      plan: the static capacities on one game (:meth:`prepare` fills it in; one by one).
+      width: the most children of a node of the game (:meth:`prepare`; counts).
+    """
+    samples: int = 1
+    counts: bool = False
+    plan: SamplePlan | None = None
+    width: int | None = None
+    seeded: ClassVar[bool] = True
+
+    def __post_init__(self):
+        positive_int("samples", self.samples)
+        if self.counts and self.samples > MAX_SAMPLES:
+            raise ArgumentError(f"samples must be at most {MAX_SAMPLES} with counts (exact "
+                                f"integers in float32), got {self.samples}",
+                                argument="samples")
+
+    @property
+    def dense(self) -> bool:
+        """Counts are estimated over whole tables; traversals one by one list their rows."""
+        return self.counts
+
+    def prepare(self, lowered):
+        if self.counts:
+            return (dataclasses.replace(self, width=siblings(lowered)),
+                    count_tables(lowered, self.name))
+        tables = child_tables(lowered.tensors)
+        plan = make_plan(lowered, self.name, tables, self.samples)
+        return dataclasses.replace(self, plan=plan), tables
+
+    def describe(self) -> str:
+        k = f" x{self.samples}" if self.samples > 1 else ""
+        return self.name + k + (" (counts)" if self.counts else "")
+
+    def average_target(self, player, num_players: int):
+        """The player whose strategy sums a half-step of ``player`` feeds."""
+        return player
+
+    def average_weight(self, own: jax.Array, sample_reach: jax.Array) -> jax.Array:
+        """``[C]``: the averaging weight of each sampled node (own reach, sample reach)."""
+        raise NotImplementedError
+
+    def estimate(self, t, s, current, player, keys, hp, arrays):
+        if self.counts:
+            return self._count_estimate(t, s, current, player, keys, hp, arrays)
+        keys = jnp.asarray(keys).reshape(-1)
+        eps = jnp.broadcast_to(jnp.reshape(hp.exploration, -1).astype(current.regret.dtype),
+                               (current.members,))
+        if player is not None or not self.per_traverser:
+            return self._traverse(t, s, current, player, keys, eps, arrays)
+        # simultaneous external / outcome sampling: one traversal per player, vmapped over
+        # the traverser (one compiled traversal, not one per player), traverser-major
+        players = jnp.arange(s.num_players)
+        parts = jax.vmap(lambda i: self._traverse(t, s, current, i, fold(keys, i), eps,
+                                                  arrays))(players)
+        return RowEstimate(*(x.reshape((-1,) + x.shape[2:]) for x in parts))
+
+    #: The scheme samples per traverser (external, outcome): a simultaneous update runs
+    #: one traversal per player; chance sampling updates every player from one subtree.
+    per_traverser: ClassVar[bool] = True
+
+    def uniforms(self, keys: jax.Array, dtype) -> jax.Array:
+        """``[B, U]``: every uniform number a half-step of member ``b`` draws, from its key
+        alone (so a member equals its separate run). Level ``d``'s numbers are a block of
+        ``samples x capacity[d]``, draw after draw (:func:`level_offsets`)."""
+        total = level_offsets(self.plan)[-1]
+        return jax.vmap(lambda k: jax.random.uniform(k, (total,), dtype))(keys)
+
+    def _traverse(self, t, s, policy: Policy, player, keys, eps, tables) -> RowEstimate:
+        return self.from_uniforms(t, s, policy, player,
+                                  self.uniforms(keys, policy.regret.dtype), eps, tables)
+
+    def from_uniforms(self, t, s, policy: Policy, player, uniforms, eps, tables
+                      ) -> RowEstimate:
+        """Sample every member's subtrees for ``player`` (``None``: all players, chance
+        sampling) from ``uniforms`` (:meth:`uniforms`); estimate the regrets and averaging
+        contributions at the visited rows. The ``samples`` draws of a member are
+        independent, each from its own block of numbers, and the estimate is their mean."""
+        plan = self.plan
+        num = s.num_players
+        rows, actions = t.legal_mask.shape
+        members = uniforms.shape[0]
+        sub = build_subtree(t, tables, plan, policy.rows, members, uniforms, player, eps)
+        offsets = level_offsets(plan, members)
+        reach, sample_reach = _reach(t, sub, offsets, num)              # [C, P + 1], [C]
+        values = _values(t, sub, offsets)                                # [C, P]
+        slots = sub.node.shape[0]
+        # x(h, a) = v(ha) / q(ha) for the sampled children of each slot h, by the child's owner
+        owner = take(t.edge_owner, sub.node)
+        child_value = passes.pick_player(values, jnp.minimum(owner, num - 1)) / sub.q
+        is_child = sub.valid & (jnp.arange(slots) >= offsets[1])
+        slot_of_edge = take(t.edge_index, sub.node) % actions
+        x = passes.segment_sum(jnp.where(is_child, child_value, 0), sub.parent * actions
+                               + slot_of_edge, slots * actions).reshape(slots, actions)
+        # regret at the updated player's slots: W(h) (x(h, .) - sigma(h) . x(h, .))
+        kind, acting = take(t.node_kind, sub.node), take(t.node_player, sub.node)
+        decision = sub.valid & (kind == DECISION)
+        mine = decision & ((acting < num) if player is None else (acting == player))
+        weight = passes.pick_player(passes.opponent_reach(reach), jnp.clip(acting, 0, num - 1))
+        weight = jnp.where(mine, weight / sample_reach, 0) / plan.samples
+        row = take(t.node_infoset, sub.node)
+        mask = take(t.legal_mask, row)
+        baseline = (sub.sigma * x).sum(axis=1, keepdims=True)
+        regret = jnp.where(mask, weight[:, None] * (x - baseline), 0)
+        sink = rows - 1
+        regret_row = jnp.where(mine, row, sink)
+        # averaging: the rows this scheme's half-step owns, weighted per sampled member
+        if player is None:
+            target_here = decision
+        else:
+            target_here = decision & (acting == self.average_target(player, num))
+        own = passes.pick_player(reach, jnp.clip(acting, 0, num - 1))
+        w = jnp.where(target_here, self.average_weight(own, sample_reach), 0) / plan.samples
+        average_row = jnp.where(target_here, row, sink)
+        return RowEstimate(sub.member, regret_row.astype(jnp.int32), regret,
+                           average_row.astype(jnp.int32), w[:, None] * sub.sigma)
+
+
+    # -- counts: every traversal of a half-step in one pass over the whole tree -----------
+    #: The scheme enumerates the other players' decisions (chance sampling): their reach
+    #: weighs the values.
+    enumerates_others: ClassVar[bool] = False
+    #: The traverser samples its own decisions (outcome sampling): one over its sampling
+    #: reach weighs the values.
+    traverser_samples: ClassVar[bool] = False
+
+    def sampling_table(self, current: jax.Array, legal: jax.Array, eps) -> jax.Array:
+        """``[I, A, *b]``: how the traverser samples at its rows (outcome sampling mixes
+        its strategy with the uniform one; the others sample on the strategy itself)."""
+        return current
+
+    def _count_estimate(self, t, s, current, player, keys, hp, tables: CountTables
+                        ) -> Estimate:
+        """The mean of ``samples`` traversals per traverser, from their counts (dense)."""
+        num = s.num_players
+        batch = current.shape[2:]
+        eps = jnp.broadcast_to(jnp.asarray(hp.exploration, current.dtype), batch)
+        if player is None and self.per_traverser:
+            # simultaneous: one count pass per traverser, one after another in a loop (one
+            # compiled pass: vmapped, its gathers compiled half as slowly again), each giving
+            # its own rows' regrets and averaging contributions
+            players = jnp.arange(num, dtype=jnp.int32)
+            parts = jax.lax.map(lambda i: self._count_part(t, s, current, i, fold(keys, i),
+                                                           eps, tables), players)
+            mine = trail(t.infoset_player[None, :] == players[:, None], current.ndim + 1)
+            return Estimate(jnp.where(mine, parts.regret, 0).sum(axis=0),
+                            jnp.where(mine, parts.average, 0).sum(axis=0), rows_of(t, None))
+        return self._count_part(t, s, current, player, keys, eps, tables)
+
+    def _count_part(self, t, s, current, player, keys, eps, tables) -> Estimate:
+        """One count pass: ``player`` traverses (``None``: chance sampling of everyone)."""
+        p = passes.edge_probabilities(t, current)                              # [N, *b]
+        weight = self.node_weights(t, current, p, player, eps)
+        enum = enumerates(self.name, t.node_kind, t.node_player, player)             # [N]
+        n = traversal_counts(t, tables, split_bounds(t, tables, self.width, weight),
+                             enum, self.samples, node_uniforms(keys, tables, player, p.dtype))
+        return self.from_counts(t, s, current, player, n, eps)
+
+    def node_weights(self, t, current, p, player, eps) -> jax.Array:
+        """``[N, *b]``: the probability that a sampling node takes the edge into each node."""
+        if not self.traverser_samples:
+            return p
+        table = self.sampling_table(current, t.legal_mask, eps)
+        own = trail(t.edge_owner == player, p.ndim)
+        return jnp.where(own, passes.edge_probabilities(t, table), p)
+
+    def from_counts(self, t, s, current, player, n, eps) -> Estimate:
+        """The mean of the traversals of ``player`` (``None``: chance sampling of everyone)
+        whose counts are ``n`` ``[N, *b]`` (how many reach each node; ``samples`` at the
+        root), over whole tables; ``eps`` ``[*b]``: outcome sampling's exploration.
+
+        A traversal's sampled value of a node ``g`` is its payoff plus ``(p / q) v`` of each
+        child it takes (``p`` the target, ``q`` the sampling probability, 1 where it
+        enumerates), and its regret estimate at ``(I, a)`` sums ``W(h) (v(ha) / q(ha) - sum_b
+        sigma_b v(hb) / q(hb))`` over ``h`` in ``I`` with ``W(h) = pi_-i(h) / Q(h)``
+        (:meth:`from_uniforms`). Summed over the traversals and regrouped by leaf, that is
+        the exact counterfactual value with ``pi_-i(z)`` replaced by ``pi_-i(z) n(z) /
+        (samples Q(z))``: ``n(z) / samples`` under external sampling, times the others'
+        reach without chance under chance sampling, over the traverser's sampling reach
+        under outcome sampling. The sequence form (``t.sequence``) sums it over leaves and
+        rows; the node passes otherwise. Averaging: counts reach every row, so the strategy
+        sums take the exact own reach (CFR's average), as the exact estimator does.
+        """
+        sequence_form = getattr(t, "sequence", None)
+        players = players_of(s, player)
+        if sequence_form is not None:
+            q, own = self._sequence_values(t, sequence_form, current, players, s.num_players,
+                                           n, eps)
+        else:
+            q = self._node_values(t, s, current, player, players, n, eps)
+            own = passes.own_reach_at_rows(
+                t, passes.reach_pass(t, s, passes.edge_probabilities(t, current)))
+        regret = instantaneous_regret(q, current, t.legal_mask)
+        return Estimate(regret, own[:, None] * current, rows_of(t, player))
+
+    def _sequence_values(self, t, seq, current, players, num, n, eps):
+        """``q [I, A, *b]`` and the realisation weights ``[I, *b]``, by sequences."""
+        ndim = current.ndim
+        weight = sequence.realisation_weights(seq, current)
+        x = (weight[:, None] * current).reshape((-1,) + current.shape[2:])   # [I * A, *b]
+        if self.traverser_samples:
+            table = self.sampling_table(current, t.legal_mask, eps)
+            xq = (sequence.realisation_weights(seq, table)[:, None] * table).reshape(x.shape)
+
+        def leaf_weights(i):
+            node = jax.lax.dynamic_index_in_dim(seq.leaf_node, i, keepdims=False)     # [T]
+            own = jax.lax.dynamic_index_in_dim(seq.leaf_own, i, keepdims=False)
+            payoff = take(t.payoff, node)[:, i]        # [T] (the empty sequence: dropped)
+            w = trail(payoff.astype(current.dtype), ndim - 1) * take(n, node) / self.samples
+            if self.enumerates_others:
+                w = sequence.times_others(seq, x, i, num, w)
+            if self.traverser_samples:
+                w = w / take(xq, own)                     # the traverser's sampling reach
+            return w
+        return sequence.sequence_values(seq, current, players, leaf_weights), weight
+
+    def _node_values(self, t, s, current, player, players, n, eps):
+        """``q [I, A, *b]`` by node passes: ``V(g) = n(g) u(g) + sum_c (p / q)(c) V(c)``, then
+        ``q(I, a) = sum over h in I of W(h) V(ha) / q(ha)`` / samples."""
+        rows, actions = t.legal_mask.shape
+        p = passes.edge_probabilities(t, current)                              # [N, *b]
+        ndim = p.ndim
+        has_parent = t.parent >= 0
+        up = jnp.maximum(t.parent, 0)
+        enum = enumerates(self.name, t.node_kind, t.node_player, player)             # [N]
+        weight = self.node_weights(t, current, p, player, eps)
+        q = jnp.where(trail(take(enum, up) | ~has_parent, ndim), 1, weight)    # edge's prob.
+        taken = q > 0
+        ratio = jnp.where(taken, p / jnp.where(taken, q, 1), 0)
+        inverse_q = jnp.where(taken, 1 / jnp.where(taken, q, 1), 0)
+        who = jnp.asarray(players)                                                    # [k]
+        owner_is = trail(t.edge_owner[:, None] == who[None, :], ndim + 1)       # [N, k, 1..]
+        payoff = trail(jnp.take(t.payoff, who, axis=1), ndim + 1).astype(p.dtype)
+        values = passes.bottom_up(payoff * n[:, None], ratio, t.parent, s.level_start)
+        w = 1
+        if self.enumerates_others or self.traverser_samples:
+            # W(h): the others' p / q (their reach where they are enumerated, 1 where
+            # sampled on their probabilities) and one over the traverser's q, above h
+            factor = jnp.where(owner_is, inverse_q[:, None], ratio[:, None])  # [N, k, *b]
+            w = take(passes.path_product(t, s, factor), up)
+        x = jnp.where(owner_is & trail(has_parent, ndim + 1),
+                      w * values * inverse_q[:, None], 0).sum(axis=1)               # [N, *b]
+        qhat = passes.segment_sum(x, t.edge_index, rows * actions)
+        return qhat.reshape((rows, actions) + x.shape[1:]) / self.samples
+
+
+@dataclasses.dataclass(frozen=True)
+class ChanceSampling(MonteCarlo):
+    """Chance sampling: one outcome per chance node, every decision enumerated."""
+    name: ClassVar[str] = "chance"
+    per_traverser: ClassVar[bool] = False
+
+    enumerates_others: ClassVar[bool] = True
+
+    def average_weight(self, own, sample_reach):
+        return own
+
+
+@dataclasses.dataclass(frozen=True)
+class ExternalSampling(MonteCarlo):
+    """External sampling: the traverser enumerates, chance and the others are sampled."""
+    name: ClassVar[str] = "external"
+
+    def average_target(self, player, num_players):
+        return (player + 1) % num_players
+
+    def average_weight(self, own, sample_reach):
+        return jnp.ones_like(own)
+
+
+@dataclasses.dataclass(frozen=True)
+class OutcomeSampling(MonteCarlo):
+    """Outcome sampling: one trajectory; the traverser samples from an epsilon-uniform mix
+    of its strategy (epsilon: the run parameter ``exploration``)."""
+    name: ClassVar[str] = "outcome"
+
+    def average_weight(self, own, sample_reach):
+        return own / sample_reach
+
+    traverser_samples: ClassVar[bool] = True
+
+    def sampling_table(self, current, legal, eps):
+        kinds = trail(legal.sum(axis=1), current.ndim - 1).astype(current.dtype)     # [I]
+        uniform = jnp.where(trail(legal, current.ndim), 1 / jnp.maximum(kinds, 1)[:, None], 0)
+        return eps * uniform + (1 - eps) * current
+
+    def from_uniforms(self, t, s, policy: Policy, player, uniforms, eps, tables
+                      ) -> RowEstimate:
+        """Trajectories instead of a subtree: the same draws and estimates as
+        :meth:`MonteCarlo.from_uniforms` on an outcome plan (capacity 1 at every level),
+        from :func:`~jaxcfr.kernels.subtree.sample_paths` (one scanned level body) and
+        cumulative products along each path (``M = D x B x samples`` slots)."""
+        plan, num = self.plan, s.num_players
+        rows, actions = t.legal_mask.shape
+        members = uniforms.shape[0]
+        path = sample_paths(t, tables, plan, policy.rows, members, uniforms, player, eps)
+        return _path_estimate(t, path, player, num, rows, actions, plan.samples)
+
+
+def _path_estimate(t: GameTensors, path: Paths, player, num: int, rows: int, actions: int,
+                   samples: int) -> RowEstimate:
+    """Outcome sampling's regrets and averaging contributions along trajectories ``[D, G]``
+    (the formulas of :meth:`MonteCarlo._traverse` with one child per node)."""
+    valid = path.valid
+    # own reach of every player and chance, and the sample reach, at each depth: [D, G, P+1]
+    owner = take(t.edge_owner, path.node)
+    factor = jnp.where(owner[..., None] == jnp.arange(num + 1), path.p[..., None], 1)
+    reach = jnp.cumprod(factor, axis=0)
+    sample_reach = jnp.cumprod(path.q, axis=0)                                   # [D, G]
+    # importance-weighted values, bottom-up: v_d = u(h_d) + (p / q)_{d+1} v_{d+1}
+    payoff = jnp.where(valid[..., None], take(t.payoff, path.node), 0).astype(path.p.dtype)
+    ratio = jnp.where(valid, path.p / path.q, 0)
+
+    def up(below, xs):
+        pay, r = xs
+        v = pay + r[:, None] * below
+        return v, v
+    below_ratio = jnp.concatenate([ratio[1:], jnp.zeros_like(ratio[:1])])
+    _, values = jax.lax.scan(up, jnp.zeros_like(payoff[0]), (payoff, below_ratio),
+                             reverse=True)                                       # [D, G, P]
+    # x(h_d, a) = v(h_{d+1}) / q_{d+1} at the sampled action a, for the acting player
+    kind, acting = take(t.node_kind, path.node), take(t.node_player, path.node)
+    seat = jnp.clip(acting, 0, num - 1)
+    child_value = jnp.take_along_axis(values[1:], seat[:-1, :, None], axis=2)[..., 0]
+    child_value = jnp.where(valid[1:], child_value / path.q[1:], 0)              # [D-1, G]
+    chosen = take(t.edge_index, path.node[1:]) % actions
+    x = jnp.where(jnp.arange(actions) == chosen[..., None], child_value[..., None], 0)
+    x = jnp.concatenate([x, jnp.zeros_like(x[:1])])                              # [D, G, A]
+    decision = valid & (kind == DECISION)
+    mine = decision & (acting == player)
+    others = jnp.prod(jnp.where(jnp.arange(num + 1) == seat[..., None], 1, reach), axis=2)
+    weight = jnp.where(mine, others / sample_reach, 0) / samples
+    row = take(t.node_infoset, path.node)
+    mask = take(t.legal_mask, row)
+    baseline = (path.sigma * x).sum(axis=2, keepdims=True)
+    regret = jnp.where(mask, weight[..., None] * (x - baseline), 0)
+    own = jnp.take_along_axis(reach, seat[..., None], axis=2)[..., 0]
+    w = jnp.where(mine, own / sample_reach, 0) / samples
+    sink = rows - 1
+    member = jnp.broadcast_to(path.member, valid.shape)
+    flat = lambda a: a.reshape((-1,) + a.shape[2:])                               # noqa: E731
+    return RowEstimate(flat(member), flat(jnp.where(mine, row, sink).astype(jnp.int32)),
+                       flat(regret), flat(jnp.where(mine, row, sink).astype(jnp.int32)),
+                       flat(w[..., None] * path.sigma))
+
+
+# -- sampled-forest passes ------------------------------------------------------------------
+def _reach(t: GameTensors, sub: Subtree, offsets, num: int):
+    """Own reach of every player and chance ``[C, P + 1]``, and the sample reach ``[C]``."""
+    owner = take(t.edge_owner, sub.node)
+    factor = jnp.where(owner[:, None] == jnp.arange(num + 1)[None, :], sub.p[:, None], 1)
+    roots = offsets[1]
+    reach = [jnp.ones((roots, num + 1), sub.p.dtype)]
+    sample = [jnp.ones((roots,), sub.p.dtype)]
+    for d in range(1, len(offsets) - 1):
+        lo, hi = offsets[d], offsets[d + 1]
+        up = sub.parent[lo:hi] - offsets[d - 1]
+        reach.append(take(reach[-1], up) * factor[lo:hi])
+        sample.append(take(sample[-1], up) * sub.q[lo:hi])
+    return jnp.concatenate(reach), jnp.concatenate(sample)
+
+
+def _values(t: GameTensors, sub: Subtree, offsets) -> jax.Array:
+    """Importance-weighted values ``[C, P]``: payoff plus sum over children of (p / q) v."""
+    payoff = jnp.where(sub.valid[:, None], take(t.payoff, sub.node), 0).astype(sub.p.dtype)
+    return passes.bottom_up(payoff, sub.p / sub.q, sub.parent, offsets)
