@@ -54,7 +54,8 @@ import functools
 from typing import Any, Hashable, Protocol, Sequence, runtime_checkable
 
 from jaxcfr.game.contract import GameError, check_protocol
-from jaxcfr.game.protocol import Game
+from jaxcfr.game.protocol import same_action
+from jaxcfr.game.wrapper import Wrapper
 
 __all__ = ["Abstraction", "Identity", "Abstracted", "kept_actions", "unwrap",
            "check_abstraction", "describe", "has_translate", "check_translation",
@@ -108,7 +109,7 @@ def check_translation(translated: Any, kept: Sequence, action: Any) -> tuple[tup
         fail("it must be a list of (kept action, probability) pairs")
     out: dict = {}
     for a, p in pairs:
-        if not any(a is k or _equal(a, k) for k in kept):
+        if not any(same_action(a, k) for k in kept):
             fail(f"{a!r} is not one of the kept actions {list(kept)}")
         if not p >= 0 or p == float("inf"):
             fail(f"probability {p!r} of {a!r} is not a finite non-negative number")
@@ -226,7 +227,7 @@ def unwrap(game: Any) -> tuple[Any, Abstraction | None]:
     return game, None
 
 
-class Abstracted(Game):
+class Abstracted(Wrapper):
     """``game`` restricted to the actions ``abstraction`` keeps (a :class:`jaxcfr.Game`).
 
     Every method but ``legal_actions`` is the wrapped game's: ``step``, ``clone``,
@@ -253,10 +254,6 @@ class Abstracted(Game):
         """The actions since the wrapper's root (built when asked: errors)."""
         return _unwind(self._path)
 
-    @property
-    def num_players(self) -> int:          # the wrapped game's
-        return self.game.num_players
-
     def __getattr__(self, name: str) -> Any:
         # Only called for attributes the wrapper lacks: read them from the wrapped state.
         if name in ("game", "abstraction", "_path"):
@@ -279,28 +276,7 @@ class Abstracted(Game):
         new._path = self._path
         return new
 
-    # -- forwarded ---------------------------------------------------------
-    def is_terminal(self) -> bool:
-        return self.game.is_terminal()
-
-    def is_chance(self) -> bool:
-        return self.game.is_chance()
-
-    def player_to_act(self) -> int:
-        return self.game.player_to_act()
-
-    def chance_outcomes(self):
-        return self.game.chance_outcomes()
-
-    def sample_chance(self, rng):
-        return self.game.sample_chance(rng)
-
-    def terminal_returns(self):
-        return self.game.terminal_returns()
-
-    def infoset_key(self, player: int):
-        return self.game.infoset_key(player)
-
+    # -- forwarded (the rest: :class:`~jaxcfr.game.wrapper.Wrapper`) --------
     def state_hash(self) -> int:
         return self.game.state_hash()
 
@@ -329,7 +305,7 @@ class Abstracted(Game):
         inner = self.game
         if not inner.is_terminal() and not inner.is_chance():
             kept = self.legal_actions()
-            if not any(action is a or _equal(action, a) for a in kept):
+            if not any(same_action(action, a) for a in kept):
                 raise GameError(f"action {action!r} is not one the abstraction keeps here "
                                 f"(kept: {kept})", rule="abstraction-step",
                                 history=functools.partial(_unwind, self._path))
@@ -347,13 +323,6 @@ def _unwind(path) -> tuple:
         out.append(path[0])
         path = path[1]
     return tuple(reversed(out))
-
-
-def _equal(x, y) -> bool:
-    try:
-        return bool(x == y)
-    except Exception:  # noqa: BLE001 - e.g. an array compared with a label
-        return False
 
 
 _new = object.__new__

@@ -48,7 +48,7 @@ from typing import Any, Callable, Hashable, Protocol, runtime_checkable
 
 from jaxcfr.game.abstraction import Abstracted
 from jaxcfr.game.contract import GameError, check_protocol
-from jaxcfr.game.protocol import Game
+from jaxcfr.game.wrapper import Wrapper
 
 __all__ = ["Bucketing", "Bucketed", "BucketBy", "bucket_by", "Composite", "combine",
            "abstract_game",
@@ -103,7 +103,7 @@ class _Memo:
         self.checked: set = set()
 
 
-class Bucketed(Game):
+class Bucketed(Wrapper):
     """``game`` with every information set replaced by its bucket (a :class:`jaxcfr.Game`).
 
     Every method but ``infoset_key`` is the wrapped game's (attributes outside the
@@ -127,10 +127,6 @@ class Bucketed(Game):
             getattr(bucketing, "imperfect_recall", False))
         self._memo = _Memo()
 
-    @property
-    def num_players(self) -> int:
-        return self.game.num_players
-
     def __getattr__(self, name: str) -> Any:
         if name in ("game", "bucketing", "imperfect_recall", "_memo"):
             raise AttributeError(name)
@@ -153,31 +149,7 @@ class Bucketed(Game):
         new._memo = self._memo
         return new
 
-    # -- forwarded ---------------------------------------------------------
-    def is_terminal(self) -> bool:
-        return self.game.is_terminal()
-
-    def is_chance(self) -> bool:
-        return self.game.is_chance()
-
-    def player_to_act(self) -> int:
-        return self.game.player_to_act()
-
-    def chance_outcomes(self):
-        return self.game.chance_outcomes()
-
-    def sample_chance(self, rng):
-        return self.game.sample_chance(rng)
-
-    def legal_actions(self) -> list:
-        return self.game.legal_actions()
-
-    def step(self, action) -> None:
-        self.game.step(action)
-
-    def terminal_returns(self):
-        return self.game.terminal_returns()
-
+    # -- forwarded (the rest: :class:`~jaxcfr.game.wrapper.Wrapper`) --------
     def tree_size(self):
         told = getattr(self.game, "tree_size", None)
         return told() if callable(told) else None

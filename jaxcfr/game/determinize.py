@@ -29,6 +29,7 @@ from typing import Any, Hashable, Sequence
 
 from jaxcfr.game.contract import CHANCE, GameError, game_exception, real_number
 from jaxcfr.game.protocol import Game
+from jaxcfr.game.wrapper import Wrapper
 
 __all__ = ["Determinized", "EmpiricalChance", "draw_seed", "draw_prefix", "chance_below"]
 
@@ -100,7 +101,7 @@ def chance_below(state: Any, listed: bool = True) -> bool:
     return False
 
 
-class Determinized(Game):
+class Determinized(Wrapper):
     """``game`` with every chance node answered by one drawn outcome (probability 1).
 
     Decision nodes, terminals, keys and returns are the wrapped game's. The draw is made
@@ -124,19 +125,7 @@ class Determinized(Game):
         self.enumerate_listed = enumerate_listed
         self.tally = [0] if tally is None else tally
 
-    @property
-    def num_players(self) -> int:
-        return self.game.num_players
-
-    def is_terminal(self) -> bool:
-        return self.game.is_terminal()
-
-    def is_chance(self) -> bool:
-        return self.game.is_chance()
-
-    def player_to_act(self) -> int:
-        return self.game.player_to_act()
-
+    # (the rest: :class:`~jaxcfr.game.wrapper.Wrapper`)
     def chance_outcomes(self):
         if not self.game.is_chance():
             return self.game.chance_outcomes()
@@ -154,9 +143,6 @@ class Determinized(Game):
         outcomes = self.chance_outcomes()
         return outcomes[0][0], 1.0
 
-    def legal_actions(self):
-        return self.game.legal_actions()
-
     def step(self, action: Hashable) -> None:
         if self.game.is_chance() and (self._outcome is not None or not self.enumerate_listed):
             if self._outcome is None or action != self._outcome[0]:
@@ -171,12 +157,6 @@ class Determinized(Game):
                            enumerate_listed=self.enumerate_listed, tally=self.tally)
         out._outcome = self._outcome
         return out
-
-    def terminal_returns(self):
-        return self.game.terminal_returns()
-
-    def infoset_key(self, player: int):
-        return self.game.infoset_key(player)
 
     def nash_value(self):
         return self.game.nash_value()

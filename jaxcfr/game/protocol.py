@@ -45,7 +45,7 @@ from typing import Hashable, Sequence
 from jaxcfr.game.contract import CHANCE, TERMINAL, GameError, format_history
 
 __all__ = ["Game", "GameError", "CHANCE", "TERMINAL", "format_history", "LARGEST_TREE",
-           "too_large"]
+           "too_large", "same_action"]
 
 #: The most nodes a reference game's parameters may give: about what one large machine
 #: lowers (tens of GB of host memory, minutes on 16 cores) and solves (10-25 GB on a GPU).
@@ -169,3 +169,14 @@ class Game(abc.ABC):
         root sets (:func:`jaxcfr.subgame`, checked against the information sets); without
         it they compute the closure from the lowered game's information sets."""
         return None
+
+
+def same_action(x: Hashable, y: Hashable) -> bool:
+    """Whether ``x`` and ``y`` are the same action: the same object, or ``x == y`` true.
+    A comparison that raises (an array against a label, say) means different."""
+    if x is y:
+        return True
+    try:
+        return bool(x == y)
+    except Exception:  # noqa: BLE001 - e.g. an array compared with a label
+        return False

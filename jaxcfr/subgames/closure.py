@@ -33,11 +33,12 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Hashable, Sequence
+from typing import Hashable, Sequence
 
 import numpy as np
 
 from jaxcfr.game.contract import GameError, format_history
+from jaxcfr.game.protocol import same_action
 from jaxcfr.tensors import CHANCE_NODE, DECISION, NO_PARENT, TERMINAL_NODE, LoweredGame
 
 __all__ = ["TreeIndex", "PublicState", "public_state", "at_depth", "after_chance",
@@ -142,7 +143,7 @@ class TreeIndex:
         for i, action in enumerate(path):
             for child in self.children(node):
                 label = labels[child]
-                if (str(label) == str(action)) if by_text else _same(label, action):
+                if (str(label) == str(action)) if by_text else same_action(label, action):
                     node = child
                     break
             else:
@@ -417,12 +418,3 @@ def _check_closed(index: TreeIndex, roots: np.ndarray, path: tuple) -> None:
                         f"state that is not closed: player {player}'s information set {key!r} "
                         f"also holds {format_history(index.path(m))}, outside it",
                         rule="public-key", history=path, infoset=key)
-
-
-def _same(label: Any, action: Any) -> bool:
-    if label is action:
-        return True
-    try:
-        return bool(label == action)
-    except Exception:  # noqa: BLE001 - e.g. an array compared with a label
-        return False

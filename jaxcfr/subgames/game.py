@@ -37,7 +37,7 @@ from typing import Any, Hashable
 import numpy as np
 
 from jaxcfr.game.contract import CHANCE, TERMINAL, GameError
-from jaxcfr.game.protocol import Game
+from jaxcfr.game.protocol import Game, same_action
 from jaxcfr.subgames.closure import TreeIndex
 from jaxcfr.subgames.gadgets import Gadget
 from jaxcfr.tensors import CHANCE_NODE, DECISION, TERMINAL_NODE
@@ -266,7 +266,7 @@ class SubgameGame(Game):
         node = self._node
         for child in index.children(node):
             label = labels[child]
-            if label is action or _equal(label, action):
+            if same_action(label, action):
                 self._at(child, self._depth + 1)
                 return
         raise GameError(f"illegal action {action!r}; legal: "
@@ -334,13 +334,6 @@ def _tree_size(index: TreeIndex, gadget: Gadget, depth_limit, frontier: int, k: 
     extra = {"resolve": 2 * len(roots), "maxmargin": gadget.num_sets,
              "reach": gadget.num_sets, "unsafe": 0}[gadget.kind]
     return 1 + inside + extra + (frontier * k if k > 1 else 0)
-
-
-def _equal(x, y) -> bool:
-    try:
-        return bool(x == y)
-    except Exception:  # noqa: BLE001 - e.g. an array compared with a label
-        return False
 
 
 _new = object.__new__
