@@ -163,3 +163,24 @@ def test_max_traces_of_the_step():
         for _ in range(3):
             state = step(tensors, state, hp)
     assert int(state.iteration) == 3
+
+
+@pytest.mark.parametrize("sampling, samples, counts", [
+    ("external", 4, False), ("outcome", 8, False), ("external", 64, True),
+    ("outcome", 256, True)], ids=["external", "outcome", "external-counts",
+                                  "outcome-counts"])
+def test_monte_carlo_compiles_once_for_every_seed(sampling, samples, counts):
+    """A sampled run's seed and iteration keys are arguments: later chunks (a short one
+    too) and a run with another seed compile nothing, and the seed is really used."""
+    lowered = C.lowered("kuhn_poker")
+    solver = jaxcfr.make_solver("cfr", sampling=sampling, samples=samples, counts=counts)
+    first = jaxcfr.Runner(lowered, solver, {"seed": 0}, chunk=8)
+    state = _warm(first)
+    with count_compiles() as compiled:
+        state = first.advance(state, 2 * first.chunk + 3)
+        other = jaxcfr.Runner(lowered, solver, {"seed": 7}, chunk=8)
+        moved = other.advance(other.init(), 2 * other.chunk + 4)
+        again = first.advance(first.init(), 2 * first.chunk + 4)
+        jax.block_until_ready((state, moved, again))
+    _assert_nothing_compiled(compiled)
+    assert not np.array_equal(np.asarray(moved.regret), np.asarray(again.regret))
