@@ -137,14 +137,13 @@ def _one_game(parent: np.ndarray, kind, owner, scheme: str, players: int, levels
                        place)
 
 
-def split_bounds(t: GameTensors, tables: CountTables, width: int, weight: jax.Array
+def split_bounds(tables: CountTables, width: int, weight: jax.Array
                  ) -> tuple[jax.Array, jax.Array]:
     """Each node's interval ``[B(c), B(c+))`` among its siblings: the sampling weights of
     the siblings before it, and up to it, over all of theirs: ``[N, *b]`` each (0 at
     unreachable nodes, whose parents' weights are all 0; ``[0, 1)`` at a root).
 
     Args:
-      t: the tensors (unused but for their shapes; the tables hold the siblings).
       tables: :func:`count_tables`.
       width: ``W``, the most siblings (:func:`siblings`; static).
       weight: ``[N, *b]`` the sampling weight of the edge into each node (``>= 0``).

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 __all__ = ["normalise", "trail", "check_payoff_range", "PAYOFF_HEADROOM", "action_sum", "all_finite",
-           "instantaneous_regret", "TIE_ULPS"]
+           "instantaneous_regret", "exploration_mix", "TIE_ULPS"]
 
 #: Regrets within this many units in the last place of their row's largest value are ties.
 TIE_ULPS = 4
@@ -132,3 +132,17 @@ def all_finite(tables) -> jax.Array:
     """Whether every entry of ``tables`` (a tuple of arrays, e.g. a solver state's) is
     finite: one program, not one per table."""
     return jnp.stack([jnp.isfinite(x).all() for x in tables]).all()
+
+
+def exploration_mix(p, present, count, eps):
+    """Outcome sampling's draw at the traverser's decisions: ``eps`` times the uniform
+    distribution over each row's ``present`` entries plus ``1 - eps`` times ``p``.
+
+    Args:
+      p: ``[R, K, *b]`` the strategy's probabilities.
+      present: ``[R, K, *b]`` (or broadcasting to it) bool, the entries that exist.
+      count: ``[R, *b']`` (``*b'`` ones or ``*b``) how many entries of each row are present.
+      eps: the exploration, broadcasting against ``p``.
+    """
+    uniform = jnp.where(present, 1 / jnp.maximum(count, 1)[:, None].astype(p.dtype), 0)
+    return eps * uniform + (1 - eps) * p

@@ -59,7 +59,8 @@ from jaxcfr.kernels.numerics import action_sum, trail
 from jaxcfr.tensors import DECISION, TERMINAL_NODE, GameTensors
 
 __all__ = ["SequenceTables", "SequencedTensors", "sequence_tables", "stacked_sequence_tables",
-           "with_sequences", "split_axes", "realisation_weights", "counterfactual_values",
+           "with_sequences", "split_axes", "realisation_weights", "sequence_weights",
+           "counterfactual_values",
            "sequence_values", "times_others", "best_response_values"]
 
 
@@ -295,12 +296,19 @@ def counterfactual_values(seq: SequenceTables, strategy: jax.Array, players,
     players get 0. ``strategy`` is ``[I, A, *b]``.
     """
     batch = strategy.shape[2:]
-    weight = realisation_weights(seq, strategy)                              # [I, *b]
-    x = _flat(weight[:, None] * strategy)                                   # [I * A, *b]
+    weight, x = sequence_weights(seq, strategy)                 # [I, *b], [I * A, *b]
 
     def leaf_weights(i):            # chance reach x payoff x the others' realisation weights
         return _leaf_terms(seq, x, i, num_players, batch)[1]
     return sequence_values(seq, strategy, players, leaf_weights), weight
+
+
+def sequence_weights(seq: SequenceTables, strategy: jax.Array
+                     ) -> tuple[jax.Array, jax.Array]:
+    """The realisation weights of the rows ``[I, *b]`` (:func:`realisation_weights`) and
+    of the sequences, flat: weight times strategy, ``[I * A, *b]``."""
+    weight = realisation_weights(seq, strategy)
+    return weight, _flat(weight[:, None] * strategy)
 
 
 def times_others(seq: SequenceTables, x: jax.Array, player, num_players: int,

@@ -36,6 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcfr.kernels.numerics import exploration_mix
 from jaxcfr.kernels.passes import gather as take
 from jaxcfr.tensors import CHANCE_NODE, DECISION, PADDING, GameTensors, LoweredGame
 
@@ -242,9 +243,8 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
         q_kids = p_kids
         if plan.scheme == "outcome":
             explore = ((kind == DECISION) & (owner == traverser))[:, None]
-            uniform = jnp.where(present, 1 / jnp.maximum(nk, 1)[:, None].astype(p_kids.dtype), 0)
             eps = take(exploration, member)[:, None]
-            q_kids = jnp.where(explore, eps * uniform + (1 - eps) * p_kids, p_kids)
+            q_kids = jnp.where(explore, exploration_mix(p_kids, present, nk, eps), p_kids)
         u = uniforms[:, starts[d]:starts[d + 1]].reshape(-1)
         pick = _inverse_cdf(q_kids, u)
         local = jnp.where(take(enum, at), slot - take(target, at), take(pick, at))
@@ -298,8 +298,7 @@ def sample_paths(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy,
             sigma, _window(tables.edge_slot, starts_at, k), axis=1)
             * _window(tables.chance, starts_at, k).astype(sigma.dtype), 0)
         explore = ((kind == DECISION) & (owner == traverser))[:, None]
-        uniform = jnp.where(present, 1 / jnp.maximum(nk, 1)[:, None].astype(p_kids.dtype), 0)
-        q_kids = jnp.where(explore, eps * uniform + (1 - eps) * p_kids, p_kids)
+        q_kids = jnp.where(explore, exploration_mix(p_kids, present, nk, eps), p_kids)
         pick = _inverse_cdf(q_kids, u_d)                                           # [G]
         chosen = jnp.arange(k)[None, :] == pick[:, None]
         more = nk > 0

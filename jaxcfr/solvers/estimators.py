@@ -84,8 +84,8 @@ import numpy as np
 from jaxcfr._util.arguments import ArgumentError, positive_int
 from jaxcfr.solvers.estimate import (Estimate, Estimator, Exact, Policy, RowEstimate, densify,
                                      players_of, rows_of)
-from jaxcfr.solvers.monte_carlo import (MAX_SAMPLES, ChanceSampling, ExternalSampling,
-                                        MonteCarlo, OutcomeSampling)
+from jaxcfr.solvers.monte_carlo import (ChanceSampling, ExternalSampling, MonteCarlo,
+                                        OutcomeSampling, check_counted_samples)
 
 __all__ = ["Estimator", "Exact", "MonteCarlo", "ChanceSampling", "ExternalSampling",
            "OutcomeSampling", "DrawnForest", "ESTIMATORS", "make_estimator", "Estimate",
@@ -151,11 +151,7 @@ def make_estimator(name: str, samples: int = 1, spell=str, counts: bool = False
         raise ArgumentError(f"{spell('counts')} must be true or false, got {counts!r}",
                             argument=spell("counts"))
     if issubclass(cls, MonteCarlo):
-        if counts and samples > MAX_SAMPLES:
-            raise ArgumentError(f"{spell('samples')} must be at most {MAX_SAMPLES:,} with "
-                                f"{spell('counts')} (counts are exact integers in float32), "
-                                f"got {samples:,}", argument=spell("samples"))
-        return cls(samples=samples, counts=bool(counts))
+        return cls(samples=check_counted_samples(samples, counts, spell), counts=bool(counts))
     if counts:
         raise ArgumentError(f"{spell('counts')} runs a sampling estimator's traversals as "
                             f"counts: it needs {spell('sampling')} chance, external or "

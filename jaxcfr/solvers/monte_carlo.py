@@ -15,7 +15,7 @@ axes.
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -25,7 +25,7 @@ from jaxcfr.kernels import passes, sequence
 from jaxcfr.kernels.counts import (MAX_SAMPLES, CountTables, count_tables, node_uniforms,
                                    siblings, split_bounds, traversal_counts)
 from jaxcfr.kernels.keys import fold
-from jaxcfr.kernels.numerics import instantaneous_regret, trail
+from jaxcfr.kernels.numerics import exploration_mix, instantaneous_regret, trail
 from jaxcfr.kernels.passes import gather as take
 from jaxcfr.kernels.subtree import (Paths, SamplePlan, Subtree, build_subtree, child_tables,
                                     enumerates, level_offsets, make_plan, sample_paths)
@@ -34,7 +34,18 @@ from jaxcfr.solvers.estimate import (Estimate, Estimator, Policy, RowEstimate, p
 from jaxcfr.tensors import DECISION, GameTensors
 
 __all__ = ["MonteCarlo", "ChanceSampling", "ExternalSampling", "OutcomeSampling",
-           "MAX_SAMPLES"]
+           "MAX_SAMPLES", "check_counted_samples"]
+
+
+def check_counted_samples(samples: int, counts: bool, spell=str) -> int:
+    """``samples`` (a positive integer), or :class:`ArgumentError` where ``counts`` would
+    carry more traversals than :data:`MAX_SAMPLES`; the arguments named as ``spell``
+    renders them (``--samples``, ``solver.samples``)."""
+    if counts and samples > MAX_SAMPLES:
+        raise ArgumentError(f"{spell('samples')} must be at most {MAX_SAMPLES:,} with "
+                            f"{spell('counts')} (counts are exact integers in float32), "
+                            f"got {samples:,}", argument=spell("samples"))
+    return samples
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,11 +81,7 @@ class MonteCarlo(Estimator):
     seeded: ClassVar[bool] = True
 
     def __post_init__(self):
-        positive_int("samples", self.samples)
-        if self.counts and self.samples > MAX_SAMPLES:
-            raise ArgumentError(f"samples must be at most {MAX_SAMPLES} with counts (exact "
-                                f"integers in float32), got {self.samples}",
-                                argument="samples")
+        check_counted_samples(positive_int("samples", self.samples), self.counts)
 
     @property
     def dense(self) -> bool:
@@ -192,36 +199,55 @@ class MonteCarlo(Estimator):
 
     def _count_estimate(self, t, s, current, player, keys, hp, tables: CountTables
                         ) -> Estimate:
-        """The mean of ``samples`` traversals per traverser, from their counts (dense)."""
-        num = s.num_players
-        batch = current.shape[2:]
-        eps = jnp.broadcast_to(jnp.asarray(hp.exploration, current.dtype), batch)
+        """The mean of ``samples`` traversals per traverser, from their counts (dense).
+        What every traverser shares (:class:`_Shared`: the edge probabilities, the sampling
+        table, the own reach and with it the averaging contributions) is computed once;
+        the count pass and the regrets, per traverser."""
+        eps = jnp.broadcast_to(jnp.asarray(hp.exploration, current.dtype), current.shape[2:])
+        shared = self._shared(t, s, current, eps)
+
+        def regret(i, key):
+            n = self._count_pass(t, shared, i, key, tables)
+            return instantaneous_regret(self._count_values(t, s, current, shared, i, n),
+                                        current, t.legal_mask)
         if player is None and self.per_traverser:
             # simultaneous: one count pass per traverser, one after another in a loop (one
             # compiled pass: vmapped, its gathers compiled half as slowly again), each giving
-            # its own rows' regrets and averaging contributions
-            players = jnp.arange(num, dtype=jnp.int32)
-            parts = jax.lax.map(lambda i: self._count_part(t, s, current, i, fold(keys, i),
-                                                           eps, tables), players)
+            # its own rows' regrets
+            players = jnp.arange(s.num_players, dtype=jnp.int32)
+            parts = jax.lax.map(lambda i: regret(i, fold(keys, i)), players)   # [P, I, A, *b]
             mine = trail(t.infoset_player[None, :] == players[:, None], current.ndim + 1)
-            return Estimate(jnp.where(mine, parts.regret, 0).sum(axis=0),
-                            jnp.where(mine, parts.average, 0).sum(axis=0), rows_of(t, None))
-        return self._count_part(t, s, current, player, keys, eps, tables)
+            estimate = jnp.where(mine, parts, 0).sum(axis=0)
+        else:
+            estimate = regret(player, keys)
+        return Estimate(estimate, shared.own[:, None] * current, rows_of(t, player))
 
-    def _count_part(self, t, s, current, player, keys, eps, tables) -> Estimate:
-        """One count pass: ``player`` traverses (``None``: chance sampling of everyone)."""
+    def _shared(self, t, s, current, eps) -> "_Shared":
+        """What the count passes of one half-step share, whoever traverses."""
         p = passes.edge_probabilities(t, current)                              # [N, *b]
-        weight = self.node_weights(t, current, p, player, eps)
-        enum = enumerates(self.name, t.node_kind, t.node_player, player)             # [N]
-        n = traversal_counts(t, tables, split_bounds(t, tables, self.width, weight),
-                             enum, self.samples, node_uniforms(keys, tables, player, p.dtype))
-        return self.from_counts(t, s, current, player, n, eps)
+        table = self.sampling_table(current, t.legal_mask, eps)
+        seq = getattr(t, "sequence", None)
+        if seq is None:
+            own = passes.own_reach_at_rows(t, passes.reach_pass(t, s, p))
+            return _Shared(p, table, own, None, None)
+        own, x = sequence.sequence_weights(seq, current)
+        xq = sequence.sequence_weights(seq, table)[1] if self.traverser_samples else None
+        return _Shared(p, table, own, x, xq)
 
-    def node_weights(self, t, current, p, player, eps) -> jax.Array:
-        """``[N, *b]``: the probability that a sampling node takes the edge into each node."""
+    def _count_pass(self, t, shared: "_Shared", player, keys, tables) -> jax.Array:
+        """``[N, *b]``: how many of the ``samples`` traversals of ``player`` (``None``:
+        chance sampling of everyone) reach each node."""
+        weight = self.node_weights(t, shared.p, shared.table, player)
+        enum = enumerates(self.name, t.node_kind, t.node_player, player)             # [N]
+        return traversal_counts(t, tables, split_bounds(tables, self.width, weight), enum,
+                                self.samples,
+                                node_uniforms(keys, tables, player, shared.p.dtype))
+
+    def node_weights(self, t, p, table, player) -> jax.Array:
+        """``[N, *b]``: the probability that a sampling node takes the edge into each node
+        (``p``: the strategy's edge probabilities; ``table``: :meth:`sampling_table`)."""
         if not self.traverser_samples:
             return p
-        table = self.sampling_table(current, t.legal_mask, eps)
         own = trail(t.edge_owner == player, p.ndim)
         return jnp.where(own, passes.edge_probabilities(t, table), p)
 
@@ -242,26 +268,19 @@ class MonteCarlo(Estimator):
         rows; the node passes otherwise. Averaging: counts reach every row, so the strategy
         sums take the exact own reach (CFR's average), as the exact estimator does.
         """
-        sequence_form = getattr(t, "sequence", None)
-        players = players_of(s, player)
-        if sequence_form is not None:
-            q, own = self._sequence_values(t, sequence_form, current, players, s.num_players,
-                                           n, eps)
-        else:
-            q = self._node_values(t, s, current, player, players, n, eps)
-            own = passes.own_reach_at_rows(
-                t, passes.reach_pass(t, s, passes.edge_probabilities(t, current)))
-        regret = instantaneous_regret(q, current, t.legal_mask)
-        return Estimate(regret, own[:, None] * current, rows_of(t, player))
+        shared = self._shared(t, s, current, eps)
+        regret = instantaneous_regret(self._count_values(t, s, current, shared, player, n),
+                                      current, t.legal_mask)
+        return Estimate(regret, shared.own[:, None] * current, rows_of(t, player))
 
-    def _sequence_values(self, t, seq, current, players, num, n, eps):
-        """``q [I, A, *b]`` and the realisation weights ``[I, *b]``, by sequences."""
+    def _count_values(self, t, s, current, shared: "_Shared", player, n) -> jax.Array:
+        """``q [I, A, *b]``, the counted traversals' action values (:meth:`from_counts`):
+        by sequences where ``t`` has them, else by node passes."""
+        players = players_of(s, player)
+        seq = getattr(t, "sequence", None)
+        if seq is None:
+            return self._node_values(t, s, shared, player, players, n)
         ndim = current.ndim
-        weight = sequence.realisation_weights(seq, current)
-        x = (weight[:, None] * current).reshape((-1,) + current.shape[2:])   # [I * A, *b]
-        if self.traverser_samples:
-            table = self.sampling_table(current, t.legal_mask, eps)
-            xq = (sequence.realisation_weights(seq, table)[:, None] * table).reshape(x.shape)
 
         def leaf_weights(i):
             node = jax.lax.dynamic_index_in_dim(seq.leaf_node, i, keepdims=False)     # [T]
@@ -269,22 +288,22 @@ class MonteCarlo(Estimator):
             payoff = take(t.payoff, node)[:, i]        # [T] (the empty sequence: dropped)
             w = trail(payoff.astype(current.dtype), ndim - 1) * take(n, node) / self.samples
             if self.enumerates_others:
-                w = sequence.times_others(seq, x, i, num, w)
+                w = sequence.times_others(seq, shared.x, i, s.num_players, w)
             if self.traverser_samples:
-                w = w / take(xq, own)                     # the traverser's sampling reach
+                w = w / take(shared.xq, own)              # the traverser's sampling reach
             return w
-        return sequence.sequence_values(seq, current, players, leaf_weights), weight
+        return sequence.sequence_values(seq, current, players, leaf_weights)
 
-    def _node_values(self, t, s, current, player, players, n, eps):
+    def _node_values(self, t, s, shared: "_Shared", player, players, n):
         """``q [I, A, *b]`` by node passes: ``V(g) = n(g) u(g) + sum_c (p / q)(c) V(c)``, then
         ``q(I, a) = sum over h in I of W(h) V(ha) / q(ha)`` / samples."""
         rows, actions = t.legal_mask.shape
-        p = passes.edge_probabilities(t, current)                              # [N, *b]
+        p = shared.p                                                           # [N, *b]
         ndim = p.ndim
         has_parent = t.parent >= 0
         up = jnp.maximum(t.parent, 0)
         enum = enumerates(self.name, t.node_kind, t.node_player, player)             # [N]
-        weight = self.node_weights(t, current, p, player, eps)
+        weight = self.node_weights(t, p, shared.table, player)
         q = jnp.where(trail(take(enum, up) | ~has_parent, ndim), 1, weight)    # edge's prob.
         taken = q > 0
         ratio = jnp.where(taken, p / jnp.where(taken, q, 1), 0)
@@ -303,6 +322,15 @@ class MonteCarlo(Estimator):
                       w * values * inverse_q[:, None], 0).sum(axis=1)               # [N, *b]
         qhat = passes.segment_sum(x, t.edge_index, rows * actions)
         return qhat.reshape((rows, actions) + x.shape[1:]) / self.samples
+
+
+class _Shared(NamedTuple):
+    """What every traverser's count pass of one half-step reads (computed once)."""
+    p: jax.Array             # [N, *b]     edge probabilities of the current strategy
+    table: jax.Array         # [I, A, *b]  how the traverser samples (sampling_table)
+    own: jax.Array           # [I, *b]     each row owner's reach (realisation weight)
+    x: jax.Array | None      # [I * A, *b] sequence weights of the strategy (sequence form)
+    xq: jax.Array | None     # [I * A, *b] ... of the sampling table (outcome; sequence form)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -341,9 +369,8 @@ class OutcomeSampling(MonteCarlo):
     traverser_samples: ClassVar[bool] = True
 
     def sampling_table(self, current, legal, eps):
-        kinds = trail(legal.sum(axis=1), current.ndim - 1).astype(current.dtype)     # [I]
-        uniform = jnp.where(trail(legal, current.ndim), 1 / jnp.maximum(kinds, 1)[:, None], 0)
-        return eps * uniform + (1 - eps) * current
+        return exploration_mix(current, trail(legal, current.ndim),
+                               trail(legal.sum(axis=1), current.ndim - 1), eps)
 
     def from_uniforms(self, t, s, policy: Policy, player, uniforms, eps, tables
                       ) -> RowEstimate:
