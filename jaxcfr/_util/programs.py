@@ -75,7 +75,7 @@ from typing import Any, Callable
 
 from jaxcfr._util.atomic import atomic_write_bytes
 
-__all__ = ["call", "key_of", "DIRECTORY", "FORMAT_VERSION", "MAGIC", "EXECUTABLE_GLOBALS",
+__all__ = ["call", "program", "key_of", "DIRECTORY", "FORMAT_VERSION", "MAGIC", "EXECUTABLE_GLOBALS",
            "IGNORED_CONFIG", "RARELY_RUN_CPU"]
 
 #: The folder of entries under JAX's compilation-cache directory.
@@ -148,27 +148,41 @@ def call(fn: Callable, args: tuple, static: dict[str, Any], *, rarely: bool = Fa
     live (the options change float rounding: one run split over devices or processes
     must compute what one device computes). ``traced`` (optional) is called once the
     program no longer needs Python's lock to be made: after tracing and lowering, before
-    XLA's compile (at once when it was found). Arguments that are not all device arrays
-    take the plain jitted call.
+    XLA's compile (at once when it was found, in this process or on disk). Arguments that
+    are not all device arrays take the plain jitted call (``traced`` after it).
     """
+    found = program(fn, args, static, rarely=rarely, traced=traced)
+    if found is not None:
+        return found(*args)
+    out = fn(*args, **static)
+    if traced is not None:
+        traced()
+    return out
+
+
+def program(fn: Callable, args: tuple, static: dict[str, Any], *, rarely: bool = False,
+            traced: Callable[[], None] | None = None):
+    """The compiled program :func:`call` runs for these arguments (a
+    ``jax.stages.Compiled``: call it with ``args``), or ``None`` where they are not all
+    device arrays. A caller that runs it often keeps it: looking it up flattens and
+    hashes every argument (tens of microseconds a call), and the program itself checks
+    its arguments' types (``TypeError`` when they changed: look it up again)."""
     try:
         platform, one_device, signature = _signature(args)
     except _Unkeyable:
-        if traced is not None:
-            traced()
-        return fn(*args, **static)
+        return None
     options = RARELY_RUN_CPU if rarely and platform == "cpu" else None
     import jax._src.config as config
     # what jax.jit's own cache tells programs apart by: the function, the static arguments
     # (by value), the arguments' structure and types, the configuration that tracing reads
     memo = (fn, tuple(sorted(static.items())), signature, config.trace_context(), rarely)
-    program = _found.get(memo)
-    if program is None:
-        program = _find_or_compile(fn, args, static, options, traced, one_device)
-        _found[memo] = program
+    found = _found.get(memo)
+    if found is None:
+        found = _find_or_compile(fn, args, static, options, traced, one_device)
+        _found[memo] = found
     elif traced is not None:
         traced()
-    return program(*args)
+    return found
 
 
 def _signature(args: tuple):
@@ -203,6 +217,8 @@ def _find_or_compile(fn, args, static, options, traced, one_device: bool):
         in_tree = jax.tree_util.tree_structure((args, {}))
         program = _load(path, key, in_tree, modules)
         if program is not None:
+            if traced is not None:
+                traced()
             return program
     hits = _hits()
     lowered = fn.lower(*args, **static)

@@ -11,7 +11,8 @@ Python body runs, which under ``jax.jit`` is once per trace (a compile), never p
     ...                                  # a second chunk of the same run
     assert TRACES.since(before) == {}    # compiled nothing
 
-The counter is the only process-wide state in the package, and it only counts.
+The counter only counts. (The package's other process-wide state is the programs of
+:mod:`jaxcfr._util.programs`, kept so that a program compiles once per process.)
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from jaxcfr.solvers.solver import SolverState
 from jaxcfr.tensors import LoweredGame
 
 __all__ = ["RECORD_KEYS", "Hooks", "LoopResult", "run_loop", "make_record", "iteration_of",
-           "lower_reporting", "compile_reporting"]
+           "lower_reporting", "compile_reporting", "state_is_finite"]
 
 #: The keys of every metric record, in order (documented in the module docstring).
 RECORD_KEYS = ("iteration", "metric", "metric_name", "exploitability", "nash_conv", "nash_gap",
@@ -249,13 +249,19 @@ def run_loop(runner: RunnerProtocol, state: SolverState, *, total: int, eval_eve
     return LoopResult(state, it, records, interrupted, run_iters, run_seconds)
 
 
+def state_is_finite(state: SolverState) -> jax.Array:
+    """Whether every table of ``state`` is finite (one rarely run program; the runner
+    compiles it beside its evaluation, so that the loop's first check finds it)."""
+    return programs.call(all_finite, (tuple(state[:-1]),), {}, rarely=True)
+
+
 def _check_finite(runner: RunnerProtocol, state: SolverState, record: dict[str, Any]) -> None:
     """A state or metric that is not finite (NaN / inf; a metric is written as null) ends
     the run: regret matching would quietly play uniform from there on."""
     metric = record["metric"]
     values = metric if isinstance(metric, list) else [metric]
     with runner.scope():
-        finite = bool(programs.call(all_finite, (tuple(state[:-1]),), {}, rarely=True))
+        finite = bool(state_is_finite(state))
     if not finite or any(v is None for v in values):
         raise FloatingPointError(
             f"iteration {record['iteration']}: the {'metrics' if finite else 'solver state'} "

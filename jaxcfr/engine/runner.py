@@ -41,7 +41,8 @@ from jaxcfr._util.arguments import positive_int
 from jaxcfr._util.tracing import counted
 from jaxcfr.engine.compilation_cache import enable_compilation_cache, use_compilation_cache
 from jaxcfr.kernels import sequence as _sequence
-from jaxcfr.kernels.numerics import all_finite, check_payoff_range
+from jaxcfr.engine.loop import state_is_finite
+from jaxcfr.kernels.numerics import check_payoff_range
 from jaxcfr.lowering.stack import forest as stack_forest
 from jaxcfr.lowering.stack import pad_to_multiple
 from jaxcfr.lowering.stack import shared_structure as stack_shared
@@ -188,6 +189,7 @@ class Runner:
                  sequence_form: bool = True, compilation_cache: bool | str = True):
         self.compilation_cache = use_compilation_cache(compilation_cache)
         self._evaluation_compile: threading.Thread | None = None
+        self._chunk_compiled = None        # the chunk's program, once looked up (_chunk)
         self.evaluation_compile_seconds: float | None = None
         self.dtype = _precision.dtype_of(precision)
         self.lowered = lowered
@@ -392,8 +394,17 @@ class Runner:
                       layout=self.layout, chunk=self.chunk)
         if lower:
             return _run_chunk.lower(*args, **static)
-        # found on disk before tracing, where it can be
-        return programs.call(_run_chunk, args, static, traced=traced)
+        if self._chunk_compiled is not None:
+            try:
+                return self._chunk_compiled(*args)
+            except TypeError:       # the arguments' types changed (checked before it runs)
+                self._chunk_compiled = None
+        # found on disk before tracing, where it can be; kept, since looking it up hashes
+        # every argument
+        self._chunk_compiled = programs.program(_run_chunk, args, static, traced=traced)
+        if self._chunk_compiled is None:
+            return programs.call(_run_chunk, args, static, traced=traced)
+        return self._chunk_compiled(*args)
 
     def chunk_program(self, state: SolverState):
         """The chunk's ``jax.stages.Lowered`` program (e.g. ``.compile().memory_analysis()``)."""
@@ -437,7 +448,7 @@ class Runner:
             state = self.init()
             self._evaluate(state)
             with self.scope():
-                programs.call(all_finite, (tuple(state[:-1]),), {}, rarely=True)
+                state_is_finite(state)
         except Exception:       # noqa: BLE001 - evaluate() itself raises it, in the caller
             pass
         self.evaluation_compile_seconds = time.perf_counter() - start

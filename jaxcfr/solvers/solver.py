@@ -304,7 +304,7 @@ class Solver:
         table: in the players' loop it is the loop's carry, written anyway, and one pass
         costs less than a scatter of one game's rows.
         """
-        matched = current_strategy(tensors, SolverState(*tables, None), self.predictive)
+        matched = self.strategy(tensors, SolverState(*tables, None))
         seq = getattr(tensors, "sequence", None)
         if not by_rows or player is None or seq is None:
             return matched
