@@ -3,8 +3,8 @@
 :class:`Enumeration` is what :mod:`jaxcfr.lowering.walk` fills, what a worker of
 :mod:`jaxcfr.lowering.parallel` packs (:mod:`jaxcfr.lowering.parts`) and what
 :mod:`jaxcfr.lowering.lower` turns into tensors. The node codes and the own-sequence
-ids are defined here; histories are rebuilt from the ``parent`` and ``action`` columns
-(:meth:`Enumeration.path`) only when an error is reported.
+ids are defined here; a walk rebuilds a history (for an error) from its own groups
+(:meth:`jaxcfr.lowering.walk._Walk.history`), never per node.
 
 Example::
 
@@ -19,7 +19,10 @@ import struct
 from array import array
 from typing import Any, Hashable
 
-__all__ = ["Enumeration", "Packed", "CHANCE_CODE", "TERMINAL_CODE", "SLOT_RADIX", "ROOT_PARENT"]
+import numpy as np
+
+__all__ = ["Enumeration", "Packed", "CHANCE_CODE", "TERMINAL_CODE", "SLOT_RADIX", "ROOT_PARENT",
+           "as_numpy"]
 
 #: ``Enumeration.code`` of a chance node (decision nodes store their row, >= 0).
 CHANCE_CODE = -1
@@ -85,7 +88,7 @@ class Enumeration:
         self.parent = array("i")
         self.slot = array("i")
         self.depth = array("i")
-        self.action: list[Any] = []
+        self.action: Any = []            # labels; the walk's finish: [N] object array
         self.prob = array("d")
         self.code = array("i")
         self.terminals = array("i")
@@ -101,14 +104,6 @@ class Enumeration:
 
     def __len__(self) -> int:
         return len(self.code)
-
-    def path(self, node: int) -> tuple:
-        """The action path from the first node of the walk to ``node`` (for error messages)."""
-        out = []
-        while self.parent[node] != ROOT_PARENT:
-            out.append(self.action[node])
-            node = self.parent[node]
-        return tuple(reversed(out))
 
     def seed_rows(self, top: "Enumeration") -> list[dict]:
         """Start from ``top``'s information-set rows (a job below a cut walk); returns
@@ -128,3 +123,11 @@ class Enumeration:
             for row, (p, key) in enumerate(zip(self.row_player, self.row_key)):
                 self.rows_of[p][key] = row
         return self.rows_of
+
+
+def as_numpy(values, dtype) -> np.ndarray:
+    """A column as a NumPy array: a view of an ``array`` column (no copy), else a
+    conversion."""
+    if isinstance(values, array):
+        return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype)
+    return np.asarray(values, dtype=dtype)

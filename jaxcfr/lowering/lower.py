@@ -27,7 +27,6 @@ import dataclasses
 import itertools
 import operator
 import os
-from array import array
 from typing import Callable
 
 import numpy as np
@@ -44,7 +43,7 @@ from jaxcfr.game.registry import load_game
 from jaxcfr.lowering.size import SizeEstimate, estimate_size
 from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
                             GameTensors, LoweredGame)
-from jaxcfr.lowering.columns import CHANCE_CODE, Enumeration
+from jaxcfr.lowering.columns import CHANCE_CODE, Enumeration, as_numpy
 from jaxcfr.lowering.walk import fewer_collections, walk
 
 __all__ = ["lower", "as_lowered", "sort_infosets", "MemoryBudgetError", "estimate_bytes",
@@ -193,13 +192,6 @@ def as_lowered(game, *, cache=None, report: dict | None = None,
     return lower(game, name=name, **lower_kwargs)
 
 
-def _column(values, dtype) -> np.ndarray:
-    """A walk column as a NumPy array (a view of an ``array`` column, no copy)."""
-    if isinstance(values, array):
-        return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype)
-    return np.asarray(values, dtype=dtype)
-
-
 def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     """Reorder the pre-order columns into depth order and fill the tensors.
 
@@ -208,7 +200,7 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     """
     num_players, max_actions = enum.num_players, enum.max_actions
     n = len(enum)
-    depth = _column(enum.depth, np.int32)
+    depth = as_numpy(enum.depth, np.int32)
     # depth order, pre-order within a level (a radix sort where depths fit 16 bits)
     order = np.argsort(depth.astype(np.uint16) if n and depth.max() < 1 << 16 else depth,
                        kind="stable")
@@ -219,14 +211,14 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     new_of_old = np.empty(n, dtype=np.int32)
     new_of_old[order] = np.arange(n, dtype=np.int32)
 
-    parent_old = _column(enum.parent, np.int32)[order]
+    parent_old = as_numpy(enum.parent, np.int32)[order]
     enum.parent = None
     parent = new_of_old[np.maximum(parent_old, 0)]
     parent[parent_old == NO_PARENT] = NO_PARENT
     del parent_old
-    slot = _column(enum.slot, np.int32)[order]
+    slot = as_numpy(enum.slot, np.int32)[order]
     enum.slot = None
-    code = _column(enum.code, np.int32)[order]
+    code = as_numpy(enum.code, np.int32)[order]
     num_real = len(enum.row_actions)
     sink = num_real
     decision = code >= 0
@@ -241,12 +233,12 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     del chance
     infoset = np.where(decision, code, np.int32(sink)).astype(np.int32, copy=False)
     del code
-    prob = _column(enum.prob, np.float64)[order]
+    prob = as_numpy(enum.prob, np.float64)[order]
     enum.prob = None
     payoff = np.zeros((n, num_players), dtype=np.float64)
     if len(enum.terminals):
-        returns = _column(enum.returns, np.float64).reshape(-1, num_players)
-        payoff[new_of_old[_column(enum.terminals, np.int32)]] = returns
+        returns = as_numpy(enum.returns, np.float64).reshape(-1, num_players)
+        payoff[new_of_old[as_numpy(enum.terminals, np.int32)]] = returns
         del returns
     enum.terminals = enum.returns = None
     del new_of_old
@@ -286,8 +278,7 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
         node_infoset=infoset, edge_owner=edge_owner, edge_index=edge_index,
         chance_prob=prob, payoff=payoff, legal_mask=legal,
         infoset_player=infoset_player, infoset_rep=infoset_rep)
-    labels = enum.action if isinstance(enum.action, np.ndarray) else \
-        np.fromiter(enum.action, dtype=object, count=n)
+    labels = enum.action                    # [N] object (a walk's or a merge's finish)
     enum.action = None
     node_action = tuple(labels[order].tolist())      # (iterating the array: 10 times slower)
     del labels

@@ -213,7 +213,7 @@ class Merge:
                      prob=np.frombuffer(t.prob, np.float64)[a:b].copy(),
                      terminals=(self.top_node[terms[lo:hi]]).astype(np.int32),
                      returns=np.frombuffer(t.returns, np.float64)[lo * P:hi * P].copy())
-        self._append(action=_objects(t.action[a:b]))
+        self._append(action=t.action[a:b])
         self.nodes += b - a
         self.top_done, self.top_terminal = b, hi
 

@@ -50,7 +50,7 @@ from jaxcfr.game.contract import (TERMINAL, GameError, clone_error, format_histo
                                   game_exception, hashable_key, inspect_node,
                                   player_to_act_consistent)
 from jaxcfr.lowering.columns import (CHANCE_CODE, ROOT_PARENT, SLOT_RADIX, TERMINAL_CODE,
-                                     Enumeration, Packed)
+                                     Enumeration, Packed, as_numpy)
 
 __all__ = ["Enumeration", "walk", "root_item", "fewer_collections", "CHANCE_CODE",
            "TERMINAL_CODE", "SLOT_RADIX", "CHECK_EVERY", "ROOT_PARENT"]
@@ -388,12 +388,22 @@ class _Walk:
         return [i if i < 0 else start[i // SLOT_RADIX] + i % SLOT_RADIX for i in ids]
 
     def radix(self, ids) -> list:
-        """Compact own-sequence ids (-1: none) as ``row * SLOT_RADIX + slot``."""
+        """Compact own-sequence ids (-1: none) as ``row * SLOT_RADIX + slot`` (a whole
+        column at once: :meth:`finish`)."""
         ids = np.asarray(ids, dtype=np.int64)
         some = ids >= 0
-        row = np.searchsorted(np.asarray(self.row_start, np.int64), ids[some], "right") - 1
-        ids[some] += row * SLOT_RADIX - np.asarray(self.row_start, np.int64)[row]
+        start = np.asarray(self.row_start, np.int64)
+        row = np.searchsorted(start, ids[some], "right") - 1
+        ids[some] += row * SLOT_RADIX - start[row]
         return ids.tolist()
+
+    def radix_one(self, i: int) -> int:
+        """:meth:`radix` of one id (a frontier item's, :meth:`beyond`): a bisection of the
+        rows, where converting them to an array costs O(rows) per call."""
+        if i < 0:
+            return i
+        row = bisect_right(self.row_start, i) - 1
+        return i + row * SLOT_RADIX - self.row_start[row]
 
     def index(self, upto: int) -> None:
         """Index the groups of the children of the nodes walked before ``upto`` (every
@@ -403,8 +413,9 @@ class _Walk:
         lo = self.indexed
         if upto <= lo:
             return
-        cid = _ints(self.cids.values)
-        parent = lo + np.flatnonzero(_ints(self.codes.values)[lo:upto] != TERMINAL_CODE)
+        cid = as_numpy(self.cids.values, np.int32)
+        parent = lo + np.flatnonzero(as_numpy(self.codes.values, np.int32)[lo:upto]
+                                     != TERMINAL_CODE)
         first = cid[np.minimum(parent + 1, len(cid) - 1)]
         for node, start in self.cut_first.items():
             at = np.searchsorted(parent, node)
@@ -420,19 +431,19 @@ class _Walk:
         parent, slot, depth, probability and action from its group."""
         self.index(len(self.cids))
         enum, created = self.enum, self.created
-        cid = _ints(self.cids.values)
+        cid = as_numpy(self.cids.values, np.int32)
         # one column at a time, the largest first (the host's peak is the walk's end)
         labels = np.fromiter(self.labels, dtype=object, count=created)
         self.labels = []
         enum.action = labels[cid]
         del labels
         # the start items' groups (of one) among the others, all in creation order
-        at = np.searchsorted(_ints(self.group_first), self.start_first)
-        first = np.insert(_ints(self.group_first), at, self.start_first)
-        parent = np.insert(_ints(self.group_parent), at, self.start_parent)
+        at = np.searchsorted(as_numpy(self.group_first, np.int32), self.start_first)
+        first = np.insert(as_numpy(self.group_first, np.int32), at, self.start_first)
+        parent = np.insert(as_numpy(self.group_parent, np.int32), at, self.start_parent)
         size = np.diff(first, append=created)
         enum.parent = np.repeat(parent, size)[cid]
-        enum.depth = np.repeat(_ints(self.group_depth.values), size)[cid]
+        enum.depth = np.repeat(as_numpy(self.group_depth.values, np.int32), size)[cid]
         slot = np.arange(created, dtype=np.int32)
         slot -= np.repeat(first, size)
         for c, (s, _) in self.starts.items():
@@ -448,7 +459,7 @@ class _Walk:
         del prob
         enum.code, enum.returns = self.codes.values, self.returns.values
         enum.row_seq[:] = self.radix(enum.row_seq)
-        code = _ints(enum.code)
+        code = as_numpy(enum.code, np.int32)
         enum.terminals.frombytes(np.flatnonzero(code == TERMINAL_CODE).astype(np.int32)
                                  .tobytes())
         return enum
@@ -517,14 +528,14 @@ class _Walk:
             self.too_long(node, self.labels[first])
         self.cut_first[node] = first
         probs = self.chance_probs.get(first)
+        shared = [self.radix_one(i) for i in seq]
         for state, cid, _ in items:
-            own = list(seq)
+            own = list(shared)
             if chooser >= 0:
-                own[chooser] = offset + cid
+                own[chooser] = self.radix_one(offset + cid)
             prob = 1.0 if probs is None else probs[cid - first]
             self.enum.frontier.append((node + 1, (state, node, cid - first, depth,
-                                                  tuple(self.radix(own)), self.labels[cid],
-                                                  prob)))
+                                                  tuple(own), self.labels[cid], prob)))
 
     # -- a decision node's row -------------------------------------------------------------
     def kept(self, state, node: int, player: int, acts: tuple) -> tuple:
@@ -566,8 +577,9 @@ class _Walk:
 
     # -- errors (histories are built here only) --------------------------------------------
     def parent(self, node: int) -> int:
-        """The pre-order number of ``node``'s parent (a start item's own parent)."""
-        self.index(node)
+        """The pre-order number of ``node``'s parent (a start item's own parent); the
+        groups of the nodes before ``node`` are indexed (:meth:`index`: its callers index
+        once, up to the node they start from, which covers all its ancestors)."""
         cid = self.cids.values[node]
         k = bisect_right(self.group_first, cid) - 1
         s = bisect_right(self.start_first, cid) - 1
@@ -578,6 +590,7 @@ class _Walk:
     def history(self, node: int) -> tuple:
         """The action path to ``node`` (O(depth): for error messages only)."""
         out = []
+        self.index(node)
         parent = self.parent(node)
         while parent != ROOT_PARENT:
             out.append(self.labels[self.cids.values[node]])
@@ -643,6 +656,7 @@ class _Walk:
         returns here once absent-mindedness is ruled out (such a game is walked in one
         process).
         """
+        self.index(node)
         n = self.parent(node)
         while n != ROOT_PARENT:
             if self.codes.values[n] == row:
@@ -658,8 +672,3 @@ class _Walk:
             f"{key!r}, this history and the first member (history {self.first(row)}) differ "
             "in that player's own earlier (information set, action) sequence",
             rule="perfect-recall", history=self.history(node), infoset=key)
-
-
-def _ints(values) -> np.ndarray:
-    """An int32 column as a NumPy array (a view, no copy)."""
-    return np.frombuffer(values, np.int32) if len(values) else np.zeros(0, np.int32)
