@@ -41,6 +41,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import atexit
 import datetime
 import json
 import os
@@ -95,6 +96,7 @@ print(json.dumps({{"solve_s": time.perf_counter() - t0, "metric": float(metric)}
 
 
 PYCACHE = tempfile.mkdtemp(prefix="bench-cold-pycache-")
+atexit.register(shutil.rmtree, PYCACHE, True)          # this run's bytecode, gone after it
 
 
 PROGRAMS = """

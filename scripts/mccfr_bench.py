@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
+import statistics
 import subprocess
 import sys
 import time
@@ -196,7 +198,6 @@ def compile_seconds(game: str, samples: int = 64, rounds: int = 5) -> dict:
     interleaved rounds (every program once per round, from its lowered form; the
     persistent cache off), each program's median and every round's seconds; the ratio to
     the exact program's median."""
-    import statistics
     lowered = jaxcfr.lower(jaxcfr.load_game(game), name=game)
     entries = ("none", "external", "outcome", "external/counts", "outcome/counts")
     seconds = {entry: [] for entry in entries}
@@ -276,7 +277,7 @@ def fresh(game: str, scheme: str, rounds: int = 2, limit: float = 180.0) -> dict
                          str(time.time())])
             try:
                 out = subprocess.run(cmd, capture_output=True, text=True, check=True,
-                                     timeout=limit, env={**__import__("os").environ,
+                                     timeout=limit, env={**os.environ,
                                                          "JAXCFR_NO_COMPILATION_CACHE": "1"})
                 runs[side].append(json.loads(out.stdout.strip().splitlines()[-1]))
             except subprocess.TimeoutExpired:
@@ -334,7 +335,6 @@ def peer(out: pathlib.Path, only: str | None = None) -> None:
     part's date and load average under ``peer["when"][part]``). The whole process keeps
     off the persistent compilation cache (compile seconds are compiles, not loads; the
     fresh-process children are kept off it too)."""
-    import os
     os.environ["JAXCFR_NO_COMPILATION_CACHE"] = "1"
     path = out / "mccfr.json"
     results = json.loads(path.read_text()) if path.exists() else {}
