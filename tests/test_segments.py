@@ -50,7 +50,7 @@ def test_stacked_plans_with_a_traced_member():
     length = max(i.size for i in ids)          # members' values padded to one length
     ids = [np.concatenate([i, np.full(length - i.size, targets - 1)]) for i in ids]
     plan = jax.tree_util.tree_map(
-        jnp.asarray, stack_plans([plan_segments(i, targets) for i in ids], targets))
+        jnp.asarray, stack_plans([plan_segments(i, targets) for i in ids], targets, length))
     values = rng.standard_normal((3, length))
     pick = jax.jit(lambda p, v: segment_add(jnp.zeros(targets), v, plan_of(plan, p)))
     with precision.scope(np.float64):
@@ -58,6 +58,15 @@ def test_stacked_plans_with_a_traced_member():
             got = pick(jnp.asarray(p), jnp.asarray(values[p]))
             want = jnp.zeros(targets).at[ids[p]].add(values[p])
             np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12)
+
+
+def test_positions_left_out_are_never_read():
+    ids = np.array([0, 0, 1, 1, 1, 2])
+    keep = np.array([True, False, True, True, False, True])
+    plan = jax.tree_util.tree_map(jnp.asarray, plan_segments(ids, 3, keep=keep))
+    values = jnp.asarray([1.0, np.nan, 2.0, 3.0, np.inf, 5.0])
+    np.testing.assert_array_equal(np.asarray(segment_add(jnp.zeros(3), values, plan)),
+                                  [1.0, 5.0, 5.0])
 
 
 def test_unsorted_or_out_of_range_ids_are_refused():

@@ -34,11 +34,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["SegmentPlan", "plan_segments", "stack_plans", "plan_of", "segment_add",
+__all__ = ["SegmentPlan", "SequencePlans", "plan_segments", "stack_plans", "plan_of",
+           "segment_add", "sequence_plans",
            "MAX_BUCKETS"]
 
 #: At most this many buckets (one gather and one reduce each) per plan.
 MAX_BUCKETS = 4
+#: Buckets are merged when that pads fewer slots than this (a GPU reads ~64k floats in
+#: about the time one more launch takes).
+CHEAP_PADDING = 1 << 16
 
 
 class SegmentPlan(NamedTuple):
@@ -54,33 +58,37 @@ class SegmentPlan(NamedTuple):
 
 def _widths(lengths: np.ndarray, max_buckets: int) -> list[int]:
     """Bucket widths (ascending) for segments of these lengths: powers of two, then
-    merged (the narrower into the wider) while there are too many or one holds fewer
-    than 1/64 of the segments; a merge that adds the least padding goes first."""
+    merged (the narrower into the wider, the merge that adds the least padding first)
+    while there are more than ``max_buckets``, one holds fewer than 1/64 of the segments,
+    or a merge adds fewer than :data:`CHEAP_PADDING` slots (a launch costs more)."""
     if lengths.size == 0:
         return [1]
     top = int(lengths.max())
     widths = sorted({min(top, 1 << int(np.ceil(np.log2(max(n, 1))))) for n in np.unique(lengths)})
-    counts = lambda ws: [int(((lengths <= w) & (lengths > lo)).sum())  # noqa: E731
-                         for lo, w in zip([0] + ws[:-1], ws)]
+
+    def counts(ws):
+        return [int(((lengths <= w) & (lengths > lo)).sum()) for lo, w in zip([0] + ws[:-1], ws)]
     while len(widths) > 1:
         c = counts(widths)
-        small = [i for i in range(len(widths) - 1) if c[i] * 64 < lengths.size]
-        if len(widths) <= max_buckets and not small:
-            break
         # padding added by merging bucket i into i + 1: its segments grow to the wider width
         cost = [c[i] * (widths[i + 1] - widths[i]) for i in range(len(widths) - 1)]
-        candidates = small or range(len(widths) - 1)
-        i = min(candidates, key=lambda k: cost[k])
-        del widths[i]
+        small = [i for i in range(len(widths) - 1) if c[i] * 64 < lengths.size]
+        cheap = [i for i in range(len(widths) - 1) if cost[i] < CHEAP_PADDING]
+        if len(widths) <= max_buckets and not small and not cheap:
+            break
+        candidates = cheap or small or range(len(widths) - 1)
+        del widths[min(candidates, key=lambda k: cost[k])]
     return widths
 
 
-def plan_segments(ids: np.ndarray, num_targets: int, max_buckets: int = MAX_BUCKETS
-                  ) -> SegmentPlan:
+def plan_segments(ids: np.ndarray, num_targets: int, max_buckets: int = MAX_BUCKETS,
+                  keep: np.ndarray | None = None) -> SegmentPlan:
     """The plan of adding values ``[T]`` into targets ``ids [T]`` (sorted ascending).
 
     Segments of equal target are contiguous; each bucket's rows list one segment's
-    positions (in order), padded with ``T``. Host work: a few vectorised passes over ``T``.
+    positions (in order), padded with ``T``. ``keep [T]`` bool: only those positions are
+    added (the others, e.g. padding that would add zeros, are never read). Host work: a
+    few vectorised passes over ``T``.
     """
     ids = np.asarray(ids, dtype=np.int64)
     t = ids.size
@@ -88,7 +96,9 @@ def plan_segments(ids: np.ndarray, num_targets: int, max_buckets: int = MAX_BUCK
         raise ValueError("plan_segments needs ids sorted ascending")
     if t and (ids[0] < 0 or ids[-1] >= num_targets):
         raise ValueError(f"ids must lie in 0..{num_targets - 1}")
-    targets, starts, lengths = np.unique(ids, return_index=True, return_counts=True)
+    positions = np.arange(t) if keep is None else np.flatnonzero(keep)
+    kept = ids[positions]
+    targets, starts, lengths = np.unique(kept, return_index=True, return_counts=True)
     widths = _widths(lengths, max_buckets)
     order, buckets = [], []
     lo = 0
@@ -96,43 +106,39 @@ def plan_segments(ids: np.ndarray, num_targets: int, max_buckets: int = MAX_BUCK
         chosen = np.flatnonzero((lengths > lo) & (lengths <= w))
         lo = w
         offsets = np.arange(w)
-        pos = starts[chosen, None] + offsets[None, :]                         # [S_b, w]
-        pos = np.where(offsets[None, :] < lengths[chosen, None], pos, t)
+        at = np.minimum(starts[chosen, None] + offsets[None, :], max(kept.size - 1, 0))
+        pos = np.where(offsets[None, :] < lengths[chosen, None], positions[at] if kept.size
+                       else t, t)                                             # [S_b, w]
         order.append(chosen)
         buckets.append(pos.astype(np.int32))
     order = np.concatenate(order) if order else np.zeros(0, np.int64)
     return SegmentPlan(targets=targets[order].astype(np.int32), buckets=tuple(buckets))
 
 
-def stack_plans(plans: list[SegmentPlan], num_targets: int) -> SegmentPlan:
+def stack_plans(plans: list[SegmentPlan], num_targets: int, length: int) -> SegmentPlan:
     """Plans of several players (or members) padded to one shape, ``[P]`` leading.
 
-    Bucket ``b`` of the stack is as wide as the widest member's bucket ``b`` and as long
-    as the longest; a member with fewer buckets gets empty ones. Padding rows read the
-    zero and add to target ``num_targets`` (out of range: dropped)."""
+    Every plan must have been made from ids of one ``length`` ``T`` (the values of each
+    member are ``[T, *b]``), so their padding positions are all ``T``. Bucket ``b`` of
+    the stack is as wide as the widest member's bucket ``b`` and as long as the longest;
+    a member with fewer buckets gets empty ones. Padding rows read the zero and add to
+    target ``num_targets`` (out of range: dropped)."""
     count = max(len(p.buckets) for p in plans)
+    t = int(length)
 
     def bucket(p, b):
         return p.buckets[b] if b < len(p.buckets) else np.zeros((0, 1), np.int32)
 
-    def zero_of(p):                                   # the position of this member's zero
-        return max((int(x.max(initial=-1)) for x in p.buckets), default=-1) + 1
-
     rows = [max(bucket(p, b).shape[0] for p in plans) for b in range(count)]
     width = [max(bucket(p, b).shape[1] for p in plans) for b in range(count)]
-    # every member's values are padded to the same length T (the stacked leaf tables),
-    # so the zero is at the largest T: each member's padding positions point there
-    t = max(zero_of(p) for p in plans)
     targets, buckets = [], [[] for _ in range(count)]
     for p in plans:
         own, start = [], 0
         for b in range(count):
             x = bucket(p, b)
-            x = np.where(x >= zero_of(p), t, x)
-            x = np.pad(x, ((0, rows[b] - x.shape[0]), (0, width[b] - x.shape[1])),
-                       constant_values=t)
-            buckets[b].append(x)
-            n = bucket(p, b).shape[0]
+            n = x.shape[0]
+            buckets[b].append(np.pad(x, ((0, rows[b] - n), (0, width[b] - x.shape[1])),
+                                     constant_values=t))
             own.append(np.pad(p.targets[start:start + n], (0, rows[b] - n),
                               constant_values=num_targets))
             start += n
@@ -157,3 +163,26 @@ def segment_add(target: jax.Array, values: jax.Array, plan: SegmentPlan) -> jax.
     sums = [padded.at[b].get(mode="promise_in_bounds").sum(axis=1) for b in plan.buckets]
     sums = jnp.concatenate(sums) if len(sums) > 1 else sums[0]                  # [S, *b]
     return target.at[plan.targets].add(sums, mode="drop", unique_indices=True)
+
+
+class SequencePlans(NamedTuple):
+    """The sequence form's segment sums planned (:mod:`jaxcfr.kernels.sequence`): per
+    player, its leaves into its sequences and each level's rows into their parents'."""
+    leaves: SegmentPlan     # [P] stacked: leaf_own[i] [T] -> the I * A sequences
+    levels: tuple           # K stacked plans [P]: row_parent[level_rows[d][i]] -> sequences
+
+
+def sequence_plans(leaf_own: np.ndarray, row_parent: np.ndarray, level_rows,
+                   num_sequences: int) -> SequencePlans:
+    """:class:`SequencePlans` of one game's sequence tables (host arrays: ``leaf_own
+    [P, T]``, ``row_parent [I]``, ``level_rows``: K arrays ``[P, R_d]``); both the leaves
+    and each level's rows are sorted by their targets in those tables."""
+    players = leaf_own.shape[0]
+    leaves = stack_plans([plan_segments(leaf_own[i], num_sequences) for i in range(players)],
+                         num_sequences, leaf_own.shape[1])
+    sink = row_parent.shape[0] - 1                   # the levels' padding rows: they add 0
+    levels = tuple(stack_plans([plan_segments(row_parent[level[i]], num_sequences,
+                                              keep=level[i] != sink)
+                                for i in range(players)], num_sequences, level.shape[1])
+                   for level in level_rows)
+    return SequencePlans(leaves, levels)
