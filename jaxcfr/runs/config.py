@@ -184,6 +184,12 @@ class SolverConfig:
         """The parameters given, by name (a list as a tuple)."""
         return dict(self.parameters)
 
+    def __getattr__(self, name: str):
+        """A parameter given, by its name (``config.solver.alpha``; ``None`` if not given)."""
+        if name.startswith("_") or name not in named_parameters():
+            raise AttributeError(f"SolverConfig has no attribute {name!r}")
+        return dict(self.parameters).get(name)
+
     def hyperparams(self) -> dict[str, Any]:
         """The parameters given, lists expanded per ``combine`` (as lists)."""
         given = self.given()
@@ -436,8 +442,11 @@ def _field_type(section: str, key: str, where: str):
         known = _keys_of(section)
         hint = _did_you_mean(key, known)
         hint = hint.replace("mean ", f"mean {section}.") if hint else ""
+        fields = [k for k in known if k not in named_parameters()]
+        extra = (f", and the parameters of the algorithms' parts: "
+                 f"{', '.join(named_parameters())}" if section == "solver" else "")
         raise ConfigError(f"{where}: unknown key {section}.{key}{hint}; the keys of [{section}] "
-                          f"are {', '.join(known)}")
+                          f"are {', '.join(fields)}{extra}")
     return hints[key]
 
 
