@@ -469,6 +469,8 @@ def _build(raw: dict[str, Any], source: str, given: dict[str, str] | None = None
             if parameters:
                 kwargs["parameters"] = tuple(parameters)
             sections[key] = _SECTIONS[key](**kwargs)
+            if key == "solver":
+                sections[key] = _in_declared_order(sections[key])
         elif key in _TOP_LEVEL:
             if not isinstance(value, str):
                 raise ConfigError(f"{source}: {key} must be a string, got {_type(value)}")
@@ -484,6 +486,20 @@ def _build(raw: dict[str, Any], source: str, given: dict[str, str] | None = None
     _check_code(config, source, given or {}, trust_code, folder)
     _check_values(config, source, given or {})
     return config
+
+
+def _in_declared_order(s: SolverConfig) -> SolverConfig:
+    """``s`` with its parameters in the order the solver's parts declare them (the order of
+    a grid's axes and of the members' labels, whatever the file's order), if the solver
+    can be made (else as written: the value checks report why)."""
+    try:
+        solver = make_solver(s.algorithm, estimator=make_estimator(s.sampling, s.samples,
+                                                                   counts=s.counts))
+    except (ArgumentError, ValueError, TypeError):
+        return s
+    names = [p.name for p in solver.parameters]
+    key = lambda item: names.index(item[0]) if item[0] in names else len(names)  # noqa: E731
+    return dataclasses.replace(s, parameters=tuple(sorted(s.parameters, key=key)))
 
 
 def _check_code(c: Config, source: str, given: dict[str, str], trust_code: bool,
