@@ -199,6 +199,9 @@ def test_solve_names_the_keywords_it_no_longer_takes():
         jaxcfr.solve("kuhn_poker", "cfr+", 5, seeds=[1, 2])
     with pytest.raises(jaxcfr.ArgumentError, match=r"give device=jaxcfr.DeviceOptions\(chunk"):
         jaxcfr.solve("kuhn_poker", "cfr+", 5, chunk=8)
+    with pytest.raises(jaxcfr.ArgumentError, match=r"no argument eval_evry \(did you mean "
+                                                   r"eval_every\?\)"):
+        jaxcfr.solve("kuhn_poker", "cfr+", 5, eval_evry=2)
     with pytest.raises(jaxcfr.ArgumentError, match="device must be a jaxcfr.DeviceOptions"):
         jaxcfr.solve("kuhn_poker", "cfr+", 5, device={"chunk": 8})
 

@@ -359,7 +359,7 @@ def test_every_preset_converges(preset, alternating):
 
 
 # -- the loop's carry ----------------------------------------------------------------------
-@pytest.mark.parametrize("settings", [{}, {"alpha": [1.0, 1.5, 2.0]}],
+@pytest.mark.parametrize("settings", [{}, {"gamma": [1.0, 1.5, 2.0]}],
                          ids=["one game", "a batch of settings"])
 @pytest.mark.parametrize("preset", ["dcfr", "pcfr+"])
 def test_step_carries_the_current_strategy_of_its_state(preset, settings):

@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import inspect
 import os
 import time
@@ -218,10 +219,6 @@ class SolveOptions:
             raise TypeError(f"solve() has no argument {sorted(unknown)[0]!r}")
         a = {**_SOLVE_DEFAULTS, **given}
         values = dict(a["parameters"] or {})
-        for name in values:
-            if name in _MOVED and values[name] is not None:
-                raise ArgumentError(f"solve() takes no {spell(name)} any more: give "
-                                    f"{_MOVED[name]}", argument=spell(name))
         iterations = positive_int(spell("iterations"), a["iterations"])
         eval_every = optional_positive_int(spell("eval_every"), a["eval_every"])
         arguments.one_of(spell("precision"), a["precision"], PRECISIONS)
@@ -229,6 +226,7 @@ class SolveOptions:
         load = _group(a["load"], LoadOptions, "load", spell).check(spell)
         solver = make_solver(a["algorithm"], alternating=a["alternating"],
                              estimator=a["estimator"], spell=spell)
+        _not_arguments(values, solver, spell)
         parameters = solver.check_parameters(values, spell)
         chance = Chance.of(a["chance"], spell=spell)
         options = cls(solver, iterations, eval_every, parameters, chance, a["precision"],
@@ -241,6 +239,22 @@ class SolveOptions:
         """:func:`~jaxcfr.engine.sampled_chance.sampled_chance_rules` for these options."""
         sampled_chance_rules(spell, estimator=self.solver.estimator, because=because,
                              parameters=self.parameters)
+
+
+def _not_arguments(values: Mapping[str, Any], solver: Solver, spell) -> None:
+    """A keyword that is neither a parameter of ``solver`` nor an argument of :func:`solve`,
+    but was one (:data:`_MOVED`) or looks like one: an error saying which."""
+    taken = {p.name for p in solver.parameters}
+    for name, value in values.items():
+        if name in taken or value is None:
+            continue
+        if name in _MOVED:
+            raise ArgumentError(f"solve() takes no {spell(name)} any more: give "
+                                f"{_MOVED[name]}", argument=spell(name))
+        close = difflib.get_close_matches(name, list(_SOLVE_DEFAULTS)[:-1], n=1, cutoff=0.8)
+        if close:
+            raise ArgumentError(f"solve() has no argument {spell(name)} (did you mean "
+                                f"{spell(close[0])}?)", argument=spell(name))
 
 
 def _group(value, kind: type, name: str, spell):
