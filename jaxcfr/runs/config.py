@@ -57,8 +57,10 @@ from jaxcfr._util import arguments
 from jaxcfr._util.arguments import (ArgumentError, nonnegative_int, one_of, plain_name,
                                     positive_int)
 from jaxcfr._util.precision import PRECISIONS
+from jaxcfr.api.solve import DeviceOptions, LoadOptions, SolveOptions
 from jaxcfr.engine.runner import DEFAULT_CHUNK
-from jaxcfr.engine.sampled_chance import CHANCE_CHOICES, DEFAULT_DRAWS, sampled_chance_rules
+from jaxcfr.engine.sampled_chance import (CHANCE_CHOICES, DEFAULT_DRAWS, Chance,
+                                          sampled_chance_rules)
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.registry import check_trusted, import_game_module, load_abstraction
 from jaxcfr.solvers.estimators import Estimator, make_estimator
@@ -286,6 +288,18 @@ class Config:
         """The solver ``[solver]`` names: the preset, its update order, its estimator."""
         return make_solver(self.solver.algorithm, alternating=self.solver.alternating,
                            estimator=self.estimator(), spell=config_spelling)
+
+    def options(self) -> SolveOptions:
+        """The run as the option objects ``jaxcfr.solve`` builds (:class:`SolveOptions`):
+        the solver, its parameter values (:meth:`run_parameters`, checked), chance, the
+        precision, :class:`DeviceOptions` (``run.chunk``) and :class:`LoadOptions`
+        (``game.cache``)."""
+        solver = self.make_solver()
+        return SolveOptions(solver, self.solver.iterations, self.run.eval_every,
+                            solver.check_parameters(self.run_parameters(), config_spelling),
+                            Chance(self.solver.chance, self.solver.draws), self.run.precision,
+                            DeviceOptions(chunk=self.run.chunk),
+                            LoadOptions(cache=self.game.cache))
 
     def run_parameters(self) -> dict[str, Any]:
         """The solver's parameter values of the run, what :class:`jaxcfr.Runner` takes:

@@ -48,7 +48,7 @@ from jaxcfr.engine.distributed import Cluster, any_process, check_same, together
 from jaxcfr.engine.loop import Hooks, compile_reporting, iteration_of, lower_reporting, run_loop
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.engine.runner import Runner, batch_mesh
-from jaxcfr.engine.sampled_chance import AUTO_SAMPLES, Chance, SampledChanceRunner, \
+from jaxcfr.engine.sampled_chance import AUTO_SAMPLES, SampledChanceRunner, \
     choose_chance
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.registry import load_abstraction
@@ -226,29 +226,29 @@ def build_runner(config: Config, status=None, mesh=None) -> RunnerProtocol:
     """The runner of ``config``: full-width over the lowered game(s), or sampled chance
     (``solver.chance``; ``auto`` samples a game whose chance cannot be enumerated);
     ``mesh``: shard it (:class:`~jaxcfr.engine.runner.Runner`; not under sampled chance)."""
-    solver = config.make_solver()
-    if config.solver.chance == "exact" or config.game.batched:
+    options = config.options()
+    if options.chance.mode == "exact" or config.game.batched:
         lowered, sampled = build_lowered(config, status), None
     else:
         name, abstraction = config.game.members[0]
         extra = {} if abstraction is None else {"abstraction": load_abstraction(abstraction)}
         lowered, sampled = choose_chance(
-            name, Chance(config.solver.chance, config.solver.draws), status,
-            cache=config.game.cache,
+            name, options.chance, status, cache=options.load.cache,
             sort_infosets=config.game.sort_infosets, name=name if abstraction is None else
             f"{name} | {abstraction}", **extra)
     if sampled is None:
-        return Runner(lowered, solver, config.run_parameters(),
-                      precision=config.run.precision, chunk=config.run.chunk, mesh=mesh)
+        return Runner(lowered, options.solver, options.parameters,
+                      precision=options.precision, chunk=options.device.chunk, mesh=mesh)
     if mesh is not None:
         raise ArgumentError("sampled chance (solver.chance) runs in one process on one "
                             "device: it cannot be sharded or run over several processes",
                             "solver.chance")
-    if config.solver.chance == "auto":
+    if options.chance.mode == "auto":
         check_sampled_chance(config, because=AUTO_SAMPLES)
-    return SampledChanceRunner(sampled, solver, config.run_parameters(),
-                               precision=config.run.precision, chunk=config.run.chunk,
-                               draws=config.solver.draws, exact=lowered, name=config.game.name)
+    return SampledChanceRunner(sampled, options.solver, options.parameters,
+                               precision=options.precision, chunk=options.device.chunk,
+                               draws=options.chance.draws, exact=lowered,
+                               name=config.game.name)
 
 
 def _train(config: Config, run: RunDir, resume: bool, progress, handle_sigint, log, status,
