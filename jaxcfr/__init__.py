@@ -33,34 +33,31 @@ __version__ = "0.1.0"
 __all__ = [
     # the game protocol and formats
     "efg", "CHANCE", "TERMINAL", "Game", "GameError", "ArgumentError", "load_game", "register",
-    "registered_games", "REFERENCE_GAMES", "validate", "validate_game_with",
+    "registered_games", "validate",
     # lowering
-    "GameTensors", "LoweredGame", "MemoryBudgetError", "estimate_bytes", "lower",
-    "sort_infosets", "stack", "estimate_size", "SizeEstimate", "memory_estimate", "MemoryEstimate",
+    "LoweredGame", "MemoryBudgetError", "lower", "stack", "estimate_size", "memory_estimate",
     # solvers and runs
-    "ALGORITHMS", "HyperParams", "Solver", "SolverState", "cfr", "cfr_plus", "dcfr", "dcfr_plus",
-    "linear_cfr", "make_solver", "pcfr_plus", "pdcfr_plus", "Runner", "RunnerProtocol",
-    "batch_mesh", "Cluster", "DistributedError", "solve", "SolveOptions", "SolveResult", "RECORD_KEYS", "runs", "load_config",
-    "train",
-    # the parts of an update: estimators, regret and averaging rules
+    "ALGORITHMS", "Solver", "SolverState", "cfr", "cfr_plus", "dcfr", "dcfr_plus",
+    "linear_cfr", "make_solver", "pcfr_plus", "pdcfr_plus", "hs_pcfr_plus", "Runner",
+    "batch_mesh", "Cluster", "solve", "SolveResult", "DeviceOptions", "LoadOptions", "Report",
+    "runs", "load_config", "train",
+    # the parts of an update: estimators, regret and averaging rules, their parameters
     "Estimator", "ESTIMATORS", "Exact", "ChanceSampling", "ExternalSampling", "OutcomeSampling",
     "RegretRule", "RegretMatching", "RegretMatchingPlus", "DiscountedRegret", "AveragingRule",
-    "PolynomialAverage",
+    "PolynomialAverage", "ScheduledAverage", "parameter",
     # analytics and profiles
-    "Evaluation", "best_response", "evaluate", "expected_values", "Profile", "evaluate_profile",
-    "StrategyError",
+    "best_response", "evaluate", "expected_values", "Profile", "evaluate_profile",
     # estimated analytics (games too large to lower)
-    "Estimate", "ProfileEstimates", "estimate_values", "estimate_profile", "estimate_record",
-    "empirical_game", "Empirical",
+    "estimate_values", "estimate_profile", "estimate_record", "empirical_game",
     # chance that cannot be enumerated: the host samples it
     "SampledChanceRunner", "Chance",
     # action abstraction
     "Abstraction", "Abstracted", "Identity", "lift", "train_abstracted", "AbstractedResult",
-    "format_table", "load_abstraction", "REFERENCE_ABSTRACTIONS", "pseudo_harmonic",
+    "format_table", "load_abstraction", "pseudo_harmonic",
     # information abstraction
-    "Bucketing", "Bucketed", "BucketBy", "bucket_by",
+    "Bucketing", "Bucketed", "bucket_by",
     # subgame solving
-    "subgame", "resolve", "resolve_subgames", "ResolveResult", "SubgameGame",
+    "subgame", "resolve",
 ]
 
 
@@ -69,38 +66,36 @@ def _load() -> None:
     import jaxcfr.runs as runs  # noqa: F401 - the runs package is a public name
     from jaxcfr._util.arguments import ArgumentError
     from jaxcfr.game.abstraction import Abstracted, Abstraction, Identity, pseudo_harmonic
-    from jaxcfr.game.bucketing import BucketBy, Bucketed, Bucketing, bucket_by
+    from jaxcfr.game.bucketing import Bucketed, Bucketing, bucket_by
     from jaxcfr.game.contract import CHANCE, TERMINAL, GameError
     from jaxcfr.game.protocol import Game
-    from jaxcfr.game.registry import (REFERENCE_ABSTRACTIONS, REFERENCE_GAMES, load_abstraction,
-                                      load_game, register, registered_games)
-    from jaxcfr.game.validate import validate, validate_game_with
-    from jaxcfr.tensors import GameTensors, LoweredGame
-    from jaxcfr.lowering.budget import MemoryEstimate, memory_estimate
-    from jaxcfr.lowering.lower import MemoryBudgetError, estimate_bytes, lower, sort_infosets
-    from jaxcfr.lowering.size import SizeEstimate, estimate_size
+    from jaxcfr.game.registry import load_abstraction, load_game, register, registered_games
+    from jaxcfr.game.validate import validate
+    from jaxcfr.tensors import LoweredGame
+    from jaxcfr.lowering.budget import memory_estimate
+    from jaxcfr.lowering.lower import MemoryBudgetError, lower
+    from jaxcfr.lowering.size import estimate_size
     from jaxcfr.lowering.stack import stack
-    from jaxcfr.solvers.analytics import Evaluation, best_response, evaluate, expected_values
-    from jaxcfr.solvers.tables import StrategyError
+    from jaxcfr.solvers.analytics import best_response, evaluate, expected_values
     from jaxcfr.solvers.estimators import (ESTIMATORS, ChanceSampling, Estimator, Exact,
                                            ExternalSampling, OutcomeSampling)
-    from jaxcfr.solvers.presets import (ALGORITHMS, cfr, cfr_plus, dcfr, dcfr_plus, linear_cfr,
-                                        make_solver, pcfr_plus, pdcfr_plus)
+    from jaxcfr.solvers.parameters import parameter
+    from jaxcfr.solvers.presets import (ALGORITHMS, cfr, cfr_plus, dcfr, dcfr_plus, hs_pcfr_plus,
+                                        linear_cfr, make_solver, pcfr_plus, pdcfr_plus)
     from jaxcfr.solvers.rules import (AveragingRule, DiscountedRegret, PolynomialAverage,
-                                      RegretMatching, RegretMatchingPlus, RegretRule)
-    from jaxcfr.solvers.solver import HyperParams, Solver, SolverState
-    from jaxcfr.profiles.estimates import (Empirical, Estimate, ProfileEstimates, empirical_game,
-                                           estimate_profile, estimate_record, estimate_values)
+                                      RegretMatching, RegretMatchingPlus, RegretRule,
+                                      ScheduledAverage)
+    from jaxcfr.solvers.solver import Solver, SolverState
+    from jaxcfr.profiles.estimates import (empirical_game, estimate_profile, estimate_record,
+                                           estimate_values)
     from jaxcfr.profiles.profile import Profile, evaluate_profile
-    from jaxcfr.engine.loop import RECORD_KEYS
-    from jaxcfr.engine.protocol import RunnerProtocol
     from jaxcfr.engine.runner import Runner, batch_mesh
-    from jaxcfr.engine.distributed import Cluster, DistributedError
+    from jaxcfr.engine.distributed import Cluster
     from jaxcfr.engine.sampled_chance import Chance, SampledChanceRunner
     from jaxcfr.profiles.lifting import lift
     from jaxcfr.api.blueprint import AbstractedResult, format_table, train_abstracted
-    from jaxcfr.api.solve import SolveOptions, SolveResult, solve
-    from jaxcfr.subgames import ResolveResult, SubgameGame, resolve, resolve_subgames, subgame
+    from jaxcfr.api.solve import DeviceOptions, LoadOptions, Report, SolveResult, solve
+    from jaxcfr.subgames import resolve, subgame
     from jaxcfr.runs import load_config, train
     names = dict(locals())
     globals().update((k, v) for k, v in names.items() if k in __all__)

@@ -313,8 +313,8 @@ def seeds_study(iterations: int = 10_000, seeds: int = 20) -> dict:
     for label, alternating, estimator, k in runs:
         solver = jaxcfr.Solver("cfr", jaxcfr.RegretMatching(), alternating=alternating,
                                estimator=estimator)
-        result = jaxcfr.solve("leduc_poker", solver, iterations // k, seeds=list(range(seeds)),
-                              chunk=1000)
+        result = jaxcfr.solve("leduc_poker", solver, iterations // k, seed=list(range(seeds)),
+                              device=jaxcfr.DeviceOptions(chunk=1000))
         values[label] = [float(x) for x in result.final["exploitability"]]
     stats = {}
     peer = np.asarray(values["openspiel"])

@@ -362,12 +362,17 @@ class ReferenceCFR:
     Args:
       preset: a key of :data:`PRESETS`; ``alternating``, ``alpha``, ``beta``, ``gamma``
         override its defaults.
+      schedule: ``(gamma_drop, horizon)``: average as hyper-parameter schedules do (Zhang,
+        McAleer & Sandholm 2024), the sum decayed every iteration,
+        ``S_t = S_{t-1} ((t - 1) / t)^gamma_t + s_t`` with
+        ``gamma_t = gamma - gamma_drop t / horizon`` (written as the paper's recursion,
+        not as jaxcfr's weights).
     """
 
     def __init__(self, tree: Tree, preset: str, *, alternating: bool | None = None,
                  alpha: float | None = None, beta: float | None = None,
-                 gamma: float | None = None):
-        cfg = dict(PRESETS[preset])
+                 gamma: float | None = None, schedule: tuple[float, float] | None = None):
+        cfg = dict(PRESETS[preset], schedule=schedule)
         for name, v in (("alternating", alternating), ("alpha", alpha), ("beta", beta),
                         ("gamma", gamma)):
             if v is not None:
@@ -395,6 +400,10 @@ class ReferenceCFR:
         groups = ([list(range(self.tree.num_players))] if not cfg["alternating"]
                   else [[p] for p in range(self.tree.num_players)])
         weight = (t / 2.0 ** 20) ** cfg["gamma"]
+        decay = 1.0
+        if cfg["schedule"] is not None:
+            drop, horizon = cfg["schedule"]
+            weight, decay = 1.0, ((t - 1) / t) ** (cfg["gamma"] - drop * t / horizon)
         for group in groups:
             sigma = self.current()
             q, own, _ = counterfactual_values(self.tree, sigma)
@@ -410,7 +419,8 @@ class ReferenceCFR:
                 if cfg["floor"]:
                     r = np.maximum(r, 0.0)
                 self.regret[key] = r
-                self.strategy_sum[key] = self.strategy_sum[key] + weight * own[key] * sigma[key]
+                self.strategy_sum[key] = (decay * self.strategy_sum[key]
+                                          + weight * own[key] * sigma[key])
                 if cfg["predictive"]:
                     self.prediction[key] = inst
         self.iteration = t

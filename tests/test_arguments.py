@@ -59,7 +59,7 @@ def test_the_positive_integer_rule(value):
     ({"iterations": 2.5}, "iterations", 2.5),
     ({"iterations": 10, "eval_every": -3}, "eval_every", -3),
     ({"iterations": 10, "eval_every": 0}, "eval_every", 0),
-    ({"iterations": 10, "chunk": 0}, "chunk", 0),
+    ({"iterations": 10, "device": jaxcfr.DeviceOptions(chunk=0)}, "chunk", 0),
 ])
 def test_solve_refuses_bad_numbers_before_doing_anything(kwargs, name, value):
     with pytest.raises(ArgumentError) as info:

@@ -20,6 +20,7 @@ import pytest
 import jaxcfr
 from jaxcfr import GameError
 from jaxcfr.lowering import budget
+from jaxcfr.lowering.budget import MemoryEstimate
 from jaxcfr.solvers.analytics import _metrics
 from jaxcfr.cli.app import main
 from jaxcfr.game import LARGEST_TREE
@@ -36,7 +37,7 @@ except ImportError:  # tests/ is not a package: pytest put it on sys.path
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "efg"
 
 
-def variable(estimate: jaxcfr.MemoryEstimate) -> tuple[int, int]:
+def variable(estimate: MemoryEstimate) -> tuple[int, int]:
     """``(lowering, device)`` without their fixed parts."""
     return (estimate.lowering - budget._LOWERING_FIXED, estimate.device - budget._DEVICE_FIXED)
 

@@ -232,9 +232,9 @@ def test_solve_chooses_sampled_chance_where_chance_cannot_be_enumerated():
     with pytest.raises(jaxcfr.GameError, match="chance-not-enumerable"):
         jaxcfr.solve(SMALL_DICE, "cfr+", 10, chance="exact")
     with pytest.raises(jaxcfr.ArgumentError, match="chance-sampled CFR already"):
-        jaxcfr.solve(SMALL_DICE, "cfr+", 10, sampling="external")
-    with pytest.raises(jaxcfr.ArgumentError, match="one seed at a time"):
-        jaxcfr.solve(SMALL_DICE, "cfr+", 10, seeds=[1, 2])
+        jaxcfr.solve(SMALL_DICE, "cfr+", 10, estimator=jaxcfr.ExternalSampling())
+    with pytest.raises(jaxcfr.ArgumentError, match="one setting: give one value of seed"):
+        jaxcfr.solve(SMALL_DICE, "cfr+", 10, seed=[1, 2])
     with pytest.raises(jaxcfr.ArgumentError, match="chance must be one of"):
         jaxcfr.solve("kuhn_poker", "cfr+", 10, chance="sometimes")
 
@@ -310,7 +310,8 @@ def test_the_sampled_chance_rules_have_one_wording_in_every_spelling(capsys):
     """One owner (``sampled_chance_rules``), one wording, the caller's names."""
     said = "sampled chance is chance-sampled CFR already: {} must be none, got 'outcome'"
     with pytest.raises(jaxcfr.ArgumentError) as api:
-        jaxcfr.solve(SMALL_DICE, "cfr+", 10, chance="sampled", sampling="outcome")
+        jaxcfr.solve(SMALL_DICE, "cfr+", 10, chance="sampled",
+                     estimator=jaxcfr.OutcomeSampling())
     assert said.format("sampling") in str(api.value)
     with pytest.raises(ValueError) as config:
         config_from_dict({"game": {"name": SMALL_DICE},
@@ -318,8 +319,14 @@ def test_the_sampled_chance_rules_have_one_wording_in_every_spelling(capsys):
     assert said.format("solver.sampling") in str(config.value)
     assert app.main(["solve", SMALL_DICE, "--chance", "sampled", "--sampling", "outcome"]) == 2
     assert said.format("--sampling") in capsys.readouterr().err
-    # the seed rule, found once auto turns out to sample, says why
-    with pytest.raises(jaxcfr.ArgumentError, match=r"give seed, not seeds \(the game's chance"):
-        jaxcfr.solve(SMALL_DICE, "cfr+", 10, seeds=[1, 2])
-    assert app.main(["solve", SMALL_DICE, "--seeds", "1,2", "--quiet"]) == 2
-    assert "give --seed, not --seeds (the game's chance" in capsys.readouterr().err
+    # the one-setting rule, found once auto turns out to sample, says why
+    one = "sampled chance takes one setting: give one value of {}, not a list (the game's chance"
+    with pytest.raises(jaxcfr.ArgumentError) as api:
+        jaxcfr.solve(SMALL_DICE, "cfr+", 10, seed=[1, 2])
+    assert one.format("seed") in str(api.value)
+    assert app.main(["solve", SMALL_DICE, "--gamma", "1,2", "--quiet"]) == 2
+    assert one.format("--gamma") in capsys.readouterr().err
+    with pytest.raises(ValueError) as config:
+        train(config_from_dict({"game": {"name": SMALL_DICE}, "solver": {"gamma": [1, 2]}}),
+              out_dir="/nonexistent/never-created", handle_sigint=False)
+    assert one.format("solver.gamma") in str(config.value)

@@ -189,5 +189,5 @@ def test_format_1_is_refused_naming_the_readable_versions(tmp_path, monkeypatch)
     with monkeypatch.context() as m:
         m.setattr(checkpoint, "FORMAT_VERSION", 1)
         path = _save(tmp_path, 5)
-    with pytest.raises(CheckpointError, match="reads versions 2, 3 only"):
+    with pytest.raises(CheckpointError, match="reads versions 2, 3, 4 only"):
         checkpoint.load(path)

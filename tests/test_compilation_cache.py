@@ -80,7 +80,8 @@ def test_the_default_directory_is_under_xdg_cache_home(tmp_path):
 def test_the_off_switches_write_nothing(tmp_path):
     for i, (env, args) in enumerate([({compilation_cache.OFF_ENV: "1"}, "{}"),
                                      ({"JAXCFR_NO_CACHE": "1"}, "{}"),
-                                     ({}, "{'compilation_cache': False}")]):
+                                     ({}, "{'device': jaxcfr.DeviceOptions(compilation_cache="
+                                          "False)}")]):
         cache = tmp_path / f"xla{i}"
         out = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache), **env}, args)
         assert out["dir"] is None, (env, args)
@@ -89,7 +90,7 @@ def test_the_off_switches_write_nothing(tmp_path):
 
 def test_a_directory_given_to_solve_is_used(tmp_path):
     cache = tmp_path / "mine"
-    out = _fresh({}, f"{{'compilation_cache': {str(cache)!r}}}")
+    out = _fresh({}, f"{{'device': jaxcfr.DeviceOptions(compilation_cache={str(cache)!r})}}")
     assert out["dir"] == str(cache) and _entries(cache)
 
 
@@ -110,7 +111,7 @@ def test_a_bad_option_is_refused():
     with pytest.raises(TypeError, match="compilation_cache"):
         compilation_cache.use_compilation_cache(3)
     with pytest.raises(jaxcfr.ArgumentError, match="compilation_cache"):
-        jaxcfr.solve("kuhn_poker", "cfr+", 2, compilation_cache=3)
+        jaxcfr.solve("kuhn_poker", "cfr+", 2, device=jaxcfr.DeviceOptions(compilation_cache=3))
 
 
 def test_the_evaluation_compiles_beside_the_chunk_and_evaluates_alike():

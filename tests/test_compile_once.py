@@ -96,6 +96,22 @@ def test_new_hyperparameter_values_compile_nothing():
     assert results[0] != results[1]          # the new values were really used
 
 
+def test_new_values_of_a_parts_own_parameters_compile_nothing():
+    """A schedule's parameters (HS-PCFR+'s, declared by its averaging rule) and another
+    preset default are values, not program: neither compiles anything."""
+    lowered = C.lowered("kuhn_poker")
+    _warm(C.runner("kuhn_poker", jaxcfr.hs_pcfr_plus(), {"horizon": 100.0}))
+    results = []
+    with count_compiles() as counts:
+        for solver, values in [(jaxcfr.hs_pcfr_plus(), {"horizon": 40.0, "gamma_drop": 0.0}),
+                               (jaxcfr.hs_pcfr_plus(gamma=15.0), {})]:
+            runner = jaxcfr.Runner(lowered, solver, values)
+            state = runner.advance(runner.init(), 20)
+            results.append(runner.evaluate(state)["nash_conv"])
+    _assert_nothing_compiled(counts)
+    assert results[0] != results[1]          # the new values were really used
+
+
 class _ScaledKuhn(type(C.make_game("kuhn_poker"))):
     """Kuhn poker with every payoff tripled: a different game, the same tree shape."""
 

@@ -97,7 +97,9 @@ def test_wrong_type_names_key_and_file(tmp_path, line, key):
     ('[solver]\nalgorithm = "cfr++"', "solver.algorithm"),
     ("[run]\neval_every = 0", "run.eval_every"),
     ('[run]\nprecision = "float16"', "run.precision"),
-    ('[solver]\ncombine = "zip"\nalpha = [1, 2]\ngamma = [1, 2, 3]', "solver.combine"),
+    ('[solver]\nalgorithm = "dcfr"\ncombine = "zip"\nalpha = [1, 2]\ngamma = [1, 2, 3]',
+     "solver.combine"),
+    ('[solver]\nalpha = 2', "solver.alpha"),        # cfr+ takes gamma only
 ])
 def test_bad_values(tmp_path, text, key):
     path = _write(tmp_path, '[game]\nname = "kuhn_poker"\n' + text + "\n")
@@ -113,7 +115,8 @@ def test_game_needs_exactly_one_of_name_and_names(tmp_path):
 
 
 def test_ints_are_accepted_for_floats_and_lists_are_tuples(tmp_path):
-    c = load_config(_write(tmp_path, '[game]\nname = "x"\n[solver]\nalpha = 2\ngamma = [1, 2.5]\n'))
+    c = load_config(_write(tmp_path, '[game]\nname = "x"\n[solver]\nalgorithm = "dcfr"\n'
+                                     'alpha = 2\ngamma = [1, 2.5]\n'))
     assert c.solver.alpha == 2.0 and isinstance(c.solver.alpha, float)
     assert c.solver.gamma == (1.0, 2.5)
 
@@ -167,7 +170,8 @@ def test_hyperparameter_lists_make_a_grid():
     assert list(zip(hp["alpha"], hp["gamma"])) == [(a, g) for a in (1, 2) for g in (1, 2, 3)]
     assert len(c.solver.settings()) == 6
     z = config_from_dict({"game": {"name": "x"},
-                          "solver": {"alpha": [1, 2], "gamma": [3, 4], "combine": "zip"}})
+                          "solver": {"algorithm": "dcfr", "alpha": [1, 2], "gamma": [3, 4],
+                                     "combine": "zip"}})
     assert z.solver.hyperparams() == {"alpha": [1.0, 2.0], "gamma": [3.0, 4.0]}
     assert config_from_dict({"game": {"name": "x"}}).solver.settings() == []
 

@@ -201,7 +201,7 @@ def test_count_regrets_are_unbiased(name, player, scheme, samples):
     exact = np.asarray(estimators.Exact().estimate(t, s, sigma, who).regret)
     est, tables = estimators.make_estimator(scheme, samples, counts=True).prepare(lowered)
     tables = counts.CountTables(*(jnp.asarray(x) for x in tables))
-    hp = jaxcfr.cfr().hyperparams(exploration=[0.6] * draws)
+    hp = jaxcfr.make_solver("cfr", sampling="outcome").hyperparams(exploration=[0.6] * draws)
     current = jnp.broadcast_to(sigma[..., None], sigma.shape + (draws,))
     regret = jax.jit(lambda keys: est.estimate(t, s, current, who, keys, hp, tables).regret)(
         jax.random.split(jax.random.key(7), draws))
@@ -218,7 +218,7 @@ def test_counts_have_less_variance_than_independent_traversals():
     rows, actions = lowered.tensors.legal_mask.shape
     sigma, policy = _strategy(lowered, seed=4)
     draws, player = 300, jnp.asarray(0)
-    hp = jaxcfr.cfr().hyperparams(exploration=[0.6] * draws)
+    hp = jaxcfr.make_solver("cfr", sampling="outcome").hyperparams(exploration=[0.6] * draws)
     keys = jax.random.split(jax.random.key(11), draws)
     est, tables = estimators.make_estimator("external", 64, counts=True).prepare(lowered)
     tables = counts.CountTables(*(jnp.asarray(x) for x in tables))
@@ -244,9 +244,10 @@ KUHN_ALGORITHMS = {"chance": "cfr", "external": "cfr", "outcome": "lcfr"}
 
 @functools.cache
 def kuhn_run(scheme: str, seeds=(0, 1, 2), chunk: int = 64) -> jaxcfr.SolveResult:
-    kw = {"seeds": list(seeds)} if len(seeds) > 1 else {"seed": seeds[0]}
+    seed = list(seeds) if len(seeds) > 1 else seeds[0]
     return jaxcfr.solve(_lowered("kuhn_poker"), KUHN_ALGORITHMS[scheme], 1000,
-                        sampling=scheme, samples=64, counts=True, chunk=chunk, **kw)
+                        estimator=jaxcfr.ESTIMATORS[scheme](samples=64, counts=True),
+                        device=jaxcfr.DeviceOptions(chunk=chunk), seed=seed)
 
 
 def _tables(result, member=None) -> dict[str, np.ndarray]:
@@ -288,8 +289,8 @@ def test_a_count_run_is_its_seed_whatever_the_chunk_and_a_batch_member_follows_i
 def test_leduc_below_0_05_with_external_counts():
     """CFR+ with 1,024 external-sampling traversals per player and iteration as counts:
     300 iterations (measured: 0.0113)."""
-    result = jaxcfr.solve(_lowered("leduc_poker"), "cfr+", 300, sampling="external",
-                          samples=1024, counts=True, seed=0)
+    result = jaxcfr.solve(_lowered("leduc_poker"), "cfr+", 300,
+                          estimator=jaxcfr.ExternalSampling(samples=1024, counts=True), seed=0)
     assert result.final["exploitability"] < 0.05, result.final["exploitability"]
 
 
@@ -318,12 +319,15 @@ def test_resume_with_counts_is_bit_for_bit(tmp_path):
 
 def test_bad_count_arguments_are_refused():
     with pytest.raises(jaxcfr.ArgumentError, match="counts.*sampling"):
-        jaxcfr.solve("kuhn_poker", "cfr", 10, counts=True)
+        jaxcfr.make_solver("cfr", counts=True)
     with pytest.raises(jaxcfr.ArgumentError, match="at most 16,777,216"):
-        jaxcfr.solve("kuhn_poker", "cfr", 10, sampling="outcome", samples=2 ** 24 + 1,
-                     counts=True)
+        jaxcfr.OutcomeSampling(samples=2 ** 24 + 1, counts=True)
+    with pytest.raises(jaxcfr.ArgumentError, match="at most 16,777,216"):
+        jaxcfr.make_solver("cfr", sampling="outcome", samples=2 ** 24 + 1, counts=True)
     with pytest.raises(jaxcfr.ArgumentError, match="counts"):
-        jaxcfr.solve("kuhn_poker", "cfr", 10, sampling="outcome", counts="yes")
+        jaxcfr.make_solver("cfr", sampling="outcome", counts="yes")
     with pytest.raises(jaxcfr.ArgumentError, match="not both"):
-        jaxcfr.solve("kuhn_poker", "cfr", 10, estimator=jaxcfr.ExternalSampling(),
-                     counts=True)
+        jaxcfr.make_solver("cfr", estimator=jaxcfr.ExternalSampling(), counts=True)
+    # solve() takes the estimator as an object: the old keywords say so
+    with pytest.raises(jaxcfr.ArgumentError, match=r"no counts any more: give estimator="):
+        jaxcfr.solve("kuhn_poker", "cfr", 10, counts=True)

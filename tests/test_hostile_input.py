@@ -319,8 +319,10 @@ def test_the_empirical_game_enumerates_listed_chance_below_the_deal():
 # -- 9. bounds ------------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs, words", [
     ({"iterations": 10 ** 30}, "iterations must be at most 2,147,483,647"),
-    ({"iterations": 10, "chunk": 10 ** 12}, "chunk must be at most 2,147,483,647"),
-    ({"iterations": 10, "draws": 10 ** 9}, "draws must be at most 1,000,000"),
+    ({"iterations": 10, "device": jaxcfr.DeviceOptions(chunk=10 ** 12)},
+     "chunk must be at most 2,147,483,647"),
+    ({"iterations": 10, "chance": jaxcfr.Chance("sampled", draws=10 ** 9)},
+     "draws must be at most 1,000,000"),
 ])
 def test_huge_counts_are_refused_by_name(kwargs, words):
     with pytest.raises(ArgumentError, match=words):
@@ -412,8 +414,11 @@ def test_a_jax_prng_key_is_a_seed():
     key = jax.random.key(7)
     seed = arguments.seed("seed", key)
     assert seed == arguments.seed("seed", jax.random.PRNGKey(7)) and 0 <= seed < 2 ** 31
-    a = jaxcfr.solve("kuhn_poker", "cfr", 20, sampling="outcome", seed=key)
-    b = jaxcfr.solve("kuhn_poker", "cfr", 20, sampling="outcome", seed=seed)
+    a = jaxcfr.solve("kuhn_poker", "cfr", 20, estimator=jaxcfr.OutcomeSampling(), seed=key)
+    b = jaxcfr.solve("kuhn_poker", "cfr", 20, estimator=jaxcfr.OutcomeSampling(), seed=seed)
+    c = jaxcfr.solve("kuhn_poker", "cfr", 20, estimator=jaxcfr.OutcomeSampling(),
+                     seed=jax.random.PRNGKey(7))      # a raw key is one seed, not two
+    np.testing.assert_array_equal(a.average_strategy, c.average_strategy)
     np.testing.assert_array_equal(a.average_strategy, b.average_strategy)
     with pytest.raises(ArgumentError, match="or a JAX PRNG key"):
         arguments.seed("seed", jax.numpy.ones(3))

@@ -11,7 +11,7 @@ import pytest
 
 import jaxcfr
 from jaxcfr import CHANCE, TERMINAL, Game, GameError, MemoryBudgetError
-from jaxcfr.lowering.lower import sort_infosets
+from jaxcfr.lowering.lower import estimate_bytes, sort_infosets
 from jaxcfr.tensors import CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE
 
 try:
@@ -564,7 +564,7 @@ def test_memory_budget_after_the_walk():
     # A small game whose estimate is checked again with its exact sizes at the end:
     # estimate_bytes is the whole need, so a budget one byte short of it fails.
     lowered = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
-    need = jaxcfr.estimate_bytes(lowered.num_nodes, lowered.num_rows, lowered.max_actions, 2)
+    need = estimate_bytes(lowered.num_nodes, lowered.num_rows, lowered.max_actions, 2)
     with pytest.raises(MemoryBudgetError) as info:
         jaxcfr.lower(jaxcfr.load_game("kuhn_poker"), memory_budget=need - 1)
     assert _nodes_in_message(info.value) == 58

@@ -58,7 +58,7 @@ def _estimates(name: str, scheme: str, player, draws: int):
     policy = one._replace(regret=tiled, prediction=jnp.zeros_like(tiled), members=draws)
     estimator, tables = estimators.make_estimator(scheme).prepare(lowered)
     tables = subtree.SampleTables(*(jnp.asarray(x) for x in tables))
-    hp = jaxcfr.cfr().hyperparams(exploration=[0.6] * draws)
+    hp = jaxcfr.make_solver("cfr", sampling="outcome").hyperparams(exploration=[0.6] * draws)
     est = jax.jit(lambda keys: estimators.densify(
         estimator.estimate(t, s, policy, who, keys, hp, tables), rows, actions,
         draws).regret)(jax.random.split(jax.random.key(7), draws))
@@ -149,9 +149,10 @@ KUHN_RUNS = {"chance": ("cfr", 16, 4000), "external": ("cfr", 16, 4000),
 @functools.cache
 def kuhn_run(scheme: str, seeds=(0, 1, 2), chunk: int = 64) -> jaxcfr.SolveResult:
     algorithm, samples, iterations = KUHN_RUNS[scheme]
-    kw = {"seeds": list(seeds)} if len(seeds) > 1 else {"seed": seeds[0]}
-    return jaxcfr.solve(_lowered("kuhn_poker"), algorithm, iterations, sampling=scheme,
-                        samples=samples, chunk=chunk, **kw)
+    seed = list(seeds) if len(seeds) > 1 else seeds[0]
+    return jaxcfr.solve(_lowered("kuhn_poker"), algorithm, iterations,
+                        estimator=jaxcfr.ESTIMATORS[scheme](samples=samples),
+                        device=jaxcfr.DeviceOptions(chunk=chunk), seed=seed)
 
 
 def _tables(result, member=None) -> dict[str, np.ndarray]:
@@ -196,14 +197,22 @@ def test_a_batch_with_the_discounting_rule_equals_the_separate_runs():
 
 
 def test_bad_sampling_arguments_are_refused():
-    with pytest.raises(jaxcfr.ArgumentError, match="distinct"):
-        jaxcfr.solve("kuhn_poker", "cfr", 10, sampling="chance", seeds=[1, 1])
-    with pytest.raises(jaxcfr.ArgumentError, match=r"\(0, 1\]"):
-        jaxcfr.solve("kuhn_poker", "cfr", 10, sampling="outcome", exploration=0)
+    with pytest.raises(jaxcfr.ArgumentError, match=r"seed must be an integer"):
+        jaxcfr.solve("kuhn_poker", "cfr", 10, estimator=jaxcfr.ChanceSampling(),
+                     seed=[1, -1])
+    with pytest.raises(jaxcfr.ArgumentError, match=r"exploration must be in \(0, 1\]"):
+        jaxcfr.solve("kuhn_poker", "cfr", 10, estimator=jaxcfr.OutcomeSampling(),
+                     exploration=0)
+    with pytest.raises(jaxcfr.ArgumentError, match=r"exploration must be in \(0, 1\]"):
+        jaxcfr.make_solver("cfr", estimator=jaxcfr.OutcomeSampling(exploration=1.5))
+    with pytest.raises(jaxcfr.ArgumentError, match="cfr with external.*takes no parameter "
+                                                   "exploration; it takes gamma, seed"):
+        jaxcfr.solve("kuhn_poker", "cfr", 10, estimator=jaxcfr.ExternalSampling(),
+                     exploration=0.5)
     with pytest.raises(ValueError, match="unknown sampling"):
-        jaxcfr.solve("kuhn_poker", "cfr", 10, sampling="importance")
+        jaxcfr.make_solver("cfr", sampling="importance")
     with pytest.raises(jaxcfr.ArgumentError, match="samples"):
-        jaxcfr.solve("kuhn_poker", "cfr", 10, sampling="chance", samples=0)
+        jaxcfr.ChanceSampling(samples=0)
 
 
 @pytest.mark.parametrize("estimator", [jaxcfr.OutcomeSampling(),
@@ -253,6 +262,7 @@ def test_resume_with_sampling_is_bit_for_bit(tmp_path):
 def test_leduc_below_0_05_with_external_sampling():
     """20,000 iterations of Linear CFR with 16 external-sampling traversals per player
     (measured: 0.043 at 20,000; 0.050 at 15,000)."""
-    result = jaxcfr.solve(_lowered("leduc_poker"), "lcfr", 20_000, sampling="external",
-                          samples=16, seed=0, chunk=500)
+    result = jaxcfr.solve(_lowered("leduc_poker"), "lcfr", 20_000,
+                          estimator=jaxcfr.ExternalSampling(samples=16), seed=0,
+                          device=jaxcfr.DeviceOptions(chunk=500))
     assert result.final["exploitability"] < 0.05, result.final["exploitability"]

@@ -118,7 +118,7 @@ def test_a_new_regret_rule_is_one_definition():
             return jnp.clip(summed, 0, 0.5)
 
     solver = dataclasses.replace(jaxcfr.cfr_plus(), name="capped", regret=Capped())
-    for sampling in ("none", "external"):
-        result = jaxcfr.solve("kuhn_poker", solver, 30, sampling=sampling)
+    for estimator in (jaxcfr.Exact(), jaxcfr.ExternalSampling()):
+        result = jaxcfr.solve("kuhn_poker", solver, 30, estimator=estimator)
         regret = np.asarray(result.state.regret)
-        assert regret.min() >= 0 and regret.max() <= 0.5 + 1e-7, sampling
+        assert regret.min() >= 0 and regret.max() <= 0.5 + 1e-7, estimator

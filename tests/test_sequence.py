@@ -27,7 +27,7 @@ from jaxcfr.kernels import numerics
 from jaxcfr.kernels import passes
 from jaxcfr.kernels import sequence
 from jaxcfr.lowering.stack import shared_structure
-from jaxcfr.tensors import to_device
+from jaxcfr.tensors import GameTensors, to_device
 
 try:
     from tests import cfr_cases as C
@@ -207,7 +207,7 @@ def test_exact_estimator_uses_the_tables_when_present():
     tables = jax.tree_util.tree_map(jnp.asarray, sequence.sequence_tables(
         lowered.tensors, lowered.level_start, 2))
     sequenced = sequence.with_sequences(t, tables)
-    assert isinstance(sequenced, jaxcfr.GameTensors) and sequenced.parent is t.parent
+    assert isinstance(sequenced, GameTensors) and sequenced.parent is t.parent
     strategy = _random_strategy(lowered, np.random.default_rng(5))
     node_exact = jax.jit(lambda tt, st, p: estimators.Exact().estimate(tt, lowered.structure, st, p))
     for player in (None, jnp.asarray(0), jnp.asarray(1)):

@@ -6,6 +6,7 @@ import pytest
 
 import jaxcfr
 from jaxcfr import GameError
+from jaxcfr.game.validate import validate_game_with
 from jaxcfr.game.contract import (DECISION, TERMINAL_NODE, check_clone_independent,
                              check_terminal_step_refused, game_exception, hashable_key,
                              inspect_node, player_to_act_consistent)
@@ -194,7 +195,7 @@ def test_a_fair_sampler_passes_whatever_the_seed():
             outcomes = self.chance_outcomes()
             return outcomes[0] if rng.random() < outcomes[0][1] else outcomes[1]
     for seed in range(50):
-        jaxcfr.validate_game_with(FairSampler(), trajectories=4, seed=seed)
+        validate_game_with(FairSampler(), trajectories=4, seed=seed)
 
 
 def test_a_cache_shared_by_clones_is_not_a_clone_error():

@@ -37,6 +37,7 @@ from jaxcfr.lowering.lower import lower
 from jaxcfr.lowering.stack import stack
 from jaxcfr.profiles.lifting import as_abstraction, lifted_row
 from jaxcfr.profiles.profile import Profile
+from jaxcfr.solvers.parameters import single_setting
 from jaxcfr.tensors import LoweredGame
 
 __all__ = ["train_abstracted", "AbstractedResult", "format_table"]
@@ -125,8 +126,8 @@ def train_abstracted(game, abstraction=None, algorithm="cfr+", iterations: int =
       translate: how to lift: ``None`` by translation where the action abstraction
         defines it (the row has both rules' metrics), ``False`` by elimination only.
       algorithm, iterations, precision, solve_options: as :func:`jaxcfr.solve`
-        (``eval_every``, ``alternating``, ``alpha``, ``beta``, ``gamma``, ``chunk``,
-        ``callback``); hyper-parameters must be single values here.
+        (``eval_every``, ``alternating``, ``report``, the solver's parameters such as
+        ``alpha``); one setting: parameters take single values here.
     Returns:
       An :class:`AbstractedResult`, or a list of them (one per member, in order) when
       ``abstraction`` or ``bucketing`` is a list or tuple.
@@ -135,11 +136,9 @@ def train_abstracted(game, abstraction=None, algorithm="cfr+", iterations: int =
         enumerated; a contract, abstraction or bucket rule broken (naming the history).
     """
     batch, specs, labels = _members(abstraction, bucketing)
-    for k in ("alpha", "beta", "gamma"):
-        if np.ndim(solve_options.get(k)) > 0:
-            raise ValueError(f"train_abstracted() takes one value of {k}; to sweep settings, "
-                             "solve jaxcfr.stack(...) of the abstracted games with jaxcfr.solve "
-                             "and lift() each member")
+    single_setting(solve_options, why="train_abstracted()", because="to sweep settings, "
+                   "solve jaxcfr.stack(...) of the abstracted games with jaxcfr.solve and "
+                   "lift() each member")
     name = os.fspath(game) if isinstance(game, (str, os.PathLike)) else ""
     root = load_game(game) if name else game
     if isinstance(root, Abstracted):

@@ -1,24 +1,34 @@
 """``jaxcfr.solve``: one call from a game to an average profile and its metrics.
 
+The common case is one line; the solver's parameters are keywords named by its parts
+(:mod:`jaxcfr.solvers.parameters`), a list of values a batch of settings; the rest is
+grouped in option objects (:class:`DeviceOptions`: how and where it runs;
+:class:`LoadOptions`: how a game string is lowered; :class:`Report`: who hears about
+progress), which the command line builds too (:mod:`jaxcfr.cli.solve`).
+
 Example::
 
     >>> import jaxcfr
-    >>> result = jaxcfr.solve("kuhn_poker", algorithm="cfr+", iterations=1000)
+    >>> result = jaxcfr.solve("kuhn_poker", "cfr+", 1000)
     >>> round(result.final["values"][0], 3)
     -0.056
+    >>> sweep = jaxcfr.solve("leduc_poker", "dcfr", 500, alpha=[1.0, 1.5, 2.0])  # one step
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import inspect
 import os
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from jaxcfr._util import arguments
-from jaxcfr._util.arguments import api_spelling, optional_positive_int, positive_int
+from jaxcfr._util.arguments import ArgumentError, api_spelling, optional_positive_int, \
+    positive_int
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr.engine.loop import Hooks, compile_reporting, run_loop
 from jaxcfr.engine.protocol import RunnerProtocol
@@ -29,10 +39,11 @@ from jaxcfr.engine.sampled_chance import AUTO_SAMPLES, Chance, SampledChanceRunn
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers.estimators import Estimator
 from jaxcfr.solvers.presets import make_solver
-from jaxcfr.solvers.solver import Solver, SolverState, check_run_parameters
+from jaxcfr.solvers.solver import Solver, SolverState
 from jaxcfr.tensors import LoweredGame
 
-__all__ = ["solve", "solve_with", "SolveOptions", "SolveResult"]
+__all__ = ["solve", "solve_with", "SolveOptions", "SolveResult", "DeviceOptions",
+           "LoadOptions", "Report"]
 
 
 @dataclasses.dataclass(repr=False)
@@ -86,6 +97,92 @@ class SolveResult:
 
 
 @dataclasses.dataclass(frozen=True)
+class DeviceOptions:
+    """How and where a solve runs (never what it computes: results are the same).
+
+    Attributes:
+      chunk: iterations per compiled chunk.
+      compilation_cache: keep compiled programs on disk, so that the next process (same
+        game shapes, same solver) skips compiling: ``True`` in
+        ``$JAXCFR_COMPILATION_CACHE_DIR``, else ``$XDG_CACHE_HOME/jaxcfr/xla`` or
+        ``~/.cache/jaxcfr/xla``; a directory; ``False`` does not turn it on.
+        ``JAXCFR_NO_COMPILATION_CACHE=1`` keeps the whole process off it
+        (:mod:`jaxcfr.engine.compilation_cache`).
+      cluster: solve over several processes (:class:`jaxcfr.Cluster`, e.g.
+        ``jaxcfr.Cluster.from_options()`` reading ``$JAX_COORDINATOR_ADDRESS``,
+        ``$JAX_NUM_PROCESSES``, ``$JAX_PROCESS_ID``): ``jax.distributed`` starts first,
+        every process calls ``solve`` with the same arguments, and the run is sharded
+        over every process's devices (a batch over its members, one game split); every
+        process gets the whole result.
+    """
+    chunk: int = DEFAULT_CHUNK
+    compilation_cache: bool | str | os.PathLike = True
+    cluster: Cluster | None = None
+
+    def check(self, spell=api_spelling) -> "DeviceOptions":
+        positive_int(spell("chunk"), self.chunk)
+        if not isinstance(self.compilation_cache, (bool, str, os.PathLike)):
+            raise ArgumentError(f"{spell('compilation_cache')} must be True, False or a "
+                                f"directory, got {self.compilation_cache!r}",
+                                argument=spell("compilation_cache"))
+        if self.cluster is not None and not isinstance(self.cluster, Cluster):
+            raise ArgumentError(f"{spell('cluster')} must be a jaxcfr.Cluster, got "
+                                f"{self.cluster!r}", argument=spell("cluster"))
+        return self
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadOptions:
+    """How a game string is loaded and lowered (a Game or a LoweredGame ignores them).
+
+    Attributes:
+      cache: load from / store in the cache of lowered games (``True``:
+        ``~/.cache/jaxcfr/lowered``; a directory; ``None``/``False``: not used;
+        :mod:`jaxcfr.lowering.cache`).
+      workers: processes that walk the tree (see :func:`jaxcfr.lower`).
+    """
+    cache: bool | str | os.PathLike | None = None
+    workers: int | None = None
+
+    def check(self, spell=api_spelling) -> "LoadOptions":
+        if self.workers is not None:
+            positive_int(spell("workers"), self.workers)
+        return self
+
+
+@dataclasses.dataclass(frozen=True)
+class Report:
+    """Who hears about a solve as it goes.
+
+    Attributes:
+      callback: called with each evaluation's record.
+      progress: ``progress(iteration, record)``, called after every compiled chunk
+        (``record=None``) and every evaluation, like ``jaxcfr.train``'s.
+      status: told about lowering and compiling (``begin`` / ``update`` / ``end``: e.g.
+        ``jaxcfr.runs.progress.make_status()``, which writes to stderr).
+    """
+    callback: Callable[[dict[str, Any]], None] | None = None
+    progress: Callable[[int, dict[str, Any] | None], None] | None = None
+    status: Any = None
+
+
+#: What a keyword ``solve`` no longer takes became (for the message that says so).
+_MOVED = {"sampling": "estimator=jaxcfr.ExternalSampling(...) (an estimator object)",
+          "samples": "estimator=jaxcfr.ExternalSampling(samples=...)",
+          "counts": "estimator=jaxcfr.ExternalSampling(samples=..., counts=True)",
+          "draws": "chance=jaxcfr.Chance(\"sampled\", draws=...)",
+          "seeds": "seed=[...] (a list of seeds is a batch)",
+          "chunk": "device=jaxcfr.DeviceOptions(chunk=...)",
+          "compilation_cache": "device=jaxcfr.DeviceOptions(compilation_cache=...)",
+          "cluster": "device=jaxcfr.DeviceOptions(cluster=...)",
+          "cache": "load=jaxcfr.LoadOptions(cache=...)",
+          "workers": "load=jaxcfr.LoadOptions(workers=...)",
+          "callback": "report=jaxcfr.Report(callback=...)",
+          "progress": "report=jaxcfr.Report(progress=...)",
+          "status": "report=jaxcfr.Report(status=...)"}
+
+
+@dataclasses.dataclass(frozen=True)
 class SolveOptions:
     """Everything a solve is told, grouped and checked (before any lowering).
 
@@ -93,97 +190,99 @@ class SolveOptions:
       solver: the solver, its estimator included.
       iterations: iterations to run.
       eval_every: evaluate every this many iterations (``None``: only at the end).
-      run_parameters: what :class:`jaxcfr.Runner` takes: ``alpha`` / ``beta`` /
-        ``gamma`` / ``exploration`` (a list: a batch of settings) and ``seed`` (a list:
-        a batch of seeds).
+      parameters: the solver's parameter values by name, checked by their declarations
+        (:attr:`~jaxcfr.solvers.solver.Solver.parameters`; a list: a batch).
       chance: how chance is treated (:class:`jaxcfr.engine.sampled_chance.Chance`).
       precision: ``"float32"`` or ``"float64"``.
-      chunk: iterations per compiled chunk.
-      workers: processes that lower a game string.
-      compilation_cache: JAX's persistent compilation cache (``True``: jaxcfr's directory;
-        a directory; ``False``: not turned on): :mod:`jaxcfr.engine.compilation_cache`.
+      device: :class:`DeviceOptions`.
+      load: :class:`LoadOptions`.
     """
     solver: Solver
     iterations: int
     eval_every: int | None
-    run_parameters: dict[str, Any]
+    parameters: dict[str, Any]
     chance: Chance
     precision: str = "float32"
-    chunk: int = DEFAULT_CHUNK
-    workers: int | None = None
-    compilation_cache: bool | str = True
+    device: DeviceOptions = DeviceOptions()
+    load: LoadOptions = LoadOptions()
 
     @classmethod
-    def check(cls, spell=api_spelling, *, algorithm: str | Solver = "cfr+",
-              iterations: int = 1000, estimator: Estimator | None = None,
-              chance: str | Chance = "auto", seed: int = 0, seeds=None, alpha=None,
-              beta=None, gamma=None, exploration=None, alternating: bool | None = None,
-              eval_every: int | None = None, precision: str = "float32",
-              chunk: int = DEFAULT_CHUNK, workers: int | None = None, sampling=None,
-              samples=None, counts=None, draws=None, compilation_cache: bool | str = True
-              ) -> "SolveOptions":
-        """Check every argument by the rules every entry point shares
-        (:mod:`jaxcfr._util.arguments`, the estimators, the presets, the sampled-chance
-        rules); errors name the arguments as ``spell`` renders them (the API's names, the
-        command line's flags). ``sampling`` / ``samples`` are thin spellings of
-        ``estimator``, ``draws`` of ``chance``."""
-        iterations = positive_int(spell("iterations"), iterations)
-        eval_every = optional_positive_int(spell("eval_every"), eval_every)
-        chunk = positive_int(spell("chunk"), chunk)
-        arguments.one_of(spell("precision"), precision, PRECISIONS)
-        if workers is not None:
-            workers = positive_int(spell("workers"), workers)
-        solver = make_solver(algorithm, alternating=alternating, estimator=estimator,
-                             sampling=sampling, samples=samples, counts=counts,
-                             spell=spell)
-        hyper = check_run_parameters(
-            {"alpha": alpha, "beta": beta, "gamma": gamma, "exploration": exploration,
-             "seed": arguments.seeds(spell("seeds"), seeds) if seeds is not None
-             else arguments.seed(spell("seed"), seed)},
-            spell)
-        chance = Chance.of(chance, draws=draws, spell=spell)
-        if not isinstance(compilation_cache, (bool, str, os.PathLike)):
-            raise arguments.ArgumentError(
-                f"{spell('compilation_cache')} must be True, False or a directory, got "
-                f"{compilation_cache!r}", argument=spell("compilation_cache"))
-        options = cls(solver, iterations, eval_every, hyper, chance, precision, chunk, workers,
-                      compilation_cache)
+    def check(cls, given: Mapping[str, Any], spell=api_spelling) -> "SolveOptions":
+        """The options of :func:`solve`'s arguments ``given`` by name (its signature is the
+        one list of them, with their defaults; ``parameters``: the solver's parameter
+        values), each checked by the rules every entry point shares
+        (:mod:`jaxcfr._util.arguments`, the parts' declarations, the presets, the
+        sampled-chance rules); errors name the arguments as ``spell`` renders them (the
+        API's names, the command line's flags)."""
+        unknown = set(given) - set(_SOLVE_DEFAULTS)
+        if unknown:
+            raise TypeError(f"solve() has no argument {sorted(unknown)[0]!r}")
+        a = {**_SOLVE_DEFAULTS, **given}
+        values = dict(a["parameters"] or {})
+        iterations = positive_int(spell("iterations"), a["iterations"])
+        eval_every = optional_positive_int(spell("eval_every"), a["eval_every"])
+        arguments.one_of(spell("precision"), a["precision"], PRECISIONS)
+        device = _group(a["device"], DeviceOptions, "device", spell).check(spell)
+        load = _group(a["load"], LoadOptions, "load", spell).check(spell)
+        solver = make_solver(a["algorithm"], alternating=a["alternating"],
+                             estimator=a["estimator"], spell=spell)
+        _not_arguments(values, solver, spell)
+        parameters = solver.check_parameters(values, spell)
+        chance = Chance.of(a["chance"], spell=spell)
+        options = cls(solver, iterations, eval_every, parameters, chance, a["precision"],
+                      device, load)
         if chance.mode == "sampled":
             options.check_sampled_chance(spell)
         return options
 
     def check_sampled_chance(self, spell=api_spelling, because: str = "") -> None:
         """:func:`~jaxcfr.engine.sampled_chance.sampled_chance_rules` for these options."""
-        sampled_chance_rules(
-            spell, estimator=self.solver.estimator, because=because,
-            seeds=self.run_parameters["seed"] if isinstance(self.run_parameters["seed"], list)
-            else None,
-            settings=any(isinstance(v, list) for k, v in self.run_parameters.items()
-                         if k != "seed"))
+        sampled_chance_rules(spell, estimator=self.solver.estimator, because=because,
+                             parameters=self.parameters)
+
+
+def _not_arguments(values: Mapping[str, Any], solver: Solver, spell) -> None:
+    """A keyword that is neither a parameter of ``solver`` nor an argument of :func:`solve`,
+    but was one (:data:`_MOVED`) or looks like one: an error saying which."""
+    taken = {p.name for p in solver.parameters}
+    for name, value in values.items():
+        if name in taken or value is None:
+            continue
+        if name in _MOVED:
+            raise ArgumentError(f"solve() takes no {spell(name)} any more: give "
+                                f"{_MOVED[name]}", argument=spell(name))
+        close = difflib.get_close_matches(name, list(_SOLVE_DEFAULTS)[:-1], n=1, cutoff=0.8)
+        if close:
+            raise ArgumentError(f"solve() has no argument {spell(name)} (did you mean "
+                                f"{spell(close[0])}?)", argument=spell(name))
+
+
+def _group(value, kind: type, name: str, spell):
+    """An option group: ``None`` (the defaults) or a ``kind``."""
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        raise ArgumentError(f"{spell(name)} must be a jaxcfr.{kind.__name__}, got {value!r}",
+                            argument=spell(name))
+    return value
 
 
 def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *,
           estimator: Estimator | None = None, chance: str | Chance = "auto",
-          seed: int = 0, seeds=None, alpha=None, beta=None, gamma=None, exploration=None,
           alternating: bool | None = None, eval_every: int | None = None,
-          precision: str = "float32", chunk: int = DEFAULT_CHUNK,
-          callback: Callable[[dict[str, Any]], None] | None = None,
-          progress: Callable[[int, dict[str, Any] | None], None] | None = None,
-          status=None, cache=None, workers: int | None = None,
-          sampling: str | None = None, samples: int | None = None,
-          counts: bool | None = None, draws: int | None = None,
-          compilation_cache: bool | str = True,
-          cluster: Cluster | None = None) -> SolveResult:
+          precision: str = "float32", device: DeviceOptions | None = None,
+          load: LoadOptions | None = None, report: Report | None = None,
+          **parameters) -> SolveResult:
     """Solve ``game`` with ``algorithm`` for ``iterations`` iterations.
 
     Args:
       game: a game string (``"leduc_poker"``, ``"x.efg"``), a Game, or a LoweredGame
         (a stacked one solves the whole batch).
       algorithm: a preset name (``cfr``, ``cfr+``, ``lcfr``, ``dcfr``, ``pcfr+``,
-        ``dcfr+``, ``pdcfr+``; any case, aliases as ``cfr_plus``) or a Solver.
+        ``dcfr+``, ``pdcfr+``, ``hs-pcfr+``; any case, aliases as ``cfr_plus``) or a
+        Solver (one made of your own parts too).
       estimator: the estimator object (default: the solver's, exact for a preset), e.g.
         ``jaxcfr.ExternalSampling(samples=16)`` (:mod:`jaxcfr.solvers.estimators`);
-        ``sampling="external", samples=16`` is a thin spelling of it, and
         ``counts=True`` runs the samples as counts over the whole tree
         (``jaxcfr.ExternalSampling(samples=4096, counts=True)``: one pass whatever the
         number of samples; :mod:`jaxcfr.kernels.counts`).
@@ -192,64 +291,49 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
         lowers what follows them: :mod:`jaxcfr.engine.sampled_chance`; metrics are
         exact where the full game can be lowered, else estimates with intervals), or a
         :class:`~jaxcfr.engine.sampled_chance.Chance` with its options
-        (``jaxcfr.Chance("sampled", draws=64)``); ``draws=64`` is a thin spelling.
-      seed: the run's PRNG seed (iteration ``t`` uses ``fold_in(key(seed), t)``).
-      seeds: a list of seeds: a batch of runs in one compiled step, one per seed (each
-        equal to the separate run with that seed; with ``counts``, to float rounding:
-        :mod:`jaxcfr.kernels.counts`; zipped with hyper-parameter lists).
-      alpha, beta, gamma: hyper-parameters; a list gives a batch of settings solved
-        by the same compiled step (several lists: element by element).
-      exploration: outcome sampling's epsilon (default 0.6, as OpenSpiel).
+        (``jaxcfr.Chance("sampled", draws=64)``).
       alternating: override the preset's update order.
       eval_every: evaluate the average profile every this many iterations (and at
         the end); ``None``: only at the end.
       precision: ``"float32"`` or ``"float64"`` (scoped to this call).
-      chunk: iterations per compiled chunk.
-      callback: called with each evaluation's record.
-      progress: ``progress(iteration, record)``, called after every compiled chunk
-        (``record=None``) and every evaluation, like ``jaxcfr.train``'s.
-      status: told about lowering and compiling (``begin`` / ``update`` / ``end``:
-        e.g. ``jaxcfr.runs.progress.make_status()``, which writes to stderr).
-      cache: a game string is loaded from / stored in the cache of lowered games
-        (``True``: ``~/.cache/jaxcfr/lowered``; or a directory; see
-        :mod:`jaxcfr.lowering.cache`).
-      workers: processes that lower a game string (see :func:`jaxcfr.lower`).
-      compilation_cache: keep compiled programs on disk, so that the next process
-        (same game shapes, same solver) skips compiling: ``True`` (default) in
-        ``$JAXCFR_COMPILATION_CACHE_DIR``, else ``$XDG_CACHE_HOME/jaxcfr/xla`` or
-        ``~/.cache/jaxcfr/xla``; a directory; ``False`` does not turn it on.
-        ``JAXCFR_NO_COMPILATION_CACHE=1`` keeps the whole process off it
-        (:mod:`jaxcfr.engine.compilation_cache`).
-      cluster: solve over several processes (:class:`jaxcfr.Cluster`, e.g.
-        ``jaxcfr.Cluster.from_options()`` reading ``$JAX_COORDINATOR_ADDRESS``,
-        ``$JAX_NUM_PROCESSES``, ``$JAX_PROCESS_ID``): ``jax.distributed`` starts here
-        (call it before anything touches a device), every process calls ``solve`` with
-        the same arguments, and the run is sharded over every process's devices (a batch
-        over its members, one game split); every process gets the whole result.
+      device: :class:`DeviceOptions` (chunk, compilation cache, cluster).
+      load: :class:`LoadOptions` (cache of lowered games, lowering workers).
+      report: :class:`Report` (callback per evaluation, progress, status).
+      **parameters: the solver's traced parameters by name, as its parts declare them
+        (``solver.parameters``; README "Algorithms"): e.g. ``alpha``, ``beta``,
+        ``gamma`` of the discounted presets, ``exploration`` of outcome sampling, and
+        ``seed`` (iteration ``t`` draws from ``fold_in(key(seed), t)``). A list of values
+        is a batch of settings (or seeds) solved by the same compiled step, each member
+        equal to its separate run (with ``counts``, to float rounding); several lists:
+        element by element.
     """
+    given = dict(locals())
+    given.pop("game")
+    options = SolveOptions.check(given)
+    return solve_with(game, options, report)
+
+
+#: :func:`solve`'s arguments after the game, with their defaults: the one list of them.
+_SOLVE_DEFAULTS = {name: (p.default if p.kind is not p.VAR_KEYWORD else {})
+                   for name, p in list(inspect.signature(solve).parameters.items())[1:]}
+
+
+def solve_with(game: Any, options: SolveOptions, report: Report | None = None, *,
+               spell=api_spelling) -> SolveResult:
+    """:func:`solve` of checked :class:`SolveOptions` (the command line's way in);
+    ``spell`` names the arguments in the errors found once the game is known."""
+    report = report or Report()
+    cluster = options.device.cluster
     if cluster is not None:
         cluster.initialize()                        # before anything touches a device
-    options = SolveOptions.check(
-        algorithm=algorithm, iterations=iterations, estimator=estimator, chance=chance,
-        seed=seed, seeds=seeds, alpha=alpha, beta=beta, gamma=gamma, exploration=exploration,
-        alternating=alternating, eval_every=eval_every, precision=precision, chunk=chunk,
-        workers=workers, sampling=sampling, samples=samples, counts=counts, draws=draws,
-        compilation_cache=compilation_cache)
-    return solve_with(game, options, callback=callback, progress=progress, status=status,
-                      cache=cache, mesh=None if cluster is None else batch_mesh())
-
-
-def solve_with(game: Any, options: SolveOptions, *, callback=None, progress=None, status=None,
-               cache=None, spell=api_spelling, mesh=None) -> SolveResult:
-    """:func:`solve` of checked :class:`SolveOptions` (the command line's way in);
-    ``spell`` names the arguments in the errors found once the game is known; ``mesh``
-    shards the run (:class:`~jaxcfr.engine.runner.Runner`; not under sampled chance)."""
-    lowered, sampled = choose_chance(game, options.chance, status, cache=cache,
-                                     workers=options.workers)
+    mesh = None if cluster is None else batch_mesh()
+    lowered, sampled = choose_chance(game, options.chance, report.status,
+                                     cache=options.load.cache, workers=options.load.workers)
     if sampled is None:
-        runner: RunnerProtocol = Runner(lowered, options.solver, options.run_parameters,
-                                        precision=options.precision, chunk=options.chunk,
-                                        mesh=mesh, compilation_cache=options.compilation_cache)
+        runner: RunnerProtocol = Runner(lowered, options.solver, options.parameters,
+                                        precision=options.precision,
+                                        chunk=options.device.chunk, mesh=mesh,
+                                        compilation_cache=options.device.compilation_cache)
     elif mesh is not None:
         raise arguments.ArgumentError(f"sampled chance ({spell('chance')}) runs in one "
                                       "process on one device: it cannot be sharded",
@@ -258,14 +342,15 @@ def solve_with(game: Any, options: SolveOptions, *, callback=None, progress=None
         if options.chance.mode == "auto":
             options.check_sampled_chance(spell, because=AUTO_SAMPLES)
         name = os.fspath(game) if isinstance(game, (str, os.PathLike)) else ""
-        runner = SampledChanceRunner(sampled, options.solver, options.run_parameters,
-                                     precision=options.precision, chunk=options.chunk,
+        runner = SampledChanceRunner(sampled, options.solver, options.parameters,
+                                     precision=options.precision,
+                                     chunk=options.device.chunk,
                                      draws=options.chance.draws,
                                      workers=options.chance.workers, exact=lowered, name=name,
-                                     compilation_cache=options.compilation_cache)
+                                     compilation_cache=options.device.compilation_cache)
     try:
-        return _solve(runner, options.iterations, options.eval_every, callback, progress,
-                      status)
+        return _solve(runner, options.iterations, options.eval_every, report.callback,
+                      report.progress, report.status)
     finally:
         runner.close()
 

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 
+from jaxcfr._util.arguments import command_line_spelling
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr._util.serialize import jsonable
 from jaxcfr.cli.options import GAME_HELP, add_cache_arguments
@@ -19,17 +20,13 @@ __all__ = ["add_solve_arguments", "run_solve"]
 def add_solve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("game", help=GAME_HELP)
     from jaxcfr.solvers.presets import ALGORITHMS
-    from jaxcfr.solvers.solver import HYPERPARAMETERS
     from jaxcfr.solvers.presets import ALIASES
     p.add_argument("--algorithm", default="cfr+",
                    help=f"one of {', '.join(ALGORITHMS)}; any case, also spelled "
                         f"{', '.join(ALIASES)} (default: cfr+)")
     p.add_argument("--iterations", type=int, default=1000,
                    help="iterations to run (default: 1000)")
-    for name in HYPERPARAMETERS:
-        p.add_argument(f"--{name}", type=float,
-                       help=f"{name} of the discounting / averaging rule (default: the "
-                            "preset's, see README 'Algorithms')")
+    add_parameter_arguments(p)
     order = p.add_mutually_exclusive_group()
     order.add_argument("--alternating", dest="alternating", action="store_true", default=None,
                        help="update the players one after the other (default: the preset's)")
@@ -42,16 +39,9 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
                         "the end)")
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
     from jaxcfr.solvers.estimators import ESTIMATORS
-    from jaxcfr.solvers.solver import DEFAULT_EXPLORATION
     p.add_argument("--sampling", choices=tuple(ESTIMATORS), default="none",
                    help="the estimator: exact passes (none) or Monte Carlo (chance, external, "
                         "outcome); default: none")
-    seeds = p.add_mutually_exclusive_group()
-    seeds.add_argument("--seed", type=int, default=0, help="PRNG seed (default: 0)")
-    seeds.add_argument("--seeds", metavar="S,S,...",
-                       help="a batch of seeds run by one compiled step, one figure per seed")
-    p.add_argument("--exploration", type=float,
-                   help=f"outcome sampling's epsilon (default: {DEFAULT_EXPLORATION})")
     p.add_argument("--samples", type=int, default=1,
                    help="subtrees a sampling estimator draws per player and iteration "
                         "(default: 1)")
@@ -71,20 +61,67 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
     add_cache_arguments(p)
 
 
+def add_parameter_arguments(p: argparse.ArgumentParser) -> None:
+    """One option per traced parameter the algorithm and estimator choices declare
+    (:func:`jaxcfr.solvers.presets.named_parameters`) and ``--seed``, named and described
+    by the declarations; a comma-separated list is a batch run by one compiled step."""
+    from jaxcfr.solvers.presets import named_parameters
+    from jaxcfr.solvers.solver import SEED
+    group = p.add_argument_group("the solver's parameters (a list 1,1.5,2: a batch of "
+                                 "settings run by one compiled step)")
+    for name, takers in named_parameters().items():
+        group.add_argument(command_line_spelling(name), type=_numbers, metavar="X[,X...]",
+                           help=_parameter_help(takers))
+    group.add_argument("--seed", type=_numbers, metavar="S[,S...]",
+                       help=f"{SEED.doc} (default: {SEED.default})")
+
+
+def _parameter_help(takers) -> str:
+    """A parameter's help from its declarations: each meaning with who takes it, then the
+    default (one value, or the preset's)."""
+    from jaxcfr.solvers.parameters import shown
+    docs: dict[str, list[str]] = {}
+    for who, p in takers:
+        docs.setdefault(p.doc, []).append(who)
+    defaults = {p.default for _, p in takers}
+    default = shown(defaults.pop()) if len(defaults) == 1 else "the preset's"
+    return "; ".join(f"{doc} ({', '.join(who)})" for doc, who in docs.items()) + \
+        f"; default: {default} (README 'Algorithms')"
+
+
+def _numbers(text: str):
+    """``"1.5"`` -> 1.5, ``"1,2"`` -> [1, 2] (integers stay integers)."""
+    def number(x: str):
+        x = x.strip()
+        try:
+            return int(x)
+        except ValueError:
+            return float(x)
+    try:
+        items = [number(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or numbers separated by commas "
+                                         f"(1,1.5,2), got {text!r}") from None
+    return items if "," in text else items[0]
+
+
 def run_solve(args) -> int:
-    from jaxcfr._util.arguments import command_line_spelling
-    from jaxcfr.api.solve import SolveOptions, solve_with
+    from jaxcfr.api.solve import LoadOptions, Report, SolveOptions, solve_with
+    from jaxcfr.engine.sampled_chance import Chance
     from jaxcfr.runs.progress import format_metric, make_progress, make_status
+    from jaxcfr.solvers.estimators import make_estimator
+    from jaxcfr.solvers.presets import named_parameters
     # every argument is checked before the (possibly long) lowering, by the rules the API
-    # uses, and named as given here (--samples, not samples)
-    options = SolveOptions.check(
-        command_line_spelling, algorithm=args.algorithm, iterations=args.iterations,
-        chance=args.chance, draws=args.draws, seed=args.seed, seeds=args.seeds,
-        alpha=args.alpha, beta=args.beta, gamma=args.gamma, exploration=args.exploration,
-        alternating=args.alternating, eval_every=args.eval_every, precision=args.precision,
-        workers=args.workers, sampling=args.sampling, samples=args.samples,
-        counts=args.counts or None)
-    seeds = options.run_parameters["seed"] if args.seeds is not None else None
+    # uses, and named as given here (--samples, not samples); the names are solve()'s
+    spell = command_line_spelling
+    parameters = {name: getattr(args, name) for name in list(named_parameters()) + ["seed"]}
+    options = SolveOptions.check({
+        "algorithm": args.algorithm, "iterations": args.iterations,
+        "estimator": make_estimator(args.sampling, args.samples, spell, args.counts),
+        "chance": Chance(args.chance, args.draws), "alternating": args.alternating,
+        "eval_every": args.eval_every, "precision": args.precision,
+        "load": LoadOptions(cache=not args.no_cache, workers=args.workers),
+        "parameters": parameters}, spell)
 
     def report(m):
         if not args.json:
@@ -93,16 +130,15 @@ def run_solve(args) -> int:
     display = make_progress(args.iterations, quiet=args.quiet, stream=sys.stderr)
     try:
         with make_status(quiet=args.quiet, stream=sys.stderr) as status:
-            result = solve_with(args.game, options, callback=report, progress=display,
-                                status=status, cache=not args.no_cache,
-                                spell=command_line_spelling)
+            result = solve_with(args.game, options, Report(report, display, status),
+                                spell=spell)
     finally:
         display.close()
     final = result.final
     out = {"game": args.game, "algorithm": result.solver.name, "iterations": args.iterations,
            "alternating": result.solver.alternating, "sampling": result.solver.estimator.name,
            **sampled_traversals(result.solver.estimator),
-           "chance": result.chance, "seed": seeds if seeds is not None else args.seed,
+           "chance": result.chance, "seed": options.parameters.get("seed", 0),
            "exploitability": final["exploitability"], "nash_conv": final["nash_conv"],
            "values": final["values"], "best_response_values": final["best_response_values"],
            "members": final["members"],

@@ -49,7 +49,7 @@ from jaxcfr.lowering.stack import shared_structure as stack_shared
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers import analytics
 from jaxcfr.solvers.solver import (HyperParams, Solver, SolverState, average_strategy,
-                                   check_run_parameters, current_strategy)
+                                   current_strategy)
 from jaxcfr.tensors import LoweredGame, Structure, fingerprint, to_device
 
 __all__ = ["Runner", "DEFAULT_CHUNK", "batch_mesh", "enable_compilation_cache"]
@@ -162,11 +162,12 @@ class Runner:
     Args:
       lowered: a LoweredGame (single or stacked).
       solver: a :class:`~jaxcfr.solvers.solver.Solver`.
-      hyperparams: optional dict of :data:`~jaxcfr.solvers.solver.RUN_PARAMETERS`
-        (``alpha``, ``beta``, ``gamma``, ``exploration``, ``seed``; checked by
-        :func:`~jaxcfr.solvers.solver.check_run_parameters`); a sequence value makes a
-        batch of settings on a trailing axis ``[H]`` (every given sequence has the same
-        length; scalars are shared by the batch).
+      parameters: optional dict of the solver's traced parameters by name
+        (:attr:`~jaxcfr.solvers.solver.Solver.parameters`: the parts' own, e.g.
+        ``alpha``, ``gamma``, ``exploration``, and ``seed``; checked by their
+        declarations); a sequence value makes a batch of settings on a trailing axis
+        ``[H]`` (every given sequence has the same length; scalars are shared by the
+        batch).
       precision: ``"float32"`` (default) or ``"float64"``, scoped to this runner's calls.
       chunk: iterations per compiled chunk.
       mesh: optional ``jax.sharding.Mesh`` with one axis: the batch axis (the stack's
@@ -184,7 +185,7 @@ class Runner:
     chance = "exact"
     compiles_ahead = True
 
-    def __init__(self, lowered: LoweredGame, solver: Solver, hyperparams: dict | None = None,
+    def __init__(self, lowered: LoweredGame, solver: Solver, parameters: dict | None = None,
                  *, precision: str = "float32", chunk: int = DEFAULT_CHUNK, mesh=None,
                  sequence_form: bool = True, compilation_cache: bool | str = True):
         self.compilation_cache = use_compilation_cache(compilation_cache)
@@ -196,19 +197,13 @@ class Runner:
         self.solver = solver
         self.chunk = positive_int("chunk", chunk)
         self.games_batched = lowered.batch_size is not None
-        hyperparams = check_run_parameters(dict(hyperparams or {}))
-        self.settings = {k: list(np.ravel(v)) for k, v in hyperparams.items()
-                         if np.ndim(v) > 0}            # the parameters that vary in the batch
+        parameters = solver.check_parameters(dict(parameters or {}))
+        self.settings = {k: v for k, v in parameters.items()
+                         if isinstance(v, list)}       # the parameters that vary in the batch
         check_payoff_range(lowered.tensors.payoff, self.dtype, lowered.name or "the game")
         with self.scope():
-            self.hp = solver.hyperparams(**hyperparams, dtype=self.dtype)
-            shapes = {np.shape(v) for v in self.hp}
-            self.hp_batch: tuple[int, ...] = max(shapes, key=len)
-            if any(s not in ((), self.hp_batch) for s in shapes) or len(self.hp_batch) > 1:
-                raise ValueError("run parameters must be scalars or sequences of one length, "
-                                 f"got shapes {sorted(shapes)}")
-            self.hp = HyperParams(*(on_device(np.broadcast_to(np.asarray(v), self.hp_batch))
-                                    for v in self.hp))
+            self.hp: HyperParams = solver.hyperparams(self.dtype, **parameters)
+            self.hp_batch: tuple[int, ...] = self.hp.batch_shape
         if mesh is not None:
             # jax.make_mesh defaults to Explicit axes, under which the batched gathers need
             # per-op out_sharding; the passes are written for sharding propagation (Auto).

@@ -84,7 +84,8 @@ from jaxcfr.profiles import estimates
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers.analytics import evaluate
 from jaxcfr.solvers.estimators import DrawnForest, Estimator, Exact
-from jaxcfr.solvers.solver import HyperParams, Rows, Solver, SolverState
+from jaxcfr.solvers.parameters import HyperParams, single_setting
+from jaxcfr.solvers.solver import Rows, Solver, SolverState
 from jaxcfr.tensors import GameTensors, LoweredGame, Structure, to_device
 
 __all__ = ["SampledChanceRunner", "Chance", "choose_chance", "sampled_chance_rules",
@@ -195,12 +196,13 @@ class Chance:
 
 
 def sampled_chance_rules(spell=str, *, estimator: Estimator | None = None, seeds=None,
-                         settings: bool = False, games: bool = False,
+                         parameters=None, games: bool = False,
                          abstraction=None, because: str = "") -> None:
     """What sampled chance cannot be combined with: the one statement of these rules, for
     every entry point (``jaxcfr.solve``, configs, the command line), checked when chance
     is ``"sampled"`` and again when ``"auto"`` turns out to sample (``because`` then
-    says why, e.g. ``AUTO_SAMPLES``).
+    says why, e.g. ``AUTO_SAMPLES``). ``parameters``: the run's parameter values (one
+    setting: no lists); ``seeds``: a config's ``run.seeds``.
 
     Raises :class:`ArgumentError` naming the first conflicting argument as ``spell``
     renders it (``sampling``, ``--sampling``, ``solver.sampling``).
@@ -215,9 +217,7 @@ def sampled_chance_rules(spell=str, *, estimator: Estimator | None = None, seeds
     if seeds is not None:
         fail("seeds", f"sampled chance runs one seed at a time: give {spell('seed')}, not "
              f"{spell('seeds')}")
-    if settings:
-        fail("alpha", f"sampled chance takes one hyper-parameter setting: no lists in "
-             f"{spell('alpha')}, {spell('beta')} or {spell('gamma')}")
+    single_setting(parameters or {}, spell, "sampled chance", because)
     if games:
         fail("games", f"sampled chance trains one game at a time: no batch of games "
              f"({spell('games')})")
@@ -276,8 +276,8 @@ class SampledChanceRunner:
       game: the root state (its chance may or may not be enumerable).
       solver: a :class:`jaxcfr.Solver` (its regret and averaging rules; ``sampling`` must
         be ``"none"``: chance is what this runner samples).
-      hyperparams: ``alpha`` / ``beta`` / ``gamma`` scalars and ``seed`` (one setting and
-        one seed per run).
+      parameters: the solver's parameter values by name (one setting and one seed per
+        run: no lists).
       precision: ``"float32"`` or ``"float64"``.
       chunk: iterations per compiled call.
       draws: chance draws per iteration.
@@ -302,19 +302,15 @@ class SampledChanceRunner:
     batch_members = 1
     compiles_ahead = False            # shapes follow the draws: the first chunk compiles
 
-    def __init__(self, game, solver: Solver, hyperparams: dict | None = None, *,
+    def __init__(self, game, solver: Solver, parameters: dict | None = None, *,
                  precision: str = "float32", chunk: int = 64, draws: int = DEFAULT_DRAWS,
                  workers: int = 1, cache_size: int = DEFAULT_CACHE_SIZE,
                  exact: LoweredGame | None = None, name: str = "",
                  eval_draws: int | None = None, fit_draws: int | None = None,
                  enumerate_listed: bool = True, compilation_cache: bool | str = True):
         self.compilation_cache = use_compilation_cache(compilation_cache)
-        hyperparams = dict(hyperparams or {})
-        sampled_chance_rules(estimator=solver.estimator,
-                             seeds=hyperparams.get("seed") if np.ndim(
-                                 hyperparams.get("seed", 0)) else None,
-                             settings=any(np.ndim(v) for k, v in hyperparams.items()
-                                          if k != "seed"))
+        parameters = solver.check_parameters(dict(parameters or {}))
+        sampled_chance_rules(estimator=solver.estimator, parameters=parameters)
         self.game, self.solver = game, solver
         self.step_solver = dataclasses.replace(solver, estimator=DrawnForest()).static_key()
         self.name = name or getattr(game, "name", "") or type(game).__name__
@@ -324,11 +320,11 @@ class SampledChanceRunner:
         self.eval_draws, self.fit_draws = eval_draws, fit_draws    # None: estimates.run_draws
         self.enumerate_listed = bool(enumerate_listed)
         self._budget = default_memory_budget()      # each draw's walk is checked against it
-        self.seed = int(hyperparams.pop("seed", 0))
+        self.seed = int(parameters.get("seed", 0))
         self.exact = self.lowered = exact        # what train / solve read, if any
         self.num_players = int(game.num_players)
         with self.scope():
-            self.hp = solver.hyperparams(**hyperparams, seed=self.seed, dtype=self.dtype)
+            self.hp = solver.hyperparams(self.dtype, **parameters)
         self.table = RowTable()
         self.shape = Shape()
         self.rows = 1                  # global rows numbered by the iterations consumed

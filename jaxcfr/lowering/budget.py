@@ -126,7 +126,7 @@ def format_bytes(n: float) -> str:
 
 
 def describe_fit(size, num_players: int, budget: int) -> tuple[bool, str]:
-    """``(fits, sentence)`` for a :class:`~jaxcfr.SizeEstimate` against ``budget`` bytes."""
+    """``(fits, sentence)`` for a :class:`~jaxcfr.lowering.size.SizeEstimate` against ``budget`` bytes."""
     need = memory_estimate(size.nodes, 0, max(1, size.max_actions), num_players).total
     if need <= budget:
         return True, (f"{size.describe()}, about {format_bytes(need)} to lower and solve, "

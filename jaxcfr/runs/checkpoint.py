@@ -49,11 +49,15 @@ FORMAT = "jaxcfr-checkpoint"
 #: did), not a decayed one.
 #: 3: the solver state gained ``strategy_error``, the compensation of ``strategy_sum``
 #: (``jaxcfr.kernels.compensated``).
-FORMAT_VERSION = 3
+#: 4: the sidecar records the run's parameter set by name (``parameters``: every traced
+#: parameter of the solver's parts and the seed, defaults included), which a resume must
+#: match.
+FORMAT_VERSION = 4
 #: Versions :func:`load` reads. A version 2 checkpoint is read as version 3 with
 #: ``strategy_error`` zero (exactly what it was: a sum without its compensation; the run
-#: goes on compensated from there).
-READABLE_VERSIONS = (2, 3)
+#: goes on compensated from there); a version 3 one as version 4 without ``parameters``
+#: (its config names the parameters it set; the others are taken at today's defaults).
+READABLE_VERSIONS = (2, 3, 4)
 LATEST = "latest"
 _STEM = re.compile(r"^ckpt-(\d{10})$")
 
@@ -88,7 +92,8 @@ def save(directory: str | os.PathLike, arrays: Mapping[str, Any], *, iteration: 
       iteration: iterations done (names the files).
       fingerprint: :func:`fingerprint` of the lowered game.
       config: the resolved run config (a TOML-shaped dict), stored in the sidecar.
-      extra: more JSON-able sidecar entries (e.g. ``wall_seconds``).
+      extra: more JSON-able sidecar entries (e.g. ``wall_seconds``, ``parameters``: the
+        run's parameter set by name).
     Returns:
       The ``.npz`` path.
     """
@@ -214,11 +219,14 @@ def load(path: str | os.PathLike, *, fingerprint: str | None = None) -> Checkpoi
 def _upgrade(arrays: dict[str, np.ndarray], meta: dict[str, Any]
              ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """A verified checkpoint of an older readable version as the current version."""
-    if meta["version"] == 2 and "strategy_sum" in arrays and "strategy_error" not in arrays:
+    version = meta["version"]
+    if version == 2 and "strategy_sum" in arrays and "strategy_error" not in arrays:
         arrays = dict(arrays, strategy_error=np.zeros_like(arrays["strategy_sum"]))
         fields = dict(meta.get("fields", {}))
         fields["strategy_error"] = fields.get("strategy_sum")
-        meta = dict(meta, version=FORMAT_VERSION, fields=fields, upgraded_from=2)
+        meta = dict(meta, fields=fields)
+    if version != FORMAT_VERSION:          # 2, 3: no parameter record (meta["parameters"])
+        meta = dict(meta, version=FORMAT_VERSION, upgraded_from=version)
     return arrays, meta
 
 

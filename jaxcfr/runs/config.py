@@ -11,7 +11,9 @@ A config has three sections (every key optional except the game)::
     [solver]
     algorithm = "cfr+"
     iterations = 2000
-    # alpha = [1.0, 1.5, 2.0]       # a list: a batch of settings run by one compiled step
+    # gamma = [1.0, 1.5, 2.0]       # the solver's parameters, by the names its parts
+                                    # declare (README "Algorithms"); a list: a batch of
+                                    # settings run by one compiled step
 
     [run]
     eval_every = 100
@@ -55,26 +57,35 @@ from jaxcfr._util import arguments
 from jaxcfr._util.arguments import (ArgumentError, nonnegative_int, one_of, plain_name,
                                     positive_int)
 from jaxcfr._util.precision import PRECISIONS
+from jaxcfr.api.solve import DeviceOptions, LoadOptions, SolveOptions
 from jaxcfr.engine.runner import DEFAULT_CHUNK
-from jaxcfr.engine.sampled_chance import CHANCE_CHOICES, DEFAULT_DRAWS, sampled_chance_rules
+from jaxcfr.engine.sampled_chance import (CHANCE_CHOICES, DEFAULT_DRAWS, Chance,
+                                          sampled_chance_rules)
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.registry import check_trusted, import_game_module, load_abstraction
 from jaxcfr.solvers.estimators import Estimator, make_estimator
-from jaxcfr.solvers.presets import resolve_algorithm
-from jaxcfr.solvers.solver import HYPERPARAMETERS, check_run_parameters
+from jaxcfr.solvers.parameters import check_values
+from jaxcfr.solvers.presets import make_solver, named_parameters, resolve_algorithm
+from jaxcfr.solvers.solver import Solver
 
 __all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ResolveConfig", "ConfigError",
            "load_config", "config_from_dict", "parse_override", "to_toml", "COMPUTE_KEYS",
-           "check_config", "config_spelling", "check_sampled_chance"]
+           "compute_keys", "check_config", "config_spelling", "check_sampled_chance"]
 
 
-#: Keys that change what is computed: a checkpoint only resumes under equal values.
+#: Keys that change what is computed: a checkpoint only resumes under equal values (and
+#: so do the solver's parameters, ``solver.<name>``: :func:`compute_keys`).
 COMPUTE_KEYS = ("game.name", "game.names", "game.sort_infosets", "game.abstraction",
                 "game.bucketing", "solver.algorithm",
-                "solver.alternating", "solver.alpha", "solver.beta", "solver.gamma",
-                "solver.combine", "solver.sampling", "solver.exploration", "solver.samples",
+                "solver.alternating", "solver.combine", "solver.sampling", "solver.samples",
                 "solver.counts",
                 "solver.chance", "solver.draws", "run.precision", "run.seed", "run.seeds")
+
+
+def compute_keys(*configs: dict[str, Any]) -> tuple[str, ...]:
+    """:data:`COMPUTE_KEYS` and every solver parameter either TOML-shaped config sets."""
+    names = {k for c in configs for k in c.get("solver", {}) if k in named_parameters()}
+    return COMPUTE_KEYS + tuple(f"solver.{k}" for k in sorted(names))
 
 
 class ConfigError(ValueError):
@@ -83,18 +94,23 @@ class ConfigError(ValueError):
 
 #: A run's argument names (as :func:`jaxcfr.solve` takes them) -> their config keys.
 _KEYS = {"algorithm": "solver.algorithm", "iterations": "solver.iterations",
-         "alternating": "solver.alternating", "alpha": "solver.alpha", "beta": "solver.beta",
-         "gamma": "solver.gamma", "sampling": "solver.sampling", "samples": "solver.samples",
-         "counts": "solver.counts",
-         "exploration": "solver.exploration", "chance": "solver.chance",
+         "alternating": "solver.alternating", "sampling": "solver.sampling",
+         "samples": "solver.samples", "counts": "solver.counts", "chance": "solver.chance",
          "draws": "solver.draws", "seed": "run.seed", "seeds": "run.seeds",
          "eval_every": "run.eval_every", "chunk": "run.chunk", "precision": "run.precision",
          "games": "game.names", "abstraction": "game.abstraction"}
 
 
 def config_spelling(name: str) -> str:
-    """How a config spells a run's argument in messages (``sampling`` -> ``solver.sampling``)."""
-    return _KEYS.get(name, name)
+    """How a config spells a run's argument in messages (``sampling`` -> ``solver.sampling``;
+    a solver parameter ``alpha`` -> ``solver.alpha``)."""
+    if name in _KEYS:
+        return _KEYS[name]
+    return f"solver.{name}" if name in named_parameters() else name
+
+
+#: The type of a solver parameter's key: a number, or a list of them (a batch).
+_PARAMETER_TYPE = float | tuple[float, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,27 +162,39 @@ def _joined(abstraction: str | None, bucketing: str | tuple | None) -> str | Non
 
 @dataclasses.dataclass(frozen=True)
 class SolverConfig:
-    """``[solver]``: the algorithm and its hyper-parameters (a list: a batch of settings)."""
+    """``[solver]``: the algorithm, its estimator and its parameters.
+
+    The parameters are keys of ``[solver]`` named as the solver's parts declare them
+    (``alpha = 2``, ``exploration = 0.4``, ``horizon = 5000``; a list: a batch of
+    settings), held in :attr:`parameters` as ``(name, value)`` pairs.
+    """
     algorithm: str = "cfr+"
     iterations: int = 1000
     alternating: bool | None = None         # None: the preset's default
-    alpha: float | tuple[float, ...] | None = None
-    beta: float | tuple[float, ...] | None = None
-    gamma: float | tuple[float, ...] | None = None
     combine: str = "product"                # lists of several keys: "product" grid or "zip"
     sampling: str = "none"                  # the estimator: none (exact), chance, external,
                                             # outcome
-    exploration: float | None = None        # outcome sampling's epsilon (None: 0.6)
     samples: int = 1                        # subtrees sampled per player and iteration
     counts: bool = False                    # run the samples as counts over the whole tree
     chance: str = "auto"                    # exact (lower the tree), sampled (the host draws
                                             # chance), auto: exact where it can be enumerated
     draws: int = DEFAULT_DRAWS              # chance draws per iteration under sampled chance
+    # the solver's parameters given, by name (each its own key in [solver])
+    parameters: tuple[tuple[str, float | tuple[float, ...]], ...] = ()
+
+    def given(self) -> dict[str, Any]:
+        """The parameters given, by name (a list as a tuple)."""
+        return dict(self.parameters)
+
+    def __getattr__(self, name: str):
+        """A parameter given, by its name (``config.solver.alpha``; ``None`` if not given)."""
+        if name.startswith("_") or name not in named_parameters():
+            raise AttributeError(f"SolverConfig has no attribute {name!r}")
+        return dict(self.parameters).get(name)
 
     def hyperparams(self) -> dict[str, Any]:
-        """``{"alpha": ..., ...}`` for :class:`jaxcfr.Runner` (lists expanded per ``combine``)."""
-        given = {k: getattr(self, k) for k in HYPERPARAMETERS
-                 if getattr(self, k) is not None}
+        """The parameters given, lists expanded per ``combine`` (as lists)."""
+        given = self.given()
         lists = {k: v for k, v in given.items() if isinstance(v, tuple)}
         if not lists:
             return given
@@ -235,7 +263,8 @@ class Config:
     source: str = ""                 # not part of the TOML: where it was loaded from
 
     def to_dict(self) -> dict[str, Any]:
-        """The TOML-shaped dict (``None`` values omitted, tuples as lists)."""
+        """The TOML-shaped dict (``None`` values omitted, tuples as lists; the solver's
+        parameters each under its own key)."""
         out: dict[str, Any] = {"name": self.name}
         if self.description:
             out["description"] = self.description
@@ -245,7 +274,9 @@ class Config:
             d = {}
             for f in dataclasses.fields(getattr(self, section)):
                 v = getattr(getattr(self, section), f.name)
-                if v is not None:
+                if section == "solver" and f.name == "parameters":
+                    d.update((k, list(x) if isinstance(x, tuple) else x) for k, x in v)
+                elif v is not None:
                     d[f.name] = list(v) if isinstance(v, tuple) else v
             out[section] = d
         return out
@@ -253,13 +284,29 @@ class Config:
     def replace(self, **sections) -> "Config":
         return dataclasses.replace(self, **sections)
 
+    def make_solver(self) -> Solver:
+        """The solver ``[solver]`` names: the preset, its update order, its estimator."""
+        return make_solver(self.solver.algorithm, alternating=self.solver.alternating,
+                           estimator=self.estimator(), spell=config_spelling)
+
+    def options(self) -> SolveOptions:
+        """The run as the option objects ``jaxcfr.solve`` builds (:class:`SolveOptions`):
+        the solver, its parameter values (:meth:`run_parameters`, checked), chance, the
+        precision, :class:`DeviceOptions` (``run.chunk``) and :class:`LoadOptions`
+        (``game.cache``)."""
+        solver = self.make_solver()
+        return SolveOptions(solver, self.solver.iterations, self.run.eval_every,
+                            solver.check_parameters(self.run_parameters(), config_spelling),
+                            Chance(self.solver.chance, self.solver.draws), self.run.precision,
+                            DeviceOptions(chunk=self.run.chunk),
+                            LoadOptions(cache=self.game.cache))
+
     def run_parameters(self) -> dict[str, Any]:
-        """What :class:`jaxcfr.Runner` takes: the hyper-parameters (lists expanded per
-        ``solver.combine``), the exploration, and the seed or, with ``run.seeds``, a batch
-        of seeds crossed with the settings (settings outer, seeds inner)."""
+        """The solver's parameter values of the run, what :class:`jaxcfr.Runner` takes:
+        those ``[solver]`` gives (lists expanded per ``solver.combine``) and the seed or,
+        with ``run.seeds``, a batch of seeds crossed with the settings (settings outer,
+        seeds inner)."""
         out = self.solver.hyperparams()
-        if self.solver.exploration is not None:
-            out["exploration"] = self.solver.exploration
         if self.run.seeds is None:
             out["seed"] = self.run.seed
             return out
@@ -277,6 +324,8 @@ class Config:
 
     def get(self, dotted: str) -> Any:
         section, _, key = dotted.partition(".")
+        if section == "solver" and key in self.solver.given():
+            return self.solver.given()[key]
         return getattr(getattr(self, section), key)
 
 
@@ -381,10 +430,16 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
                 game[k] = _resolve_value(game[k], base)
 
 
+def _keys_of(section: str) -> list[str]:
+    """The keys of ``[section]`` (the solver's: its fields and every parameter name)."""
+    fields = [f.name for f in dataclasses.fields(_SECTIONS[section]) if f.name != "parameters"]
+    return fields + (list(named_parameters()) if section == "solver" else [])
+
+
 def _all_keys() -> list[str]:
     """Every key a config takes, dotted (``solver.iterations``)."""
-    return list(_TOP_LEVEL) + [f"{section}.{f.name}" for section, cls in _SECTIONS.items()
-                               for f in dataclasses.fields(cls)]
+    return list(_TOP_LEVEL) + [f"{section}.{key}" for section in _SECTIONS
+                               for key in _keys_of(section)]
 
 
 def _did_you_mean(key: str, known: Sequence[str]) -> str:
@@ -395,12 +450,17 @@ def _did_you_mean(key: str, known: Sequence[str]) -> str:
 def _field_type(section: str, key: str, where: str):
     cls = _SECTIONS[section]
     hints = typing.get_type_hints(cls)
-    if key not in hints:
-        known = [f.name for f in dataclasses.fields(cls)]
+    if section == "solver" and key in named_parameters():
+        return _PARAMETER_TYPE
+    if key not in hints or (section == "solver" and key == "parameters"):
+        known = _keys_of(section)
         hint = _did_you_mean(key, known)
         hint = hint.replace("mean ", f"mean {section}.") if hint else ""
+        fields = [k for k in known if k not in named_parameters()]
+        extra = (f", and the parameters of the algorithms' parts: "
+                 f"{', '.join(named_parameters())}" if section == "solver" else "")
         raise ConfigError(f"{where}: unknown key {section}.{key}{hint}; the keys of [{section}] "
-                          f"are {', '.join(known)}")
+                          f"are {', '.join(fields)}{extra}")
     return hints[key]
 
 
@@ -412,11 +472,19 @@ def _build(raw: dict[str, Any], source: str, given: dict[str, str] | None = None
         if key in _SECTIONS:
             if not isinstance(value, dict):
                 raise ConfigError(f"{source}: [{key}] must be a table, got {_type(value)}")
-            kwargs = {}
+            kwargs, parameters = {}, []
             for field, v in value.items():
                 hint = _field_type(key, field, source)
-                kwargs[field] = _coerce(v, hint, f"{source}: {key}.{field}")
+                coerced = _coerce(v, hint, f"{source}: {key}.{field}")
+                if hint is _PARAMETER_TYPE:
+                    parameters.append((field, coerced))
+                else:
+                    kwargs[field] = coerced
+            if parameters:
+                kwargs["parameters"] = tuple(parameters)
             sections[key] = _SECTIONS[key](**kwargs)
+            if key == "solver":
+                sections[key] = _in_declared_order(sections[key])
         elif key in _TOP_LEVEL:
             if not isinstance(value, str):
                 raise ConfigError(f"{source}: {key} must be a string, got {_type(value)}")
@@ -432,6 +500,20 @@ def _build(raw: dict[str, Any], source: str, given: dict[str, str] | None = None
     _check_code(config, source, given or {}, trust_code, folder)
     _check_values(config, source, given or {})
     return config
+
+
+def _in_declared_order(s: SolverConfig) -> SolverConfig:
+    """``s`` with its parameters in the order the solver's parts declare them (the order of
+    a grid's axes and of the members' labels, whatever the file's order), if the solver
+    can be made (else as written: the value checks report why)."""
+    try:
+        solver = make_solver(s.algorithm, estimator=make_estimator(s.sampling, s.samples,
+                                                                   counts=s.counts))
+    except (ArgumentError, ValueError, TypeError):
+        return s
+    names = [p.name for p in solver.parameters]
+    key = lambda item: names.index(item[0]) if item[0] in names else len(names)  # noqa: E731
+    return dataclasses.replace(s, parameters=tuple(sorted(s.parameters, key=key)))
 
 
 def _check_code(c: Config, source: str, given: dict[str, str], trust_code: bool,
@@ -528,14 +610,13 @@ def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
         fail("solver.algorithm", str(e).replace("unknown solver.algorithm", "unknown algorithm"))
     rule("solver.iterations", positive_int)
     try:
-        check_run_parameters({k: getattr(s, k) for k in HYPERPARAMETERS + ("exploration",)},
-                             config_spelling)
+        solver = c.make_solver()
+        check_values(solver.part_parameters, s.given(), config_spelling, solver._owner())
     except ArgumentError as e:
         _raise_config(e, given, source)
     if s.combine not in ("product", "zip"):
         fail("solver.combine", f"must be 'product' or 'zip', got {s.combine!r}")
-    lengths = {len(getattr(s, k)) for k in HYPERPARAMETERS
-               if isinstance(getattr(s, k), tuple)}
+    lengths = {len(v) for v in s.given().values() if isinstance(v, tuple)}
     if s.combine == "zip" and len(lengths) > 1:
         fail("solver.combine", f"'zip' needs hyper-parameter lists of one length, got "
              f"{sorted(lengths)}")
@@ -544,10 +625,6 @@ def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
     rule("solver.draws", arguments.draws)
     rule("run.checkpoint_every", nonnegative_int)
     rule("run.precision", one_of, PRECISIONS)
-    try:
-        c.estimator()
-    except ArgumentError as e:
-        _raise_config(e, given, source)
     rule("solver.chance", one_of, CHANCE_CHOICES)
     rule("run.seed", arguments.seed)
     if r.seeds is not None:
@@ -630,7 +707,7 @@ def check_sampled_chance(config: Config, given: dict[str, str] | None = None,
     try:
         sampled_chance_rules(
             config_spelling, estimator=config.estimator(), seeds=r.seeds,
-            settings=any(isinstance(getattr(s, k), tuple) for k in HYPERPARAMETERS),
+            parameters=s.hyperparams(),
             games=g.names is not None,
             abstraction=g.abstraction if g.abstraction is not None else g.bucketing,
             because=because)

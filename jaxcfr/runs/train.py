@@ -48,7 +48,7 @@ from jaxcfr.engine.distributed import Cluster, any_process, check_same, together
 from jaxcfr.engine.loop import Hooks, compile_reporting, iteration_of, lower_reporting, run_loop
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.engine.runner import Runner, batch_mesh
-from jaxcfr.engine.sampled_chance import AUTO_SAMPLES, Chance, SampledChanceRunner, \
+from jaxcfr.engine.sampled_chance import AUTO_SAMPLES, SampledChanceRunner, \
     choose_chance
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.registry import load_abstraction
@@ -57,10 +57,9 @@ from jaxcfr.profiles.lifting import lifted_row
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.runs import checkpoint
 from jaxcfr.runs.checkpoint import CheckpointError
-from jaxcfr.runs.config import (COMPUTE_KEYS, Config, check_config, check_sampled_chance,
-                                config_spelling, to_toml)
+from jaxcfr.runs.config import (Config, check_config, check_sampled_chance, compute_keys,
+                                to_toml)
 from jaxcfr.runs.rundir import RunDir, default_run_dir
-from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.solver import SolverState
 from jaxcfr.tensors import LoweredGame
 
@@ -138,13 +137,30 @@ def build_lowered(config: Config, status=None) -> LoweredGame:
 # -- the run ----------------------------------------------------------------------
 def _compute_mismatch(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     out = []
-    for key in COMPUTE_KEYS:
+    for key in compute_keys(a, b):
         section, _, field = key.partition(".")
         x = a.get(section, {}).get(field)
         y = b.get(section, {}).get(field)
         if jsonable(x) != jsonable(y):
             out.append(f"{key} ({y!r} in the checkpoint, {x!r} now)")
     return out
+
+
+def _parameter_set(runner: RunnerProtocol, config: Config) -> dict[str, Any]:
+    """The run's parameter set by name (every parameter of the solver, defaults included),
+    as a checkpoint records it."""
+    return jsonable(runner.solver.settings(config.run_parameters()))
+
+
+def _parameter_mismatch(runner: RunnerProtocol, config: Config,
+                        recorded: dict[str, Any] | None) -> list[str]:
+    """How the parameter set a checkpoint recorded differs from this run's (nothing for a
+    checkpoint that recorded none: format 3 and older)."""
+    if recorded is None:
+        return []
+    now = _parameter_set(runner, config)
+    return [f"parameter {k} ({recorded.get(k)!r} in the checkpoint, {now.get(k)!r} now)"
+            for k in sorted(set(now) | set(recorded)) if recorded.get(k) != now.get(k)]
 
 
 def _stderr(msg: str) -> None:
@@ -210,30 +226,29 @@ def build_runner(config: Config, status=None, mesh=None) -> RunnerProtocol:
     """The runner of ``config``: full-width over the lowered game(s), or sampled chance
     (``solver.chance``; ``auto`` samples a game whose chance cannot be enumerated);
     ``mesh``: shard it (:class:`~jaxcfr.engine.runner.Runner`; not under sampled chance)."""
-    solver = make_solver(config.solver.algorithm, alternating=config.solver.alternating,
-                         estimator=config.estimator(), spell=config_spelling)
-    if config.solver.chance == "exact" or config.game.batched:
+    options = config.options()
+    if options.chance.mode == "exact" or config.game.batched:
         lowered, sampled = build_lowered(config, status), None
     else:
         name, abstraction = config.game.members[0]
         extra = {} if abstraction is None else {"abstraction": load_abstraction(abstraction)}
         lowered, sampled = choose_chance(
-            name, Chance(config.solver.chance, config.solver.draws), status,
-            cache=config.game.cache,
+            name, options.chance, status, cache=options.load.cache,
             sort_infosets=config.game.sort_infosets, name=name if abstraction is None else
             f"{name} | {abstraction}", **extra)
     if sampled is None:
-        return Runner(lowered, solver, config.run_parameters(),
-                      precision=config.run.precision, chunk=config.run.chunk, mesh=mesh)
+        return Runner(lowered, options.solver, options.parameters,
+                      precision=options.precision, chunk=options.device.chunk, mesh=mesh)
     if mesh is not None:
         raise ArgumentError("sampled chance (solver.chance) runs in one process on one "
                             "device: it cannot be sharded or run over several processes",
                             "solver.chance")
-    if config.solver.chance == "auto":
+    if options.chance.mode == "auto":
         check_sampled_chance(config, because=AUTO_SAMPLES)
-    return SampledChanceRunner(sampled, solver, config.run_parameters(),
-                               precision=config.run.precision, chunk=config.run.chunk,
-                               draws=config.solver.draws, exact=lowered, name=config.game.name)
+    return SampledChanceRunner(sampled, options.solver, options.parameters,
+                               precision=options.precision, chunk=options.device.chunk,
+                               draws=options.chance.draws, exact=lowered,
+                               name=config.game.name)
 
 
 def _train(config: Config, run: RunDir, resume: bool, progress, handle_sigint, log, status,
@@ -268,6 +283,7 @@ def _train_with(config: Config, run: RunDir, resume: bool, runner, progress, han
             log(f"{run.path} has no checkpoint yet: starting from iteration 0")
         else:
             bad = _compute_mismatch(config.to_dict(), ckpt.meta.get("config", {}))
+            bad += _parameter_mismatch(runner, config, ckpt.meta.get("parameters"))
             if bad:
                 raise CheckpointError(f"checkpoint {ckpt.path} was written with another "
                                       f"solver configuration: {'; '.join(bad)}")
@@ -312,7 +328,8 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
         arrays = {k: to_host(v) for k, v in st._asdict().items()}   # on every process
         if not run.writer:
             return
-        extra = {"wall_seconds": wall(), "members": labels}
+        extra = {"wall_seconds": wall(), "members": labels,
+                 "parameters": _parameter_set(runner, config)}
         host = runner.host_state()            # sampled chance: the rows numbered, the shapes
         if host is not None:
             extra["host"] = host

@@ -11,7 +11,7 @@ function::
 ``tensors`` / ``structure`` are one game's (``[N]``, ``[I, A]``, ...); ``player`` is
 ``None`` (update every player at once) or a traced int scalar (one player of an
 alternating update); ``keys`` is the half-step's PRNG key array (one key per batch
-member; :mod:`jaxcfr.kernels.keys`); ``hp`` the run's :class:`~jaxcfr.HyperParams`;
+member; :mod:`jaxcfr.kernels.keys`); ``hp`` the run's :class:`~jaxcfr.solvers.parameters.HyperParams`;
 ``arrays`` what :meth:`~Estimator.prepare` made (traced). A *dense* estimator
 (:attr:`Estimator.dense`: full width) gets the current strategy ``[I, A, *b]`` as
 ``current`` and returns an :class:`Estimate` of whole tables, which lets the engine use
@@ -27,7 +27,9 @@ sampling schemes in :mod:`jaxcfr.solvers.monte_carlo`; this module names them
 subclass :class:`Estimator` (or :class:`MonteCarlo`), set ``name`` and ``dense``, write
 ``estimate`` (and ``prepare`` if it needs host tables), and add it to :data:`ESTIMATORS`
 to give it a name for ``jaxcfr solve --sampling``, ``solver.sampling`` and
-``jaxcfr.solve(sampling=...)``.
+``jaxcfr.make_solver(sampling=...)`` (``jaxcfr.solve`` takes the object itself). An
+estimator's own traced parameters are fields made with
+:func:`~jaxcfr.solvers.parameters.parameter` (outcome sampling's ``exploration``).
 
 The estimators and what each pairs with:
 
@@ -130,7 +132,7 @@ class DrawnForest(Estimator):
 
 
 #: Estimator name -> class: the one table of estimator names (CLI ``--sampling``, config
-#: ``solver.sampling``, ``jaxcfr.solve(sampling=...)``).
+#: ``solver.sampling``, ``jaxcfr.make_solver(sampling=...)``).
 ESTIMATORS: dict[str, type[Estimator]] = {
     "none": Exact, "chance": ChanceSampling, "external": ExternalSampling,
     "outcome": OutcomeSampling}

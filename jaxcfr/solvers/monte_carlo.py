@@ -20,6 +20,7 @@ from typing import ClassVar, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxcfr._util import arguments
 from jaxcfr._util.arguments import ArgumentError, positive_int
 from jaxcfr.kernels import passes, sequence
 from jaxcfr.kernels.counts import (MAX_SAMPLES, CountTables, count_tables, node_uniforms,
@@ -31,6 +32,7 @@ from jaxcfr.kernels.subtree import (Paths, SamplePlan, Subtree, build_subtree, c
                                     enumerates, level_offsets, make_plan, sample_paths)
 from jaxcfr.solvers.estimate import (Estimate, Estimator, Policy, RowEstimate, players_of,
                                      rows_of)
+from jaxcfr.solvers.parameters import parameter
 from jaxcfr.tensors import DECISION, GameTensors
 
 __all__ = ["MonteCarlo", "ChanceSampling", "ExternalSampling", "OutcomeSampling",
@@ -112,7 +114,7 @@ class MonteCarlo(Estimator):
         if self.counts:
             return self._count_estimate(t, s, current, player, keys, hp, arrays)
         keys = jnp.asarray(keys).reshape(-1)
-        eps = jnp.broadcast_to(jnp.reshape(hp.exploration, -1).astype(current.regret.dtype),
+        eps = jnp.broadcast_to(jnp.reshape(self.epsilon(hp), -1).astype(current.regret.dtype),
                                (current.members,))
         if player is not None or not self.per_traverser:
             return self._traverse(t, s, current, player, keys, eps, arrays)
@@ -122,6 +124,11 @@ class MonteCarlo(Estimator):
         parts = jax.vmap(lambda i: self._traverse(t, s, current, i, fold(keys, i), eps,
                                                   arrays))(players)
         return RowEstimate(*(x.reshape((-1,) + x.shape[2:]) for x in parts))
+
+    def epsilon(self, hp) -> jax.Array:
+        """The exploration mixed into the traverser's sampling (a scheme that mixes none:
+        0; :class:`OutcomeSampling`'s is its parameter ``exploration``)."""
+        return jnp.zeros(())
 
     #: The scheme samples per traverser (external, outcome): a simultaneous update runs
     #: one traversal per player; chance sampling updates every player from one subtree.
@@ -203,7 +210,7 @@ class MonteCarlo(Estimator):
         What every traverser shares (:class:`_Shared`: the edge probabilities, the sampling
         table, the own reach and with it the averaging contributions) is computed once;
         the count pass and the regrets, per traverser."""
-        eps = jnp.broadcast_to(jnp.asarray(hp.exploration, current.dtype), current.shape[2:])
+        eps = jnp.broadcast_to(jnp.asarray(self.epsilon(hp), current.dtype), current.shape[2:])
         shared = self._shared(t, s, current, eps)
 
         def regret(i, key):
@@ -360,8 +367,15 @@ class ExternalSampling(MonteCarlo):
 @dataclasses.dataclass(frozen=True)
 class OutcomeSampling(MonteCarlo):
     """Outcome sampling: one trajectory; the traverser samples from an epsilon-uniform mix
-    of its strategy (epsilon: the run parameter ``exploration``)."""
+    of its strategy (epsilon: its parameter ``exploration``, 0.6 as in Lanctot et al. 2009
+    and OpenSpiel)."""
+    exploration: float = parameter(0.6, "outcome sampling's epsilon: the traverser samples "
+                                        "from this mix of uniform and its strategy",
+                                   check=arguments.exploration)
     name: ClassVar[str] = "outcome"
+
+    def epsilon(self, hp):
+        return hp.exploration
 
     def average_weight(self, own, sample_reach):
         return own / sample_reach

@@ -1,22 +1,35 @@
 """The presets: each pairs a regret rule, an averaging rule and an update order, with its
 paper's defaults, and :data:`ALGORITHMS`, the one table of algorithm names.
 
-=========  ============  ==============  ==========================  ==============
-preset     update order  regret rule     averaging weight of iter t  constants
-=========  ============  ==============  ==========================  ==============
-``cfr``    simultaneous  RM              1 (uniform)                 -
-``cfr+``   alternating   RM+             t                           -
-``lcfr``   alternating   discounted RM   t                           alpha=beta=gamma=1
-``dcfr``   alternating   discounted RM   t^gamma                     1.5, 0, 2
-``pcfr+``  alternating   predictive RM+  t^2                         gamma=2
-``dcfr+``  alternating   discounted RM+  t^gamma                     alpha 1.5, gamma 4
-``pdcfr+`` alternating   predictive      t^gamma                     alpha 2.3, gamma 5
-                         discounted RM+
-=========  ============  ==============  ==========================  ==============
+============  ============  ==============  ==========================  ================
+preset        update order  regret rule     averaging weight of iter t  parameters
+============  ============  ==============  ==========================  ================
+``cfr``       simultaneous  RM              1 (uniform)                 gamma 0
+``cfr+``      alternating   RM+             t                           gamma 1
+``lcfr``      alternating   discounted RM   t                           alpha 1, beta 1,
+                                                                        gamma 1
+``dcfr``      alternating   discounted RM   t^gamma                     alpha 1.5,
+                                                                        beta 0, gamma 2
+``pcfr+``     alternating   predictive RM+  t^gamma                     gamma 2
+``dcfr+``     alternating   discounted RM+  t^gamma                     alpha 1.5,
+                                                                        beta 0, gamma 4
+``pdcfr+``    alternating   predictive      t^gamma                     alpha 2.3,
+                            discounted RM+                              beta 0, gamma 5
+``hs-pcfr+``  alternating   predictive RM+  prod over j > t of          gamma 30,
+                                            ((j-1)/j)^gamma_j,          gamma_drop 5,
+                                            gamma_j = gamma -           horizon 1000
+                                            gamma_drop j / horizon
+============  ============  ==============  ==========================  ================
+
+The parameters are the parts' own (:mod:`jaxcfr.solvers.parameters`): ``alpha`` and
+``beta`` the discounted rules', ``gamma`` the averaging rule's, ``gamma_drop`` and
+``horizon`` the schedule's (:class:`~jaxcfr.solvers.rules.ScheduledAverage`); every run
+also takes ``seed``, and outcome sampling ``exploration``.
 
 References: Zinkevich et al. 2007 (CFR); Tammelin 2014 and Tammelin et al. 2015
 (CFR+); Brown & Sandholm 2019 (LCFR, DCFR: alternating updates in all their
-experiments); Farina, Kroer & Sandholm 2021 (PCFR+); Xu et al. 2024 (DCFR+, PDCFR+).
+experiments); Farina, Kroer & Sandholm 2021 (PCFR+); Xu et al. 2024 (DCFR+, PDCFR+);
+Zhang, McAleer & Sandholm 2024, arXiv:2404.09097 (hyper-parameter schedules: HS-PCFR+).
 
 A new preset is one function here and one line of :data:`ALGORITHMS`.
 
@@ -31,62 +44,80 @@ from __future__ import annotations
 
 import dataclasses
 
-from jaxcfr._util.arguments import ArgumentError, finite_float
-from jaxcfr.solvers.estimators import Estimator, make_estimator
-from jaxcfr.solvers.rules import DiscountedRegret, RegretMatching, RegretMatchingPlus
-from jaxcfr.solvers.solver import HYPERPARAMETERS, Solver
+from jaxcfr._util.arguments import ArgumentError
+from jaxcfr.solvers.estimators import ESTIMATORS, Estimator, make_estimator
+from jaxcfr.solvers.parameters import Parameter, declared
+from jaxcfr.solvers.rules import (DiscountedRegret, PolynomialAverage, RegretMatching,
+                                  RegretMatchingPlus, ScheduledAverage)
+from jaxcfr.solvers.solver import Solver
 
 __all__ = ["cfr", "cfr_plus", "linear_cfr", "dcfr", "pcfr_plus", "dcfr_plus", "pdcfr_plus",
-           "ALGORITHMS", "ALIASES", "resolve_algorithm", "make_solver"]
+           "hs_pcfr_plus", "ALGORITHMS", "ALIASES", "resolve_algorithm", "make_solver",
+           "named_parameters"]
 
 
 def cfr(alternating: bool = False) -> Solver:
     """Vanilla CFR (Zinkevich et al. 2007): regret matching, uniform averaging, simultaneous."""
-    return Solver("cfr", RegretMatching(), alternating=alternating, gamma=0.0)
+    return Solver("cfr", RegretMatching(), PolynomialAverage(gamma=0.0), alternating=alternating)
 
 
 def cfr_plus(alternating: bool = True) -> Solver:
     """CFR+ (Tammelin 2014): RM+, alternating updates, linear averaging."""
-    return Solver("cfr+", RegretMatchingPlus(), alternating=alternating, gamma=1.0)
+    return Solver("cfr+", RegretMatchingPlus(), PolynomialAverage(gamma=1.0),
+                  alternating=alternating)
 
 
 def linear_cfr(alternating: bool = True) -> Solver:
     """Linear CFR (Brown & Sandholm 2019): iteration t weighs t in regrets and average."""
-    return Solver("lcfr", DiscountedRegret(), alternating=alternating, alpha=1.0, beta=1.0,
-                  gamma=1.0)
+    return Solver("lcfr", DiscountedRegret(alpha=1.0, beta=1.0), PolynomialAverage(gamma=1.0),
+                  alternating=alternating)
 
 
 def dcfr(alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0,
          alternating: bool = True) -> Solver:
     """Discounted CFR (Brown & Sandholm 2019), defaults alpha 1.5, beta 0, gamma 2."""
-    return Solver("dcfr", DiscountedRegret(), alternating=alternating, alpha=alpha, beta=beta,
-                  gamma=gamma)
+    return Solver("dcfr", DiscountedRegret(alpha=alpha, beta=beta),
+                  PolynomialAverage(gamma=gamma), alternating=alternating)
 
 
 def pcfr_plus(gamma: float = 2.0, alternating: bool = True) -> Solver:
     """Predictive CFR+ (Farina, Kroer & Sandholm 2021): predictive RM+, quadratic averaging."""
-    return Solver("pcfr+", RegretMatchingPlus(predictive=True), alternating=alternating,
-                  gamma=gamma)
+    return Solver("pcfr+", RegretMatchingPlus(predictive=True), PolynomialAverage(gamma=gamma),
+                  alternating=alternating)
 
 
 def dcfr_plus(alpha: float = 1.5, gamma: float = 4.0, alternating: bool = True) -> Solver:
     """DCFR+ (Xu et al. 2024): RM+ with positive regrets discounted by alpha."""
-    return Solver("dcfr+", DiscountedRegret(floor=True), alternating=alternating,
-                  alpha=alpha, beta=0.0, gamma=gamma)
+    return Solver("dcfr+", DiscountedRegret(alpha=alpha, beta=0.0, floor=True),
+                  PolynomialAverage(gamma=gamma), alternating=alternating)
 
 
 def pdcfr_plus(alpha: float = 2.3, gamma: float = 5.0, alternating: bool = True) -> Solver:
     """PDCFR+ (Xu et al. 2024): predictive DCFR+."""
-    return Solver("pdcfr+", DiscountedRegret(floor=True, predictive=True),
-                  alternating=alternating, alpha=alpha, beta=0.0, gamma=gamma)
+    return Solver("pdcfr+", DiscountedRegret(alpha=alpha, beta=0.0, floor=True,
+                                             predictive=True),
+                  PolynomialAverage(gamma=gamma), alternating=alternating)
+
+
+def hs_pcfr_plus(gamma: float = 30.0, gamma_drop: float = 5.0, horizon: float = 1000.0,
+                 alternating: bool = True) -> Solver:
+    """HS-PCFR+ (Zhang, McAleer & Sandholm 2024, arXiv:2404.09097): PCFR+ whose averaging
+    exponent follows a schedule, ``gamma_t = gamma - gamma_drop t / horizon`` (their
+    HS-PCFR+(30): 30 falling to 25). ``horizon``: the run's iterations
+    (:class:`~jaxcfr.solvers.rules.ScheduledAverage`)."""
+    return Solver("hs-pcfr+", RegretMatchingPlus(predictive=True),
+                  ScheduledAverage(gamma=gamma, gamma_drop=gamma_drop, horizon=horizon),
+                  alternating=alternating)
 
 
 #: Preset name -> constructor: the one list of algorithm names (CLI, configs, API).
 ALGORITHMS = {"cfr": cfr, "cfr+": cfr_plus, "lcfr": linear_cfr, "dcfr": dcfr,
-              "pcfr+": pcfr_plus, "dcfr+": dcfr_plus, "pdcfr+": pdcfr_plus}
+              "pcfr+": pcfr_plus, "dcfr+": dcfr_plus, "pdcfr+": pdcfr_plus,
+              "hs-pcfr+": hs_pcfr_plus}
 #: Other spellings accepted for a preset name (names are also case-insensitive).
 ALIASES = {"cfr_plus": "cfr+", "cfrplus": "cfr+", "linear_cfr": "lcfr", "pcfr_plus": "pcfr+",
-           "pcfrplus": "pcfr+", "dcfr_plus": "dcfr+", "pdcfr_plus": "pdcfr+"}
+           "pcfrplus": "pcfr+", "dcfr_plus": "dcfr+", "pdcfr_plus": "pdcfr+",
+           "hs_pcfr_plus": "hs-pcfr+"}
 
 
 def resolve_algorithm(name: str, spelled: str = "algorithm") -> str:
@@ -106,7 +137,8 @@ def make_solver(name: str | Solver, *, alternating: bool | None = None,
                 **defaults) -> Solver:
     """A preset by name (:data:`ALGORITHMS`, :data:`ALIASES`), or a Solver, with changes.
 
-    ``defaults`` override the preset's default alpha / beta / gamma; ``estimator`` (an
+    ``defaults`` override the parts' parameter values (:meth:`Solver.with_defaults`:
+    ``alpha=2``); ``estimator`` (an
     object), or ``sampling`` and ``samples`` (its name in
     :data:`~jaxcfr.solvers.estimators.ESTIMATORS` and subtrees per traverser, ``counts``
     to run them as counts), pick the estimator (default: the solver's, exact for a
@@ -115,11 +147,7 @@ def make_solver(name: str | Solver, *, alternating: bool | None = None,
     """
     solver = name if isinstance(name, Solver) else \
         ALGORITHMS[resolve_algorithm(name, spell("algorithm"))]()
-    bad = set(defaults) - set(HYPERPARAMETERS)
-    if bad:
-        raise ArgumentError(f"unknown hyper-parameter(s) {', '.join(sorted(bad))} for "
-                            f"{solver.name}; known: {', '.join(HYPERPARAMETERS)}")
-    changes = {k: finite_float(spell(k), v) for k, v in defaults.items() if v is not None}
+    changes = {}
     if alternating is not None:
         changes["alternating"] = bool(alternating)
     if estimator is not None:
@@ -135,4 +163,20 @@ def make_solver(name: str | Solver, *, alternating: bool | None = None,
         changes["estimator"] = make_estimator(
             sampling if sampling is not None else solver.estimator.name or "none",
             1 if samples is None else samples, spell, False if counts is None else counts)
-    return dataclasses.replace(solver, **changes)
+    solver = dataclasses.replace(solver, **changes)
+    return solver.with_defaults(spell, **defaults) if defaults else solver
+
+
+def named_parameters() -> dict[str, list[tuple[str, Parameter]]]:
+    """Every traced parameter of the named parts: those of the presets
+    (:data:`ALGORITHMS`) and of the named estimators
+    (:data:`~jaxcfr.solvers.estimators.ESTIMATORS`), by name: ``[(who takes it, its
+    declaration there)]`` (the names a config's ``[solver]`` and ``jaxcfr solve``'s
+    options take; the run's ``seed`` is not among them)."""
+    found: dict[str, list] = {}
+    takers = [(name, make().part_parameters) for name, make in ALGORITHMS.items()]
+    takers += [(f"{name} sampling", declared(cls)) for name, cls in ESTIMATORS.items()]
+    for who, parameters in takers:
+        for p in parameters:
+            found.setdefault(p.name, []).append((who, p))
+    return found

@@ -11,12 +11,19 @@ Each rule is defined once, as a small pure function over rows, and both update p
 call it: the dense path (full-width estimators) on whole ``[I, A, *b]`` tables, the
 sparse path (sampled estimators) on the rows a sample touched (``[M, A]``), or on every
 row of the player for a rule that changes rows ``r_t`` did not touch
-(:attr:`RegretRule.every_row`: discounting). Hyper-parameters arrive broadcastable
-against the rows (``[*b]`` against ``[I, A, *b]``; ``[M, 1]`` against ``[M, A]``).
+(:attr:`RegretRule.every_row`: discounting).
 
-A new regret rule is one subclass of :class:`RegretRule` here and a preset that uses it
-(:mod:`jaxcfr.solvers.presets`); a new averaging rule is one subclass of
-:class:`AveragingRule`.
+A rule's numbers are its own *traced parameters* (:mod:`jaxcfr.solvers.parameters`):
+fields made with :func:`~jaxcfr.solvers.parameters.parameter` (name, default, check,
+one line of description), read in compiled code from ``hp`` by the same name
+(``hp.alpha``), never from ``self``. They arrive broadcastable against the rows
+(``[*b]`` against ``[I, A, *b]``; ``[M, 1]`` against ``[M, A]``). A rule that declares
+none reads none (and a solver using it prints none).
+
+A new regret rule is one subclass of :class:`RegretRule` (here, or in the user's own
+code) and a preset that uses it (:mod:`jaxcfr.solvers.presets`); a new averaging rule is
+one subclass of :class:`AveragingRule`. Its parameters then reach ``jaxcfr.solve``,
+configs, the command line, sweeps and checkpoints with nothing else changed.
 
 Example::
 
@@ -32,8 +39,11 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
+from jaxcfr._util.arguments import ArgumentError, finite_float
+from jaxcfr.solvers.parameters import parameter
+
 __all__ = ["RegretRule", "RegretMatching", "RegretMatchingPlus", "DiscountedRegret",
-           "AveragingRule", "PolynomialAverage", "AVERAGE_SCALE"]
+           "AveragingRule", "PolynomialAverage", "ScheduledAverage", "AVERAGE_SCALE"]
 
 #: Iterations per unit of averaging weight (a power of two; see :class:`PolynomialAverage`).
 AVERAGE_SCALE = 2.0 ** 20
@@ -82,6 +92,8 @@ class DiscountedRegret(RegretRule):
     """DCFR's discounting (Brown & Sandholm 2019): positive regrets times
     ``t^alpha / (t^alpha + 1)``, negative ones times ``t^beta / (t^beta + 1)``; with
     ``floor``, then floored at 0 (DCFR+, Xu et al. 2024)."""
+    alpha: float = parameter(1.5, "positive regrets are discounted by t^alpha / (t^alpha + 1)")
+    beta: float = parameter(0.0, "negative regrets are discounted by t^beta / (t^beta + 1)")
     floor: bool = False
     every_row: ClassVar[bool] = True
 
@@ -98,10 +110,15 @@ class DiscountedRegret(RegretRule):
 
 @dataclasses.dataclass(frozen=True)
 class AveragingRule:
-    """The averaging weight of iteration ``t``: ``S_t = S_{t-1} + weight(t) s_t``."""
+    """The averaging weight of iteration ``t``: ``S_t = S_{t-1} + weight(t) s_t``. Only each
+    row's proportions matter (the average is normalised), so a weight may carry any
+    constant factor."""
 
     def weight(self, t: jax.Array, hp) -> jax.Array:
         raise NotImplementedError
+
+    def describe(self) -> str:
+        return type(self).__name__
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,6 +133,49 @@ class PolynomialAverage(AveragingRule):
     than decaying every row by ``((t - 1) / t)^gamma``, gives the same average (each
     row is normalised) without touching rows an iteration did not reach.
     """
+    gamma: float = parameter(0.0, "iteration t weighs t^gamma in the average strategy "
+                                  "(0: uniform, 1: linear)")
 
     def weight(self, t, hp):
         return jnp.power(t / AVERAGE_SCALE, hp.gamma)
+
+
+def _positive(name: str, value) -> float:
+    v = finite_float(name, value)
+    if v <= 0:
+        raise ArgumentError(f"{name} must be positive, got {value!r}", argument=name)
+    return v
+
+
+@dataclasses.dataclass(frozen=True)
+class ScheduledAverage(AveragingRule):
+    """The averaging of a hyper-parameter schedule (Zhang, McAleer & Sandholm 2024,
+    "Faster Game Solving via Hyperparameter Schedules", arXiv:2404.09097): the average
+    is discounted each iteration by ``((t - 1) / t)^gamma_t`` with an exponent that falls
+    linearly over a planned horizon ``n``::
+
+        S_t = S_{t-1} ((t - 1) / t)^gamma_t + s_t,     gamma_t = gamma - gamma_drop t / n
+
+    (HS-PCFR+(30): ``gamma = 30``, ``gamma_drop = 5``, ``n`` the run's iterations:
+    early iterations are discounted hard, later ones trusted more).
+
+    As a weight added without decaying every row: iteration ``k`` weighs
+    ``W(k) = prod_{j=2..k} (j / (j - 1))^gamma_j`` relative to the others, and with the
+    linear schedule ``log W(k) = gamma log k - (gamma_drop / n) (k log k - lgamma(k))``
+    (``sum_{j=2..k} j log(j / (j - 1)) = k log k - log (k - 1)!``). The weight is taken
+    relative to ``W`` at ``k = n`` in the exponent, ``exp(gamma log(k / n) - ...)``, so
+    that in float32 the weights of the iterations that matter (near the horizon) neither
+    underflow nor overflow; those of the first iterations underflow to 0, as their share
+    of the average does (below 2^-126 of it).
+    """
+    gamma: float = parameter(30.0, "the averaging exponent at the start (the average is "
+                                   "discounted by ((t-1)/t)^gamma_t each iteration)")
+    gamma_drop: float = parameter(5.0, "how much the averaging exponent falls, linearly, "
+                                       "by the horizon: gamma_t = gamma - gamma_drop t/horizon")
+    horizon: float = parameter(1000.0, "the iterations the schedule is planned over (the "
+                                       "run's iterations)", check=_positive)
+
+    def weight(self, t, hp):
+        log_w = (hp.gamma * jnp.log(t / hp.horizon)
+                 - hp.gamma_drop / hp.horizon * (t * jnp.log(t) - jax.lax.lgamma(t)))
+        return jnp.exp(log_w)

@@ -4,9 +4,11 @@ An update is three parts: an *estimator* (:mod:`jaxcfr.solvers.estimators`: exac
 full-width passes, or a sampling scheme) that yields instantaneous regrets and averaging
 contributions, a *regret rule* and an *averaging rule* (:mod:`jaxcfr.solvers.rules`). A
 :class:`Solver` holds the three parts and the update order (alternating or
-simultaneous); the numbers that vary between runs live in :class:`HyperParams` and are
-traced, so one compiled step serves every setting and a batch of settings (or seeds) at
-once. The presets (CFR, CFR+, LCFR, DCFR, PCFR+, DCFR+, PDCFR+) pair the parts:
+simultaneous). The numbers that vary between runs are the parts' own traced parameters
+(:mod:`jaxcfr.solvers.parameters`: each part declares its names, defaults and checks;
+the solver's :attr:`Solver.parameters` gather them), passed as :class:`HyperParams`, so
+one compiled step serves every setting and a batch of settings (or seeds) at once. The
+presets (CFR, CFR+, LCFR, DCFR, PCFR+, DCFR+, PDCFR+, HS-PCFR+) pair the parts:
 :mod:`jaxcfr.solvers.presets`.
 
 Per iteration ``t`` (1-based), with instantaneous regret ``r_t`` and averaging
@@ -46,64 +48,24 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr._util import arguments
-from jaxcfr._util.arguments import ArgumentError, finite_float
+from jaxcfr._util.arguments import ArgumentError
 from jaxcfr._util.host_arrays import on_device
 from jaxcfr.kernels import compensated, passes
 from jaxcfr.kernels.keys import fold, iteration_keys
 from jaxcfr.kernels.numerics import normalise, trail
 from jaxcfr.solvers.estimators import Estimator, Exact, Policy, RowEstimate, rows_of
+from jaxcfr.solvers.parameters import (HyperParams, Parameter, check_values, declared,
+                                       make_hyperparams, shown, without_values)
 from jaxcfr.solvers.rules import AveragingRule, PolynomialAverage, RegretMatching, RegretRule
 from jaxcfr.tensors import GameTensors, Structure
 
-__all__ = ["Solver", "SolverState", "Carry", "HyperParams", "Rows", "HYPERPARAMETERS",
-           "RUN_PARAMETERS", "DEFAULT_EXPLORATION", "check_run_parameters",
+__all__ = ["Solver", "SolverState", "Carry", "HyperParams", "Rows", "SEED",
            "current_strategy", "average_strategy"]
 
-#: The traced hyper-parameters a preset's defaults can be overridden with.
-HYPERPARAMETERS = ("alpha", "beta", "gamma")
-#: Every traced per-run number (:class:`HyperParams`); a sequence makes a batch.
-RUN_PARAMETERS = HYPERPARAMETERS + ("exploration", "seed")
-#: Outcome sampling's exploration (epsilon) by default, as in Lanctot et al. 2009 and OpenSpiel.
-DEFAULT_EXPLORATION = 0.6
-
-
-class HyperParams(NamedTuple):
-    """Traced per-run numbers; scalars, or ``[*b]`` for a batch of settings (or seeds)."""
-    alpha: jax.Array        # positive-regret discount exponent
-    beta: jax.Array         # negative-regret discount exponent
-    gamma: jax.Array        # averaging exponent: iteration t weighs t^gamma
-    exploration: jax.Array  # outcome sampling's epsilon (other estimators ignore it)
-    seed: jax.Array         # int32 PRNG seed (the exact estimator ignores it)
-
-
-def check_run_parameters(values: dict, spell=str) -> dict:
-    """A run's traced numbers checked by their rules (the one place every entry point's
-    go through: ``jaxcfr.solve``, :class:`jaxcfr.Runner`, configs, the command line).
-
-    ``values`` maps names of :data:`RUN_PARAMETERS` to a number or a sequence of them (a
-    batch); ``None`` means the preset's default and is dropped. Returns the values (a
-    sequence as a list). Errors name each argument as ``spell`` renders it; a list of
-    seeds is checked as ``spell("seeds")`` (here seeds may repeat: a batch crosses
-    settings with seeds).
-    """
-    unknown = sorted(set(values) - set(RUN_PARAMETERS))
-    if unknown:
-        raise ArgumentError(f"unknown run parameter(s) {', '.join(map(spell, unknown))}; "
-                            f"known: {', '.join(map(spell, RUN_PARAMETERS))}",
-                            argument=spell(unknown[0]))
-    rules = {**{k: finite_float for k in HYPERPARAMETERS}, "exploration": arguments.exploration,
-             "seed": arguments.seed}
-    out = {}
-    for name, value in values.items():
-        if value is None:
-            continue
-        batch = np.ndim(value) > 0 and not isinstance(value, str)
-        spelled = spell("seeds" if name == "seed" and batch else name)
-        items = [rules[name](spelled, x) for x in (np.ravel(value) if batch else [value])]
-        if batch and not items:
-            raise ArgumentError(f"{spelled} must not be an empty list", argument=spelled)
-        out[name] = items if batch else items[0]
-    return out
+#: The run's own traced parameter (every solver takes it; the parts declare theirs).
+SEED = Parameter("seed", 0, "PRNG seed of the sampling (iteration t draws from "
+                 "fold_in(key(seed), t)); a list: a batch of seeds", arguments.seed,
+                 integer=True)
 
 
 class Rows(NamedTuple):
@@ -147,22 +109,49 @@ class Solver:
       average: the averaging rule.
       estimator: the estimator (:mod:`jaxcfr.solvers.estimators`; default exact).
       alternating: update players one after another, each seeing the others' new strategy.
-      alpha, beta, gamma: default hyper-parameters.
+
+    The traced numbers are the parts' own (:mod:`jaxcfr.solvers.parameters`): the
+    solver's :attr:`parameters` are those its regret rule, averaging rule and estimator
+    declare (their values in the parts are the defaults), and the run's ``seed``.
     """
     name: str
     regret: RegretRule = RegretMatching()
     average: AveragingRule = PolynomialAverage()
     estimator: Estimator = Exact()
     alternating: bool = False
-    alpha: float = 1.0
-    beta: float = 1.0
-    gamma: float = 0.0
+
+    def __post_init__(self):
+        seen: dict[str, str] = {"seed": "the solver"}
+        for part in self.parts:
+            for p in declared(part):
+                if p.name in seen:
+                    raise ArgumentError(f"{type(part).__name__} and {seen[p.name]} both "
+                                        f"declare a parameter {p.name!r}: one name, one "
+                                        "meaning per solver")
+                seen[p.name] = type(part).__name__
+                if p.default is not None:          # None: a compiled step's key
+                    p.check(p.name, p.default)
+
+    @property
+    def parts(self) -> tuple:
+        """The regret rule, the averaging rule and the estimator."""
+        return (self.regret, self.average, self.estimator)
+
+    @property
+    def part_parameters(self) -> tuple[Parameter, ...]:
+        """The parts' traced parameters, their values in the parts as defaults."""
+        return tuple(p for part in self.parts for p in declared(part))
+
+    @property
+    def parameters(self) -> tuple[Parameter, ...]:
+        """Every traced parameter of a run of this solver: the parts' and :data:`SEED`."""
+        return self.part_parameters + (SEED,)
 
     def __repr__(self) -> str:
         order = "alternating" if self.alternating else "simultaneous"
-        hp = f"alpha={self.alpha:g}, beta={self.beta:g}, gamma={self.gamma:g}"
+        values = "".join(f", {p.name}={shown(p.default)}" for p in self.part_parameters)
         est = "" if isinstance(self.estimator, Exact) else f", {self.estimator.describe()}"
-        return f"Solver({self.name}: {self.regret.describe()}, {order}, {hp}{est})"
+        return f"Solver({self.name}: {self.regret.describe()}, {order}{values}{est})"
 
     @property
     def predictive(self) -> bool:
@@ -170,17 +159,46 @@ class Solver:
         return self.regret.predictive
 
     def static_key(self) -> "Solver":
-        """This solver without its name and default numbers: what compiled code depends on."""
-        return dataclasses.replace(self, name="", alpha=0.0, beta=0.0, gamma=0.0)
+        """This solver without its name and its parameters' values: what compiled code
+        depends on."""
+        return dataclasses.replace(self, name="", regret=without_values(self.regret),
+                                   average=without_values(self.average),
+                                   estimator=without_values(self.estimator))
 
-    def hyperparams(self, alpha=None, beta=None, gamma=None, exploration=None, seed=None,
-                    dtype=np.float32) -> HyperParams:
-        """Hyper-parameters (defaults from the preset); sequences give a batch of settings."""
+    def with_defaults(self, spell=str, **values) -> "Solver":
+        """This solver with its parts' parameter values replaced (checked; ``None`` keeps
+        one): e.g. ``jaxcfr.dcfr().with_defaults(alpha=2)``."""
+        given = check_values(self.part_parameters, values, spell, self._owner())
+        for name, value in given.items():
+            if isinstance(value, list):
+                raise ArgumentError(f"{spell(name)}: a default is one value (a list is a "
+                                    "batch of runs: give it to the run)", argument=spell(name))
+        parts = [dataclasses.replace(part, **{p.name: given[p.name] for p in declared(part)
+                                              if p.name in given}) for part in self.parts]
+        return dataclasses.replace(self, regret=parts[0], average=parts[1], estimator=parts[2])
+
+    def check_parameters(self, values, spell=str) -> dict:
+        """A run's parameter values checked by their declarations (``None``: the default,
+        dropped; a sequence: a batch, as a list); errors name them as ``spell`` renders
+        them and list what this solver takes."""
+        return check_values(self.parameters, values, spell, self._owner())
+
+    def settings(self, values) -> dict:
+        """Every parameter of a run by name: ``values`` (checked) over the defaults, what a
+        checkpoint records of its run."""
+        given = self.check_parameters(values)
+        return {p.name: given.get(p.name, p.default) for p in self.parameters}
+
+    def _owner(self) -> str:
+        est = "" if isinstance(self.estimator, Exact) else f" with {self.estimator.describe()}"
+        return f"{self.name or 'the solver'}{est}"
+
+    def hyperparams(self, dtype=np.float32, **values) -> HyperParams:
+        """The traced parameters of a run: ``values`` over the defaults, each a scalar or
+        ``[H]`` (lists of one length: a batch of settings or seeds), on the device."""
         # (made on the host and copied: nothing compiles before the chunk)
-        pick = lambda v, d: on_device(np.asarray(d if v is None else v, dtype))  # noqa: E731
-        return HyperParams(pick(alpha, self.alpha), pick(beta, self.beta),
-                           pick(gamma, self.gamma), pick(exploration, DEFAULT_EXPLORATION),
-                           on_device(np.asarray(0 if seed is None else seed, np.int32)))
+        return make_hyperparams(self.parameters, self.check_parameters(values), dtype,
+                                on_device)
 
     def init(self, tensors: GameTensors, batch_shape: tuple[int, ...] = (),
              dtype=np.float32) -> SolverState:
@@ -330,7 +348,7 @@ class Solver:
         shape = state.regret.shape                                   # [I, A, *b]
         num_rows, actions = shape[:2]
         members = int(np.prod(shape[2:], dtype=int))
-        flat_hp = HyperParams(*(jnp.broadcast_to(x, shape[2:]).reshape(-1) for x in hp))
+        flat_hp = hp.map(lambda x: jnp.broadcast_to(x, shape[2:]).reshape(-1))
         keys = iteration_keys(flat_hp.seed, t)                                   # [B]
         weight = self.average.weight(tf, flat_hp)                                # [B]
         owner = rows.owner
@@ -349,7 +367,7 @@ class Solver:
                 applied = self.regret(new.reshape(-1, members), tf, flat_hp).reshape(-1)
                 new = jnp.where(rows_of_player(player), applied, new)
             elif type(self.regret).__call__ is not RegretRule.__call__:   # not the identity
-                slot_hp = HyperParams(*(x[member][:, None] for x in flat_hp))
+                slot_hp = flat_hp.map(lambda x: x[member][:, None])
                 new = policy.set_rows(new, row, member, self.regret(
                     policy.take_rows(new, row, member), tf, slot_hp))
             if self.predictive:                 # the row's most recent sampled regret

@@ -41,6 +41,7 @@ from jaxcfr.lowering.lower import lower
 from jaxcfr.lowering.stack import stack
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers.analytics import evaluate
+from jaxcfr.solvers.parameters import single_setting
 from jaxcfr.subgames.compose import check_disjoint, compose
 from jaxcfr.subgames.context import Context, depth_limit_of, single
 from jaxcfr.subgames.gadgets import GADGETS, assign_gifts, check_gadget
@@ -169,10 +170,7 @@ def resolve_subgames(game, blueprint, at, *, gadget: str = "resolve", algorithm=
       context: a :class:`Context` already built for this game and blueprint (reused).
     """
     arguments.positive_int("iterations", iterations)
-    for k in ("alpha", "beta", "gamma", "seeds"):
-        if np.ndim(solve_options.get(k)) > 0 or (k == "seeds" and solve_options.get(k)):
-            raise ValueError(f"resolve takes one setting: give one value of {k}, not a list "
-                             "(the subgames are the batch)")
+    single_setting(solve_options, why="resolve", because="the subgames are the batch")
     if batching not in BATCHING:
         raise ValueError(f"batching must be one of {', '.join(BATCHING)}, got {batching!r}")
     seconds: dict[str, float] = {}
