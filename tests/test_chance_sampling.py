@@ -88,6 +88,7 @@ def test_sampled_regrets_are_unbiased_on_kuhn():
     assert np.abs(mean - target).max() < 0.1
 
 
+@pytest.mark.slow
 def test_a_run_is_a_function_of_its_seed_and_resumes_bit_for_bit():
     """Two runs with one seed are identical whatever their chunks; a runner restored from
     the host state and arrays of iteration 60 ends equal to the uninterrupted one; another

@@ -77,6 +77,7 @@ def test_the_default_directory_is_under_xdg_cache_home(tmp_path):
     assert _entries(tmp_path / "jaxcfr" / "xla")
 
 
+@pytest.mark.slow
 def test_the_off_switches_write_nothing(tmp_path):
     for i, (env, args) in enumerate([({compilation_cache.OFF_ENV: "1"}, "{}"),
                                      ({"JAXCFR_NO_CACHE": "1"}, "{}"),

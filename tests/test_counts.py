@@ -49,11 +49,15 @@ def _strategy(lowered, seed=0):
     return policy.rows(jnp.arange(rows), jnp.zeros(rows, jnp.int32)), policy
 
 
+_SLOW = pytest.mark.slow
 CASES = [("kuhn_poker", "chance", None), ("kuhn_poker", "external", 0),
          ("kuhn_poker", "outcome", 1),
-         ("leduc_poker", "chance", None), ("leduc_poker", "external", 0),
-         ("leduc_poker", "outcome", 1), ("liars_dice(sides=3)", "chance", 0),
-         ("liars_dice(sides=3)", "outcome", 0), ("kuhn_poker(players=3)", "chance", None),
+         pytest.param("leduc_poker", "chance", None, marks=_SLOW),
+         pytest.param("leduc_poker", "external", 0, marks=_SLOW),
+         pytest.param("leduc_poker", "outcome", 1, marks=_SLOW),
+         pytest.param("liars_dice(sides=3)", "chance", 0, marks=_SLOW),
+         pytest.param("liars_dice(sides=3)", "outcome", 0, marks=_SLOW),
+         pytest.param("kuhn_poker(players=3)", "chance", None, marks=_SLOW),
          ("kuhn_poker(players=3)", "external", 1), ("kuhn_poker(players=3)", "outcome", 2)]
 
 
@@ -187,9 +191,11 @@ def test_mean_counts_are_the_sampling_reach():
 
 @pytest.mark.parametrize("name, player, scheme, samples", [
     ("kuhn_poker", None, "chance", 1), ("kuhn_poker", None, "external", 3),
-    ("kuhn_poker", 1, "outcome", 1), ("liars_dice(sides=3)", None, "chance", 2),
-    ("liars_dice(sides=3)", 0, "external", 16), ("liars_dice(sides=3)", None, "outcome", 64),
-    ("leduc_poker", 1, "outcome", 256)])
+    ("kuhn_poker", 1, "outcome", 1),
+    pytest.param("liars_dice(sides=3)", None, "chance", 2, marks=pytest.mark.slow),
+    pytest.param("liars_dice(sides=3)", 0, "external", 16, marks=pytest.mark.slow),
+    pytest.param("liars_dice(sides=3)", None, "outcome", 64, marks=pytest.mark.slow),
+    pytest.param("leduc_poker", 1, "outcome", 256, marks=pytest.mark.slow)])
 def test_count_regrets_are_unbiased(name, player, scheme, samples):
     """The mean of 4,000 count estimates (each the mean of ``samples`` coupled traversals)
     equals the exact regrets within 5 standard errors at every (row, action)."""
@@ -208,6 +214,7 @@ def test_count_regrets_are_unbiased(name, player, scheme, samples):
     assert_unbiased(np.moveaxis(np.asarray(regret, np.float64), -1, 0), exact)
 
 
+@pytest.mark.slow
 def test_counts_have_less_variance_than_independent_traversals():
     """Leduc, external sampling, 64 traversals per estimate, 300 estimates each: the summed
     variance of the regret estimates is below that of 64 independent traversals
@@ -265,6 +272,7 @@ def test_kuhn_below_0_01_with_counts(scheme):
     assert not np.array_equal(tables["regret"][..., 0], tables["regret"][..., 1])
 
 
+@pytest.mark.slow
 def test_a_count_run_is_its_seed_whatever_the_chunk_and_a_batch_member_follows_its_run():
     """Bit for bit: the same run again, and with other chunk lengths. A seed batch member
     equals its separate run to float rounding (XLA may round a batched program's sums

@@ -176,6 +176,7 @@ def batch_two_processes(place, env):
     return out, results
 
 
+@pytest.mark.slow
 def test_batch_over_two_processes_equals_one_process(batch_one_process, batch_two_processes):
     out, results = batch_two_processes
     # stdout is jaxcfr's own: the JSON object, one line (gloo's "[Gloo] Rank ... connected"
@@ -201,6 +202,7 @@ def test_batch_over_two_processes_equals_one_process(batch_one_process, batch_tw
     assert lock_holder.isdigit()            # process 0 held the lock; nobody else wrote it
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_then_resume_equals_uninterrupted(place, env, batch_one_process):
     out = place / "batch-killed"
     for _ in range(3):
@@ -242,6 +244,7 @@ def test_sigkill_mid_run_then_resume_equals_uninterrupted(place, env, batch_one_
     assert [r["metric"] for r in _records(out)] == [r["metric"] for r in _records(one)]
 
 
+@pytest.mark.slow
 def test_one_game_split_over_two_processes(place, env):
     one = train(load_config(place / "dice.toml"), out_dir=str(place / "dice-one"),
                 handle_sigint=False)
@@ -272,6 +275,7 @@ def test_wrong_coordinator_is_a_one_line_error(place, env):
     assert not (place / "nowhere").exists()
 
 
+@pytest.mark.slow
 def test_wrong_process_count_is_a_one_line_error(place, env):
     # process 0 runs a coordinator for 2; process 1 was told 3
     results = _run([str(place / "batch.toml"), "--out", str(place / "miscounted")], env,

@@ -68,6 +68,7 @@ def kuhn():
 # Coverage: the intervals cover the exact values; the gain bounds lie below the exact gains
 # --------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_intervals_cover_exact_values_and_gains_over_200_seeds(kuhn):
     lowered, table, profile, values, gains = kuhn
     game = jaxcfr.load_game("kuhn_poker")

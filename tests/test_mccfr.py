@@ -69,9 +69,10 @@ def _estimates(name: str, scheme: str, player, draws: int):
     ("kuhn_poker", None, "chance", 20_000), ("kuhn_poker", None, "external", 20_000),
     ("kuhn_poker", 1, "outcome", 20_000),
     # chance-heavy: 9 dice rolls, 193 information sets
-    ("liars_dice(dice=1, sides=3)", None, "chance", 2_000),
-    ("liars_dice(dice=1, sides=3)", 0, "external", 4_000),
-    ("liars_dice(dice=1, sides=3)", None, "outcome", 20_000)])
+    pytest.param("liars_dice(dice=1, sides=3)", None, "chance", 2_000, marks=pytest.mark.slow),
+    pytest.param("liars_dice(dice=1, sides=3)", 0, "external", 4_000, marks=pytest.mark.slow),
+    pytest.param("liars_dice(dice=1, sides=3)", None, "outcome", 20_000,
+                 marks=pytest.mark.slow)])
 def test_sampled_regrets_are_unbiased(name, player, scheme, draws):
     assert_unbiased(*_estimates(name, scheme, player, draws))
 
@@ -85,8 +86,10 @@ def _draw_blocks(plan: subtree.SamplePlan, uniforms: np.ndarray, k: int) -> np.n
 
 
 @pytest.mark.parametrize("name, scheme, player", [
-    ("leduc_poker", "external", 0), ("leduc_poker", "outcome", 1),
-    ("liars_dice(dice=1, sides=3)", "external", 1), ("liars_dice(dice=1, sides=3)", "outcome", 0)])
+    pytest.param("leduc_poker", "external", 0, marks=pytest.mark.slow),
+    ("leduc_poker", "outcome", 1),
+    pytest.param("liars_dice(dice=1, sides=3)", "external", 1, marks=pytest.mark.slow),
+    ("liars_dice(dice=1, sides=3)", "outcome", 0)])
 def test_samples_k_is_the_mean_of_k_separate_estimates(name, scheme, player):
     """The batching of ``samples=K``: one compiled step draws K independent traversals (or
     trajectories) per member from K blocks of numbers and returns the mean of their
@@ -176,6 +179,7 @@ def test_kuhn_below_0_01_and_reproducible_from_the_seed(scheme):
     assert not np.array_equal(tables["regret"][..., 0], tables["regret"][..., 1])
 
 
+@pytest.mark.slow
 def test_a_seed_batch_member_equals_its_separate_run_whatever_the_chunk():
     batch = kuhn_run("external")
     single = kuhn_run("external", seeds=(1,))
@@ -184,6 +188,7 @@ def test_a_seed_batch_member_equals_its_separate_run_whatever_the_chunk():
     assert _equal(_tables(single), _tables(kuhn_run("external", seeds=(1,), chunk=7)))
 
 
+@pytest.mark.slow
 def test_a_batch_with_the_discounting_rule_equals_the_separate_runs():
     """DCFR's discount is dense per member; hyper-parameters and seeds are zipped."""
     lowered = _lowered("kuhn_poker")
@@ -259,6 +264,7 @@ def test_resume_with_sampling_is_bit_for_bit(tmp_path):
 
 
 # -- convergence ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_leduc_below_0_05_with_external_sampling():
     """20,000 iterations of Linear CFR with 16 external-sampling traversals per player
     (measured: 0.043 at 20,000; 0.050 at 15,000)."""

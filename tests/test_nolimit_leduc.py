@@ -4,7 +4,6 @@ it too: it is in their GAME_STRINGS.)"""
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
@@ -17,8 +16,6 @@ try:
     from tests import reference_cfr as R
 except ImportError:  # tests/ is not a package: pytest put it on sys.path
     import reference_cfr as R
-
-LONG = os.environ.get("JAXCFR_LONG_TESTS") == "1"
 
 
 def play(game, *actions):
@@ -103,7 +100,7 @@ def test_the_tree_is_openspiels_universal_poker(ranks, suits, stack, ante):
         np.testing.assert_allclose([va, bra], [vb, brb], rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.skipif(not LONG, reason="JAXCFR_LONG_TESTS=1: lowers the default game (2-3 s)")
+@pytest.mark.slow                               # lowers the default game (2-3 s)
 def test_default_sizes():
     lowered = jaxcfr.lower(jaxcfr.load_game("nolimit_leduc"))
     assert lowered.sizes()["nodes"] == 353_797

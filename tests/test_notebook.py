@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "quickstart.ipynb"
 
@@ -49,6 +51,7 @@ def test_notebook_uses_the_public_api_only():
     assert not re.search(r"jaxcfr\._[a-z]", code)          # no private names
 
 
+@pytest.mark.slow
 def test_notebook_runs(tmp_path_factory):
     # XLA's disk cache is shared with test_train's subprocess (the same Kuhn program).
     env = dict(os.environ, MPLBACKEND="Agg", JAX_COMPILATION_CACHE_DIR=str(

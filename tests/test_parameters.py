@@ -95,6 +95,7 @@ def test_a_rule_of_its_own_sweeps_its_parameter_in_one_compiled_step():
                               _tables(separate[2].state)["regret"])
 
 
+@pytest.mark.slow
 def test_a_rule_of_its_own_runs_sampled_too():
     """The parameter reaches the sparse path (rows a sample touched) by name as well."""
     result = jaxcfr.solve(C.lowered("kuhn_poker"), FLOORED, 30,

@@ -13,6 +13,7 @@ import sys
 
 import jax
 import numpy as np
+import pytest
 
 import jaxcfr
 
@@ -50,6 +51,7 @@ def test_float32_after_float64_equals_a_fresh_process():
         r64.final["exploitability"], r32.final["exploitability"])
 
 
+@pytest.mark.slow
 def test_float32_inside_an_x64_process_equals_a_fresh_process():
     """``JAX_ENABLE_X64=1`` for the whole process does not change a float32 run."""
     assert _fresh({"JAX_ENABLE_X64": "1"}) == _fresh()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 
 import jax
 import jax.numpy as jnp
@@ -34,9 +33,9 @@ try:
 except ImportError:  # tests/ is not a package: pytest put it on sys.path
     import cfr_cases as C
 
-GAMES = ["kuhn_poker", "different_depths", "kuhn_poker(players=3)"]
-if os.environ.get("JAXCFR_LONG_TESTS") == "1":
-    GAMES += ["leduc_poker", "matching_pennies"]
+_SLOW = pytest.mark.slow
+GAMES = ["kuhn_poker"] + [pytest.param(g, marks=_SLOW) for g in (
+    "different_depths", "kuhn_poker(players=3)", "leduc_poker", "matching_pennies")]
 TOL = 2e-6
 
 
@@ -93,6 +92,7 @@ class _FirstTwo:
         return list(state.legal_actions())[:2]
 
 
+@pytest.mark.slow
 def test_abstracted_game():
     """An abstracted game is lowered as the smaller game (subtrees below dropped actions
     are not walked: its rows hold the kept actions only)."""

@@ -20,6 +20,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 import jaxcfr
 
@@ -63,6 +64,7 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_split_game_equals_one_device():
     env = dict(os.environ)
     env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +

@@ -322,6 +322,7 @@ def _check_safe(result):
     return base, after
 
 
+@pytest.mark.slow
 def test_resolving_every_second_round_state_of_leduc_is_safe(leduc):
     game, low = leduc
     paths = paths_after_chance(low, 3)
@@ -352,6 +353,7 @@ def _repaid(structure: int, draw: int) -> RandomGame:
 
 
 @pytest.mark.parametrize("structure, depth", [(0, 3)])
+@pytest.mark.slow
 def test_resolving_random_games_is_safe(structure, depth):
     """18 random games of one tree, each with a blueprint of another quality."""
     low = jaxcfr.lower(_repaid(structure, 0))
@@ -373,6 +375,7 @@ def test_resolving_random_games_is_safe(structure, depth):
             _check_safe(result)
 
 
+@pytest.mark.slow
 def test_an_equilibrium_blueprint_is_given_back(kuhn):
     game, low, _ = kuhn
     # Kuhn's equilibrium with alpha = 0 (cards 0 < 1 < 2)
@@ -392,6 +395,7 @@ def test_an_equilibrium_blueprint_is_given_back(kuhn):
 
 
 # -- many at once ------------------------------------------------------------------------
+@pytest.mark.slow
 def test_one_stacked_run_equals_solving_one_by_one(kuhn):
     game, low, blueprint = kuhn
     one = resolve_subgames(low, blueprint, KUHN_PATHS, gadget="maxmargin", iterations=50,
@@ -467,6 +471,7 @@ def test_depth_limited_subgames(leduc):
     np.testing.assert_array_equal(deep.tensors.chance_prob, full.tensors.chance_prob)
 
 
+@pytest.mark.slow
 def test_a_multi_valued_frontier(leduc):
     game, low = leduc
     blueprint = jaxcfr.solve(low, "cfr", 20, precision="float64").profile
@@ -496,6 +501,7 @@ def test_a_multi_valued_frontier(leduc):
 
 
 # -- nested re-solving after an abstraction's dropped actions ----------------------------
+@pytest.mark.slow
 def test_off_abstraction_subgames_of_no_limit_leduc():
     from jaxcfr.subgames import off_abstraction
     name = "nolimit_leduc(stack=3)"
