@@ -159,8 +159,14 @@ def read_hands(game: Any) -> HandInfo:
     return HandInfo(tuple(labels), tuple(weights), card_sets, compatible, total)
 
 
-def inspect_public(state: Any, hands: HandInfo, history: Sequence[Any]) -> PublicNode:
-    """Check the node-local rules at ``state`` and return what it said."""
+def inspect_public(state: Any, hands: HandInfo, history: Sequence[Any],
+                   memo: dict | None = None) -> PublicNode:
+    """Check the node-local rules at ``state`` and return what it said.
+
+    ``memo`` (optional, kept by the caller across nodes): terminal operators already
+    checked, by identity, so that a game returning one shared operator object for many
+    terminals is checked once and gets one checked object back (the lowering stores it
+    once)."""
     terminal = bool(_call(state.is_terminal, "is_terminal", history))
     chance = bool(_call(state.is_chance, "is_chance", history))
     player = _call(state.player_to_act, "player_to_act", history)
@@ -178,8 +184,13 @@ def inspect_public(state: Any, hands: HandInfo, history: Sequence[Any]) -> Publi
         if actions:
             _fail("legal-actions", "legal_actions() must be empty at a terminal", history)
         value = _call(state.terminal_value, "terminal_value", history)
-        return PublicNode(TERMINAL_NODE, TERMINAL, (), None, None,
-                          _check_value(value, hands, history))
+        if memo is None:
+            return PublicNode(TERMINAL_NODE, TERMINAL, (), None, None,
+                              _check_value(value, hands, history))
+        seen = memo.get(id(value))
+        if seen is None:            # (the raw object is kept: its id stays its own)
+            seen = memo[id(value)] = (value, _check_value(value, hands, history))
+        return PublicNode(TERMINAL_NODE, TERMINAL, (), None, None, seen[1])
     if chance:
         if player != CHANCE:
             _fail("player", f"player_to_act() is {player!r} at a chance node (must be CHANCE)",
