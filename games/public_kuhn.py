@@ -10,8 +10,7 @@ Example::
 
 from __future__ import annotations
 
-from jaxcfr.game import TERMINAL, GameError
-from jaxcfr.game.public import Fold, PublicGame, Showdown
+from jaxcfr.game import TERMINAL, GameError, Fold, PublicGame, Showdown
 
 __all__ = ["PublicKuhn"]
 

@@ -14,8 +14,7 @@ import math
 
 import numpy as np
 
-from jaxcfr.game import TERMINAL, GameError
-from jaxcfr.game.public import PayoffTable, PublicGame
+from jaxcfr.game import TERMINAL, GameError, PayoffTable, PublicGame
 
 __all__ = ["PublicLiarsDice"]
 

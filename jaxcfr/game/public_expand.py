@@ -16,13 +16,13 @@ Terminal returns are the terminal operator applied to the two hands.
 
 from __future__ import annotations
 
-from typing import Hashable
+from typing import Any, Hashable
 
 import numpy as np
 
 from jaxcfr.game.contract import CHANCE, GameError
 from jaxcfr.game.protocol import Game
-from jaxcfr.game.public import Fold, PayoffTable, PublicGame, Showdown
+from jaxcfr.game.public_values import Fold, PayoffTable, Showdown
 from jaxcfr.game.public_contract import HandInfo, read_hands
 
 __all__ = ["ExpandedGame", "expand", "terminal_payoff"]
@@ -48,7 +48,7 @@ class ExpandedGame(Game):
 
     num_players = 2
 
-    def __init__(self, public: PublicGame, hands: HandInfo | None = None):
+    def __init__(self, public: Any, hands: HandInfo | None = None):
         self._public = public.clone()
         self._info = read_hands(public) if hands is None else hands
         self._hands: tuple[int, int] | None = None
@@ -140,6 +140,6 @@ class ExpandedGame(Game):
         return f"ExpandedGame({self._public!r}, hands={self._hands}, path={self._path})"
 
 
-def expand(public: PublicGame) -> ExpandedGame:
+def expand(public: Any) -> ExpandedGame:
     """The history-tree ``Game`` of ``public`` (checked hands; see the module)."""
     return ExpandedGame(public)

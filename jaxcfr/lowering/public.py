@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 
 from jaxcfr.game.contract import CHANCE_NODE, DECISION, TERMINAL_NODE
-from jaxcfr.game.public import Fold, PayoffTable, PublicGame, Showdown
+from jaxcfr.game.public import PublicGame
+from jaxcfr.game.public_values import Fold, Showdown
 from jaxcfr.game.public_contract import HandInfo, inspect_public, read_hands
 from jaxcfr.tensors import NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors
 
