@@ -160,8 +160,11 @@ def read_hands(game: Any) -> HandInfo:
 
 
 def inspect_public(state: Any, hands: HandInfo, history: Sequence[Any],
-                   memo: dict | None = None) -> PublicNode:
+                   memo: dict | None = None, alive: tuple | None = None) -> PublicNode:
     """Check the node-local rules at ``state`` and return what it said.
+
+    ``alive``: ``[P]`` bool arrays ``[H_p]``, the hands earlier public outcomes did not
+    block (default all): the chance-sum rule holds for the pairs of those.
 
     ``memo`` (optional, kept by the caller across nodes): terminal operators already
     checked, by identity, so that a game returning one shared operator object for many
@@ -228,7 +231,7 @@ def inspect_public(state: Any, hands: HandInfo, history: Sequence[Any],
                 _fail("outcome-cards", f"outcome {o!r} shows cards {sorted(shown)} but "
                       "hand_cards() is None (no hand holds cards)", history)
             blocked.append(hands.blocked(frozenset(int(x) for x in shown)))
-        _check_chance_sum(probs, blocked, hands, outcomes, history)
+        _check_chance_sum(probs, blocked, hands, alive, history)
         return PublicNode(CHANCE_NODE, CHANCE, outcomes, probs, tuple(blocked), None)
     if isinstance(player, (bool, np.bool_)) or player not in (0, 1):
         _fail("player", f"player_to_act() is {player!r} at a decision (must be 0 or 1)", history)
@@ -240,14 +243,16 @@ def inspect_public(state: Any, hands: HandInfo, history: Sequence[Any],
     return PublicNode(DECISION, int(player), actions, None, None, None)
 
 
-def _check_chance_sum(probs, blocked, hands: HandInfo, outcomes, history) -> None:
-    """For every compatible pair of positive weight, the outcomes that block neither hand
-    sum to 1 (rule ``public-chance-sum``): ``(1 - B0)^T diag(p) (1 - B1)``."""
+def _check_chance_sum(probs, blocked, hands: HandInfo, alive, history) -> None:
+    """For every compatible pair of positive weight not blocked yet, the outcomes that
+    block neither hand sum to 1 (rule ``public-chance-sum``): ``(1 - B0)^T diag(p) (1 - B1)``."""
     p = np.asarray(probs, np.float64)
     free0 = 1.0 - np.stack([b[0] for b in blocked]).astype(np.float64)     # [C, H0]
     free1 = 1.0 - np.stack([b[1] for b in blocked]).astype(np.float64)     # [C, H1]
     total = (free0 * p[:, None]).T @ free1                                 # [H0, H1]
     live = hands.compatible & (hands.weights[0][:, None] > 0) & (hands.weights[1][None, :] > 0)
+    if alive is not None:
+        live = live & alive[0][:, None] & alive[1][None, :]
     bad = live & ~(np.abs(total - 1.0) <= CHANCE_SUM_TOLERANCE)
     if bad.any():
         i, j = map(int, np.argwhere(bad)[0])
@@ -303,8 +308,9 @@ def validate_public(game: Any, trajectories: int = 256, seed: int = 0) -> None:
     for _ in range(trajectories):
         state = _call(game.clone, "clone", ())
         history: list[Hashable] = []
+        alive = tuple(np.ones(len(x), bool) for x in hands.labels)
         while True:
-            node = inspect_public(state, hands, history)
+            node = inspect_public(state, hands, history, alive=alive)
             if node.kind == TERMINAL_NODE:
                 try:
                     state.step(None)
@@ -321,6 +327,8 @@ def validate_public(game: Any, trajectories: int = 256, seed: int = 0) -> None:
                 live = [o for o, p in zip(node.actions, node.probs) if p > 0] or \
                     list(node.actions)
                 action = rng.choice(live)
+                k = node.actions.index(action)
+                alive = tuple(a & ~b for a, b in zip(alive, node.blocked[k]))
             else:
                 action = rng.choice(node.actions)
             if not history:
@@ -328,7 +336,8 @@ def validate_public(game: Any, trajectories: int = 256, seed: int = 0) -> None:
                 if probe is state:
                     _fail("clone", "clone() returned the state itself", history)
                 _call(probe.step, "step", history, action)
-                if _snapshot(inspect_public(state, hands, history)) != _snapshot(node):
+                if _snapshot(inspect_public(state, hands, history, alive=alive)) != \
+                        _snapshot(node):
                     _fail("clone", f"stepping a clone with {action!r} changed the original",
                           history)
             _call(state.step, "step", history, action)

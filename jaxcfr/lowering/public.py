@@ -112,17 +112,21 @@ class PublicLowered:
         return out
 
     def live_rows(self) -> np.ndarray:
-        """``[I]`` bool: rows of a hand that can hold at their node (not blocked, positive
-        weight, some compatible opponent hand): those the history tree has."""
+        """``[I]`` bool: the rows the history tree has: a hand of positive weight, not
+        blocked at its node, with a compatible opponent hand of positive weight not
+        blocked there either."""
         t = self.tensors
         out = np.zeros(self.num_rows, bool)
-        partner = [(self.hands.compatible * self.hands.weights[1][None, :]).sum(1) > 0,
-                   (self.hands.compatible * self.hands.weights[0][:, None]).sum(0) > 0]
+        sizes = [len(x) for x in self.hands.labels]
+        w = self.hands.weights
         for n in np.flatnonzero(t.node_base >= 0):
             p = int(t.node_player[n])
-            hp = len(self.hands.labels[p])
-            ok = (t.alive[t.node_path[n], p, :hp] > 0) & (self.hands.weights[p] > 0) & partner[p]
-            out[t.node_base[n]:t.node_base[n] + hp] = ok
+            alive = t.alive[t.node_path[n]] > 0
+            a0 = alive[0, :sizes[0]] & (w[0] > 0)
+            a1 = alive[1, :sizes[1]] & (w[1] > 0)
+            pairs = self.hands.compatible & a0[:, None] & a1[None, :]
+            ok = pairs.any(axis=1) if p == 0 else pairs.any(axis=0)
+            out[t.node_base[n]:t.node_base[n] + sizes[p]] = ok
         return out
 
 
@@ -159,7 +163,9 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64) -> Publi
         nxt = []
         for state, history, par, sl, own, pr, re, pid, act in frontier:
             n = len(parent)
-            node = inspect_public(state, hands, history, memo=memo)
+            here = alive_sets[pid]
+            node = inspect_public(state, hands, history, memo=memo,
+                                  alive=(here[0, :sizes[0]], here[1, :sizes[1]]))
             parent.append(par)
             slot.append(sl)
             owner.append(own)
