@@ -218,6 +218,23 @@ class PublicTensors(NamedTuple):
     table_index: np.ndarray     # [Tt] int32 their table (into tables)
     tables: np.ndarray          # [U, P, H, H] float player p's payoff [own hand, other's hand]
                                 #              times compat / Z (oriented for p)
+    # the ranked operators (PublicStructure.ranked; empty otherwise): O(H) per terminal.
+    # Index H (and M) is a zero pad; "opponent" is 1 - p. Hands hold at most J = 2 cards.
+    deal_scale: np.ndarray      # []  float 1 / Z
+    rank_order: np.ndarray      # [S, P, H] int32 player p's hands by strength in table s
+    rank_lo: np.ndarray         # [S, P, H] int32 opponent hands strictly weaker than p's hand
+    rank_hi: np.ndarray         # [S, P, H] int32 opponent hands weaker or equal
+    pair_order: np.ndarray      # [S, P, M] int32 player p's (hand, card) entries by card, then
+                                #           strength in table s: the hand of each
+    pair_lo: np.ndarray         # [S, P, H, J] int32 into the opponent's pair_order: where the
+                                #           entries of p's hand's j-th card stop being weaker
+    pair_hi: np.ndarray         # [S, P, H, J] int32 ... stop being weaker or equal
+    fold_pair: np.ndarray       # [P, M] int32 player p's (hand, card) entries by card
+    pair_start: np.ndarray      # [P, H, J] int32 where the opponent's entries of p's hand's
+    pair_end: np.ndarray        # [P, H, J] int32 j-th card start and end (in either order)
+    same: np.ndarray            # [P, H] int32 the opponent's hand of the same two cards (H: none)
+    same_weaker: np.ndarray     # [S, P, H] float 1: that hand is weaker than p's in table s
+    same_stronger: np.ndarray   # [S, P, H] float 1: ... stronger
     legal_mask: np.ndarray      # [I, A] bool legal actions per row (sink: slot 0 only)
     infoset_player: np.ndarray  # [I] int32 the row's player; NO_PLAYER for the sink
 
@@ -227,6 +244,8 @@ class PublicStructure(NamedTuple):
     level_start: tuple[int, ...]   # [D + 1] node slices per depth
     num_players: int               # 2
     hands: tuple[int, ...]         # [P] hands per player (H_p)
+    ranked: bool = False           # terminals by sorted strength and card removal, O(H) each
+                                   # (else dense [H, H] per terminal)
 
 
 __all__ += ["PublicTensors", "PublicStructure"]

@@ -97,10 +97,19 @@ def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -
         side = jnp.take(own_side, nodes, axis=0) * scale[:, None]                # [T, H]
         return v * trail(side, v.ndim)
 
-    if t.fold_node.shape[0]:
+    if s.ranked:
+        if t.fold_node.shape[0]:
+            v = _ranked_fold(t, jnp.take(opp, t.fold_node, axis=0), i)
+            side = jnp.take(own_side, t.fold_node, axis=0) * _pick(t.fold_payoff, i)[:, None]
+            out = out.at[t.fold_node].set(v * trail(side * t.deal_scale, v.ndim))
+        if t.show_node.shape[0]:
+            v = _ranked_showdown(t, jnp.take(opp, t.show_node, axis=0), i)
+            side = jnp.take(own_side, t.show_node, axis=0) * t.show_stake[:, None]
+            out = out.at[t.show_node].set(v * trail(side * t.deal_scale, v.ndim))
+    if t.fold_node.shape[0] and not s.ranked:
         v = apply(t.fold_node, None, _pick(t.fold_payoff, i))
         out = out.at[t.fold_node].set(v)
-    if t.show_node.shape[0]:
+    if t.show_node.shape[0] and not s.ranked:
         st = t.strengths[t.show_index]                                           # [Ts, P, H]
         mine, theirs = _pick(st, i), _pick(st, o)
         sign = jnp.sign(mine[:, :, None] - theirs[:, None, :]) * compat[None]   # [Ts, H, H]
@@ -112,6 +121,72 @@ def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -
                   _pick(table, i))
         out = out.at[t.table_node].set(v)
     return out
+
+
+def _along(x: jax.Array, index: jax.Array) -> jax.Array:
+    """``x[t, index[t, k]]`` for ``x`` ``[T, L, *b]`` and ``index`` ``[T, K]`` (or ``[K]``):
+    ``[T, K, *b]``."""
+    index = jnp.broadcast_to(index, x.shape[:1] + index.shape[-1:])
+    return jnp.take_along_axis(x, trail(index, x.ndim), axis=1)
+
+
+def _with_pad(r: jax.Array) -> jax.Array:
+    """``r`` ``[T, H, *b]`` with a zero hand appended (index ``H``): ``[T, H + 1, *b]``."""
+    return jnp.concatenate([r, jnp.zeros_like(r[:, :1])], axis=1)
+
+
+def _running(x: jax.Array) -> jax.Array:
+    """``[T, L + 1, *b]``: 0, then the running sums of ``x`` ``[T, L, *b]`` along axis 1."""
+    return jnp.concatenate([jnp.zeros_like(x[:, :1]), jnp.cumsum(x, axis=1)], axis=1)
+
+
+def _card_mass(t: PublicTensors, r_pad: jax.Array, order: jax.Array, i, lo=None, hi=None):
+    """The opponent reach held by each card of each of ``i``'s hands, from the opponent's
+    (hand, card) entries in ``order`` (``[T, M]``): ``[T, H, *b]`` summed over the hand's
+    cards, over the whole card segment (``lo`` / ``hi`` ``None``) or its part weaker than
+    the hand (up to ``lo``) and stronger (from ``hi``)."""
+    cum = _running(_along(r_pad, order))                                      # [T, M + 1, *b]
+    start, end = t.pair_start[i], t.pair_end[i]                               # [H, J]
+    whole = weaker = stronger = 0
+    for j in range(start.shape[-1]):
+        a, b = _along(cum, start[:, j]), _along(cum, end[:, j])
+        if lo is None:
+            whole = whole + (b - a)
+        else:
+            weaker = weaker + _along(cum, lo[..., j]) - a
+            stronger = stronger + b - _along(cum, hi[..., j])
+    return whole if lo is None else (weaker, stronger)
+
+
+def _ranked_fold(t: PublicTensors, r: jax.Array, i) -> jax.Array:
+    """``sum_o compatible(h, o) r(o)`` for each of ``i``'s hands ``h`` (``[T, H, *b]``):
+    the opponent's total, less the reach held by each of ``h``'s cards, plus that of the
+    hand holding both (inclusion-exclusion)."""
+    o = 1 - jnp.asarray(i)
+    r_pad = _with_pad(r)
+    total = r.sum(axis=1, keepdims=True)
+    held = _card_mass(t, r_pad, t.fold_pair[o][None], i)
+    return total - held + _along(r_pad, t.same[i])
+
+
+def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
+    """``sum_o compatible(h, o) sign(s_i(h) - s_o(o)) r(o)`` (``[T, H, *b]``) in O(H + M)
+    per terminal: the opponent's hands sorted by strength and running sums (weaker mass
+    ``W``, stronger mass ``L``), each less the part holding one of ``h``'s cards (the
+    same sums over the (hand, card) entries sorted by card, then strength), plus the
+    hand of the same two cards where it was taken off twice."""
+    o = 1 - jnp.asarray(i)
+    k = t.show_index
+    r_pad = _with_pad(r)
+    cum = _running(_along(r_pad, _pick(t.rank_order[k], o)))                  # [T, H + 1, *b]
+    weaker = _along(cum, _pick(t.rank_lo[k], i))
+    stronger = cum[:, -1:] - _along(cum, _pick(t.rank_hi[k], i))
+    w_held, s_held = _card_mass(t, r_pad, _pick(t.pair_order[k], o), i,
+                                _pick(t.pair_lo[k], i), _pick(t.pair_hi[k], i))
+    same = _along(r_pad, t.same[i])
+    weaker = weaker - w_held + same * trail(_pick(t.same_weaker[k], i), same.ndim)
+    stronger = stronger - s_held + same * trail(_pick(t.same_stronger[k], i), same.ndim)
+    return weaker - stronger
 
 
 def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax.Array, i,

@@ -52,6 +52,7 @@ class PublicLowered:
     constant_sum: float | None = None     # the sum of payoffs when constant, else None
     nash_value: tuple | None = None
     name: str = ""
+    ranked: bool = False                  # folds and showdowns by the ranked operators
 
     num_players = 2
 
@@ -64,7 +65,7 @@ class PublicLowered:
     @property
     def structure(self) -> PublicStructure:
         return PublicStructure(self.level_start, 2,
-                               tuple(len(x) for x in self.hands.labels))
+                               tuple(len(x) for x in self.hands.labels), self.ranked)
 
     @property
     def num_nodes(self) -> int:
@@ -130,13 +131,35 @@ class PublicLowered:
         return out
 
 
-def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64) -> PublicLowered:
+#: ``terminals="auto"`` takes the ranked operators from this many hands per player on.
+RANKED_FROM = 64
+TERMINALS = ("auto", "ranked", "dense")
+
+
+def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
+                 terminals: str = "auto") -> PublicLowered:
     """Walk ``game``'s public tree (checking every node) into a :class:`PublicLowered`.
+
+    Args:
+      terminals: how folds and showdowns are evaluated on the device: ``"dense"`` (an
+        ``[H, H]`` product per terminal), ``"ranked"`` (hands sorted by strength, running
+        sums, card removal by inclusion-exclusion: ``O(H)`` per terminal; hands of at
+        most two cards), or ``"auto"``: ranked from :data:`RANKED_FROM` hands on when
+        the hands allow it. The same values either way (to float rounding).
 
     Raises:
       GameError: the first node that breaks the contract, named by its public history.
+      ValueError: ``terminals="ranked"`` for hands of more than two cards.
     """
+    if terminals not in TERMINALS:
+        raise ValueError(f"terminals must be one of {', '.join(TERMINALS)}, got {terminals!r}")
     hands = read_hands(game)
+    most_cards = max((len(c) for per in (hands.cards or ()) for c in per), default=0)
+    if terminals == "ranked" and most_cards > 2:
+        raise ValueError(f"ranked terminals take hands of at most two cards; this game's "
+                         f"hold up to {most_cards} (use terminals='dense')")
+    ranked = terminals == "ranked" or (terminals == "auto" and most_cards <= 2 and
+                                       max(len(x) for x in hands.labels) >= RANKED_FROM)
     sizes = tuple(len(x) for x in hands.labels)
     H = max(sizes)
     memo: dict = {}
@@ -263,10 +286,79 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64) -> Publi
         show_index=np.asarray(show_index, np.int32), strengths=strengths.astype(f),
         table_node=np.asarray(table_node, np.int32),
         table_index=np.asarray(table_index, np.int32), tables=tables.astype(f),
-        legal_mask=legal, infoset_player=infoset_player)
+        legal_mask=legal, infoset_player=infoset_player,
+        **_rank_tables(hands, strengths if ranked else np.zeros((0, 2, H)), H, ranked, f))
     return PublicLowered(tensors, tuple(level_start), hands, tuple(action), kind_a,
                          tuple(acts), _constant_sum(values, hands),
-                         _nash_value(game), name or type(game).__name__)
+                         _nash_value(game), name or type(game).__name__, ranked)
+
+
+def _rank_tables(hands: HandInfo, strengths: np.ndarray, H: int, ranked: bool, f) -> dict:
+    """The index tables of the ranked operators (see :class:`PublicTensors`); empty
+    (zero-sized) when not ``ranked``."""
+    S = strengths.shape[0]
+    sizes = [len(x) for x in hands.labels]
+    cards = hands.cards if hands.cards is not None else \
+        tuple(tuple(frozenset() for _ in x) for x in hands.labels)
+    held = [[sorted(c) for c in per] for per in cards]
+    M = max(1, max(sum(len(c) for c in per) for per in held)) if ranked else 0
+    J = 2 if ranked else 0
+    Hr = H if ranked else 0
+    out = {"deal_scale": np.asarray(1.0 / hands.deal_total, f),
+           "rank_order": np.full((S, 2, Hr), H, np.int32),
+           "rank_lo": np.zeros((S, 2, Hr), np.int32), "rank_hi": np.zeros((S, 2, Hr), np.int32),
+           "pair_order": np.full((S, 2, M), H, np.int32),
+           "pair_lo": np.zeros((S, 2, Hr, J), np.int32),
+           "pair_hi": np.zeros((S, 2, Hr, J), np.int32),
+           "fold_pair": np.full((2, M), H, np.int32),
+           "pair_start": np.zeros((2, Hr, J), np.int32),
+           "pair_end": np.zeros((2, Hr, J), np.int32),
+           "same": np.full((2, Hr), H, np.int32),
+           "same_weaker": np.zeros((S, 2, Hr), f), "same_stronger": np.zeros((S, 2, Hr), f)}
+    if not ranked:
+        return out
+    # each player's (card, hand) entries, sorted by card: segments per card
+    entries = []
+    for p in range(2):
+        e = sorted((c, h) for h, cs in enumerate(held[p]) for c in cs)
+        entries.append(e)
+        out["fold_pair"][p, :len(e)] = [h for _, h in e]
+    segment = []
+    for p in range(2):
+        seg: dict[int, list[int]] = {}
+        for pos, (c, _) in enumerate(entries[p]):
+            seg.setdefault(c, [pos, pos])[1] = pos + 1
+        segment.append(seg)
+    for i in range(2):
+        o = 1 - i
+        index_of = {frozenset(c): h for h, c in enumerate(held[o]) if len(c) >= 2}
+        for h, cs in enumerate(held[i]):
+            for j, c in enumerate(cs):
+                a, b = segment[o].get(c, (0, 0))
+                out["pair_start"][i, h, j], out["pair_end"][i, h, j] = a, b
+            out["same"][i, h] = index_of.get(frozenset(cs), H)
+    for k in range(S):
+        for i in range(2):
+            o = 1 - i
+            mine, theirs = strengths[k, i, :sizes[i]], strengths[k, o, :sizes[o]]
+            order = np.argsort(theirs, kind="stable")
+            out["rank_order"][k, o, :sizes[o]] = order
+            ranked_s = theirs[order]
+            out["rank_lo"][k, i, :sizes[i]] = np.searchsorted(ranked_s, mine, "left")
+            out["rank_hi"][k, i, :sizes[i]] = np.searchsorted(ranked_s, mine, "right")
+            e = sorted(entries[o], key=lambda ch: (ch[0], theirs[ch[1]]))
+            out["pair_order"][k, o, :len(e)] = [h for _, h in e]
+            for h, cs in enumerate(held[i]):
+                for j, c in enumerate(cs):
+                    a, b = segment[o].get(c, (0, 0))
+                    seg_s = np.asarray([theirs[x] for _, x in e[a:b]])
+                    out["pair_lo"][k, i, h, j] = a + np.searchsorted(seg_s, mine[h], "left")
+                    out["pair_hi"][k, i, h, j] = a + np.searchsorted(seg_s, mine[h], "right")
+                same = out["same"][i, h]
+                if same < H:
+                    out["same_weaker"][k, i, h] = float(theirs[same] < mine[h])
+                    out["same_stronger"][k, i, h] = float(theirs[same] > mine[h])
+    return out
 
 
 def _constant_sum(values, hands: HandInfo) -> float | None:
