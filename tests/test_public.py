@@ -335,3 +335,24 @@ def test_solve_public_refuses_a_batch_and_a_sampling_solver():
         jaxcfr.solve_public(PublicKuhn(), "dcfr", 10, alpha=[1.0, 2.0])
     with pytest.raises(ValueError):
         jaxcfr.solve_public(PublicKuhn(), jaxcfr.make_solver("cfr+", sampling="external"), 10)
+
+
+# -- reachable by name ----------------------------------------------------------------------
+def test_game_strings_take_tree_public():
+    assert isinstance(jaxcfr.load_game("leduc_poker(ranks=4, tree='public')"), PublicLeduc)
+    assert isinstance(jaxcfr.load_game("liars_dice(sides=3, tree='public')"), PublicLiarsDice)
+    assert isinstance(jaxcfr.load_game("kuhn_poker(tree='public')"), PublicKuhn)
+    assert type(jaxcfr.load_game("kuhn_poker(tree='history')")).__name__ == "KuhnPoker"
+    with pytest.raises(GameError, match="no public tree"):
+        jaxcfr.load_game("goofspiel(tree='public')")
+    with pytest.raises(GameError, match="'history' or 'public'"):
+        jaxcfr.load_game("kuhn_poker(tree='both')")
+
+
+def test_solve_takes_a_public_game_string_and_matches_the_history_tree():
+    public = jaxcfr.solve("leduc_poker(ranks=4, tree='public')", "cfr+", 60,
+                          precision="float64")
+    history = jaxcfr.solve("leduc_poker(ranks=4)", "cfr+", 60, precision="float64")
+    assert abs(public.final["exploitability"] - history.final["exploitability"]) <= 1e-12
+    with pytest.raises(jaxcfr.ArgumentError, match="chance"):
+        jaxcfr.solve("kuhn_poker(tree='public')", "cfr", 10, chance="sampled")
