@@ -194,14 +194,21 @@ class PublicTensors(NamedTuple):
     ``H`` hands (the larger player's count; the other's padded), ``K`` distinct sets of
     blocked hands (public chance paths), ``I`` rows (player, public decision node, hand)
     and the sink, ``A`` actions, ``T*`` terminals of each operator, ``S`` strength
-    tables, ``U`` payoff tables. The rows of decision node ``n`` of player ``p`` are
-    ``node_base[n] + h`` for ``h < H_p``; every other (node, hand) is the sink's.
+    tables, ``U`` payoff tables, ``D`` decision nodes. The rows of the ``d``-th decision
+    node are ``d * H + h`` (``I = D * H + 1``); those of ``h >= H_p`` are padding
+    (``NO_PLAYER``, slot 0 only).
     """
     parent: np.ndarray          # [N] int32  parent node; NO_PARENT at the root
     parent_slot: np.ndarray     # [N] int32  slot of the action leading here (0 at the root)
     edge_owner: np.ndarray      # [N] int32  who chose the edge into here (P: chance / root)
-    edge_base: np.ndarray       # [N] int32  node_base of the parent if it is a decision, else -1
+    edge_decision: np.ndarray   # [N] int32  the parent's decision ordinal (D: not a decision)
     node_base: np.ndarray       # [N] int32  first row of a decision node, else -1
+    decision_node: np.ndarray   # [D] int32  the node of each decision
+    child_of: np.ndarray        # [D, A] int32 the child of each decision's slot (N: none)
+    first_child: np.ndarray     # [N] int32  first child (children are consecutive; N: none)
+    child_count: np.ndarray     # [N] int32  number of children
+    leaf_index: np.ndarray      # [N] int32  position among the terminals (folds, showdowns,
+                                #            tables, in that order); T elsewhere
     node_player: np.ndarray     # [N] int32  acting player; -1 at chance and terminal nodes
     chance_reach: np.ndarray    # [N] float  product of the public chance probabilities to here
     node_path: np.ndarray       # [N] int32  which set of blocked hands holds here (into alive)
@@ -246,6 +253,7 @@ class PublicStructure(NamedTuple):
     hands: tuple[int, ...]         # [P] hands per player (H_p)
     ranked: bool = False           # terminals by sorted strength and card removal, O(H) each
                                    # (else dense [H, H] per terminal)
+    widths: tuple[int, ...] = ()   # [D + 1] the most children of a node of each level
 
 
 __all__ += ["PublicTensors", "PublicStructure"]

@@ -9,13 +9,15 @@ number of histories: one Python visit per public node, then NumPy over hands.
 
 Choices (and why):
 
-* Rows are (player, public decision node, hand), consecutive per node
-  (``node_base[n] + h``), so a node's rows are one contiguous block of the regret
-  tables and the row of ``(n, h)`` is arithmetic on the device, not a stored
-  ``[N, H]`` index table. Every hand of the acting player gets a row, also a hand the
-  public chance blocked there (it is never reached: its counterfactual values and its
-  averaging weight are 0, and its strategy stays uniform); the history tree has no such
-  information set. Hands are padded to the larger player's count ``H``.
+* Rows are (player, public decision node, hand), ``H`` per decision node
+  (``node_base[n] + h``, ``H`` the larger player's hand count; the rows of a smaller
+  player's missing hands are inert padding, owned by nobody): a node's rows are one
+  contiguous block, so the regret tables reshape to ``[decisions, H, A]`` and every
+  pass on the device is a gather of whole hand vectors (a node's children, a row's
+  action values), never a scatter. Every hand of the acting player gets a row, also a
+  hand the public chance blocked there (it is never reached: its counterfactual values
+  and its averaging weight are 0, and its strategy stays uniform); the history tree has
+  no such information set.
 * Blocked hands are stored once per distinct blocked set (``alive [K, P, H]``,
   ``node_path [N]``): in Leduc 27 sets (no board, or one of 26 board cards) for any
   number of nodes.
@@ -53,6 +55,7 @@ class PublicLowered:
     nash_value: tuple | None = None
     name: str = ""
     ranked: bool = False                  # folds and showdowns by the ranked operators
+    widths: tuple = ()                    # [D + 1] most children of a node, per level
 
     num_players = 2
 
@@ -65,7 +68,8 @@ class PublicLowered:
     @property
     def structure(self) -> PublicStructure:
         return PublicStructure(self.level_start, 2,
-                               tuple(len(x) for x in self.hands.labels), self.ranked)
+                               tuple(len(x) for x in self.hands.labels), self.ranked,
+                               self.widths)
 
     @property
     def num_nodes(self) -> int:
@@ -221,21 +225,32 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     parent_a = np.asarray(parent, np.int32)
     kind_a = np.asarray(kind, np.int8)
     player_a = np.asarray(player, np.int32)
-    # rows: consecutive per decision node
+    # rows: H per decision node (hands past the player's count are inert padding rows)
+    decisions = np.flatnonzero(kind_a == DECISION).astype(np.int32)
+    D = len(decisions)
     node_base = np.full(N, -1, np.int32)
-    decisions = np.flatnonzero(kind_a == DECISION)
-    counts = np.asarray([sizes[player_a[n]] for n in decisions], np.int64)
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    node_base[decisions] = starts[:-1]
-    num_rows = int(starts[-1]) + 1
+    node_base[decisions] = np.arange(D, dtype=np.int32) * H
+    num_rows = D * H + 1
     A = max([len(acts[n]) for n in decisions], default=1)
     legal = np.zeros((num_rows, A), bool)
     infoset_player = np.full(num_rows, NO_PLAYER, np.int32)
-    for n, s0, c in zip(decisions, starts[:-1], counts):
-        legal[s0:s0 + c, :len(acts[n])] = True
-        infoset_player[s0:s0 + c] = player_a[n]
-    legal[-1, 0] = True
-    edge_base = np.where(parent_a >= 0, node_base[np.maximum(parent_a, 0)], -1).astype(np.int32)
+    legal[:, 0] = True
+    child_of = np.full((D, A), N, np.int32)                     # N: the zero pad node
+    ordinal = np.full(N, D, np.int32)                           # D: not a decision
+    ordinal[decisions] = np.arange(D, dtype=np.int32)
+    for d, n in enumerate(decisions):
+        legal[d * H:d * H + sizes[player_a[n]], :len(acts[n])] = True
+        infoset_player[d * H:d * H + sizes[player_a[n]]] = player_a[n]
+    children = np.flatnonzero(parent_a >= 0)
+    from_decision = children[kind_a[parent_a[children]] == DECISION]
+    child_of[ordinal[parent_a[from_decision]], np.asarray(slot)[from_decision]] = from_decision
+    edge_decision = np.where(parent_a >= 0, ordinal[np.maximum(parent_a, 0)], D).astype(np.int32)
+    first_child = np.full(N, N, np.int64)
+    child_count = np.zeros(N, np.int64)
+    np.minimum.at(first_child, parent_a[children], children)
+    np.add.at(child_count, parent_a[children], 1)
+    widths = tuple(int(child_count[level_start[d]:level_start[d + 1]].max(initial=0))
+                   for d in range(len(level_start) - 1))
     # terminal operators
     fold_node, fold_pay, show_node, show_stake, show_index = [], [], [], [], []
     table_node, table_index = [], []
@@ -273,10 +288,16 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     for p in range(2):
         weights[p, :sizes[p]] = hands.weights[p]
     strengths = np.stack(strength_list) if strength_list else np.zeros((0, 2, H))
+    leaf_index = np.full(N, len(values), np.int32)          # terminals: folds, showdowns, tables
+    ends = np.concatenate([np.asarray(x, np.int64) for x in (fold_node, show_node, table_node)])
+    leaf_index[ends] = np.arange(len(ends), dtype=np.int32)
     f = np.dtype(dtype)
     tensors = PublicTensors(
         parent=parent_a, parent_slot=np.asarray(slot, np.int32),
-        edge_owner=np.asarray(owner, np.int32), edge_base=edge_base, node_base=node_base,
+        edge_owner=np.asarray(owner, np.int32), edge_decision=edge_decision,
+        node_base=node_base, decision_node=decisions, child_of=child_of,
+        first_child=np.minimum(first_child, N).astype(np.int32),
+        child_count=child_count.astype(np.int32), leaf_index=leaf_index,
         node_player=player_a, chance_reach=np.asarray(reach, f),
         node_path=np.asarray(path, np.int32), alive=np.stack(alive_sets).astype(f),
         weights=weights.astype(f), compat=compat.astype(f),
@@ -290,7 +311,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
         **_rank_tables(hands, strengths if ranked else np.zeros((0, 2, H)), H, ranked, f))
     return PublicLowered(tensors, tuple(level_start), hands, tuple(action), kind_a,
                          tuple(acts), _constant_sum(values, hands),
-                         _nash_value(game), name or type(game).__name__, ranked)
+                         _nash_value(game), name or type(game).__name__, ranked, widths)
 
 
 def _rank_tables(hands: HandInfo, strengths: np.ndarray, H: int, ranked: bool, f) -> dict:
