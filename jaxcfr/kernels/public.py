@@ -114,9 +114,9 @@ def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -
         sign = jnp.sign(mine[:, :, None] - theirs[:, None, :]) * compat[None]   # [Ts, H, H]
         parts["show"] = apply(t.show_node, None, t.show_stake, sign)
     if t.table_node.shape[0]:
-        table = jnp.take(t.tables, t.table_index, axis=0)                       # [Tt, P, H, H]
+        table = jnp.take(_pick(t.tables, i), t.table_index, axis=0)            # [Tt, H, H]
         parts["table"] = apply(t.table_node, None, jnp.ones(t.table_node.shape, opp.dtype),
-                               _pick(table, i))
+                               table)
     ends = [parts[k] for k in ("fold", "show", "table") if k in parts]
     ends.append(jnp.zeros_like(opp[:1]))
     return jnp.take(jnp.concatenate(ends), t.leaf_index, axis=0)
