@@ -123,7 +123,8 @@ def test_ranked_terminals_equal_dense_terminals_on_two_card_hands():
             continue
         dense = jaxcfr.lower_public(game, terminals="dense")
         ranked = jaxcfr.lower_public(game, terminals="ranked")
-        if not ranked.tensors.show_node.size or not (ranked.tensors.same < ranked.tensors.same.shape[1]).any():
+        t = ranked.tensors
+        if not t.show_node.size or not (t.same < t.same.shape[1]).any():
             continue
         table = _random_profile(dense, seed)
         a, b = (jaxcfr.evaluate_public(x, table) for x in (dense, ranked))
@@ -330,9 +331,17 @@ def test_ranked_terminals_refuse_hands_of_three_cards():
     assert not jaxcfr.lower_public(Three()).ranked
 
 
-def test_solve_public_refuses_a_batch_and_a_sampling_solver():
-    with pytest.raises(jaxcfr.ArgumentError):
-        jaxcfr.solve_public(PublicKuhn(), "dcfr", 10, alpha=[1.0, 2.0])
+def test_a_batch_of_settings_is_each_setting_solved_alone():
+    batch = jaxcfr.solve_public(PublicLeduc(), "dcfr", 8, precision="float64",
+                                alpha=[1.0, 2.0], gamma=[1.0, 3.0])
+    for b, (alpha, gamma) in enumerate([(1.0, 1.0), (2.0, 3.0)]):
+        one = jaxcfr.solve_public(PublicLeduc(), "dcfr", 8, precision="float64",
+                                  alpha=alpha, gamma=gamma)
+        _close(batch.average_strategy[..., b], one.average_strategy, 1e-12)
+        assert abs(batch.final["nash_conv"][b] - one.final["nash_conv"]) <= 1e-12
+
+
+def test_solve_public_refuses_a_sampling_solver():
     with pytest.raises(ValueError):
         jaxcfr.solve_public(PublicKuhn(), jaxcfr.make_solver("cfr+", sampling="external"), 10)
 

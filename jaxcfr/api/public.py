@@ -49,9 +49,11 @@ class PublicSolveResult:
       lowered: the lowered public tree.
       solver: the solver (its estimator :class:`~jaxcfr.solvers.public.PublicExact`).
       state: the final solver state (device arrays, ``[I, A]`` tables).
-      average_strategy: ``[I, A]`` the average profile, rows (player, public node, hand).
-      metrics: one record per evaluation: ``iteration``, ``values`` ``[P]``,
-        ``best_response_values`` ``[P]``, ``nash_conv``, ``exploitability``.
+      average_strategy: ``[I, A, *b]`` the average profile, rows (player, public node,
+        hand); ``*b``: the batch of parameter settings (none for single values).
+      metrics: one record per evaluation: ``iteration``, ``values`` ``[P, *b]``,
+        ``best_response_values`` ``[P, *b]``, ``nash_conv`` ``[*b]``, ``exploitability``
+        (lists; a float without a batch).
       final: the last record.
       seconds: wall time of the iterations and evaluations (first compilation included).
     """
@@ -75,13 +77,16 @@ class PublicSolveResult:
             h = lowered.hands.labels[player].index(hand)
         except ValueError:
             raise ArgumentError(f"{hand!r} is not one of player {player}'s hands") from None
-        row = self.average_strategy[t.node_base[node] + h]
-        return dict(zip(lowered.node_actions[node], (float(x) for x in row)))
+        row = self.average_strategy[t.node_base[node] + h]                   # [A, *b]
+        return {a: (float(x) if np.ndim(x) == 0 else np.asarray(x).tolist())
+                for a, x in zip(lowered.node_actions[node], row)}
 
     def __repr__(self) -> str:
         f = self.final
+        conv = np.asarray(f["nash_conv"])
+        shown = f"{float(conv):.4g}" if conv.ndim == 0 else str(np.round(conv, 6).tolist())
         return (f"PublicSolveResult({self.solver.name} on {self.lowered.name}: "
-                f"{f['iteration']} iterations, nash_conv {f['nash_conv']:.4g})")
+                f"{f['iteration']} iterations, nash_conv {shown})")
 
 
 def _node_of(lowered: PublicLowered, history: tuple) -> int:
@@ -151,17 +156,13 @@ def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cf
       precision: ``"float32"`` or ``"float64"``.
       eval_every: evaluate every this many iterations (default: only at the end).
       chunk: iterations per compiled call.
-      parameters: the solver's traced parameters (``alpha=2``, ``gamma=1``).
+      parameters: the solver's traced parameters (``alpha=2``, ``gamma=1``); lists of
+        one length are a batch of settings solved by one compiled step.
     """
     iterations = positive_int("iterations", iterations)
     chunk = positive_int("chunk", chunk)
     every = iterations if eval_every is None else positive_int("eval_every", eval_every)
     dtype = precisions.dtype_of(precision)
-    for name, value in parameters.items():
-        if isinstance(value, (list, tuple, np.ndarray)):
-            raise ArgumentError(f"solve_public takes one value per parameter ({name}="
-                                f"{value!r}): a batch of settings is not supported on public "
-                                "trees yet", argument=name)
     lowered = game if isinstance(game, PublicLowered) else lower_public(game)
     solver = public_solver(make_solver(algorithm))
     start = time.perf_counter()
@@ -169,7 +170,8 @@ def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cf
     with precisions.scope(dtype):
         tensors = public_device_tensors(lowered, dtype)
         hp = solver.hyperparams(dtype, **parameters)
-        state = solver.init(tensors, dtype=dtype)
+        batch = np.broadcast_shapes(*(np.shape(x) for x in jax.tree_util.tree_leaves(hp)))
+        state = solver.init(tensors, batch_shape=batch, dtype=dtype)
         done = 0
         while done < iterations:
             stop = min(iterations, (done // every + 1) * every)
@@ -181,9 +183,9 @@ def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cf
             ev = evaluate_public(lowered, state.strategy_sum, dtype=dtype, tensors=tensors)
             records.append({"iteration": done, "values": ev["values"].tolist(),
                             "best_response_values": ev["best_response_values"].tolist(),
-                            "nash_conv": float(ev["nash_conv"]),
+                            "nash_conv": ev["nash_conv"].tolist(),
                             "exploitability": None if ev["exploitability"] is None
-                            else float(ev["exploitability"])})
+                            else ev["exploitability"].tolist()})
         average = to_host(solver.average_strategy(tensors, state), dtype=np.float64)
     return PublicSolveResult(lowered, solver, state, average, records, records[-1],
                              time.perf_counter() - start)

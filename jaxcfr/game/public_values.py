@@ -34,7 +34,8 @@ class Showdown:
 @dataclasses.dataclass(frozen=True)
 class PayoffTable:
     """Any payoff: ``payoffs[p][h0][h1]`` to player ``p`` when player 0 holds ``h0``
-    and player 1 ``h1`` (entries of incompatible or blocked pairs are never read).
+    and player 1 ``h1`` (finite everywhere; entries of incompatible or blocked pairs are
+    never read).
     ``[P, H0, H1]``: for small hand counts (its cost is ``H0 * H1`` per terminal)."""
     payoffs: np.ndarray                 # [P, H0, H1] float
 

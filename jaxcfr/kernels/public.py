@@ -88,7 +88,7 @@ def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -
     compat = jnp.where(jnp.asarray(i) == 0, t.compat, t.compat.T)               # [H, H]
     parts = {}
 
-    def apply(nodes, matrix_or_none, scale, table=None):
+    def apply(nodes, scale, table=None):
         r = jnp.take(opp, nodes, axis=0)                                         # [T, H, *b]
         if table is None:
             v = jnp.einsum("ho,to...->th...", compat, r)
@@ -107,15 +107,15 @@ def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -
             side = jnp.take(own_side, t.show_node, axis=0) * t.show_stake[:, None]
             parts["show"] = v * trail(side * t.deal_scale, v.ndim)
     if t.fold_node.shape[0] and not s.ranked:
-        parts["fold"] = apply(t.fold_node, None, _pick(t.fold_payoff, i))
+        parts["fold"] = apply(t.fold_node, _pick(t.fold_payoff, i))
     if t.show_node.shape[0] and not s.ranked:
         st = t.strengths[t.show_index]                                           # [Ts, P, H]
         mine, theirs = _pick(st, i), _pick(st, o)
         sign = jnp.sign(mine[:, :, None] - theirs[:, None, :]) * compat[None]   # [Ts, H, H]
-        parts["show"] = apply(t.show_node, None, t.show_stake, sign)
+        parts["show"] = apply(t.show_node, t.show_stake, sign)
     if t.table_node.shape[0]:
         table = jnp.take(_pick(t.tables, i), t.table_index, axis=0)            # [Tt, H, H]
-        parts["table"] = apply(t.table_node, None, jnp.ones(t.table_node.shape, opp.dtype),
+        parts["table"] = apply(t.table_node, jnp.ones(t.table_node.shape, opp.dtype),
                                table)
     ends = [parts[k] for k in ("fold", "show", "table") if k in parts]
     ends.append(jnp.zeros_like(opp[:1]))

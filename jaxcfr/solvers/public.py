@@ -24,7 +24,6 @@ import functools
 from typing import Any, ClassVar
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr._util import precision
