@@ -11,6 +11,7 @@ random public games agree with their expansions; every contract rule is reported
 from __future__ import annotations
 
 import functools
+import json
 
 import jax
 import numpy as np
@@ -356,6 +357,17 @@ def test_game_strings_take_tree_public():
         jaxcfr.load_game("goofspiel(tree='public')")
     with pytest.raises(GameError, match="'history' or 'public'"):
         jaxcfr.load_game("kuhn_poker(tree='both')")
+
+
+def test_the_command_line_solves_a_public_tree(capsys):
+    from jaxcfr.cli import app
+    capsys.readouterr()
+    assert app.main(["solve", "leduc_poker(ranks=4, tree='public')", "--algorithm", "cfr+",
+                     "--iterations", "30", "--precision", "float64", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    history = jaxcfr.solve("leduc_poker(ranks=4)", "cfr+", 30, precision="float64")
+    assert abs(out["exploitability"] - history.final["exploitability"]) <= 1e-12
+    assert out["chance"] == "exact" and out["iterations_per_second"] > 0
 
 
 def test_solve_takes_a_public_game_string_and_matches_the_history_tree():

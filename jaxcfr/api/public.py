@@ -38,7 +38,8 @@ from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.public import evaluate_public, public_device_tensors, public_solver
 from jaxcfr.solvers.solver import Solver, SolverState
 
-__all__ = ["solve_public", "PublicSolveResult", "public_game_of", "solve_public_with"]
+__all__ = ["solve_public", "PublicSolveResult", "public_game_of",
+           "solve_public_options"]
 
 
 @dataclasses.dataclass(repr=False)
@@ -55,7 +56,10 @@ class PublicSolveResult:
         ``best_response_values`` ``[P, *b]``, ``nash_conv`` ``[*b]``, ``exploitability``
         (lists; a float without a batch).
       final: the last record.
-      seconds: wall time of the iterations and evaluations (first compilation included).
+      seconds: wall time of the iterations and evaluations (compilation excluded).
+      compile_seconds: time to compile the chunks.
+      iterations_per_second: iterations per second of the compiled chunks.
+      chance: ``"exact"`` (as :class:`jaxcfr.SolveResult`'s).
     """
     lowered: PublicLowered
     solver: Solver
@@ -64,6 +68,9 @@ class PublicSolveResult:
     metrics: list
     final: dict
     seconds: float
+    compile_seconds: float = 0.0
+    iterations_per_second: float = 0.0
+    chance: str = "exact"
 
     def strategy(self, player: int, hand, history: tuple = ()) -> dict:
         """The average strategy of ``player`` holding ``hand`` (a label) at the public
@@ -117,24 +124,6 @@ def public_game_of(game: Any) -> PublicGame | PublicLowered | None:
     return None
 
 
-def solve_public_with(game: Any, given: dict) -> PublicSolveResult:
-    """:func:`jaxcfr.solve`'s arguments (``given``, by name) for a public tree: the
-    ones a public-tree solve takes go to :func:`solve_public`; the others must be left
-    at their defaults."""
-    for name, default in (("estimator", None), ("chance", "auto"), ("load", None),
-                          ("report", None)):
-        if given.get(name, default) is not default and given.get(name) != default:
-            raise ArgumentError(f"{name} is not taken by a public-tree solve (leave it out: "
-                                "public trees are solved exactly, on the device, in one "
-                                "process)", argument=name)
-    solver = make_solver(given["algorithm"], alternating=given.get("alternating"))
-    device = given.get("device")
-    return solve_public(public_game_of(game), solver, given["iterations"],
-                        precision=given["precision"], eval_every=given["eval_every"],
-                        chunk=device.chunk if device is not None else 100,
-                        **given.get("parameters", {}))
-
-
 @functools.partial(jax.jit, static_argnames=("solver", "structure", "count"))
 def _chunk(tensors, state, hp, *, solver, structure, count):
     carry = jax.lax.fori_loop(0, count, lambda _, c: solver.step(tensors, structure, c, hp),
@@ -162,11 +151,34 @@ def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cf
     iterations = positive_int("iterations", iterations)
     chunk = positive_int("chunk", chunk)
     every = iterations if eval_every is None else positive_int("eval_every", eval_every)
+    solver = public_solver(make_solver(algorithm))
+    return _run(game, solver, iterations, every, precision, chunk, parameters)
+
+
+def _record(done: int, ev: dict) -> dict:
+    """An evaluation's record, with the keys of :func:`jaxcfr.solve`'s records that the
+    command line and progress read."""
+    exploit = None if ev["exploitability"] is None else ev["exploitability"].tolist()
+    nash_conv = ev["nash_conv"].tolist()
+    return {"iteration": done, "values": ev["values"].tolist(),
+            "best_response_values": ev["best_response_values"].tolist(),
+            "nash_conv": nash_conv, "exploitability": exploit,
+            "metric": nash_conv if exploit is None else exploit,
+            "metric_name": "nash_conv" if exploit is None else "exploitability",
+            "members": None, "estimates": None}
+
+
+def _run(game, solver: Solver, iterations: int, every: int, precision, chunk: int,
+         parameters: dict, callback=None, progress=None) -> PublicSolveResult:
+    """The loop of :func:`solve_public` (arguments checked): compiled chunks, an exact
+    evaluation every ``every`` iterations (``callback(record)``; ``progress(done,
+    record or None)`` after every chunk)."""
     dtype = precisions.dtype_of(precision)
     lowered = game if isinstance(game, PublicLowered) else lower_public(game)
-    solver = public_solver(make_solver(algorithm))
     start = time.perf_counter()
     records = []
+    compiled: dict[int, Any] = {}
+    compile_seconds = run_seconds = 0.0
     with precisions.scope(dtype):
         tensors = public_device_tensors(lowered, dtype)
         hp = solver.hyperparams(dtype, **parameters)
@@ -177,16 +189,48 @@ def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cf
             stop = min(iterations, (done // every + 1) * every)
             while done < stop:
                 n = min(chunk, stop - done)
-                state = _chunk(tensors, state, hp, solver=solver, structure=lowered.structure,
-                               count=n)
+                if n not in compiled:
+                    clock = time.perf_counter()
+                    compiled[n] = _chunk.lower(tensors, state, hp, solver=solver,
+                                               structure=lowered.structure,
+                                               count=n).compile()
+                    compile_seconds += time.perf_counter() - clock
+                clock = time.perf_counter()
+                state = compiled[n](tensors, state, hp)
+                jax.block_until_ready(state.regret)
+                run_seconds += time.perf_counter() - clock
                 done += n
+                if progress is not None and done < stop:
+                    progress(done, None)
             ev = evaluate_public(lowered, state.strategy_sum, dtype=dtype, tensors=tensors)
-            records.append({"iteration": done, "values": ev["values"].tolist(),
-                            "best_response_values": ev["best_response_values"].tolist(),
-                            "nash_conv": ev["nash_conv"].tolist(),
-                            "exploitability": None if ev["exploitability"] is None
-                            else ev["exploitability"].tolist()})
+            records.append(_record(done, ev))
+            if callback is not None:
+                callback(records[-1])
+            if progress is not None:
+                progress(done, records[-1])
         average = to_host(solver.average_strategy(tensors, state), dtype=np.float64)
     return PublicSolveResult(lowered, solver, state, average, records, records[-1],
-                             time.perf_counter() - start)
+                             time.perf_counter() - start - compile_seconds, compile_seconds,
+                             iterations / max(run_seconds, 1e-12))
 
+
+def solve_public_options(game: Any, options, report=None) -> PublicSolveResult:
+    """:func:`jaxcfr.solve`'s checked options (``jaxcfr.api.solve.SolveOptions``, the
+    command line's too) for a public tree: its solver, iterations, evaluations,
+    precision, chunk and parameters; ``report``'s callback and progress are called as
+    for any game. Sampling estimators and sampled chance are refused (public trees are
+    solved full width); the cache of lowered games is not used (a public tree lowers
+    in a fraction of its history tree's time)."""
+    if options.chance.mode == "sampled":
+        raise ArgumentError("sampled chance does not apply to a public tree (its chance is "
+                            "enumerated: the deal is the hand vectors)", argument="chance")
+    if options.device.cluster is not None:
+        raise ArgumentError("a public tree is solved in one process (no cluster)",
+                            argument="cluster")
+    solver = public_solver(options.solver)
+    every = options.iterations if options.eval_every is None else options.eval_every
+    parameters = {k: v for k, v in options.parameters.items() if v is not None}
+    return _run(public_game_of(game), solver, options.iterations, every, options.precision,
+                options.device.chunk, parameters,
+                None if report is None else report.callback,
+                None if report is None else report.progress)
