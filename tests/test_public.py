@@ -245,6 +245,20 @@ def test_public_liars_dice_is_liars_dice():
     np.testing.assert_allclose(a["values"], b["values"], rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("terminals", ["dense", "ranked"])
+def test_a_best_response_earns_the_best_response_value(terminals):
+    public = jaxcfr.lower_public(PublicLeduc(ranks=4), terminals=terminals)
+    table = _random_profile(public, 3)
+    before = jaxcfr.evaluate_public(public, table)
+    for player in (0, 1):
+        best = jaxcfr.best_response_public(public, table, player)
+        after = jaxcfr.evaluate_public(public, best)
+        assert abs(after["values"][player] - before["best_response_values"][player]) <= 1e-12
+        mine = public.tensors.infoset_player == player
+        assert set(np.unique(best[mine])) <= {0.0, 1.0}
+        np.testing.assert_allclose(best[~mine], table[~mine], rtol=0, atol=1e-15)
+
+
 def test_public_tree_is_smaller_than_the_history_tree():
     public = jaxcfr.lower_public(PublicLeduc(ranks=5))
     history = jaxcfr.lower(jaxcfr.load_game("leduc_poker(ranks=5)"))
@@ -340,6 +354,11 @@ def test_a_batch_of_settings_is_each_setting_solved_alone():
                                   alpha=alpha, gamma=gamma)
         _close(batch.average_strategy[..., b], one.average_strategy, 1e-12)
         assert abs(batch.final["nash_conv"][b] - one.final["nash_conv"]) <= 1e-12
+
+
+def test_a_public_game_given_to_lower_says_where_it_goes():
+    with pytest.raises(GameError, match="lower_public"):
+        jaxcfr.lower(PublicKuhn())
 
 
 def test_solve_public_refuses_a_sampling_solver():

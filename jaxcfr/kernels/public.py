@@ -36,7 +36,7 @@ from jaxcfr.kernels.numerics import trail
 from jaxcfr.tensors import PublicStructure, PublicTensors
 
 __all__ = ["edge_probabilities", "reach_pass", "value_pass", "counterfactual_values",
-           "metrics"]
+           "best_response", "metrics"]
 
 
 def _decisions(table: jax.Array, s: PublicStructure, pad: float) -> jax.Array:
@@ -248,6 +248,23 @@ def counterfactual_values(t: PublicTensors, s: PublicStructure, strategy: jax.Ar
     zero = jnp.zeros((1,) + batch, edge.dtype)
     return (jnp.concatenate([q, jnp.zeros((1, actions) + batch, edge.dtype)]),
             jnp.concatenate([own, zero]))
+
+
+def best_response(t: PublicTensors, s: PublicStructure, strategy: jax.Array, player: int
+                  ) -> jax.Array:
+    """``strategy`` with ``player``'s rows replaced by a pure best response: at each of
+    their (decision, hand) rows the legal action of the highest best-response value
+    (the first of equals): ``[I, A, *b]``."""
+    rows, actions = t.legal_mask.shape
+    edge = edge_probabilities(t, s, strategy)
+    best = value_pass(t, s, edge, reach_pass(t, s, edge), player, best=True)   # [N, H, *b]
+    best = jnp.concatenate([best, jnp.zeros_like(best[:1])])
+    q = jnp.swapaxes(jnp.take(best, t.child_of, axis=0), 1, 2)                # [D, H, A, *b]
+    q = q.reshape((rows - 1, actions) + strategy.shape[2:])
+    q = jnp.concatenate([q, jnp.zeros_like(q[:1])])
+    q = jnp.where(trail(t.legal_mask, q.ndim), q, -jnp.inf)
+    pick = jax.nn.one_hot(jnp.argmax(q, axis=1), actions, axis=1, dtype=strategy.dtype)
+    return jnp.where(trail(t.infoset_player == player, q.ndim), pick, strategy)
 
 
 def metrics(t: PublicTensors, s: PublicStructure, strategy: jax.Array

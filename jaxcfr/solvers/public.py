@@ -35,7 +35,7 @@ from jaxcfr.solvers.solver import Solver
 from jaxcfr.tensors import PublicStructure, PublicTensors
 
 __all__ = ["PublicExact", "public_solver", "public_device_tensors", "public_metrics",
-           "evaluate_public"]
+           "evaluate_public", "best_response_public"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,3 +112,21 @@ def evaluate_public(lowered, strategy, *, dtype="float64",
         out["nash_gap"] = br - np.asarray(lowered.nash_value).reshape(
             (2,) + (1,) * (br.ndim - 1))
     return out
+
+
+@functools.partial(jax.jit, static_argnames=("structure", "player"))
+def _best_response(tensors, strategy, *, structure, player):
+    return kernels.best_response(tensors, structure, strategy, player)
+
+
+def best_response_public(lowered, strategy, player: int, *, dtype="float64") -> np.ndarray:
+    """``strategy`` (``[I, A, *b]``, rows normalised) with ``player``'s rows replaced by
+    a pure best response to the others' (one-hot rows), on the host."""
+    if player not in (0, 1):
+        raise ValueError(f"player must be 0 or 1, got {player!r}")
+    dtype = precision.dtype_of(dtype)
+    with precision.scope(dtype):
+        tensors = public_device_tensors(lowered, dtype)
+        table = normalise(on_device(strategy, dtype), tensors.legal_mask)
+        out = _best_response(tensors, table, structure=lowered.structure, player=int(player))
+        return to_host(out, dtype=np.float64)
