@@ -175,8 +175,7 @@ def _history_profile(history, public, table, key_of):
 
 
 def _node_of_row(public, row):
-    base = public.tensors.node_base
-    return int(np.flatnonzero((base >= 0) & (base <= row))[-1])
+    return int(public.tensors.decision_node[row // max(public.structure.hands)])
 
 
 def _random_profile(lowered, seed):
@@ -359,6 +358,15 @@ def test_a_batch_of_settings_is_each_setting_solved_alone():
 def test_a_public_game_given_to_lower_says_where_it_goes():
     with pytest.raises(GameError, match="lower_public"):
         jaxcfr.lower(PublicKuhn())
+
+
+def test_the_profile_is_keyed_by_player_hand_and_public_history():
+    result = jaxcfr.solve_public(PublicKuhn(), "cfr+", 50)
+    profile = result.profile()
+    assert len(profile) == 12                      # Kuhn's information sets
+    assert profile[(1, 2, ("pass",))] == result.strategy(1, 2, ("pass",))
+    for dist in profile.values():
+        assert abs(sum(dist.values()) - 1) < 1e-6
 
 
 def test_solve_public_refuses_a_sampling_solver():

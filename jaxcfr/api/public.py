@@ -88,6 +88,24 @@ class PublicSolveResult:
         return {a: (float(x) if np.ndim(x) == 0 else np.asarray(x).tolist())
                 for a, x in zip(lowered.node_actions[node], row)}
 
+    def profile(self) -> dict:
+        """The average profile keyed by information set: ``{(player, hand label, public
+        history): {action: probability}}`` for every hand that can hold at its node
+        (``PublicLowered.live_rows``); with a batch, each probability is a list."""
+        lowered = self.lowered
+        live = lowered.live_rows()
+        width = max(lowered.structure.hands)
+        out = {}
+        for row, key in enumerate(lowered.row_keys()):
+            if key is None or not live[row]:
+                continue
+            player, (hand, history) = key
+            node = int(lowered.tensors.decision_node[row // width])
+            out[(player, hand, history)] = {
+                a: (float(x) if np.ndim(x) == 0 else np.asarray(x).tolist())
+                for a, x in zip(lowered.node_actions[node], self.average_strategy[row])}
+        return out
+
     def __repr__(self) -> str:
         f = self.final
         conv = np.asarray(f["nash_conv"])
