@@ -397,6 +397,14 @@ def test_the_command_line_solves_a_public_tree(capsys):
     assert out["chance"] == "exact" and out["iterations_per_second"] > 0
 
 
+def test_inspect_lowers_a_public_tree(capsys):
+    from jaxcfr.cli import app
+    capsys.readouterr()
+    assert app.main(["inspect", "leduc_poker(ranks=13, tree='public')", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["nodes"] == 1965 and out["hands"] == [26, 26] and out["tree"] == "public"
+
+
 def test_solve_takes_a_public_game_string_and_matches_the_history_tree():
     public = jaxcfr.solve("leduc_poker(ranks=4, tree='public')", "cfr+", 60,
                           precision="float64")

@@ -93,6 +93,19 @@ class PublicLowered:
     def nbytes(self) -> int:
         return int(sum(np.asarray(t).nbytes for t in self.tensors))
 
+    @property
+    def depth(self) -> int:
+        return len(self.level_start) - 2
+
+    def sizes(self) -> dict[str, Any]:
+        """The sizes ``jaxcfr inspect`` prints (``infosets``: each player's rows, those of
+        hands blocked at their node included, padding rows not; ``hands``: each player's
+        hand count)."""
+        return {"nodes": self.num_nodes, "infosets": list(self.rows_per_player),
+                "max_actions": self.max_actions, "depth": self.depth, "bytes": self.nbytes,
+                "hands": list(self.structure.hands), "tree": "public",
+                "terminals": "ranked" if self.ranked else "dense"}
+
     def history(self, node: int) -> tuple:
         """The public actions and outcomes from the root to ``node``."""
         parent = self.tensors.parent
