@@ -92,7 +92,7 @@ def test_kuhn_every_preset_matches_the_history_tree(name):
 
 @pytest.mark.parametrize("name", list(jaxcfr.ALGORITHMS))
 def test_liars_dice_every_preset_matches_the_history_tree(name):
-    _check_same(PublicLiarsDice(1, 3), name, 8)
+    _check_same(PublicLiarsDice(1, 2), name, 8)
 
 
 @pytest.mark.parametrize("name", ["cfr", "cfr+", "dcfr", "pcfr+"])
@@ -100,7 +100,7 @@ def test_leduc_matches_the_history_tree(name):
     _check_same(PublicLeduc(), name, 6)
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(4))
 def test_random_public_games_match_their_expansion(seed):
     game = RandomPublicGame(seed)
     game.validate()
@@ -109,7 +109,7 @@ def test_random_public_games_match_their_expansion(seed):
     _check_same(game, "pcfr+", 4, terminals="ranked")     # alternating, O(H) terminals
 
 
-@pytest.mark.parametrize("name", ["cfr+", "dcfr"])
+@pytest.mark.parametrize("name", ["dcfr"])
 def test_ranked_terminals_match_the_history_tree(name):
     _check_same(PublicLeduc(ranks=4), name, 5, terminals="ranked")
 
@@ -346,10 +346,10 @@ def test_ranked_terminals_refuse_hands_of_three_cards():
 
 
 def test_a_batch_of_settings_is_each_setting_solved_alone():
-    batch = jaxcfr.solve_public(PublicLeduc(), "dcfr", 8, precision="float64",
+    batch = jaxcfr.solve_public(PublicKuhn(), "dcfr", 6, precision="float64",
                                 alpha=[1.0, 2.0], gamma=[1.0, 3.0])
     for b, (alpha, gamma) in enumerate([(1.0, 1.0), (2.0, 3.0)]):
-        one = jaxcfr.solve_public(PublicLeduc(), "dcfr", 8, precision="float64",
+        one = jaxcfr.solve_public(PublicKuhn(), "dcfr", 6, precision="float64",
                                   alpha=alpha, gamma=gamma)
         _close(batch.average_strategy[..., b], one.average_strategy, 1e-12)
         assert abs(batch.final["nash_conv"][b] - one.final["nash_conv"]) <= 1e-12
@@ -389,11 +389,11 @@ def test_game_strings_take_tree_public():
 def test_the_command_line_solves_a_public_tree(capsys):
     from jaxcfr.cli import app
     capsys.readouterr()
-    assert app.main(["solve", "leduc_poker(ranks=4, tree='public')", "--algorithm", "cfr+",
+    assert app.main(["solve", "kuhn_poker(tree='public')", "--algorithm", "cfr+",
                      "--iterations", "30", "--precision", "float64", "--json"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    history = jaxcfr.solve("leduc_poker(ranks=4)", "cfr+", 30, precision="float64")
-    assert abs(out["exploitability"] - history.final["exploitability"]) <= 1e-12
+    history = jaxcfr.solve("kuhn_poker", "cfr+", 30, precision="float64")
+    assert abs(out["nash_conv"] - history.final["nash_conv"]) <= 1e-12
     assert out["chance"] == "exact" and out["iterations_per_second"] > 0
 
 
@@ -406,9 +406,9 @@ def test_inspect_lowers_a_public_tree(capsys):
 
 
 def test_solve_takes_a_public_game_string_and_matches_the_history_tree():
-    public = jaxcfr.solve("leduc_poker(ranks=4, tree='public')", "cfr+", 60,
+    public = jaxcfr.solve("leduc_poker(ranks=4, tree='public')", "cfr+", 20,
                           precision="float64")
-    history = jaxcfr.solve("leduc_poker(ranks=4)", "cfr+", 60, precision="float64")
+    history = jaxcfr.solve("leduc_poker(ranks=4)", "cfr+", 20, precision="float64")
     assert abs(public.final["exploitability"] - history.final["exploitability"]) <= 1e-12
     with pytest.raises(jaxcfr.ArgumentError, match="chance"):
         jaxcfr.solve("kuhn_poker(tree='public')", "cfr", 10, chance="sampled")
