@@ -239,7 +239,8 @@ def solve_public_options(game: Any, options, report=None) -> PublicSolveResult:
     for any game. Sampling estimators and sampled chance are refused (public trees are
     solved full width); the cache of lowered games is not used (a public tree lowers
     in a fraction of its history tree's time)."""
-    if options.chance.mode == "sampled":
+    chance = options.chance           # (a Chance with .mode, or a chance-mode object)
+    if getattr(chance, "mode", None) == "sampled" or getattr(chance, "name", None) == "sampled":
         raise ArgumentError("sampled chance does not apply to a public tree (its chance is "
                             "enumerated: the deal is the hand vectors)", argument="chance")
     if options.device.cluster is not None:
