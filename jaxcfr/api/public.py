@@ -30,8 +30,9 @@ import numpy as np
 from jaxcfr._util import precision as precisions
 from jaxcfr._util.arguments import ArgumentError, positive_int
 from jaxcfr._util.host_arrays import to_host
+from jaxcfr.game.contract import GameError
 from jaxcfr.game.public import PublicGame
-from jaxcfr.game.public_registry import split_tree
+from jaxcfr.game.registry import load_game, parse_game_string
 from jaxcfr.lowering.public import PublicLowered, lower_public
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.public import evaluate_public, public_device_tensors, public_solver
@@ -131,7 +132,14 @@ def public_game_of(game: Any) -> PublicGame | PublicLowered | None:
     with ``tree="public"``, loaded), else ``None``."""
     if isinstance(game, (PublicGame, PublicLowered)):
         return game
-    return split_tree(game)[1] if isinstance(game, str) else None
+    if isinstance(game, str) and "tree" in game:
+        try:
+            _, params = parse_game_string(game.strip())
+        except GameError:
+            return None
+        if params.get("tree") == "public":
+            return load_game(game)
+    return None
 
 
 @functools.partial(jax.jit, static_argnames=("solver", "structure", "count"))
