@@ -14,13 +14,17 @@ opponent's reach vector:
 * a :class:`~jaxcfr.game.public.Fold` is ``u = payoff_i`` (a matrix-vector product
   with ``C``); a :class:`~jaxcfr.game.public.Showdown` is
   ``u = stake sign(s_i(h) - s_o(o))``, a payoff table is its stored ``[H, H]`` table.
-  Each costs ``H^2`` per terminal (dense, what a GPU does well for small ``H``).
+  Each costs ``H^2`` per terminal (dense, what a GPU does well for small ``H``); with
+  ``PublicStructure.ranked`` folds and showdowns cost ``O(H)`` instead: the opponent's
+  hands sorted by strength and running sums, card removal by inclusion-exclusion
+  (:func:`_ranked_showdown`, :func:`_ranked_fold`).
 
-Then values go up the public tree (a sum over children, the edge weighted by ``i``'s
-own strategy when ``i`` chose it; a max over them at ``i``'s decisions for a best
-response), and the counterfactual action value of row ``(n, h)`` is the value of the
-child ``n a`` for ``h``: the same numbers as the history tree's sums over histories
-(``tests/test_public.py``, to 1e-12 in float64).
+Then values go up the public tree, each node gathering its children (a sum over them,
+the edge weighted by ``i``'s own strategy when ``i`` chose it; a max over them at
+``i``'s decisions for a best response), and the counterfactual action value of row
+``(n, h)`` is the value of the child ``n a`` for ``h``: the same numbers as the history
+tree's sums over histories (``tests/test_public.py``, to 1e-12 in float64). Every pass
+is a gather of whole hand vectors, never a scatter.
 
 Every function takes one game's tensors and any trailing batch axes ``*b`` on the
 strategy. Shapes: ``N`` public nodes, ``H`` hands, ``P`` = 2 players, ``I`` rows, ``A``
