@@ -59,6 +59,9 @@ __all__ = [
     # subgame solving
     "subgame", "resolve",
 ]
+# public trees (a game dealt as private hands, then played in public)
+__all__ += ["PublicGame", "lower_public", "solve_public", "evaluate_public", "expand_public",
+            "best_response_public"]
 
 
 def _load() -> None:
@@ -97,6 +100,8 @@ def _load() -> None:
     from jaxcfr.api.solve import DeviceOptions, LoadOptions, Report, SolveResult, solve
     from jaxcfr.subgames import resolve, subgame
     from jaxcfr.runs import load_config, train
+    from jaxcfr.api.public_names import (PublicGame, best_response_public, evaluate_public,
+                                         expand_public, lower_public, solve_public)
     names = dict(locals())
     globals().update((k, v) for k, v in names.items() if k in __all__)
 

@@ -30,6 +30,7 @@ from jaxcfr._util import arguments
 from jaxcfr._util.arguments import ArgumentError, api_spelling, optional_positive_int, \
     positive_int
 from jaxcfr._util.precision import PRECISIONS
+from jaxcfr.api.public import public_game_of, solve_public_options
 from jaxcfr.engine.loop import Hooks, compile_reporting, run_loop
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.engine.distributed import Cluster
@@ -277,7 +278,9 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
 
     Args:
       game: a game string (``"leduc_poker"``, ``"x.efg"``), a Game, or a LoweredGame
-        (a stacked one solves the whole batch).
+        (a stacked one solves the whole batch). A public tree (a PublicGame, one lowered
+        by ``jaxcfr.lower_public``, or a string with ``tree='public'``) is solved by
+        :func:`jaxcfr.solve_public` and gives its :class:`PublicSolveResult`.
       algorithm: a preset name (``cfr``, ``cfr+``, ``lcfr``, ``dcfr``, ``pcfr+``,
         ``dcfr+``, ``pdcfr+``, ``hs-pcfr+``; any case, aliases as ``cfr_plus``) or a
         Solver (one made of your own parts too).
@@ -323,6 +326,8 @@ def solve_with(game: Any, options: SolveOptions, report: Report | None = None, *
     """:func:`solve` of checked :class:`SolveOptions` (the command line's way in);
     ``spell`` names the arguments in the errors found once the game is known."""
     report = report or Report()
+    if public_game_of(game) is not None:        # a public tree (docs/public_trees.md)
+        return solve_public_options(game, options, report)
     cluster = options.device.cluster
     if cluster is not None:
         cluster.initialize()                        # before anything touches a device

@@ -1,5 +1,6 @@
 """``jaxcfr inspect GAME``: lower a game (or load it from the cache) and print its sizes
-(:mod:`jaxcfr.cli.app` lists the command)."""
+(:mod:`jaxcfr.cli.app` lists the command); a public tree (``tree='public'``) is lowered
+as one (:mod:`jaxcfr.lowering.public`)."""
 
 from __future__ import annotations
 
@@ -26,8 +27,14 @@ def run_inspect(args) -> int:
     from jaxcfr.runs.progress import make_status
     start, report = time.perf_counter(), {}
     # inspect prints its own summary: the status line only where it is redrawn in place
-    with make_status(quiet=not sys.stderr.isatty(), stream=sys.stderr) as status:
-        lowered = lower_for_cli(args, status, sort=not args.no_sort, report=report)
+    from jaxcfr.api.public import public_game_of
+    public = public_game_of(args.game)
+    if public is not None:                      # a public tree (docs/public_trees.md)
+        from jaxcfr.lowering.public import lower_public
+        lowered, report["cache"] = lower_public(public), "not used (public tree)"
+    else:
+        with make_status(quiet=not sys.stderr.isatty(), stream=sys.stderr) as status:
+            lowered = lower_for_cli(args, status, sort=not args.no_sort, report=report)
     seconds = time.perf_counter() - start
     cached = report["cache"]
     sizes = lowered.sizes()
@@ -41,7 +48,11 @@ def run_inspect(args) -> int:
         what = "loading time " if cached.startswith("hit") else "lowering time"
         print(f"game            {args.game}")
         print(f"players         {lowered.num_players}")
-        print(f"nodes           {sizes['nodes']:,}")
+        print(f"nodes           {sizes['nodes']:,}"
+              + (" (public tree)" if public is not None else ""))
+        if public is not None:
+            print(f"hands           {', '.join(map(str, sizes['hands']))} (per player; "
+                  f"{sizes['terminals']} terminals)")
         print(f"infosets        {', '.join(f'{n:,}' for n in sizes['infosets'])} (per player)")
         print(f"max actions     {sizes['max_actions']}")
         print(f"depth           {sizes['depth']}")

@@ -141,8 +141,12 @@ def check_protocol(game: Any) -> int:
     """
     missing = [m for m in PROTOCOL_METHODS if not callable(getattr(game, m, None))]
     if missing:
+        public = callable(getattr(game, "hands", None)) and \
+            callable(getattr(game, "terminal_value", None))
+        hint = ("; it is a PublicGame: jaxcfr.lower_public / jaxcfr.solve_public take it, "
+                "and jaxcfr.expand_public(game) is its history tree") if public else ""
         raise GameError(f"{type(game).__name__} does not implement the jaxcfr.Game protocol "
-                        f"(missing {', '.join(missing)})", rule="protocol")
+                        f"(missing {', '.join(missing)}){hint}", rule="protocol")
     players = getattr(game, "num_players", None)
     if isinstance(players, bool) or not isinstance(players, int) or players < 1:
         raise GameError(f"num_players is {players!r} (must be a positive integer)",

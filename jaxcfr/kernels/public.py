@@ -1,0 +1,283 @@
+"""Public-tree passes: reach and counterfactual values as vectors over hands.
+
+The public-tree twin of :mod:`jaxcfr.kernels.passes`, on
+:class:`~jaxcfr.tensors.PublicTensors`. An information set is (public node, own hand),
+so reach is a table ``[N, P, H]`` (each player's own reach for each of their hands) and
+player ``i``'s counterfactual values ``[N, H]``; terminals are operators applied to the
+opponent's reach vector:
+
+* at terminal ``t`` player ``i``'s counterfactual value of hand ``h`` is
+  ``c(t) a_i(t, h) w_i(h) sum_o C_i(h, o) u_i(t, h, o) r_o(t, o)`` where ``c`` is the
+  public chance reach, ``a`` the not-blocked mask, ``w`` the prior weights, ``C_i`` the
+  compatibility over the deal's normaliser (oriented for ``i``) and
+  ``r_o = w_o a_o R_o`` the opponent's reach vector (their strategy's reach ``R_o``);
+* a :class:`~jaxcfr.game.public.Fold` is ``u = payoff_i`` (a matrix-vector product
+  with ``C``); a :class:`~jaxcfr.game.public.Showdown` is
+  ``u = stake sign(s_i(h) - s_o(o))``, a payoff table is its stored ``[H, H]`` table.
+  Each costs ``H^2`` per terminal (dense, what a GPU does well for small ``H``); with
+  ``PublicStructure.ranked`` folds and showdowns cost ``O(H)`` instead: the opponent's
+  hands sorted by strength and running sums, card removal by inclusion-exclusion
+  (:func:`_ranked_showdown`, :func:`_ranked_fold`).
+
+Then values go up the public tree, each node gathering its children (a sum over them,
+the edge weighted by ``i``'s own strategy when ``i`` chose it; a max over them at
+``i``'s decisions for a best response), and the counterfactual action value of row
+``(n, h)`` is the value of the child ``n a`` for ``h``: the same numbers as the history
+tree's sums over histories (``tests/test_public.py``, to 1e-12 in float64). Every pass
+is a gather of whole hand vectors, never a scatter.
+
+Every function takes one game's tensors and any trailing batch axes ``*b`` on the
+strategy. Shapes: ``N`` public nodes, ``H`` hands, ``P`` = 2 players, ``I`` rows, ``A``
+actions.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from jaxcfr.kernels.numerics import trail
+from jaxcfr.tensors import PublicStructure, PublicTensors
+
+__all__ = ["edge_probabilities", "reach_pass", "value_pass", "counterfactual_values",
+           "best_response", "metrics"]
+
+
+def _decisions(table: jax.Array, s: PublicStructure, pad: float) -> jax.Array:
+    """A row table ``[I, A, *b]`` as ``[(D + 1) * A, H, *b]``: entry ``d * A + a`` is the
+    hand vector of decision ``d``'s slot ``a``; ``d = D`` is a pad of ``pad``."""
+    rows, actions = table.shape[:2]
+    H = max(s.hands)
+    batch = table.shape[2:]
+    body = table[:-1].reshape((rows // H, H, actions) + batch)
+    body = jnp.swapaxes(body, 1, 2)                                           # [D, A, H, *b]
+    body = jnp.concatenate([body, jnp.full((1,) + body.shape[1:], pad, body.dtype)])
+    return body.reshape((-1, H) + batch)
+
+
+def edge_probabilities(t: PublicTensors, s: PublicStructure, strategy: jax.Array) -> jax.Array:
+    """The probability of the edge into each node for each hand of whoever chose it:
+    ``[N, H, *b]`` (1 for chance and root edges)."""
+    actions = t.legal_mask.shape[1]
+    by_slot = _decisions(strategy, s, 1.0)                                  # [(D+1)*A, H, *b]
+    return jnp.take(by_slot, t.edge_decision * actions + t.parent_slot, axis=0, mode="clip")
+
+
+def reach_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array) -> jax.Array:
+    """Each player's own reach of every node for each of their hands: ``[N, P, H, *b]``
+    (the product of their own edge probabilities from the root)."""
+    owner = trail(t.edge_owner, edge.ndim)
+    factor = jnp.stack([jnp.where(owner == p, edge, 1) for p in range(2)], axis=1)
+    levels = s.level_start
+    out = [jnp.ones_like(factor[levels[0]:levels[1]])]
+    for d in range(1, len(levels) - 1):
+        lo, hi = levels[d], levels[d + 1]
+        local = t.parent[lo:hi] - levels[d - 1]
+        out.append(jnp.take(out[-1], local, axis=0, mode="clip") * factor[lo:hi])
+    return jnp.concatenate(out, axis=0)
+
+
+def _pick(x: jax.Array, player) -> jax.Array:
+    """``x[:, player]`` for a Python int or a traced scalar ``player``."""
+    return jnp.take(x, jnp.asarray(player), axis=1)
+
+
+def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -> jax.Array:
+    """Player ``i``'s counterfactual value at every terminal, 0 elsewhere: ``[N, H, *b]``."""
+    o = 1 - jnp.asarray(i)
+    batch = reach.ndim - 3
+    alive = t.alive[t.node_path]                                                # [N, P, H]
+    own_side = (trail(t.chance_reach, 2) * _pick(alive, i) * t.weights[i])      # [N, H]
+    opp = _pick(reach, o) * trail(_pick(alive, o) * t.weights[o], 2 + batch)   # [N, H, *b]
+    compat = jnp.where(jnp.asarray(i) == 0, t.compat, t.compat.T)               # [H, H]
+    parts = {}
+
+    def apply(nodes, scale, table=None):
+        r = jnp.take(opp, nodes, axis=0)                                         # [T, H, *b]
+        if table is None:
+            v = jnp.einsum("ho,to...->th...", compat, r)
+        else:
+            v = jnp.einsum("tho,to...->th...", table, r)
+        side = jnp.take(own_side, nodes, axis=0) * scale[:, None]                # [T, H]
+        return v * trail(side, v.ndim)
+
+    if s.ranked:
+        if t.fold_node.shape[0]:
+            v = _ranked_fold(t, jnp.take(opp, t.fold_node, axis=0), i)
+            side = jnp.take(own_side, t.fold_node, axis=0) * _pick(t.fold_payoff, i)[:, None]
+            parts["fold"] = v * trail(side * t.deal_scale, v.ndim)
+        if t.show_node.shape[0]:
+            v = _ranked_showdown(t, jnp.take(opp, t.show_node, axis=0), i)
+            side = jnp.take(own_side, t.show_node, axis=0) * t.show_stake[:, None]
+            parts["show"] = v * trail(side * t.deal_scale, v.ndim)
+    if t.fold_node.shape[0] and not s.ranked:
+        parts["fold"] = apply(t.fold_node, _pick(t.fold_payoff, i))
+    if t.show_node.shape[0] and not s.ranked:
+        st = t.strengths[t.show_index]                                           # [Ts, P, H]
+        mine, theirs = _pick(st, i), _pick(st, o)
+        sign = jnp.sign(mine[:, :, None] - theirs[:, None, :]) * compat[None]   # [Ts, H, H]
+        parts["show"] = apply(t.show_node, t.show_stake, sign)
+    if t.table_node.shape[0]:
+        table = jnp.take(_pick(t.tables, i), t.table_index, axis=0)            # [Tt, H, H]
+        parts["table"] = apply(t.table_node, jnp.ones(t.table_node.shape, opp.dtype),
+                               table)
+    ends = [parts[k] for k in ("fold", "show", "table") if k in parts]
+    ends.append(jnp.zeros_like(opp[:1]))
+    return jnp.take(jnp.concatenate(ends), t.leaf_index, axis=0)
+
+
+def _along(x: jax.Array, index: jax.Array) -> jax.Array:
+    """``x[t, index[t, k]]`` for ``x`` ``[T, L, *b]`` and ``index`` ``[T, K]`` (or ``[K]``):
+    ``[T, K, *b]``."""
+    index = jnp.broadcast_to(index, x.shape[:1] + index.shape[-1:])
+    return jnp.take_along_axis(x, trail(index, x.ndim), axis=1)
+
+
+def _with_pad(r: jax.Array) -> jax.Array:
+    """``r`` ``[T, H, *b]`` with a zero hand appended (index ``H``): ``[T, H + 1, *b]``."""
+    return jnp.concatenate([r, jnp.zeros_like(r[:, :1])], axis=1)
+
+
+def _running(x: jax.Array) -> jax.Array:
+    """``[T, L + 1, *b]``: 0, then the running sums of ``x`` ``[T, L, *b]`` along axis 1."""
+    return jnp.concatenate([jnp.zeros_like(x[:, :1]), jnp.cumsum(x, axis=1)], axis=1)
+
+
+def _card_mass(t: PublicTensors, r_pad: jax.Array, order: jax.Array, i, lo=None, hi=None):
+    """The opponent reach held by each card of each of ``i``'s hands, from the opponent's
+    (hand, card) entries in ``order`` (``[T, M]``): ``[T, H, *b]`` summed over the hand's
+    cards, over the whole card segment (``lo`` / ``hi`` ``None``) or its part weaker than
+    the hand (up to ``lo``) and stronger (from ``hi``)."""
+    cum = _running(_along(r_pad, order))                                      # [T, M + 1, *b]
+    start, end = t.pair_start[i], t.pair_end[i]                               # [H, J]
+    whole = weaker = stronger = 0
+    for j in range(start.shape[-1]):
+        a, b = _along(cum, start[:, j]), _along(cum, end[:, j])
+        if lo is None:
+            whole = whole + (b - a)
+        else:
+            weaker = weaker + _along(cum, lo[..., j]) - a
+            stronger = stronger + b - _along(cum, hi[..., j])
+    return whole if lo is None else (weaker, stronger)
+
+
+def _ranked_fold(t: PublicTensors, r: jax.Array, i) -> jax.Array:
+    """``sum_o compatible(h, o) r(o)`` for each of ``i``'s hands ``h`` (``[T, H, *b]``):
+    the opponent's total, less the reach held by each of ``h``'s cards, plus that of the
+    hand holding both (inclusion-exclusion)."""
+    o = 1 - jnp.asarray(i)
+    r_pad = _with_pad(r)
+    total = r.sum(axis=1, keepdims=True)
+    held = _card_mass(t, r_pad, t.fold_pair[o][None], i)
+    return total - held + _along(r_pad, t.same[i])
+
+
+def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
+    """``sum_o compatible(h, o) sign(s_i(h) - s_o(o)) r(o)`` (``[T, H, *b]``) in O(H + M)
+    per terminal: the opponent's hands sorted by strength and running sums (weaker mass
+    ``W``, stronger mass ``L``), each less the part holding one of ``h``'s cards (the
+    same sums over the (hand, card) entries sorted by card, then strength), plus the
+    hand of the same two cards where it was taken off twice."""
+    o = 1 - jnp.asarray(i)
+    k = t.show_index
+    r_pad = _with_pad(r)
+    cum = _running(_along(r_pad, _pick(t.rank_order[k], o)))                  # [T, H + 1, *b]
+    weaker = _along(cum, _pick(t.rank_lo[k], i))
+    stronger = cum[:, -1:] - _along(cum, _pick(t.rank_hi[k], i))
+    w_held, s_held = _card_mass(t, r_pad, _pick(t.pair_order[k], o), i,
+                                _pick(t.pair_lo[k], i), _pick(t.pair_hi[k], i))
+    same = _along(r_pad, t.same[i])
+    weaker = weaker - w_held + same * trail(_pick(t.same_weaker[k], i), same.ndim)
+    stronger = stronger - s_held + same * trail(_pick(t.same_stronger[k], i), same.ndim)
+    return weaker - stronger
+
+
+def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax.Array, i,
+               best: bool = False) -> jax.Array:
+    """Player ``i``'s counterfactual value of every node for each of their hands,
+    bottom-up: ``[N, H, *b]``. ``best``: a max over the children at ``i``'s decisions
+    (a best response's values) instead of the strategy's weighted sum."""
+    leaf = terminal_values(t, s, reach, i)
+    mine = t.edge_owner == i
+    factor = jnp.where(trail(mine, edge.ndim), edge, 1)                        # [N, H, *b]
+    levels = s.level_start
+    depth = len(levels) - 1
+    below = leaf[levels[depth - 1]:levels[depth]]
+    out = [below]
+    for d in range(depth - 2, -1, -1):
+        lo, hi = levels[d], levels[d + 1]
+        width = s.widths[d]
+        start = levels[d + 1]
+        slots = jnp.arange(width, dtype=jnp.int32)
+        index = t.first_child[lo:hi, None] - start + slots[None, :]            # [n, w]
+        present = slots[None, :] < t.child_count[lo:hi, None]
+        index = jnp.where(present, index, 0)
+        kids = jnp.take(below, index, axis=0)                                  # [n, w, H, *b]
+        weight = jnp.take(factor[start:levels[d + 2]], index, axis=0)
+        mask = trail(present, kids.ndim)
+        here = leaf[lo:hi] + jnp.where(mask, weight * kids, 0).sum(axis=1)
+        if best and width:
+            top = jnp.where(mask, kids, -jnp.inf).max(axis=1)
+            here = jnp.where(trail(t.node_player[lo:hi] == i, here.ndim), top, here)
+        below = here
+        out.append(below)
+    return jnp.concatenate(out[::-1], axis=0)
+
+
+def counterfactual_values(t: PublicTensors, s: PublicStructure, strategy: jax.Array,
+                          players) -> tuple[jax.Array, jax.Array]:
+    """``(q [I, A, *b], own [I, *b])``: the counterfactual action values of the rows of
+    ``players`` (a static tuple, or a traced ``[k]`` array; other rows 0), and every
+    row's own reach (its player's strategy's reach of its node, 0 for a blocked hand)."""
+    rows, actions = t.legal_mask.shape
+    H = max(s.hands)
+    edge = edge_probabilities(t, s, strategy)
+    reach = reach_pass(t, s, edge)
+    batch = strategy.shape[2:]
+    chosen = jnp.zeros(edge.shape, edge.dtype)
+    count = players if isinstance(players, tuple) else range(players.shape[0])
+    for k in count:
+        p = k if isinstance(players, tuple) else players[k]
+        v = value_pass(t, s, edge, reach, p)
+        chosen = chosen + jnp.where(trail(t.edge_owner == p, v.ndim), v, 0)
+    chosen = jnp.concatenate([chosen, jnp.zeros_like(chosen[:1])])           # node N: none
+    q = jnp.take(chosen, t.child_of, axis=0)                                 # [D, A, H, *b]
+    q = jnp.swapaxes(q, 1, 2).reshape((rows - 1, actions) + batch)
+    player = jnp.clip(t.node_player[t.decision_node], 0, 1)                  # [D]
+    here = jnp.take(reach, t.decision_node, axis=0)                          # [D, P, H, *b]
+    own = jnp.take_along_axis(here, trail(player, here.ndim), axis=1)[:, 0]  # [D, H, *b]
+    alive = t.alive[t.node_path[t.decision_node]]                            # [D, P, H]
+    mine = jnp.take_along_axis(alive, player[:, None, None], axis=1)[:, 0]   # [D, H]
+    own = (own * trail(mine, own.ndim)).reshape((rows - 1,) + batch)
+    zero = jnp.zeros((1,) + batch, edge.dtype)
+    return (jnp.concatenate([q, jnp.zeros((1, actions) + batch, edge.dtype)]),
+            jnp.concatenate([own, zero]))
+
+
+def best_response(t: PublicTensors, s: PublicStructure, strategy: jax.Array, player: int
+                  ) -> jax.Array:
+    """``strategy`` with ``player``'s rows replaced by a pure best response: at each of
+    their (decision, hand) rows the legal action of the highest best-response value
+    (the first of equals): ``[I, A, *b]``."""
+    rows, actions = t.legal_mask.shape
+    edge = edge_probabilities(t, s, strategy)
+    best = value_pass(t, s, edge, reach_pass(t, s, edge), player, best=True)   # [N, H, *b]
+    best = jnp.concatenate([best, jnp.zeros_like(best[:1])])
+    q = jnp.swapaxes(jnp.take(best, t.child_of, axis=0), 1, 2)                # [D, H, A, *b]
+    q = q.reshape((rows - 1, actions) + strategy.shape[2:])
+    q = jnp.concatenate([q, jnp.zeros_like(q[:1])])
+    q = jnp.where(trail(t.legal_mask, q.ndim), q, -jnp.inf)
+    pick = jax.nn.one_hot(jnp.argmax(q, axis=1), actions, axis=1, dtype=strategy.dtype)
+    return jnp.where(trail(t.infoset_player == player, q.ndim), pick, strategy)
+
+
+def metrics(t: PublicTensors, s: PublicStructure, strategy: jax.Array
+            ) -> tuple[jax.Array, jax.Array]:
+    """``(values [P, *b], best_response_values [P, *b])`` of the profile ``strategy``."""
+    edge = edge_probabilities(t, s, strategy)
+    reach = reach_pass(t, s, edge)
+    values, best = [], []
+    for p in range(2):
+        values.append(value_pass(t, s, edge, reach, p)[0].sum(axis=0))
+        best.append(value_pass(t, s, edge, reach, p, best=True)[0].sum(axis=0))
+    return jnp.stack(values), jnp.stack(best)
