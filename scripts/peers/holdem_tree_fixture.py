@@ -1,5 +1,6 @@
 """Writes tests/fixtures/holdem/peer_trees.json.gz: postflop-solver's bet trees of randomized
-spots, the oracle of tests/test_holdem_tree.py.
+spots, the oracle of tests/test_holdem_tree.py, and peer_ranges.json.gz: its weights of
+randomized range strings (tests/test_holdem_cards.py).
 
 Usage (the peer's tree dumper built as scripts/peers/postflop_tree_dump.rs says)::
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import io
 import json
 import pathlib
 import random
@@ -65,6 +67,54 @@ def spot(rng) -> str:
     return "|".join(fields)
 
 
+RANKS = "AKQJT98765432"
+
+
+def range_group(rng) -> str:
+    r = sorted(rng.sample(range(13), 2))
+    hi, lo = RANKS[r[0]], RANKS[r[1]]
+    pair = RANKS[rng.randrange(13)]
+    suit = rng.choice(["s", "o", ""])
+    kind = rng.randrange(8)
+    if kind == 0:
+        g = pair + pair + rng.choice(["", "+"])
+    elif kind == 1:
+        lo2 = RANKS[rng.randrange(min(RANKS.index(pair) + 1, 12), 13)]
+        g = f"{pair}{pair}-{lo2}{lo2}"
+    elif kind == 2:
+        g = f"{hi}{lo}{suit}" + rng.choice(["", "+"])
+    elif kind == 3:
+        lo2 = RANKS[rng.randrange(min(RANKS.index(lo) + 1, 12), 13)]
+        g = f"{hi}{lo}{suit}-{hi}{lo2}{suit}"
+    elif kind == 4:
+        gap = r[1] - r[0]
+        k = rng.randrange(min(r[0] + 1, 12 - gap), 13 - gap)
+        g = f"{hi}{lo}{suit}-{RANKS[k]}{RANKS[k + gap]}{suit}"
+    elif kind == 5:
+        s1, s2 = rng.sample("cdhs", 2)
+        g = f"{hi}{s1}{lo}{s2}" if rng.random() < 0.8 else f"{pair}{s1}{pair}{s2}"
+    elif kind == 6:
+        g = rng.choice(["AKs", "QQ+", "T9s+", "ATo+", "KQo-JTo", "A5s-A2s", "22+", "K2+"])
+    else:                                   # malformed, now and then
+        g = rng.choice(["AKx", "KAs", "AAs", "QQ-KK", "A2s-A5s", "AKs-KQo", "AsAs", "ZZ",
+                        "AK:1.5", "AK:-1", "AKo+:", "A", "AKs--AQs", "T9s-86s", "AhKh+x",
+                        "AKs-AKs", "7c7c", "99-99"])
+    if rng.random() < 0.3:
+        g += ":" + rng.choice(["0.5", "0.25", "1", "0", ".75", "0.333", "1.", "0.1234"])
+    if rng.random() < 0.1:
+        g = g.replace("-", " - ").replace(":", " : ")
+    return g
+
+
+def range_text(rng) -> str:
+    groups = [range_group(rng) for _ in range(rng.randint(1, 8))]
+    if rng.random() > 0.15:                 # most strings well formed
+        groups = [g for g in groups if not any(b in g for b in (
+            "AKx", "KAs", "AAs", "QQ-KK", "A2s-A5s", "AKs-KQo", "AsAs", "ZZ", "1.5", "-1",
+            ":,", "AKs--", "T9s-86s", "+x", "AKs-AKs", "7c7c", "99-99")) and g not in ("A", "AKo+:")] or ["AA"]
+    return rng.choice([",", ", ", " ,"]).join(groups)
+
+
 def run_peer(peer: str, lines: list[str]) -> list[list[str]]:
     out = subprocess.run([peer], input="\n".join(lines) + "\n", capture_output=True,
                          text=True, check=True).stdout.splitlines()
@@ -94,9 +144,18 @@ def main():
         for line, block in zip(lines, run_peer(args.peer, lines)):
             if len(block) <= 3000 and len(chosen) < args.spots:
                 chosen.append((line, block))
-    with gzip.open(args.out, "wt") as f:
+    with gzip.GzipFile(args.out, "wb", mtime=0) as raw, io.TextIOWrapper(raw) as f:
         json.dump({"peer": "b-inary/postflop-solver 9d1509f, scripts/peers/postflop_tree_dump.rs",
                    "spots": [{"input": line, "output": block} for line, block in chosen]}, f)
+    texts = [range_text(rng) for _ in range(400)]
+    blocks = run_peer(args.peer, ["RANGE " + t for t in texts])
+    ranges_out = pathlib.Path(args.out).with_name("peer_ranges.json.gz")
+    with gzip.GzipFile(ranges_out, "wb", mtime=0) as raw, io.TextIOWrapper(raw) as f:
+        json.dump({"peer": "b-inary/postflop-solver 9d1509f, scripts/peers/postflop_tree_dump.rs",
+                   "ranges": [{"input": t, "output": b[0] if b else ""}
+                              for t, b in zip(texts, blocks)]}, f)
+    refused = sum(1 for b in blocks if b and b[0].startswith("ERROR"))
+    print(f"{len(texts)} ranges ({refused} refused) -> {ranges_out}")
     errors = sum(1 for _, b in chosen if b and b[0].startswith("ERROR"))
     nodes = sum(len(b) for _, b in chosen)
     print(f"{len(chosen)} spots ({errors} refused), {nodes} nodes -> {args.out}")

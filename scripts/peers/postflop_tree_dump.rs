@@ -12,7 +12,8 @@
 // ActionTree's history skips them:
 //   D <history> bets=[oop, ip] actions=[...]     a decision (C+D: just after a chance node)
 //   T-fold / T-showdown <history> bets=[oop, ip] a terminal
-// and "END <i>".
+// and "END <i>". A line "RANGE <text>" instead prints the range's nonzero weights as
+// "<index>:<weight>" pairs (postflop-solver's 1,326 combination indices), or "ERROR <message>".
 use postflop_solver::*;
 use std::io::{BufRead, Write};
 
@@ -78,6 +79,19 @@ fn main() {
     let mut w = std::io::BufWriter::new(stdout.lock());
     for (i, line) in stdin.lock().lines().enumerate() {
         let line = line.unwrap();
+        if let Some(text) = line.strip_prefix("RANGE ") {
+            writeln!(w, "SPOT {i}").unwrap();
+            match text.parse::<Range>() {
+                Ok(r) => {
+                    let v: Vec<String> = r.raw_data().iter().enumerate()
+                        .filter(|(_, &x)| x != 0.0).map(|(k, x)| format!("{k}:{x}")).collect();
+                    writeln!(w, "{}", v.join(" ")).unwrap();
+                }
+                Err(e) => writeln!(w, "ERROR {e}").unwrap(),
+            }
+            writeln!(w, "END {i}").unwrap();
+            continue;
+        }
         let fields: Vec<&str> = line.split('|').collect();
         writeln!(w, "SPOT {i}").unwrap();
         match spot(&fields) {
