@@ -13,8 +13,11 @@ imports only the game protocol. Modules, one concept each:
 See docs/holdem.md.
 """
 
-from .bets import (BetSize, BetTree, TreeConfig, build_tree, parse_sizes, tree_config)
+from .bets import BetSize, BetTree, TreeConfig, build_tree, parse_sizes, tree_config
 from .cards import HoldemError, card, parse_board
+from .ranges import parse_range, range_hands
+from .showdown import HandOperators
 
 __all__ = ["BetSize", "BetTree", "TreeConfig", "build_tree", "parse_sizes", "tree_config",
-           "HoldemError", "card", "parse_board"]
+           "HoldemError", "card", "parse_board", "parse_range", "range_hands",
+           "HandOperators"]
