@@ -61,6 +61,8 @@ __all__ = [
     # subgame solving
     "subgame", "resolve",
 ]
+# public trees (a game dealt as private hands, then played in public)
+__all__ += ["PublicGame", "lower_public", "solve_public", "evaluate_public", "expand_public"]
 
 
 def _load() -> None:
@@ -101,6 +103,8 @@ def _load() -> None:
     from jaxcfr.api.solve import DeviceOptions, LoadOptions, Report, SolveResult, solve
     from jaxcfr.subgames import resolve, subgame
     from jaxcfr.runs import load_config, train
+    from jaxcfr.api.public_names import (PublicGame, evaluate_public, expand_public,
+                                         lower_public, solve_public)
     names = dict(locals())
     globals().update((k, v) for k, v in names.items() if k in __all__)
 

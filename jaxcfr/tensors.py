@@ -184,3 +184,49 @@ class LoweredGame:
             index = {k: i for i, k in enumerate(self.infoset_keys)}
             object.__setattr__(self, "_row_index", index)
         return index[(player, key)]
+
+
+# -- public trees (jaxcfr.lowering.public, jaxcfr.kernels.public) ------------------------------
+class PublicTensors(NamedTuple):
+    """The arrays a public-tree solve reads (:mod:`jaxcfr.lowering.public`).
+
+    ``N`` public nodes (depth order, children grouped by parent, as :class:`GameTensors`),
+    ``H`` hands (the larger player's count; the other's padded), ``K`` distinct sets of
+    blocked hands (public chance paths), ``I`` rows (player, public decision node, hand)
+    and the sink, ``A`` actions, ``T*`` terminals of each operator, ``S`` strength
+    tables, ``U`` payoff tables. The rows of decision node ``n`` of player ``p`` are
+    ``node_base[n] + h`` for ``h < H_p``; every other (node, hand) is the sink's.
+    """
+    parent: np.ndarray          # [N] int32  parent node; NO_PARENT at the root
+    parent_slot: np.ndarray     # [N] int32  slot of the action leading here (0 at the root)
+    edge_owner: np.ndarray      # [N] int32  who chose the edge into here (P: chance / root)
+    edge_base: np.ndarray       # [N] int32  node_base of the parent if it is a decision, else -1
+    node_base: np.ndarray       # [N] int32  first row of a decision node, else -1
+    node_player: np.ndarray     # [N] int32  acting player; -1 at chance and terminal nodes
+    chance_reach: np.ndarray    # [N] float  product of the public chance probabilities to here
+    node_path: np.ndarray       # [N] int32  which set of blocked hands holds here (into alive)
+    alive: np.ndarray           # [K, P, H] float 1: the hand is not blocked (0: blocked, padding)
+    weights: np.ndarray         # [P, H] float prior hand weights (0 at padding)
+    compat: np.ndarray          # [H, H] float compatible[h0, h1] / Z (the deal's normaliser)
+    fold_node: np.ndarray       # [Tf] int32 terminal nodes of Fold operators
+    fold_payoff: np.ndarray     # [Tf, P] float their payoffs
+    show_node: np.ndarray       # [Ts] int32 terminal nodes of Showdown operators
+    show_stake: np.ndarray      # [Ts] float what the stronger hand wins
+    show_index: np.ndarray      # [Ts] int32 their strength table (into strengths)
+    strengths: np.ndarray       # [S, P, H] float hand strengths
+    table_node: np.ndarray      # [Tt] int32 terminal nodes of PayoffTable operators
+    table_index: np.ndarray     # [Tt] int32 their table (into tables)
+    tables: np.ndarray          # [U, P, H, H] float player p's payoff [own hand, other's hand]
+                                #              times compat / Z (oriented for p)
+    legal_mask: np.ndarray      # [I, A] bool legal actions per row (sink: slot 0 only)
+    infoset_player: np.ndarray  # [I] int32 the row's player; NO_PLAYER for the sink
+
+
+class PublicStructure(NamedTuple):
+    """Static (hashable) facts a compiled public-tree pass depends on."""
+    level_start: tuple[int, ...]   # [D + 1] node slices per depth
+    num_players: int               # 2
+    hands: tuple[int, ...]         # [P] hands per player (H_p)
+
+
+__all__ += ["PublicTensors", "PublicStructure"]

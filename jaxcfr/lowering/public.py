@@ -1,0 +1,294 @@
+"""Lowering a PublicGame: walk the public tree once, emit dense ``[public nodes, hands]`` tables.
+
+:func:`lower_public` walks the public tree breadth first (so nodes come out in depth
+order, children grouped by parent, as the history-tree lowering's), checking every node
+(:func:`jaxcfr.game.public_contract.inspect_public`), and returns a
+:class:`PublicLowered`: the :class:`~jaxcfr.tensors.PublicTensors` and the host tables
+that name rows. Its cost follows the public tree and the hand counts, never the
+number of histories: one Python visit per public node, then NumPy over hands.
+
+Choices (and why):
+
+* Rows are (player, public decision node, hand), consecutive per node
+  (``node_base[n] + h``), so a node's rows are one contiguous block of the regret
+  tables and the row of ``(n, h)`` is arithmetic on the device, not a stored
+  ``[N, H]`` index table. Every hand of the acting player gets a row, also a hand the
+  public chance blocked there (it is never reached: its counterfactual values and its
+  averaging weight are 0, and its strategy stays uniform); the history tree has no such
+  information set. Hands are padded to the larger player's count ``H``.
+* Blocked hands are stored once per distinct blocked set (``alive [K, P, H]``,
+  ``node_path [N]``): in Leduc 27 sets (no board, or one of 26 board cards) for any
+  number of nodes.
+* Compatibility between hands (card removal) and the deal's normaliser are one dense
+  ``[H, H]`` table; payoff tables are stored once per distinct table (liar's dice: one
+  per (last bid, caller)), oriented for each player with the compatibility folded in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from jaxcfr.game.contract import CHANCE_NODE, DECISION, TERMINAL_NODE
+from jaxcfr.game.public import PublicGame
+from jaxcfr.game.public_values import Fold, Showdown
+from jaxcfr.game.public_contract import HandInfo, inspect_public, read_hands
+from jaxcfr.tensors import NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors
+
+__all__ = ["PublicLowered", "lower_public"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class PublicLowered:
+    """A PublicGame lowered to tensors, with the host tables that name its rows."""
+    tensors: PublicTensors
+    level_start: tuple[int, ...]          # [D + 1]
+    hands: HandInfo                       # the players' hands (labels, weights, cards)
+    node_action: tuple                    # [N] the public action or outcome into each node
+    node_kind: np.ndarray                 # [N] int8 DECISION / CHANCE_NODE / TERMINAL_NODE
+    node_actions: tuple                   # [N] legal actions at decisions (() elsewhere)
+    constant_sum: float | None = None     # the sum of payoffs when constant, else None
+    nash_value: tuple | None = None
+    name: str = ""
+
+    num_players = 2
+
+    def __repr__(self) -> str:
+        rows = "+".join(f"{n:,}" for n in self.rows_per_player)
+        return (f"PublicLowered({self.name or '?'}: {self.num_nodes:,} public nodes, "
+                f"{'+'.join(str(h) for h in self.structure.hands)} hands, {rows} rows, "
+                f"{self.max_actions} actions max, depth {len(self.level_start) - 2})")
+
+    @property
+    def structure(self) -> PublicStructure:
+        return PublicStructure(self.level_start, 2,
+                               tuple(len(x) for x in self.hands.labels))
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.tensors.parent.shape[0])
+
+    @property
+    def num_rows(self) -> int:
+        """Rows including the sink (``I``)."""
+        return int(self.tensors.legal_mask.shape[0])
+
+    @property
+    def max_actions(self) -> int:
+        return int(self.tensors.legal_mask.shape[1])
+
+    @property
+    def rows_per_player(self) -> tuple[int, int]:
+        owner = self.tensors.infoset_player
+        return int((owner == 0).sum()), int((owner == 1).sum())
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(np.asarray(t).nbytes for t in self.tensors))
+
+    def history(self, node: int) -> tuple:
+        """The public actions and outcomes from the root to ``node``."""
+        parent = self.tensors.parent
+        path = []
+        while parent[node] != NO_PARENT:
+            path.append(self.node_action[node])
+            node = int(parent[node])
+        return tuple(reversed(path))
+
+    def row_keys(self) -> list:
+        """``[I - 1]`` the ``(player, (hand label, public history))`` of every real row:
+        the information-set keys of the expanded game
+        (:mod:`jaxcfr.game.public_expand`), for blocked hands too."""
+        t = self.tensors
+        out: list[Any] = [None] * (self.num_rows - 1)
+        for n in np.flatnonzero(t.node_base >= 0):
+            p = int(t.node_player[n])
+            hist = self.history(int(n))
+            base = int(t.node_base[n])
+            for h, label in enumerate(self.hands.labels[p]):
+                out[base + h] = (p, (label, hist))
+        return out
+
+    def live_rows(self) -> np.ndarray:
+        """``[I]`` bool: the rows the history tree has: a hand of positive weight, not
+        blocked at its node, with a compatible opponent hand of positive weight not
+        blocked there either."""
+        t = self.tensors
+        out = np.zeros(self.num_rows, bool)
+        sizes = [len(x) for x in self.hands.labels]
+        w = self.hands.weights
+        for n in np.flatnonzero(t.node_base >= 0):
+            p = int(t.node_player[n])
+            alive = t.alive[t.node_path[n]] > 0
+            a0 = alive[0, :sizes[0]] & (w[0] > 0)
+            a1 = alive[1, :sizes[1]] & (w[1] > 0)
+            pairs = self.hands.compatible & a0[:, None] & a1[None, :]
+            ok = pairs.any(axis=1) if p == 0 else pairs.any(axis=0)
+            out[t.node_base[n]:t.node_base[n] + sizes[p]] = ok
+        return out
+
+
+def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64) -> PublicLowered:
+    """Walk ``game``'s public tree (checking every node) into a :class:`PublicLowered`.
+
+    Raises:
+      GameError: the first node that breaks the contract, named by its public history.
+    """
+    hands = read_hands(game)
+    sizes = tuple(len(x) for x in hands.labels)
+    H = max(sizes)
+    memo: dict = {}
+    # per node (in BFS order)
+    parent, slot, owner, kind, player, prob, reach, path, action, acts = ([] for _ in range(10))
+    alive_sets: list[np.ndarray] = []
+    alive_index: dict[bytes, int] = {}
+
+    def path_id(mask: np.ndarray) -> int:
+        key = mask.tobytes()
+        k = alive_index.get(key)
+        if k is None:
+            k = alive_index[key] = len(alive_sets)
+            alive_sets.append(mask)
+        return k
+
+    root_alive = np.zeros((2, H), bool)
+    for p in range(2):
+        root_alive[p, :sizes[p]] = True
+    frontier = [(game.clone(), (), -1, 0, 2, 1.0, 1.0, path_id(root_alive), None)]
+    level_start = [0]
+    values: list[tuple[int, Any]] = []
+    while frontier:
+        nxt = []
+        for state, history, par, sl, own, pr, re, pid, act in frontier:
+            n = len(parent)
+            here = alive_sets[pid]
+            node = inspect_public(state, hands, history, memo=memo,
+                                  alive=(here[0, :sizes[0]], here[1, :sizes[1]]))
+            parent.append(par)
+            slot.append(sl)
+            owner.append(own)
+            kind.append(node.kind)
+            player.append(node.player if node.kind == DECISION else -1)
+            prob.append(pr)
+            reach.append(re)
+            path.append(pid)
+            action.append(act)
+            acts.append(node.actions if node.kind == DECISION else ())
+            if node.kind == TERMINAL_NODE:
+                values.append((n, node.value))
+                continue
+            last = len(node.actions) - 1
+            for a, x in enumerate(node.actions):
+                child = state if a == last else state.clone()
+                child.step(x)
+                if node.kind == CHANCE_NODE:
+                    blocked = np.zeros((2, H), bool)
+                    for p in range(2):
+                        blocked[p, :sizes[p]] = node.blocked[a][p]
+                    cid = path_id(alive_sets[pid] & ~blocked)
+                    nxt.append((child, history + (x,), n, a, 2, node.probs[a],
+                                re * node.probs[a], cid, x))
+                else:
+                    nxt.append((child, history + (x,), n, a, node.player, 1.0, re, pid, x))
+        level_start.append(len(parent))
+        frontier = nxt
+    N = len(parent)
+    parent_a = np.asarray(parent, np.int32)
+    kind_a = np.asarray(kind, np.int8)
+    player_a = np.asarray(player, np.int32)
+    # rows: consecutive per decision node
+    node_base = np.full(N, -1, np.int32)
+    decisions = np.flatnonzero(kind_a == DECISION)
+    counts = np.asarray([sizes[player_a[n]] for n in decisions], np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    node_base[decisions] = starts[:-1]
+    num_rows = int(starts[-1]) + 1
+    A = max([len(acts[n]) for n in decisions], default=1)
+    legal = np.zeros((num_rows, A), bool)
+    infoset_player = np.full(num_rows, NO_PLAYER, np.int32)
+    for n, s0, c in zip(decisions, starts[:-1], counts):
+        legal[s0:s0 + c, :len(acts[n])] = True
+        infoset_player[s0:s0 + c] = player_a[n]
+    legal[-1, 0] = True
+    edge_base = np.where(parent_a >= 0, node_base[np.maximum(parent_a, 0)], -1).astype(np.int32)
+    # terminal operators
+    fold_node, fold_pay, show_node, show_stake, show_index = [], [], [], [], []
+    table_node, table_index = [], []
+    strength_list, strength_of = [], {}
+    table_list, table_of = [], {}
+    for n, v in values:
+        if isinstance(v, Fold):
+            fold_node.append(n)
+            fold_pay.append(v.payoffs)
+        elif isinstance(v, Showdown):
+            k = strength_of.get(id(v))
+            if k is None:
+                arr = np.zeros((2, H))
+                for p in range(2):
+                    arr[p, :sizes[p]] = v.strengths[p]
+                k = strength_of[id(v)] = len(strength_list)
+                strength_list.append(arr)
+            show_node.append(n)
+            show_stake.append(v.stake)
+            show_index.append(k)
+        else:
+            k = table_of.get(id(v))
+            if k is None:
+                k = table_of[id(v)] = len(table_list)
+                table_list.append(np.asarray(v.payoffs, np.float64))
+            table_node.append(n)
+            table_index.append(k)
+    compat = np.zeros((H, H))
+    compat[:sizes[0], :sizes[1]] = hands.compatible / hands.deal_total
+    tables = np.zeros((len(table_list), 2, H, H))
+    for u, t in enumerate(table_list):
+        tables[u, 0, :sizes[0], :sizes[1]] = t[0] * compat[:sizes[0], :sizes[1]]
+        tables[u, 1, :sizes[1], :sizes[0]] = (t[1] * compat[:sizes[0], :sizes[1]]).T
+    weights = np.zeros((2, H))
+    for p in range(2):
+        weights[p, :sizes[p]] = hands.weights[p]
+    strengths = np.stack(strength_list) if strength_list else np.zeros((0, 2, H))
+    f = np.dtype(dtype)
+    tensors = PublicTensors(
+        parent=parent_a, parent_slot=np.asarray(slot, np.int32),
+        edge_owner=np.asarray(owner, np.int32), edge_base=edge_base, node_base=node_base,
+        node_player=player_a, chance_reach=np.asarray(reach, f),
+        node_path=np.asarray(path, np.int32), alive=np.stack(alive_sets).astype(f),
+        weights=weights.astype(f), compat=compat.astype(f),
+        fold_node=np.asarray(fold_node, np.int32),
+        fold_payoff=np.asarray(fold_pay, f).reshape(-1, 2),
+        show_node=np.asarray(show_node, np.int32), show_stake=np.asarray(show_stake, f),
+        show_index=np.asarray(show_index, np.int32), strengths=strengths.astype(f),
+        table_node=np.asarray(table_node, np.int32),
+        table_index=np.asarray(table_index, np.int32), tables=tables.astype(f),
+        legal_mask=legal, infoset_player=infoset_player)
+    return PublicLowered(tensors, tuple(level_start), hands, tuple(action), kind_a,
+                         tuple(acts), _constant_sum(values, hands),
+                         _nash_value(game), name or type(game).__name__)
+
+
+def _constant_sum(values, hands: HandInfo) -> float | None:
+    """The payoffs' sum when it is the same at every terminal and compatible pair."""
+    sums = set()
+    for v in {id(v): v for _, v in values}.values():
+        if isinstance(v, Fold):
+            sums.add(round(v.payoffs[0] + v.payoffs[1], 12))
+        elif isinstance(v, Showdown):
+            sums.add(0.0)
+        else:
+            t = np.asarray(v.payoffs)
+            s = (t[0] + t[1])[hands.compatible]
+            sums.update(np.round(np.unique(s), 12).tolist())
+        if len(sums) > 1:
+            return None
+    return float(sums.pop()) if sums else None
+
+
+def _nash_value(game):
+    try:
+        v = game.nash_value()
+    except Exception:  # noqa: BLE001 - optional
+        return None
+    return None if v is None else (float(v[0]), float(v[1]))

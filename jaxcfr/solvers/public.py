@@ -1,0 +1,115 @@
+"""The CFR family on public trees: the exact estimator over hand vectors, and exact metrics.
+
+A public tree's rows are (player, public decision node, hand) (:mod:`jaxcfr.lowering.public`),
+so every regret rule, averaging rule, preset and update order of
+:class:`~jaxcfr.solvers.solver.Solver` applies unchanged: only the estimator differs.
+:class:`PublicExact` computes the exact counterfactual regrets and averaging
+contributions from :func:`jaxcfr.kernels.public.counterfactual_values` (reach and values
+as ``[public nodes, hands]`` tables, terminals as operators on the opponent's reach
+vector) in place of the history tree's passes.
+
+Example::
+
+    >>> solver = public_solver(jaxcfr.cfr_plus())
+    >>> tensors = public_device_tensors(lowered, "float64")
+    >>> state = solver.init(tensors, dtype=np.float64)
+    >>> state = solver.update(tensors, lowered.structure, state, solver.hyperparams(np.float64))
+    >>> evaluate_public(lowered, solver.average_strategy(tensors, state))["exploitability"]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcfr._util import precision
+from jaxcfr._util.host_arrays import on_device, to_host
+from jaxcfr.kernels import public as kernels
+from jaxcfr.kernels.numerics import instantaneous_regret, normalise
+from jaxcfr.solvers.estimate import Estimate, Estimator, Exact, rows_of
+from jaxcfr.solvers.solver import Solver
+from jaxcfr.tensors import PublicStructure, PublicTensors
+
+__all__ = ["PublicExact", "public_solver", "public_device_tensors", "public_metrics",
+           "evaluate_public"]
+
+
+@dataclasses.dataclass(frozen=True)
+class PublicExact(Estimator):
+    """Full-width CFR on a public tree: exact counterfactual regrets of every row of the
+    updated players, and their own reach times the strategy as averaging contributions
+    (as :class:`~jaxcfr.solvers.estimate.Exact` on the history tree of the same game)."""
+    name: ClassVar[str] = "public"
+
+    def estimate(self, t: PublicTensors, s: PublicStructure, current, player, keys=None,
+                 hp=None, arrays=None) -> Estimate:
+        players = (0, 1) if player is None else player[None]
+        q, own = kernels.counterfactual_values(t, s, current, players)
+        regret = instantaneous_regret(q, current, t.legal_mask)
+        return Estimate(regret, own[:, None] * current, rows_of(t, player))
+
+    def describe(self) -> str:
+        return "exact (public tree)"
+
+
+def public_solver(solver: Solver) -> Solver:
+    """``solver`` (a preset or any exact :class:`Solver`) on public trees: the same rules
+    and update order with :class:`PublicExact` as its estimator."""
+    if not isinstance(solver.estimator, (Exact, PublicExact)):
+        raise ValueError(f"{solver!r} samples ({solver.estimator.describe()}); public trees "
+                         "are solved full width (sampling=None)")
+    return dataclasses.replace(solver, estimator=PublicExact())
+
+
+def public_device_tensors(lowered, dtype) -> PublicTensors:
+    """``lowered``'s :class:`PublicTensors` on the device, floats in ``dtype``."""
+    dtype = precision.dtype_of(dtype)
+    return PublicTensors(*(on_device(np.asarray(x), dtype if np.issubdtype(
+        np.asarray(x).dtype, np.floating) else None) for x in lowered.tensors))
+
+
+@functools.partial(jax.jit, static_argnames=("structure",))
+def public_metrics(tensors: PublicTensors, strategy: jax.Array, *,
+                   structure: PublicStructure) -> tuple[jax.Array, jax.Array]:
+    """``(values [P, *b], best_response_values [P, *b])`` of a profile ``[I, A, *b]``
+    (one compiled program per game shape)."""
+    return kernels.metrics(tensors, structure, strategy)
+
+
+def evaluate_public(lowered, strategy, *, dtype="float64",
+                    tensors: PublicTensors | None = None, normalise_rows: bool = True
+                    ) -> dict[str, Any]:
+    """Exact metrics of a strategy table ``[I, A, *b]`` of a public tree, on the host.
+
+    Rows are normalised over their legal actions (``normalise_rows``; a row of zeros is
+    uniform), so a strategy sum can be passed as it is. Returns ``values`` and
+    ``best_response_values`` ``[P, *b]``, ``nash_conv`` ``[*b]``, ``exploitability``
+    (NashConv / 2 for a constant-sum game, else ``None``) and ``nash_gap`` (each best
+    response's value minus the game's ``nash_value()``, when it states one).
+    """
+    dtype = precision.dtype_of(dtype)
+    with precision.scope(dtype):
+        if tensors is None:
+            tensors = public_device_tensors(lowered, dtype)
+        table = on_device(strategy, dtype)
+        if table.shape[:2] != lowered.tensors.legal_mask.shape:
+            raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the public "
+                             f"tree's [I, A] = {tuple(lowered.tensors.legal_mask.shape)}")
+        if normalise_rows:
+            table = normalise(table, tensors.legal_mask)
+        values, br = public_metrics(tensors, table, structure=lowered.structure)
+        values = to_host(values, dtype=np.float64)
+        br = to_host(br, dtype=np.float64)
+    nash_conv = (br - values).sum(axis=0)
+    out = {"values": values, "best_response_values": br, "nash_conv": nash_conv,
+           "exploitability": nash_conv / 2 if lowered.constant_sum is not None else None,
+           "nash_gap": None}
+    if lowered.nash_value is not None:
+        out["nash_gap"] = br - np.asarray(lowered.nash_value).reshape(
+            (2,) + (1,) * (br.ndim - 1))
+    return out

@@ -1,0 +1,302 @@
+"""Public trees: the same game as the history tree, exactly.
+
+Oracles: the history tree of the same game (:func:`jaxcfr.expand_public`, lowered and
+solved by the ordinary code) gives, in float64, the same regrets, strategy sums and
+exploitability after every iteration, for every preset (alternating and simultaneous
+updates); the public Kuhn and Leduc are ``kuhn_poker`` and ``leduc_poker`` (same
+exploitability of the same profile through both evaluators); Kuhn's value is -1/18;
+random public games agree with their expansions; every contract rule is reported.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import numpy as np
+import pytest
+
+import jaxcfr
+from jaxcfr._util import precision
+from jaxcfr.game import GameError
+from jaxcfr.game.public_expand import terminal_payoff
+from jaxcfr.solvers.analytics import device_tensors
+from jaxcfr.solvers.public import public_device_tensors, public_solver
+from jaxcfr_games.public_kuhn import PublicKuhn
+from jaxcfr_games.public_leduc import PublicLeduc
+from jaxcfr_games.public_liars_dice import PublicLiarsDice
+from tests.random_public_games import RandomPublicGame
+
+F64 = np.float64
+
+
+@functools.lru_cache(maxsize=None)
+def _pair(game):
+    """The public tree and the history tree of the same game, and the rows they share
+    (``(public rows, history rows)``, the history tree's in its row order)."""
+    public = jaxcfr.lower_public(game)
+    history = jaxcfr.lower(jaxcfr.expand_public(game))
+    index = {k: i for i, k in enumerate(history.infoset_keys)}
+    keys = public.row_keys()
+    live = public.live_rows()
+    rows = np.array([i for i in range(len(keys)) if live[i]], np.int64)
+    other = np.array([index[keys[i]] for i in rows], np.int64)
+    return public, history, rows, other
+
+
+_update = jax.jit(lambda solver, t, s, state, hp: solver.update(t, s, state, hp),
+                  static_argnums=(0, 2))
+
+
+def _both(game, solver, iterations):
+    """Yield ``(public state, history state, public metrics, history metrics)`` after
+    every iteration, both solved in float64 from zero."""
+    public, history, _, _ = _pair(game)
+    ps = public_solver(solver)
+    with precision.scope(F64):
+        pt = public_device_tensors(public, F64)
+        ht = device_tensors(history, F64, sequence_form=False)
+        hp = solver.hyperparams(F64)
+        p_state, h_state = ps.init(pt, dtype=F64), solver.init(ht, dtype=F64)
+        for _ in range(iterations):
+            p_state = _update(ps, pt, public.structure, p_state, hp)
+            h_state = _update(solver, ht, history.structure, h_state, hp)
+            yield (p_state, h_state,
+                   jaxcfr.evaluate_public(public, p_state.strategy_sum, tensors=pt),
+                   jaxcfr.evaluate(history, h_state.strategy_sum, dtype="float64",
+                                   normalise=True))
+
+
+def _close(a, b, rel):
+    a, b = np.asarray(a, F64), np.asarray(b, F64)
+    scale = max(np.abs(b).max(initial=0.0), 1e-300)
+    assert np.abs(a - b).max(initial=0.0) <= rel * scale, (np.abs(a - b).max(), scale)
+
+
+def _check_same(game, name, iterations):
+    _, _, rows, other = _pair(game)
+    solver = jaxcfr.make_solver(name)
+    for p_state, h_state, pm, hm in _both(game, solver, iterations):
+        for field in ("regret", "strategy_sum", "prediction"):
+            _close(np.asarray(getattr(p_state, field))[rows],
+                   np.asarray(getattr(h_state, field))[other], 1e-11)
+        assert abs(pm["nash_conv"] - hm["nash_conv"]) <= 1e-12 * max(1.0, hm["nash_conv"])
+        np.testing.assert_allclose(pm["values"], hm["values"], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(jaxcfr.ALGORITHMS))
+def test_kuhn_every_preset_matches_the_history_tree(name):
+    _check_same(PublicKuhn(), name, 12)
+
+
+@pytest.mark.parametrize("name", list(jaxcfr.ALGORITHMS))
+def test_liars_dice_every_preset_matches_the_history_tree(name):
+    _check_same(PublicLiarsDice(1, 3), name, 8)
+
+
+@pytest.mark.parametrize("name", ["cfr", "cfr+", "dcfr", "pcfr+"])
+def test_leduc_matches_the_history_tree(name):
+    _check_same(PublicLeduc(), name, 6)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_public_games_match_their_expansion(seed):
+    game = RandomPublicGame(seed)
+    game.validate()
+    jaxcfr.validate(jaxcfr.expand_public(game))
+    for name in ("cfr", "cfr+"):
+        _check_same(game, name, 4)
+
+
+def test_random_games_cover_every_operator_and_blocking():
+    kinds, blocked = set(), False
+    for seed in range(6):
+        public = jaxcfr.lower_public(RandomPublicGame(seed))
+        t = public.tensors
+        kinds |= {k for k, n in (("fold", t.fold_node), ("show", t.show_node),
+                                 ("table", t.table_node)) if n.size}
+        blocked |= bool((t.alive == 0).any() and t.alive.shape[0] > 1)
+    assert kinds == {"fold", "show", "table"} and blocked
+
+
+def test_kuhn_value_is_minus_one_eighteenth():
+    result = jaxcfr.solve_public(PublicKuhn(), "cfr+", 2000, precision="float64")
+    assert abs(result.final["values"][0] + 1 / 18) < 1e-3
+    assert result.final["exploitability"] < 1e-3
+    assert result.final["exploitability"] >= 0
+
+
+def _history_profile(history, public, table, key_of):
+    """``table`` (a public profile ``[I, A]``) as a profile of ``history`` (a lowered
+    reference game), row by row through ``key_of(public row key) -> history key``."""
+    out = np.zeros(history.tensors.legal_mask.shape)
+    out[-1, 0] = 1
+    index = {k: i for i, k in enumerate(history.infoset_keys)}
+    found = 0
+    for i, key in enumerate(public.row_keys()):
+        hkey = key_of(key)
+        j = index.get(hkey)
+        if j is not None:
+            names = history.infoset_actions[j]
+            acts = public.node_actions[_node_of_row(public, i)]
+            for a, name in enumerate(acts):
+                out[j, names.index(name)] = table[i, a]
+            found += 1
+    assert found == history.num_rows - 1
+    return out
+
+
+def _node_of_row(public, row):
+    base = public.tensors.node_base
+    return int(np.flatnonzero((base >= 0) & (base <= row))[-1])
+
+
+def _random_profile(lowered, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.random(lowered.tensors.legal_mask.shape) * lowered.tensors.legal_mask
+    return x / x.sum(axis=1, keepdims=True)
+
+
+def test_public_kuhn_is_kuhn_poker():
+    public = jaxcfr.lower_public(PublicKuhn())
+    history = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
+    letter = {"pass": "p", "bet": "b"}
+    table = _random_profile(public, 0)
+    mapped = _history_profile(history, public, table, lambda k: (
+        k[0], f"{k[0]}|{k[1][0]}|{''.join(letter[a] for a in k[1][1])}"))
+    a = jaxcfr.evaluate_public(public, table)
+    b = jaxcfr.evaluate(history, mapped, dtype="float64")
+    np.testing.assert_allclose(a["best_response_values"], b["best_response_values"],
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(a["values"], b["values"], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("ranks", [3, 5])
+def test_public_leduc_is_leduc_poker(ranks):
+    game = PublicLeduc(ranks=ranks)
+    public = jaxcfr.lower_public(game)
+    history = jaxcfr.lower(jaxcfr.load_game(f"leduc_poker(ranks={ranks})"))
+    label = jaxcfr.load_game(f"leduc_poker(ranks={ranks})")._r.label
+    letter = {"fold": "f", "call": "c", "raise": "r"}
+
+    def key_of(k):
+        p, (hand, path) = k
+        bets = [""]
+        board = None
+        for x in path:
+            if isinstance(x, int):
+                board = x
+                bets.append("")
+            else:
+                bets[-1] += letter[x]
+        key = f"{p}|{label[hand]}|{bets[0]}"
+        if board is not None:
+            key += f"|{label[board]}|{bets[1]}"
+        return (p, key)
+
+    table = _random_profile(public, ranks)
+    mapped = _history_profile(history, public, table, key_of)
+    a = jaxcfr.evaluate_public(public, table)
+    b = jaxcfr.evaluate(history, mapped, dtype="float64")
+    np.testing.assert_allclose(a["best_response_values"], b["best_response_values"],
+                               rtol=0, atol=1e-12)
+    assert abs(a["exploitability"] - b["exploitability"]) <= 1e-12
+
+
+def test_public_liars_dice_is_liars_dice():
+    game = PublicLiarsDice(1, 4)
+    public = jaxcfr.lower_public(game)
+    history = jaxcfr.lower(jaxcfr.load_game("liars_dice(dice=1, sides=4)"))
+    table = _random_profile(public, 7)
+    mapped = _history_profile(history, public, table, lambda k: (
+        k[0], f"{k[0]}|{k[1][0]}|" + "".join(" " + a for a in k[1][1])))
+    a = jaxcfr.evaluate_public(public, table)
+    b = jaxcfr.evaluate(history, mapped, dtype="float64")
+    np.testing.assert_allclose(a["best_response_values"], b["best_response_values"],
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(a["values"], b["values"], rtol=0, atol=1e-12)
+
+
+def test_public_tree_is_smaller_than_the_history_tree():
+    public = jaxcfr.lower_public(PublicLeduc(ranks=5))
+    history = jaxcfr.lower(jaxcfr.load_game("leduc_poker(ranks=5)"))
+    assert public.num_nodes * 10 < history.num_nodes
+    assert public.nbytes < history.nbytes
+
+
+def test_terminal_payoff_operators():
+    show = jaxcfr.game.Showdown(3.0, ((1.0, 2.0), (2.0, 0.0)))
+    assert terminal_payoff(show, 0, 0) == (-3.0, 3.0)
+    assert terminal_payoff(show, 1, 1) == (3.0, -3.0)
+    assert terminal_payoff(show, 1, 0) == (0.0, 0.0)
+    assert terminal_payoff(jaxcfr.game.Fold((2.0, -2.0)), 1, 0) == (2.0, -2.0)
+
+
+# -- the contract ---------------------------------------------------------------------------
+class _Broken(PublicKuhn):
+    """Public Kuhn with one rule broken (``how``)."""
+
+    def __init__(self, how):
+        super().__init__()
+        self.how = how
+
+    def clone(self):
+        new = _Broken(self.how)
+        new._hist = self._hist
+        return new
+
+    def hands(self, player):
+        return (0, 1, 1) if self.how == "hands" else super().hands(player)
+
+    def hand_weights(self, player):
+        return (1.0, -1.0, 1.0) if self.how == "hand-weights" else super().hand_weights(player)
+
+    def hand_cards(self, player):
+        return ((0,), (1,)) if self.how == "hand-cards" else super().hand_cards(player)
+
+    def terminal_value(self):
+        if self.how == "terminal-value":
+            return jaxcfr.game.Showdown(1.0, ((1.0, 2.0), (0.0, 1.0, 2.0)))
+        if self.how == "game-exception":
+            raise KeyError("oops")
+        return super().terminal_value()
+
+    def legal_actions(self):
+        acts = super().legal_actions()
+        return acts + acts[:1] if self.how == "legal-actions" and acts else acts
+
+
+class _BadChance(PublicLeduc):
+    def chance_outcomes(self):
+        out = super().chance_outcomes()
+        return None if out is None else [(c, p * 1.01) for c, p in out]
+
+    def clone(self):
+        new = _BadChance.__new__(_BadChance)
+        new._r, new._node, new._board = self._r, self._node, self._board
+        return new
+
+
+@pytest.mark.parametrize("how", ["hands", "hand-weights", "hand-cards", "terminal-value",
+                                 "game-exception", "legal-actions"])
+def test_each_broken_rule_is_named(how):
+    with pytest.raises(GameError) as err:
+        _Broken(how).validate()
+    assert err.value.rule == how
+    with pytest.raises(GameError) as err:
+        jaxcfr.lower_public(_Broken(how))
+    assert err.value.rule == how
+
+
+def test_public_chance_that_does_not_sum_to_one_is_named_with_its_history():
+    with pytest.raises(GameError) as err:
+        jaxcfr.lower_public(_BadChance())
+    assert err.value.rule == "public-chance-sum"
+    assert err.value.history and err.value.history[-1] == "call"
+
+
+def test_solve_public_refuses_a_batch_and_a_sampling_solver():
+    with pytest.raises(jaxcfr.ArgumentError):
+        jaxcfr.solve_public(PublicKuhn(), "dcfr", 10, alpha=[1.0, 2.0])
+    with pytest.raises(ValueError):
+        jaxcfr.solve_public(PublicKuhn(), jaxcfr.make_solver("cfr+", sampling="external"), 10)
