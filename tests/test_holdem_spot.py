@@ -3,6 +3,11 @@ history tree.
 
 Oracles:
 
+- postflop-solver on a turn spot with small ranges (``peer_turn_small.json.gz``, from
+  ``scripts/peers/holdem_turn_fixture.py``: river cards as public chance, a donk size, a
+  weighted group): its strategy at every one of the 776 decision nodes evaluates in
+  jaxcfr to its values and exploitability; ``postflop-dcfr`` follows it until exact ties
+  part them (below), then converges alike.
 - postflop-solver on the issue's river spot (``tests/fixtures/holdem/peer_river_readme.json.gz``,
   written by ``scripts/peers/holdem_river_fixture.py`` from the peer's driver): its final
   average strategy, read into jaxcfr's rows and evaluated on the public tree, has the
@@ -10,10 +15,10 @@ Oracles:
   the same spot has the peer's exploitability after each of 200 iterations (both in
   float32) and a value inside the peer's bracket.
 - The history tree of the same spot (:func:`jaxcfr.expand_public`): random profiles have
-  the same values and best-response values through both evaluators (float64), on river,
-  turn (river cards as public chance, donk bets, weighted hands) and turn all-in spots
-  (every runout dealt). A flop all-in spot (two cards to come) agrees as well, but its
-  1,980 runouts take seconds to lower, so it is checked in docs/holdem.md, not here.
+  the same values and best-response values through both evaluators (float64), on a river
+  spot and a turn all-in spot (every runout dealt, weighted hands). A flop all-in spot
+  (two cards to come) agrees as well, but its 1,980 runouts take seconds to lower, so it
+  is checked in docs/holdem.md, not here.
 """
 
 from __future__ import annotations
@@ -28,15 +33,15 @@ import pytest
 
 import jaxcfr
 from jaxcfr.game import GameError
+from jaxcfr_games.holdem.cards import card_str
 from jaxcfr_games.holdem.spot import README_RANGES, HoldemSpot
 
-FIXTURE = pathlib.Path(__file__).resolve().parent / "fixtures" / "holdem" / \
-    "peer_river_readme.json.gz"
+FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures" / "holdem"
 
 
 @functools.cache
-def peer() -> dict:
-    with gzip.open(FIXTURE, "rt") as f:
+def peer(name: str = "peer_river_readme") -> dict:
+    with gzip.open(FIXTURES / f"{name}.json.gz", "rt") as f:
         return json.load(f)
 
 
@@ -47,9 +52,12 @@ def river():
 
 
 def _decisions(lowered) -> dict:
-    """``{history joined by ',': node}`` of every public decision node."""
+    """``{history joined by ',': node}`` of every public decision node (dealt cards by
+    name, as the peer's dumps write them)."""
     t = lowered.tensors
-    return {",".join(lowered.history(int(n))): int(n) for n in np.flatnonzero(t.node_base >= 0)}
+    return {",".join(card_str(x) if isinstance(x, int) else x
+                     for x in lowered.history(int(n))): int(n)
+            for n in np.flatnonzero(t.node_base >= 0)}
 
 
 def test_the_spot_is_the_peers_tree_and_ranges():
@@ -112,15 +120,63 @@ def test_the_value_lies_in_the_peers_bracket():
     assert final["exploitability"] / 100 < 0.001                     # under 0.1% of the pot
 
 
+# -- a turn spot: river cards as public chance --------------------------------------------
+@functools.cache
+def turn():
+    data = peer("peer_turn_small")
+    spot = HoldemSpot(board=data["spot"]["board"], ranges=tuple(data["spot"]["ranges"]))
+    return spot, jaxcfr.lower_public(spot), data
+
+
+def test_the_peers_turn_strategy_evaluates_to_the_peers_numbers():
+    spot, lowered, data = turn()
+    assert [list(spot.hands(p)) for p in (0, 1)] == data["hands"]
+    nodes = _decisions(lowered)
+    assert set(nodes) == set(data["strategies"]) and len(nodes) == 776   # 44 river cards
+    t = lowered.tensors
+    table = np.zeros(t.legal_mask.shape)
+    table[:, 0] = 1.0
+    for path, node in nodes.items():
+        entry = data["strategies"][path]
+        assert entry["player"] == int(t.node_player[node])
+        rows = np.asarray(entry["strategy"])
+        base = int(t.node_base[node])
+        table[base:base + len(rows), :rows.shape[1]] = rows
+    ev = jaxcfr.evaluate_public(lowered, table)
+    final = data["final"]
+    np.testing.assert_allclose(ev["values"], final["values"], atol=1e-4)
+    np.testing.assert_allclose(ev["best_response_values"], final["best_response_values"],
+                               atol=1e-4)
+    assert ev["exploitability"] == pytest.approx(final["exploitability"], abs=1e-4)
+
+
+def test_postflop_dcfr_on_the_turn_spot():
+    """The same trajectory until the peer's float32 rounding breaks exact ties (a call and a
+    fold worth exactly the same: jaxcfr makes their regrets 0, the peer leaves noise that
+    regret matching then follows), from its third iteration on; then the same convergence."""
+    _, lowered, data = turn()
+    result = jaxcfr.solve_public(lowered, "postflop-dcfr", data["iterations"], eval_every=1,
+                                 chunk=1)
+    ours = [m["exploitability"] for m in result.metrics]
+    np.testing.assert_allclose(ours[:2], data["trace"][:2], rtol=1e-4)
+    final = result.final
+    assert final["exploitability"] < 1.5 * data["final"]["exploitability"]
+    bracket = final["exploitability"] + data["final"]["exploitability"]
+    assert abs(final["values"][0] - data["final"]["values"][0]) <= bracket
+
+
 # -- the history tree of the same spot ------------------------------------------------------
 SMALL = {
     "river": dict(board="Td9d6h5c2s", ranges=("AA,T9s", "QQ,87s:0.5"), pot=10,
                   stack=25, bets="50%, a", raises="2x", river_donk=None),
-    "turn": dict(board="Td9d6h5c", ranges=("AA", "QQ:0.5,87s"), pot=10, stack=30,
-                 bets="50%", raises="", river_donk="33%"),
     "turn all-in": dict(board="Td9d6h5c", ranges=("AdAc,KdKc", "QdQc:0.5,8s7s"), pot=10,
                         stack=30, bets="a", raises="", river_donk=None),
 }
+
+
+#: A small turn spot for the moves (not expanded here: the peer checks it).
+TURN = dict(board="Td9d6h5c", ranges=("AA", "QQ:0.5,87s"), pot=10, stack=30, bets="50%",
+            raises="", river_donk="33%")
 
 
 @pytest.mark.parametrize("name", list(SMALL))
@@ -148,7 +204,7 @@ def test_the_expanded_spot_has_the_same_values(name):
 
 
 def test_a_turn_spot_deals_every_river_card():
-    spot = HoldemSpot(**SMALL["turn"])
+    spot = HoldemSpot(**TURN)
     state = spot.clone()
     for action in ("Check", "Check"):
         state.step(action)
@@ -167,7 +223,7 @@ def test_bad_spots_and_moves_are_refused():
         HoldemSpot(ranges=("AA", "TsTc"), board="TsTc2d")
     with pytest.raises(GameError, match="no parameter 'stacks'"):
         jaxcfr.load_game("holdem_spot(stacks=100)")
-    spot = HoldemSpot(**SMALL["turn"])
+    spot = HoldemSpot(**TURN)
     with pytest.raises(GameError, match=r"illegal action 'Bet\(7\)'; legal: \['Check', "
                                         r"'Bet\(5\)'\]"):
         spot.clone().step("Bet(7)")
