@@ -194,14 +194,21 @@ class PublicTensors(NamedTuple):
     ``H`` hands (the larger player's count; the other's padded), ``K`` distinct sets of
     blocked hands (public chance paths), ``I`` rows (player, public decision node, hand)
     and the sink, ``A`` actions, ``T*`` terminals of each operator, ``S`` strength
-    tables, ``U`` payoff tables. The rows of decision node ``n`` of player ``p`` are
-    ``node_base[n] + h`` for ``h < H_p``; every other (node, hand) is the sink's.
+    tables, ``U`` payoff tables, ``D`` decision nodes. The rows of the ``d``-th decision
+    node are ``d * H + h`` (``I = D * H + 1``); those of ``h >= H_p`` are padding
+    (``NO_PLAYER``, slot 0 only).
     """
     parent: np.ndarray          # [N] int32  parent node; NO_PARENT at the root
     parent_slot: np.ndarray     # [N] int32  slot of the action leading here (0 at the root)
     edge_owner: np.ndarray      # [N] int32  who chose the edge into here (P: chance / root)
-    edge_base: np.ndarray       # [N] int32  node_base of the parent if it is a decision, else -1
+    edge_decision: np.ndarray   # [N] int32  the parent's decision ordinal (D: not a decision)
     node_base: np.ndarray       # [N] int32  first row of a decision node, else -1
+    decision_node: np.ndarray   # [D] int32  the node of each decision
+    child_of: np.ndarray        # [D, A] int32 the child of each decision's slot (N: none)
+    first_child: np.ndarray     # [N] int32  first child (children are consecutive; N: none)
+    child_count: np.ndarray     # [N] int32  number of children
+    leaf_index: np.ndarray      # [N] int32  position among the terminals (folds, showdowns,
+                                #            tables, in that order); T elsewhere
     node_player: np.ndarray     # [N] int32  acting player; -1 at chance and terminal nodes
     chance_reach: np.ndarray    # [N] float  product of the public chance probabilities to here
     node_path: np.ndarray       # [N] int32  which set of blocked hands holds here (into alive)
@@ -218,6 +225,23 @@ class PublicTensors(NamedTuple):
     table_index: np.ndarray     # [Tt] int32 their table (into tables)
     tables: np.ndarray          # [U, P, H, H] float player p's payoff [own hand, other's hand]
                                 #              times compat / Z (oriented for p)
+    # the ranked operators (PublicStructure.ranked; empty otherwise): O(H) per terminal.
+    # Index H (and M) is a zero pad; "opponent" is 1 - p. Hands hold at most J = 2 cards.
+    deal_scale: np.ndarray      # []  float 1 / Z
+    rank_order: np.ndarray      # [S, P, H] int32 player p's hands by strength in table s
+    rank_lo: np.ndarray         # [S, P, H] int32 opponent hands strictly weaker than p's hand
+    rank_hi: np.ndarray         # [S, P, H] int32 opponent hands weaker or equal
+    pair_order: np.ndarray      # [S, P, M] int32 player p's (hand, card) entries by card, then
+                                #           strength in table s: the hand of each
+    pair_lo: np.ndarray         # [S, P, H, J] int32 into the opponent's pair_order: where the
+                                #           entries of p's hand's j-th card stop being weaker
+    pair_hi: np.ndarray         # [S, P, H, J] int32 ... stop being weaker or equal
+    fold_pair: np.ndarray       # [P, M] int32 player p's (hand, card) entries by card
+    pair_start: np.ndarray      # [P, H, J] int32 where the opponent's entries of p's hand's
+    pair_end: np.ndarray        # [P, H, J] int32 j-th card start and end (in either order)
+    same: np.ndarray            # [P, H] int32 the opponent's hand of the same two cards (H: none)
+    same_weaker: np.ndarray     # [S, P, H] float 1: that hand is weaker than p's in table s
+    same_stronger: np.ndarray   # [S, P, H] float 1: ... stronger
     legal_mask: np.ndarray      # [I, A] bool legal actions per row (sink: slot 0 only)
     infoset_player: np.ndarray  # [I] int32 the row's player; NO_PLAYER for the sink
 
@@ -227,6 +251,9 @@ class PublicStructure(NamedTuple):
     level_start: tuple[int, ...]   # [D + 1] node slices per depth
     num_players: int               # 2
     hands: tuple[int, ...]         # [P] hands per player (H_p)
+    ranked: bool = False           # terminals by sorted strength and card removal, O(H) each
+                                   # (else dense [H, H] per terminal)
+    widths: tuple[int, ...] = ()   # [D + 1] the most children of a node of each level
 
 
 __all__ += ["PublicTensors", "PublicStructure"]

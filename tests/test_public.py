@@ -31,10 +31,10 @@ F64 = np.float64
 
 
 @functools.lru_cache(maxsize=None)
-def _pair(game):
+def _pair(game, terminals="dense"):
     """The public tree and the history tree of the same game, and the rows they share
     (``(public rows, history rows)``, the history tree's in its row order)."""
-    public = jaxcfr.lower_public(game)
+    public = jaxcfr.lower_public(game, terminals=terminals)
     history = jaxcfr.lower(jaxcfr.expand_public(game))
     index = {k: i for i, k in enumerate(history.infoset_keys)}
     keys = public.row_keys()
@@ -48,10 +48,10 @@ _update = jax.jit(lambda solver, t, s, state, hp: solver.update(t, s, state, hp)
                   static_argnums=(0, 2))
 
 
-def _both(game, solver, iterations):
+def _both(game, solver, iterations, terminals="dense"):
     """Yield ``(public state, history state, public metrics, history metrics)`` after
     every iteration, both solved in float64 from zero."""
-    public, history, _, _ = _pair(game)
+    public, history, _, _ = _pair(game, terminals)
     ps = public_solver(solver)
     with precision.scope(F64):
         pt = public_device_tensors(public, F64)
@@ -73,10 +73,10 @@ def _close(a, b, rel):
     assert np.abs(a - b).max(initial=0.0) <= rel * scale, (np.abs(a - b).max(), scale)
 
 
-def _check_same(game, name, iterations):
-    _, _, rows, other = _pair(game)
+def _check_same(game, name, iterations, terminals="dense"):
+    _, _, rows, other = _pair(game, terminals)
     solver = jaxcfr.make_solver(name)
-    for p_state, h_state, pm, hm in _both(game, solver, iterations):
+    for p_state, h_state, pm, hm in _both(game, solver, iterations, terminals):
         for field in ("regret", "strategy_sum", "prediction"):
             _close(np.asarray(getattr(p_state, field))[rows],
                    np.asarray(getattr(h_state, field))[other], 1e-11)
@@ -104,8 +104,34 @@ def test_random_public_games_match_their_expansion(seed):
     game = RandomPublicGame(seed)
     game.validate()
     jaxcfr.validate(jaxcfr.expand_public(game))
-    for name in ("cfr", "cfr+"):
-        _check_same(game, name, 4)
+    _check_same(game, "cfr", 4)                           # simultaneous, dense terminals
+    _check_same(game, "pcfr+", 4, terminals="ranked")     # alternating, O(H) terminals
+
+
+@pytest.mark.parametrize("name", ["cfr+", "dcfr"])
+def test_ranked_terminals_match_the_history_tree(name):
+    _check_same(PublicLeduc(ranks=4), name, 5, terminals="ranked")
+
+
+def test_ranked_terminals_equal_dense_terminals_on_two_card_hands():
+    """Card removal by inclusion-exclusion, with hands of two cards on both sides (the
+    hand of the same two cards is taken off twice and added back)."""
+    checked = 0
+    for seed in range(40):
+        game = RandomPublicGame(seed)
+        if min(len(c) for p in range(2) for c in game.hand_cards(p)) < 2:
+            continue
+        dense = jaxcfr.lower_public(game, terminals="dense")
+        ranked = jaxcfr.lower_public(game, terminals="ranked")
+        if not ranked.tensors.show_node.size or not (ranked.tensors.same < ranked.tensors.same.shape[1]).any():
+            continue
+        table = _random_profile(dense, seed)
+        a, b = (jaxcfr.evaluate_public(x, table) for x in (dense, ranked))
+        np.testing.assert_allclose(a["best_response_values"], b["best_response_values"],
+                                   rtol=0, atol=1e-12)
+        np.testing.assert_allclose(a["values"], b["values"], rtol=0, atol=1e-12)
+        checked += 1
+    assert checked >= 2
 
 
 def test_random_games_cover_every_operator_and_blocking():
@@ -295,8 +321,38 @@ def test_public_chance_that_does_not_sum_to_one_is_named_with_its_history():
     assert err.value.history and err.value.history[-1] == "call"
 
 
+def test_ranked_terminals_refuse_hands_of_three_cards():
+    class Three(PublicKuhn):
+        def hand_cards(self, player):
+            return ((0, 3, 4), (1, 5, 6), (2, 7, 8))
+    with pytest.raises(ValueError, match="at most two cards"):
+        jaxcfr.lower_public(Three(), terminals="ranked")
+    assert not jaxcfr.lower_public(Three()).ranked
+
+
 def test_solve_public_refuses_a_batch_and_a_sampling_solver():
     with pytest.raises(jaxcfr.ArgumentError):
         jaxcfr.solve_public(PublicKuhn(), "dcfr", 10, alpha=[1.0, 2.0])
     with pytest.raises(ValueError):
         jaxcfr.solve_public(PublicKuhn(), jaxcfr.make_solver("cfr+", sampling="external"), 10)
+
+
+# -- reachable by name ----------------------------------------------------------------------
+def test_game_strings_take_tree_public():
+    assert isinstance(jaxcfr.load_game("leduc_poker(ranks=4, tree='public')"), PublicLeduc)
+    assert isinstance(jaxcfr.load_game("liars_dice(sides=3, tree='public')"), PublicLiarsDice)
+    assert isinstance(jaxcfr.load_game("kuhn_poker(tree='public')"), PublicKuhn)
+    assert type(jaxcfr.load_game("kuhn_poker(tree='history')")).__name__ == "KuhnPoker"
+    with pytest.raises(GameError, match="no public tree"):
+        jaxcfr.load_game("goofspiel(tree='public')")
+    with pytest.raises(GameError, match="'history' or 'public'"):
+        jaxcfr.load_game("kuhn_poker(tree='both')")
+
+
+def test_solve_takes_a_public_game_string_and_matches_the_history_tree():
+    public = jaxcfr.solve("leduc_poker(ranks=4, tree='public')", "cfr+", 60,
+                          precision="float64")
+    history = jaxcfr.solve("leduc_poker(ranks=4)", "cfr+", 60, precision="float64")
+    assert abs(public.final["exploitability"] - history.final["exploitability"]) <= 1e-12
+    with pytest.raises(jaxcfr.ArgumentError, match="chance"):
+        jaxcfr.solve("kuhn_poker(tree='public')", "cfr", 10, chance="sampled")

@@ -30,13 +30,15 @@ import numpy as np
 from jaxcfr._util import precision as precisions
 from jaxcfr._util.arguments import ArgumentError, positive_int
 from jaxcfr._util.host_arrays import to_host
+from jaxcfr.game.contract import GameError
 from jaxcfr.game.public import PublicGame
+from jaxcfr.game.registry import load_game, parse_game_string
 from jaxcfr.lowering.public import PublicLowered, lower_public
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.public import evaluate_public, public_device_tensors, public_solver
 from jaxcfr.solvers.solver import Solver, SolverState
 
-__all__ = ["solve_public", "PublicSolveResult"]
+__all__ = ["solve_public", "PublicSolveResult", "public_game_of", "solve_public_with"]
 
 
 @dataclasses.dataclass(repr=False)
@@ -93,6 +95,39 @@ def _node_of(lowered: PublicLowered, history: tuple) -> int:
                                 f"{lowered.history(node)!r}")
         node = int(match[0])
     return node
+
+
+def public_game_of(game: Any) -> PublicGame | PublicLowered | None:
+    """``game`` when it is a public tree (a PublicGame, a lowered one, or a game string
+    with ``tree="public"``, loaded), else ``None``."""
+    if isinstance(game, (PublicGame, PublicLowered)):
+        return game
+    if isinstance(game, str) and "tree" in game:
+        try:
+            _, params = parse_game_string(game.strip())
+        except GameError:
+            return None
+        if params.get("tree") == "public":
+            return load_game(game)
+    return None
+
+
+def solve_public_with(game: Any, given: dict) -> PublicSolveResult:
+    """:func:`jaxcfr.solve`'s arguments (``given``, by name) for a public tree: the
+    ones a public-tree solve takes go to :func:`solve_public`; the others must be left
+    at their defaults."""
+    for name, default in (("estimator", None), ("chance", "auto"), ("load", None),
+                          ("report", None)):
+        if given.get(name, default) is not default and given.get(name) != default:
+            raise ArgumentError(f"{name} is not taken by a public-tree solve (leave it out: "
+                                "public trees are solved exactly, on the device, in one "
+                                "process)", argument=name)
+    solver = make_solver(given["algorithm"], alternating=given.get("alternating"))
+    device = given.get("device")
+    return solve_public(public_game_of(game), solver, given["iterations"],
+                        precision=given["precision"], eval_every=given["eval_every"],
+                        chunk=device.chunk if device is not None else 100,
+                        **given.get("parameters", {}))
 
 
 @functools.partial(jax.jit, static_argnames=("solver", "structure", "count"))

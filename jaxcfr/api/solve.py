@@ -30,6 +30,7 @@ from jaxcfr._util import arguments
 from jaxcfr._util.arguments import ArgumentError, api_spelling, optional_positive_int, \
     positive_int
 from jaxcfr._util.precision import PRECISIONS
+from jaxcfr.api.public import public_game_of, solve_public_with
 from jaxcfr.engine.loop import Hooks, compile_reporting, run_loop
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.engine.distributed import Cluster
@@ -277,7 +278,9 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
 
     Args:
       game: a game string (``"leduc_poker"``, ``"x.efg"``), a Game, or a LoweredGame
-        (a stacked one solves the whole batch).
+        (a stacked one solves the whole batch). A public tree (a PublicGame, one lowered
+        by ``jaxcfr.lower_public``, or a string with ``tree='public'``) is solved by
+        :func:`jaxcfr.solve_public` and gives its :class:`PublicSolveResult`.
       algorithm: a preset name (``cfr``, ``cfr+``, ``lcfr``, ``dcfr``, ``pcfr+``,
         ``dcfr+``, ``pdcfr+``, ``hs-pcfr+``; any case, aliases as ``cfr_plus``) or a
         Solver (one made of your own parts too).
@@ -309,6 +312,8 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
     """
     given = dict(locals())
     given.pop("game")
+    if public_game_of(game) is not None:        # a public tree (docs/public_trees.md)
+        return solve_public_with(game, given)
     options = SolveOptions.check(given)
     return solve_with(game, options, report)
 

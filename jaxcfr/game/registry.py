@@ -60,7 +60,7 @@ from jaxcfr.game.protocol import Game
 from jaxcfr.game.public import PublicGame
 
 __all__ = ["register", "load_game", "registered_games", "parse_game_string", "REFERENCE_GAMES",
-           "ENTRY_POINT_GROUP", "game_parameters", "game_constructor", "REFERENCE_ABSTRACTIONS",
+           "ENTRY_POINT_GROUP", "PUBLIC_GAMES", "game_parameters", "game_constructor", "REFERENCE_ABSTRACTIONS",
            "load_abstraction", "runs_code", "check_trusted", "import_game_module"]
 
 #: The reference games: name -> ``module:Class``, imported on first use.
@@ -74,7 +74,16 @@ REFERENCE_GAMES = {
     "goofspiel": "jaxcfr_games.goofspiel:Goofspiel",
     "sampled_dice_poker": "jaxcfr_games.sampled_poker:SampledDicePoker",
     "dice_poker": "jaxcfr_games.dice_poker:DicePoker",
-    # a PublicGame (jaxcfr.game.public): solved on its public tree (jaxcfr.solve_public)
+    # a PublicGame only (jaxcfr.game.public): solved on its public tree, whatever ``tree``
+    "holdem_spot": "jaxcfr_games.holdem.spot:HoldemSpot",
+}
+#: The reference games written as public trees (:mod:`jaxcfr.game.public`): a name of
+#: :data:`REFERENCE_GAMES` with ``tree="public"`` loads this PublicGame instead
+#: (``tree="history"``, the default, the Game).
+PUBLIC_GAMES = {
+    "kuhn_poker": "jaxcfr_games.public_kuhn:PublicKuhn",
+    "leduc_poker": "jaxcfr_games.public_leduc:PublicLeduc",
+    "liars_dice": "jaxcfr_games.public_liars_dice:PublicLiarsDice",
     "holdem_spot": "jaxcfr_games.holdem.spot:HoldemSpot",
 }
 #: Abstractions a name can load (``module:Class``, imported on first use): action
@@ -266,7 +275,14 @@ def load_game(text: str | os.PathLike):
         from jaxcfr.game import openspiel
         return openspiel.load(stripped[len("openspiel:"):])
     name, params = parse_game_string(stripped)
-    ctor = game_constructor(name, text)
+    tree = params.pop("tree", "history")
+    if tree not in ("history", "public"):
+        raise GameError(f"tree must be 'history' or 'public', got {tree!r}", rule="game-string")
+    if tree == "public" and name not in PUBLIC_GAMES:
+        raise GameError(f"game {name!r} has no public tree (tree='public' is offered by "
+                        f"{', '.join(PUBLIC_GAMES)})", rule="game-string")
+    ctor = game_constructor(name, text) if tree == "history" else \
+        _import_target(PUBLIC_GAMES[name], name)
     accepted = game_parameters(ctor)
     takes = ", ".join(f"{k}={v!r}" if v is not inspect.Parameter.empty else k
                       for k, v in accepted.items()) or "no parameters"
@@ -282,7 +298,7 @@ def load_game(text: str | os.PathLike):
                         rule="game-string") from None
     except ValueError as e:
         raise GameError(f"bad parameters for game {name!r}: {e}", rule="game-string") from None
-    if isinstance(game, PublicGame):     # its contract is checked where it is lowered
+    if tree == "public" or isinstance(game, PublicGame):   # public only: holdem_spot
         return game
     try:
         check_protocol(game)

@@ -39,24 +39,24 @@ __all__ = ["edge_probabilities", "reach_pass", "value_pass", "counterfactual_val
            "metrics"]
 
 
-def _rows(base: jax.Array, player: jax.Array, s: PublicStructure, sink: int) -> jax.Array:
-    """``[N, H]`` int32: ``base[n] + h`` where ``base >= 0`` and ``h`` is one of
-    ``player[n]``'s hands, else ``sink``."""
+def _decisions(table: jax.Array, s: PublicStructure, pad: float) -> jax.Array:
+    """A row table ``[I, A, *b]`` as ``[(D + 1) * A, H, *b]``: entry ``d * A + a`` is the
+    hand vector of decision ``d``'s slot ``a``; ``d = D`` is a pad of ``pad``."""
+    rows, actions = table.shape[:2]
     H = max(s.hands)
-    h = jnp.arange(H, dtype=jnp.int32)[None, :]
-    count = jnp.asarray(s.hands, jnp.int32)[jnp.clip(player, 0, 1)]
-    valid = (base >= 0)[:, None] & (h < count[:, None])
-    return jnp.where(valid, base[:, None] + h, sink)
+    batch = table.shape[2:]
+    body = table[:-1].reshape((rows // H, H, actions) + batch)
+    body = jnp.swapaxes(body, 1, 2)                                           # [D, A, H, *b]
+    body = jnp.concatenate([body, jnp.full((1,) + body.shape[1:], pad, body.dtype)])
+    return body.reshape((-1, H) + batch)
 
 
 def edge_probabilities(t: PublicTensors, s: PublicStructure, strategy: jax.Array) -> jax.Array:
     """The probability of the edge into each node for each hand of whoever chose it:
     ``[N, H, *b]`` (1 for chance and root edges)."""
-    rows, actions = t.legal_mask.shape
-    row = _rows(t.edge_base, t.edge_owner, s, rows - 1)                         # [N, H]
-    flat = strategy.reshape((rows * actions,) + strategy.shape[2:])
-    edge = jnp.take(flat, row * actions + t.parent_slot[:, None], axis=0, mode="clip")
-    return jnp.where(trail(t.edge_base >= 0, edge.ndim), edge, 1)
+    actions = t.legal_mask.shape[1]
+    by_slot = _decisions(strategy, s, 1.0)                                  # [(D+1)*A, H, *b]
+    return jnp.take(by_slot, t.edge_decision * actions + t.parent_slot, axis=0, mode="clip")
 
 
 def reach_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array) -> jax.Array:
@@ -86,7 +86,7 @@ def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -
     own_side = (trail(t.chance_reach, 2) * _pick(alive, i) * t.weights[i])      # [N, H]
     opp = _pick(reach, o) * trail(_pick(alive, o) * t.weights[o], 2 + batch)   # [N, H, *b]
     compat = jnp.where(jnp.asarray(i) == 0, t.compat, t.compat.T)               # [H, H]
-    out = jnp.zeros(opp.shape, opp.dtype)
+    parts = {}
 
     def apply(nodes, matrix_or_none, scale, table=None):
         r = jnp.take(opp, nodes, axis=0)                                         # [T, H, *b]
@@ -97,21 +97,95 @@ def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -
         side = jnp.take(own_side, nodes, axis=0) * scale[:, None]                # [T, H]
         return v * trail(side, v.ndim)
 
-    if t.fold_node.shape[0]:
-        v = apply(t.fold_node, None, _pick(t.fold_payoff, i))
-        out = out.at[t.fold_node].set(v)
-    if t.show_node.shape[0]:
+    if s.ranked:
+        if t.fold_node.shape[0]:
+            v = _ranked_fold(t, jnp.take(opp, t.fold_node, axis=0), i)
+            side = jnp.take(own_side, t.fold_node, axis=0) * _pick(t.fold_payoff, i)[:, None]
+            parts["fold"] = v * trail(side * t.deal_scale, v.ndim)
+        if t.show_node.shape[0]:
+            v = _ranked_showdown(t, jnp.take(opp, t.show_node, axis=0), i)
+            side = jnp.take(own_side, t.show_node, axis=0) * t.show_stake[:, None]
+            parts["show"] = v * trail(side * t.deal_scale, v.ndim)
+    if t.fold_node.shape[0] and not s.ranked:
+        parts["fold"] = apply(t.fold_node, None, _pick(t.fold_payoff, i))
+    if t.show_node.shape[0] and not s.ranked:
         st = t.strengths[t.show_index]                                           # [Ts, P, H]
         mine, theirs = _pick(st, i), _pick(st, o)
         sign = jnp.sign(mine[:, :, None] - theirs[:, None, :]) * compat[None]   # [Ts, H, H]
-        v = apply(t.show_node, None, t.show_stake, sign)
-        out = out.at[t.show_node].set(v)
+        parts["show"] = apply(t.show_node, None, t.show_stake, sign)
     if t.table_node.shape[0]:
-        table = jnp.take(t.tables, t.table_index, axis=0)                       # [Tt, P, H, H]
-        v = apply(t.table_node, None, jnp.ones(t.table_node.shape, out.dtype),
-                  _pick(table, i))
-        out = out.at[t.table_node].set(v)
-    return out
+        table = jnp.take(_pick(t.tables, i), t.table_index, axis=0)            # [Tt, H, H]
+        parts["table"] = apply(t.table_node, None, jnp.ones(t.table_node.shape, opp.dtype),
+                               table)
+    ends = [parts[k] for k in ("fold", "show", "table") if k in parts]
+    ends.append(jnp.zeros_like(opp[:1]))
+    return jnp.take(jnp.concatenate(ends), t.leaf_index, axis=0)
+
+
+def _along(x: jax.Array, index: jax.Array) -> jax.Array:
+    """``x[t, index[t, k]]`` for ``x`` ``[T, L, *b]`` and ``index`` ``[T, K]`` (or ``[K]``):
+    ``[T, K, *b]``."""
+    index = jnp.broadcast_to(index, x.shape[:1] + index.shape[-1:])
+    return jnp.take_along_axis(x, trail(index, x.ndim), axis=1)
+
+
+def _with_pad(r: jax.Array) -> jax.Array:
+    """``r`` ``[T, H, *b]`` with a zero hand appended (index ``H``): ``[T, H + 1, *b]``."""
+    return jnp.concatenate([r, jnp.zeros_like(r[:, :1])], axis=1)
+
+
+def _running(x: jax.Array) -> jax.Array:
+    """``[T, L + 1, *b]``: 0, then the running sums of ``x`` ``[T, L, *b]`` along axis 1."""
+    return jnp.concatenate([jnp.zeros_like(x[:, :1]), jnp.cumsum(x, axis=1)], axis=1)
+
+
+def _card_mass(t: PublicTensors, r_pad: jax.Array, order: jax.Array, i, lo=None, hi=None):
+    """The opponent reach held by each card of each of ``i``'s hands, from the opponent's
+    (hand, card) entries in ``order`` (``[T, M]``): ``[T, H, *b]`` summed over the hand's
+    cards, over the whole card segment (``lo`` / ``hi`` ``None``) or its part weaker than
+    the hand (up to ``lo``) and stronger (from ``hi``)."""
+    cum = _running(_along(r_pad, order))                                      # [T, M + 1, *b]
+    start, end = t.pair_start[i], t.pair_end[i]                               # [H, J]
+    whole = weaker = stronger = 0
+    for j in range(start.shape[-1]):
+        a, b = _along(cum, start[:, j]), _along(cum, end[:, j])
+        if lo is None:
+            whole = whole + (b - a)
+        else:
+            weaker = weaker + _along(cum, lo[..., j]) - a
+            stronger = stronger + b - _along(cum, hi[..., j])
+    return whole if lo is None else (weaker, stronger)
+
+
+def _ranked_fold(t: PublicTensors, r: jax.Array, i) -> jax.Array:
+    """``sum_o compatible(h, o) r(o)`` for each of ``i``'s hands ``h`` (``[T, H, *b]``):
+    the opponent's total, less the reach held by each of ``h``'s cards, plus that of the
+    hand holding both (inclusion-exclusion)."""
+    o = 1 - jnp.asarray(i)
+    r_pad = _with_pad(r)
+    total = r.sum(axis=1, keepdims=True)
+    held = _card_mass(t, r_pad, t.fold_pair[o][None], i)
+    return total - held + _along(r_pad, t.same[i])
+
+
+def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
+    """``sum_o compatible(h, o) sign(s_i(h) - s_o(o)) r(o)`` (``[T, H, *b]``) in O(H + M)
+    per terminal: the opponent's hands sorted by strength and running sums (weaker mass
+    ``W``, stronger mass ``L``), each less the part holding one of ``h``'s cards (the
+    same sums over the (hand, card) entries sorted by card, then strength), plus the
+    hand of the same two cards where it was taken off twice."""
+    o = 1 - jnp.asarray(i)
+    k = t.show_index
+    r_pad = _with_pad(r)
+    cum = _running(_along(r_pad, _pick(t.rank_order[k], o)))                  # [T, H + 1, *b]
+    weaker = _along(cum, _pick(t.rank_lo[k], i))
+    stronger = cum[:, -1:] - _along(cum, _pick(t.rank_hi[k], i))
+    w_held, s_held = _card_mass(t, r_pad, _pick(t.pair_order[k], o), i,
+                                _pick(t.pair_lo[k], i), _pick(t.pair_hi[k], i))
+    same = _along(r_pad, t.same[i])
+    weaker = weaker - w_held + same * trail(_pick(t.same_weaker[k], i), same.ndim)
+    stronger = stronger - s_held + same * trail(_pick(t.same_stronger[k], i), same.ndim)
+    return weaker - stronger
 
 
 def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax.Array, i,
@@ -128,14 +202,18 @@ def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax
     out = [below]
     for d in range(depth - 2, -1, -1):
         lo, hi = levels[d], levels[d + 1]
-        child = slice(levels[d + 1], levels[d + 2])
-        ids = t.parent[child] - lo
-        total = jax.ops.segment_sum(factor[child] * below, ids, num_segments=hi - lo,
-                                    indices_are_sorted=True)
-        here = leaf[lo:hi] + total
-        if best:
-            top = jax.ops.segment_max(below, ids, num_segments=hi - lo,
-                                      indices_are_sorted=True)
+        width = s.widths[d]
+        start = levels[d + 1]
+        slots = jnp.arange(width, dtype=jnp.int32)
+        index = t.first_child[lo:hi, None] - start + slots[None, :]            # [n, w]
+        present = slots[None, :] < t.child_count[lo:hi, None]
+        index = jnp.where(present, index, 0)
+        kids = jnp.take(below, index, axis=0)                                  # [n, w, H, *b]
+        weight = jnp.take(factor[start:levels[d + 2]], index, axis=0)
+        mask = trail(present, kids.ndim)
+        here = leaf[lo:hi] + jnp.where(mask, weight * kids, 0).sum(axis=1)
+        if best and width:
+            top = jnp.where(mask, kids, -jnp.inf).max(axis=1)
             here = jnp.where(trail(t.node_player[lo:hi] == i, here.ndim), top, here)
         below = here
         out.append(below)
@@ -148,10 +226,9 @@ def counterfactual_values(t: PublicTensors, s: PublicStructure, strategy: jax.Ar
     ``players`` (a static tuple, or a traced ``[k]`` array; other rows 0), and every
     row's own reach (its player's strategy's reach of its node, 0 for a blocked hand)."""
     rows, actions = t.legal_mask.shape
-    sink = rows - 1
+    H = max(s.hands)
     edge = edge_probabilities(t, s, strategy)
     reach = reach_pass(t, s, edge)
-    n = t.parent.shape[0]
     batch = strategy.shape[2:]
     chosen = jnp.zeros(edge.shape, edge.dtype)
     count = players if isinstance(players, tuple) else range(players.shape[0])
@@ -159,20 +236,18 @@ def counterfactual_values(t: PublicTensors, s: PublicStructure, strategy: jax.Ar
         p = k if isinstance(players, tuple) else players[k]
         v = value_pass(t, s, edge, reach, p)
         chosen = chosen + jnp.where(trail(t.edge_owner == p, v.ndim), v, 0)
-    row = _rows(t.edge_base, t.edge_owner, s, sink)                              # [N, H]
-    index = (row * actions + t.parent_slot[:, None]).reshape(-1)
-    q = jnp.zeros((rows * actions,) + batch, edge.dtype).at[index].add(
-        chosen.reshape((-1,) + batch)).reshape((rows, actions) + batch)
-    node_row = _rows(t.node_base, t.node_player, s, sink)                       # [N, H]
-    player = jnp.clip(t.node_player, 0, 1)
-    alive = t.alive[t.node_path]                                                 # [N, P, H]
-    mine = jnp.take_along_axis(alive, player[:, None, None], axis=1)[:, 0]       # [N, H]
-    own_reach = jnp.take_along_axis(
-        reach, trail(player, reach.ndim), axis=1)[:, 0]                          # [N, H, *b]
-    own = jnp.zeros((rows,) + batch, edge.dtype).at[node_row.reshape(-1)].add(
-        (own_reach * trail(mine, own_reach.ndim)).reshape((-1,) + batch))
-    del n
-    return q, own.at[sink].set(0)
+    chosen = jnp.concatenate([chosen, jnp.zeros_like(chosen[:1])])           # node N: none
+    q = jnp.take(chosen, t.child_of, axis=0)                                 # [D, A, H, *b]
+    q = jnp.swapaxes(q, 1, 2).reshape((rows - 1, actions) + batch)
+    player = jnp.clip(t.node_player[t.decision_node], 0, 1)                  # [D]
+    here = jnp.take(reach, t.decision_node, axis=0)                          # [D, P, H, *b]
+    own = jnp.take_along_axis(here, trail(player, here.ndim), axis=1)[:, 0]  # [D, H, *b]
+    alive = t.alive[t.node_path[t.decision_node]]                            # [D, P, H]
+    mine = jnp.take_along_axis(alive, player[:, None, None], axis=1)[:, 0]   # [D, H]
+    own = (own * trail(mine, own.ndim)).reshape((rows - 1,) + batch)
+    zero = jnp.zeros((1,) + batch, edge.dtype)
+    return (jnp.concatenate([q, jnp.zeros((1, actions) + batch, edge.dtype)]),
+            jnp.concatenate([own, zero]))
 
 
 def metrics(t: PublicTensors, s: PublicStructure, strategy: jax.Array

@@ -9,13 +9,15 @@ number of histories: one Python visit per public node, then NumPy over hands.
 
 Choices (and why):
 
-* Rows are (player, public decision node, hand), consecutive per node
-  (``node_base[n] + h``), so a node's rows are one contiguous block of the regret
-  tables and the row of ``(n, h)`` is arithmetic on the device, not a stored
-  ``[N, H]`` index table. Every hand of the acting player gets a row, also a hand the
-  public chance blocked there (it is never reached: its counterfactual values and its
-  averaging weight are 0, and its strategy stays uniform); the history tree has no such
-  information set. Hands are padded to the larger player's count ``H``.
+* Rows are (player, public decision node, hand), ``H`` per decision node
+  (``node_base[n] + h``, ``H`` the larger player's hand count; the rows of a smaller
+  player's missing hands are inert padding, owned by nobody): a node's rows are one
+  contiguous block, so the regret tables reshape to ``[decisions, H, A]`` and every
+  pass on the device is a gather of whole hand vectors (a node's children, a row's
+  action values), never a scatter. Every hand of the acting player gets a row, also a
+  hand the public chance blocked there (it is never reached: its counterfactual values
+  and its averaging weight are 0, and its strategy stays uniform); the history tree has
+  no such information set.
 * Blocked hands are stored once per distinct blocked set (``alive [K, P, H]``,
   ``node_path [N]``): in Leduc 27 sets (no board, or one of 26 board cards) for any
   number of nodes.
@@ -52,6 +54,8 @@ class PublicLowered:
     constant_sum: float | None = None     # the sum of payoffs when constant, else None
     nash_value: tuple | None = None
     name: str = ""
+    ranked: bool = False                  # folds and showdowns by the ranked operators
+    widths: tuple = ()                    # [D + 1] most children of a node, per level
 
     num_players = 2
 
@@ -64,7 +68,8 @@ class PublicLowered:
     @property
     def structure(self) -> PublicStructure:
         return PublicStructure(self.level_start, 2,
-                               tuple(len(x) for x in self.hands.labels))
+                               tuple(len(x) for x in self.hands.labels), self.ranked,
+                               self.widths)
 
     @property
     def num_nodes(self) -> int:
@@ -130,13 +135,35 @@ class PublicLowered:
         return out
 
 
-def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64) -> PublicLowered:
+#: ``terminals="auto"`` takes the ranked operators from this many hands per player on.
+RANKED_FROM = 64
+TERMINALS = ("auto", "ranked", "dense")
+
+
+def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
+                 terminals: str = "auto") -> PublicLowered:
     """Walk ``game``'s public tree (checking every node) into a :class:`PublicLowered`.
+
+    Args:
+      terminals: how folds and showdowns are evaluated on the device: ``"dense"`` (an
+        ``[H, H]`` product per terminal), ``"ranked"`` (hands sorted by strength, running
+        sums, card removal by inclusion-exclusion: ``O(H)`` per terminal; hands of at
+        most two cards), or ``"auto"``: ranked from :data:`RANKED_FROM` hands on when
+        the hands allow it. The same values either way (to float rounding).
 
     Raises:
       GameError: the first node that breaks the contract, named by its public history.
+      ValueError: ``terminals="ranked"`` for hands of more than two cards.
     """
+    if terminals not in TERMINALS:
+        raise ValueError(f"terminals must be one of {', '.join(TERMINALS)}, got {terminals!r}")
     hands = read_hands(game)
+    most_cards = max((len(c) for per in (hands.cards or ()) for c in per), default=0)
+    if terminals == "ranked" and most_cards > 2:
+        raise ValueError(f"ranked terminals take hands of at most two cards; this game's "
+                         f"hold up to {most_cards} (use terminals='dense')")
+    ranked = terminals == "ranked" or (terminals == "auto" and most_cards <= 2 and
+                                       max(len(x) for x in hands.labels) >= RANKED_FROM)
     sizes = tuple(len(x) for x in hands.labels)
     H = max(sizes)
     memo: dict = {}
@@ -198,21 +225,32 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64) -> Publi
     parent_a = np.asarray(parent, np.int32)
     kind_a = np.asarray(kind, np.int8)
     player_a = np.asarray(player, np.int32)
-    # rows: consecutive per decision node
+    # rows: H per decision node (hands past the player's count are inert padding rows)
+    decisions = np.flatnonzero(kind_a == DECISION).astype(np.int32)
+    D = len(decisions)
     node_base = np.full(N, -1, np.int32)
-    decisions = np.flatnonzero(kind_a == DECISION)
-    counts = np.asarray([sizes[player_a[n]] for n in decisions], np.int64)
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    node_base[decisions] = starts[:-1]
-    num_rows = int(starts[-1]) + 1
+    node_base[decisions] = np.arange(D, dtype=np.int32) * H
+    num_rows = D * H + 1
     A = max([len(acts[n]) for n in decisions], default=1)
     legal = np.zeros((num_rows, A), bool)
     infoset_player = np.full(num_rows, NO_PLAYER, np.int32)
-    for n, s0, c in zip(decisions, starts[:-1], counts):
-        legal[s0:s0 + c, :len(acts[n])] = True
-        infoset_player[s0:s0 + c] = player_a[n]
-    legal[-1, 0] = True
-    edge_base = np.where(parent_a >= 0, node_base[np.maximum(parent_a, 0)], -1).astype(np.int32)
+    legal[:, 0] = True
+    child_of = np.full((D, A), N, np.int32)                     # N: the zero pad node
+    ordinal = np.full(N, D, np.int32)                           # D: not a decision
+    ordinal[decisions] = np.arange(D, dtype=np.int32)
+    for d, n in enumerate(decisions):
+        legal[d * H:d * H + sizes[player_a[n]], :len(acts[n])] = True
+        infoset_player[d * H:d * H + sizes[player_a[n]]] = player_a[n]
+    children = np.flatnonzero(parent_a >= 0)
+    from_decision = children[kind_a[parent_a[children]] == DECISION]
+    child_of[ordinal[parent_a[from_decision]], np.asarray(slot)[from_decision]] = from_decision
+    edge_decision = np.where(parent_a >= 0, ordinal[np.maximum(parent_a, 0)], D).astype(np.int32)
+    first_child = np.full(N, N, np.int64)
+    child_count = np.zeros(N, np.int64)
+    np.minimum.at(first_child, parent_a[children], children)
+    np.add.at(child_count, parent_a[children], 1)
+    widths = tuple(int(child_count[level_start[d]:level_start[d + 1]].max(initial=0))
+                   for d in range(len(level_start) - 1))
     # terminal operators
     fold_node, fold_pay, show_node, show_stake, show_index = [], [], [], [], []
     table_node, table_index = [], []
@@ -250,10 +288,16 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64) -> Publi
     for p in range(2):
         weights[p, :sizes[p]] = hands.weights[p]
     strengths = np.stack(strength_list) if strength_list else np.zeros((0, 2, H))
+    leaf_index = np.full(N, len(values), np.int32)          # terminals: folds, showdowns, tables
+    ends = np.concatenate([np.asarray(x, np.int64) for x in (fold_node, show_node, table_node)])
+    leaf_index[ends] = np.arange(len(ends), dtype=np.int32)
     f = np.dtype(dtype)
     tensors = PublicTensors(
         parent=parent_a, parent_slot=np.asarray(slot, np.int32),
-        edge_owner=np.asarray(owner, np.int32), edge_base=edge_base, node_base=node_base,
+        edge_owner=np.asarray(owner, np.int32), edge_decision=edge_decision,
+        node_base=node_base, decision_node=decisions, child_of=child_of,
+        first_child=np.minimum(first_child, N).astype(np.int32),
+        child_count=child_count.astype(np.int32), leaf_index=leaf_index,
         node_player=player_a, chance_reach=np.asarray(reach, f),
         node_path=np.asarray(path, np.int32), alive=np.stack(alive_sets).astype(f),
         weights=weights.astype(f), compat=compat.astype(f),
@@ -263,10 +307,79 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64) -> Publi
         show_index=np.asarray(show_index, np.int32), strengths=strengths.astype(f),
         table_node=np.asarray(table_node, np.int32),
         table_index=np.asarray(table_index, np.int32), tables=tables.astype(f),
-        legal_mask=legal, infoset_player=infoset_player)
+        legal_mask=legal, infoset_player=infoset_player,
+        **_rank_tables(hands, strengths if ranked else np.zeros((0, 2, H)), H, ranked, f))
     return PublicLowered(tensors, tuple(level_start), hands, tuple(action), kind_a,
                          tuple(acts), _constant_sum(values, hands),
-                         _nash_value(game), name or type(game).__name__)
+                         _nash_value(game), name or type(game).__name__, ranked, widths)
+
+
+def _rank_tables(hands: HandInfo, strengths: np.ndarray, H: int, ranked: bool, f) -> dict:
+    """The index tables of the ranked operators (see :class:`PublicTensors`); empty
+    (zero-sized) when not ``ranked``."""
+    S = strengths.shape[0]
+    sizes = [len(x) for x in hands.labels]
+    cards = hands.cards if hands.cards is not None else \
+        tuple(tuple(frozenset() for _ in x) for x in hands.labels)
+    held = [[sorted(c) for c in per] for per in cards]
+    M = max(1, max(sum(len(c) for c in per) for per in held)) if ranked else 0
+    J = 2 if ranked else 0
+    Hr = H if ranked else 0
+    out = {"deal_scale": np.asarray(1.0 / hands.deal_total, f),
+           "rank_order": np.full((S, 2, Hr), H, np.int32),
+           "rank_lo": np.zeros((S, 2, Hr), np.int32), "rank_hi": np.zeros((S, 2, Hr), np.int32),
+           "pair_order": np.full((S, 2, M), H, np.int32),
+           "pair_lo": np.zeros((S, 2, Hr, J), np.int32),
+           "pair_hi": np.zeros((S, 2, Hr, J), np.int32),
+           "fold_pair": np.full((2, M), H, np.int32),
+           "pair_start": np.zeros((2, Hr, J), np.int32),
+           "pair_end": np.zeros((2, Hr, J), np.int32),
+           "same": np.full((2, Hr), H, np.int32),
+           "same_weaker": np.zeros((S, 2, Hr), f), "same_stronger": np.zeros((S, 2, Hr), f)}
+    if not ranked:
+        return out
+    # each player's (card, hand) entries, sorted by card: segments per card
+    entries = []
+    for p in range(2):
+        e = sorted((c, h) for h, cs in enumerate(held[p]) for c in cs)
+        entries.append(e)
+        out["fold_pair"][p, :len(e)] = [h for _, h in e]
+    segment = []
+    for p in range(2):
+        seg: dict[int, list[int]] = {}
+        for pos, (c, _) in enumerate(entries[p]):
+            seg.setdefault(c, [pos, pos])[1] = pos + 1
+        segment.append(seg)
+    for i in range(2):
+        o = 1 - i
+        index_of = {frozenset(c): h for h, c in enumerate(held[o]) if len(c) >= 2}
+        for h, cs in enumerate(held[i]):
+            for j, c in enumerate(cs):
+                a, b = segment[o].get(c, (0, 0))
+                out["pair_start"][i, h, j], out["pair_end"][i, h, j] = a, b
+            out["same"][i, h] = index_of.get(frozenset(cs), H)
+    for k in range(S):
+        for i in range(2):
+            o = 1 - i
+            mine, theirs = strengths[k, i, :sizes[i]], strengths[k, o, :sizes[o]]
+            order = np.argsort(theirs, kind="stable")
+            out["rank_order"][k, o, :sizes[o]] = order
+            ranked_s = theirs[order]
+            out["rank_lo"][k, i, :sizes[i]] = np.searchsorted(ranked_s, mine, "left")
+            out["rank_hi"][k, i, :sizes[i]] = np.searchsorted(ranked_s, mine, "right")
+            e = sorted(entries[o], key=lambda ch: (ch[0], theirs[ch[1]]))
+            out["pair_order"][k, o, :len(e)] = [h for _, h in e]
+            for h, cs in enumerate(held[i]):
+                for j, c in enumerate(cs):
+                    a, b = segment[o].get(c, (0, 0))
+                    seg_s = np.asarray([theirs[x] for _, x in e[a:b]])
+                    out["pair_lo"][k, i, h, j] = a + np.searchsorted(seg_s, mine[h], "left")
+                    out["pair_hi"][k, i, h, j] = a + np.searchsorted(seg_s, mine[h], "right")
+                same = out["same"][i, h]
+                if same < H:
+                    out["same_weaker"][k, i, h] = float(theirs[same] < mine[h])
+                    out["same_stronger"][k, i, h] = float(theirs[same] > mine[h])
+    return out
 
 
 def _constant_sum(values, hands: HandInfo) -> float | None:
