@@ -3,6 +3,9 @@ history tree.
 
 Oracles:
 
+- postflop-solver on the river spot with full ranges (``peer_river_full.json.gz``,
+  1,081 hands each, the public tree's ranked terminals): its strategy evaluates to its
+  values and exploitability; ``postflop-dcfr`` has its exploitability within 1%.
 - postflop-solver on a turn spot with small ranges (``peer_turn_small.json.gz``, from
   ``scripts/peers/holdem_turn_fixture.py``: river cards as public chance, a donk size, a
   weighted group): its strategy at every one of the 776 decision nodes evaluates in
@@ -89,7 +92,7 @@ def test_the_peers_strategy_evaluates_to_the_peers_numbers():
         base = int(t.node_base[node])
         for h, label in enumerate(labels):
             table[base + h, :len(entry["actions"])] = entry["hands"][label]
-    ev = jaxcfr.evaluate_public(lowered, table)
+    ev = jaxcfr.evaluate_public(lowered, table, dtype="float32")      # as the solve below
     final = peer()["final"]
     np.testing.assert_allclose(ev["values"], final["values"], atol=2e-5)
     np.testing.assert_allclose(ev["best_response_values"], final["best_response_values"],
@@ -120,6 +123,39 @@ def test_the_value_lies_in_the_peers_bracket():
     assert final["exploitability"] / 100 < 0.001                     # under 0.1% of the pot
 
 
+# -- full ranges: 1,081 hands each, ranked terminals --------------------------------------------
+def _peer_table(spot, lowered, strategies) -> np.ndarray:
+    t = lowered.tensors
+    table = np.zeros(t.legal_mask.shape)
+    table[:, 0] = 1.0
+    for path, node in _decisions(lowered).items():
+        entry = strategies[path]
+        p = int(t.node_player[node])
+        base = int(t.node_base[node])
+        for h, label in enumerate(spot.hands(p)):
+            table[base + h, :len(entry["actions"])] = entry["hands"][label]
+    return table
+
+
+def test_full_ranges_follow_the_peer():
+    data = peer("peer_river_full")
+    spot = HoldemSpot(ranges=(np.ones(1326), np.ones(1326)))
+    lowered = jaxcfr.lower_public(spot)
+    assert [len(spot.hands(p)) for p in (0, 1)] == data["hands"] == [1081, 1081]
+    # float32: the program the solve below evaluates with (one compilation for both)
+    ev = jaxcfr.evaluate_public(lowered, _peer_table(spot, lowered, data["strategies"]),
+                                dtype="float32")
+    final = data["final"]
+    np.testing.assert_allclose(ev["values"], final["values"], atol=2e-4)
+    assert ev["exploitability"] == pytest.approx(final["exploitability"], abs=2e-4)
+    result = jaxcfr.solve_public(lowered, "postflop-dcfr", data["final"]["iterations"],
+                                 eval_every=10, chunk=10)
+    ours = [m["exploitability"] for m in result.metrics]
+    theirs = [e for i, e in data["trace"] if i % 10 == 0]
+    # float32 sums in another order (ranked terminals): 1% at most along the way
+    np.testing.assert_allclose(ours, theirs, rtol=1e-2)
+
+
 # -- a turn spot: river cards as public chance --------------------------------------------
 @functools.cache
 def turn():
@@ -142,12 +178,12 @@ def test_the_peers_turn_strategy_evaluates_to_the_peers_numbers():
         rows = np.asarray(entry["strategy"])
         base = int(t.node_base[node])
         table[base:base + len(rows), :rows.shape[1]] = rows
-    ev = jaxcfr.evaluate_public(lowered, table)
+    ev = jaxcfr.evaluate_public(lowered, table, dtype="float32")      # as the solve below
     final = data["final"]
-    np.testing.assert_allclose(ev["values"], final["values"], atol=1e-4)
+    np.testing.assert_allclose(ev["values"], final["values"], atol=5e-4)
     np.testing.assert_allclose(ev["best_response_values"], final["best_response_values"],
-                               atol=1e-4)
-    assert ev["exploitability"] == pytest.approx(final["exploitability"], abs=1e-4)
+                               atol=5e-4)
+    assert ev["exploitability"] == pytest.approx(final["exploitability"], abs=5e-4)
 
 
 def test_postflop_dcfr_on_the_turn_spot():
