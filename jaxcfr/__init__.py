@@ -38,13 +38,15 @@ __all__ = [
     "LoweredGame", "MemoryBudgetError", "lower", "stack", "estimate_size", "memory_estimate",
     # solvers and runs
     "ALGORITHMS", "Solver", "SolverState", "cfr", "cfr_plus", "dcfr", "dcfr_plus",
-    "linear_cfr", "make_solver", "pcfr_plus", "pdcfr_plus", "hs_pcfr_plus", "Runner",
+    "linear_cfr", "make_solver", "pcfr_plus", "pdcfr_plus", "hs_pcfr_plus", "postflop_dcfr",
+    "Runner",
     "batch_mesh", "Cluster", "solve", "SolveResult", "DeviceOptions", "LoadOptions", "Report",
     "runs", "load_config", "train",
     # the parts of an update: estimators, regret and averaging rules, their parameters
     "Estimator", "ESTIMATORS", "Exact", "ChanceSampling", "ExternalSampling", "OutcomeSampling",
-    "RegretRule", "RegretMatching", "RegretMatchingPlus", "DiscountedRegret", "AveragingRule",
-    "PolynomialAverage", "ScheduledAverage", "parameter",
+    "RegretRule", "RegretMatching", "RegretMatchingPlus", "DiscountedRegret",
+    "PostflopDiscountedRegret", "AveragingRule", "PolynomialAverage", "ScheduledAverage",
+    "RestartedAverage", "parameter",
     # analytics and profiles
     "best_response", "evaluate", "expected_values", "Profile", "evaluate_profile",
     # estimated analytics (games too large to lower)
@@ -84,9 +86,11 @@ def _load() -> None:
                                            ExternalSampling, OutcomeSampling)
     from jaxcfr.solvers.parameters import parameter
     from jaxcfr.solvers.presets import (ALGORITHMS, cfr, cfr_plus, dcfr, dcfr_plus, hs_pcfr_plus,
-                                        linear_cfr, make_solver, pcfr_plus, pdcfr_plus)
+                                        linear_cfr, make_solver, pcfr_plus, pdcfr_plus,
+                                        postflop_dcfr)
     from jaxcfr.solvers.rules import (AveragingRule, DiscountedRegret, PolynomialAverage,
-                                      RegretMatching, RegretMatchingPlus, RegretRule,
+                                      PostflopDiscountedRegret, RegretMatching,
+                                      RegretMatchingPlus, RegretRule, RestartedAverage,
                                       ScheduledAverage)
     from jaxcfr.solvers.solver import Solver, SolverState
     from jaxcfr.profiles.estimates import (empirical_game, estimate_profile, estimate_record,

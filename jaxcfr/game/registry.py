@@ -57,6 +57,7 @@ from typing import Any, Callable, Sequence
 
 from jaxcfr.game.contract import GameError, check_protocol
 from jaxcfr.game.protocol import Game
+from jaxcfr.game.public import PublicGame
 
 __all__ = ["register", "load_game", "registered_games", "parse_game_string", "REFERENCE_GAMES",
            "ENTRY_POINT_GROUP", "PUBLIC_GAMES", "game_parameters", "game_constructor", "REFERENCE_ABSTRACTIONS",
@@ -73,6 +74,8 @@ REFERENCE_GAMES = {
     "goofspiel": "jaxcfr_games.goofspiel:Goofspiel",
     "sampled_dice_poker": "jaxcfr_games.sampled_poker:SampledDicePoker",
     "dice_poker": "jaxcfr_games.dice_poker:DicePoker",
+    # a PublicGame only (jaxcfr.game.public): solved on its public tree, whatever ``tree``
+    "holdem_spot": "jaxcfr_games.holdem.spot:HoldemSpot",
 }
 #: The reference games written as public trees (:mod:`jaxcfr.game.public`): a name of
 #: :data:`REFERENCE_GAMES` with ``tree="public"`` loads this PublicGame instead
@@ -81,6 +84,7 @@ PUBLIC_GAMES = {
     "kuhn_poker": "jaxcfr_games.public_kuhn:PublicKuhn",
     "leduc_poker": "jaxcfr_games.public_leduc:PublicLeduc",
     "liars_dice": "jaxcfr_games.public_liars_dice:PublicLiarsDice",
+    "holdem_spot": "jaxcfr_games.holdem.spot:HoldemSpot",
 }
 #: Abstractions a name can load (``module:Class``, imported on first use): action
 #: abstractions (``actions(state, player)``) and bucketings (``bucket(player, key)``).
@@ -245,10 +249,11 @@ def game_constructor(name: str, text: str | None = None) -> Callable:
     """The constructor a game string's ``name`` (a registered name or ``module:Class``) means."""
     if ":" in name:
         ctor = _import_target(name, text or name)
-        if not (isinstance(ctor, type) and issubclass(ctor, Game)):
+        if not (isinstance(ctor, type) and issubclass(ctor, (Game, PublicGame))):
             raise GameError(f"{name!r} names {_describe(ctor)}, not a jaxcfr.Game subclass: a "
                             "module:Class game string must name a class derived from "
-                            "jaxcfr.Game (it is not called otherwise)", rule="game-string")
+                            "jaxcfr.Game or jaxcfr.PublicGame (it is not called otherwise)",
+                            rule="game-string")
         return ctor
     ctor = _lookup(name)
     if ctor is None:
@@ -293,7 +298,7 @@ def load_game(text: str | os.PathLike):
                         rule="game-string") from None
     except ValueError as e:
         raise GameError(f"bad parameters for game {name!r}: {e}", rule="game-string") from None
-    if tree == "public":
+    if tree == "public" or isinstance(game, PublicGame):   # public only: holdem_spot
         return game
     try:
         check_protocol(game)

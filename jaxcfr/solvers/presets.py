@@ -19,7 +19,18 @@ preset        update order  regret rule     averaging weight of iter t  paramete
                                             ((j-1)/j)^gamma_j,          gamma_drop 5,
                                             gamma_j = gamma -           horizon 1000
                                             gamma_drop j / horizon
+``postflop-   alternating   postflop-       restarted: (j - p + 1)^     alpha 1.5,
+dcfr``                      discounted RM   gamma since the last power  beta 0, gamma 3
+                                            of 4, p; unweighted by
+                                            reach
 ============  ============  ==============  ==========================  ================
+
+``postflop-dcfr`` is the Discounted CFR of b-inary's postflop-solver (and of the poker
+solvers built on it), written out from its ``src/solver.rs`` so trajectories can be
+compared iteration by iteration: regrets discounted before the new regret is added, with
+a lagged iteration count (:class:`~jaxcfr.solvers.rules.PostflopDiscountedRegret`), and
+an average restarted at its iterations 1, 4, 16, 64, ... and summed without the owner's
+reach (:class:`~jaxcfr.solvers.rules.RestartedAverage`). It needs the exact estimator.
 
 The parameters are the parts' own (:mod:`jaxcfr.solvers.parameters`): ``alpha`` and
 ``beta`` the discounted rules', ``gamma`` the averaging rule's, ``gamma_drop`` and
@@ -47,12 +58,13 @@ import dataclasses
 from jaxcfr._util.arguments import ArgumentError
 from jaxcfr.solvers.estimators import ESTIMATORS, Estimator, make_estimator
 from jaxcfr.solvers.parameters import Parameter, declared
-from jaxcfr.solvers.rules import (DiscountedRegret, PolynomialAverage, RegretMatching,
-                                  RegretMatchingPlus, ScheduledAverage)
+from jaxcfr.solvers.rules import (DiscountedRegret, PolynomialAverage,
+                                  PostflopDiscountedRegret, RegretMatching, RegretMatchingPlus,
+                                  RestartedAverage, ScheduledAverage)
 from jaxcfr.solvers.solver import Solver
 
 __all__ = ["cfr", "cfr_plus", "linear_cfr", "dcfr", "pcfr_plus", "dcfr_plus", "pdcfr_plus",
-           "hs_pcfr_plus", "ALGORITHMS", "ALIASES", "resolve_algorithm", "make_solver",
+           "hs_pcfr_plus", "postflop_dcfr", "ALGORITHMS", "ALIASES", "resolve_algorithm", "make_solver",
            "named_parameters"]
 
 
@@ -110,14 +122,25 @@ def hs_pcfr_plus(gamma: float = 30.0, gamma_drop: float = 5.0, horizon: float = 
                   alternating=alternating)
 
 
+def postflop_dcfr(alpha: float = 1.5, beta: float = 0.0, gamma: float = 3.0,
+                  alternating: bool = True) -> Solver:
+    """Discounted CFR as b-inary's postflop-solver runs it (``src/solver.rs``): positive
+    regrets times ``s^1.5 / (s^1.5 + 1)`` and negative ones halved, ``s = t - 2``, before
+    the new regret is added; the average cubic, restarted at its 0-based iterations 1, 4,
+    16, 64, ..., the strategy summed unweighted by reach; alternating, player 0 first."""
+    return Solver("postflop-dcfr", PostflopDiscountedRegret(alpha=alpha, beta=beta),
+                  RestartedAverage(gamma=gamma), alternating=alternating)
+
+
 #: Preset name -> constructor: the one list of algorithm names (CLI, configs, API).
 ALGORITHMS = {"cfr": cfr, "cfr+": cfr_plus, "lcfr": linear_cfr, "dcfr": dcfr,
               "pcfr+": pcfr_plus, "dcfr+": dcfr_plus, "pdcfr+": pdcfr_plus,
-              "hs-pcfr+": hs_pcfr_plus}
+              "hs-pcfr+": hs_pcfr_plus, "postflop-dcfr": postflop_dcfr}
 #: Other spellings accepted for a preset name (names are also case-insensitive).
 ALIASES = {"cfr_plus": "cfr+", "cfrplus": "cfr+", "linear_cfr": "lcfr", "pcfr_plus": "pcfr+",
            "pcfrplus": "pcfr+", "dcfr_plus": "dcfr+", "pdcfr_plus": "pdcfr+",
-           "hs_pcfr_plus": "hs-pcfr+"}
+           "hs_pcfr_plus": "hs-pcfr+", "postflop_dcfr": "postflop-dcfr",
+           "postflop": "postflop-dcfr"}
 
 
 def resolve_algorithm(name: str, spelled: str = "algorithm") -> str:

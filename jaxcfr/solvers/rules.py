@@ -4,7 +4,9 @@ Per iteration ``t`` (1-based), with instantaneous regret ``r_t`` and averaging
 contribution ``s_t`` (from the estimator, :mod:`jaxcfr.solvers.estimators`)::
 
     R_t = rule(R_{t-1} + r_t, t)          the regret rule, elementwise
-    S_t = S_{t-1} + w(t) s_t              the averaging rule: iteration t weighs w(t)
+                                          (or rule(R_{t-1}, t) + r_t: ``before_adding``)
+    S_t = d(t) S_{t-1} + w(t) s_t         the averaging rule: iteration t weighs w(t)
+                                          (d = 1 unless the rule ``decays``)
     sigma_{t+1} = RM(R_t [+ r_t if the rule is predictive])
 
 Each rule is defined once, as a small pure function over rows, and both update paths
@@ -38,12 +40,14 @@ from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxcfr._util.arguments import ArgumentError, finite_float
 from jaxcfr.solvers.parameters import parameter
 
 __all__ = ["RegretRule", "RegretMatching", "RegretMatchingPlus", "DiscountedRegret",
-           "AveragingRule", "PolynomialAverage", "ScheduledAverage", "AVERAGE_SCALE"]
+           "PostflopDiscountedRegret", "AveragingRule", "PolynomialAverage", "ScheduledAverage",
+           "RestartedAverage", "AVERAGE_SCALE"]
 
 #: Iterations per unit of averaging weight (a power of two; see :class:`PolynomialAverage`).
 AVERAGE_SCALE = 2.0 ** 20
@@ -60,9 +64,14 @@ class RegretRule:
       every_row: the rule changes rows ``r_t`` did not touch (discounting decays every
         row of the updated player each iteration), so a sparse update applies it to all
         of them, not only to the sampled rows.
+      before_adding: the rule applies to ``R_{t-1}`` before ``r_t`` is added,
+        ``R_t = rule(R_{t-1}, t) + r_t`` (postflop-solver's order: the old regret's sign
+        picks the discount, and the regret just added is not discounted); full-width
+        estimators only.
     """
     predictive: bool = False
     every_row: ClassVar[bool] = False
+    before_adding: ClassVar[bool] = False
     label: ClassVar[str] = "RM"
 
     def __call__(self, summed: jax.Array, t: jax.Array, hp) -> jax.Array:
@@ -108,13 +117,60 @@ class DiscountedRegret(RegretRule):
         return jnp.maximum(out, 0) if self.floor else out
 
 
+def _lag(t: jax.Array) -> jax.Array:
+    """postflop-solver's ``t_alpha``: its 0-based iteration minus 1, at least 0 (jaxcfr's
+    1-based ``t`` minus 2)."""
+    return jnp.maximum(t - 2, 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class PostflopDiscountedRegret(RegretRule):
+    """The discounting of b-inary's postflop-solver (``src/solver.rs``, ``DiscountParams``),
+    applied before the new regret is added (:attr:`RegretRule.before_adding`)::
+
+        R_t = R_{t-1} * (s^alpha / (s^alpha + 1) if R_{t-1} > 0 else s^beta / (s^beta + 1))
+              + r_t,       s = max(t - 2, 0)
+
+    With its constants, alpha 1.5 and beta 0: positive regrets times
+    ``s^1.5 / (s^1.5 + 1)`` (0 at ``t = 2``: the first iteration's positive regrets are
+    dropped), negative ones halved every iteration. ``s`` is its own iteration counter,
+    0-based, minus one (``t_alpha``); jaxcfr's ``t`` is 1-based. DCFR (Brown & Sandholm
+    2019, :class:`DiscountedRegret`) instead discounts ``R_{t-1} + r_t`` by ``t``."""
+    alpha: float = parameter(1.5, "positive regrets are discounted by s^alpha / (s^alpha + 1) "
+                                  "(postflop: s = t - 2, before r_t is added)")
+    beta: float = parameter(0.0, "negative regrets are discounted by s^beta / (s^beta + 1) "
+                                 "(postflop: beta 0 halves them)")
+    every_row: ClassVar[bool] = True
+    before_adding: ClassVar[bool] = True
+    label: ClassVar[str] = "postflop-discounted RM"
+
+    def __call__(self, previous, t, hp):
+        s = _lag(t)
+        pos = jnp.power(s, hp.alpha)
+        neg = jnp.power(s, hp.beta)
+        return previous * jnp.where(previous > 0, pos / (pos + 1), neg / (neg + 1))
+
+
 @dataclasses.dataclass(frozen=True)
 class AveragingRule:
-    """The averaging weight of iteration ``t``: ``S_t = S_{t-1} + weight(t) s_t``. Only each
-    row's proportions matter (the average is normalised), so a weight may carry any
-    constant factor."""
+    """The averaging weight of iteration ``t``: ``S_t = d(t) S_{t-1} + weight(t) s_t``
+    (``d = 1`` unless :attr:`decays`). Only each row's proportions matter (the average is
+    normalised), so a weight may carry any constant factor.
+
+    Class attributes:
+      decays: the sum is multiplied by :meth:`decay` before iteration ``t`` adds to it.
+      reach_weighted: ``s_t`` is the owner's reach times the current strategy (the
+        estimator's contribution); else the current strategy itself at every row of the
+        updated player (postflop-solver's sums), which needs a full-width estimator.
+    """
+    decays: ClassVar[bool] = False
+    reach_weighted: ClassVar[bool] = True
 
     def weight(self, t: jax.Array, hp) -> jax.Array:
+        raise NotImplementedError
+
+    def decay(self, t: jax.Array, hp) -> jax.Array:
+        """The factor ``d(t)`` of ``S_{t-1}`` (``[*b]``; only when :attr:`decays`)."""
         raise NotImplementedError
 
     def describe(self) -> str:
@@ -179,3 +235,56 @@ class ScheduledAverage(AveragingRule):
         log_w = (hp.gamma * jnp.log(t / hp.horizon)
                  - hp.gamma_drop / hp.horizon * (t * jnp.log(t) - jax.lax.lgamma(t)))
         return jnp.exp(log_w)
+
+
+def _restart_base(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 2:
+        raise ArgumentError(f"{name} must be an integer of at least 2, got {value!r}",
+                            argument=name)
+    return int(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class RestartedAverage(AveragingRule):
+    """The averaging of b-inary's postflop-solver (``src/solver.rs``, ``DiscountParams``):
+    polynomial averaging restarted at its iterations 1, 4, 16, 64, ... (0-based: jaxcfr's
+    ``t`` = 2, 5, 17, 65, ...), the current strategy added unweighted by reach::
+
+        S_t = S_{t-1} (u / (u + 1))^gamma + sigma_t,    u = k - p,
+        k = t - 1 (its 0-based iteration), p = the largest power of ``base`` <= k (0 for k = 0)
+
+    At ``u = 0`` the factor is 0: the sum forgets everything before, so the average is
+    that of the iterations since the last restart, iteration ``j`` weighing
+    ``(j - p + 1)^gamma`` (cubic with its gamma 3). ``base`` is static (4: powers of 4).
+    Unweighted sums (:attr:`AveragingRule.reach_weighted` false) are a heuristic of the
+    poker solvers; the sums are still an average strategy, not the reach-weighted one
+    CFR's theory averages.
+    """
+    gamma: float = parameter(3.0, "the average weighs iteration j by (j - p + 1)^gamma since "
+                                  "the last restart p (postflop: 3)")
+    base: int = 4
+    decays: ClassVar[bool] = True
+    reach_weighted: ClassVar[bool] = False
+
+    def __post_init__(self):
+        _restart_base("base", self.base)
+
+    def describe(self) -> str:
+        return f"RestartedAverage(base {self.base})"
+
+    def _since_restart(self, t: jax.Array) -> jax.Array:
+        """``u = k - p`` for ``k = t - 1``: iterations since the last restart (``t`` ``[]``)."""
+        powers = [1]
+        while powers[-1] * self.base < 2 ** 31:
+            powers.append(powers[-1] * self.base)
+        k = t - 1
+        powers = jnp.asarray(powers, t.dtype)
+        last = jnp.max(jnp.where(powers <= k, powers, 0))      # 0 when k = 0
+        return k - last
+
+    def weight(self, t, hp):
+        return jnp.ones_like(t)
+
+    def decay(self, t, hp):
+        u = self._since_restart(t)
+        return jnp.power(u / (u + 1), hp.gamma)

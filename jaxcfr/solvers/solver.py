@@ -14,8 +14,9 @@ presets (CFR, CFR+, LCFR, DCFR, PCFR+, DCFR+, PDCFR+, HS-PCFR+) pair the parts:
 Per iteration ``t`` (1-based), with instantaneous regret ``r_t`` and averaging
 contribution ``s_t`` (the owner's reach times the strategy, or its estimate)::
 
-    R_t = regret_rule(R_{t-1} + r_t, t)
-    S_t = S_{t-1} + weight(t) s_t          (compensated: kernels.compensated)
+    R_t = regret_rule(R_{t-1} + r_t, t)    (regret_rule(R_{t-1}, t) + r_t: before_adding)
+    S_t = S_{t-1} + weight(t) s_t          (compensated: kernels.compensated; a rule that
+                                            decays multiplies S_{t-1} by decay(t) first)
     sigma_{t+1} = RM(R_t [+ r_t if predictive])
 
 The strategy sums are kept as a compensated pair (``strategy_sum + strategy_error``):
@@ -131,6 +132,17 @@ class Solver:
                 seen[p.name] = type(part).__name__
                 if p.default is not None:          # None: a compiled step's key
                     p.check(p.name, p.default)
+        if not self.estimator.dense:
+            needs = [what for what, needed in (
+                ("a regret rule applied before the new regret is added",
+                 self.regret.before_adding),
+                ("an average that decays", self.average.decays),
+                ("an average not weighted by reach", not self.average.reach_weighted))
+                if needed]
+            if needs:
+                raise ArgumentError(f"{self.name or 'this solver'} has {' and '.join(needs)}: "
+                                    f"it needs a full-width estimator, not "
+                                    f"{self.estimator.describe()}")
 
     @property
     def parts(self) -> tuple:
@@ -283,6 +295,7 @@ class Solver:
         ndim = state.regret.ndim
         legal = trail(tensors.legal_mask, ndim)
         weight = self.average.weight(tf, hp)                                       # [*b]
+        decay = self.average.decay(tf, hp) if self.average.decays else None        # [*b]
         unroll = ndim > 2                                         # batched tables [I, A, *b]
         # a sampling estimator's keys: one per batch member, [*b]
         keys = (iteration_keys(jnp.broadcast_to(hp.seed, state.regret.shape[2:]), t)
@@ -295,8 +308,14 @@ class Solver:
             inst = jnp.where(legal, est.regret, 0)                           # [I, A, *b]
             sel = trail(rows_of(tensors, player), ndim)
             averaged = trail(est.average_rows, ndim)
-            total, error = compensated.add(strategy_sum, strategy_error, weight * est.average)
-            tables = (jnp.where(sel, self.regret(regret + inst, tf, hp), regret),
+            # the rows averaged get the owner's reach x strategy, or the strategy itself
+            contribution = est.average if self.average.reach_weighted else current
+            kept, kept_error = ((strategy_sum, strategy_error) if decay is None else
+                                (strategy_sum * decay, strategy_error * decay))
+            total, error = compensated.add(kept, kept_error, weight * contribution)
+            new_regret = (self.regret(regret, tf, hp) + inst if self.regret.before_adding
+                          else self.regret(regret + inst, tf, hp))
+            tables = (jnp.where(sel, new_regret, regret),
                       jnp.where(averaged, total, strategy_sum),
                       jnp.where(averaged, error, strategy_error),
                       # only a predictive rule reads it: others keep it at 0 (one table

@@ -1,0 +1,230 @@
+"""``holdem_spot``: a heads-up no-limit hold'em postflop spot as a public-tree game.
+
+A spot is a board (flop, turn or river), both players' ranges, a starting pot, an
+effective stack and a bet tree (:mod:`.bets`, postflop-solver's conventions). As a
+:class:`~jaxcfr.game.PublicGame`:
+
+* hands: each player's combinations of positive weight that the board does not block
+  (labels ``"AsKs"``, high card first; weights from the range; cards for card removal);
+* public play: the bet tree's actions, named as postflop-solver prints them
+  (``"Check"``, ``"Bet(60)"``, ``"Raise(150)"``, ``"AllIn(200)"``, ``"Fold"``,
+  ``"Call"``); between streets the next card is public chance (an int card, uniform over
+  the cards neither the board nor the two hands hold: ``1 / (48 - board)`` given the
+  hands), which blocks the hands holding it; an all-in before the river deals every
+  card to come, exactly;
+* terminals: a fold is a :class:`~jaxcfr.game.Fold` and a showdown a
+  :class:`~jaxcfr.game.Showdown` of hand strengths on the final board (:mod:`.strength`).
+
+Payoffs are net of each player's half of the starting pot, as the postflop solvers
+report values: the folder loses ``pot / 2`` plus what it put in since, a showdown moves
+``pot / 2`` plus each player's bets. Values and exploitability are in chips; divide by
+``pot`` for a fraction of the pot.
+
+The defaults are the spot of issue 31 and of the peer's driver
+(``shared/peers/postflop-solver``): board Td9d6h5c2s, its README ranges, pot 100, stack
+200, bets ``"60%, e, a"``, raises ``"2.5x"``, river donk ``"50%"``, thresholds 1.5,
+0.15 and 0.1.
+
+Example::
+
+    >>> import jaxcfr
+    >>> spot = jaxcfr.load_game("holdem_spot(board='Td9d6h5c2s', pot=100, stack=200)")
+    >>> result = jaxcfr.solve_public(spot, "postflop-dcfr", 200)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxcfr.game import CHANCE, TERMINAL, Fold, GameError, PublicGame, Showdown
+
+from .bets import STREETS, BetTree, build_tree, tree_config
+from .cards import HANDS, NUM_CARDS, HoldemError, board_str, card_str, hand_str, parse_board
+from .ranges import parse_range, range_hands
+from .strength import board_strengths
+
+__all__ = ["HoldemSpot", "README_RANGES"]
+
+#: The ranges of postflop-solver's README example (OOP, IP).
+README_RANGES = ("66+,A8s+,A5s-A4s,AJo+,K9s+,KQo,QTs+,JTs,96s+,85s+,75s+,65s,54s",
+                 "QQ-22,AQs-A2s,ATo+,K5s+,KJo+,Q8s+,J8s+,T7s+,96s+,86s+,75s+,64s+,53s+")
+
+
+def _weights(r, player: int) -> np.ndarray:
+    if isinstance(r, str):
+        return parse_range(r)
+    w = np.asarray(r, np.float64)
+    if w.shape != (len(HANDS),) or not np.isfinite(w).all() or (w < 0).any():
+        raise HoldemError(f"ranges[{player}] must be a range string or 1,326 non-negative "
+                          f"weights, got {type(r).__name__} of shape {w.shape}")
+    return w
+
+
+class _Spot:
+    """What every state of one spot shares (never mutated after construction, except the
+    caches of strengths and showdown operators)."""
+
+    def __init__(self, board, ranges, pot, stack, bets, raises, turn_donk, river_donk,
+                 add_allin, force_allin, merging):
+        self.board = parse_board(board)
+        street = len(self.board) - 3
+        self.config = tree_config(street, pot, stack, bets, raises, turn_donk=turn_donk,
+                                  river_donk=river_donk, add_allin=add_allin,
+                                  force_allin=force_allin, merging=merging)
+        self.tree: BetTree = build_tree(self.config)
+        if not isinstance(ranges, (tuple, list)) or len(ranges) != 2:
+            raise HoldemError(f"ranges must be a pair (OOP's, IP's), got {ranges!r}")
+        self.index, self.weights, self.labels, self.cards = [], [], [], []
+        for p in range(2):
+            w = _weights(ranges[p], p)
+            idx = range_hands(w, self.board)
+            if not len(idx):
+                raise HoldemError(f"{('OOP', 'IP')[p]}'s range has no hand the board "
+                                  f"{board_str(self.board)} leaves")
+            self.index.append(idx)
+            self.weights.append(tuple(float(x) for x in w[idx]))
+            self.labels.append(tuple(hand_str(i) for i in idx))
+            self.cards.append(tuple(HANDS[i] for i in idx))
+        self.half_pot = self.config.pot / 2
+        self.actions = [tuple(str(a) for a in n.actions) for n in self.tree.nodes]
+        self._strengths: dict = {}
+        self._showdowns: dict = {}
+
+    def showdown(self, board: tuple, stake: float) -> Showdown:
+        key = (board, stake)
+        s = self._showdowns.get(key)
+        if s is None:
+            full = self._strengths.get(board)
+            if full is None:
+                full = self._strengths[board] = board_strengths(board).astype(np.float64)
+            s = self._showdowns[key] = Showdown(stake, tuple(full[i] for i in self.index))
+        return s
+
+
+class HoldemSpot(PublicGame):
+    """A heads-up no-limit hold'em postflop spot (see the module).
+
+    Args:
+      board: 3, 4 or 5 cards (``"Td9d6h"``); the street follows.
+      ranges: ``(OOP's, IP's)``: range strings (``"66+,A8s+,AsKs:0.5"``) or ``[1326]``
+        weights.
+      pot: the starting pot, whole chips; stack: the effective stack behind.
+      bets, raises: sizes (:func:`~.bets.tree_config`: one string, a pair (OOP, IP) or
+        a dict by street).
+      turn_donk, river_donk: OOP's donk sizes (``None``: none).
+      add_allin, force_allin, merging: postflop-solver's thresholds.
+    """
+
+    __slots__ = ("_s", "_node", "_dealt")
+
+    def __init__(self, board="Td9d6h5c2s", ranges=README_RANGES, pot: int = 100,
+                 stack: int = 200, bets="60%, e, a", raises="2.5x", turn_donk=None,
+                 river_donk="50%", add_allin: float = 1.5, force_allin: float = 0.15,
+                 merging: float = 0.1):
+        try:
+            self._s = _Spot(board, ranges, pot, stack, bets, raises, turn_donk, river_donk,
+                            add_allin, force_allin, merging)
+        except HoldemError as e:
+            raise ValueError(f"holdem_spot: {e}") from None
+        self._node = 0
+        self._dealt: tuple[int, ...] = ()
+
+    # -- hands ------------------------------------------------------------------
+    def hands(self, player):
+        return self._s.labels[player]
+
+    def hand_weights(self, player):
+        return self._s.weights[player]
+
+    def hand_cards(self, player):
+        return self._s.cards[player]
+
+    # -- the public state machine ---------------------------------------------------
+    @property
+    def _here(self):
+        return self._s.tree.nodes[self._node]
+
+    def is_terminal(self):
+        return self._here.terminal
+
+    def is_chance(self):
+        return self._here.kind == "chance"
+
+    def player_to_act(self):
+        n = self._here
+        if n.terminal:
+            return TERMINAL
+        return CHANCE if n.kind == "chance" else n.player
+
+    def legal_actions(self):
+        return list(self._s.actions[self._node]) if self._here.kind == "decision" else []
+
+    def board(self) -> tuple[int, ...]:
+        """The cards on the board now (the spot's and those dealt since)."""
+        return self._s.board + self._dealt
+
+    def chance_outcomes(self):
+        if self._here.kind != "chance":
+            return None
+        shown = set(self.board())
+        left = [c for c in range(NUM_CARDS) if c not in shown]
+        p = 1.0 / (len(left) - 4)           # given the two hands: the cards they do not hold
+        return [(c, p) for c in left]
+
+    def outcome_cards(self, outcome):
+        return (outcome,)
+
+    def step(self, action):
+        n = self._here
+        if n.terminal:
+            raise GameError(f"the hand is over; cannot play {action!r}", rule="illegal-action")
+        if n.kind == "chance":
+            if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) \
+                    or not 0 <= action < NUM_CARDS or action in self.board():
+                raise GameError(f"{action!r} is not a card left to deal (board "
+                                f"{board_str(self.board())})", rule="illegal-action")
+            self._dealt += (int(action),)
+            self._node = n.children[0]
+            return
+        try:
+            i = self._s.actions[self._node].index(action)
+        except ValueError:
+            raise GameError(f"illegal action {action!r}; legal: "
+                            f"{list(self._s.actions[self._node])}",
+                            rule="illegal-action") from None
+        self._node = n.children[i]
+
+    def clone(self):
+        new = HoldemSpot.__new__(HoldemSpot)
+        new._s, new._node, new._dealt = self._s, self._node, self._dealt
+        return new
+
+    def terminal_value(self):
+        n = self._here
+        if n.kind == "fold":
+            lost = self._s.half_pot + n.bets[n.player]
+            return Fold((-lost, lost) if n.player == 0 else (lost, -lost))
+        if n.kind == "showdown":
+            return self._s.showdown(self.board(), self._s.half_pot + n.bets[0])
+        raise GameError("terminal_value() called at a non-terminal node", rule="not-terminal")
+
+    # -- for users --------------------------------------------------------------------
+    @property
+    def tree(self) -> BetTree:
+        """The bet tree (:mod:`.bets`)."""
+        return self._s.tree
+
+    @property
+    def pot(self) -> int:
+        return self._s.config.pot
+
+    def hand_indices(self, player: int) -> np.ndarray:
+        """``[H]`` the indices into :data:`~.cards.HANDS` of ``hands(player)``."""
+        return self._s.index[player]
+
+    def __repr__(self):
+        street = STREETS[len(self.board()) - 3]
+        dealt = "".join(card_str(c) for c in self._dealt)
+        return (f"HoldemSpot({board_str(self._s.board)}{'+' + dealt if dealt else ''}, "
+                f"{street}, node {self._node}, {len(self._s.labels[0])}+"
+                f"{len(self._s.labels[1])} hands)")
