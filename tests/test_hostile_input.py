@@ -217,9 +217,207 @@ def test_a_bucketing_naming_module_code_needs_trust_code(tmp_path):
         jaxcfr.load_config(config)
     assert not (tmp_path / "imported").exists() and "cfg_bucket_mod" not in sys.modules
     from jaxcfr.game.registry import runs_code
-    assert runs_code("bet_menu(fractions=[1.0]) + bucket_by(function='evil.mod:f')") == \
-        "evil.mod"
-    assert runs_code("suit_isomorphism + rank_buckets(buckets=4)") is None
+    assert runs_code("bet_menu(fractions=[1.0]) + bucket_by(function='evil.mod:f')",
+                     "abstraction") == "evil.mod"
+    assert runs_code("suit_isomorphism + rank_buckets(buckets=4)", "abstraction") is None
+
+
+# -- 2b. one parser decides what a string names and whether it runs code (issue 33) --------
+EVIL = """
+import pathlib
+pathlib.Path(__file__).with_name("IMPORTED").touch()
+from jaxcfr.game import Game
+
+
+class Game(Game):
+    pass
+
+
+class X:
+    def actions(self, state, player):
+        return state.legal_actions()
+
+    def bucket(self, player, key):
+        return key
+
+
+def fn(player, key):
+    return key
+"""
+
+
+@pytest.fixture
+def evil(tmp_path, monkeypatch):
+    """A module ``evilmod`` in the working directory that leaves ``IMPORTED`` when imported;
+    afterwards: it was not imported, ``this`` neither, ``sys.path`` is as it was, and no
+    ``hacked`` file was written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evilmod.py").write_text(EVIL)
+    path, had_this = list(sys.path), "this" in sys.modules
+    yield tmp_path
+    imported = [m for m in ("evilmod", "this") if m in sys.modules and
+                not (m == "this" and had_this)]
+    for m in imported:
+        sys.modules.pop(m)
+    changed, sys.path[:] = sys.path != path, path
+    assert not (tmp_path / "IMPORTED").exists() and not imported
+    assert not (tmp_path / "hacked").exists() and not changed
+
+
+@pytest.mark.parametrize("key, text", [
+    ("abstraction", "identity+evilmod:X"),                        # no blanks around '+'
+    ("abstraction", "identity + evilmod:X"),
+    ("abstraction", "identity+this:X"),                           # the standard library
+    ("abstraction", "identity  +evilmod:X(depth=1)"),
+    ("bucketing", "suit_isomorphism+bucket_by(function='evilmod:fn')"),
+    ("bucketing", "bucket_by(function='jaxcfr.game.registry:os.system')"),
+    ("bucketing", "bucket_by(function='jaxcfr.game.registry:sys.path.insert')"),
+    ("bucketing", "bucket_by(function='jaxcfr.game.bucketing:importlib.import_module')"),
+    ("bucketing", "bucket_by(function='jaxcfr:_util.atomic.atomic_write')"),
+    ("bucketing", "bucket_by(function=['x', {'k': 'evilmod:fn'}])"),
+    ("bucketing", "bucket_by(function='games.evilmod:fn')"),
+    ("name", "jaxcfr.game.registry:os.system(command='touch hacked')"),
+    ("name", "evilmod:Game"),
+])
+def test_a_config_string_that_reaches_code_outside_the_package_is_refused(evil, key, text):
+    config = evil / "c.toml"
+    config.write_text(f'[game]\nname = "kuhn_poker"\n{key} = "{text}"\n'.replace(
+        'name = "kuhn_poker"\nname', "name"))
+    with pytest.raises(jaxcfr.runs.ConfigError, match=r"\[untrusted-code\]") as info:
+        jaxcfr.load_config(config)
+    assert "--trust-code" in str(info.value)
+
+
+@pytest.mark.parametrize("text", ["identity+", "+identity", "identity + (evilmod:X",
+                                  "identity+evilmod:X)", "bucket_by(function='evilmod:fn'",
+                                  "identity(evilmod:X)", "identity(**{'a': 'evilmod:X'})",
+                                  "identity(a=1)(b='evilmod:X')", "identity(a=1) + x(evilmod:X)"])
+def test_a_string_the_parser_cannot_read_is_refused_never_trusted(evil, text):
+    from jaxcfr.game.registry import check_trusted, runs_code
+    for what in ("abstraction", "bucketing"):
+        with pytest.raises(GameError, match="cannot parse|key=value|not a literal"):
+            runs_code(text, what)
+        with pytest.raises(GameError, match="is refused"):
+            check_trusted(text, "the config", what=what)
+    config = evil / "c.toml"
+    config.write_text(f'[game]\nname = "kuhn_poker"\nabstraction = "{text}"\n')
+    with pytest.raises(jaxcfr.runs.ConfigError, match="is refused"):
+        jaxcfr.load_config(config)
+
+
+def test_the_package_own_objects_are_trusted_and_load_as_parsed():
+    from jaxcfr.game.registry import runs_code
+    from jaxcfr.game.strings import parse_abstraction
+    for text in ("suit_isomorphism+rank_buckets(buckets=4)", "identity",
+                 "bucket_by(function='jaxcfr.game.bucketing:BucketBy.bucket')",
+                 "jaxcfr_games.leduc:SuitIsomorphism", "games.leduc:RankBuckets(buckets=2)"):
+        assert runs_code(text, "abstraction") is None, text
+    assert [p.name for p in parse_abstraction("bet_menu(fractions=[1.0])+suit_isomorphism")] \
+        == ["bet_menu", "suit_isomorphism"]
+    for text in ("jaxcfr_games.kuhn:KuhnPoker", "games.kuhn:KuhnPoker(players=3)",
+                 "kuhn_poker", "leduc_poker(ranks=3)"):
+        assert runs_code(text) is None, text
+    # "A+B" loads the parts the parser read: the same two objects as "A + B"
+    assert repr(jaxcfr.load_abstraction("bet_menu(fractions=[1.0])+suit_isomorphism")) == \
+        repr(jaxcfr.load_abstraction("bet_menu(fractions=[1.0]) + suit_isomorphism"))
+    # bucket_by reads its function with the same parser: games.* is jaxcfr_games.*, and
+    # what is no reference is not imported
+    from jaxcfr_games.leduc import LeducPoker
+    assert jaxcfr.bucket_by("games.leduc:LeducPoker").function is LeducPoker
+    with pytest.raises(ValueError, match="must be 'module:name'"):
+        jaxcfr.bucket_by(" evilmod:fn")
+
+
+#: Every string-taking entry point: (section, key) in a config, and a hostile string.
+ENTRY_POINTS = {
+    "game": ("game", "name", "evilmod:Game"),
+    "abstraction": ("game", "abstraction", "identity+evilmod:X"),
+    "bucketing": ("game", "bucketing", "bucket_by(function='jaxcfr.game.registry:os.system')"),
+    "gadget": ("resolve", "gadget", "evilmod:X"),
+    "estimator": ("solver", "sampling", "evilmod:X"),
+    "config key": ("solver", "evilmod:X", 1),
+}
+
+
+def _toml(section: str, key: str, value) -> str:
+    lines = {"game": ['name = "kuhn_poker"'], "solver": ["iterations = 2"],
+             "run": ["plot = false", "quiet = true"]}
+    if section == "resolve":
+        lines["resolve"] = ["after_chance = 1"]
+    lines[section] = [line for line in lines.get(section, []) if
+                      not line.startswith(f"{key} ")] + [f'"{key}" = {json.dumps(value)}']
+    return "".join(f"[{s}]\n" + "\n".join(ls) + "\n" for s, ls in lines.items())
+
+
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+def test_every_entry_point_from_a_config(evil, capsys, entry):
+    section, key, value = ENTRY_POINTS[entry]
+    config = evil / "c.toml"
+    config.write_text(_toml(section, key, value))
+    with pytest.raises(jaxcfr.runs.ConfigError, match=key.replace("(", r"\(")):
+        jaxcfr.load_config(config)
+    status, _, err = _run(capsys, "train", str(config), "--out", str(evil / "run"))
+    assert status == 2 and err.startswith("jaxcfr: error: ") and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+def test_every_entry_point_from_a_run_directory(evil, capsys, entry):
+    section, key, value = ENTRY_POINTS[entry]
+    run = evil / "run"
+    run.mkdir()
+    (run / "config.toml").write_text(_toml(section, key, value))
+    status, _, err = _run(capsys, "train", "--resume", str(run))
+    assert status == 2 and "config.toml" in err and key in err, err
+    if entry in ("game", "abstraction", "bucketing"):
+        assert "[untrusted-code]" in err and "--trust-code" in err
+
+
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+def test_every_entry_point_from_a_profile(evil, capsys, entry):
+    """A profile records one string, its game: a hostile one is refused; the other entry
+    points have no field in a profile, and one planted there is never read."""
+    section, key, value = ENTRY_POINTS[entry]
+    recorded = {"game": value, "abstraction": f"kuhn_poker | {value}",
+                "bucketing": f"kuhn_poker | {value}"}.get(entry, "kuhn_poker")
+    saved = _profile_of(recorded, evil / "p.npz")
+    meta = json.loads(saved.with_suffix(".json").read_text())
+    meta[key] = value
+    saved.with_suffix(".json").write_text(json.dumps(meta))
+    for where in (saved, _in_run_dir(saved, evil / "run")):
+        status, out, err = _run(capsys, "eval", str(where), "--json")
+        if entry in ("game", "abstraction", "bucketing"):
+            assert status == 2 and ("is refused" in err or "[untrusted-code]" in err), err
+        else:
+            assert status == 0 and json.loads(out)["game"] == "kuhn_poker", err
+
+
+def _in_run_dir(saved: Path, run: Path) -> Path:
+    run.mkdir(exist_ok=True)
+    for suffix in (".npz", ".json"):
+        (run / f"profile{suffix}").write_bytes(saved.with_suffix(suffix).read_bytes())
+    return run
+
+
+@pytest.mark.parametrize("entry, argv, words", [
+    ("game", ["solve", "jaxcfr.game.registry:os.system(command='touch hacked')"],
+     "not a jaxcfr.Game subclass"),
+    ("game", ["solve", "kuhn_poker + evilmod:Game"], "cannot parse game string"),
+    ("abstraction", ["abstract", "kuhn_poker", "--abstraction",
+                     "os:system(command='touch hacked')"], "no actions"),
+    ("abstraction", ["abstract", "kuhn_poker", "--abstraction", "identity+"], "empty part"),
+    ("bucketing", ["abstract", "kuhn_poker", "--bucketing", "bucket_by(function=' evilmod:fn')"],
+     "must be 'module:name'"),
+    ("gadget", ["resolve", "kuhn_poker", "p.npz", "--after-chance", "1", "--gadget",
+                "evilmod:X"], "invalid choice"),
+    ("estimator", ["solve", "kuhn_poker", "--sampling", "evilmod:X"], "invalid choice"),
+    ("config key", ["train", "c.toml", "--set", "evilmod:X=1"], "unknown key"),
+], ids=lambda v: v if isinstance(v, str) and " " not in v else None)
+def test_every_entry_point_from_the_command_line(evil, capsys, entry, argv, words):
+    """The command line is the user's own word (docs/security.md): it may name a module of
+    theirs. It is read by the same parser, and nothing is called before it is checked."""
+    (evil / "c.toml").write_text(_toml("game", "name", "kuhn_poker"))
+    status, _, err = _run(capsys, *argv)
+    assert status == 2 and words in err and "Traceback" not in err, err
 
 
 # -- 6. a game module beside the config, found by the jaxcfr executable ---------------------
