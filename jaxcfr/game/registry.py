@@ -54,7 +54,9 @@ import importlib.metadata
 import importlib.util
 import inspect
 import os
+import re
 import sys
+import weakref
 from typing import Any, Callable, Sequence
 
 from jaxcfr.game.contract import GameError, check_protocol
@@ -64,7 +66,8 @@ from jaxcfr.game.strings import (Parsed, Reference, parse_abstraction, parse_gam
 
 __all__ = ["register", "load_game", "registered_games", "parse_game_string", "REFERENCE_GAMES",
            "ENTRY_POINT_GROUP", "game_parameters", "game_constructor", "REFERENCE_ABSTRACTIONS",
-           "load_abstraction", "runs_code", "check_trusted", "import_game_module"]
+           "load_abstraction", "runs_code", "check_trusted", "import_game_module", "game_string",
+           "loadable_hint"]
 
 #: The reference games: name -> ``module:Class``, imported on first use.
 REFERENCE_GAMES = {
@@ -269,7 +272,58 @@ def load_game(text: str | os.PathLike):
     except GameError:
         raise GameError(f"{text!r} did not produce a jaxcfr.Game (got {type(game).__name__})",
                         rule="protocol") from None
+    return _remember(game, text.strip())
+
+
+#: id(root) -> (a weak reference to it, the string load_game loaded it from). Kept beside the
+#: object, not in it: a clone (copy.deepcopy included) or another object is not that root.
+_LOADED: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def _remember(game, text: str):
+    """``game``, remembering ``text`` (:func:`game_string`) while it lives."""
+    key = id(game)
+    try:
+        ref = weakref.ref(game, lambda _, key=key: _LOADED.pop(key, None))
+    except TypeError:                      # no weak references to it: nothing remembered
+        return game
+    _LOADED[key] = (ref, text)
     return game
+
+
+def game_string(game: Any) -> str | None:
+    """The game string :func:`load_game` loaded the root state ``game`` from (``None`` for a
+    game made otherwise, and for its clones): what :func:`jaxcfr.lower` names the lowered
+    game, and so what a profile solved from ``game`` records.
+
+    Example::
+
+        >>> jaxcfr.game.registry.game_string(jaxcfr.load_game("leduc_poker(ranks=3)"))
+        'leduc_poker(ranks=3)'
+    """
+    entry = _LOADED.get(id(game))
+    return entry[1] if entry is not None and entry[0]() is game else None
+
+
+def loadable_hint(label: str) -> str | None:
+    """``None`` when ``label`` can name a game to :func:`load_game` (as far as can be told
+    without loading it); else a sentence on how to make a profile that records it loadable.
+    ``label`` is then a class name (what :func:`jaxcfr.lower` names a game it was not given
+    the string of)."""
+    if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z_]\w*", label) or \
+            _lookup(label) is not None:
+        return None
+    known = {**REFERENCE_GAMES, **_entry_points()}
+    same = [name for name, target in known.items() if target.rpartition(":")[2] == label]
+    same += [name for name, ctor in _REGISTRY.items() if getattr(ctor, "__name__", "") == label]
+    example = same[0] if same else "mypackage.mygame:" + label
+    which = (f"{label}'s game string is {example!r}, with its parameters" if same
+             else f"e.g. {example!r}")
+    return (f"{label!r} is the class name of the game, not a game string jaxcfr.load_game "
+            f"loads ({which}): load "
+            f"the game with jaxcfr.load_game({example!r}) before solving it (a game remembers "
+            f"the string it was loaded from), or set profile.game = {example!r} before saving; "
+            "meanwhile `jaxcfr eval PROFILE GAME` names the game")
 
 
 def load_abstraction(text: str):

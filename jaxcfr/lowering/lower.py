@@ -39,7 +39,7 @@ from jaxcfr.game.abstraction import Abstracted, unwrap
 from jaxcfr.game.bucketing import (Bucketed, abstract_game, find_bucketing,
                                    imperfect_recall_declared)
 from jaxcfr.game.contract import GameError, check_nash_value, check_protocol
-from jaxcfr.game.registry import load_game
+from jaxcfr.game.registry import game_string, load_game
 from jaxcfr.lowering.size import SizeEstimate, estimate_size
 from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
                             GameTensors, LoweredGame)
@@ -293,7 +293,7 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
                        preorder=order.astype(np.int64, copy=False), node_action=node_action,
                        nash_value=None if nash is None else tuple(float(v) for v in nash),
                        constant_sum=constant_sum, br_rounds=br_rounds,
-                       name=name or type(game).__name__)
+                       name=name or game_string(game) or type(game).__name__)
 
 
 def _most_own_decisions(parent, edge_owner, level_start, num_players) -> int:
