@@ -135,7 +135,7 @@ def test_module_class_must_name_a_game_class_before_it_is_called(tmp_path, monke
         with pytest.raises(GameError, match="not a jaxcfr.Game subclass") as info:
             jaxcfr.load_game(text)
         assert info.value.rule == "game-string"
-        with pytest.raises(GameError, match="no actions") as info:
+        with pytest.raises(GameError, match="neither an actions") as info:
             jaxcfr.load_abstraction(text)
         assert info.value.rule == "abstraction-string"
     assert not (tmp_path / "hacked").exists()
@@ -403,7 +403,7 @@ def _in_run_dir(saved: Path, run: Path) -> Path:
      "not a jaxcfr.Game subclass"),
     ("game", ["solve", "kuhn_poker + evilmod:Game"], "cannot parse game string"),
     ("abstraction", ["abstract", "kuhn_poker", "--abstraction",
-                     "os:system(command='touch hacked')"], "no actions"),
+                     "os:system(command='touch hacked')"], "neither an actions"),
     ("abstraction", ["abstract", "kuhn_poker", "--abstraction", "identity+"], "empty part"),
     ("bucketing", ["abstract", "kuhn_poker", "--bucketing", "bucket_by(function=' evilmod:fn')"],
      "must be 'module:name'"),
@@ -635,3 +635,39 @@ def test_no_document_cites_a_design_section_users_do_not_have():
             [ROOT / "README.md"]:
         text = path.read_text(encoding="utf-8")
         assert "design §" not in text and "DESIGN.md" not in text, path
+
+
+# -- issue 33, item 7: messages about the right thing -------------------------------------
+def test_a_module_bucketing_class_is_taken_as_a_bucketing(tmp_path, monkeypatch):
+    (tmp_path / "hostile_buckets.py").write_text(
+        "class ByRank:\n    def bucket(self, player, key):\n        return key\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    made = jaxcfr.load_abstraction("hostile_buckets:ByRank")
+    assert type(made).__name__ == "ByRank"
+    lowered = jaxcfr.lower(jaxcfr.Bucketed(jaxcfr.load_game("kuhn_poker"), made))
+    assert lowered.num_rows == jaxcfr.lower(jaxcfr.load_game("kuhn_poker")).num_rows
+    with pytest.raises(GameError, match="neither an actions.*nor a bucket"):
+        jaxcfr.load_abstraction("jaxcfr_games.kuhn:KuhnPoker")
+
+
+@pytest.mark.parametrize("game, action", [("leduc_poker", "'call'"), ("kuhn_poker", "'pass'")])
+def test_a_no_limit_bet_menu_on_another_game_says_so(game, action):
+    small = jaxcfr.Abstracted(jaxcfr.load_game(game),
+                              jaxcfr.load_abstraction("bet_menu(fractions=[1.0])"))
+    with pytest.raises(GameError) as info:
+        jaxcfr.lower(small)
+    err = info.value
+    assert err.rule == "abstraction-game" and f"has the action {action}" in str(err), str(err)
+    assert "use bet_menu on nolimit_leduc" in str(err) and "invalid literal" not in str(err)
+
+
+def test_subgames_named_where_there_is_none_say_so(tmp_path, capsys):
+    saved = jaxcfr.solve("kuhn_poker", "cfr+", 5).profile.save(tmp_path / "p.npz")
+    status, _, err = _run(capsys, "resolve", "kuhn_poker", str(saved), "--at-depth", "999",
+                          "--iterations", "2")
+    assert status == 2 and "no public state at depth 999 of kuhn_poker" in err, err
+    assert "its decisions lie at depths 2, 3, 4" in err and "chance node" not in err
+    status, _, err = _run(capsys, "resolve", "kuhn_poker", str(saved), "--after-chance", "7",
+                          "--iterations", "2")
+    assert status == 2 and "right after chance event 7" in err, err
+    assert "public states start after chance events 2" in err and "chance node" not in err

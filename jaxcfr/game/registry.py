@@ -360,9 +360,11 @@ def _load_one(part: Parsed):
                             f"{', '.join(REFERENCE_ABSTRACTIONS)} (or module:Class)")
         ctor = _import_target(target, text)
         if part.kind == "module" and not (isinstance(ctor, type) and _is_abstraction_class(ctor)):
-            raise GameError(f"{name!r} names {_describe(ctor)}, which has no actions(state, "
-                            "player) method: a module:Class abstraction string must name a "
-                            "class with one (jaxcfr.Abstraction; it is not called otherwise)")
+            raise GameError(f"{name!r} names {_describe(ctor)}, which has neither an "
+                            "actions(state, player) method nor a bucket(player, key) method: a "
+                            "module:Class abstraction string must name an action abstraction "
+                            "(jaxcfr.Abstraction) or a bucketing (jaxcfr.Bucketing) class (it "
+                            "is not called otherwise)")
         made = ctor(**params)
     except GameError as e:
         raise GameError(f"abstraction {text!r}: {e.detail}", rule="abstraction-string") from None
@@ -398,7 +400,8 @@ def _describe(obj: Any) -> str:
 
 
 def _is_abstraction_class(cls: type) -> bool:
-    return callable(getattr(cls, "actions", None))
+    """An action abstraction (``actions``) or a bucketing (``bucket``) class."""
+    return callable(getattr(cls, "actions", None)) or callable(getattr(cls, "bucket", None))
 
 
 # -- game strings read from files ------------------------------------------------
