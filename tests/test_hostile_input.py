@@ -671,3 +671,42 @@ def test_subgames_named_where_there_is_none_say_so(tmp_path, capsys):
                           "--iterations", "2")
     assert status == 2 and "right after chance event 7" in err, err
     assert "public states start after chance events 2" in err and "chance node" not in err
+
+
+# -- issue 33, item 3: mistakes answered before JAX is imported ----------------------------
+MISTAKES = [
+    (["validate", "kuhn_poker", "--trajectories", "x"], "invalid int value"),
+    (["games", "--jsn"], "unrecognized arguments"),
+    (["inspect"], "required: game"),
+    (["slove", "kuhn_poker"], "invalid choice"),
+    (["train", "missing.toml"], "no config file missing.toml"),
+    (["train", "--resume", "missing-run"], "no run directory missing-run"),
+    (["train", "--resume", "."], "is not a run directory"),
+    (["train", "c.toml", "--out", "a", "--resume", "b"], "exclude each other"),
+    (["eval", "missing.npz"], "no profile missing.npz"),
+    (["eval", "missing.npz", "--precision", "float16"], "invalid choice"),
+    (["abstract", "kuhn_poker"], "give at least one --abstraction"),
+    (["abstract", "kuhn_poker", "--abstraction", "identity", "--iterations", "0"],
+     "--iterations must be a positive integer"),
+]
+
+
+def test_mistakes_are_answered_before_jax_is_imported(tmp_path):
+    """Each mistake in a fresh interpreter: its one line and status 2, and JAX not imported
+    (the CPU time it saves is measured by scripts/mistake_bench.py, not asserted here)."""
+    code = ("import json, sys\nfrom jaxcfr.cli.app import main\nout = []\n"
+            "for argv in json.loads(sys.argv[1]):\n"
+            "    try:\n        status = main(argv)\n"
+            "    except SystemExit as e:\n        status = e.code\n"
+            "    out.append([status, 'jax' in sys.modules])\n"
+            "print(json.dumps(out))\n")
+    argvs = [argv for argv, _ in MISTAKES]
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(argvs)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, JAXCFR_NO_CACHE="1"))
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    errors = done.stderr
+    for (argv, words), (status, jax) in zip(MISTAKES, results):
+        assert status == 2 and words in errors, (argv, errors)
+        assert not jax, f"{argv} imported JAX"
+    assert "Traceback" not in errors
