@@ -710,3 +710,15 @@ def test_mistakes_are_answered_before_jax_is_imported(tmp_path):
         assert status == 2 and words in errors, (argv, errors)
         assert not jax, f"{argv} imported JAX"
     assert "Traceback" not in errors
+
+
+# -- issue 33, item 8 ------------------------------------------------------------------------
+def test_the_mccfr_benchmark_writes_into_docs_only_when_asked():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("mccfr_bench",
+                                                  ROOT / "scripts" / "mccfr_bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = Path(bench.build_parser().parse_args([]).out)
+    assert "docs" not in out.parts and out == Path("runs") / "mccfr_bench"
+    assert Path(bench.build_parser().parse_args(["--out", "docs"]).out) == Path("docs")
