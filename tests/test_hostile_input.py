@@ -713,8 +713,9 @@ def test_mistakes_are_answered_before_jax_is_imported(tmp_path):
 
 
 # -- issue 33, item 8 ------------------------------------------------------------------------
-def test_the_mccfr_benchmark_writes_into_docs_only_when_asked():
+def test_the_mccfr_benchmark_writes_into_docs_only_when_asked(monkeypatch):
     import importlib.util
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))          # (its helper: racing.py)
     spec = importlib.util.spec_from_file_location("mccfr_bench",
                                                   ROOT / "scripts" / "mccfr_bench.py")
     bench = importlib.util.module_from_spec(spec)
