@@ -723,3 +723,36 @@ def test_the_mccfr_benchmark_writes_into_docs_only_when_asked(monkeypatch):
     out = Path(bench.build_parser().parse_args([]).out)
     assert "docs" not in out.parts and out == Path("runs") / "mccfr_bench"
     assert Path(bench.build_parser().parse_args(["--out", "docs"]).out) == Path("docs")
+
+
+@pytest.mark.parametrize("full_game", [None, [0.01, 0.02, 0.03, 0.04]], ids=["run", "abstraction"])
+def test_the_convergence_plot_keeps_its_axes_with_long_labels(full_game):
+    """Labels of about 115 characters (a game string with an abstraction and a setting) went
+    into a legend inside the axes, which pushed the axes off the figure: wrapped, and below
+    the axes, the figure taller; short labels stay inside."""
+    pytest.importorskip("matplotlib")
+    from jaxcfr.runs.plot import LEGEND_WIDTH, convergence_figure
+    labels = [f"leduc_poker(ranks=13, suits=4) | bet_menu(fractions=[0.25, 0.5, 0.75, 1.0, "
+              f"1.5, 2.0]) + rank_buckets(buckets=8), alpha=1.{j}" for j in range(4)]
+    assert min(map(len, labels)) >= 115
+    metrics = [{"iteration": i, "metric": [(j + 1) / i for j in range(4)],
+                "metric_name": "exploitability", "members": labels} for i in (1, 10, 100)]
+    fig = convergence_figure(metrics, members=labels, full_game=full_game)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    box = ax.get_position()                                   # figure fractions
+    assert 0 <= box.x0 and box.x1 <= 1 and box.width > 0.7 and 0 < box.y0 and box.y1 <= 1
+    axes_inches = box.height * fig.get_size_inches()[1]
+    assert axes_inches > 2.5                                  # the axes kept their height
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert all(len(line) <= LEGEND_WIDTH for t in texts for line in t.split("\n"))
+    if full_game is None:                                     # wrapped at blanks: the same
+        assert [t.replace("\n", " ") for t in texts] == labels
+    legend = ax.get_legend().get_window_extent()
+    figure = fig.bbox
+    assert legend.x0 >= figure.x0 and legend.x1 <= figure.x1      # within the figure's width
+    assert legend.y1 <= ax.get_window_extent().y0                 # below the axes
+    short = convergence_figure(metrics, members=["a", "b", "c", "d"])
+    short.canvas.draw()
+    inside = short.axes[0].get_legend().get_window_extent()
+    assert short.axes[0].get_window_extent().contains(inside.x0 + 1, inside.y0 + 1)
