@@ -43,6 +43,11 @@ def raise_to(action) -> int | None:
     return int(action[1:]) if isinstance(action, str) and action[:1] == "r" else None
 
 
+def _is_raise(action) -> bool:
+    """Whether ``action`` is a raise label ``"r<chips>"``."""
+    return isinstance(action, str) and action[:1] == "r" and action[1:].isdigit()
+
+
 class _Rules(Deck):
     """Per-game constants shared by every state of one game (never mutated)."""
 
@@ -331,6 +336,16 @@ class BetMenu:
 
     def actions(self, state: NoLimitLeduc, player: int) -> list:
         legal = state.legal_actions()
+        other = next((a for a in legal if a not in (FOLD, CALL) and not _is_raise(a)), None)
+        if other is not None or not hasattr(state, "spent"):
+            raise GameError(
+                f"bet_menu is a bet-size menu for no-limit games whose actions are fold "
+                f"{FOLD!r}, call {CALL!r} and raises 'r<chips>' (nolimit_leduc); this game "
+                + (f"has the action {other!r}" if other is not None else
+                   "does not say what each player has put in (spent)")
+                + f" among {legal!r}, so the menu matches nothing in it: use bet_menu on "
+                "nolimit_leduc, or an abstraction written for this game",
+                rule="abstraction-game")
         raises = [n for n in map(raise_to, legal) if n is not None]
         if not raises:
             return legal

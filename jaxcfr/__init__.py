@@ -15,18 +15,15 @@ Public API::
     buckets = jaxcfr.Bucketed(game, jaxcfr.load_abstraction("suit_isomorphism"))
     jaxcfr.lift(profile_of_buckets, game, bucketing="suit_isomorphism")
 
-``import jaxcfr`` itself is light (the standard library and the ``.efg`` reader): the
-first use of any other public name imports the whole library, JAX included, as one step
-(PEP 562 ``__getattr__``). So the ``jaxcfr`` command installs its Ctrl-C handler and
+``import jaxcfr`` itself imports nothing: ``jaxcfr.efg`` (the ``.efg`` reader) loads
+alone on first use, and the first use of any other public name imports the whole library,
+JAX included, as one step (PEP 562 ``__getattr__``). So the ``jaxcfr`` command installs its Ctrl-C handler and
 answers ``--version`` before JAX is imported.
 """
 
-import sys
-
-from jaxcfr.game import efg
-
-# The .efg package lives in the game layer; ``import jaxcfr.efg`` is its public name.
-sys.modules[__name__ + ".efg"] = efg
+# Nothing is imported here: the ``jaxcfr`` command's first statement (jaxcfr.cli.launch)
+# installs its Ctrl-C handler, and everything imported before it runs without one.
+# ``jaxcfr.efg`` (the .efg package, which lives in the game layer) loads on first use.
 
 __version__ = "0.1.0"
 
@@ -116,6 +113,9 @@ _loaded = False
 def __getattr__(name: str):
     """The first public name asked for loads them all (and the rooms they import)."""
     global _loaded
+    if name == "efg":                           # light: the reader alone, not the library
+        from jaxcfr.game import efg
+        return efg
     if not name.startswith("__") and not _loaded:
         _loaded = True                         # (the imports below ask for names too)
         try:

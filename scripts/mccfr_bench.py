@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """Monte Carlo estimators against the exact one: cost per iteration, and exploitability
-against CPU time. Writes docs/mccfr.md's tables (as JSON) and docs/mccfr.png.
+against CPU time. Writes the tables of docs/mccfr.md (as ``mccfr.json``) and ``mccfr.png`` into
+``--out`` (default ``runs/mccfr_bench``, beside other runs; ``--out docs`` updates the docs).
 
 Usage::
 
@@ -363,13 +364,20 @@ def plot(results: dict[str, list], path: pathlib.Path, title: str) -> None:
               solid=lambda entry: entry.endswith("/none"))
 
 
-def main() -> None:
+#: Where the figures go unless ``--out`` says otherwise: not docs/, which a run of the
+#: benchmark should change only when asked (``--out docs``).
+DEFAULT_OUT = pathlib.Path("runs") / "mccfr_bench"
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--costs", action="store_true", help="only the cost table")
     parser.add_argument("--games", nargs="*", default=list(COST_GAMES))
     parser.add_argument("--race", default="leduc_poker(ranks=10)", help="the race's game")
     parser.add_argument("--budget", type=float, default=20.0, help="CPU seconds per entry")
-    parser.add_argument("--out", default=str(ROOT / "docs"))
+    parser.add_argument("--out", default=str(DEFAULT_OUT),
+                        help=f"folder of mccfr.json and mccfr.png (default: {DEFAULT_OUT}; "
+                             "--out docs updates the docs)")
     parser.add_argument("--target-only", action="store_true",
                         help="only the iterations to 0.05 on Leduc, added to mccfr.json")
     parser.add_argument("--peer", action="store_true",
@@ -379,8 +387,13 @@ def main() -> None:
     parser.add_argument("--fresh-run", nargs=5, metavar=("SIDE", "GAME", "SCHEME", "TARGET",
                                                          "ENTRY"), help=argparse.SUPPRESS)
     parser.add_argument("--started", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = build_parser().parse_args()
     out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     if args.fresh_run:
         side, game, scheme, target, entry = args.fresh_run
         fresh_run(side, game, scheme, float(target), entry)
@@ -389,7 +402,8 @@ def main() -> None:
         peer(out, args.only)
         return
     if args.target_only:
-        results = json.loads((out / "mccfr.json").read_text())
+        path = out / "mccfr.json"
+        results = json.loads(path.read_text()) if path.exists() else {}
         results["target"] = {"game": "leduc_poker", "target": 0.05,
                              "entries": to_target("leduc_poker", 0.05)}
         (out / "mccfr.json").write_text(json.dumps(results, indent=1) + "\n")

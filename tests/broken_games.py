@@ -652,7 +652,7 @@ class SampledOutcomeNotListed(Toy):
 class ShallowCopyClone(Toy):
     """``clone()`` is ``copy.copy``: the clone shares the ``stakes`` dict that ``step`` writes,
     so stepping one state changes the payoffs of the others (the node itself looks the same)."""
-    RULE, HISTORIES, LOWER_RULE = "clone", {()}, None
+    RULE, HISTORIES = "clone", {()}          # lowering probes it too (issue 33)
 
     def __init__(self):
         self.h = ()

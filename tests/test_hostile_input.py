@@ -135,7 +135,7 @@ def test_module_class_must_name_a_game_class_before_it_is_called(tmp_path, monke
         with pytest.raises(GameError, match="not a jaxcfr.Game subclass") as info:
             jaxcfr.load_game(text)
         assert info.value.rule == "game-string"
-        with pytest.raises(GameError, match="no actions") as info:
+        with pytest.raises(GameError, match="neither an actions") as info:
             jaxcfr.load_abstraction(text)
         assert info.value.rule == "abstraction-string"
     assert not (tmp_path / "hacked").exists()
@@ -217,9 +217,207 @@ def test_a_bucketing_naming_module_code_needs_trust_code(tmp_path):
         jaxcfr.load_config(config)
     assert not (tmp_path / "imported").exists() and "cfg_bucket_mod" not in sys.modules
     from jaxcfr.game.registry import runs_code
-    assert runs_code("bet_menu(fractions=[1.0]) + bucket_by(function='evil.mod:f')") == \
-        "evil.mod"
-    assert runs_code("suit_isomorphism + rank_buckets(buckets=4)") is None
+    assert runs_code("bet_menu(fractions=[1.0]) + bucket_by(function='evil.mod:f')",
+                     "abstraction") == "evil.mod"
+    assert runs_code("suit_isomorphism + rank_buckets(buckets=4)", "abstraction") is None
+
+
+# -- 2b. one parser decides what a string names and whether it runs code (issue 33) --------
+EVIL = """
+import pathlib
+pathlib.Path(__file__).with_name("IMPORTED").touch()
+from jaxcfr.game import Game
+
+
+class Game(Game):
+    pass
+
+
+class X:
+    def actions(self, state, player):
+        return state.legal_actions()
+
+    def bucket(self, player, key):
+        return key
+
+
+def fn(player, key):
+    return key
+"""
+
+
+@pytest.fixture
+def evil(tmp_path, monkeypatch):
+    """A module ``evilmod`` in the working directory that leaves ``IMPORTED`` when imported;
+    afterwards: it was not imported, ``this`` neither, ``sys.path`` is as it was, and no
+    ``hacked`` file was written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evilmod.py").write_text(EVIL)
+    path, had_this = list(sys.path), "this" in sys.modules
+    yield tmp_path
+    imported = [m for m in ("evilmod", "this") if m in sys.modules and
+                not (m == "this" and had_this)]
+    for m in imported:
+        sys.modules.pop(m)
+    changed, sys.path[:] = sys.path != path, path
+    assert not (tmp_path / "IMPORTED").exists() and not imported
+    assert not (tmp_path / "hacked").exists() and not changed
+
+
+@pytest.mark.parametrize("key, text", [
+    ("abstraction", "identity+evilmod:X"),                        # no blanks around '+'
+    ("abstraction", "identity + evilmod:X"),
+    ("abstraction", "identity+this:X"),                           # the standard library
+    ("abstraction", "identity  +evilmod:X(depth=1)"),
+    ("bucketing", "suit_isomorphism+bucket_by(function='evilmod:fn')"),
+    ("bucketing", "bucket_by(function='jaxcfr.game.registry:os.system')"),
+    ("bucketing", "bucket_by(function='jaxcfr.game.registry:sys.path.insert')"),
+    ("bucketing", "bucket_by(function='jaxcfr.game.bucketing:importlib.import_module')"),
+    ("bucketing", "bucket_by(function='jaxcfr:_util.atomic.atomic_write')"),
+    ("bucketing", "bucket_by(function=['x', {'k': 'evilmod:fn'}])"),
+    ("bucketing", "bucket_by(function='games.evilmod:fn')"),
+    ("name", "jaxcfr.game.registry:os.system(command='touch hacked')"),
+    ("name", "evilmod:Game"),
+])
+def test_a_config_string_that_reaches_code_outside_the_package_is_refused(evil, key, text):
+    config = evil / "c.toml"
+    config.write_text(f'[game]\nname = "kuhn_poker"\n{key} = "{text}"\n'.replace(
+        'name = "kuhn_poker"\nname', "name"))
+    with pytest.raises(jaxcfr.runs.ConfigError, match=r"\[untrusted-code\]") as info:
+        jaxcfr.load_config(config)
+    assert "--trust-code" in str(info.value)
+
+
+@pytest.mark.parametrize("text", ["identity+", "+identity", "identity + (evilmod:X",
+                                  "identity+evilmod:X)", "bucket_by(function='evilmod:fn'",
+                                  "identity(evilmod:X)", "identity(**{'a': 'evilmod:X'})",
+                                  "identity(a=1)(b='evilmod:X')", "identity(a=1) + x(evilmod:X)"])
+def test_a_string_the_parser_cannot_read_is_refused_never_trusted(evil, text):
+    from jaxcfr.game.registry import check_trusted, runs_code
+    for what in ("abstraction", "bucketing"):
+        with pytest.raises(GameError, match="cannot parse|key=value|not a literal"):
+            runs_code(text, what)
+        with pytest.raises(GameError, match="is refused"):
+            check_trusted(text, "the config", what=what)
+    config = evil / "c.toml"
+    config.write_text(f'[game]\nname = "kuhn_poker"\nabstraction = "{text}"\n')
+    with pytest.raises(jaxcfr.runs.ConfigError, match="is refused"):
+        jaxcfr.load_config(config)
+
+
+def test_the_package_own_objects_are_trusted_and_load_as_parsed():
+    from jaxcfr.game.registry import runs_code
+    from jaxcfr.game.strings import parse_abstraction
+    for text in ("suit_isomorphism+rank_buckets(buckets=4)", "identity",
+                 "bucket_by(function='jaxcfr.game.bucketing:BucketBy.bucket')",
+                 "jaxcfr_games.leduc:SuitIsomorphism", "games.leduc:RankBuckets(buckets=2)"):
+        assert runs_code(text, "abstraction") is None, text
+    assert [p.name for p in parse_abstraction("bet_menu(fractions=[1.0])+suit_isomorphism")] \
+        == ["bet_menu", "suit_isomorphism"]
+    for text in ("jaxcfr_games.kuhn:KuhnPoker", "games.kuhn:KuhnPoker(players=3)",
+                 "kuhn_poker", "leduc_poker(ranks=3)"):
+        assert runs_code(text) is None, text
+    # "A+B" loads the parts the parser read: the same two objects as "A + B"
+    assert repr(jaxcfr.load_abstraction("bet_menu(fractions=[1.0])+suit_isomorphism")) == \
+        repr(jaxcfr.load_abstraction("bet_menu(fractions=[1.0]) + suit_isomorphism"))
+    # bucket_by reads its function with the same parser: games.* is jaxcfr_games.*, and
+    # what is no reference is not imported
+    from jaxcfr_games.leduc import LeducPoker
+    assert jaxcfr.bucket_by("games.leduc:LeducPoker").function is LeducPoker
+    with pytest.raises(ValueError, match="must be 'module:name'"):
+        jaxcfr.bucket_by(" evilmod:fn")
+
+
+#: Every string-taking entry point: (section, key) in a config, and a hostile string.
+ENTRY_POINTS = {
+    "game": ("game", "name", "evilmod:Game"),
+    "abstraction": ("game", "abstraction", "identity+evilmod:X"),
+    "bucketing": ("game", "bucketing", "bucket_by(function='jaxcfr.game.registry:os.system')"),
+    "gadget": ("resolve", "gadget", "evilmod:X"),
+    "estimator": ("solver", "sampling", "evilmod:X"),
+    "config key": ("solver", "evilmod:X", 1),
+}
+
+
+def _toml(section: str, key: str, value) -> str:
+    lines = {"game": ['name = "kuhn_poker"'], "solver": ["iterations = 2"],
+             "run": ["plot = false", "quiet = true"]}
+    if section == "resolve":
+        lines["resolve"] = ["after_chance = 1"]
+    lines[section] = [line for line in lines.get(section, []) if
+                      not line.startswith(f"{key} ")] + [f'"{key}" = {json.dumps(value)}']
+    return "".join(f"[{s}]\n" + "\n".join(ls) + "\n" for s, ls in lines.items())
+
+
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+def test_every_entry_point_from_a_config(evil, capsys, entry):
+    section, key, value = ENTRY_POINTS[entry]
+    config = evil / "c.toml"
+    config.write_text(_toml(section, key, value))
+    with pytest.raises(jaxcfr.runs.ConfigError, match=key.replace("(", r"\(")):
+        jaxcfr.load_config(config)
+    status, _, err = _run(capsys, "train", str(config), "--out", str(evil / "run"))
+    assert status == 2 and err.startswith("jaxcfr: error: ") and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+def test_every_entry_point_from_a_run_directory(evil, capsys, entry):
+    section, key, value = ENTRY_POINTS[entry]
+    run = evil / "run"
+    run.mkdir()
+    (run / "config.toml").write_text(_toml(section, key, value))
+    status, _, err = _run(capsys, "train", "--resume", str(run))
+    assert status == 2 and "config.toml" in err and key in err, err
+    if entry in ("game", "abstraction", "bucketing"):
+        assert "[untrusted-code]" in err and "--trust-code" in err
+
+
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+def test_every_entry_point_from_a_profile(evil, capsys, entry):
+    """A profile records one string, its game: a hostile one is refused; the other entry
+    points have no field in a profile, and one planted there is never read."""
+    section, key, value = ENTRY_POINTS[entry]
+    recorded = {"game": value, "abstraction": f"kuhn_poker | {value}",
+                "bucketing": f"kuhn_poker | {value}"}.get(entry, "kuhn_poker")
+    saved = _profile_of(recorded, evil / "p.npz")
+    meta = json.loads(saved.with_suffix(".json").read_text())
+    meta[key] = value
+    saved.with_suffix(".json").write_text(json.dumps(meta))
+    for where in (saved, _in_run_dir(saved, evil / "run")):
+        status, out, err = _run(capsys, "eval", str(where), "--json")
+        if entry in ("game", "abstraction", "bucketing"):
+            assert status == 2 and ("is refused" in err or "[untrusted-code]" in err), err
+        else:
+            assert status == 0 and json.loads(out)["game"] == "kuhn_poker", err
+
+
+def _in_run_dir(saved: Path, run: Path) -> Path:
+    run.mkdir(exist_ok=True)
+    for suffix in (".npz", ".json"):
+        (run / f"profile{suffix}").write_bytes(saved.with_suffix(suffix).read_bytes())
+    return run
+
+
+@pytest.mark.parametrize("entry, argv, words", [
+    ("game", ["solve", "jaxcfr.game.registry:os.system(command='touch hacked')"],
+     "not a jaxcfr.Game subclass"),
+    ("game", ["solve", "kuhn_poker + evilmod:Game"], "cannot parse game string"),
+    ("abstraction", ["abstract", "kuhn_poker", "--abstraction",
+                     "os:system(command='touch hacked')"], "neither an actions"),
+    ("abstraction", ["abstract", "kuhn_poker", "--abstraction", "identity+"], "empty part"),
+    ("bucketing", ["abstract", "kuhn_poker", "--bucketing", "bucket_by(function=' evilmod:fn')"],
+     "must be 'module:name'"),
+    ("gadget", ["resolve", "kuhn_poker", "p.npz", "--after-chance", "1", "--gadget",
+                "evilmod:X"], "invalid choice"),
+    ("estimator", ["solve", "kuhn_poker", "--sampling", "evilmod:X"], "invalid choice"),
+    ("config key", ["train", "c.toml", "--set", "evilmod:X=1"], "unknown key"),
+], ids=lambda v: v if isinstance(v, str) and " " not in v else None)
+def test_every_entry_point_from_the_command_line(evil, capsys, entry, argv, words):
+    """The command line is the user's own word (docs/security.md): it may name a module of
+    theirs. It is read by the same parser, and nothing is called before it is checked."""
+    (evil / "c.toml").write_text(_toml("game", "name", "kuhn_poker"))
+    status, _, err = _run(capsys, *argv)
+    assert status == 2 and words in err and "Traceback" not in err, err
 
 
 # -- 6. a game module beside the config, found by the jaxcfr executable ---------------------
@@ -437,3 +635,124 @@ def test_no_document_cites_a_design_section_users_do_not_have():
             [ROOT / "README.md"]:
         text = path.read_text(encoding="utf-8")
         assert "design §" not in text and "DESIGN.md" not in text, path
+
+
+# -- issue 33, item 7: messages about the right thing -------------------------------------
+def test_a_module_bucketing_class_is_taken_as_a_bucketing(tmp_path, monkeypatch):
+    (tmp_path / "hostile_buckets.py").write_text(
+        "class ByRank:\n    def bucket(self, player, key):\n        return key\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    made = jaxcfr.load_abstraction("hostile_buckets:ByRank")
+    assert type(made).__name__ == "ByRank"
+    lowered = jaxcfr.lower(jaxcfr.Bucketed(jaxcfr.load_game("kuhn_poker"), made))
+    assert lowered.num_rows == jaxcfr.lower(jaxcfr.load_game("kuhn_poker")).num_rows
+    with pytest.raises(GameError, match="neither an actions.*nor a bucket"):
+        jaxcfr.load_abstraction("jaxcfr_games.kuhn:KuhnPoker")
+
+
+@pytest.mark.parametrize("game, action", [("leduc_poker", "'call'"), ("kuhn_poker", "'pass'")])
+def test_a_no_limit_bet_menu_on_another_game_says_so(game, action):
+    small = jaxcfr.Abstracted(jaxcfr.load_game(game),
+                              jaxcfr.load_abstraction("bet_menu(fractions=[1.0])"))
+    with pytest.raises(GameError) as info:
+        jaxcfr.lower(small)
+    err = info.value
+    assert err.rule == "abstraction-game" and f"has the action {action}" in str(err), str(err)
+    assert "use bet_menu on nolimit_leduc" in str(err) and "invalid literal" not in str(err)
+
+
+def test_subgames_named_where_there_is_none_say_so(tmp_path, capsys):
+    saved = jaxcfr.solve("kuhn_poker", "cfr+", 5).profile.save(tmp_path / "p.npz")
+    status, _, err = _run(capsys, "resolve", "kuhn_poker", str(saved), "--at-depth", "999",
+                          "--iterations", "2")
+    assert status == 2 and "no public state at depth 999 of kuhn_poker" in err, err
+    assert "its decisions lie at depths 2, 3, 4" in err and "chance node" not in err
+    status, _, err = _run(capsys, "resolve", "kuhn_poker", str(saved), "--after-chance", "7",
+                          "--iterations", "2")
+    assert status == 2 and "right after chance event 7" in err, err
+    assert "public states start after chance events 2" in err and "chance node" not in err
+
+
+# -- issue 33, item 3: mistakes answered before JAX is imported ----------------------------
+MISTAKES = [
+    (["validate", "kuhn_poker", "--trajectories", "x"], "invalid int value"),
+    (["games", "--jsn"], "unrecognized arguments"),
+    (["inspect"], "required: game"),
+    (["slove", "kuhn_poker"], "invalid choice"),
+    (["train", "missing.toml"], "no config file missing.toml"),
+    (["train", "--resume", "missing-run"], "no run directory missing-run"),
+    (["train", "--resume", "."], "is not a run directory"),
+    (["train", "c.toml", "--out", "a", "--resume", "b"], "exclude each other"),
+    (["eval", "missing.npz"], "no profile missing.npz"),
+    (["eval", "missing.npz", "--precision", "float16"], "invalid choice"),
+    (["abstract", "kuhn_poker"], "give at least one --abstraction"),
+    (["abstract", "kuhn_poker", "--abstraction", "identity", "--iterations", "0"],
+     "--iterations must be a positive integer"),
+]
+
+
+def test_mistakes_are_answered_before_jax_is_imported(tmp_path):
+    """Each mistake in a fresh interpreter: its one line and status 2, and JAX not imported
+    (the CPU time it saves is measured by scripts/mistake_bench.py, not asserted here)."""
+    code = ("import json, sys\nfrom jaxcfr.cli.app import main\nout = []\n"
+            "for argv in json.loads(sys.argv[1]):\n"
+            "    try:\n        status = main(argv)\n"
+            "    except SystemExit as e:\n        status = e.code\n"
+            "    out.append([status, 'jax' in sys.modules])\n"
+            "print(json.dumps(out))\n")
+    argvs = [argv for argv, _ in MISTAKES]
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(argvs)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, JAXCFR_NO_CACHE="1"))
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    errors = done.stderr
+    for (argv, words), (status, jax) in zip(MISTAKES, results):
+        assert status == 2 and words in errors, (argv, errors)
+        assert not jax, f"{argv} imported JAX"
+    assert "Traceback" not in errors
+
+
+# -- issue 33, item 8 ------------------------------------------------------------------------
+def test_the_mccfr_benchmark_writes_into_docs_only_when_asked(monkeypatch):
+    import importlib.util
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))          # (its helper: racing.py)
+    spec = importlib.util.spec_from_file_location("mccfr_bench",
+                                                  ROOT / "scripts" / "mccfr_bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = Path(bench.build_parser().parse_args([]).out)
+    assert "docs" not in out.parts and out == Path("runs") / "mccfr_bench"
+    assert Path(bench.build_parser().parse_args(["--out", "docs"]).out) == Path("docs")
+
+
+@pytest.mark.parametrize("full_game", [None, [0.01, 0.02, 0.03, 0.04]], ids=["run", "abstraction"])
+def test_the_convergence_plot_keeps_its_axes_with_long_labels(full_game):
+    """Labels of about 115 characters (a game string with an abstraction and a setting) went
+    into a legend inside the axes, which pushed the axes off the figure: wrapped, and below
+    the axes, the figure taller; short labels stay inside."""
+    pytest.importorskip("matplotlib")
+    from jaxcfr.runs.plot import LEGEND_WIDTH, convergence_figure
+    labels = [f"leduc_poker(ranks=13, suits=4) | bet_menu(fractions=[0.25, 0.5, 0.75, 1.0, "
+              f"1.5, 2.0]) + rank_buckets(buckets=8), alpha=1.{j}" for j in range(4)]
+    assert min(map(len, labels)) >= 115
+    metrics = [{"iteration": i, "metric": [(j + 1) / i for j in range(4)],
+                "metric_name": "exploitability", "members": labels} for i in (1, 10, 100)]
+    fig = convergence_figure(metrics, members=labels, full_game=full_game)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    box = ax.get_position()                                   # figure fractions
+    assert 0 <= box.x0 and box.x1 <= 1 and box.width > 0.7 and 0 < box.y0 and box.y1 <= 1
+    axes_inches = box.height * fig.get_size_inches()[1]
+    assert axes_inches > 2.5                                  # the axes kept their height
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert all(len(line) <= LEGEND_WIDTH for t in texts for line in t.split("\n"))
+    if full_game is None:                                     # wrapped at blanks: the same
+        assert [t.replace("\n", " ") for t in texts] == labels
+    legend = ax.get_legend().get_window_extent()
+    figure = fig.bbox
+    assert legend.x0 >= figure.x0 and legend.x1 <= figure.x1      # within the figure's width
+    assert legend.y1 <= ax.get_window_extent().y0                 # below the axes
+    short = convergence_figure(metrics, members=["a", "b", "c", "d"])
+    short.canvas.draw()
+    inside = short.axes[0].get_legend().get_window_extent()
+    assert short.axes[0].get_window_extent().contains(inside.x0 + 1, inside.y0 + 1)

@@ -204,3 +204,64 @@ def test_import_jaxcfr_is_light_and_loads_on_first_use():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert out.stdout.split() == ["True", "True", "True", "jaxcfr.game.efg"], out
+
+
+# -- from the first moment (issue 33, item 4) --------------------------------------------
+def _signal_after_launch(entry: list[str], signum: int, delay: float) -> tuple[int, str]:
+    """Start ``jaxcfr solve`` with ``-X importtime``'s lines on stderr, wait for the line that
+    says :mod:`jaxcfr.cli.launch` is imported (its first statement installed the handler),
+    then ``delay`` seconds, and send ``signum``. Returns ``(status, stderr without the import
+    lines)``. Deterministic: from that line on, wherever the signal lands (the launcher's
+    own imports, JAX's, parsing, lowering, compiling, iterating), the answer is the same."""
+    env = dict(os.environ, JAXCFR_NO_CACHE="1", PYTHONPROFILEIMPORTTIME="1")
+    env.pop("JAXCFR_TRACEBACK", None)
+    proc = subprocess.Popen([sys.executable, *entry, "solve", "kuhn_poker", "--iterations",
+                             "10000000", "--quiet"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    lines = []
+    try:
+        for line in proc.stderr:
+            lines.append(line)
+            if line.rstrip().endswith("| jaxcfr.cli.launch"):
+                break
+        time.sleep(delay)
+        proc.send_signal(signum)
+        lines.append(proc.communicate(timeout=120)[1])
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = "".join(lines).splitlines()
+    return proc.returncode, "\n".join(t for t in text if not t.startswith("import time:"))
+
+
+@pytest.mark.parametrize("entry, signum, delay", [
+    ("the jaxcfr executable", signal.SIGINT, 0.0),
+    ("the jaxcfr executable", signal.SIGINT, 0.02),
+    ("the jaxcfr executable", signal.SIGINT, 0.1),
+    ("the jaxcfr executable", signal.SIGINT, 0.4),
+    ("the jaxcfr executable", signal.SIGINT, 1.5),
+    ("python -m jaxcfr", signal.SIGINT, 0.0),
+    ("python -m jaxcfr", signal.SIGINT, 0.7),
+    ("the jaxcfr executable", signal.SIGTERM, 0.05),
+], ids=lambda v: v if isinstance(v, str) else f"{v:g}s" if isinstance(v, float) else None)
+def test_a_signal_from_the_first_moment_ends_with_its_status(entry, signum, delay):
+    status, stderr = _signal_after_launch(ENTRY_POINTS[entry], signum, delay)
+    want = (130, "jaxcfr: interrupted") if signum == signal.SIGINT else \
+        (143, "jaxcfr: terminated")
+    assert status == want[0], stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    assert stderr.strip().splitlines()[-1] == want[1], stderr
+
+
+def test_the_launcher_installs_its_handler_before_importing_anything_else():
+    """``import jaxcfr`` imports nothing; the launcher's first statement is the handler."""
+    code = ("import sys, signal; before = set(sys.modules); import jaxcfr\n"
+            "print(sorted(m for m in set(sys.modules) - before))\n"
+            "import jaxcfr.cli.launch\n"
+            "print(signal.getsignal(signal.SIGINT).__qualname__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    first, second = out.stdout.strip().splitlines()
+    assert first == "['jaxcfr']", out
+    assert second == "exit_at_once.<locals>.handle", out

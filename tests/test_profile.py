@@ -197,3 +197,39 @@ def test_to_openspiel_for_an_openspiel_game():
     for (player, key), dist in p.items():
         row = policy.action_probability_array[policy.state_lookup[key]]
         np.testing.assert_allclose(row[:len(dist)], list(dist.values()))
+
+
+def test_a_profile_solved_from_a_loaded_game_records_its_string(tmp_path, capsys):
+    """The README's ``lower(load_game(...))`` path: the game remembers the string it was
+    loaded from, so the saved profile evaluates by itself (it recorded 'KuhnPoker')."""
+    from jaxcfr.game.registry import game_string
+    game = jaxcfr.load_game("leduc_poker(ranks=3)")
+    assert game_string(game) == "leduc_poker(ranks=3)" and game_string(game.clone()) is None
+    result = jaxcfr.solve(jaxcfr.lower(game), "cfr+", 20)
+    saved = result.profile.save(tmp_path / "leduc.npz")
+    loaded = Profile.load(saved)
+    assert loaded.game == "leduc_poker(ranks=3)"
+    want = jaxcfr.evaluate(result.lowered, result.average_strategy)["exploitability"]
+    assert evaluate_profile(loaded)["exploitability"] == pytest.approx(want, rel=1e-5)
+    kuhn = jaxcfr.solve(jaxcfr.load_game("kuhn_poker"), "cfr+", 20)
+    saved = kuhn.profile.save(tmp_path / "kuhn.npz")
+    capsys.readouterr()
+    assert cli_main(["eval", str(saved), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["game"] == "kuhn_poker"
+
+
+def test_a_game_object_without_a_string_says_at_save_time_how_to_make_it_loadable(tmp_path):
+    from jaxcfr_games.kuhn import KuhnPoker
+    profile = jaxcfr.solve(KuhnPoker(), "cfr+", 10).profile
+    assert profile.game == "KuhnPoker"
+    with pytest.warns(UserWarning, match=r"jaxcfr.load_game\('kuhn_poker'\) before solving"):
+        saved = profile.save(tmp_path / "p.npz")
+    with pytest.raises(ValueError, match=r"records the game 'KuhnPoker'.*'kuhn_poker'"):
+        evaluate_profile(Profile.load(saved))
+    assert evaluate_profile(Profile.load(saved), "kuhn_poker")["found"] == 12
+    profile.game = "kuhn_poker"                        # what the warning says to do
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        saved = profile.save(tmp_path / "q.npz")
+    assert evaluate_profile(Profile.load(saved))["found"] == 12

@@ -40,8 +40,8 @@ LAYERS = {
             "api", "subgames", "runs"},
 }
 #: Modules outside the layers: the package's face imports every layer, ``python -m jaxcfr``
-#: the command line.
-ABOVE_THE_LAYERS = {"jaxcfr": set(LAYERS), "jaxcfr.__main__": {"cli"}}
+#: the command line, ``jaxcfr.efg`` is the public name of the game layer's .efg package.
+ABOVE_THE_LAYERS = {"jaxcfr": set(LAYERS), "jaxcfr.__main__": {"cli"}, "jaxcfr.efg": {"game"}}
 
 
 def _modules() -> dict[str, pathlib.Path]:
@@ -170,7 +170,8 @@ def layer_violations(graph: dict[str, set[str]]) -> list[str]:
 
 
 def test_every_module_is_in_a_layer():
-    rooms = {room(m) for m in import_graph() if m.startswith("jaxcfr.")} - {None}
+    rooms = {room(m) for m in import_graph() if m.startswith("jaxcfr.")
+             and m not in ABOVE_THE_LAYERS} - {None}
     assert rooms <= set(LAYERS), f"rooms missing from LAYERS: {sorted(rooms - set(LAYERS))}"
     for name in LAYERS:
         path = ROOT / "jaxcfr" / name
@@ -253,3 +254,35 @@ def test_no_caller_asks_which_runner_it_has():
                 if used & names:
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not found, "switches on a runner's type: " + ", ".join(found)
+
+
+def test_the_wheel_holds_the_license_py_typed_and_the_configs(tmp_path):
+    """What pyproject declares for the wheel (issue 33, item 8), and the wheel itself where
+    this environment can build one offline (setuptools with bdist_wheel)."""
+    import subprocess
+    import sys
+    import tomllib
+    import zipfile
+    assert "Apache License" in (ROOT / "LICENSE").read_text()[:200]
+    assert (ROOT / "jaxcfr" / "py.typed").is_file()
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert tool["license-files"] == ["LICENSE"] and "jaxcfr.configs" in tool["packages"]
+    assert tool["package-dir"]["jaxcfr.configs"] == "configs"
+    assert "py.typed" in tool["package-data"]["jaxcfr"]
+    assert "*.toml" in tool["package-data"]["jaxcfr.configs"]
+    try:
+        import setuptools.command.bdist_wheel  # noqa: F401 - setuptools >= 70.1
+    except ImportError:
+        try:
+            import wheel  # noqa: F401
+        except ImportError:
+            return                                 # no offline wheel builder here
+    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                          "--no-build-isolation", "-q", str(ROOT), "-w", str(tmp_path)],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    names = zipfile.ZipFile(next(tmp_path.glob("jaxcfr-*.whl"))).namelist()
+    assert "jaxcfr/py.typed" in names and any(n.endswith("/LICENSE") for n in names)
+    configs = {p.name for p in (ROOT / "configs").glob("*.toml")}
+    assert configs and configs <= {n.rpartition("/")[2] for n in names
+                                   if n.startswith("jaxcfr/configs/")}

@@ -1,6 +1,7 @@
 """jaxcfr.validate rejects each deliberately broken game with the right rule and history."""
 
 import importlib
+import random
 
 import pytest
 
@@ -216,3 +217,65 @@ def test_dice_poker_transpositions_pass_the_probe():
     game = jaxcfr.load_game("dice_poker(dice=1, sides=3)")
     assert game.caches_transpositions()
     jaxcfr.validate(game)
+
+
+# -- issue 33, item 7: what each probe blames, and the paths that skip validate ----------
+class ShuffledLegalActions(bg.Toy):
+    """``legal_actions()`` answers in the other order on every other call."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = [0]
+
+    def legal_actions(self):
+        actions = super().legal_actions()
+        self.calls[0] += 1
+        return actions[::-1] if self.calls[0] % 2 else actions
+
+
+class NowAndThenReturns(bg.Toy):
+    """``terminal_returns()`` doubles one answer in four (a seeded generator): two calls in
+    a row often agree, so only asking again tells it from a bad clone."""
+
+    def __init__(self):
+        super().__init__()
+        self.rng = random.Random(0)
+
+    def terminal_returns(self):
+        u, v = super().terminal_returns()
+        k = self.rng.choice([1.0, 1.0, 1.0, 2.0])
+        return (u * k, v * k)
+
+
+@pytest.mark.parametrize("cls, words", [
+    (ShuffledLegalActions, "legal_actions() listed"),
+    (NowAndThenReturns, "terminal_returns() gave"),
+], ids=lambda v: getattr(v, "__name__", None))
+@pytest.mark.parametrize("seed", range(4))
+def test_a_game_that_varies_by_itself_is_nondeterministic_not_a_bad_clone(cls, words, seed):
+    with pytest.raises(GameError) as info:
+        validate_game_with(cls(), seed=seed)
+    assert info.value.rule == "nondeterministic" and words in str(info.value), str(info.value)
+    with pytest.raises(GameError) as info:                 # a shared clone stays a clone
+        validate_game_with(bg.ShallowCopyClone(), seed=seed)
+    assert info.value.rule == "clone"
+
+
+def test_the_paths_that_skip_validate_probe_where_they_start():
+    """Lowering (clones), sampled chance (sample_chance) and the estimates (sample_chance,
+    state_hash) gave wrong numbers for games only validate refused."""
+    with pytest.raises(GameError) as info:
+        jaxcfr.lower(bg.ShallowCopyClone())
+    assert info.value.rule == "clone"
+    with pytest.raises(GameError) as info:
+        jaxcfr.solve(bg.BiasedSampling(), "cfr", 2, chance="sampled")
+    assert info.value.rule == "chance-sampling" and info.value.history in \
+        bg.BiasedSampling.HISTORIES
+    for cls, rule in ((bg.WrongStateHash, "transposition"),
+                      (bg.BiasedSampling, "chance-sampling"),
+                      (bg.SampledOutcomeNotListed, "chance-sampling")):
+        with pytest.raises(GameError) as info:
+            jaxcfr.estimate_values(cls(), samples=10)
+        assert info.value.rule == rule and info.value.history in cls.HISTORIES, info.value
+    jaxcfr.estimate_values(bg.Toy(), samples=10)           # a sound game is not refused
+    jaxcfr.solve(bg.Toy(), "cfr", 2, chance="sampled")

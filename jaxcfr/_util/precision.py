@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 
-import jax
 import numpy as np
 
 __all__ = ["PRECISIONS", "dtype_of", "scope"]
@@ -43,4 +42,5 @@ def dtype_of(precision) -> np.dtype:
 
 def scope(dtype) -> contextlib.AbstractContextManager:
     """Context in which JAX's 64-bit mode is on exactly when ``dtype`` is float64."""
+    import jax                      # here: the command line reads PRECISIONS before JAX
     return jax.enable_x64(dtype_of(dtype) == np.float64)

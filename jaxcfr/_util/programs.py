@@ -46,8 +46,11 @@ owned by the user or is writable by group or others (as ssh refuses a private ke
 magic, format, key, length or sha256 do not match, or its payload or structure name
 anything else; a refused entry is removed, logged in one line (``jaxcfr: compiled program
 NAME refused (REASON); removed, compiling it again``) and the program compiled again: the
-run goes on and computes the same. An executable whose pickle names anything else (another
-JAX version's) is not kept (logged once). ``tests/test_programs_security.py``.
+run goes on and computes the same, and the entry is written again (where JAX's own cache
+serves that compile, the program is compiled afresh once, with :data:`FRESH_COMPILE`, so
+that the refusal is not met by every later process). An executable whose pickle names
+anything else (another JAX version's) is not kept (logged at debug level: it is this
+module's business, not the user's). ``tests/test_programs_security.py``.
 
 Example::
 
@@ -114,6 +117,10 @@ EXECUTABLE_GLOBALS = frozenset({
 #: 0.57 s (Liar's dice: 0.26 s instead of 1.2 s) and ran it in 0.4 ms instead of 0.3 ms
 #: (docs/benchmarks.md, cold start).
 RARELY_RUN_CPU = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
+#: A compiler option at its default value: the program it compiles is the same, but JAX's
+#: cache key is not, so the compile is a fresh one (which serializes with its code). Used
+#: once after a refused entry, where JAX's cache served the compile.
+FRESH_COMPILE = {"xla_embed_ir_in_executable": False}
 
 #: JAX configuration values left out of the key: logging, dumps and the caches' own
 #: settings, which change no program (every other value is in the key, known or not).
@@ -216,6 +223,7 @@ def _find_or_compile(fn, args, static, options, traced, one_device: bool):
         # the executable's argument structure: what ``Compiled`` flattens a call into
         in_tree = jax.tree_util.tree_structure((args, {}))
         program = _load(path, key, in_tree, modules)
+        refused = path in _refused
         if program is not None:
             if traced is not None:
                 traced()
@@ -227,6 +235,9 @@ def _find_or_compile(fn, args, static, options, traced, one_device: bool):
     program = lowered.compile(compiler_options=options) if options else lowered.compile()
     # JAX's cache had it: an executable loaded from there serializes without its code (it
     # fails to run once loaded again), so only a fresh compile is kept
+    if path is not None and _hits() != hits and refused:
+        hits = _hits()                  # a refused entry is written again: compiled afresh
+        program = lowered.compile(compiler_options={**(options or {}), **FRESH_COMPILE})
     if path is not None and _hits() == hits:
         _keep(program, path, key, in_tree, modules)
     return program
@@ -261,6 +272,10 @@ def _load(path: Path, key: str, in_tree, modules: frozenset[str]):
         return _refuse(path, e)
 
 
+#: The entries this process refused (written again once compiled: see the module docstring).
+_refused: set[Path] = set()
+
+
 def _refuse(path: Path, e: Exception) -> None:
     reason = str(e) if isinstance(e, _Refused) else f"{type(e).__name__}: {e}"
     _log.warning("jaxcfr: compiled program %s refused (%s); removed, compiling it again",
@@ -269,6 +284,7 @@ def _refuse(path: Path, e: Exception) -> None:
         path.unlink(missing_ok=True)
     except OSError:
         pass
+    _refused.add(path)
 
 
 def _first_line(text: str) -> str:
@@ -368,10 +384,9 @@ def _keep(program, path: Path, key: str, in_tree, modules: frozenset[str]) -> No
         atomic_write_bytes(path, data, mode=0o600)
     except Exception as e:             # noqa: BLE001 - the run goes on without the entry
         reason = _first_line(str(e) or type(e).__name__)
-        # once a process per reason (another JAX may pickle what entries may not hold)
-        level = logging.DEBUG if reason in _not_kept else logging.WARNING
+        # the program runs all the same: this module's business, not the user's
         _not_kept.add(reason)
-        _log.log(level, "jaxcfr: compiled program %s not kept (%s)", path.name, reason)
+        _log.debug("jaxcfr: compiled program %s not kept (%s)", path.name, reason)
 
 
 _not_kept: set[str] = set()

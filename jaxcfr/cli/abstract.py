@@ -44,7 +44,7 @@ def add_abstract_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_abstract(args: argparse.Namespace) -> int:
-    from jaxcfr.api.blueprint import format_table, train_abstracted
+    from jaxcfr.cli.options import heavy
     arguments.positive_int("--iterations", args.iterations)
     abstraction, bucketing = args.abstraction, args.bucketing
     if not abstraction and not bucketing:
@@ -52,6 +52,8 @@ def run_abstract(args: argparse.Namespace) -> int:
     if len(abstraction) > 1 and len(bucketing) > 1:
         raise ValueError("give several --abstraction or several --bucketing, not both "
                          "(a batch has one kind of members)")
+    heavy()
+    from jaxcfr.api.blueprint import format_table, train_abstracted
     results = train_abstracted(
         args.game, _one_or_list(abstraction), args.algorithm, args.iterations,
         precision=args.precision, bucketing=_one_or_list(bucketing),

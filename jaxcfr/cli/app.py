@@ -13,18 +13,12 @@ import os
 import sys
 from typing import Callable, NoReturn, Sequence
 
-from jaxcfr.cli.abstract import add_abstract_arguments, run_abstract
-from jaxcfr.cli.estimate import add_estimate_arguments, run_estimate
-from jaxcfr.cli.games import add_games_arguments, run_games
-from jaxcfr.cli.inspect import add_inspect_arguments, run_inspect
-from jaxcfr.cli.solve import add_solve_arguments, run_solve
-from jaxcfr.cli.validate import add_validate_arguments, run_validate
-from jaxcfr.cli.resolve import add_resolve_arguments, run_resolve
-from jaxcfr.cli.train import add_eval_arguments, add_train_arguments, run_eval, run_train
-from jaxcfr.cli.version import version_line
-from jaxcfr._util.signals import RaisingInterrupts, exit_now, exit_status
+import importlib
 
-__all__ = ["main", "exit_with", "build_parser", "COMMANDS"]
+from jaxcfr._util.signals import RaisingInterrupts, exit_now, exit_status
+from jaxcfr.cli.version import version_line
+
+__all__ = ["main", "exit_with", "build_parser", "COMMANDS", "COMMAND_MODULES", "command"]
 
 DESCRIPTION = """\
 Solve imperfect-information extensive-form games (poker, dice, Gambit .efg files,
@@ -50,30 +44,38 @@ that module; read from a file, it needs --trust-code), or an OpenSpiel game stri
 traceback. Ctrl-C exits with status 130 (train writes a checkpoint first).
 More: README.md and docs/runs.md."""
 
-#: name -> (add_arguments(parser), run(args) -> exit status, help).
-COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None],
-                          Callable[[argparse.Namespace], int], str]] = {}
+#: name -> (its module, help). The module has ``add_<name>_arguments(parser)`` and
+#: ``run_<name>(args) -> exit status`` (eval's are in train's module) and is imported only
+#: for the command on the line: a mistake in the arguments is answered before JAX is
+#: imported, where the command's options can be told without it.
+COMMAND_MODULES: dict[str, tuple[str, str]] = {
+    "games": ("jaxcfr.cli.games", "list the games and their parameters"),
+    "validate": ("jaxcfr.cli.validate", "probe a game's contract on random trajectories"),
+    "inspect": ("jaxcfr.cli.inspect", "lower a game and print its sizes"),
+    "solve": ("jaxcfr.cli.solve", "solve a game and print metrics"),
+    "train": ("jaxcfr.cli.train", "train from a TOML run config (checkpoints, metrics, plot)"),
+    "eval": ("jaxcfr.cli.train", "exploitability / NashConv and values of a saved profile"),
+    "estimate": ("jaxcfr.cli.estimate", "estimated values and best-response-gain lower "
+                 "bounds of a profile, with confidence intervals (games too large to lower)"),
+    "resolve": ("jaxcfr.cli.resolve",
+                "re-solve the subgames of a blueprint (safely) and compare the profiles"),
+    "abstract": ("jaxcfr.cli.abstract", "train abstractions (bet menus, bucketings) of a game, "
+                 "lift them and compare them in the full game"),
+}
 
 
-COMMANDS["games"] = (add_games_arguments, run_games, "list the games and their parameters")
-COMMANDS["validate"] = (add_validate_arguments, run_validate,
-                        "probe a game's contract on random trajectories")
-COMMANDS["inspect"] = (add_inspect_arguments, run_inspect, "lower a game and print its sizes")
-COMMANDS["solve"] = (add_solve_arguments, run_solve, "solve a game and print metrics")
-COMMANDS["train"] = (add_train_arguments, run_train,
-                     "train from a TOML run config (checkpoints, metrics, plot)")
-COMMANDS["eval"] = (add_eval_arguments, run_eval,
-                    "exploitability / NashConv and values of a saved profile")
+def command(name: str) -> tuple[Callable[[argparse.ArgumentParser], None],
+                                 Callable[[argparse.Namespace], int], str]:
+    """``(add_arguments(parser), run(args) -> exit status, help)`` of command ``name``
+    (imports its module)."""
+    module_name, help_text = COMMAND_MODULES[name]
+    module = importlib.import_module(module_name)
+    return (getattr(module, f"add_{name}_arguments"), getattr(module, f"run_{name}"),
+            help_text)
 
 
-COMMANDS["estimate"] = (add_estimate_arguments, run_estimate,
-                        "estimated values and best-response-gain lower bounds of a profile, "
-                        "with confidence intervals (games too large to lower)")
-COMMANDS["resolve"] = (add_resolve_arguments, run_resolve,
-                       "re-solve the subgames of a blueprint (safely) and compare the profiles")
-COMMANDS["abstract"] = (add_abstract_arguments, run_abstract,
-                        "train abstractions (bet menus, bucketings) of a game, lift them and "
-                        "compare them in the full game")
+#: The commands, by name (what ``jaxcfr --help`` lists).
+COMMANDS = COMMAND_MODULES
 
 
 # -- entry point ----------------------------------------------------------
@@ -89,27 +91,38 @@ def _common_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
                         help="show the Python traceback of an error")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; ``only``: give only these commands their arguments (and
+    import only their modules; the others are listed by name and help)."""
     parser = argparse.ArgumentParser(prog="jaxcfr", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=_version())
     _common_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 title="commands")
-    for name, (add_args, _, help_text) in COMMANDS.items():
+    for name, (_, help_text) in COMMAND_MODULES.items():
         p = sub.add_parser(name, help=help_text, description=help_text[:1].upper() + help_text[1:]
                            + ".")
-        add_args(p)
+        if only is None or name in only:
+            command(name)[0](p)
         _common_options(p, top=False)
     return parser
 
 
+def _command_named(argv: Sequence[str]) -> str | None:
+    """The command on the line: its first word that names one (options come before it only
+    as ``--traceback``, ``--version``, ``--help``, which take no value)."""
+    return next((a for a in argv if a in COMMAND_MODULES), None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``jaxcfr COMMAND ...``: returns the exit status (0 done, 2 error, 130 interrupted,
-    143 terminated)."""
-    parser = build_parser()
+    143 terminated). Only the command's own module is imported to read its arguments."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    name = _command_named(argv)
+    parser = build_parser(only=() if name is None else (name,))
     args = parser.parse_args(argv)
-    return _execute(COMMANDS[args.command][1], args, "jaxcfr", args.traceback)
+    return _execute(command(args.command)[1], args, "jaxcfr", args.traceback)
 
 
 def exit_with(status: int) -> NoReturn:
@@ -123,6 +136,7 @@ def exit_with(status: int) -> NoReturn:
 def train_script(argv: Sequence[str] | None = None, *, default_config: str | None = None,
                  prog: str = "train.py") -> int:
     """``train.py [CONFIG] [--set k=v ...] [--out DIR] [--resume DIR] [--quiet]``."""
+    from jaxcfr.cli.train import add_train_arguments, run_train
     parser = argparse.ArgumentParser(prog=prog, description="Train from a run config "
                                      "(TOML); see docs/runs.md.")
     add_train_arguments(parser, default_config=default_config)
@@ -149,10 +163,6 @@ def _execute(run: Callable[[argparse.Namespace], int], args: argparse.Namespace,
              traceback: bool) -> int:
     """Run a command; errors become one line on stderr (the traceback only on request)."""
     show_tb = traceback or os.environ.get("JAXCFR_TRACEBACK") == "1"
-    if getattr(args, "command", "train") in ("solve", "train", "eval", "estimate", "resolve",
-                                             "abstract"):
-        from jaxcfr.engine.compilation_cache import enable_compilation_cache
-        enable_compilation_cache()
     interrupts = RaisingInterrupts()
     try:
         with interrupts:

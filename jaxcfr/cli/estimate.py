@@ -42,13 +42,17 @@ def add_estimate_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_estimate(args: argparse.Namespace) -> int:
-    from jaxcfr.profiles.estimates import estimate_profile, estimate_values
-    from jaxcfr.profiles.profile import Profile
-    from jaxcfr.game.registry import load_game
-    from jaxcfr.cli.train import profile_and_game
+    from jaxcfr.cli.options import heavy
+    from jaxcfr.cli.train import profile_and_game, require_profile
     arguments.positive_int("--train-samples", args.train_samples)
     if args.profile is not None:
         args.profile, args.game = profile_and_game(args.profile, args.game)
+        path = Path(args.profile)
+        require_profile(path / "profile.npz" if path.is_dir() else path)
+    heavy()
+    from jaxcfr.profiles.estimates import estimate_profile, estimate_values
+    from jaxcfr.profiles.profile import Profile
+    from jaxcfr.game.registry import load_game
     options = dict(samples=args.samples, seed=args.seed,
                    confidence=args.confidence, method=args.method,
                    enumerate_chance=args.enumerate_chance)

@@ -7,7 +7,7 @@ import argparse
 
 from jaxcfr._util.arguments import positive_int
 
-__all__ = ["GAME_HELP", "add_cache_arguments", "lower_for_cli"]
+__all__ = ["GAME_HELP", "add_cache_arguments", "lower_for_cli", "heavy"]
 
 GAME_HELP = ("a game: a name from `jaxcfr games` (kuhn_poker, leduc_poker(ranks=4)), a .efg "
              "file, module:Class (imports and runs that module) or openspiel:NAME")
@@ -29,3 +29,11 @@ def lower_for_cli(args, status, sort: bool = True, report: dict | None = None):
         positive_int("--workers", args.workers)
     return lower_reporting(args.game, status, cache=not args.no_cache, sort_infosets=sort,
                            workers=args.workers, report=report)
+
+
+def heavy() -> None:
+    """What a command calls once its own cheap checks (arguments, files) have passed and
+    its heavy work begins: JAX's persistent compilation cache, turned on (this imports
+    JAX; everything before it answers a mistake without JAX)."""
+    from jaxcfr.engine.compilation_cache import enable_compilation_cache
+    enable_compilation_cache()

@@ -61,17 +61,21 @@ def add_resolve_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_resolve(args: argparse.Namespace) -> int:
-    from jaxcfr.engine.loop import lower_reporting
-    from jaxcfr.game.registry import load_game
-    from jaxcfr.profiles.profile import Profile
-    from jaxcfr.subgames.closure import parse_path
-    from jaxcfr.subgames import Context, resolve_subgames, select
+    from jaxcfr.cli.options import heavy
+    from jaxcfr.cli.train import require_profile
     arguments.positive_int("--iterations", args.iterations)
     arguments.positive_int("--continuations", args.continuations)
     if args.depth_limit is not None:
         arguments.positive_int("--depth-limit", args.depth_limit)
     path = Path(args.profile)
     path = path / "profile.npz" if path.is_dir() else path
+    require_profile(path)
+    heavy()
+    from jaxcfr.engine.loop import lower_reporting
+    from jaxcfr.game.registry import load_game
+    from jaxcfr.profiles.profile import Profile
+    from jaxcfr.subgames.closure import parse_path
+    from jaxcfr.subgames import Context, resolve_subgames, select
     blueprint = Profile.load(path)
     root = load_game(args.game)
     full = lower_reporting(args.game, cache=not args.no_cache, name=args.game)

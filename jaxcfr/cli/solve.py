@@ -106,6 +106,8 @@ def _numbers(text: str):
 
 
 def run_solve(args) -> int:
+    from jaxcfr.cli.options import heavy
+    heavy()
     from jaxcfr.api.solve import LoadOptions, Report, SolveOptions, solve_with
     from jaxcfr.engine.sampled_chance import Chance
     from jaxcfr.runs.progress import format_metric, make_progress, make_status

@@ -12,9 +12,11 @@ from typing import Any
 from jaxcfr.game.contract import GameError
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr._util.signals import INTERRUPTED, exit_status
+from jaxcfr.cli.options import heavy
 
 __all__ = ["add_train_arguments", "run_train", "add_eval_arguments", "run_eval",
-           "INTERRUPTED", "add_trust_argument", "profile_path", "profile_and_game"]
+           "INTERRUPTED", "add_trust_argument", "profile_path", "profile_and_game",
+           "require_profile"]
 
 
 # -- train ------------------------------------------------------------------------
@@ -58,6 +60,11 @@ def add_cluster_arguments(p: argparse.ArgumentParser) -> None:
 def cluster_of(args: argparse.Namespace):
     """The :class:`~jaxcfr.engine.distributed.Cluster` the options (or the environment)
     describe, ``None`` for a run in one process."""
+    import os
+    if args.coordinator is None and args.num_processes is None and args.process_id is None \
+            and not any(os.environ.get(v) for v in ("JAX_COORDINATOR_ADDRESS",
+                                                     "JAX_NUM_PROCESSES", "JAX_PROCESS_ID")):
+        return None                              # one process: nothing to import
     from jaxcfr._util.arguments import command_line_spelling
     from jaxcfr.engine.distributed import Cluster
     return Cluster.from_options(args.coordinator, args.num_processes, args.process_id,
@@ -74,24 +81,26 @@ def add_trust_argument(p: argparse.ArgumentParser, where: str) -> None:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    cluster = cluster_of(args)
-    if cluster is not None:
-        cluster.initialize()            # first: before anything touches a device
-    from jaxcfr.runs.config import load_config
-    from jaxcfr.runs.progress import make_progress, make_status
-    from jaxcfr.runs.rundir import RunDir
-    from jaxcfr.runs.train import train
     if args.resume and args.out:
         raise ValueError("--out and --resume exclude each other (a resumed run stays in RUN_DIR)")
     config_path = args.config
     if args.resume:
-        run = RunDir.existing(args.resume)            # says what is wrong with RUN_DIR
-        config_path = config_path or run.config
+        config_path = config_path or _run_dir_config(args.resume)
     if config_path is None:
         raise ValueError("give a CONFIG file (or --resume RUN_DIR)")
     if not Path(config_path).is_file():
         raise FileNotFoundError(f"no config file {config_path}" if not Path(config_path).exists()
                                 else f"{config_path} is not a file (CONFIG is a .toml file)")
+    cluster = cluster_of(args)
+    if cluster is not None:
+        cluster.initialize()            # before anything touches a device
+    heavy()
+    from jaxcfr.runs.config import load_config
+    from jaxcfr.runs.progress import make_progress, make_status
+    from jaxcfr.runs.rundir import RunDir
+    from jaxcfr.runs.train import train
+    if args.resume:
+        RunDir.existing(args.resume)
     overrides = list(args.overrides)
     if args.quiet:
         overrides.append("run.quiet=true")
@@ -116,6 +125,21 @@ def run_train(args: argparse.Namespace) -> int:
               f"  jaxcfr train --resume {result.run_dir}", file=sys.stderr)
         return exit_status(stopped_by=result.stopped_by)
     return 0
+
+
+def _run_dir_config(path: str) -> Path:
+    """``RUN_DIR/config.toml``, with what :meth:`jaxcfr.runs.RunDir.existing` says of a
+    RUN_DIR that is none, said before JAX is imported (``jaxcfr.runs`` imports it)."""
+    run = Path(path)
+    if not run.exists():
+        raise FileNotFoundError(f"no run directory {run}")
+    if not run.is_dir():
+        raise NotADirectoryError(f"{run} is a file; --resume takes a run directory "
+                                 "(the --out of an earlier run)")
+    if not (run / "config.toml").is_file():
+        raise FileNotFoundError(f"{run} is not a run directory (it has no config.toml); "
+                                "--resume takes the --out of an earlier run")
+    return run / "config.toml"
 
 
 def _train_or_lost(cluster, run, run_dir):
@@ -231,6 +255,16 @@ def profile_path(text: str | None) -> Path | None:
     return path if base.with_name(base.name + ".json").is_file() else None
 
 
+def require_profile(path: str | Path) -> None:
+    """``FileNotFoundError`` (what :meth:`jaxcfr.Profile.load` says) when nothing of a saved
+    profile is at ``path``: answered before JAX is imported. What is there is read later."""
+    path = Path(path)
+    base = path.with_suffix("") if path.suffix in (".npz", ".json") else path
+    if not (path.exists() or base.with_name(base.name + ".json").exists()
+            or base.with_name(base.name + ".npz").exists()):
+        raise FileNotFoundError(f"no profile {path}")
+
+
 def profile_and_game(first: str, second: str | None) -> tuple[str, str | None]:
     """``(profile, game)`` from two positional arguments in either order (``eval PROFILE
     GAME`` and ``estimate GAME PROFILE`` are the documented ones; the other order is read
@@ -241,11 +275,13 @@ def profile_and_game(first: str, second: str | None) -> tuple[str, str | None]:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from jaxcfr.profiles.profile import Profile, evaluate_profile
     args.profile, args.game = profile_and_game(args.profile, args.game)
     path = Path(args.profile)
     if path.is_dir():
         path = path / "profile.npz"
+    require_profile(path)
+    heavy()
+    from jaxcfr.profiles.profile import Profile, evaluate_profile
     profile = Profile.load(path)
     try:
         out = evaluate_profile(profile, args.game, precision=args.precision,

@@ -136,7 +136,7 @@ def lower_draw(game, seed: int, enumerate_listed: bool, budget: int
     prefix, state, rng = draw_prefix(game, seed)
     root = Determinized(state, rng, enumerate_listed=enumerate_listed)
     lowered = lower(root, sort_infosets=False, name="draw", workers=1, size=False,
-                    memory_budget=budget)
+                    memory_budget=budget, probe=False)        # the runner probed the game
     return prefix, lowered, root.tally[0] == 0
 
 

@@ -28,7 +28,7 @@ from jaxcfr._util.host_arrays import to_host
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.kernels.numerics import all_finite
 from jaxcfr.lowering.lower import as_lowered
-from jaxcfr.game.registry import load_game
+from jaxcfr.game.registry import game_string, load_game
 from jaxcfr._util.serialize import jsonable
 from jaxcfr.solvers.solver import SolverState
 from jaxcfr.tensors import LoweredGame
@@ -96,7 +96,7 @@ def lower_reporting(game, status=None, **lower_kwargs) -> LoweredGame:
     if isinstance(game, (str, os.PathLike)):       # a game that does not load: no status line
         lower_kwargs["name"] = lower_kwargs.get("name") or os.fspath(game)
         load_game(game)
-    name = lower_kwargs.get("name") or type(game).__name__
+    name = lower_kwargs.get("name") or game_string(game) or type(game).__name__
     status.begin(f"lowering {name}")
     start = time.perf_counter()
     held: list[str] = []         # lowering's news (own lines), shown once it turns out slow

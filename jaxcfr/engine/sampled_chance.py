@@ -75,7 +75,8 @@ from jaxcfr.engine.draws import (Draw, RowTable, Shape, assemble, lower_draw, po
                                  pool_lower)
 from jaxcfr.engine.compilation_cache import use_compilation_cache
 from jaxcfr.engine.loop import lower_reporting
-from jaxcfr.game.contract import GameError
+from jaxcfr.game.contract import GameError, check_protocol
+from jaxcfr.game.validate import probe_blind_spots
 from jaxcfr.game.determinize import draw_prefix, draw_seed
 from jaxcfr.game.registry import load_game
 from jaxcfr.kernels.numerics import normalise
@@ -311,6 +312,9 @@ class SampledChanceRunner:
         self.compilation_cache = use_compilation_cache(compilation_cache)
         parameters = solver.check_parameters(dict(parameters or {}))
         sampled_chance_rules(estimator=solver.estimator, parameters=parameters)
+        # it draws with sample_chance and lowers clones of the game: probed here, where the
+        # path starts (validate's probes; the draws' walks cannot see either)
+        probe_blind_spots(game, check_protocol(game), transpositions=False, sampling=True)
         self.game, self.solver = game, solver
         self.step_solver = dataclasses.replace(solver, estimator=DrawnForest()).static_key()
         self.name = name or getattr(game, "name", "") or type(game).__name__

@@ -48,6 +48,7 @@ from typing import Any, Callable, Hashable, Protocol, runtime_checkable
 
 from jaxcfr.game.abstraction import Abstracted
 from jaxcfr.game.contract import GameError, check_protocol
+from jaxcfr.game.strings import parse_reference
 from jaxcfr.game.wrapper import Wrapper
 
 __all__ = ["Bucketing", "Bucketed", "BucketBy", "bucket_by", "Composite", "combine",
@@ -246,17 +247,20 @@ def bucket_by(function: Callable[[int, Hashable], Hashable] | str, *,
 
 
 def _import_function(text: str) -> Callable:
-    module_name, _, attr = text.partition(":")
-    if not module_name or not attr:
-        raise ValueError(f"bucket_by: function {text!r} must be 'module:name'")
+    """The function a ``"module:name"`` string names, read by the one parser of references
+    (:func:`jaxcfr.game.strings.parse_reference`, which decides what a config may run)."""
+    ref = parse_reference(text)
+    if ref is None:
+        raise ValueError(f"bucket_by: function {text!r} must be 'module:name' (dotted names on "
+                         "both sides of one ':', no blanks)")
     try:
-        target: Any = importlib.import_module(module_name)
+        target: Any = importlib.import_module(ref.module)
     except ImportError as e:
-        raise ValueError(f"bucket_by: cannot import {module_name!r}: {e}") from None
-    for part in attr.split("."):
+        raise ValueError(f"bucket_by: cannot import {ref.module!r}: {e}") from None
+    for part in ref.attr.split("."):
         target = getattr(target, part, None)
         if target is None:
-            raise ValueError(f"bucket_by: module {module_name!r} has no {attr!r}")
+            raise ValueError(f"bucket_by: module {ref.module!r} has no {ref.attr!r}")
     return target
 
 

@@ -115,6 +115,9 @@ class Determinized(Wrapper):
     """
 
     __slots__ = ("game", "rng", "_outcome", "drawn", "enumerate_listed", "tally")
+    #: Clones share the generator on purpose (a clone made before a draw draws again):
+    #: :func:`jaxcfr.game.validate.probe_blind_spots` does not take that for a bad clone.
+    DRAWS_AS_WALKED = True
 
     def __init__(self, game: Any, rng: random.Random, drawn: tuple = (), *,
                  enumerate_listed: bool = False, tally: list | None = None):
@@ -185,6 +188,7 @@ class EmpiricalChance(Game):
     """
 
     __slots__ = ("game", "seeds", "counts", "enumerate_listed", "_inner")
+    DRAWS_AS_WALKED = True              # its draws are Determinized (see there)
 
     def __init__(self, game: Any, seeds: Sequence[int], counts: Sequence[int] | None = None,
                  *, enumerate_listed: bool = False):

@@ -15,7 +15,9 @@ can find out about contract rules no single node shows.
 * :func:`check_clone_future` (rule ``clone``): stepping clones must not change what the
   original does *later* (a random continuation from it, compared before and after), so
   a clone that shares a dict or list with its original (``copy.copy``) is caught even
-  where the node itself looks unchanged; a cache the game fills as it goes passes.
+  where the node itself looks unchanged; a cache the game fills as it goes passes. A
+  continuation asks each node twice: a game that answers differently (legal actions in
+  another order, other terminal returns) is ``nondeterministic``, not a bad clone.
 * :class:`Transpositions` (rule ``transposition``): where a game says ``state_hash()``
   is a transposition key (``caches_transpositions()``), two histories with one hash must
   be the same state: the same node type, player, legal actions, every player's key, and
@@ -34,7 +36,7 @@ from jaxcfr.game.contract import (CHANCE_NODE, DECISION, TERMINAL_NODE, GameErro
 
 __all__ = ["check_sampling", "overrides_sampling", "continuation", "check_clone_future",
            "Transpositions", "CHANCE_DRAWS", "CHANCE_P_VALUE", "CHANCE_NODES", "CONTINUATIONS",
-           "CONTINUATION_MOVES"]
+           "CONTINUATION_MOVES", "TERMINAL_LOOKS"]
 
 #: Draws of ``sample_chance`` per chance node tested.
 CHANCE_DRAWS = 1000
@@ -46,6 +48,10 @@ CHANCE_NODES = 8
 CONTINUATIONS = 3
 #: A continuation compares at most this many moves.
 CONTINUATION_MOVES = 1000
+#: At the terminal node that ends a continuation, ``terminal_returns()`` is asked this many
+#: more times (each look is two calls): a game whose returns vary now and then is
+#: told from a clone that shares what ``step`` changes.
+TERMINAL_LOOKS = 4
 
 
 # -- sample_chance against chance_outcomes ------------------------------------------------
@@ -142,7 +148,30 @@ def continuation(state: Any, num_players: int, seed: int | None) -> list:
     out: list = []
     try:
         for _ in range(CONTINUATION_MOVES):
-            info = inspect_node(state, num_players, ())
+            try:
+                info = inspect_node(state, num_players, ())
+                for _ in range(TERMINAL_LOOKS if info.kind == TERMINAL_NODE else 0):
+                    again = inspect_node(state, num_players, ())     # two calls each
+                    if again.returns != info.returns:
+                        raise GameError(f"terminal_returns() gave {list(info.returns)}, then "
+                                        f"{list(again.returns)}", rule="nondeterministic")
+            except GameError as e:
+                if e.rule != "nondeterministic":
+                    raise
+                out.append(("nondeterministic", e.detail.partition(" at the same history")[0]
+                            .partition(" (a game must")[0]))
+                return out
+            if info.kind != TERMINAL_NODE:
+                again = tuple(state.legal_actions() if info.kind == DECISION else
+                              (a for a, _ in state.chance_outcomes() or ()))
+                if info.kind == DECISION and again != info.actions or \
+                        info.kind == CHANCE_NODE and info.probs is not None and \
+                        again != info.actions:
+                    method = "legal_actions()" if info.kind == DECISION else \
+                        "chance_outcomes()"
+                    out.append(("nondeterministic", f"{method} listed {list(info.actions)} "
+                                f"on one call and {list(again)} on another"))
+                    return out
             keys = tuple(state.infoset_key(p) for p in range(num_players)) \
                 if info.kind == DECISION else ()
             out.append((info.kind, info.player, info.actions, info.probs, info.returns, keys))
@@ -168,6 +197,7 @@ def check_clone_future(state: Any, action: Any, num_players: int, history: Seque
     with its original (``copy.copy``) fails here the first time ``step`` writes to it;
     caches a game fills as it goes (and never changes what a state reports) pass."""
     before = continuation(state.clone(), num_players, seed)
+    _check_deterministic(before, history)
     try:
         state.clone().step(action)
     except Exception as e:  # noqa: BLE001 - it steps fine before the continuation ran
@@ -177,6 +207,7 @@ def check_clone_future(state: Any, action: Any, num_players: int, history: Seque
                         rule="clone", history=history) from None
     after = continuation(state.clone(), num_players, seed)
     if before != after:
+        _check_deterministic(after, history)
         where = _first_difference(before, after)
         raise GameError(
             f"stepping clones changed what the original state does later: {where} moves into "
@@ -184,6 +215,23 @@ def check_clone_future(state: Any, action: Any, num_players: int, history: Seque
             f"{_show(after, where)} after (clone() must return an independent copy: copy.copy "
             "shares the state's dicts and lists, copy them too)", rule="clone",
             history=history)
+
+
+def _check_deterministic(path: list, history: Sequence[Any]) -> None:
+    """A continuation that met a node answering two calls differently is the game's own
+    nondeterminism (rule ``nondeterministic``), not a clone's fault."""
+    for where, node in enumerate(path):
+        if node[0] == "nondeterministic":
+            raise GameError(
+                f"{node[1]}, {_where(where)} (a game must be deterministic: the same "
+                "legal_actions() in the same order and the same terminal_returns() on every "
+                "call; randomness belongs in chance nodes)", rule="nondeterministic",
+                history=history)
+
+
+def _where(moves: int) -> str:
+    return "here" if moves == 0 else \
+        f"{moves} move{'s' if moves > 1 else ''} into a random continuation from it"
 
 
 def _first_difference(a: list, b: list) -> int:

@@ -11,7 +11,8 @@ Accepted forms::
 Abstraction strings (:func:`load_abstraction`) use the same syntax: a name of
 :data:`REFERENCE_ABSTRACTIONS` (``identity``, ``bet_menu(fractions=[0.5, 1.0])``, the
 bucketings ``suit_isomorphism``, ``rank_buckets(buckets=4)``, ``bucket_by(...)``) or
-``module:Class(k=v)``; ``"A + B"`` combines an action abstraction and a bucketing.
+``module:Class(k=v)``; ``"A + B"`` (split at every ``+``) combines an action abstraction and
+a bucketing. Both kinds of string are read by :mod:`jaxcfr.game.strings`.
 
 Names come from three places, looked up in this order: :func:`register` (games a
 user's own code registers), :data:`REFERENCE_GAMES` (the reference games in the
@@ -29,11 +30,14 @@ run by then. The module is looked for on ``sys.path``, then in the working direc
 the folders a caller adds (a config file's folder); the error says where it looked.
 
 A game string read from a file (a profile's ``game``, a run directory's or a shared
-config's ``game.name``) is only loaded when it cannot run code a user did not choose:
-a registered name (:func:`register`, :data:`REFERENCE_GAMES`, entry points, with any
-parameters), ``jaxcfr_games.*``, a ``.efg`` path or an ``openspiel:`` string.
-Anything else needs the user's word: ``trust_code=True`` in Python, ``--trust-code`` on
-the command line (:func:`check_trusted` says why in its error).
+config's ``game.name``, ``game.abstraction``, ``game.bucketing``) is only loaded when it
+cannot run code a user did not choose: a registered name (:func:`register`,
+:data:`REFERENCE_GAMES`, entry points, with any parameters), a ``.efg`` path, an
+``openspiel:`` string, or references to public classes and functions defined in jaxcfr
+itself. Whether it can is decided on what :mod:`jaxcfr.game.strings` parsed, the parse
+that loading uses; a string it cannot parse is refused. Anything else needs the user's
+word: ``trust_code=True`` in Python, ``--trust-code`` on the command line
+(:func:`check_trusted` says why in its error; docs/security.md has the table).
 
 Example::
 
@@ -43,7 +47,6 @@ Example::
 
 from __future__ import annotations
 
-import ast
 import difflib
 import importlib
 import importlib.machinery
@@ -53,15 +56,19 @@ import inspect
 import os
 import re
 import sys
+import weakref
 from typing import Any, Callable, Sequence
 
 from jaxcfr.game.contract import GameError, check_protocol
 from jaxcfr.game.protocol import Game
 from jaxcfr.game.public import PublicGame
+from jaxcfr.game.strings import (Parsed, Reference, parse_abstraction, parse_game,
+                                 parse_game_string, parse_reference, untrusted)
 
 __all__ = ["register", "load_game", "registered_games", "parse_game_string", "REFERENCE_GAMES",
-           "ENTRY_POINT_GROUP", "PUBLIC_GAMES", "game_parameters", "game_constructor", "REFERENCE_ABSTRACTIONS",
-           "load_abstraction", "runs_code", "check_trusted", "import_game_module"]
+           "ENTRY_POINT_GROUP", "PUBLIC_GAMES", "game_parameters", "game_constructor",
+           "REFERENCE_ABSTRACTIONS", "load_abstraction", "runs_code", "check_trusted",
+           "import_game_module", "game_string", "loadable_hint"]
 
 #: The reference games: name -> ``module:Class``, imported on first use.
 REFERENCE_GAMES = {
@@ -97,11 +104,8 @@ REFERENCE_ABSTRACTIONS = {
 }
 #: Entry-point group through which other packages offer games (``name = "module:Class"``).
 ENTRY_POINT_GROUP = "jaxcfr.games"
-#: The package of the reference games, and the name it had before it was installed as such.
-_GAMES_PACKAGE, _LEGACY_PACKAGE = "jaxcfr_games", "games"
 
 _REGISTRY: dict[str, Callable] = {}
-_NAME = re.compile(r"^\s*([A-Za-z_][\w.]*(?::[A-Za-z_][\w.]*)?)\s*(?:\((.*)\))?\s*$", re.S)
 
 
 def register(name: str):
@@ -154,18 +158,21 @@ def _lookup(name: str) -> Callable | None:
     return None if target is None else _import_target(target, name)
 
 
-def _import_target(target: str, text: str, search: Sequence[str | os.PathLike] = ()) -> Callable:
-    """Import ``module:attr.attr`` (``games.`` read as ``jaxcfr_games.``); ``search``: more
-    folders to look for the module in (after ``sys.path`` and the working directory)."""
-    module_name, _, attr = target.partition(":")
-    if module_name == _LEGACY_PACKAGE or module_name.startswith(_LEGACY_PACKAGE + "."):
-        module_name = _GAMES_PACKAGE + module_name[len(_LEGACY_PACKAGE):]
-    module = _import_module(module_name, text, search)
+def _import_target(target: str | Reference, text: str,
+                   search: Sequence[str | os.PathLike] = ()) -> Callable:
+    """Import a ``module:attr.attr`` reference (:func:`jaxcfr.game.strings.parse_reference`;
+    ``games.`` read as ``jaxcfr_games.``); ``search``: more folders to look for the module in
+    (after ``sys.path`` and the working directory)."""
+    ref = target if isinstance(target, Reference) else parse_reference(target)
+    if ref is None:
+        raise GameError(f"{target!r} in {text!r} is not a module:name reference (dotted "
+                        "names on both sides of one ':', no blanks)", rule="game-string")
+    module = _import_module(ref.module, text, search)
     ctor = module
-    for part in attr.split("."):
+    for part in ref.attr.split("."):
         ctor = getattr(ctor, part, None)
         if ctor is None:
-            raise GameError(f"module {module_name!r} has no attribute {attr!r}",
+            raise GameError(f"module {ref.module!r} has no attribute {ref.attr!r}",
                             rule="game-string")
     return ctor
 
@@ -207,42 +214,24 @@ def _import_module(module_name: str, text: str, search: Sequence[str | os.PathLi
                         f"{spec.origin}): {type(e).__name__}: {e}", rule="game-string") from None
 
 
-def import_game_module(text: str, search: Sequence[str | os.PathLike] = ()) -> None:
-    """Import the module a ``module:Class`` game or abstraction string names, looking in
-    ``search`` too (nothing for other strings), so that later loads of ``text`` find it
-    wherever they run: a config's folder is known where the config is read."""
+def import_game_module(text: str, search: Sequence[str | os.PathLike] = (), *,
+                       what: str = "game") -> None:
+    """Import the modules a game (``what="game"``) or abstraction string references
+    (:func:`jaxcfr.game.strings.parse_game`, :func:`~jaxcfr.game.strings.parse_abstraction`),
+    looking in ``search`` too, so that later loads of ``text`` find them wherever they run:
+    a config's folder is known where the config is read."""
     try:
-        name, _ = parse_game_string(os.fspath(text).strip())
+        parsed = _parse(os.fspath(text), what)
     except GameError:
         return                                     # reported where the string is loaded
-    if ":" in name and not name.startswith("openspiel:"):
-        _import_target(name, text, search)
+    for part in parsed:
+        for ref in part.references:
+            _import_module(ref.module, text, search)
 
 
-def parse_game_string(text: str) -> tuple[str, dict[str, Any]]:
-    """Split ``"name(k=v, ...)"`` into ``("name", {"k": v, ...})``; values are Python literals."""
-    m = _NAME.match(text)
-    if not m:
-        raise GameError(f"cannot parse game string {text!r}: expected NAME, NAME(key=value, ...) "
-                        "or module:Class", rule="game-string")
-    name, arg_text = m.group(1), m.group(2)
-    params: dict[str, Any] = {}
-    if arg_text and arg_text.strip():
-        try:
-            call = ast.parse(f"f({arg_text})", mode="eval").body
-        except SyntaxError as e:
-            raise GameError(f"cannot parse parameters of {text!r}: {e.msg}",
-                            rule="game-string") from None
-        if call.args:
-            raise GameError(f"parameters of {text!r} must be given as key=value",
-                            rule="game-string")
-        for kw in call.keywords:
-            try:
-                params[kw.arg] = ast.literal_eval(kw.value)
-            except ValueError:
-                raise GameError(f"parameter {kw.arg} of {text!r} is not a literal "
-                                f"(number, string, bool, tuple or list)", rule="game-string") from None
-    return name, params
+def _parse(text: str, what: str) -> tuple[Parsed, ...]:
+    """``text`` read by the one parser: a game string's one part, an abstraction's parts."""
+    return (parse_game(text),) if what == "game" else parse_abstraction(text)
 
 
 def game_constructor(name: str, text: str | None = None) -> Callable:
@@ -267,14 +256,14 @@ def game_constructor(name: str, text: str | None = None) -> Callable:
 def load_game(text: str | os.PathLike):
     """The root state of the game named by ``text`` (see the module docstring)."""
     text = os.fspath(text)
-    stripped = text.strip()
-    if stripped.lower().endswith(".efg"):
+    parsed = parse_game(text)
+    if parsed.kind == "efg":
         from jaxcfr.game import efg
-        return efg.load(stripped)
-    if stripped.startswith("openspiel:"):
+        return efg.load(parsed.name)
+    if parsed.kind == "openspiel":
         from jaxcfr.game import openspiel
-        return openspiel.load(stripped[len("openspiel:"):])
-    name, params = parse_game_string(stripped)
+        return openspiel.load(parsed.name)
+    name, params = parsed.name, dict(parsed.params)
     tree = params.pop("tree", "history")
     if tree not in ("history", "public"):
         raise GameError(f"tree must be 'history' or 'public', got {tree!r}", rule="game-string")
@@ -299,13 +288,64 @@ def load_game(text: str | os.PathLike):
     except ValueError as e:
         raise GameError(f"bad parameters for game {name!r}: {e}", rule="game-string") from None
     if tree == "public" or isinstance(game, PublicGame):   # public only: holdem_spot
-        return game
+        return _remember(game, text.strip())
     try:
         check_protocol(game)
     except GameError:
         raise GameError(f"{text!r} did not produce a jaxcfr.Game (got {type(game).__name__})",
                         rule="protocol") from None
+    return _remember(game, text.strip())
+
+
+#: id(root) -> (a weak reference to it, the string load_game loaded it from). Kept beside the
+#: object, not in it: a clone (copy.deepcopy included) or another object is not that root.
+_LOADED: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def _remember(game, text: str):
+    """``game``, remembering ``text`` (:func:`game_string`) while it lives."""
+    key = id(game)
+    try:
+        ref = weakref.ref(game, lambda _, key=key: _LOADED.pop(key, None))
+    except TypeError:                      # no weak references to it: nothing remembered
+        return game
+    _LOADED[key] = (ref, text)
     return game
+
+
+def game_string(game: Any) -> str | None:
+    """The game string :func:`load_game` loaded the root state ``game`` from (``None`` for a
+    game made otherwise, and for its clones): what :func:`jaxcfr.lower` names the lowered
+    game, and so what a profile solved from ``game`` records.
+
+    Example::
+
+        >>> jaxcfr.game.registry.game_string(jaxcfr.load_game("leduc_poker(ranks=3)"))
+        'leduc_poker(ranks=3)'
+    """
+    entry = _LOADED.get(id(game))
+    return entry[1] if entry is not None and entry[0]() is game else None
+
+
+def loadable_hint(label: str) -> str | None:
+    """``None`` when ``label`` can name a game to :func:`load_game` (as far as can be told
+    without loading it); else a sentence on how to make a profile that records it loadable.
+    ``label`` is then a class name (what :func:`jaxcfr.lower` names a game it was not given
+    the string of)."""
+    if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z_]\w*", label) or \
+            _lookup(label) is not None:
+        return None
+    known = {**REFERENCE_GAMES, **_entry_points()}
+    same = [name for name, target in known.items() if target.rpartition(":")[2] == label]
+    same += [name for name, ctor in _REGISTRY.items() if getattr(ctor, "__name__", "") == label]
+    example = same[0] if same else "mypackage.mygame:" + label
+    which = (f"{label}'s game string is {example!r}, with its parameters" if same
+             else f"e.g. {example!r}")
+    return (f"{label!r} is the class name of the game, not a game string jaxcfr.load_game "
+            f"loads ({which}): load "
+            f"the game with jaxcfr.load_game({example!r}) before solving it (a game remembers "
+            f"the string it was loaded from), or set profile.game = {example!r} before saving; "
+            "meanwhile `jaxcfr eval PROFILE GAME` names the game")
 
 
 def load_abstraction(text: str):
@@ -319,48 +359,34 @@ def load_abstraction(text: str):
         object made has neither ``actions(state, player)`` nor ``bucket(player, key)``,
         or the parts of ``"A + B"`` are not one action abstraction and one bucketing.
     """
-    parts = _split_plus(text)
+    try:
+        parts = parse_abstraction(text)
+    except GameError as e:
+        raise GameError(f"abstraction {text!r}: {e.detail}", rule="abstraction-string") from None
     if len(parts) > 1:
         from jaxcfr.game.bucketing import combine
-        made = [load_abstraction(part) for part in parts]
+        made = [_load_one(part) for part in parts]
         try:
             return combine(*made)
         except TypeError as e:
             raise GameError(f"abstraction {text!r}: {e}", rule="abstraction-string") from None
-    return _load_one(text)
+    return _load_one(parts[0])
 
 
-def _split_plus(text: str) -> list[str]:
-    """``text`` split at the ``+`` signs outside brackets and quotes."""
-    parts, depth, quote, start = [], 0, "", 0
-    for i, ch in enumerate(text):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "+" and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    parts.append(text[start:].strip())
-    return parts
-
-
-def _load_one(text: str):
+def _load_one(part: Parsed):
+    text, name, params = part.text, part.name, part.params
     try:
-        name, params = parse_game_string(text)
-        target = name if ":" in name else REFERENCE_ABSTRACTIONS.get(name)
+        target = name if part.kind == "module" else REFERENCE_ABSTRACTIONS.get(name)
         if target is None:
             raise GameError(f"unknown abstraction {name!r}; known: "
                             f"{', '.join(REFERENCE_ABSTRACTIONS)} (or module:Class)")
         ctor = _import_target(target, text)
-        if ":" in name and not (isinstance(ctor, type) and _is_abstraction_class(ctor)):
-            raise GameError(f"{name!r} names {_describe(ctor)}, which has no actions(state, "
-                            "player) method: a module:Class abstraction string must name a "
-                            "class with one (jaxcfr.Abstraction; it is not called otherwise)")
+        if part.kind == "module" and not (isinstance(ctor, type) and _is_abstraction_class(ctor)):
+            raise GameError(f"{name!r} names {_describe(ctor)}, which has neither an "
+                            "actions(state, player) method nor a bucket(player, key) method: a "
+                            "module:Class abstraction string must name an action abstraction "
+                            "(jaxcfr.Abstraction) or a bucketing (jaxcfr.Bucketing) class (it "
+                            "is not called otherwise)")
         made = ctor(**params)
     except GameError as e:
         raise GameError(f"abstraction {text!r}: {e.detail}", rule="abstraction-string") from None
@@ -396,42 +422,24 @@ def _describe(obj: Any) -> str:
 
 
 def _is_abstraction_class(cls: type) -> bool:
-    return callable(getattr(cls, "actions", None))
+    """An action abstraction (``actions``) or a bucketing (``bucket``) class."""
+    return callable(getattr(cls, "actions", None)) or callable(getattr(cls, "bucket", None))
 
 
 # -- game strings read from files ------------------------------------------------
-def runs_code(text: str) -> str | None:
-    """The module that loading game or abstraction string ``text`` would import although
-    no one registered it, else ``None`` (registered and reference names, ``jaxcfr_games``,
-    ``.efg`` paths and ``openspiel:`` strings run no code a user did not choose)."""
-    stripped = os.fspath(text).strip()
-    if stripped.lower().endswith(".efg") or stripped.startswith("openspiel:"):
-        return None
-    if " + " in stripped:                 # combined abstractions: each part
-        return next((m for m in map(runs_code, stripped.split(" + ")) if m), None)
-    try:
-        name, params = parse_game_string(stripped)
-    except GameError:
-        return None                       # not loadable at all: its own error says so
-    # the string's own class, then any module:name among its parameters
-    # (bucket_by(function="pkg.mod:fn") imports pkg.mod)
-    paths = [name] if ":" in name else []
-    values = list(params.values())
-    while values:
-        v = values.pop()
-        if isinstance(v, (list, tuple)):
-            values.extend(v)
-        elif isinstance(v, str) and _MODULE_PATH.fullmatch(v.strip()):
-            paths.append(v.strip())
-    for path in paths:
-        module = path.partition(":")[0]
-        if module.partition(".")[0] not in (_GAMES_PACKAGE, _LEGACY_PACKAGE, "jaxcfr"):
-            return module
-    return None
+def runs_code(text: str, what: str = "game") -> str | None:
+    """The module that loading ``text`` (a game string, or with ``what`` ``"abstraction"``
+    or ``"bucketing"`` an abstraction string) would import to reach an object that is not
+    the package's own, else ``None``: registered and reference names, ``.efg`` paths,
+    ``openspiel:`` strings and references to public classes and functions defined in
+    ``jaxcfr`` or ``jaxcfr_games`` (:func:`jaxcfr.game.strings.untrusted`).
 
-
-#: A ``module:name`` reference (what ``importlib`` would import, then look up).
-_MODULE_PATH = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+    Raises:
+      GameError: ``game-string``: ``text`` cannot be parsed (so it is refused, never
+        trusted).
+    """
+    ref = untrusted(_parse(os.fspath(text), what))
+    return None if ref is None else ref.module
 
 
 def check_trusted(text: str, source: str, trust_code: bool = False, *,
@@ -442,12 +450,20 @@ def check_trusted(text: str, source: str, trust_code: bool = False, *,
     Raises:
       GameError: ``untrusted-code``, saying which module would run and how to allow it.
     """
-    module = None if trust_code else runs_code(text)
-    if module is not None:
+    if trust_code:
+        return
+    try:
+        ref = untrusted(_parse(os.fspath(text), what))
+    except GameError as e:
+        raise GameError(f"{source} names the {what} {text!r}, which is refused: {e.detail}",
+                        rule=e.rule) from None
+    if ref is not None:
         raise GameError(
-            f"{source} names the {what} {text!r}, which imports and runs the Python module "
-            f"{module!r}; a {what} string read from a file is only loaded for registered "
-            "games (jaxcfr games lists them), .efg files and openspiel: games, since a "
-            f"profile, run directory or config may come from someone else. If you trust "
-            f"{module!r}, pass --trust-code (trust_code=True in Python)",
+            f"{source} names the {what} {text!r}, which refers to {ref.text!r}: loading it "
+            f"imports and runs the Python module {ref.module!r}, and {ref.text!r} is not a "
+            "public class or function defined in jaxcfr or jaxcfr_games. A string read from "
+            "a file is only loaded when it names registered games (jaxcfr games lists them), "
+            ".efg files, openspiel: games or the package's own classes and functions, since "
+            "a profile, run directory or config may come from someone else. If you trust "
+            f"{ref.module!r}, pass --trust-code (trust_code=True in Python)",
             rule="untrusted-code")

@@ -17,7 +17,8 @@ from jaxcfr.game.contract import (CHANCE_NODE, DECISION, TERMINAL_NODE, GameErro
                              check_terminal_step_refused, game_exception,
                              hashable_key, inspect_node, player_to_act_consistent, real_number)
 
-__all__ = ["validate", "validate_game_with", "DEFAULT_TRAJECTORIES", "DEEP_TRAJECTORIES"]
+__all__ = ["validate", "validate_game_with", "probe_blind_spots", "DEFAULT_TRAJECTORIES",
+           "DEEP_TRAJECTORIES", "QUICK_TRAJECTORIES", "QUICK_MOVES"]
 
 DEFAULT_TRAJECTORIES = 256
 #: On this many trajectories (the first), every node's clone check also compares what the
@@ -25,6 +26,11 @@ DEFAULT_TRAJECTORIES = 256
 DEEP_TRAJECTORIES = 8
 #: ... at their first this many moves.
 DEEP_MOVES = 64
+#: :func:`probe_blind_spots`: trajectories, and the moves of each it follows at most (the
+#: clone probe runs on the first two, at their first :data:`QUICK_CLONE_MOVES` moves).
+QUICK_TRAJECTORIES = 8
+QUICK_MOVES = 200
+QUICK_CLONE_MOVES = 8
 
 
 def validate(game) -> None:
@@ -125,3 +131,66 @@ def _probe(game, num_players: int, trajectories: int, seed: int, history: list) 
                 raise GameError(f"trajectory longer than {contract.MAX_TRAJECTORY_LENGTH} moves",
                                 rule="termination", history=history[:20])
 
+
+
+def probe_blind_spots(game, num_players: int, *, clones: bool = True,
+                      transpositions: bool = True, sampling: bool = False,
+                      seed: int = 0) -> None:
+    """The probes of :mod:`jaxcfr.game.probes` that paths which skip :func:`validate` need,
+    run where those paths start, on :data:`QUICK_TRAJECTORIES` short random trajectories:
+    lowering walks the tree by cloning (``clones``: rule ``clone``) and memoises on
+    ``state_hash()`` where the game says so (``transpositions``: rule ``transposition``);
+    sampled chance draws with ``sample_chance`` (``sampling``: rule ``chance-sampling``,
+    at the first chance nodes that also list their outcomes). Each gave wrong numbers
+    without a word. Only those rules are raised here: anything else the trajectories meet
+    is left to the path's own checks, which name it with its history.
+    """
+    rules = {"clone"} if clones and not getattr(type(game), "DRAWS_AS_WALKED", False) \
+        else set()
+    if transpositions and game.caches_transpositions():
+        rules.add("transposition")
+    if sampling:
+        rules.add("chance-sampling")
+    if not rules:
+        return
+    try:
+        _quick(game, num_players, rules, seed)
+    except GameError as e:
+        if e.rule in rules:
+            raise
+    except Exception:  # noqa: BLE001 - the game's own errors: the path reports them
+        pass
+
+
+def _quick(game, num_players: int, rules: set, seed: int) -> None:
+    rng = random.Random(seed)
+    sampled: set[tuple] = set()
+    transpositions = probes.Transpositions(num_players, seed) \
+        if "transposition" in rules else None
+    for trajectory in range(QUICK_TRAJECTORIES):
+        state, history = game.clone(), []
+        while len(history) < QUICK_MOVES:
+            info = inspect_node(state, num_players, history)
+            if transpositions is not None:
+                transpositions.check(state, history)
+            if info.kind == TERMINAL_NODE:
+                break
+            if info.kind == DECISION:
+                action = rng.choice(info.actions)
+            elif info.probs is not None:
+                if "chance-sampling" in rules and len(sampled) < probes.CHANCE_NODES and \
+                        tuple(history) not in sampled and probes.overrides_sampling(state):
+                    sampled.add(tuple(history))
+                    probes.check_sampling(state, info, history, seed * 1_000_003 + len(sampled))
+                action = rng.choices(info.actions, weights=info.probs)[0]
+            else:
+                action = state.sample_chance(rng)[0]
+            if "clone" in rules and trajectory < 2 and len(history) < QUICK_CLONE_MOVES:
+                try:
+                    probes.check_clone_future(state, action, num_players, history,
+                                              seed * 7919 + len(history))
+                except GameError as e:
+                    if e.rule != "nondeterministic":    # the walk names where it varies
+                        raise
+            state.step(action)
+            history.append(action)

@@ -39,7 +39,8 @@ from jaxcfr.game.abstraction import Abstracted, unwrap
 from jaxcfr.game.bucketing import (Bucketed, abstract_game, find_bucketing,
                                    imperfect_recall_declared)
 from jaxcfr.game.contract import GameError, check_nash_value, check_protocol
-from jaxcfr.game.registry import load_game
+from jaxcfr.game.registry import game_string, load_game
+from jaxcfr.game.validate import probe_blind_spots
 from jaxcfr.lowering.size import SizeEstimate, estimate_size
 from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
                             GameTensors, LoweredGame)
@@ -56,7 +57,7 @@ Log = Callable[[str], None]
 def lower(game, *, abstraction=None, sort_infosets: bool = True,
           memory_budget: int | None = None, name: str = "", progress: Progress | None = None,
           log: Log | None = None, workers: int | None = None,
-          size: SizeEstimate | None | bool = None) -> LoweredGame:
+          size: SizeEstimate | None | bool = None, probe: bool = True) -> LoweredGame:
     """Enumerate ``game`` and check its contract on every node.
 
     Args:
@@ -88,6 +89,10 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
       size: a size estimate already made (default: :func:`jaxcfr.estimate_size`), or
         ``False``: no estimate (many small trees lowered one after another, such as
         :mod:`jaxcfr.engine.sampled_chance`'s draws; the budget is then checked during the walk).
+      probe: first run :func:`jaxcfr.game.validate.probe_blind_spots`'s clone probe on a few
+        short trajectories (a clone that shares what ``step`` changes passes every node
+        check of the walk and gives wrong numbers); ``False`` where the game's root was
+        probed already (the draws and subgames of a probed game).
 
     Raises:
       GameError: a contract violation (including imperfect recall and absent-
@@ -111,6 +116,10 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
     if size is not None:
         _check_estimate(size, num_players, budget, log)
     workers = parallel.resolve_workers(workers, size) if perfect_recall else 1
+    # the walk clones: a clone that shares what step changes would give wrong numbers
+    # without a word, so it is probed first (validate's probe, which the walk skips)
+    if probe:
+        probe_blind_spots(game, num_players, transpositions=False)
 
     def on_check(enum: Enumeration, nodes: int) -> None:
         check_budget(nodes, len(enum.row_actions) + 1, enum.max_actions, num_players, budget)
@@ -293,7 +302,7 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
                        preorder=order.astype(np.int64, copy=False), node_action=node_action,
                        nash_value=None if nash is None else tuple(float(v) for v in nash),
                        constant_sum=constant_sum, br_rounds=br_rounds,
-                       name=name or type(game).__name__)
+                       name=name or game_string(game) or type(game).__name__)
 
 
 def _most_own_decisions(parent, edge_owner, level_start, num_players) -> int:

@@ -65,7 +65,8 @@ import numpy as np
 
 from jaxcfr._util import arguments
 from jaxcfr.solvers.analytics import best_responses
-from jaxcfr.game.contract import GameError
+from jaxcfr.game.contract import GameError, check_protocol
+from jaxcfr.game.validate import probe_blind_spots
 from jaxcfr.game.determinize import (Determinized, EmpiricalChance, chance_below, draw_prefix,
                                     draw_seed)
 from jaxcfr.profiles.host_values import PolicySet, WalkStats, WalkTooLarge, trajectory_values, walk_values
@@ -332,6 +333,7 @@ def empirical_game(game, train_samples: int = DEFAULT_TRAIN_SAMPLES, seed: int =
     """
     game = load_game(game) if isinstance(game, str) else game
     train_samples = arguments.positive_int("train_samples", train_samples)
+    probe_blind_spots(game, check_protocol(game), transpositions=False, sampling=True)
     seeds = [draw_seed(arguments.seed("seed", seed), _TRAIN, j) for j in range(train_samples)]
     groups: dict[tuple, list[int]] = {}       # prefix -> [representative seed, count]
     kept, counts = [], []
@@ -371,6 +373,9 @@ def _prepare(game, profile) -> tuple[Any, PolicySet]:
     if isinstance(game, LoweredGame):
         raise TypeError("estimates need the game itself (a Game or a game string), not a "
                         "LoweredGame: use jaxcfr.evaluate for the exact metrics of a lowered game")
+    # the estimates draw with sample_chance, clone, and memoise on state_hash() where the
+    # game says so: what validate probes and these walks cannot see is probed here
+    probe_blind_spots(game, check_protocol(game), sampling=True)
     if profile is None:
         base: Callable = _uniform
     elif isinstance(profile, Profile):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any, Hashable, Sequence
@@ -35,7 +36,7 @@ import numpy as np
 
 from jaxcfr._util.atomic import atomic_write_bytes, atomic_write_text
 from jaxcfr.game.contract import GameError
-from jaxcfr.game.registry import check_trusted, parse_game_string
+from jaxcfr.game.registry import check_trusted, loadable_hint, parse_game_string
 from jaxcfr.kernels.numerics import normalise
 from jaxcfr._util.serialize import jsonable
 from jaxcfr.tensors import LoweredGame
@@ -198,6 +199,9 @@ class Profile:
         Keys and labels may be str, int, float, bool, None, bytes, or tuples of
         those (nested); tuples and bytes are tagged in the JSON. Returns the npz path.
         """
+        hint = loadable_hint(self.game) if self.game else None
+        if hint is not None:            # saved all the same: the strategies are worth keeping
+            warnings.warn(f"Profile.save({os.fspath(path)!r}): {hint}", stacklevel=2)
         base = _base(path)
         base.parent.mkdir(parents=True, exist_ok=True)
         meta = {"format": FORMAT, "version": FORMAT_VERSION, "game": self.game,
@@ -259,6 +263,9 @@ class Profile:
         """
         if not self.game:
             raise ValueError("the profile records no game: name the game to evaluate it on")
+        hint = loadable_hint(self.game)
+        if hint is not None:
+            raise ValueError(f"the profile records the game {self.game!r}: {hint}")
         if self.game_source is not None:
             check_trusted(self.game, self.game_source, trust_code)
         return self.game

@@ -531,7 +531,8 @@ def _check_code(c: Config, source: str, given: dict[str, str], trust_code: bool,
         try:
             if key not in given:
                 check_trusted(text, "the config", trust_code, what=what)
-            import_game_module(text, () if folder is None else (folder,))
+            import_game_module(text, () if folder is None else (folder,),
+                               what="game" if what == "game" else "abstraction")
         except GameError as e:
             raise ConfigError(f"{given.get(key, source)}: {key}: {e}") from None
 

@@ -7,11 +7,21 @@ works headless and leaves a notebook's backend alone.
 from __future__ import annotations
 
 import os
+import textwrap
 from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["plot_convergence", "convergence_figure"]
+__all__ = ["plot_convergence", "convergence_figure", "LEGEND_WIDTH"]
+
+#: Legend labels (and the title) are wrapped at this many characters; a legend with a
+#: label longer than :data:`INSIDE_WIDTH` or more than :data:`INSIDE_ENTRIES` entries goes
+#: below the axes, and the figure grows to hold it (a game string of 115 characters
+#: pushed the axes off the figure).
+LEGEND_WIDTH = 60
+INSIDE_WIDTH = 32
+INSIDE_ENTRIES = 5
+TITLE_WIDTH = 80
 
 
 def plot_convergence(metrics: Sequence[dict[str, Any]], path, *,
@@ -33,7 +43,8 @@ def plot_convergence(metrics: Sequence[dict[str, Any]], path, *,
     fig = convergence_figure(metrics, title=title, members=members, full_game=full_game)
     if fig is None:
         return False
-    fig.savefig(path if hasattr(path, "write") else os.fspath(path), format="png")
+    fig.savefig(path if hasattr(path, "write") else os.fspath(path), format="png",
+                bbox_inches="tight")
     return True
 
 
@@ -70,13 +81,14 @@ def convergence_figure(metrics: Sequence[dict[str, Any]], *, title: str = "",
             name = f"{name}: inside the abstraction" if name else "inside the abstraction"
         if ok.any():
             line, = ax.plot(iters[ok], y[ok], marker="." if ok.sum() < 30 else None,
-                            label=name, linestyle="--" if inside else "-",
+                            label=_wrap(name), linestyle="--" if inside else "-",
                             alpha=0.7 if inside else 1.0)
             plotted += 1
             if inside and j < len(full_game) and full_game[j] is not None and full_game[j] > 0:
                 ax.plot([iters[-1]], [full_game[j]], marker="*", markersize=14,
                         linestyle="none", color=line.get_color(),
-                        label=f"{labels[j] + ': ' if labels[j] else ''}full game (lifted)")
+                        label=_wrap(f"{labels[j] + ': ' if labels[j] else ''}full game "
+                                    "(lifted)"))
     plotted += _estimate_band(ax, records, iters)
     from matplotlib.ticker import NullFormatter
     ax.set_xscale("log")
@@ -89,12 +101,41 @@ def convergence_figure(metrics: Sequence[dict[str, Any]], *, title: str = "",
     if inside:
         title = (title + "\n" if title else "") + "full game (lifted profile, the end): stars"
     if title:
-        ax.set_title(title, fontsize="medium")
+        ax.set_title("\n".join(_wrap(t, TITLE_WIDTH) for t in title.split("\n")),
+                     fontsize="medium")
     ax.grid(True, which="both", alpha=0.3)
     if (any(labels) or inside) and plotted:
-        ax.legend(fontsize="small")
-    fig.tight_layout()
+        _legend(fig, ax)
+    else:
+        fig.tight_layout()
     return fig
+
+
+def _wrap(label: str | None, width: int = LEGEND_WIDTH) -> str | None:
+    """``label`` broken into lines of at most ``width`` characters (long words too)."""
+    if not label:
+        return label
+    return "\n".join(textwrap.wrap(label, width, break_on_hyphens=False)) or label
+
+
+def _legend(fig, ax) -> None:
+    """The legend inside the axes when it is small, else below them, the figure taller by
+    its height so that the axes keep their size."""
+    handles, texts = ax.get_legend_handles_labels()
+    old = ax.get_legend()
+    title = old.get_title().get_text() or None if old is not None else None
+    lines = [t.count("\n") + 1 for t in texts]
+    longest = max((len(part) for t in texts for part in t.split("\n")), default=0)
+    if longest <= INSIDE_WIDTH and len(texts) <= INSIDE_ENTRIES:
+        ax.legend(fontsize="small", title=title)
+        fig.tight_layout()
+        return
+    extra = 0.2 * sum(lines) + 0.3                       # inches: small text, about 0.2 a line
+    width, height = fig.get_size_inches()
+    fig.set_size_inches(width, height + extra)
+    fig.tight_layout(rect=(0, extra / (height + extra), 1, 1))
+    ax.legend(handles, texts, fontsize="small", loc="upper center", frameon=False,
+              title=title, bbox_to_anchor=(0.5, -0.16), bbox_transform=ax.transAxes)
 
 
 def _estimate_band(ax, records, iters) -> int:

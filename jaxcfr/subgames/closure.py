@@ -337,6 +337,24 @@ def at_depth(index: TreeIndex, depth: int) -> list[PublicState]:
 def after_chance(index: TreeIndex, count: int) -> list[PublicState]:
     """Every public state that starts right after the ``count``-th chance event on a path
     (Leduc's second betting round: ``count=3``, after the two deals and the board)."""
+    after, chance_edges = _after_chance(index)
+    return _partition(index, np.flatnonzero(after & (chance_edges == count)))
+
+
+def chance_counts(index: TreeIndex) -> list[int]:
+    """The counts ``K`` for which :func:`after_chance` finds public states (sorted)."""
+    after, chance_edges = _after_chance(index)
+    return sorted(set(chance_edges[after].tolist()))
+
+
+def decision_depths(index: TreeIndex) -> list[int]:
+    """The depths at which :func:`at_depth` finds public states (sorted)."""
+    return sorted(set(index.depth[index.kind == DECISION].tolist()))
+
+
+def _after_chance(index: TreeIndex) -> tuple[np.ndarray, np.ndarray]:
+    """``([N] bool: a decision right below a chance node, [N] int64: the chance events on
+    the path to each node)``."""
     chance_edges = np.zeros(index.parent.shape[0], dtype=np.int64)
     levels = index.lowered.level_start
     is_chance = (index.kind == CHANCE_NODE).astype(np.int64)
@@ -345,9 +363,9 @@ def after_chance(index: TreeIndex, count: int) -> list[PublicState]:
         par = index.parent[lo:hi]
         chance_edges[lo:hi] = chance_edges[par] + is_chance[par]
     parent = np.maximum(index.parent, 0)
-    seeds = np.flatnonzero((index.kind == DECISION) & (index.parent != NO_PARENT)
-                           & (index.kind[parent] == CHANCE_NODE) & (chance_edges == count))
-    return _partition(index, seeds)
+    after = (index.kind == DECISION) & (index.parent != NO_PARENT) \
+        & (index.kind[parent] == CHANCE_NODE)
+    return after, chance_edges
 
 
 def _partition(index: TreeIndex, seeds: np.ndarray) -> list[PublicState]:

@@ -21,7 +21,8 @@ from jaxcfr.game.abstraction import Abstracted
 from jaxcfr.game.registry import load_game
 from jaxcfr.lowering.lower import as_lowered, lower
 from jaxcfr.profiles.lifting import as_abstraction
-from jaxcfr.subgames.closure import PublicState, TreeIndex, public_state
+from jaxcfr.subgames.closure import (PublicState, TreeIndex, chance_counts, decision_depths,
+                                     public_state)
 from jaxcfr.subgames.closure import after_chance as after_chance_states
 from jaxcfr.subgames.closure import at_depth as at_depth_states
 from jaxcfr.subgames.context import Context
@@ -44,15 +45,36 @@ def select(context: Context, *, at=None, after_chance: int | None = None,
         return context.states(list(at) if not isinstance(at, PublicState) else at,
                               by_text=by_text)
     if after_chance is not None:
-        return after_chance_states(context.index, arguments.positive_int("after_chance",
-                                                                         after_chance))
+        count = arguments.positive_int("after_chance", after_chance)
+        states = after_chance_states(context.index, count)
+        if not states:
+            counts = chance_counts(context.index)
+            raise ValueError(
+                f"no public state starts right after chance event {count} of "
+                f"{context.name}: " + (f"public states start after chance events "
+                                       f"{_listed(counts)}" if counts else
+                                       "no decision follows a chance event in it"))
+        return states
     if at_depth is not None:
-        return at_depth_states(context.index, arguments.nonnegative_int("at_depth", at_depth))
+        depth = arguments.nonnegative_int("at_depth", at_depth)
+        states = at_depth_states(context.index, depth)
+        if not states:
+            raise ValueError(f"there is no public state at depth {depth} of {context.name}: "
+                             f"its decisions lie at depths "
+                             f"{_listed(decision_depths(context.index))}")
+        return states
     if context.nested is None:
         raise ValueError("the subgames after dropped actions need the blueprint's abstraction "
                          "(abstraction=)")
     return context.states(off_abstraction(context.full, None, abstract=context.nested.lowered))
 
+
+
+def _listed(values: list[int]) -> str:
+    """``1, 2, 3`` (runs of more than three as ``2..40``)."""
+    if len(values) > 3 and values == list(range(values[0], values[-1] + 1)):
+        return f"{values[0]}..{values[-1]}"
+    return ", ".join(map(str, values))
 
 
 def paths_at_depth(game, depth: int) -> list[tuple]:

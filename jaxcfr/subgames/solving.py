@@ -200,7 +200,7 @@ def resolve_subgames(game, blueprint, at, *, gadget: str = "resolve", algorithm=
              for (s, _), g in zip(plans, gadgets)]
     seconds["build"] = time.perf_counter() - tick
     tick = time.perf_counter()
-    lowered = [lower(g, name=g.name, workers=1) for g in games]
+    lowered = [lower(g, name=g.name, workers=1, probe=False) for g in games]   # of a probed game
     seconds["lower"] = time.perf_counter() - tick
     tick = time.perf_counter()
     tables, nash_conv, stacks, groups = _solve_all(lowered, algorithm, iterations, precision,
