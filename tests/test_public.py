@@ -397,6 +397,13 @@ def test_the_command_line_solves_a_public_tree(capsys):
     assert out["chance"] == "exact" and out["iterations_per_second"] > 0
 
 
+def test_validate_probes_a_public_tree(capsys):
+    from jaxcfr.cli import app
+    capsys.readouterr()
+    assert app.main(["validate", "leduc_poker(tree='public')", "--trajectories", "32"]) == 0
+    assert "conforms as a public tree" in capsys.readouterr().out
+
+
 def test_inspect_lowers_a_public_tree(capsys):
     from jaxcfr.cli import app
     capsys.readouterr()
