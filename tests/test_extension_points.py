@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 
 import jaxcfr
+from jaxcfr.engine.chance import ChanceMode, ExactChance, SampledChance
 from jaxcfr.solvers.monte_carlo import MonteCarlo
+from jaxcfr.subgames.gadgets import GadgetKind
 from jaxcfr.tensors import CHANCE_NODE, DECISION
 
 
@@ -74,3 +76,64 @@ def test_a_sampling_scheme_defined_outside_converges(kuhn):
     assert result.final["exploitability"] < 0.02
     first = jaxcfr.solve(kuhn, "cfr+", 1, estimator=OthersSampled(samples=2), seed=0)
     assert first.final["exploitability"] > 0.1
+
+
+# -- a chance mode -------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class SampledAbove(ChanceMode):
+    """Sample chance when the game's tree has more than ``nodes`` nodes, else lower it."""
+    nodes: float = 1e6
+    name: ClassVar[str] = "sampled-above"
+
+    def choose(self, game, status=None, **lower_kwargs):
+        size = jaxcfr.estimate_size(jaxcfr.load_game(game) if isinstance(game, str) else game)
+        mode = SampledChance(self.draws) if size.nodes > self.nodes else ExactChance()
+        return mode.choose(game, status, **lower_kwargs)
+
+    def when_sampling(self, check):
+        check(f"the tree has more than {self.nodes:g} nodes")
+
+
+def test_a_chance_mode_defined_outside_decides_exact_or_sampled():
+    exact = jaxcfr.solve("kuhn_poker", "cfr+", 20, chance=SampledAbove(nodes=1e6))
+    assert exact.chance == "exact"
+    np.testing.assert_array_equal(exact.average_strategy,
+                                  jaxcfr.solve("kuhn_poker", "cfr+", 20).average_strategy)
+    sampled = jaxcfr.solve("kuhn_poker", "cfr+", 20, chance=SampledAbove(nodes=10, draws=3),
+                           seed=2)
+    assert sampled.chance == "sampled"
+    same = jaxcfr.solve("kuhn_poker", "cfr+", 20, chance=jaxcfr.Chance("sampled", draws=3),
+                        seed=2)
+    np.testing.assert_array_equal(sampled.average_strategy, same.average_strategy)
+    # what sampled chance cannot be combined with is checked once it samples, with the reason
+    with pytest.raises(jaxcfr.ArgumentError, match="more than 10 nodes"):
+        jaxcfr.solve("kuhn_poker", "cfr+", 20, chance=SampledAbove(nodes=10), seed=[1, 2])
+
+
+# -- a gadget ------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Margin(GadgetKind):
+    """Maxmargin written outside the package: the opponent picks an augmented set and its
+    payoffs below are shifted by minus the set's value under the blueprint."""
+    name: ClassVar[str] = "margin"
+    opponent_picks: ClassVar[bool] = True
+
+    def payoffs(self, gadget, chosen, values):
+        shift = float(gadget.alternative[chosen])
+        values[gadget.opponent] -= shift
+        values[gadget.player] += shift
+        return values
+
+    def top_nodes(self, gadget):
+        return gadget.num_sets
+
+
+def test_a_gadget_defined_outside_resolves_like_the_one_it_restates(kuhn):
+    from jaxcfr.subgames import resolve_subgames
+    blueprint = jaxcfr.solve(kuhn, "cfr", 20).profile
+    at = [[2, 0, "pass"], [1, 2, "pass"]]
+    mine = resolve_subgames(kuhn, blueprint, at, gadget=Margin(), iterations=30)
+    theirs = resolve_subgames(kuhn, blueprint, at, gadget="maxmargin", iterations=30)
+    np.testing.assert_array_equal(mine.table, theirs.table)
+    assert [s["gadget"] for s in mine.subgames] == ["margin"] * len(mine.subgames)
+    assert mine.bound == theirs.bound and mine.bound is not None
