@@ -22,6 +22,7 @@ import pytest
 import jaxcfr
 from jaxcfr._util import precision
 from jaxcfr.kernels import counts, passes, sequence, subtree
+from jaxcfr.kernels.values import SequenceForm
 from jaxcfr.runs import config_from_dict, train
 from jaxcfr.solvers import estimators
 from jaxcfr.tensors import to_device
@@ -88,7 +89,8 @@ def test_counts_give_the_mean_of_the_traversals_they_count(game, scheme, player)
             n = passes.segment_sum(sub.valid.astype(jnp.float64), sub.node,
                                    t.parent.shape[0])
             return (one_by_one.regret[..., 0], counted.from_counts(t, s, sigma, who, n, eps[0]),
-                    counted.from_counts(sequenced, s, sigma, who, n, eps[0]),
+                    dataclasses.replace(counted, values=SequenceForm()).from_counts(
+                        sequenced, s, sigma, who, n, eps[0]),
                     estimators.Exact().estimate(t, s, sigma, who), n[0])
         expected, by_nodes, by_sequences, exact, root = run(jax.random.key(3))
     mine = np.asarray(estimators.rows_of(t, who))

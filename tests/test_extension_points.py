@@ -16,6 +16,9 @@ import pytest
 
 import jaxcfr
 from jaxcfr.engine.chance import ChanceMode, ExactChance, SampledChance
+from jaxcfr.engine.seam import Mapped, Shared, Single, choose_seam
+from jaxcfr.kernels import values as values_module
+from jaxcfr.kernels.values import KERNELS, SequenceForm, register_kernel
 from jaxcfr.solvers.monte_carlo import MonteCarlo
 from jaxcfr.subgames.gadgets import GadgetKind
 from jaxcfr.tensors import CHANCE_NODE, DECISION
@@ -137,3 +140,51 @@ def test_a_gadget_defined_outside_resolves_like_the_one_it_restates(kuhn):
     np.testing.assert_array_equal(mine.table, theirs.table)
     assert [s["gadget"] for s in mine.subgames] == ["margin"] * len(mine.subgames)
     assert mine.bound == theirs.bound and mine.bound is not None
+
+
+# -- a value kernel for one backend --------------------------------------------------------
+class FakeBackendSequenceForm(SequenceForm):
+    """A backend's own sequence-form kernel: here the library's, counting its calls."""
+    calls: ClassVar[list] = []
+
+    def counterfactual_values(self, t, s, current, players):
+        FakeBackendSequenceForm.calls.append(len(FakeBackendSequenceForm.calls))
+        return super().counterfactual_values(t, s, current, players)
+
+
+def test_a_kernel_for_one_backend_is_one_class_and_one_entry(kuhn, monkeypatch):
+    """register_kernel puts the class in the one choice table; choose_seam picks it for
+    that backend only, and a solver stepped with it gives the library's tables."""
+    monkeypatch.setitem(KERNELS, ("fake-backend", "sequences"), FakeBackendSequenceForm)
+    estimator = jaxcfr.Exact()
+    seam = choose_seam(kuhn, estimator, backend="fake-backend")
+    assert type(seam.values) is FakeBackendSequenceForm
+    assert type(seam.layout) is Single
+    assert type(choose_seam(kuhn, estimator, backend="cpu").values) is SequenceForm
+    # the choice for a stack: the layout is the backend's to choose too (a CPU maps a
+    # small stack member by member; any other backend vmaps it or shares its tree)
+    pair = jaxcfr.stack([kuhn, kuhn])
+    assert type(choose_seam(pair, estimator, backend="cpu").layout) is Mapped
+    assert type(choose_seam(pair, estimator, backend="fake-backend").layout) is Shared
+    # the kernel runs where the library's would, with the same result
+    import jax
+    solver = jaxcfr.cfr_plus()
+    mine = dataclasses.replace(solver, estimator=jaxcfr.Exact(values=seam.values))
+    runner = jaxcfr.Runner(kuhn, solver)
+    state = runner.init()
+    step = jax.jit(lambda st: mine.update(runner.step_tensors, runner.step_structure, st,
+                                          runner.hp))
+    ours = jax.jit(lambda st: runner.step_solver.update(runner.step_tensors,
+                                                        runner.step_structure, st, runner.hp))
+    a, b = step(state), ours(state)
+    assert FakeBackendSequenceForm.calls
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def test_register_kernel_takes_only_kernels(monkeypatch):
+    monkeypatch.setattr(values_module, "KERNELS", dict(KERNELS))
+    with pytest.raises(TypeError, match="ValueKernel subclass"):
+        register_kernel("fake-backend", "sequences", object)
+    register_kernel("fake-backend", "nodes", FakeBackendSequenceForm)
+    assert values_module.KERNELS[("fake-backend", "nodes")] is FakeBackendSequenceForm

@@ -254,7 +254,7 @@ class MonteCarlo(Estimator):
         """What the count passes of one half-step share, whoever traverses."""
         p = passes.edge_probabilities(t, current)                              # [N, *b]
         table = self.sampling_table(current, t.legal_mask, eps)
-        seq = getattr(t, "sequence", None)
+        seq = self.values.sequences(t)
         if seq is None:
             own = passes.own_reach_at_rows(t, passes.reach_pass(t, s, p))
             return _Shared(p, table, own, None, None)
@@ -292,8 +292,8 @@ class MonteCarlo(Estimator):
         the exact counterfactual value with ``pi_-i(z)`` replaced by ``pi_-i(z) n(z) /
         (samples Q(z))``: ``n(z) / samples`` under external sampling, times the others'
         reach without chance under chance sampling, over the traverser's sampling reach
-        under outcome sampling. The sequence form (``t.sequence``) sums it over leaves and
-        rows; the node passes otherwise. Averaging: counts reach every row, so the strategy
+        under outcome sampling. The sequence form (where :attr:`values` is it) sums it over
+        leaves and rows; the node passes otherwise. Averaging: counts reach every row, so the strategy
         sums take the exact own reach (CFR's average), as the exact estimator does.
         """
         shared = self._shared(t, s, current, eps)
@@ -303,9 +303,9 @@ class MonteCarlo(Estimator):
 
     def _count_values(self, t, s, current, shared: "_Shared", player, n) -> jax.Array:
         """``q [I, A, *b]``, the counted traversals' action values (:meth:`from_counts`):
-        by sequences where ``t`` has them, else by node passes."""
+        by sequences where the value kernel reads them, else by node passes."""
         players = players_of(s, player)
-        seq = getattr(t, "sequence", None)
+        seq = self.values.sequences(t)
         if seq is None:
             return self._node_values(t, s, shared, player, players, n)
         ndim = current.ndim
