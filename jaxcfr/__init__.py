@@ -95,7 +95,8 @@ def _load() -> None:
     from jaxcfr.profiles.profile import Profile, evaluate_profile
     from jaxcfr.engine.runner import Runner, batch_mesh
     from jaxcfr.engine.distributed import Cluster
-    from jaxcfr.engine.sampled_chance import Chance, SampledChanceRunner
+    from jaxcfr.engine.chance import Chance
+    from jaxcfr.engine.sampled_chance import SampledChanceRunner
     from jaxcfr.profiles.lifting import lift
     from jaxcfr.api.blueprint import AbstractedResult, format_table, train_abstracted
     from jaxcfr.api.solve import DeviceOptions, LoadOptions, Report, SolveResult, solve

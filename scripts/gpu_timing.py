@@ -68,7 +68,8 @@ def exact_bytes(runner, lowered) -> int:
     the tables it steps: a forest counts its padding; a stack sharing one tree
     (``leaf_value [P, T, B]`` beside unbatched indices) its indices once and its floats per
     member; a vmapped stack (``[B, ...]`` tables) its padded members."""
-    seq = getattr(getattr(runner, "step_tensors", None), "sequence", None)
+    values = getattr(runner, "values", None)         # (a sampled-chance runner has none)
+    seq = None if values is None else values.sequences(runner.step_tensors)
     itemsize = np.dtype(runner.dtype).itemsize
     predictive = bool(runner.solver.predictive)
     if seq is None:                    # no tables on the runner: count the game's own

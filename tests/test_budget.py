@@ -69,7 +69,8 @@ def test_the_device_estimate_covers_xla_memory_analysis(name, solver):
         table = runner._profile(state, True)
         metrics = _metrics.lower(runner._evaluation_tensors(), table,
                                  jax.numpy.asarray(lowered.br_rounds), structure=lowered.structure,
-                                 games_batched=False, normalise=False).compile().memory_analysis()
+                                 games_batched=False, normalise=False,
+                                 values=runner.evaluation_values).compile().memory_analysis()
     # the peak of a solve: arguments (tensors, state) and the larger of the temporaries
     need = (max(chunk.argument_size_in_bytes, metrics.argument_size_in_bytes)
             + chunk.output_size_in_bytes

@@ -22,6 +22,7 @@ import pytest
 import jaxcfr
 from jaxcfr._util import precision
 from jaxcfr.kernels import counts, passes, sequence, subtree
+from jaxcfr.kernels.values import SequenceForm
 from jaxcfr.runs import config_from_dict, train
 from jaxcfr.solvers import estimators
 from jaxcfr.tensors import to_device
@@ -87,11 +88,13 @@ def test_counts_give_the_mean_of_the_traversals_they_count(game, scheme, player)
             u = walked.uniforms(key[None], jnp.float64)
             one_by_one = estimators.densify(estimators.MonteCarlo.from_uniforms(
                 walked, t, s, policy, who, u, eps, tables), rows, actions)
-            sub = subtree.build_subtree(t, tables, walked.plan, policy.rows, 1, u, who, eps)
+            sub = subtree.build_subtree(t, tables, walked.plan, walked, policy.rows, 1, u, who,
+                                        eps)
             n = passes.segment_sum(sub.valid.astype(jnp.float64), sub.node,
                                    t.parent.shape[0])
             return (one_by_one.regret[..., 0], counted.from_counts(t, s, sigma, who, n, eps[0]),
-                    counted.from_counts(sequenced, s, sigma, who, n, eps[0]),
+                    dataclasses.replace(counted, values=SequenceForm()).from_counts(
+                        sequenced, s, sigma, who, n, eps[0]),
                     estimators.Exact().estimate(t, s, sigma, who), n[0])
         expected, by_nodes, by_sequences, exact, root = run(jax.random.key(3))
     mine = np.asarray(estimators.rows_of(t, who))
@@ -117,7 +120,7 @@ def _counts(lowered, scheme, player, samples, keys, seed=0):
     who = None if player is None else jnp.asarray(player)
     eps = jnp.full(keys.shape, 0.6, jnp.float32)
     weight = est.node_weights(t, p, est.sampling_table(current, t.legal_mask, eps), who)
-    enum = subtree.enumerates(scheme, t.node_kind, t.node_player, who)
+    enum = est.enumerates(t.node_kind, t.node_player, who)
 
     @jax.jit
     def run(keys, weight):

@@ -137,10 +137,11 @@ def test_plans_bound_every_sample():
     """Capacities: chance sampling of Leduc touches 92 nodes, outcome sampling one a level."""
     lowered = _lowered("leduc_poker")
     tables = subtree.child_tables(lowered.tensors)
-    chance = subtree.make_plan(lowered, "chance", tables)
+    plan = lambda name: subtree.make_plan(lowered, estimators.ESTIMATORS[name](), tables)  # noqa: E731
+    chance = plan("chance")
     assert sum(chance.capacity) == 92 and chance.max_children == 6
-    assert set(subtree.make_plan(lowered, "outcome", tables).capacity) == {1}
-    assert sum(subtree.make_plan(lowered, "external", tables).capacity) < sum(chance.capacity)
+    assert set(plan("outcome").capacity) == {1}
+    assert sum(plan("external").capacity) < sum(chance.capacity)
 
 
 # -- keys, seeds, chunks (sharing the compiled programs of the convergence runs) --------------

@@ -25,6 +25,7 @@ from jaxcfr.solvers import estimators
 from jaxcfr.kernels import numerics
 from jaxcfr.kernels import passes
 from jaxcfr.kernels import sequence
+from jaxcfr.kernels.values import SequenceForm
 from jaxcfr.lowering.stack import shared_structure
 from jaxcfr.tensors import GameTensors, to_device
 
@@ -200,8 +201,8 @@ def test_best_response_values_of_a_stack():
 
 
 def test_exact_estimator_uses_the_tables_when_present():
-    """The estimator seam is unchanged: plain GameTensors take the node passes,
-    SequencedTensors the sequence form, with the same estimate."""
+    """The estimator's value kernel: the node passes on plain GameTensors, the sequence
+    form on SequencedTensors, with the same estimate."""
     lowered = C.lowered("different_depths")
     t = to_device(lowered.tensors, np.float32)
     tables = jax.tree_util.tree_map(jnp.asarray, sequence.sequence_tables(
@@ -212,8 +213,8 @@ def test_exact_estimator_uses_the_tables_when_present():
     node_exact = jax.jit(lambda tt, st, p: estimators.Exact().estimate(tt, lowered.structure, st, p))
     for player in (None, jnp.asarray(0), jnp.asarray(1)):
         a = node_exact(t, strategy, player)
-        b = jax.jit(lambda tt, st, p: estimators.Exact().estimate(tt, lowered.structure, st, p))(
-            sequenced, strategy, player)
+        b = jax.jit(lambda tt, st, p: estimators.Exact(values=SequenceForm()).estimate(
+            tt, lowered.structure, st, p))(sequenced, strategy, player)
         rows = np.asarray(a.average_rows)
         for x, y in ((a.regret, b.regret), (a.average, b.average)):
             np.testing.assert_allclose(np.asarray(y)[rows], np.asarray(x)[rows],

@@ -229,13 +229,13 @@ def test_stacked_solve_float64_matches_each_member_after_50_iterations():
 def test_every_stack_layout_matches_each_member(members, unbatched, layout, copies):
     """A CPU steps a small stack member by member (``map``), a large one as one forest
     (different trees) or on a trailing axis (one shared tree): each member as if alone."""
-    from jaxcfr.engine.runner import SHARED_MIN_MEMBERS
+    from jaxcfr.engine.seam import SHARED_MIN_MEMBERS, Forest, Mapped, Shared
     chosen = members if layout != "shared" else members[:1]
     games = chosen * copies
     assert (len(games) < SHARED_MIN_MEMBERS) == (layout == "map")
     runner = jaxcfr.Runner(jaxcfr.stack(games), jaxcfr.cfr_plus())
     if jax.default_backend() == "cpu":
-        assert runner.layout == layout
+        assert type(runner.layout) is {"map": Mapped, "forest": Forest, "shared": Shared}[layout]
     average = runner.profile(runner.advance(runner.init(), ITERATIONS))
     for b, member in enumerate(games):
         rows, a = member.num_rows, member.max_actions
@@ -248,11 +248,11 @@ def test_a_shared_stack_under_discounted_and_predictive_rules(members, preset):
     """On a trailing batch axis (one shared tree) each half-step re-matches only the
     updated player's rows of the strategy the loop carries (the prediction feeds it under
     PCFR+): every table of every member is the game's own run."""
-    from jaxcfr.engine.runner import SHARED_MIN_MEMBERS
+    from jaxcfr.engine.seam import SHARED_MIN_MEMBERS, Shared
     game, solver = members[1], getattr(jaxcfr, preset)()
     runner = jaxcfr.Runner(jaxcfr.stack([game] * SHARED_MIN_MEMBERS), solver)
     if jax.default_backend() == "cpu":
-        assert runner.layout == "shared"
+        assert isinstance(runner.layout, Shared)
     stacked = runner.advance(runner.init(), ITERATIONS)
     alone = jaxcfr.Runner(game, solver)
     single = alone.advance(alone.init(), ITERATIONS)

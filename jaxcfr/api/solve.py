@@ -34,9 +34,9 @@ from jaxcfr.api.public import public_game_of, solve_public_options
 from jaxcfr.engine.loop import Hooks, compile_reporting, run_loop
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.engine.distributed import Cluster
-from jaxcfr.engine.runner import DEFAULT_CHUNK, Runner, batch_mesh
-from jaxcfr.engine.sampled_chance import AUTO_SAMPLES, Chance, SampledChanceRunner, \
-    choose_chance, sampled_chance_rules
+from jaxcfr.engine.runner import DEFAULT_CHUNK, batch_mesh
+from jaxcfr.engine.chance import ChanceMode, chance_mode, sampled_chance_rules
+from jaxcfr.api.runners import make_runner
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers.estimators import Estimator
 from jaxcfr.solvers.presets import make_solver
@@ -193,7 +193,7 @@ class SolveOptions:
       eval_every: evaluate every this many iterations (``None``: only at the end).
       parameters: the solver's parameter values by name, checked by their declarations
         (:attr:`~jaxcfr.solvers.solver.Solver.parameters`; a list: a batch).
-      chance: how chance is treated (:class:`jaxcfr.engine.sampled_chance.Chance`).
+      chance: how chance is treated (a :class:`jaxcfr.engine.chance.ChanceMode`).
       precision: ``"float32"`` or ``"float64"``.
       device: :class:`DeviceOptions`.
       load: :class:`LoadOptions`.
@@ -202,7 +202,7 @@ class SolveOptions:
     iterations: int
     eval_every: int | None
     parameters: dict[str, Any]
-    chance: Chance
+    chance: ChanceMode
     precision: str = "float32"
     device: DeviceOptions = DeviceOptions()
     load: LoadOptions = LoadOptions()
@@ -229,15 +229,15 @@ class SolveOptions:
                              estimator=a["estimator"], spell=spell)
         _not_arguments(values, solver, spell)
         parameters = solver.check_parameters(values, spell)
-        chance = Chance.of(a["chance"], spell=spell)
+        chance = chance_mode(a["chance"], spell=spell)
         options = cls(solver, iterations, eval_every, parameters, chance, a["precision"],
                       device, load)
-        if chance.mode == "sampled":
+        if chance.always_samples:
             options.check_sampled_chance(spell)
         return options
 
     def check_sampled_chance(self, spell=api_spelling, because: str = "") -> None:
-        """:func:`~jaxcfr.engine.sampled_chance.sampled_chance_rules` for these options."""
+        """:func:`~jaxcfr.engine.chance.sampled_chance_rules` for these options."""
         sampled_chance_rules(spell, estimator=self.solver.estimator, because=because,
                              parameters=self.parameters)
 
@@ -269,7 +269,7 @@ def _group(value, kind: type, name: str, spell):
 
 
 def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *,
-          estimator: Estimator | None = None, chance: str | Chance = "auto",
+          estimator: Estimator | None = None, chance: str | ChanceMode = "auto",
           alternating: bool | None = None, eval_every: int | None = None,
           precision: str = "float32", device: DeviceOptions | None = None,
           load: LoadOptions | None = None, report: Report | None = None,
@@ -293,8 +293,8 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
         ``"exact"``, ``"sampled"`` (the host draws chance samples each iteration and
         lowers what follows them: :mod:`jaxcfr.engine.sampled_chance`; metrics are
         exact where the full game can be lowered, else estimates with intervals), or a
-        :class:`~jaxcfr.engine.sampled_chance.Chance` with its options
-        (``jaxcfr.Chance("sampled", draws=64)``).
+        :class:`~jaxcfr.engine.chance.ChanceMode` with its options
+        (``jaxcfr.Chance("sampled", draws=64)``, ``jaxcfr.SampledChance(draws=64)``).
       alternating: override the preset's update order.
       eval_every: evaluate the average profile every this many iterations (and at
         the end); ``None``: only at the end.
@@ -332,27 +332,9 @@ def solve_with(game: Any, options: SolveOptions, report: Report | None = None, *
     if cluster is not None:
         cluster.initialize()                        # before anything touches a device
     mesh = None if cluster is None else batch_mesh()
-    lowered, sampled = choose_chance(game, options.chance, report.status,
-                                     cache=options.load.cache, workers=options.load.workers)
-    if sampled is None:
-        runner: RunnerProtocol = Runner(lowered, options.solver, options.parameters,
-                                        precision=options.precision,
-                                        chunk=options.device.chunk, mesh=mesh,
-                                        compilation_cache=options.device.compilation_cache)
-    elif mesh is not None:
-        raise arguments.ArgumentError(f"sampled chance ({spell('chance')}) runs in one "
-                                      "process on one device: it cannot be sharded",
-                                      spell("chance"))
-    else:
-        if options.chance.mode == "auto":
-            options.check_sampled_chance(spell, because=AUTO_SAMPLES)
-        name = os.fspath(game) if isinstance(game, (str, os.PathLike)) else ""
-        runner = SampledChanceRunner(sampled, options.solver, options.parameters,
-                                     precision=options.precision,
-                                     chunk=options.device.chunk,
-                                     draws=options.chance.draws,
-                                     workers=options.chance.workers, exact=lowered, name=name,
-                                     compilation_cache=options.device.compilation_cache)
+    label = os.fspath(game) if isinstance(game, (str, os.PathLike)) else ""
+    runner = make_runner(game, options, status=report.status, mesh=mesh, spell=spell,
+                         label=label, cache=options.load.cache, workers=options.load.workers)
     try:
         return _solve(runner, options.iterations, options.eval_every, report.callback,
                       report.progress, report.status)

@@ -48,7 +48,7 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--counts", action="store_true",
                    help="run the samples as counts in one pass over the whole tree (its cost "
                         "does not grow with --samples; same expectation, less variance)")
-    from jaxcfr.engine.sampled_chance import CHANCE_CHOICES, DEFAULT_DRAWS
+    from jaxcfr.engine.chance import CHANCE_CHOICES, DEFAULT_DRAWS
     p.add_argument("--chance", choices=CHANCE_CHOICES, default="auto",
                    help="lower the whole tree (exact), or let the host draw chance and lower "
                         "what follows (sampled); auto: exact where chance can be enumerated "
@@ -109,7 +109,7 @@ def run_solve(args) -> int:
     from jaxcfr.cli.options import heavy
     heavy()
     from jaxcfr.api.solve import LoadOptions, Report, SolveOptions, solve_with
-    from jaxcfr.engine.sampled_chance import Chance
+    from jaxcfr.engine.chance import Chance
     from jaxcfr.runs.progress import format_metric, make_progress, make_status
     from jaxcfr.solvers.estimators import make_estimator
     from jaxcfr.solvers.presets import named_parameters

@@ -40,12 +40,10 @@ from jaxcfr._util import programs
 from jaxcfr._util.arguments import positive_int
 from jaxcfr._util.tracing import counted
 from jaxcfr.engine.compilation_cache import enable_compilation_cache, use_compilation_cache
-from jaxcfr.kernels import sequence as _sequence
 from jaxcfr.engine.loop import state_is_finite
 from jaxcfr.kernels.numerics import check_payoff_range
-from jaxcfr.lowering.stack import forest as stack_forest
+from jaxcfr.engine.seam import Layout, choose_seam
 from jaxcfr.lowering.stack import pad_to_multiple
-from jaxcfr.lowering.stack import shared_structure as stack_shared
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers import analytics
 from jaxcfr.solvers.solver import (HyperParams, Solver, SolverState, average_strategy,
@@ -57,30 +55,20 @@ __all__ = ["Runner", "DEFAULT_CHUNK", "batch_mesh", "enable_compilation_cache"]
 #: Iterations per compiled chunk (the last chunk of a run skips its unused steps).
 DEFAULT_CHUNK = 64
 
-#: On a CPU, a stack of fewer members than this is stepped member after member in one
-#: program (layout ``"map"``): XLA's CPU code for a trailing batch axis narrower than
-#: 16 ran 3-4x *slower* per member than one game (Leduc, B = 2..8: 0.27-0.34x of one
-#: game's iterations per second; B = 16: 1.75x; ``docs/benchmarks.md``, stacks).
-SHARED_MIN_MEMBERS = 16
-
-
 
 @functools.partial(jax.jit, static_argnames=("solver", "structure", "layout", "chunk"),
                    donate_argnames=("state",))
 @counted("chunk")
 def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, arrays, *,
-               solver: Solver, structure: Structure, layout: str, chunk: int) -> SolverState:
+               solver: Solver, structure: Structure, layout: Layout, chunk: int
+               ) -> SolverState:
     """``n`` (traced, at most ``chunk``) iterations of ``solver``.
 
     ``arrays``: what the solver's (prepared) estimator reads besides the tensors, e.g. a
     sampling estimator's child tables (``None`` for the exact estimator).
 
-    ``layout`` says how ``tensors`` hold a stack's state ``[B, I, A, *H]``:
-    ``"single"`` (no stack), ``"vmap"`` (tensors ``[B, ...]``, vmapped), ``"map"``
-    (tensors ``[B, ...]``, one member after another, each its ``n`` iterations: the
-    single game's program, B times), ``"forest"`` (``stack.forest``: stepped as
-    ``[B * I, A, *H]``) or ``"shared"`` (``stack.shared_structure``: stepped as
-    ``[I, A, B, *H]``).
+    ``layout`` (:class:`jaxcfr.engine.seam.Layout`) says how ``tensors`` hold a stack's
+    state ``[B, I, A, *H]`` and steps it.
     """
     steps = jnp.minimum(n, chunk)
 
@@ -92,28 +80,9 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, array
     def step(t, carry, arr):
         return solver.step(t, structure, carry, hp, arr)
 
-    if layout == "map":
-        # each member with its own tensors, state and arrays
-        return jax.lax.map(lambda x: iterate(*x, step, solver.start), (tensors, state, arrays))
-    batched_shape = state.regret.shape
-    if layout == "forest":
-        state = state.map_tables(lambda x: x.reshape((-1,) + x.shape[2:]), state.iteration[0])
-    elif layout == "shared":
-        state = state.map_tables(lambda x: jnp.moveaxis(x, 0, 2), state.iteration[0])
     # a loop of traced length n <= chunk: the last chunk of a run skips its unused steps
     # without a per-step conditional (which would copy the state every iteration)
-    if layout == "vmap":
-        state = iterate(tensors, state, arrays, jax.vmap(step), jax.vmap(solver.start))
-    else:
-        state = iterate(tensors, state, arrays, step, solver.start)
-    members = batched_shape[0]
-    if layout == "forest":
-        state = state.map_tables(lambda x: x.reshape(batched_shape),
-                                 jnp.broadcast_to(state.iteration, (members,)))
-    elif layout == "shared":
-        state = state.map_tables(lambda x: jnp.moveaxis(x, 2, 0),
-                                 jnp.broadcast_to(state.iteration, (members,)))
-    return state
+    return layout.iterate(tensors, state, arrays, iterate, step, solver.start)
 
 
 def _fit_rows(table: np.ndarray, rows: int) -> np.ndarray:
@@ -213,14 +182,12 @@ class Runner:
                             axis_types=(AxisType.Auto,) * len(mesh.axis_names))
         self.mesh = mesh
         # One game on a mesh (no batch to shard) is split over the devices: its node and
-        # row axes (and the sequence form's leaves) are sharded, padded to a multiple of
+        # row axes (and the value kernel's tables) are sharded, padded to a multiple of
         # the device count with inert nodes and rows (profile() drops those rows). Under a
-        # sampling estimator it is replicated instead.
-        dense = solver.estimator.dense
-        # one program over several members' tables at once (a split game; the shared and
-        # forest layouts) only for an estimator that draws nothing: a sampling one draws
-        # each member's numbers from its own key (each member equals its separate run)
-        merged = dense and not solver.estimator.seeded
+        # sampling estimator it is replicated instead: one program over several members'
+        # tables at once only for an estimator that draws nothing (a sampling one draws
+        # each member's numbers from its own key: each member equals its separate run).
+        merged = solver.estimator.dense and not solver.estimator.seeded
         self.split_game = (mesh is not None and not self.games_batched and not self.hp_batch
                            and merged)
         if mesh is not None and not self.split_game:
@@ -234,9 +201,14 @@ class Runner:
         self.device_lowered = (pad_to_multiple(lowered, mesh.devices.size) if self.split_game
                                else lowered)
         self.structure = self.device_lowered.structure
+        # the value kernel and the stack's layout, chosen once
+        self.values, self.layout, self.evaluation_values = choose_seam(
+            self.device_lowered, solver.estimator, sharded=mesh is not None,
+            sequence_form=sequence_form)
         # the estimator's host preparation: its static facts go into the (static) solver,
-        # its arrays are traced arguments of the step
+        # its arrays are traced arguments of the step; it computes with the chosen kernel
         estimator, arrays = solver.estimator.prepare(self.device_lowered)
+        estimator = dataclasses.replace(estimator, values=self.values)
         self.step_solver = dataclasses.replace(solver, estimator=estimator).static_key()
         with self.scope():
             self.arrays = jax.tree_util.tree_map(on_device, arrays)
@@ -245,45 +217,26 @@ class Runner:
                 self.tensors = self._shard(self.tensors, batched_last=False)
                 self.hp = self._shard(self.hp, batched_last=True)
                 self.arrays = self._shard(self.arrays, batched_last=False)
-            # How the chunk steps a stack: on a CPU a small stack steps its members one
-            # after another (SHARED_MIN_MEMBERS); else members sharing one tree put the
-            # batch on a trailing axis (shared gathers); different trees become one forest;
-            # a sharded stack, or one under a sparse estimator (each member samples its own
-            # tree), vmaps.
-            self.layout, self.step_tensors, self.step_structure = ("single", self.tensors,
-                                                                   self.structure)
-            host = self.device_lowered.tensors      # what the step tensors are made from
-            if self.games_batched:
-                self.layout = "vmap"
-                if (mesh is None and dense and lowered.batch_size < SHARED_MIN_MEMBERS
-                        and jax.default_backend() == "cpu"):
-                    self.layout = "map"
-                elif mesh is None and merged:
-                    shared = stack_shared(lowered)
-                    if shared is not None:
-                        self.layout, host = "shared", shared
-                        self.step_tensors = to_device(shared, self.dtype)
-                    else:
-                        forest_tensors, forest_levels = stack_forest(lowered)
-                        self.layout, host = "forest", forest_tensors
-                        self.step_tensors = to_device(forest_tensors, self.dtype)
-                        self.step_structure = Structure(forest_levels, lowered.num_players)
-            if sequence_form and dense and lowered.perfect_recall:
-                self.step_tensors = self._with_sequences(host)   # needs perfect recall
+            host, self.step_structure = self.layout.host(self.device_lowered)
+            self.step_tensors = (self.tensors if self.layout.own_tensors
+                                 else to_device(host, self.dtype))
+            self.step_tensors = self._with_tables(host)
 
-    def _with_sequences(self, host):
-        """The step tensors carrying the sequence-form tables of ``host`` (their NumPy form)."""
-        levels, players = self.step_structure
-        build = (_sequence.stacked_sequence_tables if self.layout in ("vmap", "map")
-                 else _sequence.sequence_tables)
-        extra = {"multiple": self.mesh.devices.size} if self.split_game else {}
-        seq = jax.tree_util.tree_map(
-            lambda x: on_device(x, self.dtype if x.dtype.kind == "f" else None),
-            build(host, levels, players, self.dtype, **extra))
+    def _with_tables(self, host):
+        """The step tensors carrying the value kernel's tables of ``host`` (their NumPy
+        form), placed (and sharded) like the tensors."""
+        multiple = self.mesh.devices.size if self.split_game else 1
+        tables = self.values.tables(host, self.step_structure, self.dtype,
+                                    stacked=self.layout.stacked, multiple=multiple)
+        if tables is None:
+            return self.step_tensors
+        tables = jax.tree_util.tree_map(
+            lambda x: on_device(x, self.dtype if x.dtype.kind == "f" else None), tables)
         if self.mesh is not None:
-            seq = self._shard(seq, batched_last=False,
-                              axes=_sequence.split_axes(seq) if self.split_game else None)
-        return _sequence.with_sequences(self.step_tensors, seq)
+            tables = self._shard(tables, batched_last=False,
+                                 axes=self.values.split_axes(tables) if self.split_game
+                                 else None)
+        return self.values.attach(self.step_tensors, tables)
 
     def __repr__(self) -> str:
         batch = f", {self.hp_batch[0]} settings" if self.hp_batch else ""
@@ -495,12 +448,12 @@ class Runner:
         with self.scope():
             table = self._profile(state, average)
         return analytics.evaluate(self.device_lowered, table, dtype=self.dtype,
-                                  tensors=self._evaluation_tensors())
+                                  tensors=self._evaluation_tensors(),
+                                  values=self.evaluation_values)
 
     def _evaluation_tensors(self):
-        """The tensors the evaluation reads: the step's when they carry the sequence form
-        of these very tensors (one game, or a stack stepped as such), else the node
-        tensors (imperfect recall, a forest, a shared-structure stack)."""
-        if self.layout in ("single", "vmap", "map") and hasattr(self.step_tensors, "sequence"):
-            return self.step_tensors
-        return self.tensors
+        """The tensors the evaluation reads (with :attr:`evaluation_values`, the kernel
+        :func:`~jaxcfr.engine.seam.choose_seam` chose for them): the step's where the
+        layout steps these very tensors (one game, or a stack stepped as such), else the
+        node tensors (a forest, a shared-structure stack)."""
+        return self.step_tensors if self.layout.own_tensors else self.tensors

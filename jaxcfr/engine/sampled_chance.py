@@ -59,7 +59,6 @@ import functools
 import hashlib
 import json
 import multiprocessing
-import os
 import time
 from typing import Any, NamedTuple
 
@@ -67,33 +66,27 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr._util import arguments
 from jaxcfr._util import precision as _precision
-from jaxcfr._util.arguments import ArgumentError
 from jaxcfr._util.tracing import counted
 from jaxcfr.engine.draws import (Draw, RowTable, Shape, assemble, lower_draw, pool_init,
                                  pool_lower)
+from jaxcfr.engine.chance import DEFAULT_DRAWS, sampled_chance_rules
 from jaxcfr.engine.compilation_cache import use_compilation_cache
-from jaxcfr.engine.loop import lower_reporting
-from jaxcfr.game.contract import GameError, check_protocol
+from jaxcfr.game.contract import check_protocol
 from jaxcfr.game.validate import probe_blind_spots
 from jaxcfr.game.determinize import draw_prefix, draw_seed
-from jaxcfr.game.registry import load_game
 from jaxcfr.kernels.numerics import normalise
-from jaxcfr.lowering.budget import MemoryBudgetError, default_memory_budget
+from jaxcfr.lowering.budget import default_memory_budget
 from jaxcfr.profiles import estimates
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers.analytics import evaluate
-from jaxcfr.solvers.estimators import DrawnForest, Estimator, Exact
-from jaxcfr.solvers.parameters import HyperParams, single_setting
+from jaxcfr.solvers.estimators import DrawnForest
+from jaxcfr.solvers.parameters import HyperParams
 from jaxcfr.solvers.solver import Rows, Solver, SolverState
 from jaxcfr.tensors import GameTensors, LoweredGame, Structure, to_device
 
-__all__ = ["SampledChanceRunner", "Chance", "choose_chance", "sampled_chance_rules",
-           "CHANCE_CHOICES", "Timing", "DEFAULT_DRAWS"]
+__all__ = ["SampledChanceRunner", "Timing"]
 
-#: Chance samples per iteration by default.
-DEFAULT_DRAWS = 16
 #: Held-out draws behind each estimate of a game whose chance cannot be enumerated.
 DEFAULT_EVAL_DRAWS = 1000
 #: Draws the estimates' best responses are fitted on (one empirical game per run).
@@ -153,121 +146,6 @@ class _Iteration(NamedTuple):
     shape: Shape              # grown to hold every draw up to this iteration
     tensors: GameTensors      # [N'] the draws padded to ``shape``, side by side
     rowmap: np.ndarray        # [I'] the global row of every row there
-
-
-# -- choosing the path -------------------------------------------------------------------
-#: ``chance`` choices: ``auto`` lowers exactly where chance can be enumerated and samples
-#: where it cannot; ``exact`` always lowers; ``sampled`` always samples (and lowers the
-#: full game too, for exact metrics, where it can).
-CHANCE_CHOICES = ("auto", "exact", "sampled")
-
-
-@dataclasses.dataclass(frozen=True)
-class Chance:
-    """How a run treats chance: the mode and sampled chance's options, one object.
-
-    Attributes:
-      mode: ``"auto"`` (lower the tree where chance can be enumerated, else sample it),
-        ``"exact"`` (always lower) or ``"sampled"`` (the host draws chance and lowers
-        what follows; metrics are exact where the full game can be lowered, else
-        estimates with intervals).
-      draws: chance samples per iteration under sampled chance.
-      workers: processes lowering the draws the cache does not hold (1: the host thread).
-    """
-    mode: str = "auto"
-    draws: int = DEFAULT_DRAWS
-    workers: int = 1
-
-    @classmethod
-    def of(cls, chance, *, draws=None, spell=str) -> "Chance":
-        """A :class:`Chance` from a mode name or a Chance (``draws``: its thin spelling),
-        checked; errors name the arguments as ``spell`` renders them."""
-        if isinstance(chance, Chance):
-            if draws is not None and draws != chance.draws:
-                raise ArgumentError(f"give {spell('draws')} in the Chance object or "
-                                    "alone, not both", argument=spell("draws"))
-            out = chance
-        else:
-            out = cls(arguments.one_of(spell("chance"), chance, CHANCE_CHOICES),
-                      DEFAULT_DRAWS if draws is None else draws)
-        arguments.one_of(spell("chance"), out.mode, CHANCE_CHOICES)
-        arguments.draws(spell("draws"), out.draws)
-        arguments.positive_int(spell("workers"), out.workers)
-        return out
-
-
-def sampled_chance_rules(spell=str, *, estimator: Estimator | None = None, seeds=None,
-                         parameters=None, games: bool = False,
-                         abstraction=None, because: str = "") -> None:
-    """What sampled chance cannot be combined with: the one statement of these rules, for
-    every entry point (``jaxcfr.solve``, configs, the command line), checked when chance
-    is ``"sampled"`` and again when ``"auto"`` turns out to sample (``because`` then
-    says why, e.g. ``AUTO_SAMPLES``). ``parameters``: the run's parameter values (one
-    setting: no lists); ``seeds``: a config's ``run.seeds``.
-
-    Raises :class:`ArgumentError` naming the first conflicting argument as ``spell``
-    renders it (``sampling``, ``--sampling``, ``solver.sampling``).
-    """
-    def fail(argument: str, message: str):
-        raise ArgumentError(message + (f" ({because})" if because else ""),
-                            argument=spell(argument))
-    if estimator is not None and not isinstance(estimator, Exact):
-        fail("sampling", f"sampled chance is chance-sampled CFR already: {spell('sampling')} "
-             f"must be none, got {estimator.name!r} (Monte Carlo estimators run on the "
-             f"lowered tree, with {spell('chance')} exact)")
-    if seeds is not None:
-        fail("seeds", f"sampled chance runs one seed at a time: give {spell('seed')}, not "
-             f"{spell('seeds')}")
-    single_setting(parameters or {}, spell, "sampled chance", because)
-    if games:
-        fail("games", f"sampled chance trains one game at a time: no batch of games "
-             f"({spell('games')})")
-    if abstraction is not None:
-        fail("abstraction", f"sampled chance does not take {spell('abstraction')} yet")
-
-
-#: Why a run whose chance mode is ``auto`` samples (the end of its rules' messages).
-AUTO_SAMPLES = "the game's chance is sampled: it cannot be enumerated"
-
-
-def choose_chance(game, chance: str | Chance = "auto", status=None, **lower_kwargs
-                  ) -> tuple[LoweredGame | None, Any]:
-    """How to train ``game``: ``(lowered, sampled)``.
-
-    ``sampled`` is ``None`` for full-width training of ``lowered``; otherwise it is the
-    game (root state) the host samples, and ``lowered`` the full game for exact
-    evaluation or ``None`` (chance cannot be enumerated, or the full game is over the
-    memory budget: the metrics are then estimates). ``game``: a game string, a Game or
-    a LoweredGame (only full-width); ``chance``: a mode or a :class:`Chance`;
-    ``status`` and ``lower_kwargs``: as :func:`jaxcfr.engine.loop.lower_reporting`.
-    """
-    chance = Chance.of(chance).mode
-    if isinstance(game, LoweredGame):
-        if chance == "sampled":
-            raise arguments.ArgumentError(
-                "sampled chance needs the game itself (a game string or a Game), not a "
-                "lowered game: the host draws its chance")
-        return game, None
-    try:
-        lowered = lower_reporting(game, status, **lower_kwargs)
-    except MemoryBudgetError:
-        if chance != "sampled":
-            raise
-        lowered = None                          # too large for exact metrics: estimates
-    except GameError as e:
-        if e.rule != "chance-not-enumerable":
-            raise
-        if chance == "exact":
-            raise GameError(e.detail + "; sampled chance trains such a game (chance \"auto\" "
-                            "or \"sampled\")", rule=e.rule, history=e.history,
-                            infoset=e.infoset) from None
-        lowered = None
-        if status is not None:
-            status.end("chance cannot be enumerated: the host samples it")
-    if chance != "sampled" and lowered is not None:
-        return lowered, None
-    return lowered, (load_game(os.fspath(game)) if isinstance(game, (str, os.PathLike))
-                     else game)
 
 
 class SampledChanceRunner:

@@ -1,15 +1,15 @@
 """Traversal counts: ``K`` Monte Carlo traversals as one top-down pass over the whole tree.
 
-A sampling scheme (chance, external or outcome sampling; :mod:`jaxcfr.kernels.subtree`)
-enumerates the children of some nodes and samples one child of the others. Run ``K``
-traversals and count, at every node ``h``, how many reach it: ``n(h)``. Each traversal's
-estimate is a sum over the nodes it reaches of terms that depend only on the node and on
-the traversal's own path below it, so the *sum* of the ``K`` estimates is a function of
-the counts alone (:meth:`jaxcfr.solvers.monte_carlo.MonteCarlo.from_counts` writes it
-out). Carrying counts instead of traversals makes ``K`` traversals cost one pass over the
-``N`` nodes whatever ``K`` is: the sampled subtrees' ``O(K x reached nodes)`` becomes
-``O(N)``, which is less as soon as ``K`` traversals together reach more nodes than the
-tree has.
+A sampling scheme (chance, external or outcome sampling: any
+:class:`~jaxcfr.kernels.subtree.Scheme`) enumerates the children of some nodes and samples
+one child of the others. Run ``K`` traversals and count, at every node ``h``, how many
+reach it: ``n(h)``. Each traversal's estimate is a sum over the nodes it reaches of terms
+that depend only on the node and on the traversal's own path below it, so the *sum* of
+the ``K`` estimates is a function of the counts alone
+(:meth:`jaxcfr.solvers.monte_carlo.MonteCarlo.from_counts` writes it out). Carrying
+counts instead of traversals makes ``K`` traversals cost one pass over the ``N`` nodes
+whatever ``K`` is: the sampled subtrees' ``O(K x reached nodes)`` becomes ``O(N)``, which
+is less as soon as ``K`` traversals together reach more nodes than the tree has.
 
 The counts go down level by level. An enumerating node gives every child its count; a
 sampling node splits its count ``n`` among its children in proportion to the sampling
@@ -52,7 +52,7 @@ import numpy as np
 
 from jaxcfr.kernels.numerics import trail
 from jaxcfr.kernels.passes import gather
-from jaxcfr.kernels.subtree import enumerates
+from jaxcfr.kernels.subtree import Scheme
 from jaxcfr.tensors import GameTensors, LoweredGame
 
 __all__ = ["CountTables", "count_tables", "siblings", "split_bounds", "traversal_counts",
@@ -78,8 +78,9 @@ class CountTables(NamedTuple):
     place: np.ndarray         # [N] int32  each node's place in ``level_nodes`` (d * L + j)
 
 
-def count_tables(lowered: LoweredGame, scheme: str) -> CountTables:
-    """The :class:`CountTables` of ``lowered`` under ``scheme`` (one game, or a stack padded
+def count_tables(lowered: LoweredGame, scheme: Scheme) -> CountTables:
+    """The :class:`CountTables` of ``lowered`` under ``scheme`` (its ``enumerates`` says
+    which nodes sample; :class:`~jaxcfr.kernels.subtree.Scheme`; one game, or a stack padded
     to one shape)."""
     t = lowered.tensors
     parent = np.asarray(t.parent)
@@ -106,7 +107,7 @@ def siblings(lowered: LoweredGame) -> int:
     return max(int(np.bincount(p[p >= 0]).max(initial=1)) for p in parent)
 
 
-def _one_game(parent: np.ndarray, kind, owner, scheme: str, players: int, levels
+def _one_game(parent: np.ndarray, kind, owner, scheme: Scheme, players: int, levels
               ) -> CountTables:
     n = parent.shape[0]
     follows = np.zeros(n, dtype=bool)
@@ -114,7 +115,7 @@ def _one_game(parent: np.ndarray, kind, owner, scheme: str, players: int, levels
     ends = np.flatnonzero(np.append(~follows[1:], True))          # the last of each run
     last = ends[np.cumsum(~follows) - 1]                          # ... of each node's run
     internal = np.bincount(parent[parent >= 0], minlength=n) > 0
-    rows = [np.flatnonzero(internal & ~enumerates(scheme, kind, owner, i))
+    rows = [np.flatnonzero(internal & ~np.asarray(scheme.enumerates(kind, owner, i)))
             for i in range(players)]
     width = max(1, max(len(r) for r in rows))
     sampling = np.full((players, width), n, dtype=np.int32)

@@ -20,7 +20,7 @@ from jaxcfr.tensors import GameTensors, Structure
 
 __all__ = ["gather", "segment_sum", "regret_matching", "edge_probabilities", "reach_pass",
            "path_product", "value_pass", "bottom_up", "action_values", "pick_player",
-           "opponent_reach", "own_reach_at_rows"]
+           "opponent_reach", "own_reach_at_rows", "expected_values", "best_response"]
 
 
 def gather(x: jax.Array, index: jax.Array) -> jax.Array:
@@ -155,3 +155,37 @@ def own_reach_at_rows(t: GameTensors, reach: jax.Array) -> jax.Array:
     at_rep = gather(reach, t.infoset_rep)                                     # [I, P + 1, *b]
     own = pick_player(at_rep, owner)
     return jnp.where(trail(t.infoset_player >= 0, own.ndim), own, 0)
+
+
+def expected_values(t: GameTensors, s: Structure, strategy: jax.Array) -> jax.Array:
+    """Expected payoff of each player under ``strategy``: ``[P, *b]``."""
+    edge = edge_probabilities(t, strategy)
+    return value_pass(t, s, edge)[0]
+
+
+def best_response(t: GameTensors, s: Structure, strategy: jax.Array, player,
+                  rounds: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Player ``player``'s pure best response to ``strategy`` and its value.
+
+    Args:
+      rounds: number of sweeps (``LoweredGame.br_rounds``; traced, so it never recompiles).
+    Returns:
+      ``(profile [I, A, *b], value [*b])``: ``strategy`` with ``player``'s rows
+      replaced by the best response, and that player's expected value under it.
+    """
+    rows, actions = t.legal_mask.shape
+    mask = trail(t.legal_mask, strategy.ndim)
+    mine = trail(t.infoset_player == player, strategy.ndim)
+    edge0 = edge_probabilities(t, strategy)
+    opp = opponent_reach(reach_pass(t, s, edge0))   # independent of player's rows
+
+    def sweep(_, profile):
+        values = value_pass(t, s, edge_probabilities(t, profile))
+        q = action_values(t, s, opp, values, rows, actions)
+        q = jnp.where(mask, q, -jnp.inf)
+        best = jax.nn.one_hot(jnp.argmax(q, axis=1), actions, axis=1, dtype=profile.dtype)
+        return jnp.where(mine, best, profile)
+
+    profile = jax.lax.fori_loop(0, rounds, sweep, strategy)
+    value = expected_values(t, s, profile)[player]
+    return profile, value

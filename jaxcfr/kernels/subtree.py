@@ -18,6 +18,11 @@ widest), so a sample never overflows and shapes never change. Every level costs 
 prefix sum, a ``searchsorted`` and a few gathers over its capacity; a scheme's
 per-iteration cost is ``O(sum of capacities)`` plus ``O(I * A)`` for the tables.
 
+Which nodes enumerate and how a sampling node weighs its children is the scheme's: the
+kernels take a :class:`Scheme` object (the Monte Carlo estimators of
+:mod:`jaxcfr.solvers.monte_carlo` are schemes) and never learn a scheme's name, so a new
+scheme is one class that implements the protocol.
+
 Per node of ``S`` the builder records the edge into it: the target probability
 ``p`` (strategy or chance) and the sampling probability ``q`` (1 for enumerated
 edges). The estimators (:mod:`jaxcfr.solvers.estimators`) then run a reach pass
@@ -30,21 +35,39 @@ widest node that may be sampled, ``P`` players.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr.kernels.numerics import exploration_mix
 from jaxcfr.kernels.passes import gather as take
-from jaxcfr.tensors import CHANCE_NODE, DECISION, PADDING, GameTensors, LoweredGame
+from jaxcfr.tensors import PADDING, GameTensors, LoweredGame
 
-__all__ = ["SCHEMES", "SampleTables", "SamplePlan", "Subtree", "Paths", "child_tables",
-           "make_plan", "build_subtree", "sample_paths", "enumerates"]
+__all__ = ["Scheme", "SampleTables", "SamplePlan", "Subtree", "Paths", "child_tables",
+           "make_plan", "build_subtree", "sample_paths"]
 
-#: The sampling schemes and what they enumerate.
-SCHEMES = ("chance", "external", "outcome")
+
+class Scheme(Protocol):
+    """What the sampling kernels (here and :mod:`jaxcfr.kernels.counts`) ask of a scheme.
+
+    Every method works on NumPy arrays (host tables) and on JAX arrays (device passes)
+    alike; ``traverser`` is the updating player (an int, a traced int), or ``None`` when
+    one sample updates every player at once (chance sampling).
+    """
+
+    def enumerates(self, kind, owner, traverser):
+        """``[M]`` bool: which of these nodes (their ``kind`` and acting ``owner``, ``[M]``)
+        the scheme enumerates; the others sample one child."""
+
+    def may_sample(self, kind):
+        """``[M]`` bool: the nodes that sample for some traverser (host: the plan's ``K``)."""
+
+    def proposal(self, p, present, count, kind, owner, traverser, exploration):
+        """``q [M, K]``: the probabilities a sampling node draws its children with, from
+        their target probabilities ``p [M, K]`` (strategy x chance; ``present [M, K]``
+        marks the real children, ``count [M]`` counts them; ``kind`` / ``owner`` ``[M]``;
+        ``exploration [M, 1]``: outcome sampling's epsilon of each node's member)."""
 
 
 class SampleTables(NamedTuple):
@@ -59,7 +82,6 @@ class SampleTables(NamedTuple):
 
 class SamplePlan(NamedTuple):
     """Static shape facts of a scheme on one game (hashable: compiled code depends on it)."""
-    scheme: str
     capacity: tuple[int, ...]  # [D] most nodes of each level in one sampled subtree
     max_children: int          # K: the widest node the scheme may sample from
     samples: int = 1           # subtrees sampled (and averaged) per traverser and iteration
@@ -123,9 +145,10 @@ def _window(x: jax.Array, start: jax.Array, k: int) -> jax.Array:
     return jax.vmap(lambda s: jax.lax.dynamic_slice_in_dim(x, s, k))(start)
 
 
-def _enumerated(t: GameTensors, scheme: str, traverser: int) -> np.ndarray:
+def _enumerated(t: GameTensors, scheme: Scheme, traverser: int) -> np.ndarray:
     """``[N]`` bool: which nodes the scheme enumerates when ``traverser`` updates."""
-    return enumerates(scheme, np.asarray(t.node_kind), np.asarray(t.node_player), traverser)
+    return np.asarray(scheme.enumerates(np.asarray(t.node_kind), np.asarray(t.node_player),
+                                        traverser))
 
 
 def _capacities(t: GameTensors, tables: SampleTables, levels: tuple[int, ...],
@@ -150,11 +173,9 @@ def _capacities(t: GameTensors, tables: SampleTables, levels: tuple[int, ...],
     return out
 
 
-def make_plan(lowered: LoweredGame, scheme: str, tables: SampleTables,
+def make_plan(lowered: LoweredGame, scheme: Scheme, tables: SampleTables,
               samples: int = 1) -> SamplePlan:
     """The capacities of ``scheme`` on ``lowered`` (a stack: the most over its members)."""
-    if scheme not in SCHEMES:
-        raise ValueError(f"unknown sampling scheme {scheme!r}; choose one of {SCHEMES}")
     t = lowered.tensors
     members = ([GameTensors(*(np.asarray(x)[b] for x in t)) for b in range(lowered.batch_size)]
                if lowered.batch_size is not None else [t])
@@ -167,26 +188,23 @@ def make_plan(lowered: LoweredGame, scheme: str, tables: SampleTables,
     for tm, tab in zip(members, member_tables):
         kind = np.asarray(tm.node_kind)
         num = np.asarray(tab.num_children)
-        if scheme == "outcome":
-            caps = [1] * (len(levels) - 1)
-        else:
-            caps = np.max([_capacities(tm, tab, levels, _enumerated(tm, scheme, i))
-                           for i in range(lowered.num_players)], axis=0)
+        caps = np.max([_capacities(tm, tab, levels, _enumerated(tm, scheme, i))
+                       for i in range(lowered.num_players)], axis=0)
         capacity = np.maximum(capacity, caps)
-        may_sample = kind == CHANCE_NODE if scheme == "chance" else (
-            (kind == CHANCE_NODE) | (kind == DECISION))
+        may_sample = np.asarray(scheme.may_sample(kind))
         if may_sample.any():
             widest = max(widest, int(num[may_sample].max()))
-    return SamplePlan(scheme, tuple(int(c) for c in capacity), widest, int(samples))
+    return SamplePlan(tuple(int(c) for c in capacity), widest, int(samples))
 
 
 # -- device: sampled subtrees ---------------------------------------------------------------
-def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy,
-                  members: int, uniforms: jax.Array, traverser,
+def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, scheme: Scheme,
+                  policy, members: int, uniforms: jax.Array, traverser,
                   exploration: jax.Array) -> Subtree:
     """Sample ``plan.samples`` subtrees of ``t`` for each of ``members`` batch members.
 
     Args:
+      scheme: which nodes enumerate, how the others draw (:class:`Scheme`).
       policy: ``policy(rows [M], member [M]) -> [M, A]``: the current strategy of the
         given rows (read lazily: only visited rows are ever regret-matched).
       uniforms: ``[B, samples * sum(capacity)]`` uniform numbers, one per slot (a member's
@@ -219,7 +237,7 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
         kind = take(t.node_kind, node)
         owner = take(t.node_player, node)
         nk = jnp.where(valid, take(num, node), 0)
-        enum = enumerates(plan.scheme, kind, owner, traverser)
+        enum = scheme.enumerates(kind, owner, traverser)
         count = jnp.where(enum, nk, jnp.minimum(nk, 1)).reshape(groups, here)
         within = _prefix(jnp.add, count, axis=1) - count               # [G, C_d]
         target = (within + jnp.arange(groups)[:, None] * below).reshape(-1)
@@ -240,11 +258,8 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
         p_kids = jnp.where(present, jnp.take_along_axis(
             sigma, _window(tables.edge_slot, starts_at, k), axis=1)
             * _window(tables.chance, starts_at, k).astype(sigma.dtype), 0)
-        q_kids = p_kids
-        if plan.scheme == "outcome":
-            explore = ((kind == DECISION) & (owner == traverser))[:, None]
-            eps = take(exploration, member)[:, None]
-            q_kids = jnp.where(explore, exploration_mix(p_kids, present, nk, eps), p_kids)
+        q_kids = scheme.proposal(p_kids, present, nk, kind, owner, traverser,
+                                 take(exploration, member)[:, None])
         u = uniforms[:, starts[d]:starts[d + 1]].reshape(-1)
         pick = _inverse_cdf(q_kids, u)
         local = jnp.where(take(enum, at), slot - take(target, at), take(pick, at))
@@ -261,14 +276,15 @@ def build_subtree(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy
     return Subtree(*(jnp.concatenate(cols) for cols in zip(*levels)))
 
 
-def sample_paths(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy,
-                 members: int, uniforms: jax.Array, traverser,
+def sample_paths(t: GameTensors, tables: SampleTables, plan: SamplePlan, scheme: Scheme,
+                 policy, members: int, uniforms: jax.Array, traverser,
                  exploration: jax.Array) -> Paths:
-    """Outcome sampling's trajectories: ``plan.samples`` per member, one child everywhere
-    (the traverser's from the ``exploration``-uniform mix of its strategy, the others'
-    and chance's from their probabilities).
+    """The trajectories of a scheme that enumerates nothing (outcome sampling):
+    ``plan.samples`` per member, one child everywhere, drawn with ``scheme.proposal``
+    (outcome sampling: the traverser's from the ``exploration``-uniform mix of its
+    strategy, the others' and chance's from their probabilities).
 
-    The same draws as :func:`build_subtree` of an outcome plan (every capacity is 1, so a
+    The same draws as :func:`build_subtree` of such a plan (every capacity is 1, so a
     trajectory needs no compaction): one ``lax.scan`` over the depth whose body is
     compiled once, ``O(D * G * K)`` work, no prefix sums or scatters.
 
@@ -297,8 +313,7 @@ def sample_paths(t: GameTensors, tables: SampleTables, plan: SamplePlan, policy,
         p_kids = jnp.where(present, jnp.take_along_axis(
             sigma, _window(tables.edge_slot, starts_at, k), axis=1)
             * _window(tables.chance, starts_at, k).astype(sigma.dtype), 0)
-        explore = ((kind == DECISION) & (owner == traverser))[:, None]
-        q_kids = jnp.where(explore, exploration_mix(p_kids, present, nk, eps), p_kids)
+        q_kids = scheme.proposal(p_kids, present, nk, kind, owner, traverser, eps)
         pick = _inverse_cdf(q_kids, u_d)                                           # [G]
         chosen = jnp.arange(k)[None, :] == pick[:, None]
         more = nk > 0
@@ -333,18 +348,6 @@ def _prefix(op, x: jax.Array, axis: int = 0) -> jax.Array:
     if x.shape[axis] <= 32:
         return jnp.cumsum(x, axis=axis) if op is jnp.add else jax.lax.cummax(x, axis=axis)
     return jax.lax.associative_scan(op, x, axis=axis)
-
-
-def enumerates(scheme: str, kind, owner, traverser):
-    """Which of these nodes the scheme enumerates (the others sample one child); ``traverser``
-    is the updating player (an int, a traced int), or ``None`` for chance sampling of every
-    player. NumPy arrays in, NumPy out (host tables); JAX arrays alike (device passes)."""
-    decision = kind == DECISION
-    if scheme == "chance":
-        return decision
-    if scheme == "external":
-        return decision & (owner == traverser)
-    return decision & False
 
 
 def level_offsets(plan: SamplePlan, members: int = 1) -> tuple[int, ...]:

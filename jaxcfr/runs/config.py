@@ -59,8 +59,8 @@ from jaxcfr._util.arguments import (ArgumentError, nonnegative_int, one_of, plai
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr.api.solve import DeviceOptions, LoadOptions, SolveOptions
 from jaxcfr.engine.runner import DEFAULT_CHUNK
-from jaxcfr.engine.sampled_chance import (CHANCE_CHOICES, DEFAULT_DRAWS, Chance,
-                                          sampled_chance_rules)
+from jaxcfr.engine.chance import (CHANCE_CHOICES, CHANCE_MODES, DEFAULT_DRAWS, Chance,
+                                  sampled_chance_rules)
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.registry import check_trusted, import_game_module, load_abstraction
 from jaxcfr.solvers.estimators import Estimator, make_estimator
@@ -630,7 +630,7 @@ def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
     rule("run.seed", arguments.seed)
     if r.seeds is not None:
         rule("run.seeds", arguments.seeds)
-    if s.chance == "sampled":
+    if CHANCE_MODES[s.chance].always_samples:
         check_sampled_chance(c, given)
     if c.resolve is not None:
         resolve_rules(c, fail, rule)
@@ -689,7 +689,7 @@ def resolve_rules(config: Config, fail, rule) -> None:
     if r.off_abstraction and g.abstraction is None:
         fail("resolve.off_abstraction", "needs game.abstraction (the subgames after the actions "
              "it dropped are re-solved in the full game)")
-    if config.solver.chance == "sampled":
+    if CHANCE_MODES[config.solver.chance].always_samples:
         fail("resolve", "re-solving needs the lowered game (solver.chance = \"sampled\" "
              "trains without it)")
 
@@ -701,7 +701,7 @@ def _raise_config(e: ArgumentError, given: dict[str, str], source: str):
 
 def check_sampled_chance(config: Config, given: dict[str, str] | None = None,
                          because: str = "") -> None:
-    """:func:`~jaxcfr.engine.sampled_chance.sampled_chance_rules` for ``config`` (checked
+    """:func:`~jaxcfr.engine.chance.sampled_chance_rules` for ``config`` (checked
     for ``solver.chance = "sampled"`` when the config is read, and when ``auto`` turns out
     to sample, ``because`` saying so); a conflict is a :class:`ConfigError` naming the key."""
     s, g, r = config.solver, config.game, config.run

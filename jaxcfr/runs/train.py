@@ -44,12 +44,11 @@ from jaxcfr._util.atomic import atomic_write_bytes, atomic_write_text
 from jaxcfr._util.host_arrays import to_host
 from jaxcfr._util.serialize import jsonable
 from jaxcfr._util.signals import DeferredStop
+from jaxcfr.api.runners import make_runner
 from jaxcfr.engine.distributed import Cluster, any_process, check_same, together
 from jaxcfr.engine.loop import Hooks, compile_reporting, iteration_of, lower_reporting, run_loop
 from jaxcfr.engine.protocol import RunnerProtocol
-from jaxcfr.engine.runner import Runner, batch_mesh
-from jaxcfr.engine.sampled_chance import AUTO_SAMPLES, SampledChanceRunner, \
-    choose_chance
+from jaxcfr.engine.runner import batch_mesh
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.registry import load_abstraction
 from jaxcfr.lowering.stack import stack
@@ -58,7 +57,7 @@ from jaxcfr.profiles.profile import Profile
 from jaxcfr.runs import checkpoint
 from jaxcfr.runs.checkpoint import CheckpointError
 from jaxcfr.runs.config import (Config, check_config, check_sampled_chance, compute_keys,
-                                to_toml)
+                                config_spelling, to_toml)
 from jaxcfr.runs.rundir import RunDir, default_run_dir
 from jaxcfr.solvers.solver import SolverState
 from jaxcfr.tensors import LoweredGame
@@ -223,32 +222,23 @@ def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | 
 
 
 def build_runner(config: Config, status=None, mesh=None) -> RunnerProtocol:
-    """The runner of ``config``: full-width over the lowered game(s), or sampled chance
-    (``solver.chance``; ``auto`` samples a game whose chance cannot be enumerated);
-    ``mesh``: shard it (:class:`~jaxcfr.engine.runner.Runner`; not under sampled chance)."""
-    options = config.options()
-    if options.chance.mode == "exact" or config.game.batched:
-        lowered, sampled = build_lowered(config, status), None
+    """The runner of ``config`` (:func:`jaxcfr.api.runners.make_runner`, the one builder):
+    full-width over the lowered game(s), or sampled chance (``solver.chance``; ``auto``
+    samples a game whose chance cannot be enumerated); ``mesh``: shard it (not under
+    sampled chance). A batch of games is lowered and stacked first."""
+    if config.game.batched:
+        game, lower_kwargs = build_lowered(config, status), {}
     else:
-        name, abstraction = config.game.members[0]
-        extra = {} if abstraction is None else {"abstraction": load_abstraction(abstraction)}
-        lowered, sampled = choose_chance(
-            name, options.chance, status, cache=options.load.cache,
-            sort_infosets=config.game.sort_infosets, name=name if abstraction is None else
-            f"{name} | {abstraction}", **extra)
-    if sampled is None:
-        return Runner(lowered, options.solver, options.parameters,
-                      precision=options.precision, chunk=options.device.chunk, mesh=mesh)
-    if mesh is not None:
-        raise ArgumentError("sampled chance (solver.chance) runs in one process on one "
-                            "device: it cannot be sharded or run over several processes",
-                            "solver.chance")
-    if options.chance.mode == "auto":
-        check_sampled_chance(config, because=AUTO_SAMPLES)
-    return SampledChanceRunner(sampled, options.solver, options.parameters,
-                               precision=options.precision, chunk=options.device.chunk,
-                               draws=options.chance.draws, exact=lowered,
-                               name=config.game.name)
+        game, abstraction = config.game.members[0]
+        lower_kwargs = {"cache": config.game.cache, "sort_infosets": config.game.sort_infosets,
+                        "name": game if abstraction is None else f"{game} | {abstraction}"}
+        if abstraction is not None:
+            lower_kwargs["abstraction"] = load_abstraction(abstraction)
+    return make_runner(game, config.options(), status=status, mesh=mesh,
+                       spell=config_spelling, label=config.game.name,
+                       check_sampled=lambda because: check_sampled_chance(config,
+                                                                          because=because),
+                       **lower_kwargs)
 
 
 def _train(config: Config, run: RunDir, resume: bool, progress, handle_sigint, log, status,

@@ -39,17 +39,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr.kernels import passes, sequence
+from jaxcfr.kernels import passes
 from jaxcfr._util import precision, programs
 from jaxcfr._util.tracing import counted
 from jaxcfr._util.host_arrays import on_device, to_host
 from jaxcfr.kernels.numerics import check_payoff_range, trail
+from jaxcfr.kernels.passes import best_response, expected_values
+from jaxcfr.kernels.values import NODE_PASSES, ValueKernel, choose_kernel, representation
 from jaxcfr.solvers import tables
 from jaxcfr.solvers.tables import StrategyError
 from jaxcfr.tensors import DECISION, GameTensors, LoweredGame, Structure, to_device
 
 __all__ = ["Evaluation", "expected_values", "best_response", "evaluate", "exact_metrics",
-           "device_tensors",
+           "device_tensors", "evaluation_kernel",
            "history_values", "infoset_values", "METRIC_KEYS",
            "best_responses", "BestResponses", "StrategyError",
            "counterfactual_best_response_values", "counterfactual_values",
@@ -65,12 +67,6 @@ class Evaluation(NamedTuple):
     values: jax.Array                # [P, *b] expected value of the profile per player
     best_response_values: jax.Array  # [P, *b] value of each player's best response
     nash_conv: jax.Array             # [*b]    sum over players of (BR value - value)
-
-
-def expected_values(t: GameTensors, s: Structure, strategy: jax.Array) -> jax.Array:
-    """Expected payoff of each player under ``strategy``: ``[P, *b]``."""
-    edge = passes.edge_probabilities(t, strategy)
-    return passes.value_pass(t, s, edge)[0]
 
 
 def history_values(t: GameTensors, s: Structure, strategy: jax.Array) -> jax.Array:
@@ -97,61 +93,27 @@ def infoset_values(t: GameTensors, s: Structure, strategy: jax.Array) -> jax.Arr
     return jnp.where(den > 0, num / jnp.where(den > 0, den, 1), 0)
 
 
-def best_response(t: GameTensors, s: Structure, strategy: jax.Array, player,
-                  rounds: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Player ``player``'s pure best response to ``strategy`` and its value.
-
-    Args:
-      rounds: number of sweeps (``LoweredGame.br_rounds``; traced, so it never recompiles).
-    Returns:
-      ``(profile [I, A, *b], value [*b])``: ``strategy`` with ``player``'s rows
-      replaced by the best response, and that player's expected value under it.
-    """
-    rows, actions = t.legal_mask.shape
-    mask = trail(t.legal_mask, strategy.ndim)
-    mine = trail(t.infoset_player == player, strategy.ndim)
-    edge0 = passes.edge_probabilities(t, strategy)
-    opp = passes.opponent_reach(passes.reach_pass(t, s, edge0))   # independent of player's rows
-
-    def sweep(_, profile):
-        values = passes.value_pass(t, s, passes.edge_probabilities(t, profile))
-        q = passes.action_values(t, s, opp, values, rows, actions)
-        q = jnp.where(mask, q, -jnp.inf)
-        best = jax.nn.one_hot(jnp.argmax(q, axis=1), actions, axis=1, dtype=profile.dtype)
-        return jnp.where(mine, best, profile)
-
-    profile = jax.lax.fori_loop(0, rounds, sweep, strategy)
-    value = expected_values(t, s, profile)[player]
-    return profile, value
-
-
 def exact_metrics(t: GameTensors, s: Structure, strategy: jax.Array,
-                  rounds: jax.Array) -> Evaluation:
-    """Values, best-response values and NashConv of ``strategy`` (exact, one game).
-
-    Tensors that carry the sequence form (:class:`jaxcfr.kernels.sequence.SequencedTensors`,
-    perfect recall) take :func:`jaxcfr.kernels.sequence.best_response_values`: a pass over
+                  rounds: jax.Array, values: ValueKernel = NODE_PASSES) -> Evaluation:
+    """Values, best-response values and NashConv of ``strategy`` (exact, one game), by the
+    value kernel ``values`` the tensors were made for
+    (:mod:`jaxcfr.kernels.values`): the sequence form under perfect recall (a pass over
     the leaves and the rows, a far smaller program than the node passes' ``rounds``
-    sweeps, which every other game takes (same values up to float rounding).
-    """
-    if getattr(t, "sequence", None) is not None:
-        values, br = sequence.best_response_values(t, strategy, s.num_players)
-        return Evaluation(values, br, (br - values).sum(axis=0))
-    values = expected_values(t, s, strategy)
-    # one compiled best response, vmapped over the (traced) responding player
-    br = jax.vmap(lambda p: best_response(t, s, strategy, p, rounds)[1])(
-        jnp.arange(s.num_players))
-    return Evaluation(values, br, (br - values).sum(axis=0))
+    sweeps), the node passes otherwise (same values up to float rounding)."""
+    value, br = values.best_response_values(t, s, strategy, rounds)
+    return Evaluation(value, br, (br - value).sum(axis=0))
 
 
-@functools.partial(jax.jit, static_argnames=("structure", "games_batched", "normalise"))
+@functools.partial(jax.jit, static_argnames=("structure", "games_batched", "normalise",
+                                             "values"))
 @counted("evaluate")
 def _metrics(tensors: GameTensors, strategy: jax.Array, rounds: jax.Array, *,
-             structure: Structure, games_batched: bool, normalise: bool):
+             structure: Structure, games_batched: bool, normalise: bool,
+             values: ValueKernel):
     """The caller's table checked and repaired (:func:`jaxcfr.solvers.tables.repair`) and
     its metrics, in one program: ``(Evaluation, found)``."""
     table, found = tables.repair(tensors, strategy, batched=games_batched, normalise=normalise)
-    fn = functools.partial(exact_metrics, s=structure, rounds=rounds)
+    fn = functools.partial(exact_metrics, s=structure, rounds=rounds, values=values)
     if games_batched:
         return jax.vmap(lambda t, x: fn(t, strategy=x))(tensors, table), found
     return fn(tensors, strategy=table), found
@@ -163,26 +125,33 @@ def _metrics(tensors: GameTensors, strategy: jax.Array, rounds: jax.Array, *,
 _SEQUENCE_TABLES: "weakref.WeakKeyDictionary[LoweredGame, dict]" = weakref.WeakKeyDictionary()
 
 
-def device_tensors(lowered: LoweredGame, dtype, sequence_form: bool = True) -> GameTensors:
+def evaluation_kernel(lowered: LoweredGame, sequence_form: bool = True) -> ValueKernel:
+    """The value kernel :func:`evaluate` computes ``lowered``'s metrics with
+    (:func:`jaxcfr.kernels.values.choose_kernel` of its representation on this backend)."""
+    return choose_kernel(representation(lowered, sequence_form), jax.default_backend())
+
+
+def device_tensors(lowered: LoweredGame, dtype, sequence_form: bool = True,
+                   values: ValueKernel | None = None) -> GameTensors:
     """``lowered``'s tensors on the device in ``dtype`` (inside its precision scope), with
-    the sequence-form tables (:class:`~jaxcfr.kernels.sequence.SequencedTensors`) when the
-    game has perfect recall and ``sequence_form``: what :func:`evaluate` reads."""
+    the tables of the value kernel ``values`` (default :func:`evaluation_kernel`: the
+    sequence form's, :class:`~jaxcfr.kernels.sequence.SequencedTensors`, when the game
+    has perfect recall and ``sequence_form``): what :func:`evaluate` reads."""
+    values = evaluation_kernel(lowered, sequence_form) if values is None else values
     tensors = to_device(lowered.tensors, dtype)
-    if not (sequence_form and lowered.perfect_recall):
-        return tensors
     built = _SEQUENCE_TABLES.setdefault(lowered, {})
-    tables = built.get(np.dtype(dtype))
-    if tables is None:
-        build = (sequence.stacked_sequence_tables if lowered.batch_size is not None
-                 else sequence.sequence_tables)
-        tables = built[np.dtype(dtype)] = build(lowered.tensors, lowered.level_start,
-                                                lowered.num_players, dtype)
-    return sequence.with_sequences(tensors, jax.tree_util.tree_map(on_device, tables))
+    key = (np.dtype(dtype), values)
+    if key not in built:
+        built[key] = values.tables(lowered.tensors, lowered.structure, dtype,
+                                   stacked=lowered.batch_size is not None)
+    if built[key] is None:
+        return tensors
+    return values.attach(tensors, jax.tree_util.tree_map(on_device, built[key]))
 
 
 def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
-             tensors: GameTensors | None = None, normalise: bool = False,
-             sequence_form: bool = True) -> dict[str, Any]:
+             tensors: GameTensors | None = None, values: ValueKernel | None = None,
+             normalise: bool = False, sequence_form: bool = True) -> dict[str, Any]:
     """Exact metrics of a strategy table of ``lowered``, as host NumPy values.
 
     Args:
@@ -195,13 +164,14 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
         padding rows are the library's: whatever they hold is replaced.
       dtype: ``"float32"`` / ``"float64"`` (or the dtype): the precision of the passes.
       tensors: ``lowered``'s tensors already on the device in ``dtype`` (optional;
-        :func:`device_tensors`; with the sequence-form tables or without).
+        :func:`device_tensors`; with the sequence-form tables or without), with
+        ``values``, the value kernel they were made for (:mod:`jaxcfr.kernels.values`).
       normalise: scale each row to sum 1 over its legal actions (a row summing to 0 is
         uniform), e.g. for ``SolverState.strategy_sum`` as it is.
       sequence_form: evaluate a game of perfect recall on the sequence form (the
         default; :func:`jaxcfr.kernels.sequence.best_response_values`), else by the node
         passes' sweeps (:func:`best_response`); the same values up to float rounding.
-        Only read when ``tensors`` is not given.
+        Only read when ``tensors`` is not given (:func:`evaluation_kernel`).
     Returns:
       A dict with the keys of :data:`METRIC_KEYS`; the players axis ``P`` comes after
       the stack axis ``B`` and before ``*b``:
@@ -230,7 +200,11 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
     with precision.scope(dtype):
         if tensors is None:                  # (a Runner checked its own when it made them)
             check_payoff_range(lowered.tensors.payoff, dtype, lowered.name or "the game")
-            tensors = device_tensors(lowered, dtype, sequence_form)
+            values = evaluation_kernel(lowered, sequence_form)
+            tensors = device_tensors(lowered, dtype, values=values)
+        elif values is None:
+            raise ValueError("evaluate() was given tensors without the value kernel they were "
+                             "made for (values=)")
         table = on_device(strategy, dtype)
         want = 3 if batched else 2
         if table.ndim < want or table.shape[want - 2:want] != lowered.tensors.legal_mask.shape[-2:]:
@@ -239,7 +213,8 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
                              f"{tuple(lowered.tensors.legal_mask.shape)}")
         ev, found = programs.call(      # (found on disk before tracing, where it can be)
             _metrics, (tensors, table, on_device(np.int32(lowered.br_rounds))),
-            dict(structure=lowered.structure, games_batched=batched, normalise=bool(normalise)),
+            dict(structure=lowered.structure, games_batched=batched, normalise=bool(normalise),
+                 values=values),
             rarely=True)
         tables.check(lowered, table, found)
         # (gathered from every process when a batch is sharded over several)

@@ -20,8 +20,9 @@ from typing import Any, ClassVar, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxcfr.kernels import compensated, passes, sequence
+from jaxcfr.kernels import compensated, passes
 from jaxcfr.kernels.numerics import instantaneous_regret, normalise
+from jaxcfr.kernels.values import NODE_PASSES, ValueKernel
 from jaxcfr.tensors import GameTensors, LoweredGame, Structure
 
 __all__ = ["Estimate", "RowEstimate", "Policy", "Estimator", "Exact", "densify",
@@ -136,7 +137,14 @@ class Estimator:
       dense: full width: :meth:`estimate` takes the strategy ``[I, A, *b]`` and returns an
         :class:`Estimate`; else a :class:`Policy` and a :class:`RowEstimate`.
       seeded: it draws from the PRNG keys (a run's seed changes its result).
+
+    Attributes:
+      values: the value kernel its exact values are computed with
+        (:mod:`jaxcfr.kernels.values`: the node passes by default; the engine hands a
+        dense estimator the kernel it chose with the tensors it made for it,
+        :func:`jaxcfr.engine.seam.choose_seam`).
     """
+    values: ValueKernel = dataclasses.field(default=NODE_PASSES, kw_only=True, repr=False)
     name: ClassVar[str] = ""
     dense: ClassVar[bool] = True
     seeded: ClassVar[bool] = False
@@ -161,29 +169,17 @@ class Exact(Estimator):
     ``regret[I, a] = q(I, a) - sum_b strategy(I, b) q(I, b)`` with ``q`` the
     counterfactual action values (ties within rounding are exact zeros:
     :func:`jaxcfr.kernels.numerics.instantaneous_regret`); the averaging contribution of
-    a row of an updated player is its owner's reach times the strategy. When ``t``
-    carries sequence-form tables (:class:`jaxcfr.kernels.sequence.SequencedTensors`, as
-    :class:`jaxcfr.Runner` steps with) ``q`` comes from
-    :func:`jaxcfr.kernels.sequence.counterfactual_values`: a pass over the leaves and
-    the rows. Otherwise from the node passes (:mod:`jaxcfr.kernels.passes`): one reach and
-    one value pass over all ``N`` nodes. Both give the same values up to float rounding.
+    a row of an updated player is its owner's reach times the strategy. ``q`` comes from
+    the value kernel (:attr:`Estimator.values`): the sequence form's
+    :func:`jaxcfr.kernels.sequence.counterfactual_values` (a pass over the leaves and the
+    rows; ``t`` carries its tables, as :class:`jaxcfr.Runner` steps with), or the node
+    passes (:mod:`jaxcfr.kernels.passes`): one reach and one value pass over all ``N``
+    nodes. Both give the same values up to float rounding.
     """
     name: ClassVar[str] = "none"
 
     def estimate(self, t, s, current, player, keys=None, hp=None, arrays=None) -> Estimate:
-        rows, actions = t.legal_mask.shape
-        players = players_of(s, player)
-        sequence_form = getattr(t, "sequence", None)
-        if sequence_form is not None:
-            q, own = sequence.counterfactual_values(sequence_form, current, players,
-                                                    s.num_players)
-        else:
-            edge = passes.edge_probabilities(t, current)
-            reach = passes.reach_pass(t, s, edge)
-            values = passes.value_pass(t, s, edge, players)
-            q = passes.action_values(t, s, passes.opponent_reach(reach), values, rows,
-                                     actions, players)
-            own = passes.own_reach_at_rows(t, reach)                         # [I, *b]
+        q, own = self.values.counterfactual_values(t, s, current, players_of(s, player))
         regret = instantaneous_regret(q, current, t.legal_mask)
         return Estimate(regret, own[:, None] * current, rows_of(t, player))
 

@@ -24,8 +24,10 @@ The protocol (:class:`Estimator`, :class:`Estimate`, :class:`RowEstimate`,
 sampling schemes in :mod:`jaxcfr.solvers.monte_carlo`; this module names them
 (:data:`ESTIMATORS`, :func:`make_estimator`), holds the sampled-chance runner's
 :class:`DrawnForest` and re-exports them all. Adding an estimator is one class:
-subclass :class:`Estimator` (or :class:`MonteCarlo`), set ``name`` and ``dense``, write
-``estimate`` (and ``prepare`` if it needs host tables), and add it to :data:`ESTIMATORS`
+subclass :class:`Estimator`, set ``name`` and ``dense``, write ``estimate`` (and
+``prepare`` if it needs host tables), or, for a sampling scheme over the lowered tree,
+subclass :class:`MonteCarlo` and write ``enumerates`` (its sampled subtrees, counts and
+estimates are the package's; the kernels take the scheme object), and add it to :data:`ESTIMATORS`
 to give it a name for ``jaxcfr solve --sampling``, ``solver.sampling`` and
 ``jaxcfr.make_solver(sampling=...)`` (``jaxcfr.solve`` takes the object itself). An
 estimator's own traced parameters are fields made with

@@ -29,11 +29,11 @@ from jaxcfr.kernels.keys import fold
 from jaxcfr.kernels.numerics import exploration_mix, instantaneous_regret, trail
 from jaxcfr.kernels.passes import gather as take
 from jaxcfr.kernels.subtree import (Paths, SamplePlan, Subtree, build_subtree, child_tables,
-                                    enumerates, level_offsets, make_plan, sample_paths)
+                                    level_offsets, make_plan, sample_paths)
 from jaxcfr.solvers.estimate import (Estimate, Estimator, Policy, RowEstimate, players_of,
                                      rows_of)
 from jaxcfr.solvers.parameters import parameter
-from jaxcfr.tensors import DECISION, GameTensors
+from jaxcfr.tensors import CHANCE_NODE, DECISION, GameTensors
 
 __all__ = ["MonteCarlo", "ChanceSampling", "ExternalSampling", "OutcomeSampling",
            "MAX_SAMPLES", "check_counted_samples"]
@@ -70,6 +70,11 @@ class MonteCarlo(Estimator):
       estimator): ``O(N)`` per iteration whatever ``samples`` is. Same expectation as
       ``samples`` independent traversals; the draws are coupled (less variance).
 
+    A scheme is one subclass: its ``name``, :meth:`enumerates` (which nodes enumerate;
+    the others sample one child) and, where it differs, :meth:`may_sample`,
+    :meth:`proposal`, :meth:`average_target`, :meth:`average_weight`. The kernels take
+    the scheme object itself (:class:`jaxcfr.kernels.subtree.Scheme`), never its name.
+
     Attributes:
       samples: traversals (subtrees) per traverser and iteration.
       counts: run them as counts over the whole tree (see above).
@@ -93,14 +98,30 @@ class MonteCarlo(Estimator):
     def prepare(self, lowered):
         if self.counts:
             return (dataclasses.replace(self, width=siblings(lowered)),
-                    count_tables(lowered, self.name))
+                    count_tables(lowered, self))
         tables = child_tables(lowered.tensors)
-        plan = make_plan(lowered, self.name, tables, self.samples)
+        plan = make_plan(lowered, self, tables, self.samples)
         return dataclasses.replace(self, plan=plan), tables
 
     def describe(self) -> str:
         k = f" x{self.samples}" if self.samples > 1 else ""
         return self.name + k + (" (counts)" if self.counts else "")
+
+    # -- the scheme: what the kernels ask (jaxcfr.kernels.subtree.Scheme) -----------------
+    def enumerates(self, kind, owner, traverser):
+        """``[M]`` bool: the nodes whose children this scheme enumerates when ``traverser``
+        updates (``None``: every player at once); the others sample one child. NumPy in,
+        NumPy out (host tables); JAX arrays alike (device passes)."""
+        raise NotImplementedError
+
+    def may_sample(self, kind):
+        """``[M]`` bool: the nodes that may sample one child (chance and decisions)."""
+        return (kind == CHANCE_NODE) | (kind == DECISION)
+
+    def proposal(self, p, present, count, kind, owner, traverser, exploration):
+        """``q [M, K]``: a sampling node draws its children on their probabilities ``p``
+        (:class:`OutcomeSampling` mixes exploration in at the traverser's decisions)."""
+        return p
 
     def average_target(self, player, num_players: int):
         """The player whose strategy sums a half-step of ``player`` feeds."""
@@ -155,7 +176,7 @@ class MonteCarlo(Estimator):
         num = s.num_players
         rows, actions = t.legal_mask.shape
         members = uniforms.shape[0]
-        sub = build_subtree(t, tables, plan, policy.rows, members, uniforms, player, eps)
+        sub = build_subtree(t, tables, plan, self, policy.rows, members, uniforms, player, eps)
         offsets = level_offsets(plan, members)
         reach, sample_reach = _reach(t, sub, offsets, num)              # [C, P + 1], [C]
         values = _values(t, sub, offsets)                                # [C, P]
@@ -233,7 +254,7 @@ class MonteCarlo(Estimator):
         """What the count passes of one half-step share, whoever traverses."""
         p = passes.edge_probabilities(t, current)                              # [N, *b]
         table = self.sampling_table(current, t.legal_mask, eps)
-        seq = getattr(t, "sequence", None)
+        seq = self.values.sequences(t)
         if seq is None:
             own = passes.own_reach_at_rows(t, passes.reach_pass(t, s, p))
             return _Shared(p, table, own, None, None)
@@ -245,7 +266,7 @@ class MonteCarlo(Estimator):
         """``[N, *b]``: how many of the ``samples`` traversals of ``player`` (``None``:
         chance sampling of everyone) reach each node."""
         weight = self.node_weights(t, shared.p, shared.table, player)
-        enum = enumerates(self.name, t.node_kind, t.node_player, player)             # [N]
+        enum = self.enumerates(t.node_kind, t.node_player, player)                   # [N]
         return traversal_counts(t, tables, split_bounds(tables, self.width, weight), enum,
                                 self.samples,
                                 node_uniforms(keys, tables, player, shared.p.dtype))
@@ -271,8 +292,8 @@ class MonteCarlo(Estimator):
         the exact counterfactual value with ``pi_-i(z)`` replaced by ``pi_-i(z) n(z) /
         (samples Q(z))``: ``n(z) / samples`` under external sampling, times the others'
         reach without chance under chance sampling, over the traverser's sampling reach
-        under outcome sampling. The sequence form (``t.sequence``) sums it over leaves and
-        rows; the node passes otherwise. Averaging: counts reach every row, so the strategy
+        under outcome sampling. The sequence form (where :attr:`values` is it) sums it over
+        leaves and rows; the node passes otherwise. Averaging: counts reach every row, so the strategy
         sums take the exact own reach (CFR's average), as the exact estimator does.
         """
         shared = self._shared(t, s, current, eps)
@@ -282,9 +303,9 @@ class MonteCarlo(Estimator):
 
     def _count_values(self, t, s, current, shared: "_Shared", player, n) -> jax.Array:
         """``q [I, A, *b]``, the counted traversals' action values (:meth:`from_counts`):
-        by sequences where ``t`` has them, else by node passes."""
+        by sequences where the value kernel reads them, else by node passes."""
         players = players_of(s, player)
-        seq = getattr(t, "sequence", None)
+        seq = self.values.sequences(t)
         if seq is None:
             return self._node_values(t, s, shared, player, players, n)
         ndim = current.ndim
@@ -309,7 +330,7 @@ class MonteCarlo(Estimator):
         ndim = p.ndim
         has_parent = t.parent >= 0
         up = jnp.maximum(t.parent, 0)
-        enum = enumerates(self.name, t.node_kind, t.node_player, player)             # [N]
+        enum = self.enumerates(t.node_kind, t.node_player, player)                   # [N]
         weight = self.node_weights(t, p, shared.table, player)
         q = jnp.where(trail(take(enum, up) | ~has_parent, ndim), 1, weight)    # edge's prob.
         taken = q > 0
@@ -348,6 +369,12 @@ class ChanceSampling(MonteCarlo):
 
     enumerates_others: ClassVar[bool] = True
 
+    def enumerates(self, kind, owner, traverser):
+        return kind == DECISION
+
+    def may_sample(self, kind):
+        return kind == CHANCE_NODE
+
     def average_weight(self, own, sample_reach):
         return own
 
@@ -356,6 +383,9 @@ class ChanceSampling(MonteCarlo):
 class ExternalSampling(MonteCarlo):
     """External sampling: the traverser enumerates, chance and the others are sampled."""
     name: ClassVar[str] = "external"
+
+    def enumerates(self, kind, owner, traverser):
+        return (kind == DECISION) & (owner == traverser)
 
     def average_target(self, player, num_players):
         return (player + 1) % num_players
@@ -377,6 +407,13 @@ class OutcomeSampling(MonteCarlo):
     def epsilon(self, hp):
         return hp.exploration
 
+    def enumerates(self, kind, owner, traverser):
+        return (kind == DECISION) & False
+
+    def proposal(self, p, present, count, kind, owner, traverser, exploration):
+        explore = ((kind == DECISION) & (owner == traverser))[:, None]
+        return jnp.where(explore, exploration_mix(p, present, count, exploration), p)
+
     def average_weight(self, own, sample_reach):
         return own / sample_reach
 
@@ -395,7 +432,7 @@ class OutcomeSampling(MonteCarlo):
         plan, num = self.plan, s.num_players
         rows, actions = t.legal_mask.shape
         members = uniforms.shape[0]
-        path = sample_paths(t, tables, plan, policy.rows, members, uniforms, player, eps)
+        path = sample_paths(t, tables, plan, self, policy.rows, members, uniforms, player, eps)
         return _path_estimate(t, path, player, num, rows, actions, plan.samples)
 
 

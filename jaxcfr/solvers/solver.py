@@ -342,10 +342,10 @@ class Solver:
         costs less than a scatter of one game's rows.
         """
         matched = self.strategy(tensors, SolverState(*tables, None))
-        seq = getattr(tensors, "sequence", None)
-        if not by_rows or player is None or seq is None:
+        rows = (None if not by_rows or player is None
+                else self.estimator.values.player_rows(tensors, player))
+        if rows is None:                         # [R], padded with rows >= I
             return matched
-        rows = seq.player_rows[player]                       # [R], padded with rows >= I
         updates = matched.at[rows].get(mode="fill", fill_value=0, indices_are_sorted=True,
                                        unique_indices=True)                  # [R, A, *b]
         return current.at[rows].set(updates, mode="drop", indices_are_sorted=True,

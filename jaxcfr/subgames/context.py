@@ -13,7 +13,8 @@ Example::
 
     >>> context = Context("leduc_poker", blueprint)
     >>> state = context.states([0, 1, "call", "call", 2])[0]
-    >>> game = context.build(state, context.gadget(state, "resolve", 0), None, 1)
+    >>> from jaxcfr.subgames.gadgets import Resolve
+    >>> game = context.build(state, context.gadget(state, Resolve(), 0), None, 1)
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers.analytics import counterfactual_values
 from jaxcfr.subgames import frontier as _frontier
 from jaxcfr.subgames.closure import PublicState, TreeIndex, public_state
-from jaxcfr.subgames.gadgets import Gadget, Nested, build_gadget
+from jaxcfr.subgames.gadgets import Gadget, GadgetKind, Nested, build_gadget
 from jaxcfr.subgames.game import SubgameGame
 from jaxcfr.tensors import LoweredGame
 
@@ -105,7 +106,8 @@ class Context:
                 out.append(state)
         return out
 
-    def gadget(self, state: PublicState, kind: str, player: int | None) -> Gadget | None:
+    def gadget(self, state: PublicState, kind: GadgetKind, player: int | None
+               ) -> Gadget | None:
         return build_gadget(kind, self.index, state, self.values, player, nested=self.nested,
                             path=state.path)
 
@@ -131,7 +133,7 @@ class Context:
                     if self.full.num_players == 2 else int(self.index.player[state.node])
             frontier, keys = self.frontier(gadget.roots, depth_limit, continuations, chooser)
         who = "every player" if gadget.player is None else f"player {gadget.player}"
-        name = (f"subgame({self.name} @ {','.join(map(str, state.path))}; {gadget.kind} for "
+        name = (f"subgame({self.name} @ {','.join(map(str, state.path))}; {gadget.kind.name} for "
                 f"{who}" + (f"; depth {depth_limit}" if depth_limit is not None else "") + ")")
         return SubgameGame(self.index, gadget, depth_limit=depth_limit, frontier=frontier,
                            frontier_key=keys, name=name)

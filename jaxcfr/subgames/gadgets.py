@@ -29,6 +29,13 @@ Safety (the first three): ``o``'s best-response value in the full game against `
 composed strategy exceeds the blueprint's by at most ``Z * eps``, ``eps`` the re-solve's
 exploitability gap in the gadget game (at most its NashConv): :attr:`Gadget.total` is ``Z``.
 
+Each gadget is an object (:class:`GadgetKind`: :class:`Resolve`, :class:`Maxmargin`,
+:class:`ReachMaxmargin`, :class:`Unsafe`), as estimators are: it builds its
+:class:`Gadget` from the blueprint's values and says what the gadget game's top looks
+like (:class:`jaxcfr.subgames.game.SubgameGame` asks it); a name (``gadget="reach"``,
+``--gadget``, ``resolve.gadget``) is the user's spelling, turned into the object once by
+:func:`gadget_kind` (:data:`GADGETS`, the one table of names).
+
 Nested subgames (after an action the blueprint's abstraction dropped, Brown & Sandholm
 2017, section 6): a root whose last move is ``o``'s dropped action at a history the
 abstraction keeps takes as alternative ``o``'s CBV, given it is reached, of the
@@ -40,7 +47,7 @@ come from the abstracted game too. This is a target, not a guarantee.
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 
@@ -49,13 +56,8 @@ from jaxcfr.solvers.analytics import CounterfactualValues
 from jaxcfr.subgames.closure import PublicState, TreeIndex, player_components
 from jaxcfr.tensors import DECISION, LoweredGame
 
-__all__ = ["GADGETS", "SAFE_GADGETS", "Gadget", "build_gadget", "assign_gifts", "Nested",
-           "check_gadget"]
-
-#: The gadget names, in the order the docs list them.
-GADGETS = ("resolve", "maxmargin", "reach", "unsafe")
-#: Those that bound the opponent's gain (two-player zero-sum games only).
-SAFE_GADGETS = ("resolve", "maxmargin", "reach")
+__all__ = ["GADGETS", "GadgetKind", "Resolve", "Maxmargin", "ReachMaxmargin", "Unsafe",
+           "Gadget", "gadget_kind", "build_gadget", "assign_gifts", "Nested", "check_gadget"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +65,7 @@ class Gadget:
     """The root of one subgame game, for one re-solving player.
 
     Attributes:
-      kind: one of :data:`GADGETS`.
+      kind: the gadget (:class:`GadgetKind`).
       player: the re-solving player ``p`` (``None`` for ``unsafe``: every player).
       opponent: ``o`` (``None`` for ``unsafe``).
       roots: ``[R]`` the roots kept (positive weight), in pre-order.
@@ -80,7 +82,7 @@ class Gadget:
       base: ``[K]`` ``CBV(I) / m(I)`` before gifts.
       constant_sum: the sum of the players' payoffs at every leaf.
     """
-    kind: str
+    kind: "GadgetKind"
     player: int | None
     opponent: int | None
     roots: np.ndarray
@@ -122,35 +124,141 @@ class Nested:
         return cached
 
 
-def check_gadget(kind: str, lowered: LoweredGame) -> str:
-    """``kind`` if it is a gadget ``lowered`` allows; a clear error otherwise."""
-    if kind not in GADGETS:
-        raise ValueError(f"unknown gadget {kind!r}: one of {', '.join(GADGETS)}")
-    if kind in SAFE_GADGETS and (lowered.num_players != 2 or lowered.constant_sum is None):
-        why = (f"{lowered.num_players} players" if lowered.num_players != 2
-               else "payoffs that are not zero-sum (nor constant-sum)")
-        raise ValueError(f"the {kind!r} gadget is safe re-solving, which needs a two-player "
-                         f"zero-sum game (the opponent's counterfactual best-response values "
-                         f"bound its gain only there); {lowered.name or 'the game'} has {why}: "
-                         "use gadget='unsafe'")
-    return kind
+@dataclasses.dataclass(frozen=True)
+class GadgetKind:
+    """What the opponent gets at a subgame's root: one object per gadget (module docstring).
 
-
-def build_gadget(kind: str, index: TreeIndex, state: PublicState, values: CounterfactualValues,
-                 player: int | None, *, nested: Nested | None = None,
-                 path: Sequence = ()) -> Gadget | None:
-    """The gadget of ``state`` for re-solver ``player`` (``None`` where nothing is to be
-    re-solved: the blueprint reaches none of the roots for ``player``).
-
-    Raises:
-      GameError: ``subgame-unreached`` for ``unsafe`` when the blueprint reaches no root.
+    A new gadget is one subclass: its ``name``, whether it is ``safe`` and, where it
+    differs from the safe default (chance picks a root among all, weighted by
+    ``reach_-o``; no alternative; the full game's payoffs), :meth:`build`,
+    :meth:`root_probability`, :attr:`opponent_picks`, :attr:`offers_alternative`,
+    :meth:`payoffs`, :meth:`top_nodes`; to name it, its entry in :data:`GADGETS`.
     """
-    lowered = index.lowered
-    roots = state.roots
-    reach = values.reach[roots]                                       # [R, P + 1]
-    constant = float(lowered.constant_sum or 0.0)
-    if kind == "unsafe":
-        weight = reach.prod(axis=1)
+    #: The gadget's name where users spell it (``gadget="resolve"``, ``--gadget``).
+    name: ClassVar[str] = ""
+    #: Bounds the opponent's gain (two-player zero-sum games only): one gadget game per
+    #: re-solving player, each against the other's gadget.
+    safe: ClassVar[bool] = True
+    #: At the top, the opponent picks one of its augmented sets (key
+    #: ``("jaxcfr.gadget", "pick")``) and chance one of its roots; else chance picks a root.
+    opponent_picks: ClassVar[bool] = False
+    #: The opponent chooses ``alternative`` or ``enter`` at its augmented set (Resolve).
+    offers_alternative: ClassVar[bool] = False
+    #: Each set's alternative takes its share of the gifts above it (Reach-Maxmargin).
+    takes_gifts: ClassVar[bool] = False
+
+    def resolvers(self) -> tuple:
+        """The re-solving players of a subgame: both (a safe gadget), or ``None``: every
+        player in one game."""
+        return (0, 1) if self.safe else (None,)
+
+    def check(self, lowered: LoweredGame) -> "GadgetKind":
+        """Itself if ``lowered`` allows this gadget; a clear error otherwise."""
+        if self.safe and (lowered.num_players != 2 or lowered.constant_sum is None):
+            why = (f"{lowered.num_players} players" if lowered.num_players != 2
+                   else "payoffs that are not zero-sum (nor constant-sum)")
+            raise ValueError(f"the {self.name!r} gadget is safe re-solving, which needs a "
+                             f"two-player zero-sum game (the opponent's counterfactual "
+                             f"best-response values bound its gain only there); "
+                             f"{lowered.name or 'the game'} has {why}: use gadget='unsafe'")
+        return self
+
+    def build(self, index: TreeIndex, state: PublicState, values: CounterfactualValues,
+              player: int | None, *, nested: Nested | None = None,
+              path: Sequence = ()) -> Gadget | None:
+        """The gadget of ``state`` for re-solver ``player`` (``None`` where nothing is to be
+        re-solved: the blueprint reaches none of the roots for ``player``)."""
+        lowered = index.lowered
+        roots = state.roots
+        reach = values.reach[roots]                                       # [R, P + 1]
+        constant = float(lowered.constant_sum or 0.0)
+        opponent = 1 - player
+        others = np.delete(reach, opponent, axis=1).prod(axis=1)          # reach_-o  [R]
+        keep = others > 0
+        if not keep.any():
+            return None
+        roots, others = roots[keep], others[keep]
+        component = player_components(index, roots, opponent)
+        k = int(component.max()) + 1
+        mass = np.bincount(component, weights=others, minlength=k)
+        per_root = values.values[opponent, roots]                      # v_o(r), o best responds
+        safe = True
+        if nested is not None:
+            alt_root, dropped = _nested_alternatives(index, roots, opponent, nested)
+            per_root = np.where(dropped, alt_root, per_root)
+            safe = not dropped.any()
+        cbv = np.bincount(component, weights=others * per_root, minlength=k)
+        base = cbv / mass
+        edges = tuple(_edges(index, int(roots[np.flatnonzero(component == c)[0]]), opponent,
+                             nested) for c in range(k))
+        probability = self.root_probability(others, mass, component)
+        return Gadget(self, player, opponent, roots, component, probability, mass,
+                      base.copy(), float(mass.sum()), safe, edges, np.zeros(k), base, constant)
+
+    def root_probability(self, others: np.ndarray, mass: np.ndarray,
+                         component: np.ndarray) -> np.ndarray:
+        """``[R]`` chance's probability of each root (``others``: ``reach_-o`` ``[R]``;
+        ``mass`` ``[K]``; ``component`` ``[R]``): over all roots, or within its set where
+        the opponent picks the set."""
+        return others / (mass[component] if self.opponent_picks else others.sum())
+
+    def payoffs(self, gadget: Gadget, chosen: int, values: list) -> list:
+        """The gadget game's payoffs at a leaf below set ``chosen`` (``values``: the full
+        game's there, one per player)."""
+        return values
+
+    def top_nodes(self, gadget: Gadget) -> int:
+        """Nodes the gadget adds above the roots (besides the root of the gadget game)."""
+        return 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Resolve(GadgetKind):
+    """Resolve (Burch, Johanson & Bowling 2014): chance picks a root; the opponent takes
+    its set's alternative or enters."""
+    name: ClassVar[str] = "resolve"
+    offers_alternative: ClassVar[bool] = True
+
+    def top_nodes(self, gadget):
+        return 2 * len(gadget.roots)
+
+
+@dataclasses.dataclass(frozen=True)
+class Maxmargin(GadgetKind):
+    """Maxmargin (Moravčík et al. 2016): the opponent picks a set, its payoffs below are
+    shifted by minus the set's alternative (the re-solver's by plus)."""
+    name: ClassVar[str] = "maxmargin"
+    opponent_picks: ClassVar[bool] = True
+
+    def payoffs(self, gadget, chosen, values):
+        shift = float(gadget.alternative[chosen])
+        values[gadget.opponent] -= shift
+        values[gadget.player] += shift
+        return values
+
+    def top_nodes(self, gadget):
+        return gadget.num_sets
+
+
+@dataclasses.dataclass(frozen=True)
+class ReachMaxmargin(Maxmargin):
+    """Reach-Maxmargin (Brown & Sandholm 2017): Maxmargin with each set's alternative
+    raised by its share of the gifts of the opponent's earlier mistakes."""
+    name: ClassVar[str] = "reach"
+    takes_gifts: ClassVar[bool] = True
+
+
+@dataclasses.dataclass(frozen=True)
+class Unsafe(GadgetKind):
+    """Unsafe re-solving: chance picks a root with the blueprint's reach of it (every
+    player and chance); both players' strategies are re-solved, nothing is bounded."""
+    name: ClassVar[str] = "unsafe"
+    safe: ClassVar[bool] = False
+
+    def build(self, index, state, values, player, *, nested=None, path=()):
+        """Raises GameError ``subgame-unreached`` when the blueprint reaches no root."""
+        roots = state.roots
+        weight = values.reach[roots].prod(axis=1)
         total = float(weight.sum())
         if not total > 0:
             raise GameError(f"the blueprint never reaches the public state at {list(path)}: "
@@ -158,31 +266,41 @@ def build_gadget(kind: str, index: TreeIndex, state: PublicState, values: Counte
                             "the other players' reach)", rule="subgame-unreached",
                             history=tuple(path))
         keep = weight > 0
-        return Gadget(kind, None, None, roots[keep], np.zeros(int(keep.sum()), np.int64),
+        return Gadget(self, None, None, roots[keep], np.zeros(int(keep.sum()), np.int64),
                       weight[keep] / total, np.asarray([total]), np.zeros(1), total, False,
-                      constant_sum=constant)
-    opponent = 1 - player
-    others = np.delete(reach, opponent, axis=1).prod(axis=1)          # reach_-o  [R]
-    keep = others > 0
-    if not keep.any():
-        return None
-    roots, others = roots[keep], others[keep]
-    component = player_components(index, roots, opponent)
-    k = int(component.max()) + 1
-    mass = np.bincount(component, weights=others, minlength=k)
-    per_root = values.values[opponent, roots]                          # v_o(r), o best responds
-    safe = True
-    if nested is not None:
-        alt_root, dropped = _nested_alternatives(index, roots, opponent, nested)
-        per_root = np.where(dropped, alt_root, per_root)
-        safe = not dropped.any()
-    cbv = np.bincount(component, weights=others * per_root, minlength=k)
-    base = cbv / mass
-    edges = tuple(_edges(index, int(roots[np.flatnonzero(component == c)[0]]), opponent,
-                         nested) for c in range(k))
-    probability = others / (mass[component] if kind != "resolve" else others.sum())
-    return Gadget(kind, player, opponent, roots, component, probability, mass, base.copy(),
-                  float(mass.sum()), safe, edges, np.zeros(k), base, constant)
+                      constant_sum=float(index.lowered.constant_sum or 0.0))
+
+
+#: Gadget name -> class, in the order the docs list them: the one table of gadget names
+#: (``gadget=``, ``--gadget``, ``resolve.gadget``).
+GADGETS: dict[str, type[GadgetKind]] = {
+    "resolve": Resolve, "maxmargin": Maxmargin, "reach": ReachMaxmargin, "unsafe": Unsafe}
+
+
+def gadget_kind(gadget: str | GadgetKind) -> GadgetKind:
+    """The gadget a name spells (:data:`GADGETS`), or the gadget object itself."""
+    if isinstance(gadget, GadgetKind):
+        return gadget
+    cls = GADGETS.get(gadget) if isinstance(gadget, str) else None
+    if cls is None:
+        raise ValueError(f"unknown gadget {gadget!r}: one of {', '.join(GADGETS)}")
+    return cls()
+
+
+def check_gadget(gadget: str | GadgetKind, lowered: LoweredGame) -> GadgetKind:
+    """The gadget ``gadget`` names, if ``lowered`` allows it; a clear error otherwise."""
+    return gadget_kind(gadget).check(lowered)
+
+
+def build_gadget(kind: GadgetKind, index: TreeIndex, state: PublicState,
+                 values: CounterfactualValues, player: int | None, *,
+                 nested: Nested | None = None, path: Sequence = ()) -> Gadget | None:
+    """:meth:`GadgetKind.build` of ``kind``.
+
+    Raises:
+      GameError: ``subgame-unreached`` for ``unsafe`` when the blueprint reaches no root.
+    """
+    return kind.build(index, state, values, player, nested=nested, path=path)
 
 
 def assign_gifts(gadgets: Sequence[Gadget | None], values: CounterfactualValues,
@@ -191,14 +309,14 @@ def assign_gifts(gadgets: Sequence[Gadget | None], values: CounterfactualValues,
     above it (module docstring); other gadgets are returned as they are."""
     count: dict[tuple, int] = {}
     for g in gadgets:
-        if g is not None and g.kind == "reach":
+        if g is not None and g.kind.takes_gifts:
             for edges in g.edges:
                 for e in edges:
                     key = (g.opponent,) + e
                     count[key] = count.get(key, 0) + 1
     out = []
     for g in gadgets:
-        if g is None or g.kind != "reach":
+        if g is None or not g.kind.takes_gifts:
             out.append(g)
             continue
         gifts = np.zeros(g.num_sets)

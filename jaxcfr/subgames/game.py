@@ -169,7 +169,7 @@ class SubgameGame(Game):
             return False
         stage = self._stage
         if stage == _ROOT:
-            return self._s.gadget.kind in ("resolve", "unsafe")
+            return not self._s.gadget.kind.opponent_picks
         if stage == _PICK:
             return True
         return stage == _INSIDE and self._s.index.kind[self._node] == CHANCE_NODE
@@ -189,7 +189,7 @@ class SubgameGame(Game):
     # -- moves -------------------------------------------------------------------------
     def chance_outcomes(self):
         s, stage = self._s, self._stage
-        if stage == _ROOT and s.gadget.kind in ("resolve", "unsafe"):
+        if stage == _ROOT and not s.gadget.kind.opponent_picks:
             return [(s.root_labels[i], float(p)) for i, p in enumerate(s.gadget.probability)]
         if stage == _PICK:
             return [(s.root_labels[i], float(s.gadget.probability[i]))
@@ -236,7 +236,7 @@ class SubgameGame(Game):
 
     def _step_root(self, action) -> None:
         s, g = self._s, self._s.gadget
-        if self._stage == _ROOT and g.kind in ("maxmargin", "reach"):
+        if self._stage == _ROOT and g.kind.opponent_picks:
             c = action[1] if isinstance(action, tuple) and len(action) == 2 else None
             if action != ("set", c) or not isinstance(c, int) or not 0 <= c < g.num_sets:
                 raise GameError(f"illegal action {action!r}; legal: {self.legal_actions()}",
@@ -250,7 +250,7 @@ class SubgameGame(Game):
         else:
             raise GameError(f"{action!r} is not a root of this subgame", rule="illegal-action")
         self._root, self._set = i, int(g.component[i])
-        if g.kind == "resolve":
+        if g.kind.offers_alternative:
             self._stage = _CHOICE
         else:
             self._enter(i)
@@ -286,12 +286,7 @@ class SubgameGame(Game):
 
     def _end(self, values) -> None:
         g = self._s.gadget
-        out = [float(v) for v in values]
-        if g.kind in ("maxmargin", "reach"):
-            shift = float(g.alternative[self._set])
-            out[g.opponent] -= shift
-            out[g.player] += shift
-        self._returns = tuple(out)
+        self._returns = tuple(g.kind.payoffs(g, self._set, [float(v) for v in values]))
 
     def _end_with_alternative(self) -> None:
         g = self._s.gadget
@@ -331,9 +326,7 @@ def _tree_size(index: TreeIndex, gadget: Gadget, depth_limit, frontier: int, k: 
         nodes = index.nodes_below(roots)                              # pre-order
         below = index.depth[nodes] - index.depth[roots[index.root_of(roots, nodes)]]
         inside = int((below <= depth_limit).sum())
-    extra = {"resolve": 2 * len(roots), "maxmargin": gadget.num_sets,
-             "reach": gadget.num_sets, "unsafe": 0}[gadget.kind]
-    return 1 + inside + extra + (frontier * k if k > 1 else 0)
+    return 1 + inside + gadget.kind.top_nodes(gadget) + (frontier * k if k > 1 else 0)
 
 
 _new = object.__new__

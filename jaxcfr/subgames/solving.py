@@ -44,7 +44,7 @@ from jaxcfr.solvers.analytics import evaluate
 from jaxcfr.solvers.parameters import single_setting
 from jaxcfr.subgames.compose import check_disjoint, compose
 from jaxcfr.subgames.context import Context, depth_limit_of, single
-from jaxcfr.subgames.gadgets import GADGETS, assign_gifts, check_gadget
+from jaxcfr.subgames.gadgets import GADGETS, GadgetKind, assign_gifts, check_gadget
 from jaxcfr.subgames.game import SubgameGame
 from jaxcfr.tensors import LoweredGame
 
@@ -54,7 +54,8 @@ __all__ = ["subgame", "resolve", "resolve_subgames", "ResolveResult", "GADGETS",
 BATCHING = ("auto", "one", "each")
 
 
-def subgame(game, blueprint, at, *, gadget: str = "resolve", depth_limit: int | None = None,
+def subgame(game, blueprint, at, *, gadget: str | GadgetKind = "resolve",
+            depth_limit: int | None = None,
             player: int | None = None, continuations=1, abstraction=None) -> SubgameGame:
     """The subgame at a history, with its gadget, as a :class:`jaxcfr.Game`.
 
@@ -65,7 +66,8 @@ def subgame(game, blueprint, at, *, gadget: str = "resolve", depth_limit: int | 
       at: the path: a list of the game's actions from the root, chance outcomes included;
         it must end at a decision.
       gadget: ``"resolve"``, ``"maxmargin"``, ``"reach"`` (safe: two-player zero-sum
-        games) or ``"unsafe"`` (:mod:`jaxcfr.subgames.gadgets`).
+        games) or ``"unsafe"``, or a gadget object (a
+        :class:`~jaxcfr.subgames.gadgets.GadgetKind`; :mod:`jaxcfr.subgames.gadgets`).
       depth_limit: cut the subgame this many moves below its roots; the frontier is worth
         the blueprint's continuation values (:mod:`jaxcfr.subgames.frontier`).
       player: the re-solving player of a safe gadget (default: the one to act at ``at``).
@@ -85,11 +87,11 @@ def subgame(game, blueprint, at, *, gadget: str = "resolve", depth_limit: int | 
     kind = check_gadget(gadget, context.full)
     depth_limit = depth_limit_of(depth_limit)
     state = context.states(single(at))[0]
-    if kind != "unsafe":
+    if kind.safe:
         player = int(context.index.player[state.node]) if player is None else int(player)
         if player not in (0, 1):
             raise ValueError(f"player must be 0 or 1, got {player!r}")
-    g = context.gadget(state, kind, None if kind == "unsafe" else player)
+    g = context.gadget(state, kind, player if kind.safe else None)
     if g is None:
         raise GameError(f"the blueprint reaches no root of the subgame at {list(state.path)} "
                         f"by player {player} and chance: player {player}'s strategy there "
@@ -148,7 +150,8 @@ class ResolveResult:
                          "stacks": self.stacks})
 
 
-def resolve_subgames(game, blueprint, at, *, gadget: str = "resolve", algorithm="cfr+",
+def resolve_subgames(game, blueprint, at, *, gadget: str | GadgetKind = "resolve",
+                     algorithm="cfr+",
                      iterations: int = 1000, depth_limit: int | None = None, continuations=1,
                      abstraction=None, precision: str = "float32", batching: str = "auto",
                      evaluate_profiles: bool = True, context: Context | None = None,
@@ -188,7 +191,7 @@ def resolve_subgames(game, blueprint, at, *, gadget: str = "resolve", algorithm=
     check_disjoint(context.index, states)
     plans, skipped = [], []
     for s in states:
-        for player in ((None,) if kind == "unsafe" else (0, 1)):
+        for player in kind.resolvers():
             g = context.gadget(s, kind, player)
             if g is None:
                 skipped.append((s.path, player, "the blueprint reaches none of its roots by "
@@ -215,7 +218,7 @@ def resolve_subgames(game, blueprint, at, *, gadget: str = "resolve", algorithm=
     profile = Profile.from_lowered(context.full, composed)
     profile.game = context.full.name or None
     seconds["compose"] = time.perf_counter() - tick
-    guaranteed = all(g.safe for g in gadgets) and kind != "unsafe" and depth_limit is None
+    guaranteed = all(g.safe for g in gadgets) and kind.safe and depth_limit is None
     bound = float(sum(g.total * max(nc, 0.0) for g, nc in zip(gadgets, nash_conv)) / 2) \
         if guaranteed else None
     metrics = base = None
@@ -226,7 +229,7 @@ def resolve_subgames(game, blueprint, at, *, gadget: str = "resolve", algorithm=
     seconds["evaluate"] = time.perf_counter() - tick
     seconds["total"] = time.perf_counter() - start
     subgames = [{"path": list(s.path), "roots": len(s.roots), "player": g.player,
-                 "gadget": g.kind, "nodes": low.num_nodes,
+                 "gadget": g.kind.name, "nodes": low.num_nodes,
                  "infosets": sum(low.infosets_per_player), "nash_conv": nc,
                  "mass": g.total, "stack": groups[i]}
                 for i, ((s, _), g, low, nc) in enumerate(zip(plans, gadgets, lowered,
@@ -237,7 +240,7 @@ def resolve_subgames(game, blueprint, at, *, gadget: str = "resolve", algorithm=
                          stacks=stacks)
 
 
-def resolve(game, blueprint, at, *, gadget: str = "resolve", algorithm="cfr+",
+def resolve(game, blueprint, at, *, gadget: str | GadgetKind = "resolve", algorithm="cfr+",
             iterations: int = 1000, depth_limit: int | None = None, **options) -> Profile:
     """The blueprint with the subgames at ``at`` re-solved: a :class:`jaxcfr.Profile` of the
     full game (every option of :func:`resolve_subgames`; that function also returns the

@@ -1,0 +1,60 @@
+"""The one builder of runners: from a game and checked options to the runner of the run.
+
+:func:`jaxcfr.solve` (and with it ``jaxcfr resolve``'s and :func:`jaxcfr.resolve`'s
+stacked runs, and ``jaxcfr solve``), and :func:`jaxcfr.train` (``jaxcfr train``, through
+:func:`jaxcfr.runs.train.build_runner`, which only says how a config names its game) all
+build their runner here: the chance mode chooses between the lowered game and sampled
+chance (:meth:`jaxcfr.engine.chance.ChanceMode.choose`), and this function makes the
+:class:`~jaxcfr.engine.runner.Runner` or the
+:class:`~jaxcfr.engine.sampled_chance.SampledChanceRunner` of that choice, with one
+wording of what may not be combined.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from jaxcfr._util.arguments import ArgumentError, api_spelling
+from jaxcfr.engine.protocol import RunnerProtocol
+from jaxcfr.engine.runner import Runner
+
+__all__ = ["make_runner"]
+
+
+def make_runner(game, options: "SolveOptions", *, status=None, mesh=None,  # noqa: F821
+                spell=api_spelling, label: str = "",
+                check_sampled: Callable[[str], None] | None = None,
+                **lower_kwargs) -> RunnerProtocol:
+    """The runner of ``options`` (:class:`jaxcfr.api.solve.SolveOptions`) on ``game``.
+
+    Args:
+      game: a game string, a Game or a LoweredGame (a stack: its batch of games).
+      status: told about lowering (:func:`jaxcfr.engine.loop.lower_reporting`).
+      mesh: shard the run (:class:`~jaxcfr.engine.runner.Runner`; not under sampled
+        chance).
+      spell: how the caller spells the arguments in errors (``chance``, ``--chance``,
+        ``solver.chance``).
+      label: the game's name in a sampled-chance runner's messages.
+      check_sampled: ``check_sampled(because)`` checks what sampled chance may not be
+        combined with when the game turns out to be sampled (default: the options'
+        own :meth:`~jaxcfr.api.solve.SolveOptions.check_sampled_chance`).
+      lower_kwargs: how a game is lowered (``cache``, ``workers``, ``sort_infosets``,
+        ``name``, ``abstraction``: :func:`jaxcfr.lower`).
+    """
+    lowered, sampled = options.chance.choose(game, status, **lower_kwargs)
+    if sampled is None:
+        return Runner(lowered, options.solver, options.parameters,
+                      precision=options.precision, chunk=options.device.chunk, mesh=mesh,
+                      compilation_cache=options.device.compilation_cache)
+    if mesh is not None:
+        raise ArgumentError(f"sampled chance ({spell('chance')}) runs in one process on one "
+                            "device: it cannot be sharded or run over several processes",
+                            spell("chance"))
+    options.chance.when_sampling(check_sampled or (
+        lambda because: options.check_sampled_chance(spell, because=because)))
+    from jaxcfr.engine.sampled_chance import SampledChanceRunner   # only a sampled run
+    return SampledChanceRunner(sampled, options.solver, options.parameters,
+                               precision=options.precision, chunk=options.device.chunk,
+                               draws=options.chance.draws, workers=options.chance.workers,
+                               exact=lowered, name=label,
+                               compilation_cache=options.device.compilation_cache)

@@ -1,0 +1,163 @@
+"""Value kernels: how exact values are computed on a game's tensors, one object each.
+
+A :class:`ValueKernel` is a frozen, hashable value (static in compiled code) that owns
+both the host tables its representation needs and the device functions that read them:
+
+* :class:`NodePasses`: the node passes of :mod:`jaxcfr.kernels.passes` (a reach and a
+  value pass over all ``N`` nodes; best responses by ``br_rounds`` sweeps); any game.
+* :class:`SequenceForm`: the sequence form of :mod:`jaxcfr.kernels.sequence` (passes over
+  the leaves and the rows); games of perfect recall.
+
+Which kernel a run uses is chosen once, by :func:`choose_kernel`, from the game's
+representation (:func:`representation`) and the backend; the engine's
+:func:`jaxcfr.engine.seam.choose_seam` asks it together with the batch layout. The
+estimators, the solver's update and the evaluation then call the kernel they were handed
+and never look at the tensors to find out. A kernel for one backend (a GPU-specific
+sequence form, say) is one subclass and one :func:`register_kernel` line; a new game
+representation is one kernel class and its representation name.
+
+Shapes: ``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, ``*b`` trailing batch
+axes (settings, seeds).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+
+from jaxcfr.kernels import passes, sequence
+from jaxcfr.tensors import GameTensors, LoweredGame, Structure
+
+__all__ = ["ValueKernel", "NodePasses", "SequenceForm", "KERNELS", "register_kernel",
+           "choose_kernel", "representation", "NODE_PASSES"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueKernel:
+    """How exact values are computed (the node passes; subclasses change the representation
+    or the backend's kernels)."""
+    #: The game representation the kernel reads (:func:`representation`).
+    representation: ClassVar[str] = "nodes"
+
+    # -- host: the tables it reads besides the tensors --------------------------------------
+    def tables(self, host: GameTensors, structure: Structure, dtype, *, stacked: bool,
+               multiple: int = 1):
+        """The kernel's host tables of ``host`` (one game, a forest, or with ``stacked`` a
+        stack ``[B, ...]``), or ``None`` when it reads only the tensors; ``multiple``: pad
+        them to split over that many devices."""
+        return None
+
+    def split_axes(self, tables):
+        """The axis of each of :meth:`tables`' arrays to shard when a game is split."""
+        return None
+
+    def attach(self, tensors: GameTensors, tables) -> GameTensors:
+        """The tensors the device functions read: ``tensors`` with ``tables`` (placed)."""
+        return tensors
+
+    # -- device ------------------------------------------------------------------------------
+    def counterfactual_values(self, t, s: Structure, current: jax.Array, players
+                              ) -> tuple[jax.Array, jax.Array]:
+        """``(q [I, A, *b], own [I, *b])``: the counterfactual action values of ``players``'
+        rows under ``current`` ``[I, A, *b]``, and each row owner's reach."""
+        rows, actions = t.legal_mask.shape
+        edge = passes.edge_probabilities(t, current)
+        reach = passes.reach_pass(t, s, edge)
+        values = passes.value_pass(t, s, edge, players)
+        q = passes.action_values(t, s, passes.opponent_reach(reach), values, rows, actions,
+                                 players)
+        return q, passes.own_reach_at_rows(t, reach)                          # [I, *b]
+
+    def best_response_values(self, t, s: Structure, strategy: jax.Array, rounds: jax.Array
+                             ) -> tuple[jax.Array, jax.Array]:
+        """``(values [P, *b], best-response values [P, *b])`` of ``strategy``."""
+        values = passes.expected_values(t, s, strategy)
+        # one compiled best response, vmapped over the (traced) responding player
+        br = jax.vmap(lambda p: passes.best_response(t, s, strategy, p, rounds)[1])(
+            jnp.arange(s.num_players))
+        return values, br
+
+    def player_rows(self, t, player):
+        """``[R]`` the rows of ``player`` (padded with rows ``>= I``), where the kernel's
+        tables list them (re-matching only those after a half-step), else ``None``."""
+        return None
+
+    def sequences(self, t):
+        """The sequence-form tables the kernel reads (the counted estimators' weights), or
+        ``None`` where it reads the node passes."""
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class NodePasses(ValueKernel):
+    """The node passes (:mod:`jaxcfr.kernels.passes`): any game."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SequenceForm(ValueKernel):
+    """The sequence form (:mod:`jaxcfr.kernels.sequence`): passes over the leaves and the
+    rows; games of perfect recall. Its tensors carry the tables
+    (:class:`~jaxcfr.kernels.sequence.SequencedTensors`)."""
+    representation: ClassVar[str] = "sequences"
+
+    def tables(self, host, structure, dtype, *, stacked, multiple=1):
+        levels, players = structure
+        if stacked:
+            return sequence.stacked_sequence_tables(host, levels, players, dtype)
+        extra = {"multiple": multiple} if multiple > 1 else {}
+        return sequence.sequence_tables(host, levels, players, dtype, **extra)
+
+    def split_axes(self, tables):
+        return sequence.split_axes(tables)
+
+    def attach(self, tensors, tables):
+        return sequence.with_sequences(tensors, tables)
+
+    def counterfactual_values(self, t, s, current, players):
+        return sequence.counterfactual_values(t.sequence, current, players, s.num_players)
+
+    def best_response_values(self, t, s, strategy, rounds):
+        return sequence.best_response_values(t, strategy, s.num_players)
+
+    def player_rows(self, t, player):
+        return t.sequence.player_rows[player]
+
+    def sequences(self, t):
+        return t.sequence
+
+
+#: The node passes (the kernel of tensors that carry nothing else).
+NODE_PASSES = NodePasses()
+
+#: ``(backend, representation)`` -> kernel class; backend ``None``: any backend. The one
+#: choice table (:func:`choose_kernel`).
+KERNELS: dict[tuple[str | None, str], type[ValueKernel]] = {
+    (None, "nodes"): NodePasses, (None, "sequences"): SequenceForm}
+
+
+def register_kernel(backend: str | None, representation: str, kernel: type[ValueKernel]
+                    ) -> None:
+    """Use ``kernel`` for ``representation`` on ``backend`` (``"gpu"``, ``"cpu"``, ...;
+    ``None``: every backend without one of its own)."""
+    if not (isinstance(kernel, type) and issubclass(kernel, ValueKernel)):
+        raise TypeError(f"a value kernel must be a ValueKernel subclass, got {kernel!r}")
+    KERNELS[(backend, representation)] = kernel
+
+
+def representation(lowered: LoweredGame, sequence_form: bool = True) -> str:
+    """The representation a game's exact values are computed on: the sequence form under
+    perfect recall (unless ``sequence_form`` is off), else the nodes."""
+    return "sequences" if sequence_form and lowered.perfect_recall else "nodes"
+
+
+def choose_kernel(representation: str, backend: str | None = None) -> ValueKernel:
+    """The kernel of ``representation`` on ``backend`` (:data:`KERNELS`: the backend's own
+    where it has one, else every backend's)."""
+    cls = KERNELS.get((backend, representation)) or KERNELS.get((None, representation))
+    if cls is None:
+        raise ValueError(f"no value kernel for the representation {representation!r}; "
+                         f"known: {sorted({r for _, r in KERNELS})}")
+    return cls()
