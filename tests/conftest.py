@@ -20,3 +20,25 @@ os.environ["JAXCFR_LOWERING_CACHE_DIR"] = _CACHE.name
 _XLA_CACHE = tempfile.TemporaryDirectory(prefix="jaxcfr-test-xla-cache-")
 os.environ["JAXCFR_COMPILATION_CACHE_DIR"] = _XLA_CACHE.name
 os.environ["JAXCFR_NO_COMPILATION_CACHE"] = "1"
+
+
+# ``JAXCFR_TEST_CPU=FILE``: append each test's CPU seconds (this process's threads and the
+# subprocesses it waited for; module fixtures count to the first test that uses them) to
+# FILE as ``seconds<TAB>node id`` lines: which tests to mark slow, measured on a shared
+# machine where wall-clock durations mislead.
+if os.environ.get("JAXCFR_TEST_CPU"):
+    import resource
+    import time
+
+    import pytest
+
+    def _cpu() -> float:
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return time.process_time() + children.ru_utime + children.ru_stime
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        start = _cpu()
+        yield
+        with open(os.environ["JAXCFR_TEST_CPU"], "a") as out:
+            out.write(f"{_cpu() - start:.3f}\t{item.nodeid}\n")
