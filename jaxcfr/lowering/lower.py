@@ -234,6 +234,15 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     # depth order, pre-order within a level (a radix sort where depths fit 16 bits)
     order = np.argsort(depth.astype(np.uint16) if n and depth.max() < 1 << 16 else depth,
                        kind="stable")
+    # pre-order number of each node in depth order: int32 below 2^31 nodes (8 -> 4 bytes)
+    order = order.astype(np.int32 if n < 2 ** 31 else np.int64)
+    # [N] labels (a walk's or a merge's finish: an object array), interned in walk order
+    # first, so that the 8-byte references go before the tensors are made: one byte or
+    # two a node instead of an N-slot tuple (jaxcfr.lowering.labels)
+    interned = NodeLabels.from_labels(enum.action)
+    enum.action = None
+    node_action = NodeLabels(interned.table, interned.index[order])
+    del interned
     level_start = tuple(int(x) for x in np.concatenate(
         [[0], np.cumsum(np.bincount(depth, minlength=int(depth.max()) + 1))]))
     del depth
@@ -249,6 +258,7 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     slot = as_numpy(enum.slot, np.int32)[order]
     enum.slot = None
     code = as_numpy(enum.code, np.int32)[order]
+    enum.code = None
     num_real = len(enum.row_actions)
     sink = num_real
     decision = code >= 0
@@ -308,21 +318,15 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
         node_infoset=infoset, edge_owner=edge_owner, edge_index=edge_index,
         chance_prob=prob, payoff=payoff, legal_mask=legal,
         infoset_player=infoset_player, infoset_rep=infoset_rep)
-    # [N] object (a walk's or a merge's finish), interned in walk order, then reordered:
-    # one byte or two a node instead of an N-slot tuple (jaxcfr.lowering.labels)
-    interned = NodeLabels.from_labels(enum.action)
-    enum.action = None
-    node_action = NodeLabels(interned.table, interned.index[order])
-    del interned
     nash = check_nash_value(game, num_players)
     br_rounds = _most_own_decisions(parent, edge_owner, level_start, num_players) + 1
-    sums = payoff[kind == TERMINAL_NODE].sum(axis=1)
+    sums = payoff.sum(axis=1)[kind == TERMINAL_NODE]        # (no [T, P] copy)
     constant_sum = None
     if sums.size and np.allclose(sums, sums[0], rtol=1e-9, atol=1e-12 * max(1.0, abs(sums).max())):
         constant_sum = float(sums[0])
     return LoweredGame(tensors=tensors, level_start=level_start, num_players=num_players,
                        infoset_keys=keys, infoset_actions=tuple(enum.row_kept),
-                       preorder=order.astype(np.int32 if n < 2 ** 31 else np.int64),
+                       preorder=order,
                        node_action=node_action,
                        nash_value=None if nash is None else tuple(float(v) for v in nash),
                        constant_sum=constant_sum, br_rounds=br_rounds,
