@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from typing import Any, Hashable, NamedTuple
+from typing import Any, Hashable, NamedTuple, Sequence
 
 import jax.numpy as jnp
 import numpy as np
@@ -105,8 +105,10 @@ class LoweredGame:
     num_players: int
     infoset_keys: tuple                   # [I - 1] (player, key) per real row (host only)
     infoset_actions: tuple                # [I - 1] tuple of action labels per real row
-    preorder: np.ndarray                  # [N] int64 pre-order number of each node (host only)
-    node_action: tuple                    # [N] label of the action into each node (host only)
+    preorder: np.ndarray                  # [N] int32 (int64 past 2^31 nodes) pre-order number
+                                          # of each node (host only)
+    node_action: Sequence                 # [N] label of the action into each node (host only;
+                                          # jaxcfr.lowering.labels.NodeLabels, or a tuple)
     nash_value: tuple | None = None
     constant_sum: float | None = None     # sum of returns when equal at every leaf, else None
     br_rounds: int = 1                    # most own decisions on a path (best-response sweeps)

@@ -41,7 +41,7 @@ from typing import NamedTuple
 from jaxcfr.game.contract import GameError
 
 __all__ = ["MemoryBudgetError", "MemoryEstimate", "memory_estimate", "estimate_bytes",
-           "default_memory_budget", "check_budget", "format_bytes", "describe_fit",
+           "default_memory_budget", "check_budget", "cautious_nodes", "format_bytes", "describe_fit",
            "DEFAULT_MEMORY_FRACTION"]
 
 #: Fraction of available memory a run may plan to use by default.
@@ -138,10 +138,24 @@ def describe_fit(size, num_players: int, budget: int) -> tuple[bool, str]:
 
 def check_budget(nodes: int, rows: int, max_actions: int, num_players: int, budget: int, *,
                  what: str = "found so far") -> None:
-    """Raise :class:`MemoryBudgetError` when a game of these sizes needs more than ``budget``."""
+    """Raise :class:`MemoryBudgetError` when a game of these sizes (``rows`` information-set
+    rows, sink included) needs more than ``budget``; the error names the estimate, the
+    sizes it counts, the budget and how to raise it."""
     need = estimate_bytes(nodes, rows, max_actions, num_players)
     if need > budget:
         raise MemoryBudgetError(
-            f"lowering and solving need about {need / 2**20:,.1f} MiB for {nodes:,} nodes {what}, "
-            f"over the memory budget of {budget / 2**20:,.1f} MiB (set memory_budget= or "
-            "JAXCFR_MEMORY_BUDGET to raise it)", rule="memory-budget")
+            f"lowering and solving need about {need / 2**20:,.1f} MiB "
+            f"for {int(nodes):,} nodes and {int(rows):,} information-set rows of up to "
+            f"{int(max_actions)} actions {what}, over the memory budget of "
+            f"{budget / 2**20:,.1f} MiB (set memory_budget= or JAXCFR_MEMORY_BUDGET=BYTES to "
+            "raise it)", rule="memory-budget")
+
+
+def cautious_nodes(size) -> int:
+    """The node count a :class:`~jaxcfr.lowering.size.SizeEstimate` vouches for: exact, or
+    two standard errors below the estimate (0 for no estimate). The walk checks the budget
+    with at least this many nodes, with the rows found so far, so that a game whose rows
+    push it over is refused as soon as they are met, not at the end of the walk."""
+    if size is None:
+        return 0
+    return int(size.nodes if size.exact else size.low)

@@ -56,6 +56,7 @@ import numpy as np
 
 from jaxcfr._util.atomic import atomic_writer
 from jaxcfr.lowering.budget import check_budget, default_memory_budget
+from jaxcfr.lowering.labels import NodeLabels
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
 from jaxcfr.tensors import GameTensors, LoweredGame, fingerprint
@@ -205,7 +206,7 @@ def load(path: Path, ident: dict[str, Any], *,
         lowered = LoweredGame(
             tensors=tensors, level_start=level_start, num_players=tables["num_players"],
             infoset_keys=tables["infoset_keys"], infoset_actions=tables["infoset_actions"],
-            preorder=preorder, node_action=tables["node_action"],
+            preorder=preorder, node_action=NodeLabels.from_labels(tables["node_action"]),
             nash_value=tables["nash_value"], constant_sum=tables["constant_sum"],
             br_rounds=tables["br_rounds"], name=tables["name"])
         if fingerprint(lowered) != header["fingerprint"]:
@@ -223,7 +224,8 @@ def store(path: Path, ident: dict[str, Any], lowered: LoweredGame) -> str | None
     """Write ``lowered`` at ``path`` atomically; ``None`` when done, else why not."""
     tables = pickle.dumps({
         "num_players": lowered.num_players, "infoset_keys": lowered.infoset_keys,
-        "infoset_actions": lowered.infoset_actions, "node_action": lowered.node_action,
+        "infoset_actions": lowered.infoset_actions,
+        "node_action": tuple(lowered.node_action),
         "nash_value": lowered.nash_value, "constant_sum": lowered.constant_sum,
         "br_rounds": lowered.br_rounds, "name": lowered.name}, pickle.HIGHEST_PROTOCOL)
     try:

@@ -23,6 +23,7 @@ Example::
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import itertools
 import operator
@@ -33,8 +34,9 @@ import numpy as np
 
 from jaxcfr.lowering import cache as _cache
 from jaxcfr.lowering import parallel
-from jaxcfr.lowering.budget import (MemoryBudgetError, check_budget, default_memory_budget,
-                           estimate_bytes, format_bytes, memory_estimate)
+from jaxcfr.lowering.budget import (MemoryBudgetError, cautious_nodes, check_budget,
+                                    default_memory_budget, estimate_bytes, format_bytes,
+                                    memory_estimate)
 from jaxcfr.game.abstraction import Abstracted, unwrap
 from jaxcfr.game.bucketing import (Bucketed, abstract_game, find_bucketing,
                                    imperfect_recall_declared)
@@ -45,10 +47,11 @@ from jaxcfr.lowering.size import SizeEstimate, estimate_size
 from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
                             GameTensors, LoweredGame)
 from jaxcfr.lowering.columns import CHANCE_CODE, Enumeration, as_numpy
+from jaxcfr.lowering.labels import NodeLabels
 from jaxcfr.lowering.walk import fewer_collections, walk
 
 __all__ = ["lower", "as_lowered", "sort_infosets", "MemoryBudgetError", "estimate_bytes",
-           "default_memory_budget"]
+           "default_memory_budget", "edge_index_dtype", "edge_columns"]
 
 Progress = Callable[[int], None]
 Log = Callable[[str], None]
@@ -121,8 +124,13 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
     if probe:
         probe_blind_spots(game, num_players, transpositions=False)
 
+    floor = cautious_nodes(size)
+
     def on_check(enum: Enumeration, nodes: int) -> None:
-        check_budget(nodes, len(enum.row_actions) + 1, enum.max_actions, num_players, budget)
+        # the game's known size with the rows met so far (a lower bound on its rows)
+        check_budget(max(nodes, floor), len(enum.row_actions) + 1, enum.max_actions,
+                     num_players, budget, what="found so far" if nodes >= floor else
+                     "(the size estimate) and the rows found so far")
         if progress is not None:
             progress(nodes)
 
@@ -148,13 +156,48 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
                      what="in all")
         if progress is not None:
             progress(nodes)
+        _check_index_width(len(enum.row_actions) + 1, enum.max_actions)
         lowered = _build(enum, outer, name)
         del enum
         if not perfect_recall:
             lowered = dataclasses.replace(lowered, perfect_recall=False)
         if sort_infosets:
             lowered = globals()["sort_infosets"](lowered)
-        return lowered
+    _release_free_memory()
+    return lowered
+
+
+def _release_free_memory() -> None:
+    """Give the C heap's free pages back to the system after a walk (glibc's
+    ``malloc_trim``; nothing elsewhere). The walk's columns and temporaries are freed by
+    then, but the C heap keeps the pages they lay on: measured 35-45 bytes per node of
+    resident memory that no object held (docs/lowering.md)."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            _malloc_trim = ctypes.CDLL(None).malloc_trim
+        except (OSError, AttributeError):
+            _malloc_trim = False
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim = None
+
+
+def _check_index_width(rows: int, max_actions: int) -> None:
+    """Past 2^31 row-slots the edge index is int64 (:func:`edge_index_dtype`); JAX keeps
+    int64 on the device only with ``jax_enable_x64`` (else it would cut the indices to
+    int32 and gather the wrong slots), so the game is refused without it."""
+    if edge_index_dtype(rows, max_actions) == np.int32:
+        return
+    import jax      # (only here: a game this large; lowering itself never needs JAX)
+    if not jax.config.read("jax_enable_x64"):
+        raise MemoryBudgetError(
+            f"{rows:,} information-set rows x {max_actions} actions need 64-bit edge "
+            f"indices ({rows * max_actions:,} row-slots, past 2^31): enable them with "
+            "JAX_ENABLE_X64=1 (or jax.config.update('jax_enable_x64', True)) before "
+            "lowering", rule="memory-budget")
 
 
 def _check_estimate(size: SizeEstimate, num_players: int, budget: int, log: Log | None) -> None:
@@ -213,6 +256,15 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     # depth order, pre-order within a level (a radix sort where depths fit 16 bits)
     order = np.argsort(depth.astype(np.uint16) if n and depth.max() < 1 << 16 else depth,
                        kind="stable")
+    # pre-order number of each node in depth order: int32 below 2^31 nodes (8 -> 4 bytes)
+    order = order.astype(np.int32 if n < 2 ** 31 else np.int64)
+    # [N] labels (a walk's or a merge's finish: an object array), interned in walk order
+    # first, so that the 8-byte references go before the tensors are made: one byte or
+    # two a node instead of an N-slot tuple (jaxcfr.lowering.labels)
+    interned = NodeLabels.from_labels(enum.action)
+    enum.action = None
+    node_action = NodeLabels(interned.table, interned.index[order])
+    del interned
     level_start = tuple(int(x) for x in np.concatenate(
         [[0], np.cumsum(np.bincount(depth, minlength=int(depth.max()) + 1))]))
     del depth
@@ -228,6 +280,7 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     slot = as_numpy(enum.slot, np.int32)[order]
     enum.slot = None
     code = as_numpy(enum.code, np.int32)[order]
+    enum.code = None
     num_real = len(enum.row_actions)
     sink = num_real
     decision = code >= 0
@@ -252,19 +305,8 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     enum.terminals = enum.returns = None
     del new_of_old
 
-    if (sink + 1) * max_actions >= 2 ** 31:
-        raise MemoryBudgetError(f"{sink + 1:,} information-set rows x {max_actions} actions "
-                                "do not fit the int32 edge index", rule="memory-budget")
-    safe_parent = np.maximum(parent, 0)
-    parent_is_decision = kind[safe_parent] == DECISION
-    parent_is_decision &= parent != NO_PARENT
-    edge_owner = player[safe_parent]
-    edge_owner[~parent_is_decision] = num_players
-    edge_index = infoset[safe_parent]
-    edge_index *= max_actions
-    edge_index += slot
-    edge_index[~parent_is_decision] = sink * max_actions
-    del safe_parent, parent_is_decision
+    edge_owner, edge_index = edge_columns(parent, slot, kind, player, infoset, num_players,
+                                          max_actions, sink)
 
     rows_total = num_real + 1
     # A row's slots are its kept actions (all its legal actions without an abstraction).
@@ -287,22 +329,46 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
         node_infoset=infoset, edge_owner=edge_owner, edge_index=edge_index,
         chance_prob=prob, payoff=payoff, legal_mask=legal,
         infoset_player=infoset_player, infoset_rep=infoset_rep)
-    labels = enum.action                    # [N] object (a walk's or a merge's finish)
-    enum.action = None
-    node_action = tuple(labels[order].tolist())      # (iterating the array: 10 times slower)
-    del labels
     nash = check_nash_value(game, num_players)
     br_rounds = _most_own_decisions(parent, edge_owner, level_start, num_players) + 1
-    sums = payoff[kind == TERMINAL_NODE].sum(axis=1)
+    sums = payoff.sum(axis=1)[kind == TERMINAL_NODE]        # (no [T, P] copy)
     constant_sum = None
     if sums.size and np.allclose(sums, sums[0], rtol=1e-9, atol=1e-12 * max(1.0, abs(sums).max())):
         constant_sum = float(sums[0])
     return LoweredGame(tensors=tensors, level_start=level_start, num_players=num_players,
                        infoset_keys=keys, infoset_actions=tuple(enum.row_kept),
-                       preorder=order.astype(np.int64, copy=False), node_action=node_action,
+                       preorder=order,
+                       node_action=node_action,
                        nash_value=None if nash is None else tuple(float(v) for v in nash),
                        constant_sum=constant_sum, br_rounds=br_rounds,
                        name=name or game_string(game) or type(game).__name__)
+
+
+def edge_index_dtype(rows: int, max_actions: int) -> np.dtype:
+    """``int32`` while every ``row * A + slot`` of ``rows`` rows (sink included) fits it,
+    else ``int64`` (chosen automatically; about 1.5e8 rows of 14 actions)."""
+    return np.dtype(np.int32 if int(rows) * int(max_actions) < 2 ** 31 else np.int64)
+
+
+def edge_columns(parent, slot, kind, player, infoset, num_players: int, max_actions: int,
+                 sink: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(edge_owner, edge_index)``, both ``[N]``: the player who chose the edge into each
+    node (``P`` for chance and the root) and its ``row * A + slot`` (the sink's slot 0 for
+    chance edges and the root), in :func:`edge_index_dtype` of ``sink + 1`` rows.
+
+    ``parent``, ``slot``, ``player``, ``infoset`` are ``[N]`` ints, ``kind`` ``[N]`` node
+    kinds (``jaxcfr.tensors``)."""
+    dtype = edge_index_dtype(sink + 1, max_actions)
+    safe_parent = np.maximum(parent, 0)
+    parent_is_decision = kind[safe_parent] == DECISION
+    parent_is_decision &= parent != NO_PARENT
+    edge_owner = player[safe_parent]
+    edge_owner[~parent_is_decision] = num_players
+    edge_index = infoset[safe_parent].astype(dtype, copy=False)
+    edge_index *= max_actions
+    edge_index += slot
+    edge_index[~parent_is_decision] = sink * max_actions
+    return edge_owner, edge_index
 
 
 def _most_own_decisions(parent, edge_owner, level_start, num_players) -> int:
@@ -335,14 +401,14 @@ def sort_infosets(lowered: LoweredGame) -> LoweredGame:
     del decision
     perm = np.lexsort((first_pre[:num_real], t.infoset_player[:num_real]))  # new -> old
     perm = np.concatenate([perm, [num_real]])
-    old_to_new = np.empty(len(perm), dtype=np.int32)
-    old_to_new[perm] = np.arange(len(perm), dtype=np.int32)
+    old_to_new = np.empty(len(perm), dtype=t.edge_index.dtype)    # (int64 past 2^31 slots)
+    old_to_new[perm] = np.arange(len(perm), dtype=t.edge_index.dtype)
     a = lowered.max_actions
     edge_index = old_to_new[t.edge_index // a]
     edge_index *= a
     edge_index += t.edge_index % a
     tensors = t._replace(
-        node_infoset=old_to_new[t.node_infoset],
+        node_infoset=old_to_new[t.node_infoset].astype(t.node_infoset.dtype, copy=False),
         edge_index=edge_index,
         legal_mask=t.legal_mask[perm],
         infoset_player=t.infoset_player[perm], infoset_rep=t.infoset_rep[perm])

@@ -38,7 +38,7 @@ import signal
 import warnings
 from typing import Callable
 
-from jaxcfr.lowering.budget import check_budget
+from jaxcfr.lowering.budget import cautious_nodes, check_budget
 from jaxcfr.lowering.parts import Merge, Mismatch, pack
 from jaxcfr.lowering.columns import ROOT_PARENT, Enumeration
 from jaxcfr.lowering.walk import walk
@@ -108,7 +108,8 @@ def walk_parallel(game, num_players: int, abstraction, *, workers: int, size, bu
         log(f"walking {len(top.frontier):,} subtrees below depth "
             f"{top.frontier[0][1][3]} with {min(workers, len(top.frontier))} processes")
     try:
-        return _run(top, num_players, abstraction, workers, budget, progress)
+        return _run(top, num_players, abstraction, workers, budget, progress,
+                    floor=cautious_nodes(size))
     except LoweringWorkerDied:
         raise                           # killed from outside: say so (the walk may be retried)
     except (Mismatch, _WorkerFailed, AssertionError, OSError):
@@ -163,7 +164,8 @@ class LoweringWorkerDied(ChildProcessError):
                          "(workers=1, JAXCFR_LOWERING_WORKERS=1)")
 
 
-def _run(top: Enumeration, num_players, abstraction, workers, budget, progress) -> Enumeration:
+def _run(top: Enumeration, num_players, abstraction, workers, budget, progress,
+         floor: int = 0) -> Enumeration:
     ctx = multiprocessing.get_context("fork")
     jobs = top.frontier
     workers = min(workers, len(jobs))
@@ -200,7 +202,10 @@ def _run(top: Enumeration, num_players, abstraction, workers, budget, progress) 
                     merge.add_part(pickle.loads(pending.pop(merge.parts_done)))
                     done += 1
             nodes = len(top) + sum(walked)
-            check_budget(nodes, merge.num_rows + 1, 1, num_players, budget)
+            # the game's known size (``floor``, a cautious count) with the rows found so far
+            check_budget(max(nodes, floor), merge.num_rows + 1, merge.max_actions, num_players,
+                         budget, what="found so far" if nodes >= floor else
+                         "(the size estimate) and the rows found so far")
             if progress is not None:
                 progress(nodes)
         return merge.finish()

@@ -1,0 +1,55 @@
+"""Oracle: the lowered tensors and host tables of several games are bit-identical to what
+``main`` (50e70e4) produced before the host records became compact (issue 32, item 1).
+
+Each digest covers every ``GameTensors`` array (dtype, shape and bytes), the pre-order
+numbers (as int64 values: their dtype is now the smallest that fits), the action label
+of every node (``repr`` of the whole sequence: labels' types and values), the levels,
+the rows' keys and their actions. The digests were recorded by lowering these games
+with the code of ``main`` before the change (serial walk, default options).
+"""
+
+import hashlib
+
+import numpy as np
+import pytest
+
+import jaxcfr
+
+RECORDED = {
+    "tests/fixtures/efg/2_player_chance_nonterm_outcomes_and_missing_term_outcomes.efg":
+        "866501bdb21c35aa14659d78",
+    "tests/fixtures/efg/2smp.efg": "103f336bd80d39382ada6381",
+    "tests/fixtures/efg/3_player.efg": "204c71a6e43afb089c814f8b",
+    "dice_poker": "5d9b25a050fef3f0d93712b3",
+    "kuhn_poker": "017c9dd823718f7b7deac05d",
+    "leduc_poker": "03a28136b4daaace07d0ccf1",
+    "goofspiel(cards=4)": "6f83f44b14b698ee4a3aaeff",
+    "liars_dice(sides=4)": "90471ec2e4b9a2406f7d575a",
+}
+
+
+def digest(lowered) -> str:
+    """sha256 (first 24 hex digits) of every tensor and host table of ``lowered``."""
+    h = hashlib.sha256()
+    t = lowered.tensors
+    for f in t._fields:
+        a = np.ascontiguousarray(getattr(t, f))
+        h.update(f"{f}{a.dtype.str}{a.shape}".encode())
+        h.update(a.tobytes())
+    h.update(np.asarray(lowered.preorder, np.int64).tobytes())
+    h.update(repr(tuple(lowered.node_action)).encode())
+    h.update(repr((lowered.level_start, lowered.infoset_keys,
+                   lowered.infoset_actions)).encode())
+    return h.hexdigest()[:24]
+
+
+@pytest.mark.parametrize("game", sorted(RECORDED))
+def test_lowered_game_is_bit_identical_to_main(game):
+    lowered = jaxcfr.lower(jaxcfr.load_game(game), workers=1)
+    assert digest(lowered) == RECORDED[game]
+
+
+@pytest.mark.parametrize("game", ["liars_dice(sides=4)", "goofspiel(cards=4)"])
+def test_parallel_walk_gives_the_same_digest(game):
+    lowered = jaxcfr.lower(jaxcfr.load_game(game), workers=2)
+    assert digest(lowered) == RECORDED[game]
