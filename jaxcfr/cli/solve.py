@@ -14,7 +14,7 @@ from jaxcfr._util.precision import PRECISIONS
 from jaxcfr._util.serialize import jsonable
 from jaxcfr.cli.options import GAME_HELP, add_cache_arguments
 
-__all__ = ["add_solve_arguments", "run_solve"]
+__all__ = ["add_solve_arguments", "run_solve", "pot_of"]
 
 
 def add_solve_arguments(p: argparse.ArgumentParser) -> None:
@@ -129,10 +129,13 @@ def run_solve(args) -> int:
         if not args.json:
             print(f"iteration {m['iteration']:>8}  {format_metric(m)}", flush=True)
 
+    from jaxcfr.api.public import public_game_of
+    game = public_game_of(args.game) or args.game   # loaded once if it is a public tree
+    pot = pot_of(game)
     display = make_progress(args.iterations, quiet=args.quiet, stream=sys.stderr)
     try:
         with make_status(quiet=args.quiet, stream=sys.stderr) as status:
-            result = solve_with(args.game, options, Report(report, display, status),
+            result = solve_with(game, options, Report(report, display, status),
                                 spell=spell)
     finally:
         display.close()
@@ -146,6 +149,12 @@ def run_solve(args) -> int:
            "members": final["members"],
            "seconds": result.seconds, "compile_seconds": result.compile_seconds,
            "iterations_per_second": result.iterations_per_second}
+    if pot is not None:                       # a poker spot: also in percent of the pot
+        out["pot"] = pot
+        out["values_pot_percent"] = (100 * np.asarray(final["values"]) / pot).tolist()
+        if final["exploitability"] is not None:
+            out["exploitability_pot_percent"] = \
+                (100 * np.asarray(final["exploitability"]) / pot).tolist()
     if result.chance == "sampled":
         out["draws"] = args.draws
         out["sampled_chance"] = result.sampled_chance
@@ -175,10 +184,16 @@ def run_solve(args) -> int:
                       f"in-sample {est['gain_in_sample'][p]:.4g})")
             print(f"estimates       {est['samples']} held-out draws, best responses fitted on "
                   f"{est['train_samples']}; estimates, not exact values")
+        elif pot is not None:
+            print(f"values          {values} chips  ("
+                  + ", ".join(f"{v:.4f}%" for v in out["values_pot_percent"])
+                  + f" of the pot {pot:g})")
         else:
             print(f"values          {values}")
         if final["exploitability"] is not None:
-            print(f"exploitability  {float(final['exploitability']):.6g}")
+            print(f"exploitability  {float(final['exploitability']):.6g}"
+                  + ("" if pot is None else
+                     f" chips  ({out['exploitability_pot_percent']:.4f}% of the pot)"))
         if final["nash_conv"] is not None:
             print(f"nash_conv       {float(np.asarray(final['nash_conv']).reshape(-1)[0]):.6g}")
         if result.chance == "sampled":
@@ -190,6 +205,16 @@ def run_solve(args) -> int:
               + ("(compiled within the first chunks)" if result.chance == "sampled" else
                  f"(compile {result.compile_seconds:.2f} s)"))
     return 0
+
+
+def pot_of(game) -> float | None:
+    """The starting pot of a poker spot (a game with a numeric ``pot``, as
+    ``holdem_spot``), in whose percent values and exploitability are also reported; else
+    ``None``."""
+    pot = getattr(game, "pot", None)
+    if isinstance(pot, (int, float)) and not isinstance(pot, bool) and pot > 0:
+        return float(pot)
+    return None
 
 
 def sampled_traversals(estimator) -> dict:
