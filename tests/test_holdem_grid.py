@@ -136,3 +136,24 @@ def test_a_solved_spot_grid_matches_its_strategy():
         hand_grid(result, ("Raise(1)",))
     with pytest.raises(HoldemError, match="one solve, no batch"):
         hand_grid(result, average_strategy=result.average_strategy[..., None])
+
+
+def test_the_command_line_prints_and_writes_the_grid(tmp_path, capsys):
+    from jaxcfr.cli import app
+    out = tmp_path / "grid.csv"
+    assert app.main(["solve", SPOT, "--algorithm", "postflop-dcfr", "--iterations", "20",
+                     "--grid", "Check", "--grid-out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "IP at Check: 7.5 combinations" in text
+    assert out.read_text().splitlines()[0] == "hand,cell,weight,Check,Bet(60),AllIn(200)"
+    assert len(out.read_text().splitlines()) == 1 + 9           # KK 6 + QQ 3 combinations
+    assert app.main(["solve", SPOT, "--iterations", "5", "--grid", "", "--json",
+                     "--quiet"]) == 0
+    data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert data["grid"]["player"] == 0 and data["grid"]["weights"][0][0] == 6
+    for argv in (["solve", "kuhn_poker", "--grid", ""],
+                 ["solve", SPOT, "--grid-out", "x.csv"],
+                 ["solve", SPOT, "--grid", "", "--grid-out", "x.txt"],
+                 ["solve", SPOT, "--iterations", "5", "--grid", "Check, Check"]):
+        assert app.main(argv) == 2, argv
+    assert "--grid:" in capsys.readouterr().err

@@ -33,9 +33,9 @@ import json
 
 import numpy as np
 
-from .cards import RANKS, HoldemError
+from .cards import RANKS, HoldemError, card
 
-__all__ = ["HandGrid", "hand_grid", "grid_cell", "cell_label", "GRID_SIZE"]
+__all__ = ["HandGrid", "hand_grid", "grid_cell", "cell_label", "parse_history", "GRID_SIZE"]
 
 GRID_SIZE = 13
 
@@ -147,6 +147,16 @@ class HandGrid:
             raise HoldemError(f"a hand grid is written as .csv or .json, got {path!r}")
         with open(path, "w") as f:
             f.write(text)
+
+
+def parse_history(text: str) -> tuple:
+    """A public history written ``"Check, Bet(60), Call, Ah"`` (actions as the tree names
+    them, dealt cards by name, separated by commas; ``""``: the root) as
+    :func:`hand_grid` takes it (cards as ints)."""
+    items = [x.strip() for x in text.split(",")] if text.strip() else []
+    if any(not x for x in items):
+        raise HoldemError(f"empty step in the public history {text!r}")
+    return tuple(card(x) if len(x) == 2 and x[0] in RANKS else x for x in items)
 
 
 def hand_grid(result, history=(), *, average_strategy=None) -> HandGrid:

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from jaxcfr._util.arguments import command_line_spelling
+from jaxcfr._util.arguments import ArgumentError, command_line_spelling
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr._util.serialize import jsonable
 from jaxcfr.cli.options import GAME_HELP, add_cache_arguments
@@ -56,6 +56,13 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--draws", type=int, default=DEFAULT_DRAWS,
                    help=f"chance draws per iteration under sampled chance (default: "
                         f"{DEFAULT_DRAWS})")
+    p.add_argument("--grid", metavar="HISTORY",
+                   help="a hold'em spot: print the 13x13 hand grid of the strategy at the "
+                        "public node reached by HISTORY (actions and dealt cards separated "
+                        "by commas, e.g. 'Check, Bet(60)'; '' the root)")
+    p.add_argument("--grid-out", metavar="PATH",
+                   help="write the --grid grid as CSV (PATH.csv: one row per combination) "
+                        "or JSON (PATH.json)")
     p.add_argument("--quiet", action="store_true",
                    help="no progress on stderr (lowering, compiling, iterating)")
     add_cache_arguments(p)
@@ -130,7 +137,22 @@ def run_solve(args) -> int:
             print(f"iteration {m['iteration']:>8}  {format_metric(m)}", flush=True)
 
     from jaxcfr.api.public import public_game_of
+    if args.grid_out is not None and args.grid is None:
+        raise ArgumentError("--grid-out writes the grid of --grid: give --grid too",
+                            argument="--grid-out")
+    if args.grid_out is not None and not args.grid_out.endswith((".csv", ".json")):
+        raise ArgumentError(f"--grid-out is written as .csv or .json, got {args.grid_out!r}",
+                            argument="--grid-out")
+    history = None
+    if args.grid is not None:
+        from jaxcfr_games.holdem.grid import parse_history
+        try:
+            history = parse_history(args.grid)
+        except ValueError as e:
+            raise ArgumentError(f"--grid: {e}", argument="--grid") from None
     game = public_game_of(args.game) or args.game   # loaded once if it is a public tree
+    if history is not None and pot_of(game) is None:
+        raise ArgumentError(f"--grid: {args.game!r} is not a hold'em spot", argument="--grid")
     pot = pot_of(game)
     display = make_progress(args.iterations, quiet=args.quiet, stream=sys.stderr)
     try:
@@ -155,6 +177,16 @@ def run_solve(args) -> int:
         if final["exploitability"] is not None:
             out["exploitability_pot_percent"] = \
                 (100 * np.asarray(final["exploitability"]) / pot).tolist()
+    grid = None
+    if history is not None:
+        from jaxcfr_games.holdem.grid import hand_grid
+        try:
+            grid = hand_grid(result, history)
+        except ValueError as e:
+            raise ArgumentError(f"--grid: {e}", argument="--grid") from None
+        out["grid"] = grid.to_json()
+        if args.grid_out is not None:
+            grid.write(args.grid_out)
     if result.chance == "sampled":
         out["draws"] = args.draws
         out["sampled_chance"] = result.sampled_chance
@@ -204,6 +236,9 @@ def run_solve(args) -> int:
         print(f"speed           {result.iterations_per_second:,.1f} iterations/s "
               + ("(compiled within the first chunks)" if result.chance == "sampled" else
                  f"(compile {result.compile_seconds:.2f} s)"))
+        if grid is not None:
+            print()
+            print(grid.text())
     return 0
 
 
