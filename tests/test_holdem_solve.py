@@ -58,6 +58,8 @@ def test_the_command_line_reports_percent_of_the_pot(capsys):
     assert app.main(["solve", NUTS, "--algorithm", "postflop-dcfr", "--iterations", "20",
                      "--precision", "float64", "--quiet"]) == 0
     text = capsys.readouterr().out
+    assert "iteration       20  exploitability" in text and "% of the pot)" in \
+        next(x for x in text.splitlines() if x.startswith("iteration"))
     line = next(x for x in text.splitlines() if x.startswith("values"))
     assert "50.000000, -50.000000 chips" in line and "(50.0000%, -50.0000% of the pot 100)" \
         in line

@@ -134,7 +134,10 @@ def run_solve(args) -> int:
 
     def report(m):
         if not args.json:
-            print(f"iteration {m['iteration']:>8}  {format_metric(m)}", flush=True)
+            e = m.get("exploitability")
+            share = f"  ({100 * e / pot:.4f}% of the pot)" if pot is not None and \
+                isinstance(e, float) else ""
+            print(f"iteration {m['iteration']:>8}  {format_metric(m)}{share}", flush=True)
 
     from jaxcfr.api.public import public_game_of
     if args.grid_out is not None and args.grid is None:
