@@ -72,3 +72,11 @@ def test_other_games_print_no_pot(capsys, game):
     assert app.main(["solve", game, "--iterations", "10", "--json", "--quiet"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert "pot" not in out and "values_pot_percent" not in out
+
+
+def test_inspect_takes_the_spot_by_name(capsys):
+    assert app.main(["inspect", SMALL, "--json"]) == 0
+    sizes = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert sizes["tree"] == "public"
+    spot = jaxcfr.load_game(SMALL)
+    assert sizes["hands"] == [len(spot.hands(0)), len(spot.hands(1))]
