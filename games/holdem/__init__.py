@@ -9,6 +9,9 @@ imports only the game protocol. Modules, one concept each:
 - :mod:`.bets`: bet sizes and the bet tree in postflop-solver's conventions.
 - :mod:`.showdown`: fold and showdown values as operators over hand vectors, with card
   removal (sorted strength and prefix sums, inclusion-exclusion).
+- :mod:`.spot`: ``holdem_spot``, the spot as a public-tree game.
+- :mod:`.isomorphism`: suit symmetries of a spot and the classes of cards to deal.
+- :mod:`.grid`: the 13x13 hand grid of a solved node's strategy (text, CSV, JSON).
 
 See docs/holdem.md.
 """

@@ -32,7 +32,7 @@ from jaxcfr._util.arguments import ArgumentError, positive_int
 from jaxcfr._util.host_arrays import to_host
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.public import PublicGame
-from jaxcfr.game.registry import load_game, parse_game_string
+from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
 from jaxcfr.lowering.public import PublicLowered, lower_public
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.public import evaluate_public, public_device_tensors, public_solver
@@ -129,17 +129,29 @@ def _node_of(lowered: PublicLowered, history: tuple) -> int:
 
 def public_game_of(game: Any) -> PublicGame | PublicLowered | None:
     """``game`` when it is a public tree (a PublicGame, a lowered one, or a game string
-    with ``tree="public"``, loaded), else ``None``."""
+    with ``tree="public"`` or naming a game that only exists as a public tree, such as
+    ``holdem_spot``, loaded), else ``None``. The one place that routes a game to the
+    public solver (:func:`jaxcfr.solve`, ``jaxcfr solve``, ``jaxcfr inspect``)."""
     if isinstance(game, (PublicGame, PublicLowered)):
         return game
-    if isinstance(game, str) and "tree" in game:
-        try:
-            _, params = parse_game_string(game.strip())
-        except GameError:
-            return None
-        if params.get("tree") == "public":
-            return load_game(game)
+    if not isinstance(game, str):
+        return None
+    try:
+        name, params = parse_game_string(game.strip())
+    except GameError:
+        return None
+    if params.get("tree") == "public" or _public_only(name):
+        return load_game(game)
     return None
+
+
+def _public_only(name: str) -> bool:
+    """Whether the registered game ``name`` is a PublicGame (it has no history tree)."""
+    try:
+        ctor = game_constructor(name)
+    except GameError:
+        return False
+    return isinstance(ctor, type) and issubclass(ctor, PublicGame)
 
 
 @functools.partial(jax.jit, static_argnames=("solver", "structure", "count"))

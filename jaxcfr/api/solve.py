@@ -326,8 +326,9 @@ def solve_with(game: Any, options: SolveOptions, report: Report | None = None, *
     """:func:`solve` of checked :class:`SolveOptions` (the command line's way in);
     ``spell`` names the arguments in the errors found once the game is known."""
     report = report or Report()
-    if public_game_of(game) is not None:        # a public tree (docs/public_trees.md)
-        return solve_public_options(game, options, report)
+    public = public_game_of(game)               # a public tree (docs/public_trees.md)
+    if public is not None:
+        return solve_public_options(public, options, report)
     cluster = options.device.cluster
     if cluster is not None:
         cluster.initialize()                        # before anything touches a device

@@ -9,12 +9,12 @@ import sys
 
 import numpy as np
 
-from jaxcfr._util.arguments import command_line_spelling
+from jaxcfr._util.arguments import ArgumentError, command_line_spelling
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr._util.serialize import jsonable
 from jaxcfr.cli.options import GAME_HELP, add_cache_arguments
 
-__all__ = ["add_solve_arguments", "run_solve"]
+__all__ = ["add_solve_arguments", "run_solve", "pot_of"]
 
 
 def add_solve_arguments(p: argparse.ArgumentParser) -> None:
@@ -56,6 +56,13 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--draws", type=int, default=DEFAULT_DRAWS,
                    help=f"chance draws per iteration under sampled chance (default: "
                         f"{DEFAULT_DRAWS})")
+    p.add_argument("--grid", metavar="HISTORY",
+                   help="a hold'em spot: print the 13x13 hand grid of the strategy at the "
+                        "public node reached by HISTORY (actions and dealt cards separated "
+                        "by commas, e.g. 'Check, Bet(60)'; '' the root)")
+    p.add_argument("--grid-out", metavar="PATH",
+                   help="write the --grid grid as CSV (PATH.csv: one row per combination) "
+                        "or JSON (PATH.json)")
     p.add_argument("--quiet", action="store_true",
                    help="no progress on stderr (lowering, compiling, iterating)")
     add_cache_arguments(p)
@@ -127,12 +134,33 @@ def run_solve(args) -> int:
 
     def report(m):
         if not args.json:
-            print(f"iteration {m['iteration']:>8}  {format_metric(m)}", flush=True)
+            e = m.get("exploitability")
+            share = f"  ({100 * e / pot:.4f}% of the pot)" if pot is not None and \
+                isinstance(e, float) else ""
+            print(f"iteration {m['iteration']:>8}  {format_metric(m)}{share}", flush=True)
 
+    from jaxcfr.api.public import public_game_of
+    if args.grid_out is not None and args.grid is None:
+        raise ArgumentError("--grid-out writes the grid of --grid: give --grid too",
+                            argument="--grid-out")
+    if args.grid_out is not None and not args.grid_out.endswith((".csv", ".json")):
+        raise ArgumentError(f"--grid-out is written as .csv or .json, got {args.grid_out!r}",
+                            argument="--grid-out")
+    history = None
+    if args.grid is not None:
+        from jaxcfr_games.holdem.grid import parse_history
+        try:
+            history = parse_history(args.grid)
+        except ValueError as e:
+            raise ArgumentError(f"--grid: {e}", argument="--grid") from None
+    game = public_game_of(args.game) or args.game   # loaded once if it is a public tree
+    if history is not None and pot_of(game) is None:
+        raise ArgumentError(f"--grid: {args.game!r} is not a hold'em spot", argument="--grid")
+    pot = pot_of(game)
     display = make_progress(args.iterations, quiet=args.quiet, stream=sys.stderr)
     try:
         with make_status(quiet=args.quiet, stream=sys.stderr) as status:
-            result = solve_with(args.game, options, Report(report, display, status),
+            result = solve_with(game, options, Report(report, display, status),
                                 spell=spell)
     finally:
         display.close()
@@ -146,6 +174,22 @@ def run_solve(args) -> int:
            "members": final["members"],
            "seconds": result.seconds, "compile_seconds": result.compile_seconds,
            "iterations_per_second": result.iterations_per_second}
+    if pot is not None:                       # a poker spot: also in percent of the pot
+        out["pot"] = pot
+        out["values_pot_percent"] = (100 * np.asarray(final["values"]) / pot).tolist()
+        if final["exploitability"] is not None:
+            out["exploitability_pot_percent"] = \
+                (100 * np.asarray(final["exploitability"]) / pot).tolist()
+    grid = None
+    if history is not None:
+        from jaxcfr_games.holdem.grid import hand_grid
+        try:
+            grid = hand_grid(result, history)
+        except ValueError as e:
+            raise ArgumentError(f"--grid: {e}", argument="--grid") from None
+        out["grid"] = grid.to_json()
+        if args.grid_out is not None:
+            grid.write(args.grid_out)
     if result.chance == "sampled":
         out["draws"] = args.draws
         out["sampled_chance"] = result.sampled_chance
@@ -175,10 +219,16 @@ def run_solve(args) -> int:
                       f"in-sample {est['gain_in_sample'][p]:.4g})")
             print(f"estimates       {est['samples']} held-out draws, best responses fitted on "
                   f"{est['train_samples']}; estimates, not exact values")
+        elif pot is not None:
+            print(f"values          {values} chips  ("
+                  + ", ".join(f"{v:.4f}%" for v in out["values_pot_percent"])
+                  + f" of the pot {pot:g})")
         else:
             print(f"values          {values}")
         if final["exploitability"] is not None:
-            print(f"exploitability  {float(final['exploitability']):.6g}")
+            print(f"exploitability  {float(final['exploitability']):.6g}"
+                  + ("" if pot is None else
+                     f" chips  ({out['exploitability_pot_percent']:.4f}% of the pot)"))
         if final["nash_conv"] is not None:
             print(f"nash_conv       {float(np.asarray(final['nash_conv']).reshape(-1)[0]):.6g}")
         if result.chance == "sampled":
@@ -189,7 +239,20 @@ def run_solve(args) -> int:
         print(f"speed           {result.iterations_per_second:,.1f} iterations/s "
               + ("(compiled within the first chunks)" if result.chance == "sampled" else
                  f"(compile {result.compile_seconds:.2f} s)"))
+        if grid is not None:
+            print()
+            print(grid.text())
     return 0
+
+
+def pot_of(game) -> float | None:
+    """The starting pot of a poker spot (a game with a numeric ``pot``, as
+    ``holdem_spot``), in whose percent values and exploitability are also reported; else
+    ``None``."""
+    pot = getattr(game, "pot", None)
+    if isinstance(pot, (int, float)) and not isinstance(pot, bool) and pot > 0:
+        return float(pot)
+    return None
 
 
 def sampled_traversals(estimator) -> dict:

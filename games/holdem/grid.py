@@ -1,0 +1,217 @@
+"""The 13x13 hand grid of one public node's strategy: the picture every poker tool shows.
+
+Rows and columns are the ranks from ace (0) down to deuce (12): the diagonal holds the
+pairs (``AA`` .. ``22``), the cells above it the suited hands (row: the high card, column:
+the low one, ``AKs`` at row 0, column 1), the cells below it the offsuit hands
+(``AKo`` at row 1, column 0). A cell's frequency of an action is the average over the
+cell's combinations of each combination's probability of that action, weighted by the
+combination's *range at the node*: its weight in the starting range, times the
+probability that the acting player's own average strategy takes the node's public
+history, zero when a card dealt since (turn, river) blocks it. A cell no combination
+reaches holds NaN.
+
+:func:`hand_grid` reads a solved spot (``jaxcfr.solve_public(spot, ...)`` or
+``jaxcfr.solve("holdem_spot(...)")``, a :class:`~jaxcfr.api.public.PublicSolveResult`)
+or any ``(lowered, average_strategy)`` pair, and gives a :class:`HandGrid`: printed as
+text (one grid of percentages per action), written as CSV (one row per combination) or
+JSON (the grids and the combinations).
+
+Example::
+
+    >>> import jaxcfr
+    >>> from jaxcfr_games.holdem.grid import hand_grid
+    >>> result = jaxcfr.solve("holdem_spot", "postflop-dcfr", 200)
+    >>> print(hand_grid(result, ("Check",)).text())        # IP after OOP checks
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+
+import numpy as np
+
+from .cards import RANKS, HoldemError, card
+
+__all__ = ["HandGrid", "hand_grid", "grid_cell", "cell_label", "parse_history", "GRID_SIZE"]
+
+GRID_SIZE = 13
+
+
+def grid_cell(label: str) -> tuple[int, int]:
+    """The ``(row, column)`` of the hand named ``label`` (``"AsKs"``, high card first)."""
+    if not isinstance(label, str) or len(label) != 4 or label[0] not in RANKS \
+            or label[2] not in RANKS:
+        raise HoldemError(f"{label!r} is not a hand label such as 'AsKs'")
+    a, b = 12 - RANKS.index(label[0]), 12 - RANKS.index(label[2])     # 0: ace
+    high, low = min(a, b), max(a, b)
+    if high == low:
+        return high, high
+    return (high, low) if label[1] == label[3] else (low, high)
+
+
+def cell_label(row: int, column: int) -> str:
+    """``"AA"``, ``"AKs"`` (above the diagonal) or ``"AKo"`` (below it)."""
+    hi, lo = RANKS[12 - min(row, column)], RANKS[12 - max(row, column)]
+    if row == column:
+        return hi + lo
+    return hi + lo + ("s" if row < column else "o")
+
+
+@dataclasses.dataclass(frozen=True)
+class HandGrid:
+    """One public decision node's strategy over the acting player's hands.
+
+    Attributes:
+      player: the acting player (0: OOP, 1: IP).
+      history: the public history of the node (actions, dealt cards as ints).
+      actions: ``[A]`` the node's actions, as the tree names them.
+      hands: ``[H]`` the player's hand labels.
+      reach: ``[H]`` each combination's range at the node (see the module).
+      strategy: ``[H, A]`` each combination's average strategy at the node.
+      weights: ``[13, 13]`` the range at the node summed per cell (combinations).
+      frequencies: ``[13, 13, A]`` the range-weighted action frequencies per cell (NaN
+        where ``weights`` is 0).
+      overall: ``[A]`` the range-weighted frequencies of the whole range.
+    """
+    player: int
+    history: tuple
+    actions: tuple
+    hands: tuple
+    reach: np.ndarray
+    strategy: np.ndarray
+    weights: np.ndarray
+    frequencies: np.ndarray
+    overall: np.ndarray
+
+    def text(self, digits: int = 0) -> str:
+        """The grid as text: the overall frequencies, then one 13x13 grid per action of
+        percentages (``.`` where no combination reaches the cell)."""
+        width = max(4, 4 + digits + (digits > 0))
+        who = ("OOP", "IP")[self.player] if self.player in (0, 1) else f"player {self.player}"
+        path = ", ".join(map(str, self.history)) or "the root"
+        lines = [f"{who} at {path}: {float(self.weights.sum()):.4g} combinations",
+                 "  ".join(f"{a} {100 * f:.1f}%" for a, f in zip(self.actions, self.overall))]
+        for k, action in enumerate(self.actions):
+            lines += ["", f"{action} (% of each cell)",
+                      " " * 4 + "".join(f"{r:>{width}}" for r in RANKS[::-1])]
+            for i in range(GRID_SIZE):
+                cells = [f"{'.':>{width}}" if self.weights[i, j] <= 0 else
+                         f"{100 * self.frequencies[i, j, k]:>{width}.{digits}f}"
+                         for j in range(GRID_SIZE)]
+                lines.append(f"{RANKS[12 - i]:<4}" + "".join(cells))
+        return "\n".join(lines)
+
+    def rows(self) -> list[dict]:
+        """One record per combination: hand, cell, range at the node, each action's
+        probability."""
+        out = []
+        for h, label in enumerate(self.hands):
+            i, j = grid_cell(label)
+            out.append({"hand": label, "cell": cell_label(i, j), "weight": float(self.reach[h]),
+                        **{a: float(p) for a, p in zip(self.actions, self.strategy[h])}})
+        return out
+
+    def csv(self) -> str:
+        """:meth:`rows` as CSV (header ``hand,cell,weight,<actions>``)."""
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, ["hand", "cell", "weight", *self.actions],
+                                lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(self.rows())
+        return buffer.getvalue()
+
+    def to_json(self) -> dict:
+        """The grid as JSON-ready data: ``cells`` ``[13][13]`` labels, ``weights``,
+        ``frequencies`` ``[13][13][A]`` (``null`` where no combination reaches), the
+        overall frequencies and :meth:`rows`."""
+        freq = [[None if self.weights[i, j] <= 0 else self.frequencies[i, j].tolist()
+                 for j in range(GRID_SIZE)] for i in range(GRID_SIZE)]
+        return {"player": self.player, "history": list(self.history),
+                "actions": list(self.actions),
+                "cells": [[cell_label(i, j) for j in range(GRID_SIZE)]
+                          for i in range(GRID_SIZE)],
+                "weights": self.weights.tolist(), "frequencies": freq,
+                "overall": self.overall.tolist(), "hands": self.rows()}
+
+    def write(self, path) -> None:
+        """Write :meth:`csv` (a ``.csv`` path) or :meth:`to_json` (``.json``)."""
+        path = str(path)
+        if path.endswith(".csv"):
+            text = self.csv()
+        elif path.endswith(".json"):
+            text = json.dumps(self.to_json(), indent=1)
+        else:
+            raise HoldemError(f"a hand grid is written as .csv or .json, got {path!r}")
+        with open(path, "w") as f:
+            f.write(text)
+
+
+def parse_history(text: str) -> tuple:
+    """A public history written ``"Check, Bet(60), Call, Ah"`` (actions as the tree names
+    them, dealt cards by name, separated by commas; ``""``: the root) as
+    :func:`hand_grid` takes it (cards as ints)."""
+    items = [x.strip() for x in text.split(",")] if text.strip() else []
+    if any(not x for x in items):
+        raise HoldemError(f"empty step in the public history {text!r}")
+    return tuple(card(x) if len(x) == 2 and x[0] in RANKS else x for x in items)
+
+
+def hand_grid(result, history=(), *, average_strategy=None) -> HandGrid:
+    """The hand grid of the public decision node reached by ``history``.
+
+    Args:
+      result: a solved public tree (``.lowered`` and ``.average_strategy``), or a
+        lowered public tree (then ``average_strategy`` is required).
+      history: the public actions and dealt cards from the root (``("Check",
+        "Bet(60)")``; a dealt card is its int, ``jaxcfr_games.holdem.card("Ah")``).
+      average_strategy: ``[I, A]`` rows of the lowered tree (default: the result's).
+    """
+    lowered = getattr(result, "lowered", result)
+    avg = result.average_strategy if average_strategy is None else average_strategy
+    avg = np.asarray(avg, np.float64)
+    t = lowered.tensors
+    if avg.ndim != 2 or avg.shape[0] != t.legal_mask.shape[0]:
+        raise HoldemError(f"the average strategy must be [I, A] = "
+                          f"{tuple(t.legal_mask.shape)} (one solve, no batch), got "
+                          f"{avg.shape}")
+    history = tuple(history)
+    node, path = 0, []                 # path: (node, the step taken from it)
+    for x in history:
+        children = np.flatnonzero(t.parent == node)
+        match = [int(c) for c in children if lowered.node_action[c] == x]
+        if not match:
+            raise HoldemError(f"{x!r} is not a public action or dealt card after "
+                              f"{lowered.history(node)!r}")
+        path.append((node, x))
+        node = match[0]
+    if t.node_base[node] < 0:                      # (decisions have rows, nothing else)
+        raise HoldemError(f"the node after {history!r} is not a decision (a terminal or a "
+                          f"card to deal)")
+    player = int(t.node_player[node])
+    labels = tuple(lowered.hands.labels[player])
+    reach = np.asarray(lowered.hands.weights[player], np.float64).copy()          # [H]
+    rows = np.arange(len(labels))
+    for at, x in path:
+        if t.node_base[at] < 0:                    # a chance node on the path: a card
+            cards = lowered.hands.cards[player]
+            reach[[x in c for c in cards]] = 0.0           # the dealt card blocks them
+        elif int(t.node_player[at]) == player:
+            a = list(lowered.node_actions[at]).index(x)
+            reach *= avg[int(t.node_base[at]) + rows, a]
+    actions = tuple(lowered.node_actions[node])
+    strategy = avg[int(t.node_base[node]) + rows, :len(actions)]                 # [H, A]
+    weights = np.zeros((GRID_SIZE, GRID_SIZE))
+    mass = np.zeros((GRID_SIZE, GRID_SIZE, len(actions)))
+    for h, label in enumerate(labels):
+        i, j = grid_cell(label)
+        weights[i, j] += reach[h]
+        mass[i, j] += reach[h] * strategy[h]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frequencies = np.where(weights[..., None] > 0, mass / weights[..., None], np.nan)
+    total = reach.sum()
+    overall = (reach @ strategy) / total if total > 0 else np.full(len(actions), np.nan)
+    return HandGrid(player, history, actions, labels, reach, strategy, weights,
+                    frequencies, overall)

@@ -1,0 +1,159 @@
+"""The 13x13 hand grid of a node's strategy (``jaxcfr_games.holdem.grid``).
+
+Oracles: grids of hand-written strategies on a tiny river spot, worked out by hand
+(the combinations the board leaves, the range weights, the own strategy's reach, cards
+dealt since); a solved spot's grid agrees with ``PublicSolveResult.strategy`` per
+combination; the CSV and JSON carry the same numbers.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import numpy as np
+import pytest
+
+import jaxcfr
+from jaxcfr_games.holdem.cards import HoldemError, card
+from jaxcfr_games.holdem.grid import cell_label, grid_cell, hand_grid
+
+#: OOP: AA (6 combinations), AKs at half weight (4 x 0.5), 72o (12); IP: KK (6), QQ at
+#: half weight (the board's Qh leaves 3 of 6).
+SPOT = "holdem_spot(board='QhJd8c5s3h', ranges=('AA,AKs:0.5,72o', 'KK,QQ:0.5'))"
+
+
+@functools.cache
+def lowered():
+    return jaxcfr.lower_public(jaxcfr.load_game(SPOT))
+
+
+def _node(low, history):
+    node = 0
+    for x in history:
+        node = next(int(c) for c in np.flatnonzero(low.tensors.parent == node)
+                    if low.node_action[c] == x)
+    return node
+
+
+def _set(low, avg, history, rule):
+    """Rows of the node after ``history``: ``rule(label) -> {action: p}``."""
+    node = _node(low, history)
+    player = int(low.tensors.node_player[node])
+    actions = list(low.node_actions[node])
+    for h, label in enumerate(low.hands.labels[player]):
+        row = np.zeros(avg.shape[1])
+        for a, p in rule(label).items():
+            row[actions.index(a)] = p
+        avg[int(low.tensors.node_base[node]) + h] = row
+    return actions
+
+
+def test_cells_and_labels():
+    assert grid_cell("AsAh") == (0, 0) and cell_label(0, 0) == "AA"
+    assert grid_cell("AsKs") == (0, 1) and cell_label(0, 1) == "AKs"     # above: suited
+    assert grid_cell("AsKd") == (1, 0) and cell_label(1, 0) == "AKo"     # below: offsuit
+    assert grid_cell("7d2c") == (12, 7) and cell_label(12, 7) == "72o"
+    assert grid_cell("2c2d") == (12, 12) and cell_label(12, 12) == "22"
+    assert {cell_label(i, j) for i in range(13) for j in range(13)}.__len__() == 169
+    with pytest.raises(HoldemError, match="hand label"):
+        grid_cell("AK")
+
+
+def test_a_hand_written_strategy_gives_the_hand_checked_grid():
+    low = lowered()
+    avg = np.zeros(tuple(low.tensors.legal_mask.shape))
+    # OOP at the root: bets 60 holding the ace of spades, else checks
+    _set(low, avg, (), lambda h: {"Bet(60)": 1.0} if "As" in h else {"Check": 1.0})
+    grid = hand_grid(low, average_strategy=avg)
+    assert grid.player == 0 and grid.actions == ("Check", "Bet(60)", "AllIn(200)")
+    bet = grid.actions.index("Bet(60)")
+    assert grid.weights[0, 0] == 6 and grid.weights[0, 1] == 2 and grid.weights[12, 7] == 12
+    assert grid.weights.sum() == 20
+    assert grid.frequencies[0, 0, bet] == 0.5          # AsAc AsAd AsAh of the 6
+    assert grid.frequencies[0, 1, bet] == 0.25         # AsKs of the 4
+    assert grid.frequencies[12, 7, bet] == 0.0
+    assert np.isnan(grid.frequencies[1, 1]).all()      # KK: not in OOP's range
+    np.testing.assert_allclose(grid.overall[bet], (3 + 0.5) / 20)
+
+    # IP after the check: its own range, untouched by OOP's strategy (QQ: 3 left x 0.5)
+    _set(low, avg, ("Check",), lambda h: {"Check": 1.0})
+    ip = hand_grid(low, ("Check",), average_strategy=avg)
+    assert ip.player == 1 and ip.weights[1, 1] == 6 and ip.weights[2, 2] == 1.5
+    assert ip.weights.sum() == 7.5
+
+    # OOP facing a bet after checking: reached by the combinations that checked
+    _set(low, avg, ("Check", "Bet(60)"),
+         lambda h: {"Call": 1.0} if h[0] == "A" or "7c" in h else {"Fold": 1.0})
+    facing = hand_grid(low, ("Check", "Bet(60)"), average_strategy=avg)
+    call = facing.actions.index("Call")
+    assert facing.weights[0, 0] == 3 and facing.weights[0, 1] == 1.5
+    assert facing.weights[12, 7] == 12
+    assert facing.frequencies[0, 0, call] == 1.0
+    assert facing.frequencies[12, 7, call] == 0.25     # 7c2d 7c2h 7c2s of the 12
+    np.testing.assert_allclose(facing.overall[call], (3 + 1.5 + 3) / 16.5)
+    assert "OOP at Check, Bet(60): 16.5 combinations" in facing.text()
+
+    # CSV: one row per combination, the same numbers; JSON: the grids
+    rows = facing.csv().splitlines()
+    assert rows[0] == "hand,cell,weight," + ",".join(facing.actions)
+    assert len(rows) == 1 + len(low.hands.labels[0])
+    assert "7c2d,72o,1.0," in facing.csv() and "AsAh,AA,0.0," in facing.csv()
+    data = json.loads(json.dumps(facing.to_json()))
+    assert data["cells"][0][1] == "AKs" and data["cells"][1][0] == "AKo"
+    assert data["frequencies"][12][7][call] == 0.25 and data["frequencies"][1][1] is None
+    assert data["weights"][0][0] == 3
+
+
+def test_a_dealt_card_blocks_the_hands_holding_it():
+    spot = jaxcfr.load_game("holdem_spot(board='QhJd8c5s', ranges=('AA,72o', 'KK'), "
+                            "bets='a', raises='a')")
+    low = jaxcfr.lower_public(spot)
+    avg = np.zeros(tuple(low.tensors.legal_mask.shape))
+    _set(low, avg, (), lambda h: {"Check": 0.5, "AllIn(200)": 0.5} if "Ac" in h
+         else {"Check": 1.0})
+    _set(low, avg, ("Check",), lambda h: {"Check": 1.0})
+    history = ("Check", "Check", card("As"))
+    _set(low, avg, history, lambda h: {"Check": 1.0})
+    grid = hand_grid(low, history, average_strategy=avg)
+    # AA: the As blocks AsAc AsAd AsAh; AcAd AcAh checked half the time, AdAh always
+    assert grid.weights[0, 0] == 2.0
+    assert grid.weights[12, 7] == 12                   # 72o: untouched
+    with pytest.raises(HoldemError, match="not a decision"):
+        hand_grid(low, ("Check", "Check"), average_strategy=avg)      # a card to deal
+
+
+def test_a_solved_spot_grid_matches_its_strategy():
+    result = jaxcfr.solve(SPOT, "postflop-dcfr", 40)
+    grid = hand_grid(result, ("Check",))
+    for label in ("KsKh", "QsQd"):
+        strategy = result.strategy(1, label, ("Check",))
+        h = grid.hands.index(label)
+        assert grid.strategy[h].tolist() == [strategy[a] for a in grid.actions]
+    cells = ~np.isnan(grid.frequencies[..., 0])
+    np.testing.assert_allclose(grid.frequencies[cells].sum(-1), 1.0, rtol=1e-6)
+    with pytest.raises(HoldemError, match="not a public action"):
+        hand_grid(result, ("Raise(1)",))
+    with pytest.raises(HoldemError, match="one solve, no batch"):
+        hand_grid(result, average_strategy=result.average_strategy[..., None])
+
+
+def test_the_command_line_prints_and_writes_the_grid(tmp_path, capsys):
+    from jaxcfr.cli import app
+    out = tmp_path / "grid.csv"
+    assert app.main(["solve", SPOT, "--algorithm", "postflop-dcfr", "--iterations", "20",
+                     "--grid", "Check", "--grid-out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "IP at Check: 7.5 combinations" in text
+    assert out.read_text().splitlines()[0] == "hand,cell,weight,Check,Bet(60),AllIn(200)"
+    assert len(out.read_text().splitlines()) == 1 + 9           # KK 6 + QQ 3 combinations
+    assert app.main(["solve", SPOT, "--iterations", "5", "--grid", "", "--json",
+                     "--quiet"]) == 0
+    data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert data["grid"]["player"] == 0 and data["grid"]["weights"][0][0] == 6
+    for argv in (["solve", "kuhn_poker", "--grid", ""],
+                 ["solve", SPOT, "--grid-out", "x.csv"],
+                 ["solve", SPOT, "--grid", "", "--grid-out", "x.txt"],
+                 ["solve", SPOT, "--iterations", "5", "--grid", "Check, Check"]):
+        assert app.main(argv) == 2, argv
+    assert "--grid:" in capsys.readouterr().err
