@@ -39,6 +39,7 @@ def _arrays(state):
     return [np.asarray(x) for x in state]
 
 
+@pytest.mark.slow
 def test_leduc_below_0_05_and_agrees_with_full_width(leduc):
     """LCFR over 16 drawn deals per iteration (board enumerated): exact exploitability of
     the average profile below 0.05 after 1,200 iterations (0.04 measured); its values

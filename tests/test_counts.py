@@ -59,7 +59,8 @@ CASES = [("kuhn_poker", "chance", None), ("kuhn_poker", "external", 0),
          pytest.param("liars_dice(sides=3)", "chance", 0, marks=_SLOW),
          pytest.param("liars_dice(sides=3)", "outcome", 0, marks=_SLOW),
          pytest.param("kuhn_poker(players=3)", "chance", None, marks=_SLOW),
-         ("kuhn_poker(players=3)", "external", 1), ("kuhn_poker(players=3)", "outcome", 2)]
+         pytest.param("kuhn_poker(players=3)", "external", 1, marks=_SLOW),
+         ("kuhn_poker(players=3)", "outcome", 2)]
 
 
 @pytest.mark.parametrize("game, scheme, player", CASES)
@@ -193,7 +194,7 @@ def test_mean_counts_are_the_sampling_reach():
 
 
 @pytest.mark.parametrize("name, player, scheme, samples", [
-    ("kuhn_poker", None, "chance", 1), ("kuhn_poker", None, "external", 3),
+    pytest.param("kuhn_poker", None, "chance", 1, marks=pytest.mark.slow), ("kuhn_poker", None, "external", 3),
     ("kuhn_poker", 1, "outcome", 1),
     pytest.param("liars_dice(sides=3)", None, "chance", 2, marks=pytest.mark.slow),
     pytest.param("liars_dice(sides=3)", 0, "external", 16, marks=pytest.mark.slow),

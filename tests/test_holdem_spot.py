@@ -137,6 +137,7 @@ def _peer_table(spot, lowered, strategies) -> np.ndarray:
     return table
 
 
+@pytest.mark.slow
 def test_full_ranges_follow_the_peer():
     data = peer("peer_river_full")
     spot = HoldemSpot(ranges=(np.ones(1326), np.ones(1326)))
@@ -164,6 +165,7 @@ def turn():
     return spot, jaxcfr.lower_public(spot), data
 
 
+@pytest.mark.slow
 def test_the_peers_turn_strategy_evaluates_to_the_peers_numbers():
     spot, lowered, data = turn()
     assert [list(spot.hands(p)) for p in (0, 1)] == data["hands"]
@@ -186,6 +188,7 @@ def test_the_peers_turn_strategy_evaluates_to_the_peers_numbers():
     assert ev["exploitability"] == pytest.approx(final["exploitability"], abs=5e-4)
 
 
+@pytest.mark.slow
 def test_postflop_dcfr_on_the_turn_spot():
     """The same trajectory until the peer's float32 rounding breaks exact ties (a call and a
     fold worth exactly the same: jaxcfr makes their regrets 0, the peer leaves noise that
