@@ -139,8 +139,8 @@ def test_lowering_reports_the_nodes_walked():
     lowered = lower_reporting(jaxcfr.load_game("leduc_poker"),
                               Status(stream, tty=True, redraw_every=0.0), name="leduc_poker")
     text = stream.getvalue()
-    assert text.startswith("\rlowering leduc_poker ...")
-    assert "\rlowering leduc_poker: 4,096 nodes" in text and "8,192 nodes" in text
+    assert text.startswith("\rlowering leduc_poker")        # a bar, redrawn with \r
+    assert "lowered leduc_poker" in text.rsplit("\r", 1)[1]
     assert text.endswith(f"lowered leduc_poker: {lowered.sizes()['nodes']:,} nodes, "
                          f"{len(lowered.infoset_keys):,} information sets (" +
                          text.rsplit("(", 1)[1])

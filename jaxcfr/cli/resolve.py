@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from jaxcfr._util import arguments
@@ -76,18 +77,24 @@ def run_resolve(args: argparse.Namespace) -> int:
     from jaxcfr.profiles.profile import Profile
     from jaxcfr.subgames.closure import parse_path
     from jaxcfr.subgames import Context, resolve_subgames, select
+    from jaxcfr._util.bars import on_terminal
+    from jaxcfr.runs.progress import make_status
     blueprint = Profile.load(path)
     root = load_game(args.game)
-    full = lower_reporting(args.game, cache=not args.no_cache, name=args.game)
-    context = Context(full, blueprint, root=root, abstraction=args.off_abstraction)
-    states = select(context, at=None if args.at is None else [parse_path(a) for a in args.at],
-                    after_chance=args.after_chance, at_depth=args.at_depth,
-                    off_menu=args.off_abstraction is not None, by_text=True)
-    result = resolve_subgames(full, blueprint, states, gadget=args.gadget,
-                              algorithm=args.algorithm, iterations=args.iterations,
-                              depth_limit=args.depth_limit, continuations=args.continuations,
-                              precision=args.precision, batching=args.batching,
-                              context=context)
+    # on a terminal: lowering, the phases of re-solving and compiling as bars (a log file
+    # gets the result lines only, as before)
+    with make_status(quiet=not on_terminal(sys.stderr)) as status:
+        full = lower_reporting(args.game, status, cache=not args.no_cache, name=args.game)
+        context = Context(full, blueprint, root=root, abstraction=args.off_abstraction)
+        states = select(context, at=None if args.at is None else [parse_path(a) for a in args.at],
+                        after_chance=args.after_chance, at_depth=args.at_depth,
+                        off_menu=args.off_abstraction is not None, by_text=True)
+        result = resolve_subgames(full, blueprint, states, gadget=args.gadget,
+                                  algorithm=args.algorithm, iterations=args.iterations,
+                                  depth_limit=args.depth_limit,
+                                  continuations=args.continuations, precision=args.precision,
+                                  batching=args.batching, context=context,
+                                  progress=status.phase)
     saved = None
     if args.out:
         result.profile.game = args.game
