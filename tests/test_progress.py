@@ -118,3 +118,26 @@ def test_iterations_start_their_clock_at_the_first_report():
     progress(40, None)
     progress.close()
     assert plain.getvalue() == ""
+
+
+def test_resolve_draws_its_phases_on_a_terminal_and_nothing_elsewhere(tmp_path, monkeypatch,
+                                                                     capsys):
+    import sys
+
+    import jaxcfr
+    from jaxcfr.cli.app import main
+    jaxcfr.solve("kuhn_poker", "cfr", 20).profile.save(tmp_path / "bp")
+    argv = ["resolve", "kuhn_poker", str(tmp_path / "bp.npz"), "--at", "0,1,pass",
+            "--iterations", "20", "--json"]
+    tty = _TTY()
+    monkeypatch.setattr(sys, "stderr", tty)
+    assert main(argv) == 0
+    text = tty.getvalue()
+    for phase in ("lowering kuhn_poker", "building gadget games", "lowering subgames",
+                  "solving subgames", "evaluating"):
+        assert phase in text, (phase, text)
+    assert re.search(r"solving subgames: 100%\|.*\| 1/1 \[", text)
+    monkeypatch.undo()
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert capsys.readouterr().err == ""             # not a terminal: as before, silent
