@@ -15,6 +15,7 @@ from typing import Callable, NoReturn, Sequence
 
 import importlib
 
+from jaxcfr._util.native_stderr import NativeStderrFilter
 from jaxcfr._util.signals import RaisingInterrupts, exit_now, exit_status
 from jaxcfr.cli.version import version_line
 
@@ -165,7 +166,9 @@ def _execute(run: Callable[[argparse.Namespace], int], args: argparse.Namespace,
     show_tb = traceback or os.environ.get("JAXCFR_TRACEBACK") == "1"
     interrupts = RaisingInterrupts()
     try:
-        with interrupts:
+        # XLA's "Very slow compile?" banner is dropped from the C-level stderr (all passes
+        # with --traceback)
+        with interrupts, NativeStderrFilter(enabled=not show_tb):
             status = int(run(args) or 0)
     except KeyboardInterrupt as e:
         return _interrupted(prog, exit_status(e, stopped_by=interrupts.signal_name))
