@@ -32,6 +32,7 @@ EPILOG = """examples:
   jaxcfr solve kuhn_poker --iterations 1000  solve it and print the metrics
   jaxcfr train configs/leduc.toml            a run from a config: checkpoints, metrics, plot
   jaxcfr train --resume runs/leduc-...       continue a run
+  jaxcfr plot runs/a runs/b --x seconds      several runs on one convergence plot
   jaxcfr eval runs/leduc-.../profile.npz     metrics of a saved profile
   jaxcfr estimate sampled_dice_poker P.npz   estimated metrics (games too large to lower)
   jaxcfr resolve leduc_poker P.npz --after-chance 3   re-solve every second-round subgame
@@ -62,6 +63,8 @@ COMMAND_MODULES: dict[str, tuple[str, str]] = {
                 "re-solve the subgames of a blueprint (safely) and compare the profiles"),
     "abstract": ("jaxcfr.cli.abstract", "train abstractions (bet menus, bucketings) of a game, "
                  "lift them and compare them in the full game"),
+    "plot": ("jaxcfr.cli.plot", "draw run directories: several runs on one convergence plot, "
+             "or a sweep as a grid"),
 }
 
 
