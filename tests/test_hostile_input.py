@@ -688,6 +688,18 @@ MISTAKES = [
     (["abstract", "kuhn_poker"], "give at least one --abstraction"),
     (["abstract", "kuhn_poker", "--abstraction", "identity", "--iterations", "0"],
      "--iterations must be a positive integer"),
+    (["estimate", "kuhn_poker", "--samples", "1"], "--samples must be at least 2"),
+    (["estimate", "kuhn_poker", "--confidence", "1.5"], "--confidence must be in (0, 1)"),
+    (["estimate", "kuhn_poker", "--train-samples", "0"], "--train-samples must be a positive"),
+    (["estimate", "kuhn_poker", "missing.npz"], "no profile missing.npz"),
+    (["estimate", "kuhn_poker", "--method", "x"], "invalid choice"),
+    (["resolve", "kuhn_poker", "p.npz", "--at", "0", "--iterations", "0"],
+     "--iterations must be a positive integer"),
+    (["resolve", "kuhn_poker", "p.npz", "--at", "0", "--algorithm", "cfrr"],
+     "unknown --algorithm 'cfrr'"),
+    (["resolve", "kuhn_poker", "p.npz", "--at", "0", "--gadget", "x"], "invalid choice"),
+    (["resolve", "kuhn_poker", "missing.npz", "--at", "0"], "no profile missing.npz"),
+    (["plot", "missing-run"], "no run directory missing-run"),
 ]
 
 

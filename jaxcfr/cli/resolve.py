@@ -23,8 +23,7 @@ __all__ = ["add_resolve_arguments", "run_resolve"]
 
 def add_resolve_arguments(p: argparse.ArgumentParser) -> None:
     from jaxcfr._util.precision import PRECISIONS
-    from jaxcfr.subgames.gadgets import GADGETS
-    from jaxcfr.subgames.solving import BATCHING
+    from jaxcfr.subgames.names import BATCHING, GADGETS
     p.add_argument("game", help="the full game (a game string or a .efg path)")
     p.add_argument("profile", help="the blueprint: a saved profile (.npz / .json / stem) or a "
                    "run directory (its profile.npz)")
@@ -64,6 +63,8 @@ def add_resolve_arguments(p: argparse.ArgumentParser) -> None:
 def run_resolve(args: argparse.Namespace) -> int:
     from jaxcfr.cli.options import heavy
     from jaxcfr.cli.train import require_profile
+    from jaxcfr.solvers.names import resolve_algorithm
+    resolve_algorithm(args.algorithm, "--algorithm")
     arguments.positive_int("--iterations", args.iterations)
     arguments.positive_int("--continuations", args.continuations)
     if args.depth_limit is not None:

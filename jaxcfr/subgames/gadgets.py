@@ -52,10 +52,9 @@ from jaxcfr.tensors import DECISION, LoweredGame
 __all__ = ["GADGETS", "SAFE_GADGETS", "Gadget", "build_gadget", "assign_gifts", "Nested",
            "check_gadget"]
 
-#: The gadget names, in the order the docs list them.
-GADGETS = ("resolve", "maxmargin", "reach", "unsafe")
-#: Those that bound the opponent's gain (two-player zero-sum games only).
-SAFE_GADGETS = ("resolve", "maxmargin", "reach")
+# GADGETS (the gadget names) and SAFE_GADGETS (those that bound the opponent's gain):
+# jaxcfr.subgames.names, which the command line reads without JAX
+from jaxcfr.subgames.names import GADGETS, SAFE_GADGETS  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True)

@@ -50,8 +50,7 @@ from jaxcfr.tensors import LoweredGame
 
 __all__ = ["subgame", "resolve", "resolve_subgames", "ResolveResult", "GADGETS", "BATCHING"]
 
-#: How :func:`resolve_subgames` groups subgame games into compiled runs.
-BATCHING = ("auto", "one", "each")
+from jaxcfr.subgames.names import BATCHING  # noqa: E402  (JAX-free names)
 
 
 def subgame(game, blueprint, at, *, gadget: str = "resolve", depth_limit: int | None = None,
