@@ -700,6 +700,13 @@ MISTAKES = [
     (["resolve", "kuhn_poker", "p.npz", "--at", "0", "--gadget", "x"], "invalid choice"),
     (["resolve", "kuhn_poker", "missing.npz", "--at", "0"], "no profile missing.npz"),
     (["plot", "missing-run"], "no run directory missing-run"),
+    (["solve", "kuhn_poker", "--iterations", "0"], "--iterations must be a positive integer"),
+    (["solve", "kuhn_poker", "--algorithm", "cfrr"], "unknown --algorithm 'cfrr'"),
+    (["solve", "kuhn_poker", "--alpah", "1.5"], "unrecognized arguments: --alpah"),
+    (["solve", "kuhn_poker", "--alpha", "x"], "argument --alpha: expected a number"),
+    (["solve", "kuhn_poker", "--draws", "0"], "--draws must be a positive integer"),
+    (["solve", "kuhn_poker", "--eval-every", "0"], "--eval-every must be a positive integer"),
+    (["solve", "kuhn_poker", "--sampling", "bogus"], "invalid choice"),
 ]
 
 

@@ -95,9 +95,12 @@ def _common_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
                         help="show the Python traceback of an error")
 
 
-def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
+def build_parser(only: Sequence[str] | None = None, describe: bool = True
+                 ) -> argparse.ArgumentParser:
     """The parser of every command; ``only``: give only these commands their arguments (and
-    import only their modules; the others are listed by name and help)."""
+    import only their modules; the others are listed by name and help); ``describe=False``:
+    the line does not ask for help, so options described by heavy modules (``solve``'s
+    parameters) may be made from their names alone (each subparser's ``describe``)."""
     parser = argparse.ArgumentParser(prog="jaxcfr", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=_version())
@@ -107,6 +110,7 @@ def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
     for name, (_, help_text) in COMMAND_MODULES.items():
         p = sub.add_parser(name, help=help_text, description=help_text[:1].upper() + help_text[1:]
                            + ".")
+        p.describe = describe                 # (read by add_<name>_arguments)
         if only is None or name in only:
             command(name)[0](p)
         _common_options(p, top=False)
@@ -124,7 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     143 terminated). Only the command's own module is imported to read its arguments."""
     argv = list(sys.argv[1:] if argv is None else argv)
     name = _command_named(argv)
-    parser = build_parser(only=() if name is None else (name,))
+    parser = build_parser(only=() if name is None else (name,),
+                          describe=any(a in ("-h", "--help") for a in argv))
     args = parser.parse_args(argv)
     return _execute(command(args.command)[1], args, "jaxcfr", args.traceback)
 

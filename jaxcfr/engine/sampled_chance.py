@@ -73,6 +73,7 @@ from jaxcfr._util.arguments import ArgumentError
 from jaxcfr._util.tracing import counted
 from jaxcfr.engine.draws import (Draw, RowTable, Shape, assemble, lower_draw, pool_init,
                                  pool_lower)
+from jaxcfr.engine.chance_options import CHANCE_CHOICES, DEFAULT_DRAWS
 from jaxcfr.engine.compilation_cache import use_compilation_cache
 from jaxcfr.engine.loop import lower_reporting
 from jaxcfr.game.contract import GameError, check_protocol
@@ -92,8 +93,6 @@ from jaxcfr.tensors import GameTensors, LoweredGame, Structure, to_device
 __all__ = ["SampledChanceRunner", "Chance", "choose_chance", "sampled_chance_rules",
            "CHANCE_CHOICES", "Timing", "DEFAULT_DRAWS"]
 
-#: Chance samples per iteration by default.
-DEFAULT_DRAWS = 16
 #: Held-out draws behind each estimate of a game whose chance cannot be enumerated.
 DEFAULT_EVAL_DRAWS = 1000
 #: Draws the estimates' best responses are fitted on (one empirical game per run).
@@ -156,10 +155,7 @@ class _Iteration(NamedTuple):
 
 
 # -- choosing the path -------------------------------------------------------------------
-#: ``chance`` choices: ``auto`` lowers exactly where chance can be enumerated and samples
-#: where it cannot; ``exact`` always lowers; ``sampled`` always samples (and lowers the
-#: full game too, for exact metrics, where it can).
-CHANCE_CHOICES = ("auto", "exact", "sampled")
+# CHANCE_CHOICES: jaxcfr.engine.chance_options (read without JAX)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The presets' names and their other spellings, and the name check, without JAX: what the
 command line checks before it imports anything heavy (:mod:`jaxcfr.solvers.presets` holds
-the presets themselves, keyed by these names; ``tests/test_solvers.py`` checks that both
-agree).
+the presets themselves, keyed by these names, and checks on import that both agree, as
+:mod:`jaxcfr.solvers.estimators` does for the estimators; ``tests/test_solve_cli.py``
+checks the parameter names).
 
 Example::
 
@@ -13,7 +14,8 @@ from __future__ import annotations
 
 from jaxcfr._util.arguments import ArgumentError
 
-__all__ = ["PRESET_NAMES", "ALIASES", "resolve_algorithm"]
+__all__ = ["PRESET_NAMES", "ALIASES", "ESTIMATOR_NAMES", "PARAMETER_NAMES",
+           "resolve_algorithm"]
 
 #: The presets' names, in the order the help lists them.
 PRESET_NAMES = ("cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "dcfr+", "pdcfr+", "hs-pcfr+",
@@ -23,6 +25,13 @@ ALIASES = {"cfr_plus": "cfr+", "cfrplus": "cfr+", "linear_cfr": "lcfr", "pcfr_pl
            "pcfrplus": "pcfr+", "dcfr_plus": "dcfr+", "pdcfr_plus": "pdcfr+",
            "hs_pcfr_plus": "hs-pcfr+", "postflop_dcfr": "postflop-dcfr",
            "postflop": "postflop-dcfr"}
+
+#: The estimators' names (``--sampling``, ``solver.sampling``): the keys of
+#: :data:`jaxcfr.solvers.estimators.ESTIMATORS`.
+ESTIMATOR_NAMES = ("none", "chance", "external", "outcome")
+#: The traced parameters the presets and estimators declare, by name: the keys of
+#: :func:`jaxcfr.solvers.presets.named_parameters` (one ``jaxcfr solve`` option each).
+PARAMETER_NAMES = ("gamma", "alpha", "beta", "gamma_drop", "horizon", "exploration")
 
 
 def resolve_algorithm(name: str, spelled: str = "algorithm") -> str:
