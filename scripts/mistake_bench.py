@@ -40,7 +40,17 @@ CASES = [
     ("solve: option typo", ["solve", "kuhn_poker", "--iteratons", "5"]),
     ("resolve: no such profile", ["resolve", "kuhn_poker", "missing.npz", "--at-depth", "2"]),
     ("estimate: no such profile", ["estimate", "kuhn_poker", "missing.npz"]),
+    ("solve: --iterations 0", ["solve", "kuhn_poker", "--iterations", "0"]),
+    ("solve: unknown algorithm", ["solve", "kuhn_poker", "--algorithm", "cfrr"]),
+    ("estimate: --samples 1", ["estimate", "kuhn_poker", "--samples", "1"]),
+    ("resolve: unknown algorithm", ["resolve", "kuhn_poker", "p.npz", "--at", "0",
+                                    "--algorithm", "cfrr"]),
+    ("train: config key typo", ["train", "typo.toml"]),
+    ("train: --set key typo", ["train", "typo.toml", "--set", "solver.iteratons=5"]),
+    ("plot: no such run", ["plot", "missing-run"]),
 ]
+#: Files the cases read, written into the bench's empty working directory.
+FILES = {"typo.toml": '[game]\nname = "kuhn_poker"\n[solver]\nalpah = 1.5\n'}
 LAUNCH = ["-c", "from jaxcfr.cli.launch import console_main; console_main()"]
 
 
@@ -65,6 +75,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as cwd:
+        for name, text in FILES.items():
+            with open(os.path.join(cwd, name), "w", encoding="utf-8") as f:
+                f.write(text)
         print(f"{'case':28} {'CPU s':>6}  JAX  status  error line")
         for name, argv in CASES:
             cpu = statistics.median(run_case(argv, cwd)[0] for _ in range(args.repeats))

@@ -688,6 +688,25 @@ MISTAKES = [
     (["abstract", "kuhn_poker"], "give at least one --abstraction"),
     (["abstract", "kuhn_poker", "--abstraction", "identity", "--iterations", "0"],
      "--iterations must be a positive integer"),
+    (["estimate", "kuhn_poker", "--samples", "1"], "--samples must be at least 2"),
+    (["estimate", "kuhn_poker", "--confidence", "1.5"], "--confidence must be in (0, 1)"),
+    (["estimate", "kuhn_poker", "--train-samples", "0"], "--train-samples must be a positive"),
+    (["estimate", "kuhn_poker", "missing.npz"], "no profile missing.npz"),
+    (["estimate", "kuhn_poker", "--method", "x"], "invalid choice"),
+    (["resolve", "kuhn_poker", "p.npz", "--at", "0", "--iterations", "0"],
+     "--iterations must be a positive integer"),
+    (["resolve", "kuhn_poker", "p.npz", "--at", "0", "--algorithm", "cfrr"],
+     "unknown --algorithm 'cfrr'"),
+    (["resolve", "kuhn_poker", "p.npz", "--at", "0", "--gadget", "x"], "invalid choice"),
+    (["resolve", "kuhn_poker", "missing.npz", "--at", "0"], "no profile missing.npz"),
+    (["plot", "missing-run"], "no run directory missing-run"),
+    (["solve", "kuhn_poker", "--iterations", "0"], "--iterations must be a positive integer"),
+    (["solve", "kuhn_poker", "--algorithm", "cfrr"], "unknown --algorithm 'cfrr'"),
+    (["solve", "kuhn_poker", "--alpah", "1.5"], "unrecognized arguments: --alpah"),
+    (["solve", "kuhn_poker", "--alpha", "x"], "argument --alpha: expected a number"),
+    (["solve", "kuhn_poker", "--draws", "0"], "--draws must be a positive integer"),
+    (["solve", "kuhn_poker", "--eval-every", "0"], "--eval-every must be a positive integer"),
+    (["solve", "kuhn_poker", "--sampling", "bogus"], "invalid choice"),
 ]
 
 
@@ -756,3 +775,35 @@ def test_the_convergence_plot_keeps_its_axes_with_long_labels(full_game):
     short.canvas.draw()
     inside = short.axes[0].get_legend().get_window_extent()
     assert short.axes[0].get_window_extent().contains(inside.x0 + 1, inside.y0 + 1)
+
+
+def test_misspelt_config_keys_are_answered_before_jax_is_imported(tmp_path):
+    """A key no config takes, in the file or in a --set, is refused with the config's own
+    message (jaxcfr.runs.schema, JAX-free), and JAX is not imported."""
+    (tmp_path / "typo.toml").write_text('[game]\nname = "kuhn_poker"\n[solver]\nalpah = 1.5\n')
+    (tmp_path / "top.toml").write_text('[gmae]\nname = "kuhn_poker"\n')
+    (tmp_path / "ok.toml").write_text('[game]\nname = "kuhn_poker"\n')
+    cases = [(["train", "typo.toml"], "typo.toml: unknown key solver.alpah (did you mean "
+                                      "solver.alpha?); the keys of [solver] are algorithm"),
+             (["train", "top.toml"], "top.toml: unknown key 'gmae' (did you mean game?)"),
+             (["train", "ok.toml", "--set", "solver.iteratons=5"],
+              "--set solver.iteratons=5: unknown key solver.iteratons (did you mean "
+              "solver.iterations?)"),
+             (["train", "ok.toml", "--set", "solvr.iterations=5"], "unknown key "
+              "'solvr.iterations' (did you mean solver.iterations?)")]
+    code = ("import json, sys\nfrom jaxcfr.cli.app import main\nout = []\n"
+            "for argv in json.loads(sys.argv[1]):\n"
+            "    out.append([main(argv), 'jax' in sys.modules])\n"
+            "print(json.dumps(out))\n")
+    done = subprocess.run([sys.executable, "-c", code, json.dumps([a for a, _ in cases])],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    for (argv, words), (status, jax) in zip(cases, results):
+        assert status == 2 and words in done.stderr, (argv, done.stderr)
+        assert not jax, f"{argv} imported JAX"
+    # the same keys, read after JAX by the config's own rules, give the same messages
+    from jaxcfr.runs import ConfigError, load_config
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path / "typo.toml")
+    message = str(info.value).split("typo.toml: ", 1)[1]
+    assert f"typo.toml: {message}" in done.stderr

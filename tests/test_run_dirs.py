@@ -126,3 +126,72 @@ def test_resume_messages_name_what_is_wrong(config_path, tmp_path, capsys):
     assert cli_main(["train", str(tmp_path / "nosuch.toml")]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"jaxcfr: error: no config file {tmp_path / 'nosuch.toml'}"
+
+
+# -- pictures of run directories (jaxcfr plot; issue 33 item 8) ----------------------------
+@pytest.fixture(scope="module")
+def plotted_runs(tmp_path_factory, config_path):
+    """Two short real runs (CFR+, DCFR) and a 2 x 2 DCFR sweep, written by ``train``."""
+    pytest.importorskip("matplotlib")
+    root = tmp_path_factory.mktemp("plots")
+    train(load_config(config_path), out_dir=str(root / "cfrplus"))
+    train(load_config(config_path, ["solver.algorithm=dcfr"]), out_dir=str(root / "dcfr"))
+    train(load_config(config_path, ["solver.algorithm=dcfr", "solver.alpha=[1.0, 2.0]",
+                                    "solver.gamma=[1.0, 3.0]"]), out_dir=str(root / "sweep"))
+    return root
+
+
+def _metric_rows(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_several_runs_on_one_plot_against_iterations_or_seconds(plotted_runs, tmp_path,
+                                                                capsys):
+    from jaxcfr.runs.compare import read_run, runs_figure
+    runs = [plotted_runs / "cfrplus", plotted_runs / "dcfr", plotted_runs / "sweep"]
+    out = tmp_path / "one.png"
+    assert cli_main(["plot", *map(str, runs), "--x", "seconds", "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"wrote {out} (3 run(s), against seconds)" in capsys.readouterr().out
+    for axis, field in (("iterations", "iteration"), ("seconds", "wall_seconds")):
+        fig = runs_figure([read_run(r) for r in runs], x=axis)
+        (ax,) = fig.axes
+        lines = {line.get_label(): line for line in ax.get_lines()}
+        # one line per run, a sweep's members as lines of their own
+        assert sorted(lines) == ["cfrplus", "dcfr", "sweep: alpha=1 gamma=1",
+                                 "sweep: alpha=1 gamma=3", "sweep: alpha=2 gamma=1",
+                                 "sweep: alpha=2 gamma=3"]
+        rows = _metric_rows(runs[1])                 # the curve is the run's metrics
+        assert list(lines["dcfr"].get_xdata()) == [r[field] for r in rows]
+        assert list(lines["dcfr"].get_ydata()) == [r["metric"] for r in rows]
+        sweep = _metric_rows(runs[2])
+        assert list(lines["sweep: alpha=2 gamma=1"].get_ydata()) == [r["metric"][2]
+                                                                     for r in sweep]
+        assert ax.get_xlabel().startswith("iterations" if axis == "iterations" else "wall")
+
+
+def test_a_sweep_is_drawn_as_a_grid(plotted_runs, tmp_path):
+    from jaxcfr.runs.compare import grid_figure, read_run
+    out = tmp_path / "grid.png"
+    assert cli_main(["plot", str(plotted_runs / "sweep"), "-o", str(out)]) == 0
+    assert out.stat().st_size > 0
+    fig = grid_figure(read_run(plotted_runs / "sweep"))
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in shown] == ["alpha=1 gamma=1", "alpha=1 gamma=3",
+                                                "alpha=2 gamma=1", "alpha=2 gamma=3"]
+    rows = _metric_rows(plotted_runs / "sweep")
+    for j, ax in enumerate(shown):
+        (line,) = ax.get_lines()
+        assert list(line.get_ydata()) == [r["metric"][j] for r in rows]
+
+
+def test_plot_refuses_what_it_cannot_draw(plotted_runs, tmp_path, capsys):
+    cases = [(["plot", str(tmp_path / "none")], "no run directory"),
+             (["plot", str(tmp_path)], "has no metrics.jsonl"),
+             (["plot", str(plotted_runs / "dcfr"), "--out", str(tmp_path)], "is a directory"),
+             (["plot", str(plotted_runs / "dcfr"), str(plotted_runs / "sweep"), "--layout",
+               "grid"], "draws one run's members")]
+    for argv, message in cases:
+        capsys.readouterr()
+        assert cli_main(argv) == 2, argv
+        assert message in capsys.readouterr().err

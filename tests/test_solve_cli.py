@@ -122,3 +122,18 @@ def test_one_cfr_iteration_gives_the_uniform_profile():
     np.testing.assert_allclose(out["exploitability"], 11 / 24, atol=1e-6)
     for key in ("seconds", "compile_seconds", "iterations_per_second"):
         assert isinstance(out[key], (int, float)) and out[key] > 0, key
+
+
+def test_the_parameter_options_named_without_jax_are_the_declared_ones(capsys):
+    """jaxcfr solve reads its parameter options from JAX-free names (a mistake is answered
+    before JAX is imported); they are the declarations' names, and --help describes them."""
+    from jaxcfr.cli.app import main
+    from jaxcfr.solvers.names import PARAMETER_NAMES
+    from jaxcfr.solvers.presets import named_parameters
+    assert PARAMETER_NAMES == tuple(named_parameters())
+    with pytest.raises(SystemExit):
+        main(["solve", "--help"])
+    out = capsys.readouterr().out
+    for name, takers in named_parameters().items():
+        assert f"--{name.replace('_', '-')}" in out
+    assert "a parameter of the algorithm or the estimator" not in out     # described

@@ -1,5 +1,6 @@
 """Utilities every layer may use: argument rules, atomic writes, JSON-safe values, signals,
-scoped precision.
+scoped precision, progress bars (``bars``, tqdm), the filter of XLA's banners on stderr
+(``native_stderr``).
 
 Layer 0: imports nothing from jaxcfr.
 """

@@ -1,5 +1,5 @@
 """The ``jaxcfr`` command: every command in one room, a module each (games, validate,
-inspect, solve, train with eval, estimate, abstract, resolve), the parser with one-line
+inspect, solve, train with eval, estimate, abstract, resolve, plot), the parser with one-line
 errors and exit statuses (:mod:`jaxcfr.cli.app`);
 :mod:`jaxcfr.cli.launch` is the executable's entry point (light: it handles signals before
 JAX is imported).

@@ -15,6 +15,7 @@ from typing import Callable, NoReturn, Sequence
 
 import importlib
 
+from jaxcfr._util.native_stderr import NativeStderrFilter
 from jaxcfr._util.signals import RaisingInterrupts, exit_now, exit_status
 from jaxcfr.cli.version import version_line
 
@@ -31,6 +32,7 @@ EPILOG = """examples:
   jaxcfr solve kuhn_poker --iterations 1000  solve it and print the metrics
   jaxcfr train configs/leduc.toml            a run from a config: checkpoints, metrics, plot
   jaxcfr train --resume runs/leduc-...       continue a run
+  jaxcfr plot runs/a runs/b --x seconds      several runs on one convergence plot
   jaxcfr eval runs/leduc-.../profile.npz     metrics of a saved profile
   jaxcfr estimate sampled_dice_poker P.npz   estimated metrics (games too large to lower)
   jaxcfr resolve leduc_poker P.npz --after-chance 3   re-solve every second-round subgame
@@ -61,6 +63,8 @@ COMMAND_MODULES: dict[str, tuple[str, str]] = {
                 "re-solve the subgames of a blueprint (safely) and compare the profiles"),
     "abstract": ("jaxcfr.cli.abstract", "train abstractions (bet menus, bucketings) of a game, "
                  "lift them and compare them in the full game"),
+    "plot": ("jaxcfr.cli.plot", "draw run directories: several runs on one convergence plot, "
+             "or a sweep as a grid"),
 }
 
 
@@ -91,9 +95,12 @@ def _common_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
                         help="show the Python traceback of an error")
 
 
-def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
+def build_parser(only: Sequence[str] | None = None, describe: bool = True
+                 ) -> argparse.ArgumentParser:
     """The parser of every command; ``only``: give only these commands their arguments (and
-    import only their modules; the others are listed by name and help)."""
+    import only their modules; the others are listed by name and help); ``describe=False``:
+    the line does not ask for help, so options described by heavy modules (``solve``'s
+    parameters) may be made from their names alone (each subparser's ``describe``)."""
     parser = argparse.ArgumentParser(prog="jaxcfr", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=_version())
@@ -103,6 +110,7 @@ def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
     for name, (_, help_text) in COMMAND_MODULES.items():
         p = sub.add_parser(name, help=help_text, description=help_text[:1].upper() + help_text[1:]
                            + ".")
+        p.describe = describe                 # (read by add_<name>_arguments)
         if only is None or name in only:
             command(name)[0](p)
         _common_options(p, top=False)
@@ -120,7 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     143 terminated). Only the command's own module is imported to read its arguments."""
     argv = list(sys.argv[1:] if argv is None else argv)
     name = _command_named(argv)
-    parser = build_parser(only=() if name is None else (name,))
+    parser = build_parser(only=() if name is None else (name,),
+                          describe=any(a in ("-h", "--help") for a in argv))
     args = parser.parse_args(argv)
     return _execute(command(args.command)[1], args, "jaxcfr", args.traceback)
 
@@ -165,7 +174,9 @@ def _execute(run: Callable[[argparse.Namespace], int], args: argparse.Namespace,
     show_tb = traceback or os.environ.get("JAXCFR_TRACEBACK") == "1"
     interrupts = RaisingInterrupts()
     try:
-        with interrupts:
+        # XLA's "Very slow compile?" banner is dropped from the C-level stderr (all passes
+        # with --traceback)
+        with interrupts, NativeStderrFilter(enabled=not show_tb):
             status = int(run(args) or 0)
     except KeyboardInterrupt as e:
         return _interrupted(prog, exit_status(e, stopped_by=interrupts.signal_name))

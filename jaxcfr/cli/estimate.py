@@ -17,7 +17,7 @@ __all__ = ["add_estimate_arguments", "run_estimate"]
 
 
 def add_estimate_arguments(p: argparse.ArgumentParser) -> None:
-    from jaxcfr.profiles.estimates import DEFAULT_TRAIN_SAMPLES, MAX_NODES, METHODS
+    from jaxcfr.profiles.estimate_options import DEFAULT_TRAIN_SAMPLES, MAX_NODES, METHODS
     p.add_argument("game", help="a game string (its chance may be non-enumerable)")
     p.add_argument("profile", nargs="?", help="a saved profile (.npz / .json / stem) or a run "
                    "directory (default: the uniform profile; GAME PROFILE and PROFILE GAME "
@@ -44,7 +44,10 @@ def add_estimate_arguments(p: argparse.ArgumentParser) -> None:
 def run_estimate(args: argparse.Namespace) -> int:
     from jaxcfr.cli.options import heavy
     from jaxcfr.cli.train import profile_and_game, require_profile
+    from jaxcfr.profiles.estimate_options import check_options
     arguments.positive_int("--train-samples", args.train_samples)
+    check_options(args.samples, args.seed, args.confidence, args.method,
+                  spell=arguments.command_line_spelling)
     if args.profile is not None:
         args.profile, args.game = profile_and_game(args.profile, args.game)
         path = Path(args.profile)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from jaxcfr._util import arguments
@@ -22,8 +23,7 @@ __all__ = ["add_resolve_arguments", "run_resolve"]
 
 def add_resolve_arguments(p: argparse.ArgumentParser) -> None:
     from jaxcfr._util.precision import PRECISIONS
-    from jaxcfr.subgames.gadgets import GADGETS
-    from jaxcfr.subgames.solving import BATCHING
+    from jaxcfr.subgames.names import BATCHING, GADGETS
     p.add_argument("game", help="the full game (a game string or a .efg path)")
     p.add_argument("profile", help="the blueprint: a saved profile (.npz / .json / stem) or a "
                    "run directory (its profile.npz)")
@@ -63,6 +63,8 @@ def add_resolve_arguments(p: argparse.ArgumentParser) -> None:
 def run_resolve(args: argparse.Namespace) -> int:
     from jaxcfr.cli.options import heavy
     from jaxcfr.cli.train import require_profile
+    from jaxcfr.solvers.names import resolve_algorithm
+    resolve_algorithm(args.algorithm, "--algorithm")
     arguments.positive_int("--iterations", args.iterations)
     arguments.positive_int("--continuations", args.continuations)
     if args.depth_limit is not None:
@@ -76,18 +78,24 @@ def run_resolve(args: argparse.Namespace) -> int:
     from jaxcfr.profiles.profile import Profile
     from jaxcfr.subgames.closure import parse_path
     from jaxcfr.subgames import Context, resolve_subgames, select
+    from jaxcfr._util.bars import on_terminal
+    from jaxcfr.runs.progress import make_status
     blueprint = Profile.load(path)
     root = load_game(args.game)
-    full = lower_reporting(args.game, cache=not args.no_cache, name=args.game)
-    context = Context(full, blueprint, root=root, abstraction=args.off_abstraction)
-    states = select(context, at=None if args.at is None else [parse_path(a) for a in args.at],
-                    after_chance=args.after_chance, at_depth=args.at_depth,
-                    off_menu=args.off_abstraction is not None, by_text=True)
-    result = resolve_subgames(full, blueprint, states, gadget=args.gadget,
-                              algorithm=args.algorithm, iterations=args.iterations,
-                              depth_limit=args.depth_limit, continuations=args.continuations,
-                              precision=args.precision, batching=args.batching,
-                              context=context)
+    # on a terminal: lowering, the phases of re-solving and compiling as bars (a log file
+    # gets the result lines only, as before)
+    with make_status(quiet=not on_terminal(sys.stderr)) as status:
+        full = lower_reporting(args.game, status, cache=not args.no_cache, name=args.game)
+        context = Context(full, blueprint, root=root, abstraction=args.off_abstraction)
+        states = select(context, at=None if args.at is None else [parse_path(a) for a in args.at],
+                        after_chance=args.after_chance, at_depth=args.at_depth,
+                        off_menu=args.off_abstraction is not None, by_text=True)
+        result = resolve_subgames(full, blueprint, states, gadget=args.gadget,
+                                  algorithm=args.algorithm, iterations=args.iterations,
+                                  depth_limit=args.depth_limit,
+                                  continuations=args.continuations, precision=args.precision,
+                                  batching=args.batching, context=context,
+                                  progress=status.phase)
     saved = None
     if args.out:
         result.profile.game = args.game

@@ -19,10 +19,9 @@ __all__ = ["add_solve_arguments", "run_solve", "pot_of"]
 
 def add_solve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("game", help=GAME_HELP)
-    from jaxcfr.solvers.presets import ALGORITHMS
-    from jaxcfr.solvers.presets import ALIASES
+    from jaxcfr.solvers.names import ALIASES, ESTIMATOR_NAMES, PRESET_NAMES
     p.add_argument("--algorithm", default="cfr+",
-                   help=f"one of {', '.join(ALGORITHMS)}; any case, also spelled "
+                   help=f"one of {', '.join(PRESET_NAMES)}; any case, also spelled "
                         f"{', '.join(ALIASES)} (default: cfr+)")
     p.add_argument("--iterations", type=int, default=1000,
                    help="iterations to run (default: 1000)")
@@ -38,8 +37,7 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
                    help="evaluate and print the metrics every N iterations (default: only at "
                         "the end)")
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
-    from jaxcfr.solvers.estimators import ESTIMATORS
-    p.add_argument("--sampling", choices=tuple(ESTIMATORS), default="none",
+    p.add_argument("--sampling", choices=ESTIMATOR_NAMES, default="none",
                    help="the estimator: exact passes (none) or Monte Carlo (chance, external, "
                         "outcome); default: none")
     p.add_argument("--samples", type=int, default=1,
@@ -48,7 +46,7 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--counts", action="store_true",
                    help="run the samples as counts in one pass over the whole tree (its cost "
                         "does not grow with --samples; same expectation, less variance)")
-    from jaxcfr.engine.chance import CHANCE_CHOICES, DEFAULT_DRAWS
+    from jaxcfr.engine.chance_options import CHANCE_CHOICES, DEFAULT_DRAWS
     p.add_argument("--chance", choices=CHANCE_CHOICES, default="auto",
                    help="lower the whole tree (exact), or let the host draw chance and lower "
                         "what follows (sampled); auto: exact where chance can be enumerated "
@@ -71,11 +69,24 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
 def add_parameter_arguments(p: argparse.ArgumentParser) -> None:
     """One option per traced parameter the algorithm and estimator choices declare
     (:func:`jaxcfr.solvers.presets.named_parameters`) and ``--seed``, named and described
-    by the declarations; a comma-separated list is a batch run by one compiled step."""
-    from jaxcfr.solvers.presets import named_parameters
-    from jaxcfr.solvers.solver import SEED
+    by the declarations; a comma-separated list is a batch run by one compiled step.
+
+    The declarations live with the solvers (they import JAX): unless the parser is built
+    to show its help (``p.describe``, set by :func:`jaxcfr.cli.app.build_parser` when the
+    line asks for ``--help``), the options are made from their JAX-free names
+    (:data:`jaxcfr.solvers.names.PARAMETER_NAMES`) with a short help, so that a mistake on
+    the line is answered before JAX is imported."""
     group = p.add_argument_group("the solver's parameters (a list 1,1.5,2: a batch of "
                                  "settings run by one compiled step)")
+    if not getattr(p, "describe", True):
+        from jaxcfr.solvers.names import PARAMETER_NAMES
+        for name in PARAMETER_NAMES:
+            group.add_argument(command_line_spelling(name), type=_numbers, metavar="X[,X...]",
+                               help="a parameter of the algorithm or the estimator")
+        group.add_argument("--seed", type=_numbers, metavar="S[,S...]", help="PRNG seed")
+        return
+    from jaxcfr.solvers.presets import named_parameters
+    from jaxcfr.solvers.solver import SEED
     for name, takers in named_parameters().items():
         group.add_argument(command_line_spelling(name), type=_numbers, metavar="X[,X...]",
                            help=_parameter_help(takers))
@@ -113,7 +124,18 @@ def _numbers(text: str):
 
 
 def run_solve(args) -> int:
+    from jaxcfr._util.arguments import draws, optional_positive_int, positive_int
     from jaxcfr.cli.options import heavy
+    from jaxcfr.solvers.names import resolve_algorithm
+    # what can be checked without JAX first (the names as given on the line); the rest
+    # (the parameters' values, the estimator's options) by the API's rules below
+    resolve_algorithm(args.algorithm, "--algorithm")
+    positive_int("--iterations", args.iterations)
+    optional_positive_int("--eval-every", args.eval_every)
+    positive_int("--samples", args.samples)
+    draws("--draws", args.draws)
+    if args.workers is not None:
+        positive_int("--workers", args.workers)
     heavy()
     from jaxcfr.api.solve import LoadOptions, Report, SolveOptions, solve_with
     from jaxcfr.engine.chance import Chance

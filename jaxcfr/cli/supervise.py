@@ -40,6 +40,8 @@ import tempfile
 import threading
 from typing import IO, Sequence
 
+from jaxcfr._util.native_stderr import is_banner
+
 __all__ = ["SUPERVISED", "NATIVE_LOG", "needs_supervisor", "supervise", "is_native_log",
            "divert_native_stdout"]
 
@@ -58,8 +60,9 @@ _NATIVE = re.compile(r"^(?:[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+|\[Gloo\]|\*\*\* |\s+@
 
 
 def is_native_log(line: str) -> bool:
-    """Whether ``line`` is a C++ log line of JAX, XLA or gloo (not jaxcfr's output)."""
-    return bool(_NATIVE.match(line))
+    """Whether ``line`` is a C++ log line of JAX, XLA or gloo (not jaxcfr's output), or a
+    line of XLA's slow-compile banner (:mod:`jaxcfr._util.native_stderr`)."""
+    return bool(_NATIVE.match(line)) or is_banner(line.encode("utf-8", "replace"))
 
 
 def _value(args: Sequence[str], option: str) -> str | None:

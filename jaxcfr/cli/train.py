@@ -91,6 +91,8 @@ def run_train(args: argparse.Namespace) -> int:
     if not Path(config_path).is_file():
         raise FileNotFoundError(f"no config file {config_path}" if not Path(config_path).exists()
                                 else f"{config_path} is not a file (CONFIG is a .toml file)")
+    from jaxcfr.runs.schema import check_file_keys
+    check_file_keys(config_path, list(args.overrides))   # misspelt keys: before JAX
     cluster = cluster_of(args)
     if cluster is not None:
         cluster.initialize()            # before anything touches a device

@@ -36,13 +36,13 @@ from jaxcfr.lowering.budget import MemoryBudgetError
 from jaxcfr.solvers.estimators import Estimator, Exact
 from jaxcfr.solvers.parameters import single_setting
 from jaxcfr.tensors import LoweredGame
+from jaxcfr.engine import chance_options
+from jaxcfr.engine.chance_options import DEFAULT_DRAWS   # chance samples per iteration
 
 __all__ = ["ChanceMode", "ExactChance", "SampledChance", "AutoChance", "CHANCE_MODES",
            "CHANCE_CHOICES", "Chance", "chance_mode", "choose_chance", "sampled_chance_rules",
            "AUTO_SAMPLES", "DEFAULT_DRAWS"]
 
-#: Chance samples per iteration by default (sampled chance).
-DEFAULT_DRAWS = 16
 #: Why a run whose chance mode is ``auto`` samples (the end of its rules' messages).
 AUTO_SAMPLES = "the game's chance is sampled: it cannot be enumerated"
 
@@ -156,6 +156,9 @@ CHANCE_MODES: dict[str, type[ChanceMode]] = {
     "auto": AutoChance, "exact": ExactChance, "sampled": SampledChance}
 #: The names users may give.
 CHANCE_CHOICES = tuple(CHANCE_MODES)
+# the command line reads the names without JAX (chance_options): the two lists are one
+assert CHANCE_CHOICES == chance_options.CHANCE_CHOICES, (CHANCE_CHOICES,
+                                                         chance_options.CHANCE_CHOICES)
 
 
 def Chance(mode: str = "auto", draws: int = DEFAULT_DRAWS,  # noqa: N802 - a mode's spelling

@@ -115,7 +115,10 @@ def lower_reporting(game, status=None, **lower_kwargs) -> LoweredGame:
 
     def progress(walked: int) -> None:
         slow()
-        nodes(walked)           # redrawn in place on a terminal, else every few seconds
+        nodes(walked)           # a bar on a terminal, else a line every few seconds
+
+    if hasattr(nodes, "expect"):
+        progress.expect = nodes.expect          # type: ignore[attr-defined]  (the size)
 
     lowered = as_lowered(game, progress=progress, log=note, **lower_kwargs)
     slow()

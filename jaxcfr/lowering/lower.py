@@ -84,7 +84,9 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
         when the estimate exceeds it (default :func:`default_memory_budget`): before
         walking when the size estimate is clearly over it, then every few thousand
         nodes during the walk.
-      progress: ``progress(nodes_walked)``, called every few thousand nodes.
+      progress: ``progress(nodes_walked)``, called every few thousand nodes; when it has an
+        ``expect(nodes)`` attribute, that is called first with the size estimate (a
+        display's total: :meth:`jaxcfr.runs.progress.Status.nodes`).
       log: called with one-line messages (the size estimate, how the walk is split).
       workers: processes that walk the tree (``None``: all available cores for a
         large tree, see :func:`jaxcfr.lowering.parallel.default_workers`; 1: this process only).
@@ -118,6 +120,8 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
         size = None
     if size is not None:
         _check_estimate(size, num_players, budget, log)
+        if hasattr(progress, "expect"):          # a display that shows a total
+            progress.expect(size.nodes)
     workers = parallel.resolve_workers(workers, size) if perfect_recall else 1
     # the walk clones: a clone that shares what step changes would give wrong numbers
     # without a word, so it is probed first (validate's probe, which the walk skips)

@@ -73,26 +73,21 @@ from jaxcfr.profiles.host_values import PolicySet, WalkStats, WalkTooLarge, traj
 from jaxcfr.lowering.lower import lower
 from jaxcfr.kernels.numerics import normalise
 from jaxcfr.profiles.profile import Profile
+# METHODS, DEFAULT_TRAIN_SAMPLES, DEFAULT_SAMPLES, MAX_NODES: read by the command line
+# without JAX
+from jaxcfr.profiles.estimate_options import (DEFAULT_SAMPLES, DEFAULT_TRAIN_SAMPLES,
+                                              MAX_NODES, METHODS, check_options)
 from jaxcfr.game.registry import load_game
 from jaxcfr.tensors import LoweredGame
 
 __all__ = ["Estimate", "ProfileEstimates", "Empirical", "estimate_values", "estimate_profile",
            "estimate_record", "empirical_game", "interval", "run_draws", "METHODS", "RECORD_KEYS"]
 
-#: How each draw is valued: ``auto`` picks ``exact`` when one probe draw walks in
-#: ``max_nodes`` states, else ``trajectories``.
-METHODS = ("auto", "exact", "trajectories")
 #: Keys of :meth:`ProfileEstimates.record` (plain JSON values).
 RECORD_KEYS = ("values", "values_interval", "values_stderr", "gain_lower_bound",
                "gain_interval", "gain_stderr", "gain_in_sample", "nash_conv_lower_bound",
                "nash_conv_interval", "exploitability_lower_bound", "exploitability_interval",
                "samples", "train_samples", "confidence", "seed", "method", "estimate")
-#: Draws the best responses are fitted on by default: many more than a game's
-#: information sets, or the responses fit the draws rather than the game (on
-#: ``sampled_dice_poker``, 1,006 rows, 2,000 draws give responses that lose on fresh draws).
-DEFAULT_TRAIN_SAMPLES = 20_000
-#: Held-out draws by default.
-DEFAULT_SAMPLES = 1000
 #: A trainer's estimates (sampled chance, :func:`run_draws`) fit on this many times the
 #: draws its training consumed, within ``[MIN_TRAIN_SAMPLES, DEFAULT_TRAIN_SAMPLES]``, and
 #: hold out as many as it consumed, within ``[MIN_SAMPLES, DEFAULT_SAMPLES]``.
@@ -102,8 +97,6 @@ MIN_TRAIN_SAMPLES, MIN_SAMPLES = 1000, 200
 QUICK_DRAWS = (200, 100)
 #: ``JAXCFR_ESTIMATES``: how large a trainer's estimates are (see :func:`run_draws`).
 ESTIMATE_SIZES = ("proportionate", "full", "quick")
-#: States one draw's exact walk may take before ``auto`` falls back to trajectories.
-MAX_NODES = 100_000
 # Streams of draw_seed(seed, stream, index).
 _HELD_OUT, _TRAIN, _PROBE = 1, 2, 3
 
@@ -395,16 +388,7 @@ def _uniform(player: int, key, legal: Sequence) -> list[float]:
 
 
 def _check(samples, seed, confidence, method, max_nodes) -> tuple[int, int, float]:
-    samples = arguments.positive_int("samples", samples)
-    if samples < 2:
-        raise arguments.ArgumentError(f"samples must be at least 2 (an interval needs two "
-                                      f"draws), got {samples}")
-    confidence = arguments.finite_float("confidence", confidence)
-    if not 0 < confidence < 1:
-        raise arguments.ArgumentError(f"confidence must be in (0, 1), got {confidence!r}")
-    arguments.one_of("method", method, METHODS)
-    arguments.positive_int("max_nodes", max_nodes)
-    return samples, arguments.seed("seed", seed), confidence
+    return check_options(samples, seed, confidence, method, max_nodes)
 
 
 def _pick(game, policies: PolicySet, method: str, seed: int, enumerate_chance: bool,

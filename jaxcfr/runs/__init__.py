@@ -10,12 +10,29 @@ Example::
     >>> result.final["exploitability"]
 """
 
-from jaxcfr.runs.checkpoint import CheckpointCorruptError, CheckpointError
-from jaxcfr.runs.config import (Config, ConfigError, GameConfig, RunConfig, SolverConfig,
-                                config_from_dict, load_config, to_toml)
-from jaxcfr.runs.rundir import RunDir
-from jaxcfr.runs.train import TrainResult, train
+import importlib
+
+#: Each public name -> its module, imported when the name is first asked for (so that the
+#: JAX-free modules, :mod:`jaxcfr.runs.schema` and :mod:`jaxcfr.runs.compare`'s readers,
+#: import nothing heavy).
+_WHERE = {"CheckpointCorruptError": "checkpoint", "CheckpointError": "checkpoint",
+          "Config": "config", "ConfigError": "schema", "GameConfig": "config",
+          "RunConfig": "config", "SolverConfig": "config", "config_from_dict": "config",
+          "load_config": "config", "to_toml": "config", "RunDir": "rundir",
+          "TrainResult": "train", "train": "train"}
 
 __all__ = ["Config", "ConfigError", "GameConfig", "RunConfig", "SolverConfig", "config_from_dict",
            "load_config", "to_toml", "CheckpointError", "CheckpointCorruptError",
            "RunDir", "TrainResult", "train"]
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f"jaxcfr.runs.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

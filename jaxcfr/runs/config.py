@@ -67,6 +67,7 @@ from jaxcfr.solvers.estimators import Estimator, make_estimator
 from jaxcfr.solvers.parameters import check_values
 from jaxcfr.solvers.presets import make_solver, named_parameters, resolve_algorithm
 from jaxcfr.solvers.solver import Solver
+from jaxcfr.runs.schema import ConfigError, SECTION_KEYS, TOP_LEVEL_KEYS
 
 __all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ResolveConfig", "ConfigError",
            "load_config", "config_from_dict", "parse_override", "to_toml", "COMPUTE_KEYS",
@@ -88,8 +89,7 @@ def compute_keys(*configs: dict[str, Any]) -> tuple[str, ...]:
     return COMPUTE_KEYS + tuple(f"solver.{k}" for k in sorted(names))
 
 
-class ConfigError(ValueError):
-    """A config file or override is invalid (unknown key, wrong type, bad value)."""
+# ConfigError: jaxcfr.runs.schema (the JAX-free key check raises it too)
 
 
 #: A run's argument names (as :func:`jaxcfr.solve` takes them) -> their config keys.
@@ -332,6 +332,10 @@ class Config:
 _SECTIONS = {"game": GameConfig, "solver": SolverConfig, "run": RunConfig,
              "resolve": ResolveConfig}
 _TOP_LEVEL = {"name": str, "description": str}
+# the keys the command line checks without JAX (jaxcfr.runs.schema) are these
+if ({s: tuple(f.name for f in dataclasses.fields(c) if f.name != "parameters")
+     for s, c in _SECTIONS.items()} != SECTION_KEYS or tuple(_TOP_LEVEL) != TOP_LEVEL_KEYS):
+    raise ImportError("jaxcfr.runs.schema's keys differ from the config's dataclasses")
 
 
 # -- loading ------------------------------------------------------------------

@@ -1,13 +1,14 @@
 """Progress display for runs: what is happening, on stderr, while ``solve`` and ``train`` work.
 
-Two displays, both redrawn in place on a terminal and written as plain lines otherwise:
+Two displays, both bars on a terminal (:class:`jaxcfr._util.bars.Bar`: tqdm, redrawn on
+their own clock) and written as plain lines otherwise:
 
 * a *status* (:class:`Status`, :func:`make_status`) for the phases before the first
   iteration: lowering (with the number of nodes walked so far), compiling;
 * a *progress function* ``progress(iteration, metrics)`` for the iterations: ``metrics``
   is ``None`` after a compiled chunk and the evaluation record (see
   :mod:`jaxcfr.runs.train`) after each evaluation. :func:`make_progress` picks the
-  display for a stream: a bar redrawn with ``\\r`` when the stream is a TTY, one plain
+  display for a stream: a bar with percent, elapsed time and ETA when the stream is a TTY, one plain
   line per evaluation (and one every ``every`` seconds between them) when it is not,
   nothing when quiet.
 
@@ -23,10 +24,11 @@ Example::
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 from typing import Any, Callable, TextIO
+
+from jaxcfr._util.bars import Bar
 
 __all__ = ["ProgressFn", "ProgressBar", "LogLines", "make_progress", "format_metric", "Status",
            "make_status", "LINE_EVERY"]
@@ -52,48 +54,30 @@ def format_metric(record: dict[str, Any]) -> str:
 
 
 class ProgressBar:
-    """``[#####-----]  1200/2000  exploitability 1.2e-03  3,456 it/s`` redrawn in place."""
+    """The iterations as a bar on a terminal (:class:`jaxcfr._util.bars.Bar`, tqdm): percent,
+    ``1200/2000``, elapsed time, ETA, it/s and the last metric, redrawn on its own clock.
 
-    def __init__(self, total: int, stream: TextIO | None = None):
+    The bar starts at the first call (where the iterations start, after lowering and
+    compiling, so that the rate and the ETA measure iterations only)."""
+
+    def __init__(self, total: int, stream: TextIO | None = None, desc: str = "iterations"):
         self.total = max(1, int(total))
         self.stream = stream or sys.stderr
-        self.metric = "..."
-        self.last_time = time.perf_counter()
-        self.last_iteration: int | None = None     # the first call sets the baseline
-        self.rate: float | None = None
-        self._width = 0
+        self.desc = desc
+        self.bar: Bar | None = None
 
     def __call__(self, iteration: int, metrics: dict[str, Any] | None) -> None:
-        now = time.perf_counter()
+        if self.bar is None:
+            self.bar = Bar(self.desc, self.total, stream=self.stream, initial=iteration,
+                           terminal=True)
+        self.bar.update_to(iteration)
         if metrics is not None:
-            self.metric = format_metric(metrics)
-            self.rate = metrics.get("iterations_per_second") or self.rate
-        elif (self.last_iteration is not None and now > self.last_time
-              and iteration > self.last_iteration):
-            rate = (iteration - self.last_iteration) / (now - self.last_time)
-            self.rate = rate if self.rate is None else 0.7 * self.rate + 0.3 * rate
-        self.last_time, self.last_iteration = now, iteration
-        self.draw(iteration)
-
-    def draw(self, iteration: int) -> None:
-        columns = shutil.get_terminal_size((100, 20)).columns
-        frac = min(1.0, iteration / self.total)
-        digits = len(str(self.total))
-        rate = f"{self.rate:,.0f} it/s" if self.rate else "... it/s"
-        text = f"] {iteration:>{digits}}/{self.total}  {self.metric}  {rate}"
-        bar = max(10, min(30, columns - len(text) - 2))
-        filled = int(round(frac * bar))
-        line = ("[" + "#" * filled + "-" * (bar - filled) + text)[:max(1, columns - 1)]
-        pad = max(0, self._width - len(line))
-        self.stream.write("\r" + line + " " * pad)
-        self.stream.flush()
-        self._width = len(line)
+            self.bar.set_note(format_metric(metrics))
 
     def close(self) -> None:
-        if self._width:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._width = 0
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 class LogLines:
@@ -152,9 +136,12 @@ def make_progress(total: int, *, quiet: bool = False, stream: TextIO | None = No
 class Status:
     """What a command is doing before it iterates: ``begin``, ``update`` (transient), ``end``.
 
-    On a terminal the line is redrawn in place (``lowering liars_dice: 122,880 nodes``);
-    otherwise ``begin`` and ``end`` print a line each and ``update`` one every ``every``
-    seconds, so that a log file shows progress without a line per update.
+    On a terminal a phase is a bar (:class:`jaxcfr._util.bars.Bar`, redrawn on its own
+    clock): a spinner with the elapsed time (compiling), or, for lowering
+    (:meth:`nodes`), the nodes walked with their rate, and the percent and ETA once the
+    size is estimated; ``end`` replaces it by its line. Otherwise ``begin`` and ``end``
+    print a line each and ``update`` one every ``every`` seconds, so that a log file shows
+    progress without a line per update.
 
     Example::
 
@@ -172,56 +159,96 @@ class Status:
         self.every = every
         self.redraw_every = redraw_every
         self.last_line = time.perf_counter()
-        self._width = 0
+        self.bar: Bar | None = None
+        self._text = ""
 
-    def _draw(self, text: str, newline: bool) -> None:
-        if self.tty:
-            columns = shutil.get_terminal_size((100, 20)).columns
-            line = text[:max(1, columns - 1)]
-            self.stream.write("\r" + line + " " * max(0, self._width - len(line))
-                              + ("\n" if newline else ""))
-            self._width = 0 if newline else len(line)
-        else:
-            self.stream.write(text + "\n")
+    def _line(self, text: str) -> None:
+        self.stream.write(text + "\n")
         self.stream.flush()
         self.last_line = time.perf_counter()
 
+    def _open(self, text: str, total: int | None = None, unit: str | None = None) -> Bar:
+        self.close()
+        self._text = text
+        self.bar = Bar(text, total, stream=self.stream, unit=unit, terminal=True)
+        return self.bar
+
     def begin(self, text: str) -> None:
-        """A phase starts (``lowering leduc_poker``)."""
-        self._draw(f"{text} ...", newline=not self.tty)
+        """A phase starts (``lowering leduc_poker``): a spinner with the elapsed time."""
+        if self.tty:
+            self._open(text)
+        else:
+            self._line(f"{text} ...")
 
     def update(self, text: str) -> None:
-        """Where the phase is (``lowering leduc_poker: 40,960 nodes``): redrawn at most every
-        ``redraw_every`` seconds on a terminal, printed every ``every`` seconds elsewhere."""
-        if time.perf_counter() - self.last_line >= (self.redraw_every if self.tty else
-                                                     self.every):
-            self._draw(text, newline=not self.tty)
+        """Where the phase is (``lowering leduc_poker: 40,960 nodes``): the bar's text on a
+        terminal, a line every ``every`` seconds elsewhere."""
+        if self.tty:
+            if self.bar is None:
+                self._open(text)
+            else:
+                self.bar.set_description(text)
+        elif time.perf_counter() - self.last_line >= self.every:
+            self._line(text)
 
     def end(self, text: str) -> None:
         """The phase is done (``lowered leduc_poker: 9,457 nodes ... in 0.2 s``)."""
-        self._draw(text, newline=True)
+        if self.tty and self.bar is not None:
+            self.bar.close(leave=False)
+            self.bar = None
+        self._line(text)
 
     def nodes(self, text: str) -> Callable[[int], None]:
-        """A ``progress(nodes_walked)`` hook for :func:`jaxcfr.lower` that updates this line
-        with the nodes walked and the rate."""
+        """A ``progress(nodes_walked)`` hook for :func:`jaxcfr.lower`: on a terminal a bar
+        of the nodes walked (percent and ETA once ``hook.expect(total)`` gives the size
+        estimate), elsewhere a line with the nodes walked and the rate."""
         start = time.perf_counter()
+        expected: list[int] = []
 
         def hook(walked: int) -> None:
+            if self.tty:
+                if self.bar is None or self._text != text or not self.bar.counts:
+                    self._open(text, expected[0] if expected else None, unit=" nodes")
+                self.bar.update_to(walked)
+                return
             rate = walked / max(time.perf_counter() - start, 1e-9)
             self.update(f"{text}: {walked:,} nodes, {rate:,.0f} nodes/s")
+
+        def expect(total: float) -> None:
+            expected[:] = [max(1, int(total))]
+            if self.tty and self.bar is not None and self._text == text and self.bar.counts:
+                self.bar.set_total(expected[0])
+        hook.expect = expect              # type: ignore[attr-defined]
         return hook
+
+    def phase(self, text: str, done: int, total: int) -> None:
+        """A phase of counted steps (``phase("solving subgames", 1, 3)``, the
+        ``progress`` of :func:`jaxcfr.subgames.resolve_subgames`): a bar with percent,
+        elapsed time and ETA on a terminal, closed when a new phase starts; elsewhere a line
+        as the phase starts and every ``every`` seconds."""
+        if self.tty:
+            if self.bar is None or self._text != text:
+                self._open(text, total, unit=" steps")
+            self.bar.update_to(done)
+            return
+        if self._text != text:
+            self._text = text
+            self._line(f"{text}: {done}/{total}")
+        elif time.perf_counter() - self.last_line >= self.every or done == total:
+            self._line(f"{text}: {done}/{total}")
 
     def note(self, text: str) -> None:
         """A message of its own line (lowering's news: the size estimate, a cache hit)."""
-        self.close()
-        self._draw(text, newline=True)
+        if self.tty and self.bar is not None:
+            self.bar.write(text)
+        else:
+            self._line(text)
 
     def close(self) -> None:
-        """End a line left open on a terminal (before an error message is printed)."""
-        if self._width:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._width = 0
+        """End a phase left open (before an error message is printed)."""
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
     def __enter__(self) -> "Status":
         return self
@@ -235,11 +262,9 @@ class _SilentStatus(Status):
     def __init__(self):
         super().__init__(stream=None, tty=False)
 
-    def _draw(self, text: str, newline: bool) -> None:
+    def _line(self, text: str) -> None:
         pass
 
-    def close(self) -> None:
-        pass
 
 
 def make_status(*, quiet: bool = False, stream: TextIO | None = None) -> Status:

@@ -26,13 +26,15 @@ __all__ = ["resolve_after_training"]
 
 
 def resolve_after_training(run_path, config: Config, lowered: LoweredGame, profile: Profile,
-                           log: Callable[[str], None]) -> dict[str, Any]:
+                           log: Callable[[str], None], status=None) -> dict[str, Any]:
     """Re-solve ``config.resolve``'s subgames against ``profile`` (trained on ``lowered``);
-    write ``resolved.npz`` and ``resolve.json`` into ``run_path``; return the report."""
+    write ``resolved.npz`` and ``resolve.json`` into ``run_path``; return the report.
+    ``status`` (optional, :class:`jaxcfr.runs.progress.Status`) shows lowering and the
+    phases of re-solving (:meth:`~jaxcfr.runs.progress.Status.phase`)."""
     r = config.resolve
     game = config.game.name
-    full = lower_reporting(game, cache=config.game.cache, sort_infosets=config.game.sort_infosets,
-                           name=game)
+    full = lower_reporting(game, status, cache=config.game.cache,
+                           sort_infosets=config.game.sort_infosets, name=game)
     abstraction = lowered if config.game.abstraction is not None else None
     context = Context(full, profile, root=load_game(game), abstraction=abstraction)
     states = select(context, at=None if r.at is None else [parse_path(a) for a in r.at],
@@ -43,7 +45,8 @@ def resolve_after_training(run_path, config: Config, lowered: LoweredGame, profi
     result = resolve_subgames(full, profile, states, gadget=r.gadget, algorithm=r.algorithm,
                               iterations=r.iterations, depth_limit=r.depth_limit,
                               continuations=r.continuations, precision=config.run.precision,
-                              batching=r.batching, context=context)
+                              batching=r.batching, context=context,
+                              progress=None if status is None else status.phase)
     result.profile.game = game
     result.profile.save(run_path / "resolved.npz")
     report = result.report()

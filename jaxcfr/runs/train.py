@@ -365,7 +365,8 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
     resolved = None
     if config.resolve is not None and not out.interrupted and run.writer:    # after the guard: Ctrl-C stops it
         from jaxcfr.runs.resolving import resolve_after_training
-        resolved = resolve_after_training(run.path, config, lowered, profiles[best], log)
+        resolved = resolve_after_training(run.path, config, lowered, profiles[best], log,
+                                          status)
     return TrainResult(
         config=config, run_dir=run.path, lowered=lowered, state=out.state, metrics=metrics,
         final=metrics[-1] if metrics else None, members=labels, profiles=profiles,

@@ -86,6 +86,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr._util.arguments import ArgumentError, positive_int
+from jaxcfr.solvers.names import ESTIMATOR_NAMES
 from jaxcfr.solvers.estimate import (Estimate, Estimator, Exact, Policy, RowEstimate, densify,
                                      players_of, rows_of)
 from jaxcfr.solvers.monte_carlo import (ChanceSampling, ExternalSampling, MonteCarlo,
@@ -138,6 +139,8 @@ class DrawnForest(Estimator):
 ESTIMATORS: dict[str, type[Estimator]] = {
     "none": Exact, "chance": ChanceSampling, "external": ExternalSampling,
     "outcome": OutcomeSampling}
+if tuple(ESTIMATORS) != ESTIMATOR_NAMES:        # (the names the command line checks)
+    raise ImportError("jaxcfr.solvers.names.ESTIMATOR_NAMES differs from ESTIMATORS")
 
 
 def make_estimator(name: str, samples: int = 1, spell=str, counts: bool = False

@@ -57,6 +57,7 @@ import dataclasses
 
 from jaxcfr._util.arguments import ArgumentError
 from jaxcfr.solvers.estimators import ESTIMATORS, Estimator, make_estimator
+from jaxcfr.solvers.names import ALIASES, PRESET_NAMES, resolve_algorithm
 from jaxcfr.solvers.parameters import Parameter, declared
 from jaxcfr.solvers.rules import (DiscountedRegret, PolynomialAverage,
                                   PostflopDiscountedRegret, RegretMatching, RegretMatchingPlus,
@@ -136,22 +137,8 @@ def postflop_dcfr(alpha: float = 1.5, beta: float = 0.0, gamma: float = 3.0,
 ALGORITHMS = {"cfr": cfr, "cfr+": cfr_plus, "lcfr": linear_cfr, "dcfr": dcfr,
               "pcfr+": pcfr_plus, "dcfr+": dcfr_plus, "pdcfr+": pdcfr_plus,
               "hs-pcfr+": hs_pcfr_plus, "postflop-dcfr": postflop_dcfr}
-#: Other spellings accepted for a preset name (names are also case-insensitive).
-ALIASES = {"cfr_plus": "cfr+", "cfrplus": "cfr+", "linear_cfr": "lcfr", "pcfr_plus": "pcfr+",
-           "pcfrplus": "pcfr+", "dcfr_plus": "dcfr+", "pdcfr_plus": "pdcfr+",
-           "hs_pcfr_plus": "hs-pcfr+", "postflop_dcfr": "postflop-dcfr",
-           "postflop": "postflop-dcfr"}
-
-
-def resolve_algorithm(name: str, spelled: str = "algorithm") -> str:
-    """The preset name of ``name`` (case-insensitive; aliases accepted); ArgumentError (a
-    ValueError) naming the argument as ``spelled`` if unknown."""
-    key = ALIASES.get(name.lower(), name.lower()) if isinstance(name, str) else None
-    if key not in ALGORITHMS:
-        raise ArgumentError(f"unknown {spelled} {name!r}; choose one of "
-                            f"{', '.join(ALGORITHMS)} (also spelled "
-                            f"{', '.join(ALIASES)}; any case)")
-    return key
+if tuple(ALGORITHMS) != PRESET_NAMES:             # (the names the command line checks)
+    raise ImportError("jaxcfr.solvers.names.PRESET_NAMES differs from ALGORITHMS")
 
 
 def make_solver(name: str | Solver, *, alternating: bool | None = None,

@@ -25,13 +25,28 @@ Example::
     >>> composed = jaxcfr.resolve("leduc_poker", blueprint, [0, 1, "call", "call", 2])
 """
 
-from jaxcfr.subgames.closure import PublicState, TreeIndex, public_state
-from jaxcfr.subgames.context import Context
-from jaxcfr.subgames.game import SubgameGame
-from jaxcfr.subgames.gadgets import GADGETS
-from jaxcfr.subgames.selection import off_abstraction, paths_after_chance, paths_at_depth, select
-from jaxcfr.subgames.solving import ResolveResult, resolve, resolve_subgames, subgame
+import importlib
+
+#: Each public name -> its module, imported when the name is first asked for (so that
+#: ``jaxcfr.subgames.names``, the command line's JAX-free names, imports nothing heavy).
+_WHERE = {"PublicState": "closure", "TreeIndex": "closure", "public_state": "closure",
+          "Context": "context", "SubgameGame": "game", "GADGETS": "names",
+          "off_abstraction": "selection", "paths_after_chance": "selection",
+          "paths_at_depth": "selection", "select": "selection", "ResolveResult": "solving",
+          "resolve": "solving", "resolve_subgames": "solving", "subgame": "solving"}
 
 __all__ = ["subgame", "resolve", "resolve_subgames", "ResolveResult", "Context", "SubgameGame",
            "GADGETS", "PublicState", "TreeIndex", "public_state", "paths_at_depth",
            "paths_after_chance", "off_abstraction", "select"]
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f"jaxcfr.subgames.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -54,6 +54,7 @@ import numpy as np
 from jaxcfr.game.contract import GameError
 from jaxcfr.solvers.analytics import CounterfactualValues
 from jaxcfr.subgames.closure import PublicState, TreeIndex, player_components
+from jaxcfr.subgames import names
 from jaxcfr.tensors import DECISION, LoweredGame
 
 __all__ = ["GADGETS", "GadgetKind", "Resolve", "Maxmargin", "ReachMaxmargin", "Unsafe",
@@ -275,6 +276,9 @@ class Unsafe(GadgetKind):
 #: (``gadget=``, ``--gadget``, ``resolve.gadget``).
 GADGETS: dict[str, type[GadgetKind]] = {
     "resolve": Resolve, "maxmargin": Maxmargin, "reach": ReachMaxmargin, "unsafe": Unsafe}
+# the command line reads the names without JAX (jaxcfr.subgames.names): one list
+assert tuple(GADGETS) == names.GADGETS, (tuple(GADGETS), names.GADGETS)
+assert tuple(n for n, g in GADGETS.items() if g.safe) == names.SAFE_GADGETS
 
 
 def gadget_kind(gadget: str | GadgetKind) -> GadgetKind:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -50,8 +50,7 @@ from jaxcfr.tensors import LoweredGame
 
 __all__ = ["subgame", "resolve", "resolve_subgames", "ResolveResult", "GADGETS", "BATCHING"]
 
-#: How :func:`resolve_subgames` groups subgame games into compiled runs.
-BATCHING = ("auto", "one", "each")
+from jaxcfr.subgames.names import BATCHING  # noqa: E402  (JAX-free names)
 
 
 def subgame(game, blueprint, at, *, gadget: str | GadgetKind = "resolve",
@@ -155,6 +154,7 @@ def resolve_subgames(game, blueprint, at, *, gadget: str | GadgetKind = "resolve
                      iterations: int = 1000, depth_limit: int | None = None, continuations=1,
                      abstraction=None, precision: str = "float32", batching: str = "auto",
                      evaluate_profiles: bool = True, context: Context | None = None,
+                     progress: Callable[[str, int, int], None] | None = None,
                      **solve_options) -> ResolveResult:
     """Re-solve the subgames of ``at`` against ``blueprint``, all in stacked compiled runs,
     and compose them into a profile of the full game.
@@ -171,8 +171,13 @@ def resolve_subgames(game, blueprint, at, *, gadget: str | GadgetKind = "resolve
         one-by-one baseline).
       evaluate_profiles: compute the blueprint's and the composed profile's exact metrics.
       context: a :class:`Context` already built for this game and blueprint (reused).
+      progress: ``progress(phase, done, total)``, called as each phase starts (``done`` 0)
+        and after each of its steps: ``"building gadget games"``, ``"lowering subgames"``
+        (per game), ``"solving subgames"`` (per compiled run), ``"evaluating"`` (the two
+        profiles); :meth:`jaxcfr.runs.progress.Status.phase` draws it.
     """
     arguments.positive_int("iterations", iterations)
+    tell = progress or (lambda phase, done, total: None)
     single_setting(solve_options, why="resolve", because="the subgames are the batch")
     if batching not in BATCHING:
         raise ValueError(f"batching must be one of {', '.join(BATCHING)}, got {batching!r}")
@@ -190,7 +195,9 @@ def resolve_subgames(game, blueprint, at, *, gadget: str | GadgetKind = "resolve
         raise ValueError("resolve() needs at least one path")
     check_disjoint(context.index, states)
     plans, skipped = [], []
-    for s in states:
+    tell("building gadget games", 0, len(states))
+    for done, s in enumerate(states, 1):
+        tell("building gadget games", done - 1, len(states))
         for player in kind.resolvers():
             g = context.gadget(s, kind, player)
             if g is None:
@@ -201,13 +208,18 @@ def resolve_subgames(game, blueprint, at, *, gadget: str | GadgetKind = "resolve
     gadgets = assign_gifts([g for _, g in plans], context.values, context.nested)
     games = [context.build(s, g, depth_limit, continuations)
              for (s, _), g in zip(plans, gadgets)]
+    tell("building gadget games", len(states), len(states))
     seconds["build"] = time.perf_counter() - tick
     tick = time.perf_counter()
-    lowered = [lower(g, name=g.name, workers=1, probe=False) for g in games]   # of a probed game
+    lowered = []
+    for g in games:
+        tell("lowering subgames", len(lowered), len(games))
+        lowered.append(lower(g, name=g.name, workers=1, probe=False))     # of a probed game
+    tell("lowering subgames", len(lowered), len(games))
     seconds["lower"] = time.perf_counter() - tick
     tick = time.perf_counter()
     tables, nash_conv, stacks, groups = _solve_all(lowered, algorithm, iterations, precision,
-                                                   batching, solve_options)
+                                                   batching, solve_options, tell)
     seconds["solve"] = time.perf_counter() - tick
     seconds["compile"] = float(sum(s["compile_seconds"] for s in stacks))
     tick = time.perf_counter()
@@ -224,8 +236,11 @@ def resolve_subgames(game, blueprint, at, *, gadget: str | GadgetKind = "resolve
     metrics = base = None
     tick = time.perf_counter()
     if evaluate_profiles:
+        tell("evaluating", 0, 2)
         metrics = jsonable(evaluate(context.full, composed, dtype=precision))
+        tell("evaluating", 1, 2)
         base = jsonable(evaluate(context.full, context.table, dtype=precision))
+        tell("evaluating", 2, 2)
     seconds["evaluate"] = time.perf_counter() - tick
     seconds["total"] = time.perf_counter() - start
     subgames = [{"path": list(s.path), "roots": len(s.roots), "player": g.player,
@@ -260,7 +275,7 @@ def resolve(game, blueprint, at, *, gadget: str | GadgetKind = "resolve", algori
 
 # -- helpers ----------------------------------------------------------------------------
 def _solve_all(lowered: list[LoweredGame], algorithm, iterations, precision, batching,
-               options):
+               options, tell):
     """Solve every game, grouped into stacks; per game its table and NashConv."""
     order = sorted(range(len(lowered)), key=lambda i: -lowered[i].num_nodes)
     groups: list[list[int]] = []
@@ -276,6 +291,7 @@ def _solve_all(lowered: list[LoweredGame], algorithm, iterations, precision, bat
     which = [0] * len(lowered)
     stacks = []
     for k, members in enumerate(groups):
+        tell("solving subgames", k, len(groups))
         batch = stack([lowered[i] for i in members]) if len(members) > 1 else lowered[members[0]]
         result = solve(batch, algorithm, iterations, precision=precision, **options)
         average = np.asarray(result.average_strategy)
@@ -290,4 +306,5 @@ def _solve_all(lowered: list[LoweredGame], algorithm, iterations, precision, bat
                        "seconds": result.seconds + result.compile_seconds,
                        "compile_seconds": result.compile_seconds,
                        "iterations_per_second": result.iterations_per_second})
+    tell("solving subgames", len(groups), len(groups))
     return tables, nash_conv, stacks, which
