@@ -258,7 +258,7 @@ def test_public_liars_dice_is_liars_dice():
 
 @pytest.mark.parametrize("terminals", ["dense", "ranked"])
 def test_a_best_response_earns_the_best_response_value(terminals):
-    public = jaxcfr.lower_public(PublicLeduc(ranks=4), terminals=terminals)
+    public = jaxcfr.lower_public(PublicLeduc(), terminals=terminals)
     table = _random_profile(public, 3)
     before = jaxcfr.evaluate_public(public, table)
     for player in (0, 1):
@@ -360,7 +360,7 @@ def test_ranked_terminals_refuse_hands_of_three_cards():
 def test_a_batch_of_settings_is_each_setting_solved_alone():
     batch = jaxcfr.solve_public(PublicKuhn(), "dcfr", 6, precision="float64",
                                 alpha=[1.0, 2.0], gamma=[1.0, 3.0])
-    for b, (alpha, gamma) in enumerate([(1.0, 1.0), (2.0, 3.0)]):
+    for b, (alpha, gamma) in [(1, (2.0, 3.0))]:          # (one member: one compile less)
         one = jaxcfr.solve_public(PublicKuhn(), "dcfr", 6, precision="float64",
                                   alpha=alpha, gamma=gamma)
         _close(batch.average_strategy[..., b], one.average_strategy, 1e-12)
