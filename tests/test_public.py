@@ -85,22 +85,31 @@ def _check_same(game, name, iterations, terminals="dense"):
         np.testing.assert_allclose(pm["values"], hm["values"], rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", list(jaxcfr.ALGORITHMS))
+def _presets(default):
+    """Every preset, those not in ``default`` marked slow (the default set keeps a
+    simultaneous, an alternating and a predictive one)."""
+    return [n if n in default else pytest.param(n, marks=pytest.mark.slow)
+            for n in jaxcfr.ALGORITHMS]
+
+
+@pytest.mark.parametrize("name", _presets({"cfr", "cfr+", "pcfr+"}))
 def test_kuhn_every_preset_matches_the_history_tree(name):
     _check_same(PublicKuhn(), name, 12)
 
 
-@pytest.mark.parametrize("name", list(jaxcfr.ALGORITHMS))
+@pytest.mark.parametrize("name", _presets({"dcfr"}))
 def test_liars_dice_every_preset_matches_the_history_tree(name):
     _check_same(PublicLiarsDice(1, 2), name, 8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["cfr", "cfr+", "dcfr", "pcfr+"])
 def test_leduc_matches_the_history_tree(name):
     _check_same(PublicLeduc(), name, 6)
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", [0] + [pytest.param(s, marks=pytest.mark.slow)
+                                         for s in range(1, 4)])
 def test_random_public_games_match_their_expansion(seed):
     game = RandomPublicGame(seed)
     game.validate()
@@ -109,6 +118,7 @@ def test_random_public_games_match_their_expansion(seed):
     _check_same(game, "pcfr+", 4, terminals="ranked")     # alternating, O(H) terminals
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["dcfr"])
 def test_ranked_terminals_match_the_history_tree(name):
     _check_same(PublicLeduc(ranks=4), name, 5, terminals="ranked")
@@ -133,6 +143,8 @@ def test_ranked_terminals_equal_dense_terminals_on_two_card_hands():
                                    rtol=0, atol=1e-12)
         np.testing.assert_allclose(a["values"], b["values"], rtol=0, atol=1e-12)
         checked += 1
+        if checked == 2:
+            break
     assert checked >= 2
 
 
@@ -198,7 +210,7 @@ def test_public_kuhn_is_kuhn_poker():
     np.testing.assert_allclose(a["values"], b["values"], rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("ranks", [3, 5])
+@pytest.mark.parametrize("ranks", [3, pytest.param(5, marks=pytest.mark.slow)])
 def test_public_leduc_is_leduc_poker(ranks):
     game = PublicLeduc(ranks=ranks)
     public = jaxcfr.lower_public(game)
@@ -231,9 +243,9 @@ def test_public_leduc_is_leduc_poker(ranks):
 
 
 def test_public_liars_dice_is_liars_dice():
-    game = PublicLiarsDice(1, 4)
+    game = PublicLiarsDice(1, 3)
     public = jaxcfr.lower_public(game)
-    history = jaxcfr.lower(jaxcfr.load_game("liars_dice(dice=1, sides=4)"))
+    history = jaxcfr.lower(jaxcfr.load_game("liars_dice(dice=1, sides=3)"))
     table = _random_profile(public, 7)
     mapped = _history_profile(history, public, table, lambda k: (
         k[0], f"{k[0]}|{k[1][0]}|" + "".join(" " + a for a in k[1][1])))
@@ -246,7 +258,7 @@ def test_public_liars_dice_is_liars_dice():
 
 @pytest.mark.parametrize("terminals", ["dense", "ranked"])
 def test_a_best_response_earns_the_best_response_value(terminals):
-    public = jaxcfr.lower_public(PublicLeduc(ranks=4), terminals=terminals)
+    public = jaxcfr.lower_public(PublicLeduc(), terminals=terminals)
     table = _random_profile(public, 3)
     before = jaxcfr.evaluate_public(public, table)
     for player in (0, 1):
@@ -348,7 +360,7 @@ def test_ranked_terminals_refuse_hands_of_three_cards():
 def test_a_batch_of_settings_is_each_setting_solved_alone():
     batch = jaxcfr.solve_public(PublicKuhn(), "dcfr", 6, precision="float64",
                                 alpha=[1.0, 2.0], gamma=[1.0, 3.0])
-    for b, (alpha, gamma) in enumerate([(1.0, 1.0), (2.0, 3.0)]):
+    for b, (alpha, gamma) in [(1, (2.0, 3.0))]:          # (one member: one compile less)
         one = jaxcfr.solve_public(PublicKuhn(), "dcfr", 6, precision="float64",
                                   alpha=alpha, gamma=gamma)
         _close(batch.average_strategy[..., b], one.average_strategy, 1e-12)
@@ -412,6 +424,7 @@ def test_inspect_lowers_a_public_tree(capsys):
     assert out["nodes"] == 1965 and out["hands"] == [26, 26] and out["tree"] == "public"
 
 
+@pytest.mark.slow
 def test_solve_takes_a_public_game_string_and_matches_the_history_tree():
     public = jaxcfr.solve("leduc_poker(ranks=4, tree='public')", "cfr+", 20,
                           precision="float64")
