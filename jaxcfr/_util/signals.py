@@ -37,6 +37,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -44,7 +45,7 @@ import threading
 from typing import Callable, NoReturn
 
 __all__ = ["Terminated", "DeferredStop", "RaisingInterrupts", "exit_status", "exit_now",
-           "exit_at_once", "INTERRUPTED", "TERMINATED", "REDELIVER_SECONDS"]
+           "exit_at_once", "exiting_at_once", "INTERRUPTED", "TERMINATED", "REDELIVER_SECONDS"]
 
 #: Exit status after Ctrl-C (128 + SIGINT).
 INTERRUPTED = 130
@@ -167,6 +168,16 @@ class RaisingInterrupts:
         return False
 
 
+def _stderr_fd() -> int:
+    """The descriptor of ``sys.stderr`` (the terminal's, also while descriptor 2 goes
+    through :class:`jaxcfr._util.native_stderr.NativeStderrFilter`'s pipe, which an
+    immediate exit would not drain); 2 where it has none."""
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return 2
+
+
 def exit_at_once(prog: str) -> None:
     """From now on SIGINT / SIGTERM print ``PROG: interrupted`` / ``PROG: terminated`` and
     end the process with 130 / 143 at once (main thread only; see the module docstring).
@@ -178,13 +189,33 @@ def exit_at_once(prog: str) -> None:
         status = TERMINATED if signum == signal.SIGTERM else INTERRUPTED
         what = "terminated" if status == TERMINATED else "interrupted"
         try:
-            os.write(2, f"{prog}: {what}\n".encode())
+            os.write(_stderr_fd(), f"{prog}: {what}\n".encode())
         except OSError:
             pass
         os._exit(status)
 
     for signum in _NAMES:
         signal.signal(signum, handle)
+
+
+@contextlib.contextmanager
+def exiting_at_once(prog: str):
+    """For the length of the block, SIGINT / SIGTERM end the process at once as under
+    :func:`exit_at_once`; the handlers before it come back afterwards. For JAX's import
+    inside a command: an exception raised in the middle of importing its native library
+    leaves it half initialised, and touching it afterwards ends the process with a
+    segmentation fault (seen: status -11 instead of 130), so a signal there ends the
+    process before anything can touch it."""
+    if not _on_main_thread():
+        yield
+        return
+    saved = {signum: signal.getsignal(signum) for signum in _NAMES}
+    exit_at_once(prog)
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
 
 
 def exit_now(status: int) -> NoReturn:

@@ -35,5 +35,7 @@ def heavy() -> None:
     """What a command calls once its own cheap checks (arguments, files) have passed and
     its heavy work begins: JAX's persistent compilation cache, turned on (this imports
     JAX; everything before it answers a mistake without JAX)."""
-    from jaxcfr.engine.compilation_cache import enable_compilation_cache
-    enable_compilation_cache()
+    from jaxcfr._util.signals import exiting_at_once
+    with exiting_at_once("jaxcfr"):      # a signal in JAX's import ends the process at once
+        from jaxcfr.engine.compilation_cache import enable_compilation_cache
+        enable_compilation_cache()
