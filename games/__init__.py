@@ -16,7 +16,7 @@ from .rps import MatchingPennies, MatrixGame, RockPaperScissors
 from .sampled_poker import SampledDicePoker
 
 __all__ = [
-    "DicePoker", "Goofspiel", "KuhnPoker", "LeducPoker", "LiarsDice", "MatchingPennies", "MatrixGame",
-    "NoLimitLeduc", "BetMenu", "RockPaperScissors", "SampledDicePoker", "SuitIsomorphism",
-    "RankBuckets",
+    "DicePoker", "Goofspiel", "KuhnPoker", "LeducPoker", "LiarsDice", "MatchingPennies",
+    "MatrixGame", "NoLimitLeduc", "BetMenu", "RockPaperScissors", "SampledDicePoker",
+    "SuitIsomorphism", "RankBuckets",
 ]

@@ -17,8 +17,8 @@ Public API::
 
 ``import jaxcfr`` itself imports nothing: ``jaxcfr.efg`` (the ``.efg`` reader) loads
 alone on first use, and the first use of any other public name imports the whole library,
-JAX included, as one step (PEP 562 ``__getattr__``). So the ``jaxcfr`` command installs its Ctrl-C handler and
-answers ``--version`` before JAX is imported.
+JAX included, as one step (PEP 562 ``__getattr__``). So the ``jaxcfr`` command installs its
+Ctrl-C handler and answers ``--version`` before JAX is imported.
 """
 
 # Nothing is imported here: the ``jaxcfr`` command's first statement (jaxcfr.cli.launch)

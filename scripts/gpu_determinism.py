@@ -45,9 +45,11 @@ class Determinism:
             {"name": "f64", "precision": "float64", "iterations": m}]}, {"JAX_PLATFORMS": "cpu"})}
         if platform == "gpu":
             flags = (os.environ.get("XLA_FLAGS", "") + " --xla_gpu_deterministic_ops=true").strip()
-            children["deterministic"] = self.start_worker({"game": text, "cache": self.cache, "runs": [
-                {"name": "a", "precision": "float32", "iterations": n},
-                {"name": "b", "precision": "float32", "iterations": n}]}, {"XLA_FLAGS": flags})
+            children["deterministic"] = self.start_worker(
+                {"game": text, "cache": self.cache, "runs": [
+                    {"name": "a", "precision": "float32", "iterations": n},
+                    {"name": "b", "precision": "float32", "iterations": n}]},
+                {"XLA_FLAGS": flags})
         here = {}
 
         def run(name, precision, iterations, resume=None, evaluate=False):

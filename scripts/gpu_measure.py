@@ -103,7 +103,10 @@ class Measure(Layouts, Determinism):
         """Every game string the selected sections lower (once each)."""
         s = self.sizes
         chosen = set(self.args.only or []) or None
-        wanted = lambda name: (chosen is None or name in chosen) and name not in self.args.skip
+
+        def wanted(name):
+            return (chosen is None or name in chosen) and name not in self.args.skip
+
         games = []
         if wanted("determinism"):
             games.append(s.determinism_game)

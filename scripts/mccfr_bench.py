@@ -18,11 +18,12 @@ An entry is ``algorithm/sampling[/samples[/counts]]``: ``cfr/external/4096/count
 
 The peer figures (``--peer``, into ``mccfr.json`` under ``peer``): sampled traversals per
 second of jaxcfr (``samples`` traversals per traverser and iteration in one compiled step,
-one by one or as counts) and of OpenSpiel's ``ExternalSamplingMCCFRSolver`` / ``OutcomeSamplingMCCFRSolver`` (one
-traversal per player and iteration), interleaved A B A B in one process, wall and CPU
-seconds; compile seconds of the exact, external and outcome chunks; wall seconds from a
-fresh process (imports and compilation included) to a target exploitability, both sides
-in fresh processes, interleaved; exploitability after 10,000 iterations over 20 seeds.
+one by one or as counts) and of OpenSpiel's ``ExternalSamplingMCCFRSolver`` /
+``OutcomeSamplingMCCFRSolver`` (one traversal per player and iteration), interleaved A B A
+B in one process, wall and CPU seconds; compile seconds of the exact, external and outcome
+chunks; wall seconds from a fresh process (imports and compilation included) to a target
+exploitability, both sides in fresh processes, interleaved; exploitability after 10,000
+iterations over 20 seeds.
 
 Costs are CPU seconds per iteration (``time.process_time``: the machine is shared, so
 wall time is noisier), best of 5 repeats, steady state, compilation excluded; every

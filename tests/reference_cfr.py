@@ -3,8 +3,9 @@
 Everything here walks the game tree recursively on the host (the games it is
 used on are small) and keys every table by ``(player, infoset_key)``, exactly the
 keys ``jaxcfr.lower`` stores in ``LoweredGame.infoset_keys``. It shares no code
-with ``jaxcfr.solvers.solver`` / ``jaxcfr.kernels.passes`` / ``jaxcfr.solvers.analytics``: the update
-rules are written out again from their documentation.
+with ``jaxcfr.solvers.solver`` / ``jaxcfr.kernels.passes`` /
+``jaxcfr.solvers.analytics``: the update rules are written out again from their
+documentation.
 
 Per iteration ``t`` (1-based), for the players being updated (all at once when
 simultaneous; player 0, then 1, ... when alternating, each seeing the regrets

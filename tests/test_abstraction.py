@@ -135,7 +135,8 @@ def test_a_bad_kept_set_is_reported_with_its_history(rule):
     state = game.clone()
     state.step("H")
     for check in (state.legal_actions, lambda: state.clone().step("a"),
-                  lambda: jaxcfr.lower(game), lambda: jaxcfr.lower(bg.Toy(), abstraction=Rule(keep)),
+                  lambda: jaxcfr.lower(game),
+                  lambda: jaxcfr.lower(bg.Toy(), abstraction=Rule(keep)),
                   lambda: jaxcfr.validate(game)):
         with pytest.raises(GameError) as info:
             check()

@@ -21,7 +21,8 @@ import pytest
 
 import jaxcfr
 from jaxcfr.cli import app
-from jaxcfr._util.arguments import ArgumentError, finite_float, nonnegative_int, plain_name, positive_int
+from jaxcfr._util.arguments import (ArgumentError, finite_float, nonnegative_int, plain_name,
+                                    positive_int)
 from jaxcfr.engine.loop import run_loop
 from jaxcfr.runs import ConfigError, checkpoint, config_from_dict, load_config, train
 from jaxcfr.runs.checkpoint import CheckpointCorruptError, CheckpointError
@@ -86,7 +87,7 @@ def test_configs_and_the_command_line_say_the_same(tmp_path, capsys):
     # blamed on the --set that gave the value, not on the file
     assert str(info.value) == f"--set run.eval_every=-3: run.eval_every {POSITIVE} -3"
     (tmp_path / "bad.toml").write_text(KUHN.replace("chunk = 16", "chunk = 16\neval_every = 0"))
-    with pytest.raises(ConfigError, match=rf"bad\.toml: run\.eval_every must be a positive"):
+    with pytest.raises(ConfigError, match=r"bad\.toml: run\.eval_every must be a positive"):
         load_config(tmp_path / "bad.toml")
     assert app.main(["solve", "kuhn_poker", "--eval-every", "-3"]) == 2
     err = capsys.readouterr().err.strip().splitlines()

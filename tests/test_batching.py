@@ -16,12 +16,10 @@ import subprocess
 import sys
 import textwrap
 
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr.solvers.solver import SolverState
 
 try:
     from tests import cfr_cases as C

@@ -194,7 +194,8 @@ def test_mean_counts_are_the_sampling_reach():
 
 
 @pytest.mark.parametrize("name, player, scheme, samples", [
-    pytest.param("kuhn_poker", None, "chance", 1, marks=pytest.mark.slow), ("kuhn_poker", None, "external", 3),
+    pytest.param("kuhn_poker", None, "chance", 1, marks=pytest.mark.slow),
+    ("kuhn_poker", None, "external", 3),
     ("kuhn_poker", 1, "outcome", 1),
     pytest.param("liars_dice(sides=3)", None, "chance", 2, marks=pytest.mark.slow),
     pytest.param("liars_dice(sides=3)", 0, "external", 16, marks=pytest.mark.slow),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import time
@@ -605,7 +604,7 @@ def test_dump_writes_actions_once_and_accumulates_outcomes():
     assert lines.count('p "" 2 1 "" { "H" "T" } 0') == 1
     assert 'p "" 2 1 0' in lines
     # Payoff vectors (2,-2), (0,0), (-2,2): three outcomes, all on leaves.
-    assert sorted(l for l in lines if l.startswith("t") and "{" in l) == [
+    assert sorted(line for line in lines if line.startswith("t") and "{" in line) == [
         't "" 1 "" { 2, -2 }', 't "" 2 "" { 0, 0 }', 't "" 3 "" { -2, 2 }']
 
 

@@ -271,7 +271,8 @@ def test_dice_poker_state_hash_is_an_exact_transposition_key():
 def test_dice_poker_sizes_and_limits():
     assert jaxcfr.lower(jaxcfr.load_game("dice_poker")).num_nodes == \
         jaxcfr.load_game("dice_poker").tree_size() == 11_923
-    with pytest.raises(jaxcfr.GameError, match="dice must be an integer in 1..4 for 6 sides.*nodes"):
+    with pytest.raises(jaxcfr.GameError,
+                       match="dice must be an integer in 1..4 for 6 sides.*nodes"):
         jaxcfr.load_game("dice_poker(dice=5)")
     with pytest.raises(jaxcfr.GameError, match="sides must be an integer in 2..9"):
         jaxcfr.load_game("dice_poker(sides=10)")

@@ -82,7 +82,8 @@ def test_average_decay_by_hand():
     by_hand = {1: 0.0, 2: 0.0, 3: 1 / 8, 4: 8 / 27, 5: 0.0, 6: 1 / 8, 16: (11 / 12) ** 3,
                17: 0.0, 18: 1 / 8, 64: (47 / 48) ** 3, 65: 0.0, 66: 1 / 8, 257: 0.0}
     for t, d in by_hand.items():
-        assert float(rule.decay(jnp.asarray(float(t)), hp)) == pytest.approx(d, rel=1e-6, abs=1e-12), t
+        got = float(rule.decay(jnp.asarray(float(t)), hp))
+        assert got == pytest.approx(d, rel=1e-6, abs=1e-12), t
         assert float(rule.weight(jnp.asarray(float(t)), hp)) == 1.0
     for t in range(1, 1100):
         got = float(rule.decay(jnp.asarray(float(t), jnp.float32), hp))

@@ -1,4 +1,5 @@
-"""jaxcfr.lower: tensor invariants, sizes, the exhaustive contract check, memory budget, sort_infosets."""
+"""jaxcfr.lower: tensor invariants, sizes, the exhaustive contract check, memory budget,
+sort_infosets."""
 
 from __future__ import annotations
 
@@ -201,7 +202,6 @@ def check_invariants(lowered: jaxcfr.LoweredGame, game: Game | None = None) -> N
     assert set(t.infoset_player[:sink].tolist()) <= set(range(p))
 
     # Edges: owner and (row, slot) of the parent's choice; chance / root edges in the sink.
-    child = np.arange(1, n)
     par = parent[1:]
     from_decision = kind[par] == DECISION
     assert t.edge_owner[0] == p and t.edge_index[0] == sink * a
@@ -392,7 +392,8 @@ def test_lower_whole_game_failures(cls):
 
 
 def test_lower_rejects_a_game_that_never_ends(monkeypatch):
-    monkeypatch.setattr(importlib.import_module("jaxcfr.game.contract"), "MAX_TRAJECTORY_LENGTH", 100)
+    monkeypatch.setattr(importlib.import_module("jaxcfr.game.contract"),
+                        "MAX_TRAJECTORY_LENGTH", 100)
     err = _lower_rejects(bg.NeverEnds())
     assert err.rule == "termination" and err.history == ("go",) * 20
 

@@ -165,7 +165,6 @@ def test_efg_without_perfect_recall_reports_the_same_error(name):
     serial = _error(jaxcfr.load_game(path), workers=1)
     both = _error(jaxcfr.load_game(path), workers=2)
     assert str(both) == str(serial) and "perfect recall" in str(serial)
-    game = jaxcfr.load_game(path)
     for depth in range(1, 6):
         assert cut_enumeration(jaxcfr.load_game(path), depth) is None
 

@@ -1,7 +1,8 @@
 """The sequence form computes what the node passes compute.
 
-Oracles: :func:`jaxcfr.kernels.passes.action_values` and :func:`jaxcfr.kernels.passes.own_reach_at_rows`
-(the node passes, themselves checked against the NumPy reference CFR in
+Oracles: :func:`jaxcfr.kernels.passes.action_values` and
+:func:`jaxcfr.kernels.passes.own_reach_at_rows` (the node passes, themselves checked
+against the NumPy reference CFR in
 ``test_solvers.py``) on random strategies: for every player alone (an alternating
 update) and for all at once, on two- and three-player games, an ``.efg`` game whose
 information sets span several depths, an abstracted game, a batch of strategies on a
@@ -210,7 +211,8 @@ def test_exact_estimator_uses_the_tables_when_present():
     sequenced = sequence.with_sequences(t, tables)
     assert isinstance(sequenced, GameTensors) and sequenced.parent is t.parent
     strategy = _random_strategy(lowered, np.random.default_rng(5))
-    node_exact = jax.jit(lambda tt, st, p: estimators.Exact().estimate(tt, lowered.structure, st, p))
+    node_exact = jax.jit(
+        lambda tt, st, p: estimators.Exact().estimate(tt, lowered.structure, st, p))
     for player in (None, jnp.asarray(0), jnp.asarray(1)):
         a = node_exact(t, strategy, player)
         b = jax.jit(lambda tt, st, p: estimators.Exact(values=SequenceForm()).estimate(

@@ -17,7 +17,6 @@ after 2000 iterations.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import jax.numpy as jnp

@@ -72,7 +72,8 @@ def _assert_same_run(a, b):
     for k in fa:
         assert fa[k].dtype == fb[k].dtype
         assert fa[k].tobytes() == fb[k].tobytes(), k
-    pa, pb = jaxcfr.Profile.load(Path(a) / "profile.npz"), jaxcfr.Profile.load(Path(b) / "profile.npz")
+    pa = jaxcfr.Profile.load(Path(a) / "profile.npz")
+    pb = jaxcfr.Profile.load(Path(b) / "profile.npz")
     assert pa.keys == pb.keys and pa.probs.tobytes() == pb.probs.tobytes()
     assert _strip(RunDir(a).read_metrics()) == _strip(RunDir(b).read_metrics())
 

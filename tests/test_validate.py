@@ -68,7 +68,8 @@ def test_sampling_error_gets_the_history():
 
 
 def test_runaway_game(monkeypatch):
-    monkeypatch.setattr(importlib.import_module("jaxcfr.game.contract"), "MAX_TRAJECTORY_LENGTH", 100)
+    monkeypatch.setattr(importlib.import_module("jaxcfr.game.contract"),
+                        "MAX_TRAJECTORY_LENGTH", 100)
     err = _rejects(bg.NeverEnds())
     assert err.rule == bg.NeverEnds.RULE
     assert err.history in bg.NeverEnds.HISTORIES

@@ -2,11 +2,12 @@
 
 XLA's ``SlowCompilationAlarm`` (``xla/service/slow_operation_alarm.cc``) logs, through
 absl, at ERROR level, when a compilation takes longer than its alarm (two minutes, then
-doubling), a block like::
+doubling), a block like (its third line, one line in the log, wrapped here)::
 
     E1205 08:40:00.123456  4711 slow_operation_alarm.cc:73]
     ********************************
-    [Compiling module jit_step] Very slow compile? If you want to file a bug, run with envvar XLA_FLAGS=--xla_dump_to=/tmp/foo and attach the results.
+    [Compiling module jit_step] Very slow compile? If you want to file a bug, run with envvar
+        XLA_FLAGS=--xla_dump_to=/tmp/foo and attach the results.
     ********************************
 
 It is written from C++ to file descriptor 2, so Python cannot catch it, and no XLA flag

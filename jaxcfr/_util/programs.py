@@ -52,9 +52,9 @@ that the refusal is not met by every later process). An executable whose pickle 
 anything else (another JAX version's) is not kept (logged at debug level: it is this
 module's business, not the user's). ``tests/test_programs_security.py``.
 
-Example::
+Example (``jitted_fn(tensors, state, chunk=64)``)::
 
-    >>> out = call(jitted_fn, (tensors, state), {"chunk": 64})   # jitted_fn(tensors, state, chunk=64)
+    >>> out = call(jitted_fn, (tensors, state), {"chunk": 64})
 """
 
 from __future__ import annotations
@@ -78,8 +78,8 @@ from typing import Any, Callable
 
 from jaxcfr._util.atomic import atomic_write_bytes
 
-__all__ = ["call", "program", "key_of", "DIRECTORY", "FORMAT_VERSION", "MAGIC", "EXECUTABLE_GLOBALS",
-           "IGNORED_CONFIG", "RARELY_RUN_CPU"]
+__all__ = ["call", "program", "key_of", "DIRECTORY", "FORMAT_VERSION", "MAGIC",
+           "EXECUTABLE_GLOBALS", "IGNORED_CONFIG", "RARELY_RUN_CPU"]
 
 #: The folder of entries under JAX's compilation-cache directory.
 DIRECTORY = "jaxcfr-programs"

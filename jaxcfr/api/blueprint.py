@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -6,9 +6,9 @@ that Ctrl-C and SIGTERM are handled from the first moment jaxcfr's code runs
 (:func:`jaxcfr._util.signals.exit_at_once`: until a command starts, a signal ends it at
 once with status 130 / 143 and one line; what comes before, Python's own start-up, is
 Python's). It imports only the standard library before the command runs, so that
-``jaxcfr --version`` answers without importing JAX. ``jaxcfr train`` over several processes runs under
-:mod:`jaxcfr.cli.supervise` (one line when JAX's distributed service ends the process).
-Then it runs :func:`jaxcfr.cli.app.main`.
+``jaxcfr --version`` answers without importing JAX. ``jaxcfr train`` over several
+processes runs under :mod:`jaxcfr.cli.supervise` (one line when JAX's distributed service
+ends the process). Then it runs :func:`jaxcfr.cli.app.main`.
 """
 
 from __future__ import annotations

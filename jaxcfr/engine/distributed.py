@@ -14,8 +14,9 @@ environment (:data:`ENVIRONMENT`), and :meth:`Cluster.initialize` starts
 ``jax.distributed`` with bounded waits: joining (``initialization_timeout``), a peer's
 heartbeat and the shutdown barrier (``heartbeat_timeout``). When a peer dies or the
 coordinator is gone, JAX's distributed service ends every other process (it aborts,
-SIGABRT, after its own log lines; :mod:`jaxcfr.cli.supervise` turns that into one line) within about ``heartbeat_timeout`` seconds: no
-process waits for a collective that will never come.
+SIGABRT, after its own log lines; :mod:`jaxcfr.cli.supervise` turns that into one line)
+within about ``heartbeat_timeout`` seconds: no process waits for a collective that will
+never come.
 
 Example (two hosts; on the second, ``--process-id 1``)::
 

@@ -1,8 +1,8 @@
 """Games on the host: the ``Game`` protocol and its contract, the random-trajectory probe,
-game strings (``strings``: the one parser) and the registry, action abstraction and action translation
-(``abstraction``), information abstraction (``bucketing``), drawn chance (``determinize``;
-the three wrap a state and forward the rest of the protocol: ``wrapper``), OpenSpiel
-games and Gambit ``.efg`` files.
+game strings (``strings``: the one parser) and the registry, action abstraction and action
+translation (``abstraction``), information abstraction (``bucketing``), drawn chance
+(``determinize``; the three wrap a state and forward the rest of the protocol:
+``wrapper``), OpenSpiel games and Gambit ``.efg`` files.
 
 Layer 1: may import ``jaxcfr._util``. Nothing here knows about tensors or JAX.
 

@@ -25,6 +25,10 @@ __all__ = ["CHANCE", "TERMINAL", "GameError", "format_history", "DECISION", "CHA
            "game_exception", "check_clone_independent", "clone_error", "node_snapshot",
            "real_number", "acting_player", "check_nash_value"]
 
+# Game states are annotated Any: the protocol (jaxcfr.game.protocol) imports this module, so
+# importing Game here, even under TYPE_CHECKING, would close an import loop (the loop check in
+# tests/test_structure.py reads every import).
+
 #: ``player_to_act()`` at a chance node.
 CHANCE = -1
 #: ``player_to_act()`` at a terminal node.
@@ -226,7 +230,7 @@ def game_exception(exc: BaseException, history: Sequence[Any]) -> GameError | No
                      rule="game-exception", history=history)
 
 
-def node_snapshot(state: Game, info: "NodeInfo") -> tuple:
+def node_snapshot(state: Any, info: "NodeInfo") -> tuple:
     """What a state reports at a node (kind, player, actions, probabilities, returns, the
     acting player's key): equal before and after anything that must not change it."""
     key = state.infoset_key(info.player) if info.kind == DECISION else None
@@ -234,7 +238,7 @@ def node_snapshot(state: Game, info: "NodeInfo") -> tuple:
             info.actions, info.probs, info.returns, key)
 
 
-def check_clone_independent(state: Game, info: "NodeInfo", action: Any, num_players: int,
+def check_clone_independent(state: Any, info: "NodeInfo", action: Any, num_players: int,
                             history: Sequence[Any]) -> None:
     """Stepping a clone of ``state`` must leave ``state`` as it was (rule ``clone``).
 
@@ -259,7 +263,7 @@ def clone_error(action: Any, history: Sequence[Any]) -> GameError:
                      rule="clone", history=history)
 
 
-def inspect_node(state: Game, num_players: int, history: Sequence[Any],
+def inspect_node(state: Any, num_players: int, history: Sequence[Any],
                  *, require_enumerable: bool = False) -> NodeInfo:
     """Check the node-local rules at ``state`` and return what it reported.
 
@@ -323,13 +327,14 @@ def inspect_node(state: Game, num_players: int, history: Sequence[Any],
         for a, p in zip(chance_actions, probs):
             if not math.isfinite(p) or p < 0:
                 _fail("chance-probability",
-                      f"chance outcome {a!r} has probability {p} (must be finite and >= 0)", history)
+                      f"chance outcome {a!r} has probability {p} (must be finite and >= 0)",
+                      history)
         total = math.fsum(probs)
         if abs(total - 1.0) > CHANCE_SUM_TOLERANCE:
             _fail("chance-sum", f"chance probabilities sum to {total!r}, not 1", history)
         if len(set(chance_actions)) != len(chance_actions):
-            _fail("chance-duplicate", f"chance_outcomes() repeats an outcome: {list(chance_actions)}",
-                  history)
+            _fail("chance-duplicate",
+                  f"chance_outcomes() repeats an outcome: {list(chance_actions)}", history)
         return NodeInfo(CHANCE_NODE, CHANCE, chance_actions, probs, None)
 
     if outcomes is not None:
@@ -418,7 +423,7 @@ def check_nash_value(game: Any, num_players: int) -> tuple[float, float] | None:
     return values[0], values[1]
 
 
-def check_terminal_step_refused(state: Game, history: Sequence[Any]) -> None:
+def check_terminal_step_refused(state: Any, history: Sequence[Any]) -> None:
     """``step`` at a terminal node must raise :class:`GameError` (and nothing else)."""
     probe = state.clone()
     try:
@@ -432,7 +437,7 @@ def check_terminal_step_refused(state: Game, history: Sequence[Any]) -> None:
           history)
 
 
-def player_to_act_consistent(state: Game, info: NodeInfo, history: Sequence[Any]) -> None:
+def player_to_act_consistent(state: Any, info: NodeInfo, history: Sequence[Any]) -> None:
     """``player_to_act()`` agrees with the node type."""
     p = state.player_to_act()
     if info.kind == CHANCE_NODE and p != CHANCE:

@@ -15,8 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["normalise", "trail", "check_payoff_range", "PAYOFF_HEADROOM", "action_sum", "all_finite",
-           "instantaneous_regret", "exploration_mix", "TIE_ULPS"]
+__all__ = ["normalise", "trail", "check_payoff_range", "PAYOFF_HEADROOM", "action_sum",
+           "all_finite", "instantaneous_regret", "exploration_mix", "TIE_ULPS"]
 
 #: Regrets within this many units in the last place of their row's largest value are ties.
 TIE_ULPS = 4

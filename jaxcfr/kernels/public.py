@@ -230,7 +230,6 @@ def counterfactual_values(t: PublicTensors, s: PublicStructure, strategy: jax.Ar
     ``players`` (a static tuple, or a traced ``[k]`` array; other rows 0), and every
     row's own reach (its player's strategy's reach of its node, 0 for a blocked hand)."""
     rows, actions = t.legal_mask.shape
-    H = max(s.hands)
     edge = edge_probabilities(t, s, strategy)
     reach = reach_pass(t, s, edge)
     batch = strategy.shape[2:]

@@ -41,8 +41,8 @@ from typing import NamedTuple
 from jaxcfr.game.contract import GameError
 
 __all__ = ["MemoryBudgetError", "MemoryEstimate", "memory_estimate", "estimate_bytes",
-           "default_memory_budget", "check_budget", "cautious_nodes", "format_bytes", "describe_fit",
-           "DEFAULT_MEMORY_FRACTION"]
+           "default_memory_budget", "check_budget", "cautious_nodes", "format_bytes",
+           "describe_fit", "DEFAULT_MEMORY_FRACTION"]
 
 #: Fraction of available memory a run may plan to use by default.
 DEFAULT_MEMORY_FRACTION = 0.5
@@ -126,7 +126,8 @@ def format_bytes(n: float) -> str:
 
 
 def describe_fit(size, num_players: int, budget: int) -> tuple[bool, str]:
-    """``(fits, sentence)`` for a :class:`~jaxcfr.lowering.size.SizeEstimate` against ``budget`` bytes."""
+    """``(fits, sentence)`` for a :class:`~jaxcfr.lowering.size.SizeEstimate` against
+    ``budget`` bytes."""
     need = memory_estimate(size.nodes, 0, max(1, size.max_actions), num_players).total
     if need <= budget:
         return True, (f"{size.describe()}, about {format_bytes(need)} to lower and solve, "

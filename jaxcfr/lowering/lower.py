@@ -8,10 +8,12 @@ row table with a trailing *sink* row that non-decision nodes point at.
 The walk itself (and every contract check) is :mod:`jaxcfr.lowering.walk`; large trees are
 walked by several processes (:mod:`jaxcfr.lowering.parallel`) into the same columns; the
 size probe before walking is :mod:`jaxcfr.lowering.size`, the memory budget
-:mod:`jaxcfr.lowering.budget`, and the on-disk cache of lowered games :mod:`jaxcfr.lowering.cache`.
+:mod:`jaxcfr.lowering.budget`, and the on-disk cache of lowered games
+:mod:`jaxcfr.lowering.cache`.
 
 Shapes: ``N`` nodes, ``I`` information-set rows (sink included), ``A`` max
-decision actions (chance edges use no row, so chance outcomes do not widen ``A``), ``P`` players, ``D`` levels.
+decision actions (chance edges use no row, so chance outcomes do not widen ``A``), ``P``
+players, ``D`` levels.
 
 Example::
 
@@ -225,8 +227,9 @@ def as_lowered(game, *, cache=None, report: dict | None = None,
     A game string names the lowered game (``LoweredGame.name``). With ``cache``
     (``True``: the default directory; or a directory), a game string is looked up
     in the on-disk cache of lowered games first and stored there after lowering
-    (:mod:`jaxcfr.lowering.cache`; ``JAXCFR_NO_CACHE=1`` turns it off). ``report`` (a dict, optional)
-    receives ``"cache"``: what the cache did (``hit: PATH``, ``stored: PATH``, ``off``, ...).
+    (:mod:`jaxcfr.lowering.cache`; ``JAXCFR_NO_CACHE=1`` turns it off). ``report`` (a dict,
+    optional) receives ``"cache"``: what the cache did (``hit: PATH``, ``stored: PATH``,
+    ``off``, ...).
     """
     report = {} if report is None else report
     report["cache"] = "off"

@@ -207,7 +207,8 @@ def forest(batch: LoweredGame) -> tuple[GameTensors, tuple[int, ...]]:
         payoff=nodes(t.payoff),
         legal_mask=t.legal_mask.reshape(b * rows, actions),
         infoset_player=t.infoset_player.reshape(-1),
-        infoset_rep=np.take_along_axis(position, t.infoset_rep, axis=1).reshape(-1).astype(np.int32),
+        infoset_rep=np.take_along_axis(position, t.infoset_rep,
+                                       axis=1).reshape(-1).astype(np.int32),
     )
     return tensors, tuple(int(x) for x in b * starts)
 

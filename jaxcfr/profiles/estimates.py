@@ -69,7 +69,8 @@ from jaxcfr.game.contract import GameError, check_protocol
 from jaxcfr.game.validate import probe_blind_spots
 from jaxcfr.game.determinize import (Determinized, EmpiricalChance, chance_below, draw_prefix,
                                     draw_seed)
-from jaxcfr.profiles.host_values import PolicySet, WalkStats, WalkTooLarge, trajectory_values, walk_values
+from jaxcfr.profiles.host_values import (PolicySet, WalkStats, WalkTooLarge, trajectory_values,
+                                         walk_values)
 from jaxcfr.lowering.lower import lower
 from jaxcfr.kernels.numerics import normalise
 from jaxcfr.profiles.profile import Profile

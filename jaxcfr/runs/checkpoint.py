@@ -39,8 +39,9 @@ import numpy as np
 from jaxcfr._util.atomic import atomic_write_bytes, atomic_write_text
 from jaxcfr.tensors import fingerprint  # noqa: F401 - re-exported: the lowered game's digest
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "READABLE_VERSIONS", "CheckpointError", "CheckpointCorruptError", "Checkpoint",
-           "fingerprint", "save", "load", "load_latest", "list_checkpoints"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "READABLE_VERSIONS", "CheckpointError",
+           "CheckpointCorruptError", "Checkpoint", "fingerprint", "save", "load", "load_latest",
+           "list_checkpoints"]
 
 FORMAT = "jaxcfr-checkpoint"
 #: Bumped whenever the layout changes; versions not in :data:`READABLE_VERSIONS` are refused.
@@ -170,7 +171,8 @@ def load(path: str | os.PathLike, *, fingerprint: str | None = None) -> Checkpoi
     try:
         meta = json.loads(sidecar.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise CheckpointCorruptError(f"checkpoint {npz}: sidecar {sidecar.name} is missing") from None
+        raise CheckpointCorruptError(
+            f"checkpoint {npz}: sidecar {sidecar.name} is missing") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise CheckpointCorruptError(f"checkpoint {npz}: sidecar {sidecar.name} is unreadable "
                                      f"({e}); the file is corrupted") from None

@@ -21,7 +21,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, NamedTuple, Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 

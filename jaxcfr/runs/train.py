@@ -363,7 +363,8 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
         if run.writer:
             _write_plot(run, config, metrics, labels, log, rows)
     resolved = None
-    if config.resolve is not None and not out.interrupted and run.writer:    # after the guard: Ctrl-C stops it
+    # after the guard: Ctrl-C stops it
+    if config.resolve is not None and not out.interrupted and run.writer:
         from jaxcfr.runs.resolving import resolve_after_training
         resolved = resolve_after_training(run.path, config, lowered, profiles[best], log,
                                           status)
@@ -378,7 +379,8 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
         resolve=resolved)
 
 
-def _restore(runner: RunnerProtocol, template: SolverState, ckpt: checkpoint.Checkpoint) -> SolverState:
+def _restore(runner: RunnerProtocol, template: SolverState,
+             ckpt: checkpoint.Checkpoint) -> SolverState:
     arrays = ckpt.arrays
     fields = template._fields
     if set(arrays) != set(fields):

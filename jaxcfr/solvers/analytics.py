@@ -88,7 +88,8 @@ def infoset_values(t: GameTensors, s: Structure, strategy: jax.Array) -> jax.Arr
     decision = trail(t.node_kind == DECISION, opp.ndim - 1)
     w = jnp.where(decision, passes.pick_player(opp, owner), 0)
     rows = t.legal_mask.shape[0]
-    num = jax.ops.segment_sum(w * passes.pick_player(values, owner), t.node_infoset, num_segments=rows)
+    num = jax.ops.segment_sum(w * passes.pick_player(values, owner), t.node_infoset,
+                              num_segments=rows)
     den = jax.ops.segment_sum(w, t.node_infoset, num_segments=rows)
     return jnp.where(den > 0, num / jnp.where(den > 0, den, 1), 0)
 

@@ -11,8 +11,9 @@ function::
 ``tensors`` / ``structure`` are one game's (``[N]``, ``[I, A]``, ...); ``player`` is
 ``None`` (update every player at once) or a traced int scalar (one player of an
 alternating update); ``keys`` is the half-step's PRNG key array (one key per batch
-member; :mod:`jaxcfr.kernels.keys`); ``hp`` the run's :class:`~jaxcfr.solvers.parameters.HyperParams`;
-``arrays`` what :meth:`~Estimator.prepare` made (traced). A *dense* estimator
+member; :mod:`jaxcfr.kernels.keys`); ``hp`` the run's
+:class:`~jaxcfr.solvers.parameters.HyperParams`; ``arrays`` what
+:meth:`~Estimator.prepare` made (traced). A *dense* estimator
 (:attr:`Estimator.dense`: full width) gets the current strategy ``[I, A, *b]`` as
 ``current`` and returns an :class:`Estimate` of whole tables, which lets the engine use
 its shared / forest / split layouts; a *sparse* one gets a :class:`Policy` (the current

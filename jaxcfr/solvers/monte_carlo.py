@@ -293,8 +293,8 @@ class MonteCarlo(Estimator):
         (samples Q(z))``: ``n(z) / samples`` under external sampling, times the others'
         reach without chance under chance sampling, over the traverser's sampling reach
         under outcome sampling. The sequence form (where :attr:`values` is it) sums it over
-        leaves and rows; the node passes otherwise. Averaging: counts reach every row, so the strategy
-        sums take the exact own reach (CFR's average), as the exact estimator does.
+        leaves and rows; the node passes otherwise. Averaging: counts reach every row, so the
+        strategy sums take the exact own reach (CFR's average), as the exact estimator does.
         """
         shared = self._shared(t, s, current, eps)
         regret = instantaneous_regret(self._count_values(t, s, current, shared, player, n),

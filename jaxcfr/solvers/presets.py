@@ -65,8 +65,8 @@ from jaxcfr.solvers.rules import (DiscountedRegret, PolynomialAverage,
 from jaxcfr.solvers.solver import Solver
 
 __all__ = ["cfr", "cfr_plus", "linear_cfr", "dcfr", "pcfr_plus", "dcfr_plus", "pdcfr_plus",
-           "hs_pcfr_plus", "postflop_dcfr", "ALGORITHMS", "ALIASES", "resolve_algorithm", "make_solver",
-           "named_parameters"]
+           "hs_pcfr_plus", "postflop_dcfr", "ALGORITHMS", "ALIASES", "resolve_algorithm",
+           "make_solver", "named_parameters"]
 
 
 def cfr(alternating: bool = False) -> Solver:

@@ -111,7 +111,8 @@ def range_text(rng) -> str:
     if rng.random() > 0.15:                 # most strings well formed
         groups = [g for g in groups if not any(b in g for b in (
             "AKx", "KAs", "AAs", "QQ-KK", "A2s-A5s", "AKs-KQo", "AsAs", "ZZ", "1.5", "-1",
-            ":,", "AKs--", "T9s-86s", "+x", "AKs-AKs", "7c7c", "99-99")) and g not in ("A", "AKo+:")] or ["AA"]
+            ":,", "AKs--", "T9s-86s", "+x", "AKs-AKs", "7c7c", "99-99"))
+            and g not in ("A", "AKo+:")] or ["AA"]
     return rng.choice([",", ", ", " ,"]).join(groups)
 
 
