@@ -22,6 +22,19 @@ os.environ["JAXCFR_COMPILATION_CACHE_DIR"] = _XLA_CACHE.name
 os.environ["JAXCFR_NO_COMPILATION_CACHE"] = "1"
 
 
+_SLOW_LIST = os.path.join(os.path.dirname(__file__), "slow.txt")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests listed in tests/slow.txt ``slow`` (the default run leaves them out)."""
+    import pytest
+    with open(_SLOW_LIST) as f:
+        listed = {line.strip() for line in f if line.strip() and not line.startswith("#")}
+    for item in items:
+        if item.nodeid in listed:
+            item.add_marker(pytest.mark.slow)
+
+
 # ``JAXCFR_TEST_CPU=FILE``: append each test's CPU seconds (this process's threads and the
 # subprocesses it waited for; module fixtures count to the first test that uses them) to
 # FILE as ``seconds<TAB>node id`` lines: which tests to mark slow, measured on a shared
