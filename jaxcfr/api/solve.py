@@ -30,7 +30,7 @@ from jaxcfr._util import arguments
 from jaxcfr._util.arguments import ArgumentError, api_spelling, optional_positive_int, \
     positive_int
 from jaxcfr._util.precision import PRECISIONS
-from jaxcfr.api.public import public_game_of, solve_public_options
+from jaxcfr.api.public_result import PublicSolveResult
 from jaxcfr.engine.loop import Hooks, compile_reporting, run_loop
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.engine.distributed import Cluster
@@ -41,6 +41,7 @@ from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers.estimators import Estimator
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.solver import Solver, SolverState
+from jaxcfr.lowering.public import public_game_of
 from jaxcfr.tensors import LoweredGame
 
 __all__ = ["solve", "solve_with", "SolveOptions", "SolveResult", "DeviceOptions",
@@ -279,8 +280,9 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
     Args:
       game: a game string (``"leduc_poker"``, ``"x.efg"``), a Game, or a LoweredGame
         (a stacked one solves the whole batch). A public tree (a PublicGame, one lowered
-        by ``jaxcfr.lower_public``, or a string with ``tree='public'``) is solved by
-        :func:`jaxcfr.solve_public` and gives its :class:`PublicSolveResult`.
+        by ``jaxcfr.lower_public``, a string with ``tree='public'`` or naming a public
+        game such as ``holdem_spot``) runs through the same Runner (its value kernel is
+        the seam's ``PublicTree``) and gives a :class:`PublicSolveResult`.
       algorithm: a preset name (``cfr``, ``cfr+``, ``lcfr``, ``dcfr``, ``pcfr+``,
         ``dcfr+``, ``pdcfr+``, ``hs-pcfr+``; any case, aliases as ``cfr_plus``) or a
         Solver (one made of your own parts too).
@@ -327,24 +329,35 @@ def solve_with(game: Any, options: SolveOptions, report: Report | None = None, *
     ``spell`` names the arguments in the errors found once the game is known."""
     report = report or Report()
     public = public_game_of(game)               # a public tree (docs/public_trees.md)
-    if public is not None:
-        return solve_public_options(public, options, report)
+    if public is not None and options.device.cluster is not None:
+        raise ArgumentError("a public tree is solved in one process (no cluster)",
+                            argument=spell("cluster"))
     cluster = options.device.cluster
     if cluster is not None:
         cluster.initialize()                        # before anything touches a device
     mesh = None if cluster is None else batch_mesh()
     label = os.fspath(game) if isinstance(game, (str, os.PathLike)) else ""
-    runner = make_runner(game, options, status=report.status, mesh=mesh, spell=spell,
-                         label=label, cache=options.load.cache, workers=options.load.workers)
+    runner = make_runner(public or game, options, status=report.status, mesh=mesh,
+                         spell=spell, label=label, cache=options.load.cache,
+                         workers=options.load.workers)
     try:
-        return _solve(runner, options.iterations, options.eval_every, report.callback,
-                      report.progress, report.status)
+        result = _solve(runner, options.iterations, options.eval_every, report.callback,
+                        report.progress, report.status, profile=public is None)
     finally:
         runner.close()
+    if public is not None:                      # what a public tree's result adds
+        return PublicSolveResult(result.lowered, result.solver, result.state,
+                                 result.average_strategy, result.metrics, result.final,
+                                 result.seconds, result.compile_seconds,
+                                 result.iterations_per_second, result.chance)
+    return result
 
 
-def _solve(runner: RunnerProtocol, iterations, eval_every, callback, progress, status
-           ) -> SolveResult:
+def _solve(runner: RunnerProtocol, iterations, eval_every, callback, progress, status,
+           profile: bool = True) -> SolveResult:
+    """The run loop of :func:`solve_with`; ``profile``: make the result's
+    :class:`~jaxcfr.Profile` (a public tree's is made on demand:
+    ``PublicSolveResult.to_profile``)."""
     state, compile_seconds = compile_reporting(runner, runner.init(), status)
     start = time.perf_counter()
 
@@ -364,7 +377,7 @@ def _solve(runner: RunnerProtocol, iterations, eval_every, callback, progress, s
                    compile_seconds=compile_seconds, wall=lambda: time.perf_counter() - start)
     if out.interrupted:            # between two chunks: solve has nothing to keep, so stop
         raise KeyboardInterrupt
-    profiles = runner.profiles(out.state) if runner.batch_members == 1 else []
+    profiles = runner.profiles(out.state) if profile and runner.batch_members == 1 else []
     return SolveResult(
         lowered=runner.lowered, solver=runner.solver, state=out.state,
         average_strategy=runner.profile(out.state),

@@ -129,7 +129,9 @@ class Runner:
     ``solve`` and ``train`` call).
 
     Args:
-      lowered: a LoweredGame (single or stacked).
+      lowered: a LoweredGame (single or stacked), or a public tree
+        (:class:`~jaxcfr.lowering.public.PublicLowered`: the seam chooses its value
+        kernel, :class:`~jaxcfr.kernels.values.PublicTree`; full-width solvers only).
       solver: a :class:`~jaxcfr.solvers.solver.Solver`.
       parameters: optional dict of the solver's traced parameters by name
         (:attr:`~jaxcfr.solvers.solver.Solver.parameters`: the parts' own, e.g.
@@ -169,7 +171,6 @@ class Runner:
         parameters = solver.check_parameters(dict(parameters or {}))
         self.settings = {k: v for k, v in parameters.items()
                          if isinstance(v, list)}       # the parameters that vary in the batch
-        check_payoff_range(lowered.tensors.payoff, self.dtype, lowered.name or "the game")
         with self.scope():
             self.hp: HyperParams = solver.hyperparams(self.dtype, **parameters)
             self.hp_batch: tuple[int, ...] = self.hp.batch_shape
@@ -205,6 +206,8 @@ class Runner:
         self.values, self.layout, self.evaluation_values = choose_seam(
             self.device_lowered, solver.estimator, sharded=mesh is not None,
             sequence_form=sequence_form)
+        check_payoff_range(self.values.payoffs(lowered.tensors), self.dtype,
+                           lowered.name or "the game")
         # the estimator's host preparation: its static facts go into the (static) solver,
         # its arrays are traced arguments of the step; it computes with the chosen kernel
         estimator, arrays = solver.estimator.prepare(self.device_lowered)

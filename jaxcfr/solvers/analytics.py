@@ -200,8 +200,9 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
     batched = lowered.batch_size is not None
     with precision.scope(dtype):
         if tensors is None:                  # (a Runner checked its own when it made them)
-            check_payoff_range(lowered.tensors.payoff, dtype, lowered.name or "the game")
             values = evaluation_kernel(lowered, sequence_form)
+            check_payoff_range(values.payoffs(lowered.tensors), dtype,
+                               lowered.name or "the game")
             tensors = device_tensors(lowered, dtype, values=values)
         elif values is None:
             raise ValueError("evaluate() was given tensors without the value kernel they were "
