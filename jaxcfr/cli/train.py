@@ -98,7 +98,8 @@ def run_train(args: argparse.Namespace) -> int:
         cluster.initialize()            # before anything touches a device
     heavy()
     from jaxcfr.runs.config import load_config
-    from jaxcfr.runs.progress import make_progress, make_status
+    from jaxcfr.lowering.public import public_game_of
+    from jaxcfr.runs.progress import make_progress, make_status, pot_of
     from jaxcfr.runs.rundir import RunDir
     from jaxcfr.runs.train import train
     if args.resume:
@@ -107,7 +108,10 @@ def run_train(args: argparse.Namespace) -> int:
     if args.quiet:
         overrides.append("run.quiet=true")
     config = load_config(config_path, overrides=overrides, trust_code=args.trust_code)
-    display = make_progress(config.solver.iterations, quiet=config.run.quiet, stream=sys.stderr)
+    # a poker spot (holdem_spot): the exploitability also in percent of its pot
+    pot = None if config.game.batched else pot_of(public_game_of(config.game.members[0][0]))
+    display = make_progress(config.solver.iterations, quiet=config.run.quiet, stream=sys.stderr,
+                            pot=pot)
     try:
         with make_status(quiet=config.run.quiet, stream=sys.stderr) as status:
             result = _train_or_lost(cluster, lambda: train(
@@ -120,7 +124,7 @@ def run_train(args: argparse.Namespace) -> int:
                           "interrupted": result.interrupted, "members": result.members,
                           "final": result.final, "abstraction": result.abstraction}))
     else:
-        _print_summary(result)
+        _print_summary(result, pot)
     if result.interrupted:
         what = "terminated" if result.stopped_by == "SIGTERM" else "interrupted"
         print(f"{what} at iteration {result.iteration}; checkpoint written. Resume with:\n"
@@ -170,7 +174,8 @@ def _fmt(x: Any) -> str:
     return f"{x:.6g}"
 
 
-def _print_summary(result) -> None:
+def _print_summary(result, pot: float | None = None) -> None:
+    """The run's summary; ``pot``: a poker spot's, the exploitability also in percent."""
     final = result.final or {}
     cfg = result.config
     print(f"run directory   {result.run_dir}")
@@ -201,7 +206,10 @@ def _print_summary(result) -> None:
         print(f"(* best member: written to {result.run_dir / 'profile.npz'})")
     else:
         if final.get("exploitability") is not None:
-            print(f"exploitability  {_fmt(final['exploitability'])}")
+            e = final["exploitability"]
+            share = (f"  ({100 * e / pot:.4f}% of the pot {pot:g})"
+                     if pot is not None and isinstance(e, float) else "")
+            print(f"exploitability  {_fmt(e)}{share}")
         if final.get("nash_conv") is not None:
             print(f"nash_conv       {_fmt(final['nash_conv'])}")
         if name not in ("exploitability", "nash_conv"):
