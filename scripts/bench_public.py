@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import platform
 import resource
@@ -33,7 +34,6 @@ import numpy as np
 
 import jaxcfr
 from jaxcfr._util import precision
-from jaxcfr.api.public import _chunk
 from jaxcfr.solvers.analytics import device_tensors
 from jaxcfr.solvers.public import public_device_tensors, public_solver
 from jaxcfr_games.public_leduc import PublicLeduc
@@ -57,6 +57,15 @@ def _cpu() -> float:
     workers)."""
     child = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + child.ru_utime + child.ru_stime
+
+
+@functools.partial(jax.jit, static_argnames=("solver", "structure", "count"))
+def _chunk(tensors, state, hp, *, solver, structure, count):
+    """``count`` iterations of ``solver`` in one compiled loop (the Runner's chunk without
+    its traced count and layouts: the public kernel alone)."""
+    carry = jax.lax.fori_loop(0, count, lambda _, c: solver.step(tensors, structure, c, hp),
+                              solver.start(tensors, state))
+    return carry.state
 
 
 def _time(solver, tensors, structure, iterations, dtype):
