@@ -68,8 +68,10 @@ def _reference(lowered, algorithm: str, iterations: int):
     return out, average
 
 
-@pytest.mark.parametrize("game,algorithm", [(LEDUC, "cfr+"), (LEDUC, "pcfr+"),
-                                            (SPOT, "postflop-dcfr")])
+@pytest.mark.parametrize("game,algorithm", [
+    pytest.param(LEDUC, "cfr+", id="leduc-cfr+"),
+    pytest.param(LEDUC, "pcfr+", id="leduc-pcfr+", marks=pytest.mark.slow),
+    pytest.param(SPOT, "postflop-dcfr", id="spot-postflop-dcfr")])
 def test_the_runner_is_the_previous_path_after_every_iteration(game, algorithm):
     lowered = jaxcfr.lower_public(jaxcfr.load_game(game),
                                   terminals="ranked" if game == SPOT else "auto")
