@@ -98,6 +98,14 @@ def test_the_seam_chooses_the_public_kernel_and_make_runner_a_runner():
     assert seam.values == choose_kernel("public") == PublicTree() and seam.layout == Single()
     with pytest.raises(ValueError, match="full width"):
         choose_seam(lowered, jaxcfr.ExternalSampling(samples=4), backend="cpu")
+    # jaxcfr.evaluate takes a public tree through the same choice
+    mask = lowered.tensors.legal_mask
+    table = np.where(mask, np.arange(1, mask.shape[1] + 1), 0) / np.where(
+        mask, np.arange(1, mask.shape[1] + 1), 0).sum(1, keepdims=True)
+    ours = jaxcfr.evaluate(lowered, table, dtype="float64")
+    theirs = evaluate_public(lowered, table, dtype="float64")
+    assert abs(ours["exploitability"] - theirs["exploitability"]) <= 1e-12
+    np.testing.assert_allclose(ours["values"], theirs["values"], rtol=0, atol=1e-12)
     runner = make_runner(LEDUC, SolveOptions.check({"algorithm": "dcfr", "iterations": 10}),
                          label=LEDUC)
     assert isinstance(runner, jaxcfr.Runner) and runner.values == PublicTree()
