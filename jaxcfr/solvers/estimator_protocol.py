@@ -4,7 +4,7 @@ exact (full-width) estimator.
 An estimator (:mod:`jaxcfr.solvers.estimators` lists them and says what each computes)
 is a frozen, hashable :class:`Estimator` (static in compiled code) with a host
 preparation and a device function. A *dense* one reads the current strategy
-``[I, A, *b]`` and returns an :class:`Estimate` of whole tables; a *sparse* one reads a
+``[I, A, *b]`` and returns a :class:`DenseEstimate` of whole tables; a *sparse* one reads a
 :class:`Policy` (the strategy row by row) and returns a :class:`RowEstimate` of the rows
 it touched (:func:`densify` turns one into whole tables, for inspection and tests).
 
@@ -25,11 +25,11 @@ from jaxcfr.kernels.numerics import instantaneous_regret, normalise
 from jaxcfr.kernels.values import NODE_PASSES, ValueKernel
 from jaxcfr.tensors import GameTensors, LoweredGame, Structure
 
-__all__ = ["Estimate", "RowEstimate", "Policy", "Estimator", "Exact", "densify",
+__all__ = ["DenseEstimate", "RowEstimate", "Policy", "Estimator", "Exact", "densify",
            "players_of", "rows_of"]
 
 
-class Estimate(NamedTuple):
+class DenseEstimate(NamedTuple):
     """What a dense estimator returns (``*b``: trailing batch axes).
 
     ``average_rows`` says whose strategy sums this half-step owns: the averaging rule
@@ -116,7 +116,7 @@ def rows_of(t: GameTensors, player) -> jax.Array:
     return t.infoset_player >= 0 if player is None else t.infoset_player == player
 
 
-def densify(est: RowEstimate, rows: int, actions: int, members: int = 1) -> Estimate:
+def densify(est: RowEstimate, rows: int, actions: int, members: int = 1) -> DenseEstimate:
     """A :class:`RowEstimate` as dense ``[I, A, B]`` tables (for inspection and tests)."""
     def scatter(row, values):
         index = (row[:, None] * actions + jnp.arange(actions)[None, :]) * members \
@@ -124,7 +124,7 @@ def densify(est: RowEstimate, rows: int, actions: int, members: int = 1) -> Esti
         return jnp.zeros(rows * actions * members, values.dtype).at[index].add(
             values).reshape(rows, actions, members)
     average = scatter(est.average_row, est.average)
-    return Estimate(scatter(est.regret_row, est.regret), average,
+    return DenseEstimate(scatter(est.regret_row, est.regret), average,
                     jnp.zeros(rows, bool).at[est.average_row].set(True).at[rows - 1].set(False))
 
 
@@ -135,7 +135,7 @@ class Estimator:
     Class attributes:
       name: its name in :data:`ESTIMATORS` (``--sampling``, ``solver.sampling``).
       dense: full width: :meth:`estimate` takes the strategy ``[I, A, *b]`` and returns an
-        :class:`Estimate`; else a :class:`Policy` and a :class:`RowEstimate`.
+        :class:`DenseEstimate`; else a :class:`Policy` and a :class:`RowEstimate`.
       seeded: it draws from the PRNG keys (a run's seed changes its result).
 
     Attributes:
@@ -178,10 +178,10 @@ class Exact(Estimator):
     """
     name: ClassVar[str] = "none"
 
-    def estimate(self, t, s, current, player, keys=None, hp=None, arrays=None) -> Estimate:
+    def estimate(self, t, s, current, player, keys=None, hp=None, arrays=None) -> DenseEstimate:
         q, own = self.values.counterfactual_values(t, s, current, players_of(s, player))
         regret = instantaneous_regret(q, current, t.legal_mask)
-        return Estimate(regret, own[:, None] * current, rows_of(t, player))
+        return DenseEstimate(regret, own[:, None] * current, rows_of(t, player))
 
     def describe(self) -> str:
         return "exact"
