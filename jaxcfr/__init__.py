@@ -90,7 +90,7 @@ def _load() -> None:
                                       RegretMatchingPlus, RegretRule, RestartedAverage,
                                       ScheduledAverage)
     from jaxcfr.solvers.solver import Solver, SolverState
-    from jaxcfr.profiles.estimates import (empirical_game, estimate_profile, estimate_record,
+    from jaxcfr.profiles.value_estimates import (empirical_game, estimate_profile, estimate_record,
                                            estimate_values)
     from jaxcfr.profiles.profile import Profile, evaluate_profile
     from jaxcfr.engine.runner import Runner, batch_mesh

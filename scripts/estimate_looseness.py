@@ -17,7 +17,7 @@ import argparse
 import time
 
 import jaxcfr
-from jaxcfr.profiles import estimates
+from jaxcfr.profiles import value_estimates
 
 CASES = [
     # (game trained and estimated, its exact twin or None, algorithm, iterations)
@@ -45,7 +45,7 @@ def main() -> None:
         root = jaxcfr.load_game(game)
         for fit in fits:
             start = time.perf_counter()
-            est = estimates.estimate_profile(root, result.profile, samples=args.samples,
+            est = value_estimates.estimate_profile(root, result.profile, samples=args.samples,
                                              train_samples=fit)
             seconds = time.perf_counter() - start
             ex = est.exploitability

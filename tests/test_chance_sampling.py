@@ -15,7 +15,7 @@ import pytest
 import jaxcfr
 from jaxcfr._util.tracing import TRACES
 from jaxcfr.engine import sampled_chance
-from jaxcfr.profiles import estimates
+from jaxcfr.profiles import value_estimates
 from jaxcfr.cli import app
 from jaxcfr.engine.sampled_chance import SampledChanceRunner
 from jaxcfr.game.determinize import Determinized, EmpiricalChance, draw_prefix
@@ -229,7 +229,7 @@ def test_solve_chooses_sampled_chance_where_chance_cannot_be_enumerated():
     assert result.final["metric"] == est["exploitability_lower_bound"]
     # the estimates' size is proportionate to the run (issue 18, item 8: it was 20,000)
     assert len(est["values_interval"]) == 2 and (est["train_samples"], est["samples"]) == \
-        estimates.run_draws(200 * sampled_chance.DEFAULT_DRAWS)
+        value_estimates.run_draws(200 * sampled_chance.DEFAULT_DRAWS)
     assert "sampled chance" in repr(result)
     with pytest.raises(jaxcfr.GameError, match="chance-not-enumerable"):
         jaxcfr.solve(SMALL_DICE, "cfr+", 10, chance="exact")

@@ -1,4 +1,5 @@
-"""Estimated analytics (jaxcfr.profiles.estimates) against exact values; transposition caching.
+"""Host value estimates (jaxcfr.profiles.value_estimates) against exact values; transposition
+caching.
 
 The oracles: jaxcfr.evaluate's exact values and best-response gains on games small
 enough to lower (Kuhn poker; ``dice_poker``, which is ``sampled_dice_poker`` with its
@@ -16,7 +17,7 @@ import pytest
 
 import jaxcfr
 from jaxcfr.cli import app
-from jaxcfr.profiles.estimates import RECORD_KEYS, interval, t_quantile
+from jaxcfr.profiles.value_estimates import RECORD_KEYS, interval, t_quantile
 from jaxcfr.profiles.host_values import PolicyError, PolicySet, WalkStats, walk_values
 from jaxcfr_games.dice_poker import DicePoker
 from jaxcfr_games.sampled_poker import SampledDicePoker

@@ -3,7 +3,7 @@
 When a game cannot be lowered (chance that cannot be enumerated, or a tree too large),
 :func:`jaxcfr.evaluate` cannot compute a profile's exact metrics. These functions
 *estimate* them by Monte Carlo over chance, with confidence intervals. They are
-estimates, labelled as such everywhere (``Estimate.estimate`` is ``True``; the record
+estimates, labelled as such everywhere (``ValueEstimate.estimate`` is ``True``; the record
 has ``"estimate": true``), never exact values.
 
 What is estimated, for a profile ``sigma`` and each player ``i``:
@@ -76,12 +76,12 @@ from jaxcfr.kernels.numerics import normalise
 from jaxcfr.profiles.profile import Profile
 # METHODS, DEFAULT_TRAIN_SAMPLES, DEFAULT_SAMPLES, MAX_NODES: read by the command line
 # without JAX
-from jaxcfr.profiles.estimate_options import (DEFAULT_SAMPLES, DEFAULT_TRAIN_SAMPLES,
+from jaxcfr.profiles.value_estimate_options import (DEFAULT_SAMPLES, DEFAULT_TRAIN_SAMPLES,
                                               MAX_NODES, METHODS, check_options)
 from jaxcfr.game.registry import load_game
 from jaxcfr.tensors import LoweredGame
 
-__all__ = ["Estimate", "ProfileEstimates", "Empirical", "estimate_values", "estimate_profile",
+__all__ = ["ValueEstimate", "ProfileEstimates", "Empirical", "estimate_values", "estimate_profile",
            "estimate_record", "empirical_game", "interval", "run_draws", "METHODS", "RECORD_KEYS"]
 
 #: Keys of :meth:`ProfileEstimates.record` (plain JSON values).
@@ -102,7 +102,7 @@ ESTIMATE_SIZES = ("proportionate", "full", "quick")
 _HELD_OUT, _TRAIN, _PROBE = 1, 2, 3
 
 
-class Estimate(NamedTuple):
+class ValueEstimate(NamedTuple):
     """A Monte Carlo estimate with its confidence interval (an estimate, not an exact value)."""
     value: float       # the mean of the draws
     low: float         # the interval: value -+ t_{samples-1} * stderr
@@ -118,7 +118,7 @@ class Estimate(NamedTuple):
                 for k, v in self._asdict().items()}
 
 
-def interval(draws, confidence: float = 0.95) -> Estimate:
+def interval(draws, confidence: float = 0.95) -> ValueEstimate:
     """The mean of independent, identically distributed ``draws`` ``[n]`` (n >= 2) with a
     Student-t interval of nominal coverage ``confidence``."""
     x = np.asarray(draws, dtype=np.float64).reshape(-1)
@@ -128,7 +128,7 @@ def interval(draws, confidence: float = 0.95) -> Estimate:
     mean = float(x.mean())
     stderr = float(x.std(ddof=1) / math.sqrt(n))
     half = t_quantile((1 + confidence) / 2, n - 1) * stderr
-    return Estimate(mean, mean - half, mean + half, stderr, n, float(confidence))
+    return ValueEstimate(mean, mean - half, mean + half, stderr, n, float(confidence))
 
 
 def t_quantile(p: float, df: int) -> float:
@@ -161,10 +161,10 @@ def t_quantile(p: float, df: int) -> float:
 
 class ProfileEstimates(NamedTuple):
     """What :func:`estimate_profile` estimated (``P`` players); see the module docs."""
-    values: tuple[Estimate, ...]            # [P] v_i(sigma)
-    gains: tuple[Estimate, ...]             # [P] v_i(b_i, sigma_-i) - v_i(sigma), held out
-    nash_conv: Estimate                     # sum of the gains
-    exploitability: Estimate | None         # nash_conv / 2 (two-player constant-sum)
+    values: tuple[ValueEstimate, ...]            # [P] v_i(sigma)
+    gains: tuple[ValueEstimate, ...]             # [P] v_i(b_i, sigma_-i) - v_i(sigma), held out
+    nash_conv: ValueEstimate                     # sum of the gains
+    exploitability: ValueEstimate | None         # nash_conv / 2 (two-player constant-sum)
     gains_in_sample: tuple[float, ...]      # [P] the responses' gains on the training draws
     train_samples: int
     seed: int
@@ -219,7 +219,7 @@ def run_draws(consumed: int) -> tuple[int, int]:
 def estimate_values(game, profile=None, *, samples: int = 1000, seed: int = 0,
                     confidence: float = 0.95, method: str = "auto",
                     enumerate_chance: bool = False, transpositions: bool = True,
-                    max_nodes: int = MAX_NODES) -> tuple[Estimate, ...]:
+                    max_nodes: int = MAX_NODES) -> tuple[ValueEstimate, ...]:
     """Each player's expected value under ``profile``, estimated over ``samples`` draws.
 
     Args:
@@ -237,7 +237,7 @@ def estimate_values(game, profile=None, *, samples: int = 1000, seed: int = 0,
       enumerate_chance: enumerate chance nodes that list their outcomes (``exact`` only).
       transpositions: memoise on ``state_hash()`` where the game opts in (never otherwise).
     Returns:
-      ``[P]`` :class:`Estimate` (the same held-out draws as :func:`estimate_profile`).
+      ``[P]`` :class:`ValueEstimate` (the same held-out draws as :func:`estimate_profile`).
     """
     game, policies = _prepare(game, profile)
     samples, seed, confidence = _check(samples, seed, confidence, method, max_nodes)

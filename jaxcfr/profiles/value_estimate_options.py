@@ -1,4 +1,4 @@
-"""The options of :mod:`jaxcfr.profiles.estimates` that ``jaxcfr estimate`` checks and
+"""The options of :mod:`jaxcfr.profiles.value_estimates` that ``jaxcfr estimate`` checks and
 shows before anything heavy is imported (no JAX here)."""
 
 from jaxcfr._util import arguments
