@@ -10,7 +10,7 @@ Three measurements (``python scripts/bench.py --lowering`` / ``--memory`` run th
   (``VmHWM`` after resetting it, minus the resident size before), the lowered game
   kept, and the peak of a short solve (compile, two chunks of CFR+, one evaluation),
   plus XLA's memory analysis of the compiled chunk and evaluation; each beside
-  :func:`jaxcfr.memory_estimate`, in bytes per node. On a CPU the device is the host.
+  :func:`jaxcfr.memory_footprint`, in bytes per node. On a CPU the device is the host.
 * ``nodes``: nodes per CPU-second of this process (one worker) of ``jaxcfr.lower``, of
   its walk alone, of the game calls the walk makes and nothing else (the contract's
   floor), and of a plain Python walk of the same game (kind, moves, the acting player's
@@ -139,7 +139,7 @@ def measure_memory(game_string: str, workers: int = 1) -> dict:
         return {k: int(getattr(m, f"{k}_size_in_bytes")) for k in
                 ("argument", "output", "temp", "alias", "generated_code")}
 
-    est = jaxcfr.memory_estimate(n, rows, a, p)
+    est = jaxcfr.memory_footprint(n, rows, a, p)
     return {"game": game_string, "workers": workers, "nodes": n, "rows": rows,
             "max_actions": a, "players": p,
             "measured": {"lowering_peak": lowering_peak, "lowered_kept": kept,

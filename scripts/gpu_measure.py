@@ -62,7 +62,7 @@ class Measure(Layouts, Determinism):
         large, through the cache; ``info``: seconds, workers, what the cache did."""
         if text in self.lowered:
             return self.lowered[text]
-        size = jaxcfr.estimate_size(jaxcfr.load_game(text))
+        size = jaxcfr.probe_size(jaxcfr.load_game(text))
         workers = self.args.workers if size.nodes >= PARALLEL_NODES else 1
         report: dict = {}
         start = time.perf_counter()
@@ -126,7 +126,7 @@ class Measure(Layouts, Determinism):
 
     def forest_reference(self) -> str:
         total = self.sizes.forest_copies * sum(
-            jaxcfr.estimate_size(jaxcfr.load_game(f"leduc_poker(ranks={r})")).nodes
+            jaxcfr.probe_size(jaxcfr.load_game(f"leduc_poker(ranks={r})")).nodes
             for r in self.sizes.forest_ranks)
         return closest_leduc(total)
 
@@ -138,7 +138,7 @@ class Measure(Layouts, Determinism):
             lowered, info = self.lower(text)
             return {"game": text, **info, "device": host}
         games = sorted(self.games_needed(),
-                       key=lambda g: jaxcfr.estimate_size(jaxcfr.load_game(g)).nodes)
+                       key=lambda g: jaxcfr.probe_size(jaxcfr.load_game(g)).nodes)
         self.items("lowering", clock, [(g, g, lambda g=g: one(g)) for g in games])
 
     def open_device(self) -> None:

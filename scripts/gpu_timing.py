@@ -112,7 +112,7 @@ def closest_leduc(nodes: float, limit: int = 75) -> str:
     best = None
     for ranks in range(3, limit + 1):
         text = f"leduc_poker(ranks={ranks})"
-        size = jaxcfr.estimate_size(jaxcfr.load_game(text)).nodes
+        size = jaxcfr.probe_size(jaxcfr.load_game(text)).nodes
         if best is None or abs(size - nodes) < abs(best[1] - nodes):
             best = (text, size)
         if size > nodes:

@@ -561,7 +561,7 @@ def test_the_memory_budget_variable_is_named(monkeypatch):
     monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", "1000")
     with pytest.raises(jaxcfr.MemoryBudgetError, match="JAXCFR_MEMORY_BUDGET"):
         jaxcfr.lower(jaxcfr.load_game("leduc_poker"))
-    size = jaxcfr.estimate_size(jaxcfr.load_game("leduc_poker"))
+    size = jaxcfr.probe_size(jaxcfr.load_game("leduc_poker"))
     assert "JAXCFR_MEMORY_BUDGET" in describe_fit(size, 2, 1000)[1]
 
 
