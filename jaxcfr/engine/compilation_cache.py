@@ -7,7 +7,7 @@ on Leduc that is most of a short solve's wall time (``docs/benchmarks.md``, cold
 command line turn it on; nothing else in the process changes (only JAX's own cache
 settings, which JAX keeps per process). Beside JAX's entries, in ``jaxcfr-programs/``,
 jaxcfr keeps its chunk, evaluation, profile and finiteness check under a key made
-before tracing (:mod:`jaxcfr._util.programs`), so that a later process neither traces
+before tracing (:mod:`jaxcfr._util.program_cache`), so that a later process neither traces
 nor lowers them either (Leduc: a warm solve's 0.3 s); they follow this cache: on where
 it is on, off where it is off.
 
@@ -16,7 +16,7 @@ entries and jaxcfr's alike): keep it private, as the default is (created 0700; j
 entries 0600); a cache shared with or copied from someone is trusted with your account.
 Reading an entry runs no Python code: jaxcfr's are read by a restricted unpickler and
 refused (removed, logged, compiled again) when hostile, cut, foreign or writable by
-others (:mod:`jaxcfr._util.programs`, "Trust").
+others (:mod:`jaxcfr._util.program_cache`, "Trust").
 
 Where: ``$JAXCFR_COMPILATION_CACHE_DIR``, else ``$XDG_CACHE_HOME/jaxcfr/xla``, else
 ``~/.cache/jaxcfr/xla``. A cache directory the process already gave JAX
@@ -50,7 +50,7 @@ CACHE_DIR_ENV = "JAXCFR_COMPILATION_CACHE_DIR"
 #: ``=1`` turns the compilation cache off for the whole process.
 OFF_ENV = "JAXCFR_NO_COMPILATION_CACHE"
 #: Programs that compile faster than this are not written by JAX. 0: every one, also the
-#: small ones (jaxcfr's own are kept by :mod:`jaxcfr._util.programs` whatever their time).
+#: small ones (jaxcfr's own are kept by :mod:`jaxcfr._util.program_cache` whatever their time).
 MIN_COMPILE_SECONDS = 0.0
 
 

@@ -22,7 +22,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from jaxcfr._util import programs
+from jaxcfr._util import program_cache
 from jaxcfr._util.arguments import nonnegative_int, positive_int
 from jaxcfr._util.host_arrays import to_host
 from jaxcfr.engine.protocol import RunnerProtocol
@@ -255,7 +255,7 @@ def run_loop(runner: RunnerProtocol, state: SolverState, *, total: int, eval_eve
 def state_is_finite(state: SolverState) -> jax.Array:
     """Whether every table of ``state`` is finite (one rarely run program; the runner
     compiles it beside its evaluation, so that the loop's first check finds it)."""
-    return programs.call(all_finite, (tuple(state[:-1]),), {}, rarely=True)
+    return program_cache.call(all_finite, (tuple(state[:-1]),), {}, rarely=True)
 
 
 def _check_finite(runner: RunnerProtocol, state: SolverState, record: dict[str, Any]) -> None:

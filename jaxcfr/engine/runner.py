@@ -36,7 +36,7 @@ import numpy as np
 
 from jaxcfr._util import precision as _precision
 from jaxcfr._util.host_arrays import on_device, to_host
-from jaxcfr._util import programs
+from jaxcfr._util import program_cache
 from jaxcfr._util.arguments import positive_int
 from jaxcfr._util.tracing import counted
 from jaxcfr.engine.compilation_cache import enable_compilation_cache, use_compilation_cache
@@ -349,9 +349,9 @@ class Runner:
                 self._chunk_compiled = None
         # found on disk before tracing, where it can be; kept, since looking it up hashes
         # every argument
-        self._chunk_compiled = programs.program(_run_chunk, args, static, traced=traced)
+        self._chunk_compiled = program_cache.program(_run_chunk, args, static, traced=traced)
         if self._chunk_compiled is None:
-            return programs.call(_run_chunk, args, static, traced=traced)
+            return program_cache.call(_run_chunk, args, static, traced=traced)
         return self._chunk_compiled(*args)
 
     def chunk_program(self, state: SolverState):
@@ -432,7 +432,7 @@ class Runner:
         """Nothing to release."""
 
     def _profile(self, state: SolverState, average: bool) -> jax.Array:
-        return programs.call(_profile, (self.tensors, state), dict(
+        return program_cache.call(_profile, (self.tensors, state), dict(
             games_batched=self.games_batched, predictive=self.solver.predictive,
             average=average), rarely=True)
 

@@ -40,7 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr.kernels import passes
-from jaxcfr._util import precision, programs
+from jaxcfr._util import precision, program_cache
 from jaxcfr._util.tracing import counted
 from jaxcfr._util.host_arrays import on_device, to_host
 from jaxcfr.kernels.numerics import check_payoff_range, trail
@@ -212,7 +212,7 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
             raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
                              f"[{'B, ' if batched else ''}I, A] = "
                              f"{tuple(lowered.tensors.legal_mask.shape)}")
-        ev, found = programs.call(      # (found on disk before tracing, where it can be)
+        ev, found = program_cache.call(      # (found on disk before tracing, where it can be)
             _metrics, (tensors, table, on_device(np.int32(lowered.br_rounds))),
             dict(structure=lowered.structure, games_batched=batched, normalise=bool(normalise),
                  values=values),

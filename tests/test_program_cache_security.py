@@ -1,7 +1,7 @@
-"""jaxcfr's compiled programs on disk (:mod:`jaxcfr._util.programs`) against careless and
+"""jaxcfr's compiled programs on disk (:mod:`jaxcfr._util.program_cache`) against careless and
 hostile entries: nothing read from ``jaxcfr-programs/`` runs Python code. An entry is a
 header in JSON and the executable's pickle, read by an unpickler that names only
-:data:`~jaxcfr._util.programs.EXECUTABLE_GLOBALS`; a hostile, cut, foreign or loose entry
+:data:`~jaxcfr._util.program_cache.EXECUTABLE_GLOBALS`; a hostile, cut, foreign or loose entry
 is refused (removed, logged in one line) and the program compiled again: the run goes on
 and computes the same.
 
@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxcfr._util import programs
+from jaxcfr._util import program_cache
 from jaxcfr.engine import compilation_cache
 
 
@@ -43,19 +43,19 @@ def _kept(directory, scale: float = 2.0):
     arguments' structure, modules, arguments)."""
     args = (jnp.arange(6, dtype=jnp.float32).reshape(3, 2), jnp.ones((3, 2), jnp.float32))
     static = {"scale": scale}
-    key, modules = programs._key(_affine, args, static)
+    key, modules = program_cache._key(_affine, args, static)
     in_tree = jax.tree_util.tree_structure((args, {}))
     program = _affine.lower(*args, **static).compile()
     path = directory / f"{key}.bin"
-    programs._keep(program, path, key, in_tree, modules)
+    program_cache._keep(program, path, key, in_tree, modules)
     return path, key, in_tree, modules, args
 
 
 def _entry(key: str, payload: bytes, out="*", **changes) -> bytes:
     """An entry with a well-formed header (what a hostile writer who read the code writes)."""
-    header = {"format": programs.FORMAT_VERSION, "key": key, "out": out,
+    header = {"format": program_cache.FORMAT_VERSION, "key": key, "out": out,
               "bytes": len(payload), "sha256": hashlib.sha256(payload).hexdigest(), **changes}
-    return programs.MAGIC + json.dumps(header).encode() + b"\n" + payload
+    return program_cache.MAGIC + json.dumps(header).encode() + b"\n" + payload
 
 
 def _write(path, data: bytes) -> None:
@@ -95,11 +95,11 @@ def _refused(caplog, path) -> list[str]:
 
 # -- the reader and the writer -----------------------------------------------------------------
 def test_an_entry_is_written_user_only_and_loads_what_was_compiled(tmp_path):
-    path, key, in_tree, modules, args = _kept(tmp_path / "cache" / programs.DIRECTORY)
-    assert path.read_bytes().startswith(programs.MAGIC)
+    path, key, in_tree, modules, args = _kept(tmp_path / "cache" / program_cache.DIRECTORY)
+    assert path.read_bytes().startswith(program_cache.MAGIC)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    program = programs._load(path, key, in_tree, modules)
+    program = program_cache._load(path, key, in_tree, modules)
     assert program is not None
     got, want = program(*args), _affine(*args, scale=2.0)
     assert jax.tree_util.tree_structure(got) == jax.tree_util.tree_structure(want)
@@ -111,16 +111,16 @@ def test_every_global_an_entry_names_is_allowed(tmp_path):
     """What :data:`EXECUTABLE_GLOBALS` lists is what a real entry names (no more)."""
     path, *_ = _kept(tmp_path)
     data = path.read_bytes()
-    payload = data[data.index(b"\n", len(programs.MAGIC)) + 1:]
+    payload = data[data.index(b"\n", len(program_cache.MAGIC)) + 1:]
     named = set()
 
-    class Listing(programs._ExecutableUnpickler):
+    class Listing(program_cache._ExecutableUnpickler):
         def find_class(self, module, name):
             named.add((module, name))
             return super().find_class(module, name)
 
     Listing(payload, jax.devices()[0].client, code=False).load()
-    assert named and named <= programs.EXECUTABLE_GLOBALS
+    assert named and named <= program_cache.EXECUTABLE_GLOBALS
 
 
 @pytest.mark.parametrize("how", list(_hostile("m")))
@@ -128,8 +128,8 @@ def test_a_hostile_executable_is_refused_without_running_it(tmp_path, caplog, ho
     path, key, in_tree, modules, _ = _kept(tmp_path)
     marker = tmp_path / "marker"
     _write(path, _entry(key, _hostile(marker)[how]))
-    with caplog.at_level(logging.WARNING, logger=programs.__name__):
-        assert programs._load(path, key, in_tree, modules) is None
+    with caplog.at_level(logging.WARNING, logger=program_cache.__name__):
+        assert program_cache._load(path, key, in_tree, modules) is None
     assert not marker.exists()
     assert not path.exists()                                  # removed
     (message,) = _refused(caplog, path)
@@ -141,8 +141,8 @@ def test_the_old_format_a_plain_pickle_is_refused_without_running_it(tmp_path, c
     path, key, in_tree, modules, _ = _kept(tmp_path)
     marker = tmp_path / "marker"
     _write(path, pickle.dumps((_Reduce(os.system, f"touch {marker}"), None, None)))
-    with caplog.at_level(logging.WARNING, logger=programs.__name__):
-        assert programs._load(path, key, in_tree, modules) is None
+    with caplog.at_level(logging.WARNING, logger=program_cache.__name__):
+        assert program_cache._load(path, key, in_tree, modules) is None
     assert not marker.exists() and not path.exists()
     assert "not a jaxcfr program entry" in _refused(caplog, path)[0]
 
@@ -154,17 +154,17 @@ def test_state_is_never_set_on_a_class(tmp_path):
     payload = (b"\x80\x04cjax\nP\n" + b"N}\x8c\x06__eq__cnumpy\ndtype\ns\x86b.")
     before = jax.P.__dict__.get("__eq__")
     _write(path, _entry(key, payload))
-    assert programs._load(path, key, in_tree, modules) is None
+    assert program_cache._load(path, key, in_tree, modules) is None
     assert jax.P.__dict__.get("__eq__") is before and not path.exists()
-    with pytest.raises(programs._Refused, match="sets the state"):
-        programs._ExecutableUnpickler(payload, jax.devices()[0].client).load()
+    with pytest.raises(program_cache._Refused, match="sets the state"):
+        program_cache._ExecutableUnpickler(payload, jax.devices()[0].client).load()
 
 
 @pytest.mark.parametrize("out", [
     ["posix:system", None, []],                                 # a module not in the key
     ["subprocess:Popen", None, ["*"]],
     ["builtins:eval", None, ["*"]],                             # not one of the containers
-    ["jaxcfr._util.programs:_load", None, []],                   # in the key: not a class
+    ["jaxcfr._util.program_cache:_load", None, []],                   # in the key: not a class
     ["jaxcfr.solvers.analytics:Evaluation", None, ["*"]],       # a named tuple, wrong arity
     ["builtins:NoneType", None, ["*"]],
     ["builtins:dict", ["a", "a"], ["*", "*"]],
@@ -175,17 +175,17 @@ def test_an_output_structure_names_only_containers_and_named_tuples_of_the_key(t
                                                                              caplog, out):
     path, key, in_tree, modules, _ = _kept(tmp_path)
     data = path.read_bytes()
-    payload = data[data.index(b"\n", len(programs.MAGIC)) + 1:]
+    payload = data[data.index(b"\n", len(program_cache.MAGIC)) + 1:]
     _write(path, _entry(key, payload, out=out))
-    with caplog.at_level(logging.WARNING, logger=programs.__name__):
-        assert programs._load(path, key, in_tree, modules) is None
+    with caplog.at_level(logging.WARNING, logger=program_cache.__name__):
+        assert program_cache._load(path, key, in_tree, modules) is None
     assert not path.exists() and _refused(caplog, path)
 
 
 def _cut_and_changed(path, key):
     data = path.read_bytes()
-    end = data.index(b"\n", len(programs.MAGIC))
-    header, payload = json.loads(data[len(programs.MAGIC):end]), data[end + 1:]
+    end = data.index(b"\n", len(program_cache.MAGIC))
+    header, payload = json.loads(data[len(program_cache.MAGIC):end]), data[end + 1:]
     flipped = bytearray(payload)
     flipped[len(payload) // 2] ^= 1
     return {
@@ -196,11 +196,11 @@ def _cut_and_changed(path, key):
         "last byte cut": (data[:-1], "cut short or changed"),
         "a byte changed": (data[:end + 1] + bytes(flipped), "cut short or changed"),
         "format 1": (_entry(key, payload, out=header["out"], format=1),
-                     f"format 1, not {programs.FORMAT_VERSION}"),
+                     f"format 1, not {program_cache.FORMAT_VERSION}"),
         "format 3": (_entry(key, payload, out=header["out"], format=3),
-                     f"format 3, not {programs.FORMAT_VERSION}"),
+                     f"format 3, not {program_cache.FORMAT_VERSION}"),
         "another key": (_entry(key[:-1] + "0", payload, out=header["out"]), "another key"),
-        "header not JSON": (programs.MAGIC + b"{not json\n" + payload, "not JSON"),
+        "header not JSON": (program_cache.MAGIC + b"{not json\n" + payload, "not JSON"),
     }
 
 
@@ -210,14 +210,14 @@ def test_a_cut_changed_or_other_format_entry_is_refused(tmp_path, caplog):
     for name, (data, reason) in cases.items():
         caplog.clear()
         _write(path, data)
-        with caplog.at_level(logging.WARNING, logger=programs.__name__):
-            assert programs._load(path, key, in_tree, modules) is None, name
+        with caplog.at_level(logging.WARNING, logger=program_cache.__name__):
+            assert program_cache._load(path, key, in_tree, modules) is None, name
         assert not path.exists(), name
         (message,) = _refused(caplog, path)
         assert reason in message, (name, message)
     # and kept again, it loads
     _kept(tmp_path)
-    assert programs._load(path, key, in_tree, modules) is not None
+    assert program_cache._load(path, key, in_tree, modules) is not None
 
 
 def test_a_foreign_loose_or_odd_file_is_refused(tmp_path, caplog, monkeypatch):
@@ -228,8 +228,8 @@ def test_a_foreign_loose_or_odd_file_is_refused(tmp_path, caplog, monkeypatch):
 
     def refused(reason):
         caplog.clear()
-        with caplog.at_level(logging.WARNING, logger=programs.__name__):
-            assert programs._load(path, key, in_tree, modules) is None
+        with caplog.at_level(logging.WARNING, logger=program_cache.__name__):
+            assert program_cache._load(path, key, in_tree, modules) is None
         (message,) = _refused(caplog, path)
         assert reason in message, message
         assert not os.path.lexists(path)
@@ -252,17 +252,17 @@ def test_a_foreign_loose_or_odd_file_is_refused(tmp_path, caplog, monkeypatch):
         refused("not a regular file")
     _write(path, good)                                         # readable by others: fine
     path.chmod(0o644)
-    assert programs._load(path, key, in_tree, modules) is not None
+    assert program_cache._load(path, key, in_tree, modules) is not None
 
 
 def test_an_executable_naming_what_entries_may_not_hold_is_not_kept(tmp_path, caplog,
                                                                      monkeypatch):
     """(another JAX version may pickle other classes: the entry is not written, so that it
     is not refused by every later process)"""
-    monkeypatch.setattr(programs, "EXECUTABLE_GLOBALS",
-                        programs.EXECUTABLE_GLOBALS - {("numpy", "dtype")})
-    monkeypatch.setattr(programs, "_not_kept", set())
-    with caplog.at_level(logging.DEBUG, logger=programs.__name__):
+    monkeypatch.setattr(program_cache, "EXECUTABLE_GLOBALS",
+                        program_cache.EXECUTABLE_GLOBALS - {("numpy", "dtype")})
+    monkeypatch.setattr(program_cache, "_not_kept", set())
+    with caplog.at_level(logging.DEBUG, logger=program_cache.__name__):
         path, *_ = _kept(tmp_path)
     assert not path.exists()
     assert any("not kept" in r.getMessage() and "numpy.dtype" in r.getMessage()
@@ -286,12 +286,12 @@ def _pair(x):
 
 def test_an_output_structure_that_cannot_be_spelled_is_not_kept(tmp_path, caplog,
                                                                 monkeypatch):
-    monkeypatch.setattr(programs, "_not_kept", set())
+    monkeypatch.setattr(program_cache, "_not_kept", set())
     x = jnp.ones(3)
-    key, modules = programs._key(_pair, (x,), {})
+    key, modules = program_cache._key(_pair, (x,), {})
     path = tmp_path / f"{key}.bin"
-    with caplog.at_level(logging.DEBUG, logger=programs.__name__):
-        programs._keep(_pair.lower(x).compile(), path, key,
+    with caplog.at_level(logging.DEBUG, logger=program_cache.__name__):
+        program_cache._keep(_pair.lower(x).compile(), path, key,
                        jax.tree_util.tree_structure(((x,), {})), modules)
     assert not path.exists()
     assert any("not kept" in m for m in caplog.messages)
@@ -323,7 +323,7 @@ def filled(tmp_path_factory):
     cache computes)."""
     cache = tmp_path_factory.mktemp("filled") / "xla"
     first, _ = _fresh(cache)
-    names = sorted(os.listdir(cache / programs.DIRECTORY))
+    names = sorted(os.listdir(cache / program_cache.DIRECTORY))
     assert len(names) == 4, names          # the chunk, the evaluation, the profile, the check
     off = tmp_path_factory.mktemp("off") / "xla"
     without, _ = _fresh(off, **{compilation_cache.OFF_ENV: "1"})
@@ -335,7 +335,7 @@ def filled(tmp_path_factory):
 def _copy(filled, tmp_path):
     cache = tmp_path / "xla"
     shutil.copytree(filled[0], cache)
-    entries = cache / programs.DIRECTORY
+    entries = cache / program_cache.DIRECTORY
     return cache, {name.split("-")[0]: entries / name for name in os.listdir(entries)}
 
 
@@ -370,7 +370,7 @@ def _gone_or_kept_again(path, bad: bytes) -> bool:
     if not path.exists():
         return True
     data = path.read_bytes()
-    return (data != bad and data.startswith(programs.MAGIC)
+    return (data != bad and data.startswith(program_cache.MAGIC)
             and stat.S_IMODE(path.stat().st_mode) == 0o600)
 
 
@@ -379,10 +379,10 @@ def test_cut_other_format_and_loose_entries_in_a_solve_are_compiled_again(filled
     chunk = entries["run_chunk"].read_bytes()
     _write(entries["run_chunk"], chunk[:len(chunk) // 2])
     evaluation = entries["metrics"].read_bytes()
-    end = evaluation.index(b"\n", len(programs.MAGIC))
-    header = json.loads(evaluation[len(programs.MAGIC):end])
-    header["format"] = programs.FORMAT_VERSION + 1
-    _write(entries["metrics"], programs.MAGIC + json.dumps(header).encode() + evaluation[end:])
+    end = evaluation.index(b"\n", len(program_cache.MAGIC))
+    header = json.loads(evaluation[len(program_cache.MAGIC):end])
+    header["format"] = program_cache.FORMAT_VERSION + 1
+    _write(entries["metrics"], program_cache.MAGIC + json.dumps(header).encode() + evaluation[end:])
     entries["profile"].chmod(0o666)
     bad = {name: path.read_bytes() for name, path in entries.items() if name != "all_finite"}
     second, stderr = _fresh(cache)
@@ -392,8 +392,8 @@ def test_cut_other_format_and_loose_entries_in_a_solve_are_compiled_again(filled
     refused = [line for line in stderr.splitlines() if "refused" in line]
     assert len(refused) == 3, stderr[-3000:]
     assert any("cut short" in line for line in refused)
-    assert any(f"format {programs.FORMAT_VERSION + 1}, not {programs.FORMAT_VERSION}" in line
-               for line in refused)
+    version = program_cache.FORMAT_VERSION
+    assert any(f"format {version + 1}, not {version}" in line for line in refused)
     assert any("writable by group or others" in line for line in refused)
     for name, data in bad.items():
         assert _gone_or_kept_again(entries[name], b"" if name == "profile" else data), name
@@ -405,8 +405,8 @@ def test_a_refused_entry_is_written_again_where_jaxs_cache_serves_the_compile(tm
     process loads it instead of refusing nothing and tracing again (issue 33, item 8)."""
     cache = tmp_path / "xla"
     first, _ = _fresh(cache)
-    entries = {n.split("-")[0]: cache / programs.DIRECTORY / n
-               for n in os.listdir(cache / programs.DIRECTORY)}
+    entries = {n.split("-")[0]: cache / program_cache.DIRECTORY / n
+               for n in os.listdir(cache / program_cache.DIRECTORY)}
     chunk = entries["run_chunk"].read_bytes()
     _write(entries["run_chunk"], chunk[:len(chunk) // 2])
     second, stderr = _fresh(cache)

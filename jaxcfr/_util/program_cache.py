@@ -1,5 +1,5 @@
-"""Compiled programs kept on disk under a key made before tracing: a later process skips
-tracing and lowering, not only XLA's compile.
+"""The program cache: jaxcfr's compiled programs kept on disk under a key made before
+tracing, so that a later process skips tracing and lowering, not only XLA's compile.
 
 JAX's persistent compilation cache (which :mod:`jaxcfr.engine.compilation_cache` turns
 on) keys a program by its lowered module, so a process that finds a program there has
@@ -50,7 +50,7 @@ run goes on and computes the same, and the entry is written again (where JAX's o
 serves that compile, the program is compiled afresh once, with :data:`FRESH_COMPILE`, so
 that the refusal is not met by every later process). An executable whose pickle names
 anything else (another JAX version's) is not kept (logged at debug level: it is this
-module's business, not the user's). ``tests/test_programs_security.py``.
+module's business, not the user's). ``tests/test_program_cache_security.py``.
 
 Example (``jitted_fn(tensors, state, chunk=64)``)::
 
