@@ -24,7 +24,7 @@ import pytest
 
 import jaxcfr
 from jaxcfr._util import program_cache
-from jaxcfr.engine import compilation_cache
+from jaxcfr.engine import jax_compilation_cache
 
 _SOLVE = """
 import hashlib, json, jax, jax.monitoring, jaxcfr
@@ -61,11 +61,11 @@ def _entries(path) -> list[str]:
 
 def test_solve_fills_the_cache_and_a_second_process_loads_from_it(tmp_path):
     cache = tmp_path / "xla"
-    first = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    first = _fresh({jax_compilation_cache.CACHE_DIR_ENV: str(cache)})
     assert first["dir"] == str(cache)
     written = _entries(cache)
     assert written, "the first process wrote nothing"
-    second = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    second = _fresh({jax_compilation_cache.CACHE_DIR_ENV: str(cache)})
     # every program loaded: from jaxcfr's programs (nothing traced) or JAX's cache (hits)
     assert first["traced"] > 0 and (second["traced"] == 0 or second["hits"] > 0)
     assert second["metric"] == first["metric"]          # the same program_cache, the same run
@@ -79,12 +79,12 @@ def test_the_default_directory_is_under_xdg_cache_home(tmp_path):
 
 @pytest.mark.slow
 def test_the_off_switches_write_nothing(tmp_path):
-    for i, (env, args) in enumerate([({compilation_cache.OFF_ENV: "1"}, "{}"),
+    for i, (env, args) in enumerate([({jax_compilation_cache.OFF_ENV: "1"}, "{}"),
                                      ({"JAXCFR_NO_CACHE": "1"}, "{}"),
                                      ({}, "{'device': jaxcfr.DeviceOptions(compilation_cache="
                                           "False)}")]):
         cache = tmp_path / f"xla{i}"
-        out = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache), **env}, args)
+        out = _fresh({jax_compilation_cache.CACHE_DIR_ENV: str(cache), **env}, args)
         assert out["dir"] is None, (env, args)
         assert not _entries(cache), (env, args)
 
@@ -96,21 +96,21 @@ def test_a_directory_given_to_solve_is_used(tmp_path):
 
 
 def test_default_cache_dir_reads_the_environment(monkeypatch, tmp_path):
-    monkeypatch.delenv(compilation_cache.CACHE_DIR_ENV, raising=False)
+    monkeypatch.delenv(jax_compilation_cache.CACHE_DIR_ENV, raising=False)
     monkeypatch.delenv("JAXCFR_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert compilation_cache.default_cache_dir() == str(tmp_path / "jaxcfr" / "xla")
+    assert jax_compilation_cache.default_cache_dir() == str(tmp_path / "jaxcfr" / "xla")
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert compilation_cache.default_cache_dir() == str(tmp_path / "home" / ".cache" / "jaxcfr"
+    assert jax_compilation_cache.default_cache_dir() == str(tmp_path / "home" / ".cache" / "jaxcfr"
                                                         / "xla")
-    monkeypatch.setenv(compilation_cache.CACHE_DIR_ENV, str(tmp_path / "named"))
-    assert compilation_cache.default_cache_dir() == str(tmp_path / "named")
+    monkeypatch.setenv(jax_compilation_cache.CACHE_DIR_ENV, str(tmp_path / "named"))
+    assert jax_compilation_cache.default_cache_dir() == str(tmp_path / "named")
 
 
 def test_a_bad_option_is_refused():
     with pytest.raises(TypeError, match="compilation_cache"):
-        compilation_cache.use_compilation_cache(3)
+        jax_compilation_cache.use_compilation_cache(3)
     with pytest.raises(jaxcfr.ArgumentError, match="compilation_cache"):
         jaxcfr.solve("kuhn_poker", "cfr+", 2, device=jaxcfr.DeviceOptions(compilation_cache=3))
 
@@ -134,11 +134,11 @@ def test_the_evaluation_compiles_beside_the_chunk_and_evaluates_alike():
 # -- compiled programs keyed before tracing ----------------------------------------------------
 def test_a_second_process_neither_traces_nor_compiles_the_chunk_and_the_evaluation(tmp_path):
     cache = tmp_path / "xla"
-    first = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    first = _fresh({jax_compilation_cache.CACHE_DIR_ENV: str(cache)})
     assert first["traces"].get("chunk") == 1 and first["traces"].get("evaluate") == 1
     kept = _entries(cache / program_cache.DIRECTORY)
     assert len(kept) == 4, kept          # the chunk, the evaluation, the profile, the check
-    second = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    second = _fresh({jax_compilation_cache.CACHE_DIR_ENV: str(cache)})
     assert second["traces"].get("chunk", 0) == 0 and second["traces"].get("evaluate", 0) == 0
     assert second["traced"] == 0                 # (nor the profile, nor the finiteness check)
     assert (second["metric"], second["average"]) == (first["metric"], first["average"])
@@ -147,10 +147,10 @@ def test_a_second_process_neither_traces_nor_compiles_the_chunk_and_the_evaluati
 
 def test_a_bad_entry_is_dropped_and_compiled_again(tmp_path):
     cache = tmp_path / "xla"
-    first = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    first = _fresh({jax_compilation_cache.CACHE_DIR_ENV: str(cache)})
     for name in _entries(cache / program_cache.DIRECTORY):
         (cache / program_cache.DIRECTORY / name).write_bytes(b"not a program")
-    second = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    second = _fresh({jax_compilation_cache.CACHE_DIR_ENV: str(cache)})
     assert second["traces"].get("chunk") == 1 and second["traces"].get("evaluate") == 1
     assert (second["metric"], second["average"]) == (first["metric"], first["average"])
     # dropped, and written again: JAX's cache served the compile (its executables
@@ -160,7 +160,7 @@ def test_a_bad_entry_is_dropped_and_compiled_again(tmp_path):
     assert len(again) == 4, again
     assert all((cache / program_cache.DIRECTORY / n).read_bytes() != b"not a program"
                for n in again)
-    third = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    third = _fresh({jax_compilation_cache.CACHE_DIR_ENV: str(cache)})
     assert third["traced"] == 0 and third["metric"] == first["metric"]
 
 

@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 from jaxcfr._util import program_cache
-from jaxcfr.engine import compilation_cache
+from jaxcfr.engine import jax_compilation_cache
 
 
 @functools.partial(jax.jit, static_argnames=("scale",))
@@ -310,7 +310,7 @@ print(json.dumps({"metric": float(r.final["metric"]), "traces": TRACES.snapshot(
 
 def _fresh(cache, **more) -> tuple[dict, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAXCFR_")}
-    env.update(JAX_PLATFORMS="cpu", **{compilation_cache.CACHE_DIR_ENV: str(cache)}, **more)
+    env.update(JAX_PLATFORMS="cpu", **{jax_compilation_cache.CACHE_DIR_ENV: str(cache)}, **more)
     out = subprocess.run([sys.executable, "-c", _SOLVE], capture_output=True, text=True,
                          env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -326,7 +326,7 @@ def filled(tmp_path_factory):
     names = sorted(os.listdir(cache / program_cache.DIRECTORY))
     assert len(names) == 4, names          # the chunk, the evaluation, the profile, the check
     off = tmp_path_factory.mktemp("off") / "xla"
-    without, _ = _fresh(off, **{compilation_cache.OFF_ENV: "1"})
+    without, _ = _fresh(off, **{jax_compilation_cache.OFF_ENV: "1"})
     assert not off.exists()
     assert (without["metric"], without["average"]) == (first["metric"], first["average"])
     return cache, first

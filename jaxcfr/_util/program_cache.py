@@ -1,7 +1,7 @@
 """The program cache: jaxcfr's compiled programs kept on disk under a key made before
 tracing, so that a later process skips tracing and lowering, not only XLA's compile.
 
-JAX's persistent compilation cache (which :mod:`jaxcfr.engine.compilation_cache` turns
+JAX's persistent compilation cache (which :mod:`jaxcfr.engine.jax_compilation_cache` turns
 on) keys a program by its lowered module, so a process that finds a program there has
 still traced and lowered it (Leduc's chunk and evaluation: about 0.3 s of a warm
 process's 1.1 s; ``docs/benchmarks.md``, cold start). :func:`call` runs a jitted

@@ -108,7 +108,7 @@ class DeviceOptions:
         ``$JAXCFR_COMPILATION_CACHE_DIR``, else ``$XDG_CACHE_HOME/jaxcfr/xla`` or
         ``~/.cache/jaxcfr/xla``; a directory; ``False`` does not turn it on.
         ``JAXCFR_NO_COMPILATION_CACHE=1`` keeps the whole process off it
-        (:mod:`jaxcfr.engine.compilation_cache`).
+        (:mod:`jaxcfr.engine.jax_compilation_cache`).
       cluster: solve over several processes (:class:`jaxcfr.Cluster`, e.g.
         ``jaxcfr.Cluster.from_options()`` reading ``$JAX_COORDINATOR_ADDRESS``,
         ``$JAX_NUM_PROCESSES``, ``$JAX_PROCESS_ID``): ``jax.distributed`` starts first,

@@ -39,7 +39,7 @@ from jaxcfr._util.host_arrays import on_device, to_host
 from jaxcfr._util import program_cache
 from jaxcfr._util.arguments import positive_int
 from jaxcfr._util.tracing import counted
-from jaxcfr.engine.compilation_cache import enable_compilation_cache, use_compilation_cache
+from jaxcfr.engine.jax_compilation_cache import enable_compilation_cache, use_compilation_cache
 from jaxcfr.engine.loop import state_is_finite
 from jaxcfr.kernels.numerics import check_payoff_range
 from jaxcfr.engine.seam import Layout, choose_seam
@@ -147,8 +147,8 @@ class Runner:
         (:mod:`jaxcfr.kernels.sequence`: passes over leaves and rows; the default) rather than
         the node passes of :mod:`jaxcfr.kernels.passes` (same values up to float rounding).
       compilation_cache: keep compiled programs on disk for later processes (``True``:
-        :func:`~jaxcfr.engine.compilation_cache.default_cache_dir`; a directory; ``False``:
-        do not turn it on; see :mod:`jaxcfr.engine.compilation_cache`).
+        :func:`~jaxcfr.engine.jax_compilation_cache.default_cache_dir`; a directory; ``False``:
+        do not turn it on; see :mod:`jaxcfr.engine.jax_compilation_cache`).
     """
 
     chance = "exact"

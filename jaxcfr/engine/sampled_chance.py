@@ -71,7 +71,7 @@ from jaxcfr._util.tracing import counted
 from jaxcfr.engine.draws import (Draw, RowTable, Shape, assemble, lower_draw, pool_init,
                                  pool_lower)
 from jaxcfr.engine.chance import DEFAULT_DRAWS, sampled_chance_rules
-from jaxcfr.engine.compilation_cache import use_compilation_cache
+from jaxcfr.engine.jax_compilation_cache import use_compilation_cache
 from jaxcfr.game.contract import check_protocol
 from jaxcfr.game.validate import probe_blind_spots
 from jaxcfr.game.determinize import draw_prefix, draw_seed
@@ -173,7 +173,7 @@ class SampledChanceRunner:
         estimates as the uninterrupted one; ``JAXCFR_ESTIMATES=quick`` for smoke tests).
       name: the game's name in messages.
       compilation_cache: as :class:`jaxcfr.Runner`'s
-        (:mod:`jaxcfr.engine.compilation_cache`).
+        (:mod:`jaxcfr.engine.jax_compilation_cache`).
     """
 
     chance = "sampled"

@@ -32,7 +32,7 @@ to keep a whole process off it).
 
 Example::
 
-    >>> from jaxcfr.engine.compilation_cache import enable_compilation_cache
+    >>> from jaxcfr.engine.jax_compilation_cache import enable_compilation_cache
     >>> enable_compilation_cache()          # '/home/me/.cache/jaxcfr/xla'
 """
 
