@@ -59,7 +59,7 @@ class SolveResult:
       average_strategy: ``[I, A]`` (``[(B,) I, A, *H]`` when batched) on the host.
       profile: the average profile keyed by information set (single game, no batch),
         else ``None``.
-      metrics: one record per evaluation (keys: :data:`jaxcfr.engine.loop.RECORD_KEYS`).
+      metrics: one record per evaluation (keys: :data:`jaxcfr.solvers.metric_record.RECORD_KEYS`).
       final: the last record.
       seconds: wall time of the iterations and evaluations (compilation excluded).
       compile_seconds: time to compile the chunk and the evaluation.

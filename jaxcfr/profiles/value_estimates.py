@@ -82,13 +82,8 @@ from jaxcfr.game.registry import load_game
 from jaxcfr.tensors import LoweredGame
 
 __all__ = ["ValueEstimate", "ProfileEstimates", "Empirical", "estimate_values", "estimate_profile",
-           "estimate_record", "empirical_game", "interval", "run_draws", "METHODS", "RECORD_KEYS"]
+           "estimate_record", "empirical_game", "interval", "run_draws", "METHODS"]
 
-#: Keys of :meth:`ProfileEstimates.record` (plain JSON values).
-RECORD_KEYS = ("values", "values_interval", "values_stderr", "gain_lower_bound",
-               "gain_interval", "gain_stderr", "gain_in_sample", "nash_conv_lower_bound",
-               "nash_conv_interval", "exploitability_lower_bound", "exploitability_interval",
-               "samples", "train_samples", "confidence", "seed", "method", "estimate")
 #: A trainer's estimates (sampled chance, :func:`run_draws`) fit on this many times the
 #: draws its training consumed, within ``[MIN_TRAIN_SAMPLES, DEFAULT_TRAIN_SAMPLES]``, and
 #: hold out as many as it consumed, within ``[MIN_SAMPLES, DEFAULT_SAMPLES]``.
@@ -174,7 +169,8 @@ class ProfileEstimates(NamedTuple):
                                             #     (sigma_i at the keys they do not list)
 
     def record(self) -> dict[str, Any]:
-        """The estimates as plain JSON values, with the keys of :data:`RECORD_KEYS`."""
+        """The estimates as plain JSON values, with the keys of
+        :data:`~jaxcfr.solvers.metric_record.ESTIMATE_KEYS`."""
         ex = self.exploitability
         return {
             "values": [e.value for e in self.values],
@@ -298,7 +294,8 @@ def estimate_profile(game, profile=None, *, samples: int = 1000,
 
 def estimate_record(game, profile=None, **options) -> dict[str, Any]:
     """``estimate_profile(game, profile, **options).record()``: the JSON record of the
-    estimates (keys :data:`RECORD_KEYS`; ``"estimate": true``)."""
+    estimates (keys :data:`~jaxcfr.solvers.metric_record.ESTIMATE_KEYS`;
+    ``"estimate": true``)."""
     return estimate_profile(game, profile, **options).record()
 
 
