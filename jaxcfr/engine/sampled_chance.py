@@ -78,6 +78,7 @@ from jaxcfr.game.determinize import draw_prefix, draw_seed
 from jaxcfr.kernels.numerics import normalise
 from jaxcfr.lowering.budget import default_memory_budget
 from jaxcfr.profiles import value_estimates
+from jaxcfr.solvers.metric_record import METRIC_KEYS
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers.analytics import evaluate
 from jaxcfr.solvers.estimators import DrawnForest
@@ -466,9 +467,10 @@ def _estimated_metrics(runner: "SampledChanceRunner", profile: Profile,
     name = "exploitability_lower_bound"
     if bound is None:
         bound, name = est["nash_conv_lower_bound"], "nash_conv_lower_bound"
-    return {"values": np.asarray(est["values"]), "best_response_values": None,
-            "nash_conv": None, "exploitability": None, "nash_gap": None,
-            "metric": float(bound), "metric_name": name, "estimates": est}
+    out = dict.fromkeys(METRIC_KEYS)          # the metrics it cannot estimate stay None
+    out.update(values=np.asarray(est["values"]), metric=float(bound), metric_name=name,
+               estimates=est)
+    return out
 
 
 # -- device ---------------------------------------------------------------------------------
