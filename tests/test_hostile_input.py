@@ -714,7 +714,7 @@ MISTAKES = [
 
 def test_mistakes_are_answered_before_jax_is_imported(tmp_path):
     """Each mistake in a fresh interpreter: its one line and status 2, and JAX not imported
-    (the CPU time it saves is measured by scripts/mistake_bench.py, not asserted here)."""
+    (the CPU time it saves is measured by benchmarks/mistake_bench.py, not asserted here)."""
     code = ("import json, sys\nfrom jaxcfr.cli.app import main\nout = []\n"
             "for argv in json.loads(sys.argv[1]):\n"
             "    try:\n        status = main(argv)\n"
@@ -734,15 +734,15 @@ def test_mistakes_are_answered_before_jax_is_imported(tmp_path):
 
 
 # -- issue 33, item 8 ------------------------------------------------------------------------
-def test_the_mccfr_benchmark_writes_into_docs_only_when_asked(monkeypatch):
+@pytest.mark.parametrize("program", ["mccfr_bench", "sampled_chance_bench"])
+def test_the_benchmarks_write_into_docs_only_when_asked(program, monkeypatch):
     import importlib.util
-    monkeypatch.syspath_prepend(str(ROOT / "scripts"))          # (its helper: racing.py)
-    spec = importlib.util.spec_from_file_location("mccfr_bench",
-                                                  ROOT / "scripts" / "mccfr_bench.py")
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))     # (its helper package: benchkit)
+    spec = importlib.util.spec_from_file_location(program, ROOT / "benchmarks" / f"{program}.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     out = Path(bench.build_parser().parse_args([]).out)
-    assert "docs" not in out.parts and out == Path("runs") / "mccfr_bench"
+    assert "docs" not in out.parts and out == Path("runs") / program
     assert Path(bench.build_parser().parse_args(["--out", "docs"]).out) == Path("docs")
 
 

@@ -17,7 +17,7 @@ the lowered game (``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, floats 
   the host. This is what :func:`footprint_bytes` returns and the budget is checked
   against; on a GPU it over-counts the host.
 
-Measured on this project's CPU machine (``python scripts/bench.py --memory``,
+Measured on this project's CPU machine (``python benchmarks/bench.py --memory``,
 docs/lowering.md): the estimate is 1.05-1.2 times the measured peak of lowering and a
 short solve for games of a million nodes or more, more for small games (where the
 fixed 256 MiB dominates). A batch of ``H`` settings or ``B`` games multiplies the
