@@ -60,7 +60,7 @@ class SolveResult:
       average_strategy: ``[I, A]`` (``[(B,) I, A, *H]`` when batched) on the host.
       profile: the average profile keyed by information set (single game, no batch),
         else ``None``.
-      metrics: one record per evaluation (keys: :data:`jaxcfr.engine.loop.RECORD_KEYS`).
+      metrics: one record per evaluation (keys: :data:`jaxcfr.solvers.metric_record.RECORD_KEYS`).
       final: the last record.
       seconds: wall time of the iterations and evaluations (compilation excluded).
       compile_seconds: time to compile the chunk and the evaluation.
@@ -109,7 +109,7 @@ class DeviceOptions:
         ``$JAXCFR_COMPILATION_CACHE_DIR``, else ``$XDG_CACHE_HOME/jaxcfr/xla`` or
         ``~/.cache/jaxcfr/xla``; a directory; ``False`` does not turn it on.
         ``JAXCFR_NO_COMPILATION_CACHE=1`` keeps the whole process off it
-        (:mod:`jaxcfr.engine.compilation_cache`).
+        (:mod:`jaxcfr.engine.jax_compilation_cache`).
       cluster: solve over several processes (:class:`jaxcfr.Cluster`, e.g.
         ``jaxcfr.Cluster.from_options()`` reading ``$JAX_COORDINATOR_ADDRESS``,
         ``$JAX_NUM_PROCESSES``, ``$JAX_PROCESS_ID``): ``jax.distributed`` starts first,

@@ -36,10 +36,10 @@ import numpy as np
 
 from jaxcfr._util import precision as _precision
 from jaxcfr._util.host_arrays import on_device, to_host
-from jaxcfr._util import programs
+from jaxcfr._util import program_cache
 from jaxcfr._util.arguments import positive_int
 from jaxcfr._util.tracing import counted
-from jaxcfr.engine.compilation_cache import enable_compilation_cache, use_compilation_cache
+from jaxcfr.engine.jax_compilation_cache import enable_compilation_cache, use_compilation_cache
 from jaxcfr.engine.loop import state_is_finite
 from jaxcfr.kernels.numerics import check_payoff_range
 from jaxcfr.engine.seam import Layout, choose_seam
@@ -149,8 +149,8 @@ class Runner:
         (:mod:`jaxcfr.kernels.sequence`: passes over leaves and rows; the default) rather than
         the node passes of :mod:`jaxcfr.kernels.passes` (same values up to float rounding).
       compilation_cache: keep compiled programs on disk for later processes (``True``:
-        :func:`~jaxcfr.engine.compilation_cache.default_cache_dir`; a directory; ``False``:
-        do not turn it on; see :mod:`jaxcfr.engine.compilation_cache`).
+        :func:`~jaxcfr.engine.jax_compilation_cache.default_cache_dir`; a directory; ``False``:
+        do not turn it on; see :mod:`jaxcfr.engine.jax_compilation_cache`).
     """
 
     chance = "exact"
@@ -352,9 +352,9 @@ class Runner:
                 self._chunk_compiled = None
         # found on disk before tracing, where it can be; kept, since looking it up hashes
         # every argument
-        self._chunk_compiled = programs.program(_run_chunk, args, static, traced=traced)
+        self._chunk_compiled = program_cache.program(_run_chunk, args, static, traced=traced)
         if self._chunk_compiled is None:
-            return programs.call(_run_chunk, args, static, traced=traced)
+            return program_cache.call(_run_chunk, args, static, traced=traced)
         return self._chunk_compiled(*args)
 
     def chunk_program(self, state: SolverState):
@@ -435,7 +435,7 @@ class Runner:
         """Nothing to release."""
 
     def _profile(self, state: SolverState, average: bool) -> jax.Array:
-        return programs.call(_profile, (self.tensors, state), dict(
+        return program_cache.call(_profile, (self.tensors, state), dict(
             games_batched=self.games_batched, predictive=self.solver.predictive,
             average=average), rarely=True)
 

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 from jaxcfr.kernels.values import ValueKernel, choose_kernel, representation
 from jaxcfr.lowering.stack import forest as stack_forest
 from jaxcfr.lowering.stack import shared_structure as stack_shared
-from jaxcfr.solvers.estimate import Estimator
+from jaxcfr.solvers.estimator_protocol import Estimator
 from jaxcfr.tensors import GameTensors, LoweredGame, Structure
 
 __all__ = ["Layout", "Single", "Vmapped", "Mapped", "Shared", "Forest", "Seam",
