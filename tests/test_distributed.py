@@ -319,3 +319,121 @@ def test_supervisor_rules():
     assert is_native_log("    @     0x7f3a1b2c3d4e  (unknown)")
     assert not is_native_log("jaxcfr: error: process 0 of 2 lost the run")
     assert not is_native_log('{"run_dir": "runs/x", "iteration": 1000}')
+
+
+# -- the supervisor's lines (issue 33 item 5), with a stand-in child (no JAX: fast) -----
+_CHILD = """
+import os, sys
+def stage(text):
+    with open(os.environ["JAXCFR_STAGE"], "w") as f:
+        f.write(text)
+{body}
+"""
+_FATAL = ("F1205 11:00:00.000000   4711 client.h:80] Terminating process because the JAX "
+          "distributed service detected fatal errors. absl::Status: {status}\\n"
+          "RPC: /xla.coordination.CoordinationService/{rpc}\\n"
+          "*** Check failure stack trace: ***\\n")
+
+
+def _supervised(tmp_path, body: str, *extra: str) -> tuple[int, str, str]:
+    """``supervise`` of ``jaxcfr train`` over 2 processes, the child replaced by ``body``."""
+    args = ["train", "c.toml", "--out", str(tmp_path / "run"), "--coordinator",
+            "127.0.0.1:4711", "--num-processes", "2", *extra]
+    child = [PYTHON, "-c", _CHILD.format(body=textwrap.dedent(body))]
+    code = (f"from jaxcfr.cli.supervise import supervise\n"
+            f"raise SystemExit(supervise({args!r}, command={child!r}))")
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    env.pop("JAXCFR_SUPERVISED", None)
+    out = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=60, cwd=ROOT)
+    return out.returncode, out.stdout, out.stderr
+
+
+def test_a_run_that_finished_ends_with_its_status_whatever_jaxs_shutdown_does(tmp_path):
+    # every process reached the end and printed its output; then JAX's shutdown barrier
+    # expired and its service aborted the process (seen under load): the run finished
+    rc, out, err = _supervised(tmp_path, f"""
+        stage("joined")
+        print('{{"iteration": 1000}}', flush=True)
+        stage("finished 0")
+        sys.stderr.write("{_FATAL.format(status='DEADLINE_EXCEEDED: Barrier timed out',
+                                         rpc='PollForError')}")
+        sys.stderr.flush()
+        os.abort()
+    """, "--process-id", "1")
+    assert (rc, out, err) == (0, '{"iteration": 1000}\n', ""), (rc, out, err)
+    logs = list(tmp_path.glob("jaxcfr-process-1-*.log"))
+    assert len(logs) == 1 and "Barrier timed out" in logs[0].read_text()
+    assert "the run finished" in logs[0].read_text()
+
+
+def test_a_process_0_that_nobody_joins_says_who_did_not_join(tmp_path):
+    rc, out, err = _supervised(tmp_path, f"""
+        sys.stderr.write("{_FATAL.format(status='DEADLINE_EXCEEDED: Deadline Exceeded',
+                                         rpc='RegisterTask')}")
+        sys.stderr.flush()
+        os.abort()
+    """, "--process-id", "0", "--initialization-timeout", "7")
+    lines = err.splitlines()
+    assert rc == 2 and len(lines) == 1, err
+    assert lines[0].startswith("jaxcfr: error: process 0 of 2 could not join the run at "
+                               "127.0.0.1:4711: process 1 did not join within "
+                               "--initialization-timeout (7 s)"), err
+    assert "died" not in lines[0] and "--resume" not in lines[0], err
+
+
+@pytest.mark.parametrize("checkpoint", [None, 300])
+def test_the_advice_after_a_lost_run_names_what_exists(tmp_path, checkpoint):
+    if checkpoint is not None:
+        (tmp_path / "run" / "checkpoints").mkdir(parents=True)
+        (tmp_path / "run" / "checkpoints" / f"ckpt-{checkpoint:010d}.npz").write_bytes(b"")
+    rc, out, err = _supervised(tmp_path, f"""
+        stage("joined")
+        sys.stderr.write("{_FATAL.format(status='UNAVAILABLE: task 1 stopped',
+                                         rpc='PollForError')}")
+        sys.stderr.flush()
+        os.abort()
+    """, "--process-id", "0")
+    lines = err.splitlines()
+    assert rc == 2 and len(lines) == 1, err
+    assert "process 0 of 2 was ended by JAX's distributed service" in lines[0], err
+    if checkpoint is None:
+        assert "--resume" not in lines[0] and (
+            f"no checkpoint was written in {tmp_path / 'run'}: start every process again "
+            "with the same command") in lines[0], err
+    else:
+        assert (f"resume every process with --resume {tmp_path / 'run'} (last checkpoint: "
+                f"iteration {checkpoint})") in lines[0], err
+
+
+def test_a_batch_that_does_not_share_out_over_the_devices_is_refused_before_lowering(
+        monkeypatch, tmp_path):
+    import importlib
+
+    import jax
+
+    from jaxcfr._util.arguments import ArgumentError
+    train_module = importlib.import_module("jaxcfr.runs.train")
+
+    class OneProcessCluster:          # the cluster's start is not what is tested here
+        is_writer = True
+
+        def initialize(self):
+            return self
+
+    def lowered(*args, **kwargs):
+        raise AssertionError("lowered before the batch was checked")
+
+    monkeypatch.setattr(train_module, "build_runner", lowered)
+    monkeypatch.setattr(jax, "device_count", lambda: 4)
+    config = load_config(ROOT / "configs" / "dcfr_sweep.toml")          # 9 settings
+    with pytest.raises(ArgumentError, match=r"a batch of 9 settings or seeds cannot be shared "
+                       r"out evenly over the run's 4 devices .*multiple of 4 members \(8, 12"):
+        train(config, out_dir=str(tmp_path / "run"), cluster=OneProcessCluster(),
+              handle_sigint=False)
+    train_module.batch_over_devices(config, 3)                      # 9 over 3: fits
+    train_module.batch_over_devices(load_config(ROOT / "configs" / "leduc.toml"), 4)  # split
+    games = load_config(ROOT / "configs" / "leduc.toml", overrides=[
+        'game.names=["leduc_poker", "kuhn_poker", "leduc_poker(raise_sizes=(2,6))"]'])
+    with pytest.raises(ArgumentError, match="a batch of 3 games"):
+        train_module.batch_over_devices(games, 2)

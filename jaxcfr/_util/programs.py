@@ -28,7 +28,9 @@ payload's length and sha256) and the payload of ``jax.experimental.serialize_exe
 executable's types fails loudly (JAX checks them). The cache is used only where JAX's is
 on (its directory set) and for programs of one process on one device; elsewhere
 :func:`call` is the plain jitted call. Programs found in this process are kept (one per
-key), so a second runner of the same shapes neither traces nor compiles.
+key), so a second runner of the same shapes neither traces nor compiles. A program whose
+arguments span the devices of several processes (``jax.distributed``) runs collectives:
+the processes meet (:func:`jaxcfr._util.meet.meet`) before its first run.
 
 Trust. An entry holds machine code that runs when the program does, like every entry of
 JAX's own cache in the same directory: the directory is to be as private as the user's
@@ -77,6 +79,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from jaxcfr._util.atomic import atomic_write_bytes
+from jaxcfr._util.meet import meet, other_processes, running
 
 __all__ = ["call", "program", "key_of", "DIRECTORY", "FORMAT_VERSION", "MAGIC",
            "EXECUTABLE_GLOBALS", "IGNORED_CONFIG", "RARELY_RUN_CPU"]
@@ -187,6 +190,10 @@ def program(fn: Callable, args: tuple, static: dict[str, Any], *, rarely: bool =
     if found is None:
         found = _find_or_compile(fn, args, static, options, traced, devices)
         _found[memo] = found
+        if running() is not None and other_processes(devices):
+            # a program over several processes runs collectives: the processes meet before
+            # its first run, each having compiled it (gloo waits only 30 s: _util/meet.py)
+            meet(f"the first run of {getattr(fn, '__name__', 'a program')}")
     elif traced is not None:
         traced()
     return found
