@@ -57,7 +57,24 @@ BATCH_TOML = textwrap.dedent(f"""
     eval_every = 250
     checkpoint_every = 100
     chunk = 50
-    plot = false
+    plot = true
+""")
+#: Seconds process 0 spends drawing the plot in the two-process batch run (a test hook,
+#: :data:`HOOKS`): longer than the shutdown barrier's bound (HEARTBEAT), as the writer of a
+#: loaded machine took when the finished run reported failure (issue 33 item 5).
+SLOW_WRITER = 3 * HEARTBEAT
+#: ``sitecustomize.py`` for the processes of a run (on PYTHONPATH): with
+#: ``$JAXCFR_TEST_SLOW_WRITER=S``, a supervised child sleeps S seconds before drawing the plot.
+HOOKS = textwrap.dedent("""
+    import os
+    if os.environ.get("JAXCFR_SUPERVISED") == "1" and os.environ.get("JAXCFR_TEST_SLOW_WRITER"):
+        import time
+        import jaxcfr.runs.train as train_module
+        draw = train_module._write_plot
+        def slowly(*args, **kwargs):
+            time.sleep(float(os.environ["JAXCFR_TEST_SLOW_WRITER"]))
+            return draw(*args, **kwargs)
+        train_module._write_plot = slowly
 """)
 DICE_TOML = textwrap.dedent("""
     description = "Liar's dice, one game split over the devices"
@@ -171,7 +188,12 @@ def batch_one_process(place):
 @pytest.fixture(scope="module")
 def batch_two_processes(place, env):
     out = place / "batch-two"
-    results = _run([str(place / "batch.toml"), "--out", str(out)], env)
+    hooks = place / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(HOOKS)
+    slow = dict(env, JAXCFR_TEST_SLOW_WRITER=str(SLOW_WRITER),
+                PYTHONPATH=os.pathsep.join([str(hooks), *filter(None, [env.get("PYTHONPATH")])]))
+    results = _run([str(place / "batch.toml"), "--out", str(out)], slow)
     _ok(results)
     return out, results
 
@@ -180,8 +202,12 @@ def batch_two_processes(place, env):
 def test_batch_over_two_processes_equals_one_process(batch_one_process, batch_two_processes):
     out, results = batch_two_processes
     # stdout is jaxcfr's own: the JSON object, one line (gloo's "[Gloo] Rank ... connected"
-    # lines go to the supervisor's log)
+    # lines go to the supervisor's log); the writer was slower than the shutdown barrier's
+    # bound (SLOW_WRITER): every process waited for it, the run finished (status 0: _ok)
+    # with its plot, and nothing of JAX's shutdown reached stderr (--quiet: nothing at all)
     assert all(len(stdout.splitlines()) == 1 for _, stdout, _ in results), results
+    assert [stderr for _, _, stderr in results] == ["", ""], results
+    assert (out / "convergence.png").is_file()
     finals = [json.loads(stdout)["final"] for _, stdout, _ in results]
     same = ("iteration", "metric", "values", "best_response_values")
     assert [finals[0][k] for k in same] == [finals[1][k] for k in same]   # (not the timings)
@@ -273,6 +299,20 @@ def test_wrong_coordinator_is_a_one_line_error(place, env):
     assert len(lines) == 1 and "process 1 of 2 could not join the run at 127.0.0.1:" in \
         lines[0] and "within 3 s" in lines[0], stderr[-2000:]
     assert not (place / "nowhere").exists()
+
+
+def test_a_process_0_nobody_joins_says_process_1_did_not_join(place, env):
+    # process 0 alone: JAX's service aborts it once --initialization-timeout passes (its
+    # client's connect fails inside C++); the supervisor says who did not join, in one line
+    (rc, _, stderr), = _finish(_start([str(place / "batch.toml"), "--out",
+                                       str(place / "alone")], [2], env, _free_port(),
+                                      ids=[0], init_timeout=3))
+    assert rc == 2, stderr[-2000:]
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("jaxcfr: error: process 0 of 2 could not "
+                                                   "join the run at 127.0.0.1:"), stderr[-2000:]
+    assert "process 1 did not join within --initialization-timeout (3 s)" in lines[0], lines
+    assert "died" not in lines[0] and "--resume" not in lines[0], lines
 
 
 @pytest.mark.slow
