@@ -10,7 +10,8 @@ one line what happened and how to continue:
 
     jaxcfr: error: process 0 of 2 was ended by JAX's distributed service (SIGABRT): another
     process of the run died, was stopped or stopped answering; resume every process with
-    --resume runs/leduc (JAX's log: /tmp/jaxcfr-process-0-4711.log)
+    --resume runs/leduc (last checkpoint: iteration 300) (JAX's log:
+    /tmp/jaxcfr-process-0-4711.log)
 
 * **Output.** The child's lines pass through as they come, except the C++ logs of JAX, XLA
   and gloo, which go to a log file (``$TMPDIR/jaxcfr-process-K-*.log``, named in the

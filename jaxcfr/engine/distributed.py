@@ -16,7 +16,10 @@ heartbeat and the shutdown barrier (``heartbeat_timeout``). When a peer dies or 
 coordinator is gone, JAX's distributed service ends every other process (it aborts,
 SIGABRT, after its own log lines; :mod:`jaxcfr.cli.supervise` turns that into one line)
 within about ``heartbeat_timeout`` seconds: no process waits for a collective that will
-never come.
+never come. A live process is waited for however slow it is: the processes meet before
+every collective (:mod:`jaxcfr._util.meet`; gloo itself waits only 30 s), and at the end
+(:func:`wait_for_every_process`, then :func:`shutdown`), so that the shutdown barrier is
+reached by every process at once, not while process 0 still writes the run's files.
 
 Example (two hosts; on the second, ``--process-id 1``)::
 
