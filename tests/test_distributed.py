@@ -301,6 +301,7 @@ def test_wrong_coordinator_is_a_one_line_error(place, env):
     assert not (place / "nowhere").exists()
 
 
+@pytest.mark.slow           # (11 s of wall, waiting; its stand-in below runs by default)
 def test_a_process_0_nobody_joins_says_process_1_did_not_join(place, env):
     # process 0 alone: JAX's service aborts it once --initialization-timeout passes (its
     # client's connect fails inside C++); the supervisor says who did not join, in one line
