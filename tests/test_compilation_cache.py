@@ -71,6 +71,20 @@ def test_solve_fills_the_cache_and_a_second_process_loads_from_it(tmp_path):
     assert second["metric"] == first["metric"]          # the same program_cache, the same run
 
 
+def test_a_process_with_several_devices_loads_a_kept_program_onto_its_arguments_device(
+        tmp_path):
+    # (issue 33 item 5) a process with 2 CPU devices kept its one-device chunk, and the next
+    # such process loaded it onto both devices: "Expected args to execute_sharded_on_local_
+    # devices to have 2 shards, got: [1, 1, ...]"
+    env = {compilation_cache.CACHE_DIR_ENV: str(tmp_path / "xla"),
+           "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+    first = _fresh(env)
+    assert _entries(tmp_path / "xla" / "jaxcfr-programs"), "nothing kept"
+    second = _fresh(env)
+    assert second["traced"] == 0                     # loaded from jaxcfr's programs
+    assert (second["metric"], second["average"]) == (first["metric"], first["average"])
+
+
 def test_the_default_directory_is_under_xdg_cache_home(tmp_path):
     first = _fresh({"XDG_CACHE_HOME": str(tmp_path)})
     assert first["dir"] == str(tmp_path / "jaxcfr" / "xla")

@@ -28,7 +28,9 @@ payload's length and sha256) and the payload of ``jax.experimental.serialize_exe
 executable's types fails loudly (JAX checks them). The cache is used only where JAX's is
 on (its directory set) and for programs of one process on one device; elsewhere
 :func:`call` is the plain jitted call. Programs found in this process are kept (one per
-key), so a second runner of the same shapes neither traces nor compiles.
+key), so a second runner of the same shapes neither traces nor compiles. A program whose
+arguments span the devices of several processes (``jax.distributed``) runs collectives:
+the processes meet (:func:`jaxcfr._util.meet.meet`) before its first run.
 
 Trust. An entry holds machine code that runs when the program does, like every entry of
 JAX's own cache in the same directory: the directory is to be as private as the user's
@@ -77,6 +79,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from jaxcfr._util.atomic import atomic_write_bytes
+from jaxcfr._util.meet import meet, other_processes, running
 
 __all__ = ["call", "program", "key_of", "DIRECTORY", "FORMAT_VERSION", "MAGIC",
            "EXECUTABLE_GLOBALS", "IGNORED_CONFIG", "RARELY_RUN_CPU"]
@@ -175,7 +178,7 @@ def program(fn: Callable, args: tuple, static: dict[str, Any], *, rarely: bool =
     hashes every argument (tens of microseconds a call), and the program itself checks
     its arguments' types (``TypeError`` when they changed: look it up again)."""
     try:
-        platform, one_device, signature = _signature(args)
+        platform, devices, signature = _signature(args)
     except _Unkeyable:
         return None
     options = RARELY_RUN_CPU if rarely and platform == "cpu" else None
@@ -185,16 +188,20 @@ def program(fn: Callable, args: tuple, static: dict[str, Any], *, rarely: bool =
     memo = (fn, tuple(sorted(static.items())), signature, config.trace_context(), rarely)
     found = _found.get(memo)
     if found is None:
-        found = _find_or_compile(fn, args, static, options, traced, one_device)
+        found = _find_or_compile(fn, args, static, options, traced, devices)
         _found[memo] = found
+        if running() is not None and other_processes(devices):
+            # a program over several processes runs collectives: the processes meet before
+            # its first run, each having compiled it (gloo waits only 30 s: _util/meet.py)
+            meet(f"the first run of {getattr(fn, '__name__', 'a program')}")
     elif traced is not None:
         traced()
     return found
 
 
 def _signature(args: tuple):
-    """The arguments' platform, whether they all live on one device, and their structure
-    and types (shape, dtype, weak type, sharding)."""
+    """The arguments' platform, the devices they live on (a frozenset), and their
+    structure and types (shape, dtype, weak type, sharding)."""
     import jax
     leaves, treedef = jax.tree_util.tree_flatten(args)
     out, devices = [treedef], set()
@@ -206,11 +213,12 @@ def _signature(args: tuple):
         out.append((aval.shape, aval.dtype, aval.weak_type, sharding))
     if not devices:
         raise _Unkeyable("no array")
-    return next(iter(devices)).platform, len(devices) == 1, tuple(out)
+    return next(iter(devices)).platform, frozenset(devices), tuple(out)
 
 
-def _find_or_compile(fn, args, static, options, traced, one_device: bool):
-    directory = _directory() if one_device else None
+def _find_or_compile(fn, args, static, options, traced, devices: frozenset):
+    # (kept only for one device: an entry is loaded onto the device of the arguments)
+    directory = _directory() if len(devices) == 1 else None
     path = key = modules = in_tree = None
     if directory is not None:
         try:
@@ -222,7 +230,7 @@ def _find_or_compile(fn, args, static, options, traced, one_device: bool):
         path = directory / f"{key}.bin"
         # the executable's argument structure: what ``Compiled`` flattens a call into
         in_tree = jax.tree_util.tree_structure((args, {}))
-        program = _load(path, key, in_tree, modules)
+        program = _load(path, key, in_tree, modules, device=next(iter(devices)))
         refused = path in _refused
         if program is not None:
             if traced is not None:
@@ -256,9 +264,10 @@ class _Refused(Exception):
     """An entry that is not loaded (the message says why, in a few words)."""
 
 
-def _load(path: Path, key: str, in_tree, modules: frozenset[str]):
-    """The program kept in ``path``, or ``None``: none, or an entry refused (removed, logged
-    in one line; the caller compiles the program again)."""
+def _load(path: Path, key: str, in_tree, modules: frozenset[str], device=None):
+    """The program kept in ``path``, loaded onto ``device`` (default: the backend's first),
+    or ``None``: none, or an entry refused (removed, logged in one line; the caller
+    compiles the program again)."""
     try:
         data = _read(path)
     except FileNotFoundError:
@@ -267,7 +276,7 @@ def _load(path: Path, key: str, in_tree, modules: frozenset[str]):
         return _refuse(path, e)
     try:
         out_tree, payload = _parse(data, key, modules)
-        return _deserialize(payload, in_tree, out_tree)
+        return _deserialize(payload, in_tree, out_tree, device)
     except Exception as e:             # noqa: BLE001 - a refused entry is dropped, compiled again
         return _refuse(path, e)
 
@@ -347,14 +356,19 @@ def _parse(data: bytes, key: str, modules: frozenset[str]):
     return _unspell_tree(header.get("out"), modules), payload
 
 
-def _deserialize(payload: bytes, in_tree, out_tree):
+def _deserialize(payload: bytes, in_tree, out_tree, device=None):
     """``jax.experimental.serialize_executable.deserialize_and_load`` through
-    :class:`_ExecutableUnpickler` (the pytree structures are the caller's)."""
+    :class:`_ExecutableUnpickler` (the pytree structures are the caller's), onto
+    ``device`` (default: the backend's first): the one device of the program's arguments.
+    (JAX's default, every device of the backend, makes an executable that expects one
+    shard per device: with ``--xla_force_host_platform_device_count=2`` a one-device
+    program then failed, "Expected args to execute_sharded_on_local_devices to have 2
+    shards".)"""
     import jax
     from jax._src.interpreters import pxla
     from jax._src.stages import ArgInfo
-    backend = jax.devices()[0].client
-    loaded = _ExecutableUnpickler(payload, backend).load()
+    device = jax.devices()[0] if device is None else device
+    loaded = _ExecutableUnpickler(payload, device.client, devices=(device,)).load()
     if not (type(loaded) is tuple and len(loaded) == 3):
         raise _Refused("not an executable")
     unloaded, args_info_flat, no_kwargs = loaded
@@ -396,16 +410,17 @@ class _ExecutableUnpickler(pickle._Unpickler):       # the Python one: its BUILD
     """JAX's ``_JaxPjrtUnpickler`` (``jax.experimental.serialize_executable``) restricted to
     what an executable's pickle holds: the globals of :data:`EXECUTABLE_GLOBALS` (nothing
     else is imported or called), state set only on instances of those classes (never on a
-    class or a function), one executable, this backend's devices. ``code=False``: the
-    executable is not loaded (a check of what :func:`_keep` writes)."""
+    class or a function), one executable, loaded onto ``devices`` (default: every device of
+    the backend). ``code=False``: the executable is not loaded (a check of what
+    :func:`_keep` writes)."""
 
-    def __init__(self, payload: bytes, backend, *, code: bool = True):
+    def __init__(self, payload: bytes, backend, *, code: bool = True, devices=None):
         super().__init__(io.BytesIO(payload), fix_imports=False)
         self.backend, self.code, self.executables = backend, code, 0
-        devices = backend.devices()
-        self.devices_by_id = {d.id: d for d in devices}
+        self.devices_by_id = {d.id: d for d in backend.devices()}
         from jax._src.lib import xla_client
-        self.execution_devices = xla_client.DeviceList(tuple(devices))
+        self.execution_devices = xla_client.DeviceList(
+            tuple(backend.devices() if devices is None else devices))
 
     def find_class(self, module, name):
         if (module, name) not in EXECUTABLE_GLOBALS:

@@ -95,7 +95,9 @@ def run_train(args: argparse.Namespace) -> int:
     check_file_keys(config_path, list(args.overrides))   # misspelt keys: before JAX
     cluster = cluster_of(args)
     if cluster is not None:
+        from jaxcfr.cli.supervise import tell_supervisor
         cluster.initialize()            # before anything touches a device
+        tell_supervisor("joined")
     heavy()
     from jaxcfr.runs.config import load_config
     from jaxcfr.lowering.public import public_game_of
@@ -116,7 +118,7 @@ def run_train(args: argparse.Namespace) -> int:
         with make_status(quiet=config.run.quiet, stream=sys.stderr) as status:
             result = _train_or_lost(cluster, lambda: train(
                 config, out_dir=args.out, resume=args.resume, progress=display, status=status,
-                cluster=cluster), args.out or args.resume)
+                cluster=cluster), args.out or args.resume or config.run.out_dir)
     finally:
         display.close()
     if args.json:
@@ -125,12 +127,34 @@ def run_train(args: argparse.Namespace) -> int:
                           "final": result.final, "abstraction": result.abstraction}))
     else:
         _print_summary(result, pot)
+    status = 0
     if result.interrupted:
         what = "terminated" if result.stopped_by == "SIGTERM" else "interrupted"
         print(f"{what} at iteration {result.iteration}; checkpoint written. Resume with:\n"
               f"  jaxcfr train --resume {result.run_dir}", file=sys.stderr)
-        return exit_status(stopped_by=result.stopped_by)
-    return 0
+        status = exit_status(stopped_by=result.stopped_by)
+    if cluster is not None:
+        _leave_together(status)
+    return status
+
+
+def _leave_together(status: int) -> None:
+    """The end of a process of a run over several processes, its output printed: JAX's
+    log lines from here on go to the supervisor's log; wait for every process to reach
+    its end (the writer's plot, profiles and output included: minutes on a loaded machine
+    are waited for, a dead process ends the others within ``--heartbeat-timeout``); tell
+    the supervisor that the run finished with ``status``; then shut ``jax.distributed``
+    down, its shutdown barrier (bounded by ``--heartbeat-timeout``) met by every process
+    at once. (Left to the exit, the barrier expired under load while process 0 still drew
+    the plot, and JAX's service ended both processes of a finished run.)"""
+    from jaxcfr.cli.supervise import divert_native_stderr, tell_supervisor
+    from jaxcfr.engine.distributed import shutdown, wait_for_every_process
+    sys.stdout.flush()
+    sys.stderr.flush()
+    divert_native_stderr()
+    wait_for_every_process("the end of the run")
+    tell_supervisor(f"finished {status}")
+    shutdown()
 
 
 def _run_dir_config(path: str) -> Path:
@@ -155,15 +179,21 @@ def _train_or_lost(cluster, run, run_dir):
     if cluster is None:
         return run()
     import jax
+    from jaxcfr.cli.supervise import advice
     from jaxcfr.engine.distributed import DistributedError
     try:
         return run()
     except jax.errors.JaxRuntimeError as e:
         detail = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
+        if "gloo" in detail.lower() and ("timed out" in detail.lower()
+                                         or "DEADLINE_EXCEEDED" in detail):
+            why = ("a collective waited longer than gloo's 30 s for another process (a limit "
+                   "inside XLA; docs/distributed.md)")
+        else:
+            why = "another process died, was stopped or cannot be reached"
         raise DistributedError(
-            f"process {cluster.process_id} of {cluster.num_processes} lost the run: another "
-            f"process died, was stopped or cannot be reached ({detail[:160]}); resume every "
-            f"process with --resume {run_dir or 'RUN_DIR'}") from e
+            f"process {cluster.process_id} of {cluster.num_processes} lost the run: {why} "
+            f"({detail[:160]}); {advice(run_dir)}") from e
 
 
 def _fmt(x: Any) -> str:
