@@ -76,7 +76,7 @@ def test_a_process_with_several_devices_loads_a_kept_program_onto_its_arguments_
     # (issue 33 item 5) a process with 2 CPU devices kept its one-device chunk, and the next
     # such process loaded it onto both devices: "Expected args to execute_sharded_on_local_
     # devices to have 2 shards, got: [1, 1, ...]"
-    env = {compilation_cache.CACHE_DIR_ENV: str(tmp_path / "xla"),
+    env = {jax_compilation_cache.CACHE_DIR_ENV: str(tmp_path / "xla"),
            "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
     first = _fresh(env)
     assert _entries(tmp_path / "xla" / "jaxcfr-programs"), "nothing kept"

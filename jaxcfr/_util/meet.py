@@ -9,7 +9,7 @@ done, waits in the collective that follows; process 0 writes a checkpoint or dra
 plot while the others go on. So every collective that jaxcfr issues from the host (the
 gathers of :func:`jaxcfr._util.host_arrays.to_host` and :mod:`jaxcfr.engine.distributed`,
 and the first run of each compiled program whose arguments span several processes,
-:mod:`jaxcfr._util.programs`) is preceded by :func:`meet`: each process writes its
+:mod:`jaxcfr._util.program_cache`) is preceded by :func:`meet`: each process writes its
 arrival in the key-value store of JAX's coordination service and waits for every other
 one's. That wait has no limit of its own: a process that died stops its heartbeat, and
 JAX's distributed service then ends every process within ``--heartbeat-timeout``
