@@ -45,7 +45,7 @@ def _strategy(lowered, seed=0):
     regret = (np.random.default_rng(seed).uniform(0.5, 1.5, size=(rows, actions))
               * lowered.tensors.legal_mask)
     legal = jnp.asarray(lowered.tensors.legal_mask)
-    policy = estimators.Policy(jnp.asarray(regret.reshape(-1)), jnp.zeros(rows * actions),
+    policy = estimators.LazyStrategy(jnp.asarray(regret.reshape(-1)), jnp.zeros(rows * actions),
                                legal, 1, False)
     return policy.rows(jnp.arange(rows), jnp.zeros(rows, jnp.int32)), policy
 

@@ -48,7 +48,7 @@ def _estimates(name: str, scheme: str, player, draws: int):
     # positive regrets: a strategy that plays every action with some mass, so that every
     # row is reached often enough for its mean to be tested
     regret = rng.uniform(0.5, 1.5, size=(rows, actions)) * lowered.tensors.legal_mask
-    one = estimators.Policy(jnp.asarray(regret.reshape(-1), jnp.float32), jnp.zeros(rows * actions),
+    one = estimators.LazyStrategy(jnp.asarray(regret.reshape(-1), jnp.float32), jnp.zeros(rows * actions),
                             t.legal_mask, 1, False)
     sigma = one.rows(jnp.arange(rows), jnp.zeros(rows, jnp.int32))
     who = None if player is None else jnp.asarray(player)
@@ -101,7 +101,7 @@ def test_samples_k_is_the_mean_of_k_separate_estimates(name, scheme, player):
     rows, actions = lowered.tensors.legal_mask.shape
     rng = np.random.default_rng(3)
     regret = (rng.uniform(0.2, 1.5, size=(rows, actions)) * lowered.tensors.legal_mask)
-    policy = estimators.Policy(jnp.asarray(regret.reshape(-1), jnp.float32),
+    policy = estimators.LazyStrategy(jnp.asarray(regret.reshape(-1), jnp.float32),
                                jnp.zeros(rows * actions), t.legal_mask, 1, False)
     k = 8
     many, tables = estimators.make_estimator(scheme, samples=k).prepare(lowered)

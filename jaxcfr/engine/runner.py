@@ -1,4 +1,4 @@
-"""The run loop: jitted ``lax.scan`` chunks of solver updates, exact evaluation between chunks.
+"""The runner: jitted ``lax.scan`` chunks of solver updates, exact evaluation between chunks.
 
 Everything a compiled function reads is an argument: the lowered tensors, the
 solver state, the hyper-parameters and the number of iterations to run. Only

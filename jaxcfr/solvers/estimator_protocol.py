@@ -5,7 +5,7 @@ An estimator (:mod:`jaxcfr.solvers.estimators` lists them and says what each com
 is a frozen, hashable :class:`Estimator` (static in compiled code) with a host
 preparation and a device function. A *dense* one reads the current strategy
 ``[I, A, *b]`` and returns a :class:`DenseEstimate` of whole tables; a *sparse* one reads a
-:class:`Policy` (the strategy row by row) and returns a :class:`RowEstimate` of the rows
+:class:`LazyStrategy` (the strategy row by row) and returns a :class:`RowEstimate` of the rows
 it touched (:func:`densify` turns one into whole tables, for inspection and tests).
 
 Shapes: ``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, ``B`` batch members,
@@ -25,7 +25,7 @@ from jaxcfr.kernels.numerics import instantaneous_regret, normalise
 from jaxcfr.kernels.values import NODE_PASSES, ValueKernel
 from jaxcfr.tensors import GameTensors, LoweredGame, Structure
 
-__all__ = ["DenseEstimate", "RowEstimate", "Policy", "Estimator", "Exact", "densify",
+__all__ = ["DenseEstimate", "RowEstimate", "LazyStrategy", "Estimator", "Exact", "densify",
            "players_of", "rows_of"]
 
 
@@ -56,7 +56,7 @@ class RowEstimate(NamedTuple):
     average: jax.Array       # [M, A]    contribution to the strategy sums
 
 
-class Policy(NamedTuple):
+class LazyStrategy(NamedTuple):
     """The current strategy of a batch of ``B`` members, read lazily, row by row.
 
     Sparse estimators regret-match only the rows they visit (:meth:`rows`). The tables
@@ -135,7 +135,7 @@ class Estimator:
     Class attributes:
       name: its name in :data:`ESTIMATORS` (``--sampling``, ``solver.sampling``).
       dense: full width: :meth:`estimate` takes the strategy ``[I, A, *b]`` and returns an
-        :class:`DenseEstimate`; else a :class:`Policy` and a :class:`RowEstimate`.
+        :class:`DenseEstimate`; else a :class:`LazyStrategy` and a :class:`RowEstimate`.
       seeded: it draws from the PRNG keys (a run's seed changes its result).
 
     Attributes:

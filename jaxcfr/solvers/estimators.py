@@ -16,12 +16,12 @@ member; :mod:`jaxcfr.kernels.keys`); ``hp`` the run's
 :meth:`~Estimator.prepare` made (traced). A *dense* estimator
 (:attr:`Estimator.dense`: full width) gets the current strategy ``[I, A, *b]`` as
 ``current`` and returns a :class:`DenseEstimate` of whole tables, which lets the engine use
-its shared / forest / split layouts; a *sparse* one gets a :class:`Policy` (the current
+its shared / forest / split layouts; a *sparse* one gets a :class:`LazyStrategy` (the current
 strategy read row by row, ``hp`` per member ``[B]``) and returns a :class:`RowEstimate`
 listing the rows it touched.
 
 The protocol (:class:`Estimator`, :class:`DenseEstimate`, :class:`RowEstimate`,
-:class:`Policy`) and the exact estimator live in :mod:`jaxcfr.solvers.estimator_protocol`, the
+:class:`LazyStrategy`) and the exact estimator live in :mod:`jaxcfr.solvers.estimator_protocol`, the
 sampling schemes in :mod:`jaxcfr.solvers.monte_carlo`; this module names them
 (:data:`ESTIMATORS`, :func:`make_estimator`), holds the sampled-chance runner's
 :class:`DrawnForest` and re-exports them all. Adding an estimator is one class:
@@ -88,14 +88,14 @@ import numpy as np
 
 from jaxcfr._util.arguments import ArgumentError, positive_int
 from jaxcfr.solvers.names import ESTIMATOR_NAMES
-from jaxcfr.solvers.estimator_protocol import (DenseEstimate, Estimator, Exact, Policy,
+from jaxcfr.solvers.estimator_protocol import (DenseEstimate, Estimator, Exact, LazyStrategy,
                                                RowEstimate, densify, players_of, rows_of)
 from jaxcfr.solvers.monte_carlo import (ChanceSampling, ExternalSampling, MonteCarlo,
                                         OutcomeSampling, check_counted_samples)
 
 __all__ = ["Estimator", "Exact", "MonteCarlo", "ChanceSampling", "ExternalSampling",
            "OutcomeSampling", "DrawnForest", "ESTIMATORS", "make_estimator", "DenseEstimate",
-           "RowEstimate", "Policy", "densify", "players_of", "rows_of"]
+           "RowEstimate", "LazyStrategy", "densify", "players_of", "rows_of"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,7 +115,7 @@ class DrawnForest(Estimator):
         raise TypeError("the drawn forest is prepared by the sampled-chance runner, draw by "
                         "draw; it has no lowered game to prepare")
 
-    def estimate(self, t, s, current: Policy, player, keys, hp, arrays) -> RowEstimate:
+    def estimate(self, t, s, current: LazyStrategy, player, keys, hp, arrays) -> RowEstimate:
         rowmap = arrays
         local_rows, actions = t.legal_mask.shape
         width = current.legal.shape[1]

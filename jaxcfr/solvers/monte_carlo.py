@@ -30,7 +30,7 @@ from jaxcfr.kernels.numerics import exploration_mix, instantaneous_regret, trail
 from jaxcfr.kernels.passes import gather as take
 from jaxcfr.kernels.subtree import (Paths, SamplePlan, Subtree, build_subtree, child_tables,
                                     level_offsets, make_plan, sample_paths)
-from jaxcfr.solvers.estimator_protocol import (DenseEstimate, Estimator, Policy, RowEstimate,
+from jaxcfr.solvers.estimator_protocol import (DenseEstimate, Estimator, LazyStrategy, RowEstimate,
                                                players_of, rows_of)
 from jaxcfr.solvers.parameters import parameter
 from jaxcfr.tensors import CHANCE_NODE, DECISION, GameTensors
@@ -162,11 +162,11 @@ class MonteCarlo(Estimator):
         total = level_offsets(self.plan)[-1]
         return jax.vmap(lambda k: jax.random.uniform(k, (total,), dtype))(keys)
 
-    def _traverse(self, t, s, policy: Policy, player, keys, eps, tables) -> RowEstimate:
+    def _traverse(self, t, s, policy: LazyStrategy, player, keys, eps, tables) -> RowEstimate:
         return self.from_uniforms(t, s, policy, player,
                                   self.uniforms(keys, policy.regret.dtype), eps, tables)
 
-    def from_uniforms(self, t, s, policy: Policy, player, uniforms, eps, tables
+    def from_uniforms(self, t, s, policy: LazyStrategy, player, uniforms, eps, tables
                       ) -> RowEstimate:
         """Sample every member's subtrees for ``player`` (``None``: all players, chance
         sampling) from ``uniforms`` (:meth:`uniforms`); estimate the regrets and averaging
@@ -423,7 +423,7 @@ class OutcomeSampling(MonteCarlo):
         return exploration_mix(current, trail(legal, current.ndim),
                                trail(legal.sum(axis=1), current.ndim - 1), eps)
 
-    def from_uniforms(self, t, s, policy: Policy, player, uniforms, eps, tables
+    def from_uniforms(self, t, s, policy: LazyStrategy, player, uniforms, eps, tables
                       ) -> RowEstimate:
         """Trajectories instead of a subtree: the same draws and estimates as
         :meth:`MonteCarlo.from_uniforms` on an outcome plan (capacity 1 at every level),

@@ -54,7 +54,7 @@ from jaxcfr._util.host_arrays import on_device
 from jaxcfr.kernels import compensated, passes
 from jaxcfr.kernels.keys import fold, iteration_keys
 from jaxcfr.kernels.numerics import normalise, trail
-from jaxcfr.solvers.estimators import Estimator, Exact, Policy, RowEstimate, rows_of
+from jaxcfr.solvers.estimators import Estimator, Exact, LazyStrategy, RowEstimate, rows_of
 from jaxcfr.solvers.parameters import (HyperParams, Parameter, check_values, declared,
                                        make_hyperparams, shown, without_values)
 from jaxcfr.solvers.rules import AveragingRule, PolynomialAverage, RegretMatching, RegretRule
@@ -378,7 +378,7 @@ class Solver:
 
         def half_step(player, keys, acc):
             regret, strategy_sum, strategy_error, prediction = acc   # [I * A * B] each
-            policy = Policy(regret, prediction, rows.legal, members, self.predictive)
+            policy = LazyStrategy(regret, prediction, rows.legal, members, self.predictive)
             est = estimate(policy, player, keys, flat_hp)
             row, member = est.regret_row, est.member
             new = policy.add_rows(regret, row, member, est.regret)
