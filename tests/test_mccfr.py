@@ -48,8 +48,8 @@ def _estimates(name: str, scheme: str, player, draws: int):
     # positive regrets: a strategy that plays every action with some mass, so that every
     # row is reached often enough for its mean to be tested
     regret = rng.uniform(0.5, 1.5, size=(rows, actions)) * lowered.tensors.legal_mask
-    one = estimators.LazyStrategy(jnp.asarray(regret.reshape(-1), jnp.float32), jnp.zeros(rows * actions),
-                            t.legal_mask, 1, False)
+    one = estimators.LazyStrategy(jnp.asarray(regret.reshape(-1), jnp.float32),
+                                  jnp.zeros(rows * actions), t.legal_mask, 1, False)
     sigma = one.rows(jnp.arange(rows), jnp.zeros(rows, jnp.int32))
     who = None if player is None else jnp.asarray(player)
     exact = np.asarray(estimators.Exact().estimate(t, s, sigma, who).regret)
