@@ -82,7 +82,7 @@ def _lockstep(games, algorithm, iterations, terminals="dense"):
     return stack
 
 
-@pytest.mark.parametrize("algorithm", ["cfr", "pcfr+"])
+@pytest.mark.parametrize("algorithm", ["cfr", pytest.param("pcfr+", marks=pytest.mark.slow)])
 def test_members_of_different_shapes_solve_as_alone(algorithm):
     # Kuhn (3 hands, 9 nodes), Leduc with 3 and 4 ranks (6 and 8 hands, other trees):
     # simultaneous (cfr) and alternating updates with predictions (pcfr+); discounting
@@ -93,7 +93,7 @@ def test_members_of_different_shapes_solve_as_alone(algorithm):
     assert len({m.num_nodes for m in stack.members}) == 3
 
 
-@pytest.mark.parametrize("terminals", ["dense", "ranked"])
+@pytest.mark.parametrize("terminals", ["dense", pytest.param("ranked", marks=pytest.mark.slow)])
 def test_random_public_games_solve_as_alone(terminals):
     # payoff tables, public chance with and without cards, 1- and 2-card hands
     games = [RandomPublicGame(seed) for seed in (1, 4, 7)]
@@ -101,6 +101,7 @@ def test_random_public_games_solve_as_alone(terminals):
     assert stack.ranked == (terminals == "ranked")
 
 
+@pytest.mark.slow
 def test_holdem_river_spots_of_different_boards_ranges_and_sizes():
     # different boards (16 to 37 hands after card removal), other ranges, other bet sizes
     # (another tree shape), the ranked operators
@@ -116,15 +117,15 @@ def test_holdem_river_spots_of_different_boards_ranges_and_sizes():
 def test_padding_changes_nothing():
     # a member beside larger games ends exactly as the stack of itself alone
     small = jaxcfr.lower_public(PublicKuhn())
-    alone = jaxcfr.solve_public([small], "cfr+", 30, precision="float64", chunk=7)
+    alone = jaxcfr.solve_public([small], "cfr+", 30, precision="float64", chunk=10)
     big = jaxcfr.solve_public([jaxcfr.lower_public(PublicLeduc(ranks=4)), small],
-                              "cfr+", 30, precision="float64", chunk=7)
+                              "cfr+", 30, precision="float64", chunk=10)
     a, b = alone.member(0), big.member(1)
     np.testing.assert_allclose(b.average_strategy, a.average_strategy, rtol=0, atol=1e-13)
     np.testing.assert_allclose(b.state.regret, a.state.regret, rtol=0, atol=1e-13)
     assert b.final["nash_conv"] == pytest.approx(a.final["nash_conv"], rel=1e-12)
     # and the stack of one is the single game's solve
-    single = jaxcfr.solve_public(small, "cfr+", 30, precision="float64", chunk=7)
+    single = jaxcfr.solve_public(small, "cfr+", 30, precision="float64", chunk=10)
     np.testing.assert_allclose(a.average_strategy, single.average_strategy, rtol=0,
                                atol=1e-13)
     assert a.final["nash_conv"] == pytest.approx(single.final["nash_conv"], rel=1e-12)

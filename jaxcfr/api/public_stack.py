@@ -14,7 +14,7 @@ Example::
     >>> import jaxcfr
     >>> from jaxcfr_games.holdem.boards import board_spots, river_boards
     >>> result = jaxcfr.solve_public(board_spots(river_boards("Td9d6h5c")), "postflop-dcfr", 100)
-    >>> result.final["exploitability"]           # [44]: one per river card, in chips
+    >>> result.final["exploitability"]           # [48]: one per river card, in chips
     >>> result.member(0).strategy(0, "AsAh")     # one spot as a PublicSolveResult
 """
 

@@ -36,9 +36,9 @@ on the terminal operators (all ranked or all dense: lower them with one ``termin
 Example::
 
     >>> from jaxcfr_games.holdem.boards import board_spots, river_boards
-    >>> stack = stack_public([lower_public(g) for g in board_spots(river_boards("Td9d6h5c"))])
-    >>> stack.batch_size, stack.structure.hands
-    (44, (175, 256))
+    >>> stack = stack_public(board_spots(river_boards("Td9d6h5c")))   # every river card
+    >>> stack.batch_size, stack.num_nodes
+    (48, 21)
 """
 
 from __future__ import annotations
