@@ -85,12 +85,14 @@ def main() -> None:
     ap.add_argument("--peer-iterations", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--peer", default=PEER)
+    ap.add_argument("--terminals", default="auto", choices=("auto", "ranked", "dense"),
+                    help="the public tree's terminal operators (auto: ranked from 64 hands)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
 
     clock, cpu = time.perf_counter(), time.process_time()
     spots = board_spots(random_boards(args.spots, seed=0))
-    stack = jaxcfr.stack_public(spots)
+    stack = jaxcfr.stack_public(spots, terminals=args.terminals)
     lowering = {"wall": time.perf_counter() - clock, "cpu": time.process_time() - cpu}
     solver = public_solver(make_solver("postflop-dcfr"))
     dtype = np.float32
@@ -128,6 +130,7 @@ def main() -> None:
                    f"load {os.getloadavg()[0]:.1f}, JAX {jax.__version__} "
                    f"{jax.default_backend()}",
         "spots": args.spots, "iterations": args.iterations,
+        "terminals": "ranked" if stack.ranked else "dense",
         "hands_min_max": [min(min(h) for h in hands), max(max(h) for h in hands)],
         "jaxcfr": {"cpu_s": cpu, "wall_s": wall, "cores": cpu / wall,
                    "spots_per_cpu_s": args.spots / cpu,
