@@ -234,3 +234,20 @@ def test_boards():
     spots = board_spots(rivers[:2], ranges=SMALL, pot=60)
     assert [s.pot for s in spots] == [60, 60]
     assert stack_public(spots).pots == (60, 60)
+
+
+def test_one_compiled_program_serves_stacks_of_one_padded_shape():
+    # the stack's tables are arguments: the same members in another order (other tensors,
+    # the same padded shape) reuse the compiled update
+    a, b = jaxcfr.lower_public(PublicKuhn()), jaxcfr.lower_public(PublicLeduc(ranks=3))
+    solver = public_solver(make_solver("cfr+"))
+    sizes = []
+    for members in ([a, b], [b, a]):
+        stack = stack_public(members)
+        with precision.scope(F64):
+            tensors = stack_device_tensors(stack, F64)
+            state = stack_init(solver, stack, dtype=F64)
+            stack_update(tensors, state, solver.hyperparams(F64), solver=solver,
+                         structure=stack.structure)
+        sizes.append(stack_update._cache_size())
+    assert sizes[1] == sizes[0]
