@@ -251,3 +251,15 @@ def test_one_compiled_program_serves_stacks_of_one_padded_shape():
                          structure=stack.structure)
         sizes.append(stack_update._cache_size())
     assert sizes[1] == sizes[0]
+
+
+def test_a_batch_of_settings_on_a_stack():
+    # lists of parameter values: a trailing axis [B, *b] of every member's tables
+    stacked = jaxcfr.solve_public([PublicKuhn(), PublicLeduc(ranks=3)], "dcfr", 20,
+                                  precision="float64", alpha=[1.5, 2.0])
+    assert np.shape(stacked.final["nash_conv"]) == (2, 2)
+    alone = jaxcfr.solve_public(PublicLeduc(ranks=3), "dcfr", 20, precision="float64",
+                                alpha=[1.5, 2.0])
+    np.testing.assert_allclose(stacked.final["nash_conv"][1], alone.final["nash_conv"],
+                               rtol=1e-12)
+    assert stacked.member(1).average_strategy.shape == alone.average_strategy.shape
