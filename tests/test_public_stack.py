@@ -93,7 +93,8 @@ def test_members_of_different_shapes_solve_as_alone(algorithm):
     assert len({m.num_nodes for m in stack.members}) == 3
 
 
-@pytest.mark.parametrize("terminals", ["dense", pytest.param("ranked", marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("terminals", ["dense", "ranked"])
 def test_random_public_games_solve_as_alone(terminals):
     # payoff tables, public chance with and without cards, 1- and 2-card hands
     games = [RandomPublicGame(seed) for seed in (1, 4, 7)]
