@@ -115,6 +115,15 @@ def test_holdem_river_spots_of_different_boards_ranges_and_sizes():
     assert len({m.num_nodes for m in stack.members}) == 2
 
 
+@pytest.mark.slow
+def test_holdem_turn_spots_of_a_flop():
+    # turn cards of a flop as turn spots: river cards as public chance blocking hands
+    spots = board_spots(turn_boards("Td9d6h")[:2] + ["Td9d6hAs"], ranges=SMALL, bets="a",
+                        raises="a", river_donk=None)
+    stack = _lockstep(spots, "postflop-dcfr", 3, "ranked")
+    assert [m.structure.hands for m in stack.members] == [(33, 34), (33, 34), (28, 31)]
+
+
 def test_padding_changes_nothing():
     # a member beside larger games ends exactly as the stack of itself alone
     small = jaxcfr.lower_public(PublicKuhn())
