@@ -60,7 +60,7 @@ __all__ = [
 ]
 # public trees (a game dealt as private hands, then played in public)
 __all__ += ["PublicGame", "lower_public", "solve_public", "evaluate_public", "expand_public",
-            "best_response_public"]
+            "best_response_public", "stack_public", "evaluate_public_stack"]
 
 
 def _load() -> None:
@@ -103,7 +103,8 @@ def _load() -> None:
     from jaxcfr.subgames import resolve, subgame
     from jaxcfr.runs import load_config, train
     from jaxcfr.api.public_names import (PublicGame, best_response_public, evaluate_public,
-                                         expand_public, lower_public, solve_public)
+                                         evaluate_public_stack, expand_public, lower_public,
+                                         solve_public, stack_public)
     names = dict(locals())
     globals().update((k, v) for k, v in names.items() if k in __all__)
 

@@ -1,0 +1,160 @@
+"""A stack of hold'em river spots in one compiled step against postflop-solver, spot by spot.
+
+jaxcfr solves ``--spots`` river spots (random boards, ``random_boards(seed=0)``; the
+peer driver's README ranges, pot 100, stack 200, its bet sizes: ``holdem_spot``'s
+defaults) as one stack (``jaxcfr.solve_public`` of a list: one game's ``postflop-dcfr``
+step vmapped over the members), ``--iterations`` iterations per spot in one compiled
+call. The peer (``pf_bench river readme``, one thread: its solver never parallelises a
+river spot) solves its river spot (board Td9d6h5c2s, the same ranges and sizes) for
+``--peer-iterations`` iterations, exploitability checked every ``--iterations``
+(evaluations timed apart by the driver); its CPU seconds per iteration times
+``--iterations`` is its CPU cost of one spot. The two run interleaved, ``--rounds``
+times each, on the same machine; the medians are reported.
+
+Figures: spots per CPU-second (CPU: ``time.process_time`` of this process around the
+compiled call, compilation and lowering excluded on both sides; the peer's own
+``iter_cpu_total``), the cores each side used (CPU / wall), each side's exploitability
+after ``--iterations`` (percent of the pot: jaxcfr's mean and worst over the stack),
+jaxcfr's lowering, stacking and compile seconds and its device bytes per spot (tensors
+and the four float32 solver tables) beside the peer's ``memory_usage``.
+
+Usage::
+
+    python benchmarks/bench_public_stack.py                  # 64 spots, 200 iterations, 3 rounds
+    python benchmarks/bench_public_stack.py --spots 16 --rounds 1 --json out.json
+
+About two minutes on the loaded 2-core development machine with the defaults (25 s of
+it compiling the stack's step under that load).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import subprocess
+import time
+
+import jax
+import numpy as np
+
+import jaxcfr
+from jaxcfr._util import precision
+from jaxcfr.solvers.presets import make_solver
+from jaxcfr.solvers.public import public_solver
+from jaxcfr.solvers.public_stack import stack_chunk, stack_device_tensors, stack_init
+from jaxcfr_games.holdem.boards import board_spots, random_boards
+
+PEER = "/work/peers/postflop-solver/target/release/examples/pf_bench"
+
+
+def _bytes(tree) -> int:
+    return int(sum(x.nbytes for x in jax.tree_util.tree_leaves(tree)))
+
+
+def _peer(binary: str, iterations: int, check: int) -> str:
+    env = dict(os.environ, RAYON_NUM_THREADS="1")
+    return subprocess.run([binary, "river", "readme", "100", "200", str(iterations), str(check)],
+                          capture_output=True, text=True, env=env, check=True).stdout
+
+
+def run_peer(binary: str, iterations: int, check: int) -> dict:
+    """Two ``pf_bench river readme`` runs: ``iterations`` with one check at the end (the
+    driver stops at the check after its exploitability targets, so the timed run checks
+    once) for the CPU and wall per iteration and the memory; ``check`` iterations for the
+    exploitability after them."""
+    out = _peer(binary, iterations, iterations)
+    total = re.search(r"iterations=(\d+) iter_wall_total=([\d.]+)s iter_cpu_total=([\d.]+)s",
+                      out)
+    mem = re.search(r"memory_usage\(\): uncompressed=([\d.]+) MiB", out)
+    n = int(total.group(1))
+    if n != iterations:
+        raise RuntimeError(f"the peer ran {n} iterations, not {iterations}")
+    at = re.search(rf"iter {check} exploitability=([\d.]+)", _peer(binary, check, check))
+    return {"cpu_per_iteration": float(total.group(3)) / n,
+            "wall_per_iteration": float(total.group(2)) / n,
+            "exploitability": float(at.group(1)), "memory_mib": float(mem.group(1))}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--spots", type=int, default=64)
+    ap.add_argument("--iterations", type=int, default=200)
+    ap.add_argument("--peer-iterations", type=int, default=20000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--peer", default=PEER)
+    ap.add_argument("--terminals", default="auto", choices=("auto", "ranked", "dense"),
+                    help="the public tree's terminal operators (auto: ranked from 64 hands)")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+
+    clock, cpu = time.perf_counter(), time.process_time()
+    spots = board_spots(random_boards(args.spots, seed=0))
+    stack = jaxcfr.stack_public(spots, terminals=args.terminals)
+    lowering = {"wall": time.perf_counter() - clock, "cpu": time.process_time() - cpu}
+    solver = public_solver(make_solver("postflop-dcfr"))
+    dtype = np.float32
+    with precision.scope(dtype):
+        tensors = stack_device_tensors(stack, dtype)
+        hp = solver.hyperparams(dtype)
+        zero = stack_init(solver, stack, (), dtype)
+        clock = time.perf_counter()
+        compiled = stack_chunk.lower(tensors, zero, hp, solver=solver, structure=stack.structure,
+                                     count=args.iterations).compile()
+        compile_seconds = time.perf_counter() - clock
+        device_bytes = _bytes(tensors) + _bytes(zero)
+
+        ours, peers = [], []
+        for r in range(args.rounds):
+            peers.append(run_peer(args.peer, args.peer_iterations, args.iterations))
+            clock, cpu = time.perf_counter(), time.process_time()
+            state = compiled(tensors, zero, hp)
+            jax.block_until_ready(state.regret)
+            ours.append({"wall": time.perf_counter() - clock, "cpu": time.process_time() - cpu})
+            print(f"round {r + 1}: jaxcfr {ours[-1]['cpu']:.2f} CPU-s "
+                  f"({ours[-1]['wall']:.2f} s wall) for {args.spots} spots; peer "
+                  f"{1e3 * peers[-1]['cpu_per_iteration']:.4f} CPU-ms per iteration", flush=True)
+    ev = jaxcfr.evaluate_public_stack(stack, state.strategy_sum, dtype="float32")
+    exploit = 100 * np.asarray(ev["exploitability"]) / np.asarray(stack.pots)
+
+    cpu = float(np.median([o["cpu"] for o in ours]))
+    wall = float(np.median([o["wall"] for o in ours]))
+    peer_cpu = float(np.median([p["cpu_per_iteration"] for p in peers]))
+    peer_wall = float(np.median([p["wall_per_iteration"] for p in peers]))
+    hands = [m.structure.hands for m in stack.members]
+    report = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+                   f"load {os.getloadavg()[0]:.1f}, JAX {jax.__version__} "
+                   f"{jax.default_backend()}",
+        "spots": args.spots, "iterations": args.iterations,
+        "terminals": "ranked" if stack.ranked else "dense",
+        "hands_min_max": [min(min(h) for h in hands), max(max(h) for h in hands)],
+        "jaxcfr": {"cpu_s": cpu, "wall_s": wall, "cores": cpu / wall,
+                   "spots_per_cpu_s": args.spots / cpu,
+                   "cpu_ms_per_spot_iteration": 1e3 * cpu / (args.spots * args.iterations),
+                   "exploitability_pot_percent_mean": float(exploit.mean()),
+                   "exploitability_pot_percent_max": float(exploit.max()),
+                   "lowering_and_stacking_cpu_s": lowering["cpu"],
+                   "compile_s": compile_seconds,
+                   "device_bytes_per_spot": device_bytes / args.spots},
+        "peer": {"cpu_s_per_spot": peer_cpu * args.iterations,
+                 "cores": peer_cpu / peer_wall,
+                 "spots_per_cpu_s": 1.0 / (peer_cpu * args.iterations),
+                 "cpu_ms_per_iteration": 1e3 * peer_cpu,
+                 "exploitability_pot_percent": 100 * peers[-1]["exploitability"] / 100,  # pot 100
+                 "memory_bytes": peers[-1]["memory_mib"] * 2 ** 20},
+    }
+    report["ratio_spots_per_cpu_s"] = (report["jaxcfr"]["spots_per_cpu_s"]
+                                       / report["peer"]["spots_per_cpu_s"])
+    print(json.dumps(report, indent=2))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,319 @@
+"""Stacking public trees into one batch ``[B, ...]`` of a common padded shape.
+
+A stack of public-tree games (many boards of one hold'em spot, their ranges or bet sizes
+differing too) is solved by one compiled step: the step of one game vmapped over a
+leading member axis (the :class:`~jaxcfr.engine.seam.Vmapped` layout of history-tree
+stacks, :mod:`jaxcfr.lowering.stack`). Every member's
+:class:`~jaxcfr.tensors.PublicTensors` are padded to the largest member's sizes, so the
+static :class:`~jaxcfr.tensors.PublicStructure` (the level slices, the widths, ``H``)
+is one for the whole stack and the members' tables are arguments: a stack of other
+boards of the same shape reuses the compiled program.
+
+Padding, axis by axis (every padded entry is inert by construction):
+
+* ``N`` public nodes: each depth level is padded to the widest member's level (``N`` the
+  sum of the per-level maxima); a member's node keeps its level and its place in it, so
+  children stay consecutive and parents sorted. A padding node hangs under the last node
+  of the level above but is nobody's child (its parent's ``child_count`` is unchanged,
+  so no value pass gathers it); it is a chance edge (owner ``P``) of chance reach 0, not
+  a decision, not a terminal (``leaf_index`` is the zero pad).
+* ``H`` hands: the largest hand count of any player of any member; a padded hand has
+  weight 0, is blocked everywhere (``alive`` 0), compatible with no hand (``compat``
+  0), and its rows are inert padding rows (owned by nobody, slot 0 only). In the ranked
+  tables the zero-pad hand index ``H`` of a member becomes the stack's ``H``.
+* ``D`` decisions (``I = D * H + 1`` rows): a member's decision ``d`` keeps its ordinal;
+  padded decisions have only padding rows and no children (``child_of`` = ``N``).
+* ``A`` actions: padded slots are never legal and have no child.
+* ``T`` terminals of each operator (folds, showdowns, tables): padded entries have payoff,
+  stake and table 0 and no ``leaf_index`` points at them (value 0 in every case).
+* ``K`` blocked sets, ``S`` strength tables, ``U`` payoff tables, ``M`` (hand, card)
+  entries: padded with zeros (or the zero-pad hand), never referenced.
+
+Shapes: every tensor of :class:`~jaxcfr.tensors.PublicTensors` gains a leading ``B``
+axis, its other axes the maxima above (``deal_scale`` is ``[B]``). The members must agree
+on the terminal operators (all ranked or all dense: lower them with one ``terminals=``).
+
+Example::
+
+    >>> from jaxcfr_games.holdem.boards import board_spots, river_boards
+    >>> stack = stack_public(board_spots(river_boards("Td9d6h5c")))   # every river card
+    >>> stack.batch_size, stack.num_nodes
+    (48, 21)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+import numpy as np
+
+from jaxcfr.game.public import PublicGame
+from jaxcfr.lowering.public import PublicLowered, lower_public
+from jaxcfr.tensors import NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors
+
+__all__ = ["PublicStack", "stack_public", "unstack_public_rows", "PADDED_AXES"]
+
+#: The axes of every :class:`PublicTensors` field, by name (``N`` nodes, ``D`` decisions,
+#: ``A`` actions, ``I`` rows, ``H`` hands, ``Hr`` hands of the ranked tables (0 when
+#: dense), ``P`` players, ``K`` blocked sets, ``Tf``/``Ts``/``Tt`` terminals of each
+#: operator, ``S`` strength tables, ``U`` payoff tables, ``M`` (hand, card) entries,
+#: ``J`` cards per hand of the ranked tables). A new field of PublicTensors needs its
+#: axes (and, if it holds indices, its remapping in :func:`_pad_member`) here.
+PADDED_AXES: dict[str, tuple[str, ...]] = {
+    "parent": ("N",), "parent_slot": ("N",), "edge_owner": ("N",), "edge_decision": ("N",),
+    "node_base": ("N",), "decision_node": ("D",), "child_of": ("D", "A"),
+    "first_child": ("N",), "child_count": ("N",), "leaf_index": ("N",),
+    "node_player": ("N",), "chance_reach": ("N",), "node_path": ("N",),
+    "alive": ("K", "P", "H"), "weights": ("P", "H"), "compat": ("H", "H"),
+    "fold_node": ("Tf",), "fold_payoff": ("Tf", "P"), "show_node": ("Ts",),
+    "show_stake": ("Ts",), "show_index": ("Ts",), "strengths": ("S", "P", "H"),
+    "table_node": ("Tt",), "table_index": ("Tt",), "tables": ("U", "P", "H", "H"),
+    "deal_scale": (), "rank_order": ("S", "P", "Hr"), "rank_lo": ("S", "P", "Hr"),
+    "rank_hi": ("S", "P", "Hr"), "pair_order": ("S", "P", "M"),
+    "pair_lo": ("S", "P", "Hr", "J"), "pair_hi": ("S", "P", "Hr", "J"),
+    "fold_pair": ("P", "M"), "pair_start": ("P", "Hr", "J"), "pair_end": ("P", "Hr", "J"),
+    "same": ("P", "Hr"), "same_weaker": ("S", "P", "Hr"), "same_stronger": ("S", "P", "Hr"),
+    "legal_mask": ("I", "A"), "infoset_player": ("I",),
+}
+#: Fields holding hand indices whose zero pad (the member's ``H``) becomes the stack's.
+_HAND_INDEX = ("rank_order", "pair_order", "fold_pair", "same")
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class PublicStack:
+    """Public-tree games padded to one shape (see the module).
+
+    ``tensors`` have a leading ``B`` axis; ``structure`` is shared by every member;
+    ``members`` keep each member's own :class:`PublicLowered` (its host tables, its
+    unpadded shapes). Member ``b``'s row ``d * H_b + h`` is the stack's row
+    ``d * H + h`` (:func:`unstack_public_rows`).
+    """
+    tensors: PublicTensors
+    structure: PublicStructure
+    members: tuple[PublicLowered, ...]
+    constant_sum: float | None = None     # the members' common payoff sum, else None
+    name: str = ""
+    pots: tuple | None = None             # [B] each member game's ``pot`` (hold'em spots:
+                                          # values in percent of the pot), else None
+
+    num_players = 2
+
+    def __repr__(self) -> str:
+        return (f"PublicStack({self.batch_size} games: {self.num_nodes:,} public nodes, "
+                f"{max(self.structure.hands)} hands, {self.num_rows:,} rows, "
+                f"{self.max_actions} actions max, each padded)")
+
+    @property
+    def batch_size(self) -> int:
+        return len(self.members)
+
+    @property
+    def level_start(self) -> tuple[int, ...]:
+        return self.structure.level_start
+
+    @property
+    def ranked(self) -> bool:
+        return self.structure.ranked
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.tensors.parent.shape[1])
+
+    @property
+    def num_rows(self) -> int:
+        """Rows per member, the sink included (``I``)."""
+        return int(self.tensors.legal_mask.shape[1])
+
+    @property
+    def max_actions(self) -> int:
+        return int(self.tensors.legal_mask.shape[2])
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(np.asarray(t).nbytes for t in self.tensors))
+
+    def sizes(self) -> dict[str, Any]:
+        """The padded sizes per member, and the members'."""
+        return {"members": self.batch_size, "nodes": self.num_nodes, "rows": self.num_rows,
+                "hands": max(self.structure.hands), "max_actions": self.max_actions,
+                "bytes": self.nbytes, "terminals": "ranked" if self.ranked else "dense",
+                "member_nodes": [m.num_nodes for m in self.members],
+                "member_hands": [list(m.structure.hands) for m in self.members]}
+
+
+def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str = "auto"
+                 ) -> PublicStack:
+    """Pad public trees to one shape and stack them on a leading axis ``B``.
+
+    Args:
+      games: :class:`~jaxcfr.game.public.PublicGame` s (lowered here with
+        ``terminals``) or lowered ones (:func:`~jaxcfr.lowering.public.lower_public`).
+      terminals: for the games lowered here (``"auto"``: ranked when any member's hands
+        ask for it, so that all agree).
+
+    Raises:
+      ValueError: no games, a member that is neither, or members that mix ranked and
+        dense terminals (lower them with one ``terminals=``).
+    """
+    games = list(games)
+    if not games:
+        raise ValueError("stack_public() needs at least one public tree")
+    for b, g in enumerate(games):
+        if not isinstance(g, (PublicGame, PublicLowered)):
+            raise ValueError(f"stack_public() takes PublicGames or PublicLowered games; "
+                             f"member {b} is a {type(g).__name__}")
+    pots = tuple(getattr(g, "pot", None) for g in games)
+    pots = pots if all(isinstance(x, (int, float)) and x > 0 for x in pots) else None
+    if terminals == "auto" and any(isinstance(g, PublicGame) for g in games):
+        lowered = [g if isinstance(g, PublicLowered) else lower_public(g) for g in games]
+        if len({g.ranked for g in lowered}) > 1:       # some ranked: all ranked
+            lowered = [g if g.ranked or isinstance(games[b], PublicLowered)
+                       else lower_public(games[b], terminals="ranked")
+                       for b, g in enumerate(lowered)]
+        games = lowered
+    else:
+        games = [g if isinstance(g, PublicLowered) else lower_public(g, terminals=terminals)
+                 for g in games]
+    ranked = {g.ranked for g in games}
+    if len(ranked) > 1:
+        kinds = ["ranked" if g.ranked else "dense" for g in games]
+        raise ValueError(f"the members mix ranked and dense terminals ({kinds}); lower them "
+                         "with one terminals='ranked' or terminals='dense'")
+    is_ranked = ranked.pop()
+    depth = max(len(g.level_start) - 1 for g in games)
+    level_width = np.zeros(depth, np.int64)
+    widths = np.zeros(depth, np.int64)
+    for g in games:
+        w = np.diff(g.level_start)
+        level_width[:len(w)] = np.maximum(level_width[:len(w)], w)
+        widths[:len(g.widths)] = np.maximum(widths[:len(g.widths)], g.widths)
+    level_start = np.concatenate([[0], np.cumsum(level_width)])
+    sizes = _common_sizes(games, int(level_start[-1]), is_ranked)
+    padded = [_pad_member(g, level_start, sizes) for g in games]
+    tensors = PublicTensors(*(np.stack(parts) for parts in zip(*padded)))
+    hands = tuple(max(g.structure.hands[p] for g in games) for p in range(2))
+    structure = PublicStructure(tuple(int(x) for x in level_start), 2, hands, is_ranked,
+                                tuple(int(x) for x in widths))
+    sums = {g.constant_sum for g in games}
+    return PublicStack(tensors, structure, tuple(games),
+                       sums.pop() if len(sums) == 1 else None,
+                       "stack(" + ", ".join(g.name for g in games) + ")", pots)
+
+
+def _common_sizes(games: Sequence[PublicLowered], num_nodes: int, ranked: bool) -> dict:
+    """Each axis's size in the stack: the members' maxima (``N`` given)."""
+    sizes: dict[str, int] = {"N": num_nodes, "P": 2}
+    for name, axes in PADDED_AXES.items():
+        for g in games:
+            shape = np.shape(getattr(g.tensors, name))
+            for axis, n in zip(axes, shape):
+                if axis not in ("N", "I", "P"):
+                    sizes[axis] = max(sizes.get(axis, 0), int(n))
+    sizes["H"] = max(max(g.structure.hands) for g in games)
+    sizes["Hr"] = sizes["H"] if ranked else 0
+    sizes["I"] = sizes["D"] * sizes["H"] + 1
+    return sizes
+
+
+def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict) -> PublicTensors:
+    """One member's tensors padded to ``sizes`` (see the module)."""
+    t = g.tensors
+    N, D, H = sizes["N"], sizes["D"], sizes["H"]
+    n_old, d_old = g.num_nodes, int(t.decision_node.shape[0])
+    h_old = max(g.structure.hands)
+    # new position of every node: its level's new start plus its offset in the level
+    old_start = np.asarray(g.level_start)
+    level = np.repeat(np.arange(len(old_start) - 1), np.diff(old_start))
+    new_pos = (level_start[level] + np.arange(n_old) - old_start[level]).astype(np.int32)
+    to_node = np.append(new_pos, N).astype(np.int32)         # the pad node index n_old -> N
+    tf, ts = sizes["Tf"], sizes["Ts"]
+    terminals = tf + ts + sizes["Tt"]
+    f_old, s_old = t.fold_node.shape[0], t.show_node.shape[0]
+    t_old = f_old + s_old + t.table_node.shape[0]
+    leaf_map = np.concatenate([np.arange(f_old), tf + np.arange(s_old),
+                               tf + ts + np.arange(t_old - f_old - s_old), [terminals]])
+    ordinal = np.append(np.arange(d_old), D).astype(np.int32)     # d_old (none) -> D
+
+    def nodes(x, fill):
+        out = np.full((N,) + x.shape[1:], fill, x.dtype)
+        out[new_pos] = x
+        return out
+
+    def ends(x, shape, fill=0):
+        """``x`` padded at the end of every axis to ``shape``."""
+        out = np.full(shape, fill, x.dtype)
+        out[tuple(slice(0, n) for n in x.shape)] = x
+        return out
+
+    level_of_new = np.repeat(np.arange(len(level_start) - 1), np.diff(level_start))
+    parent = np.where(level_of_new > 0, level_start[np.maximum(level_of_new, 1)] - 1,
+                      NO_PARENT).astype(np.int32)
+    parent[new_pos] = np.where(t.parent == NO_PARENT, NO_PARENT, to_node[t.parent])
+    decision_ord = nodes(np.where(t.node_base >= 0, t.node_base // max(h_old, 1), -1), -1)
+    node_base = np.where(decision_ord >= 0, decision_ord * H, -1).astype(np.int32)
+
+    def rows(x, fill):
+        """A row table ``[D_b * H_b + 1, ...]``: decision ``d``'s hand ``h`` moves to row
+        ``d * H + h``; padded rows get ``fill``, the sink stays last."""
+        body = x[:-1].reshape((d_old, h_old) + x.shape[1:])
+        out = np.full((D, H) + x.shape[1:], fill, x.dtype)
+        out[:d_old, :h_old] = body
+        return np.concatenate([out.reshape((D * H,) + x.shape[1:]), x[-1:]])
+
+    legal = rows(ends(t.legal_mask, (t.legal_mask.shape[0], sizes["A"]), False), False)
+    legal[:, 0] = True
+    out = {}
+    for name, axes in PADDED_AXES.items():
+        x = np.asarray(getattr(t, name))
+        shape = tuple(sizes[a] for a in axes)
+        if name == "parent":
+            out[name] = parent
+        elif name == "node_base":
+            out[name] = node_base
+        elif name == "legal_mask":
+            out[name] = legal
+        elif name == "infoset_player":
+            out[name] = rows(x, NO_PLAYER)
+        elif name in ("first_child",):
+            out[name] = nodes(to_node[x], N)
+        elif name == "edge_decision":
+            out[name] = nodes(ordinal[x], D)
+        elif name == "leaf_index":
+            out[name] = nodes(leaf_map[x].astype(x.dtype), terminals)
+        elif name == "edge_owner":
+            out[name] = nodes(x, 2)
+        elif name == "node_player":
+            out[name] = nodes(x, -1)
+        elif axes and axes[0] == "N":                    # parent_slot, child_count, reach,
+            out[name] = nodes(x, 0)                      # node_path: 0 at padding
+        elif name == "decision_node":
+            out[name] = ends(to_node[x], shape)          # padded decisions: the root's rows
+        elif name == "child_of":
+            out[name] = ends(to_node[x], shape, N)
+        elif name in ("fold_node", "show_node", "table_node"):
+            out[name] = ends(to_node[x], shape)
+        elif name in _HAND_INDEX:
+            out[name] = ends(np.where(x == h_old, H, x).astype(x.dtype), shape, H)
+        else:
+            out[name] = ends(x, shape)
+    missing = set(PublicTensors._fields) - set(out)
+    if missing:
+        raise ValueError(f"stack_public() does not know how to pad {sorted(missing)}")
+    return PublicTensors(**out)
+
+
+def unstack_public_rows(stack: PublicStack, table) -> list[np.ndarray]:
+    """Split a ``[B, I, A, *b]`` table of a stack into each member's ``[I_b, A_b, *b]``
+    (its rows and its actions, padding dropped)."""
+    table = np.asarray(table)
+    H = max(stack.structure.hands)
+    out = []
+    for b, g in enumerate(stack.members):
+        h_old = max(g.structure.hands)
+        d_old = (g.num_rows - 1) // max(h_old, 1)
+        x = table[b, :-1].reshape((-1, H) + table.shape[2:])[:d_old, :h_old]
+        x = x.reshape((d_old * h_old,) + table.shape[2:])
+        x = np.concatenate([x, table[b, -1:]])
+        out.append(x[:, :g.max_actions])
+    return out
