@@ -29,13 +29,16 @@ import numpy as np
 
 from jaxcfr._util import precision as precisions
 from jaxcfr._util.arguments import ArgumentError, positive_int
-from jaxcfr._util.host_arrays import to_host
+from jaxcfr._util.host_arrays import on_device, to_host
+from jaxcfr._util.tracing import counted
+from jaxcfr.api.locks import resolve_lock
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.public import PublicGame
 from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
 from jaxcfr.lowering.public import PublicLowered, lower_public
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.public import evaluate_public, public_device_tensors, public_solver
+from jaxcfr.solvers.locking import Lock, evaluate_public_locked
 from jaxcfr.solvers.solver import Solver, SolverState
 
 __all__ = ["solve_public", "PublicSolveResult", "public_game_of",
@@ -155,15 +158,19 @@ def _public_only(name: str) -> bool:
 
 
 @functools.partial(jax.jit, static_argnames=("solver", "structure", "count"))
-def _chunk(tensors, state, hp, *, solver, structure, count):
-    carry = jax.lax.fori_loop(0, count, lambda _, c: solver.step(tensors, structure, c, hp),
-                              solver.start(tensors, state))
+@counted("public_chunk")
+def _chunk(tensors, state, hp, lock=None, *, solver, structure, count):
+    """``count`` iterations; ``lock``: a traced :class:`~jaxcfr.solvers.locking.Lock`
+    (a new lock does not recompile) or ``None``."""
+    carry = jax.lax.fori_loop(0, count, lambda _, c: solver.step(tensors, structure, c, hp,
+                                                                 lock=lock),
+                              solver.start(tensors, state, lock))
     return carry.state
 
 
 def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cfr+",
                  iterations: int = 1000, *, precision: str = "float32",
-                 eval_every: int | None = None, chunk: int = 100,
+                 eval_every: int | None = None, chunk: int = 100, lock=None,
                  **parameters: Any) -> PublicSolveResult:
     """Solve a PublicGame on its public tree (see the module).
 
@@ -175,6 +182,12 @@ def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cf
       precision: ``"float32"`` or ``"float64"``.
       eval_every: evaluate every this many iterations (default: only at the end).
       chunk: iterations per compiled call.
+      lock: node locking (:mod:`jaxcfr.api.locks`): ``{(public history, hand):
+        {action: probability}}`` (hand ``None``: the whole node; on hold'em also classes
+        such as ``"AKs"``), a lock file's path, or a
+        :class:`~jaxcfr.solvers.locking.Lock`. The locked rows play the lock, the rest
+        is solved, and the metrics are the restricted game's
+        (:mod:`jaxcfr.solvers.locking`).
       parameters: the solver's traced parameters (``alpha=2``, ``gamma=1``); lists of
         one length are a batch of settings solved by one compiled step.
     """
@@ -182,7 +195,7 @@ def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cf
     chunk = positive_int("chunk", chunk)
     every = iterations if eval_every is None else positive_int("eval_every", eval_every)
     solver = public_solver(make_solver(algorithm))
-    return _run(game, solver, iterations, every, precision, chunk, parameters)
+    return _run(game, solver, iterations, every, precision, chunk, parameters, lock=lock)
 
 
 def _record(done: int, ev: dict) -> dict:
@@ -199,12 +212,13 @@ def _record(done: int, ev: dict) -> dict:
 
 
 def _run(game, solver: Solver, iterations: int, every: int, precision, chunk: int,
-         parameters: dict, callback=None, progress=None) -> PublicSolveResult:
+         parameters: dict, callback=None, progress=None, lock=None) -> PublicSolveResult:
     """The loop of :func:`solve_public` (arguments checked): compiled chunks, an exact
     evaluation every ``every`` iterations (``callback(record)``; ``progress(done,
     record or None)`` after every chunk)."""
     dtype = precisions.dtype_of(precision)
     lowered = game if isinstance(game, PublicLowered) else lower_public(game)
+    host_lock = resolve_lock(lowered, lock)
     start = time.perf_counter()
     records = []
     compiled: dict[int, Any] = {}
@@ -214,6 +228,9 @@ def _run(game, solver: Solver, iterations: int, every: int, precision, chunk: in
         hp = solver.hyperparams(dtype, **parameters)
         batch = np.broadcast_shapes(*(np.shape(x) for x in jax.tree_util.tree_leaves(hp)))
         state = solver.init(tensors, batch_shape=batch, dtype=dtype)
+        device_lock = None if host_lock is None else Lock(
+            on_device(np.asarray(host_lock.strategy), dtype),
+            on_device(np.asarray(host_lock.mask, bool)))
         done = 0
         while done < iterations:
             stop = min(iterations, (done // every + 1) * every)
@@ -221,24 +238,28 @@ def _run(game, solver: Solver, iterations: int, every: int, precision, chunk: in
                 n = min(chunk, stop - done)
                 if n not in compiled:
                     clock = time.perf_counter()
-                    compiled[n] = _chunk.lower(tensors, state, hp, solver=solver,
+                    compiled[n] = _chunk.lower(tensors, state, hp, device_lock, solver=solver,
                                                structure=lowered.structure,
                                                count=n).compile()
                     compile_seconds += time.perf_counter() - clock
                 clock = time.perf_counter()
-                state = compiled[n](tensors, state, hp)
+                state = compiled[n](tensors, state, hp, device_lock)
                 jax.block_until_ready(state.regret)
                 run_seconds += time.perf_counter() - clock
                 done += n
                 if progress is not None and done < stop:
                     progress(done, None)
-            ev = evaluate_public(lowered, state.strategy_sum, dtype=dtype, tensors=tensors)
+            ev = (evaluate_public(lowered, state.strategy_sum, dtype=dtype, tensors=tensors)
+                  if host_lock is None else
+                  evaluate_public_locked(lowered, state.strategy_sum, host_lock, dtype=dtype,
+                                         tensors=tensors))
             records.append(_record(done, ev))
             if callback is not None:
                 callback(records[-1])
             if progress is not None:
                 progress(done, records[-1])
-        average = to_host(solver.average_strategy(tensors, state), dtype=np.float64)
+        average = to_host(solver.average_strategy(tensors, state, device_lock),
+                          dtype=np.float64)
     return PublicSolveResult(lowered, solver, state, average, records, records[-1],
                              time.perf_counter() - start - compile_seconds, compile_seconds,
                              iterations / max(run_seconds, 1e-12))
@@ -264,4 +285,4 @@ def solve_public_options(game: Any, options, report=None) -> PublicSolveResult:
     return _run(public_game_of(game), solver, options.iterations, every, options.precision,
                 options.device.chunk, parameters,
                 None if report is None else report.callback,
-                None if report is None else report.progress)
+                None if report is None else report.progress, lock=options.lock)
