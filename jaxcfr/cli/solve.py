@@ -61,6 +61,12 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grid-out", metavar="PATH",
                    help="write the --grid grid as CSV (PATH.csv: one row per combination) "
                         "or JSON (PATH.json)")
+    p.add_argument("--lock", metavar="FILE.json",
+                   help="node locking: fix strategies at chosen information sets and solve "
+                        "the rest (a JSON list of {\"infoset\": KEY, \"strategy\": "
+                        "{ACTION: P}} or, on a public tree, {\"history\": [...], \"hand\": "
+                        "\"AKs\", \"strategy\": {...}}; docs/holdem.md 'Node locking'); the "
+                        "metrics are the restricted game's")
     p.add_argument("--quiet", action="store_true",
                    help="no progress on stderr (lowering, compiling, iterating)")
     add_cache_arguments(p)
@@ -145,6 +151,10 @@ def run_solve(args) -> int:
     # every argument is checked before the (possibly long) lowering, by the rules the API
     # uses, and named as given here (--samples, not samples); the names are solve()'s
     spell = command_line_spelling
+    lock = None
+    if args.lock is not None:
+        from jaxcfr.api.locks import read_lock_file
+        lock = read_lock_file(args.lock)            # (LockError: blames --lock)
     parameters = {name: getattr(args, name) for name in list(named_parameters()) + ["seed"]}
     options = SolveOptions.check({
         "algorithm": args.algorithm, "iterations": args.iterations,
@@ -152,7 +162,7 @@ def run_solve(args) -> int:
         "chance": Chance(args.chance, args.draws), "alternating": args.alternating,
         "eval_every": args.eval_every, "precision": args.precision,
         "load": LoadOptions(cache=not args.no_cache, workers=args.workers),
-        "parameters": parameters}, spell)
+        "lock": lock, "parameters": parameters}, spell)
 
     def report(m):
         if not args.json:

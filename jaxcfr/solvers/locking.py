@@ -42,6 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr._util import precision
+from jaxcfr._util.arguments import ArgumentError
 from jaxcfr._util.host_arrays import on_device, to_host
 from jaxcfr._util.tracing import counted
 from jaxcfr.kernels import passes
@@ -55,9 +56,13 @@ __all__ = ["Lock", "apply", "lock_sums", "restricted_best_response", "free_rows"
            "locked_metrics", "locked_public_metrics"]
 
 
-class LockError(ValueError):
-    """A lock that does not fit its game: an unknown information set or action, an
-    illegal action, probabilities that are not a distribution."""
+class LockError(ArgumentError):
+    """A lock that does not fit its game: an unknown information set, an action that is
+    not legal there, probabilities that are not a distribution (an ``ArgumentError``,
+    a ``ValueError``, blaming the ``lock`` argument)."""
+
+    def __init__(self, message: str, argument: str | None = "lock"):
+        super().__init__(message, argument)
 
 
 class Lock(NamedTuple):
@@ -267,10 +272,11 @@ def lock_from_rows(rows: dict[int, dict], actions_of: Callable[[int], tuple],
             elif str(action) in texts:
                 slot = texts.index(str(action))
             else:
-                raise LockError(f"{action!r} is not an action at {where} (its actions: "
-                                f"{', '.join(texts)})")
-            if not legal[row, slot]:
-                raise LockError(f"{action!r} is not a legal action at {where}")
+                slot = None
+            if slot is None or not legal[row, slot]:
+                shown = [t for k, t in enumerate(texts) if legal[row, k]]
+                raise LockError(f"{action!r} is not a legal action at {where} (the legal "
+                                f"actions there: {', '.join(shown)})")
             try:
                 value = float(p)
             except (TypeError, ValueError):
