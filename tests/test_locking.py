@@ -242,6 +242,7 @@ def test_the_command_line_reads_a_lock_file(tmp_path, capsys):
                      "--json", "--quiet"]) == 0
     data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert data["values"][0] == pytest.approx(-1 / 18, abs=5e-3)
+    assert data["lock"] == str(path)
     spot = tmp_path / "spot.json"
     spot.write_text(json.dumps([{"history": [], "hand": "AA", "strategy": {"Check": 1}},
                                 {"history": "Check", "strategy": {"Check": 1}}]))

@@ -206,6 +206,8 @@ def run_solve(args) -> int:
            "members": final["members"],
            "seconds": result.seconds, "compile_seconds": result.compile_seconds,
            "iterations_per_second": result.iterations_per_second}
+    if args.lock is not None:                 # the metrics are the restricted game's
+        out["lock"] = args.lock
     if pot is not None:                       # a poker spot: also in percent of the pot
         out["pot"] = pot
         out["values_pot_percent"] = (100 * np.asarray(final["values"]) / pot).tolist()
@@ -263,6 +265,9 @@ def run_solve(args) -> int:
                      f" chips  ({out['exploitability_pot_percent']:.4f}% of the pot)"))
         if final["nash_conv"] is not None:
             print(f"nash_conv       {float(np.asarray(final['nash_conv']).reshape(-1)[0]):.6g}")
+        if args.lock is not None:
+            print(f"lock            {args.lock} (metrics of the restricted game: the locked "
+                  "rows cannot deviate)")
         if result.chance == "sampled":
             sc = result.sampled_chance
             print(f"sampled chance  {args.draws} draws per iteration, {sc['rows']:,} rows, "
