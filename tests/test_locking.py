@@ -134,9 +134,9 @@ SPOT = "holdem_spot(board='QhJd8c5s3h', ranges=('AA,AKs:0.5,72o', 'KK,QQ:0.5'))"
 def test_a_locked_holdem_river_node_keeps_its_strategy_and_is_exploited():
     from jaxcfr.solvers.public import best_response_public, evaluate_public
     low = jaxcfr.lower_public(jaxcfr.load_game(SPOT))
-    free = jaxcfr.solve_public(low, "cfr+", 400, precision="float64")
+    free = jaxcfr.solve_public(low, "cfr+", 200, precision="float64")
     lock = {((), "*"): {"AllIn(200)": 1.0}}           # OOP shoves every hand
-    locked = jaxcfr.solve_public(low, "cfr+", 400, lock=lock, precision="float64")
+    locked = jaxcfr.solve_public(low, "cfr+", 200, lock=lock, precision="float64")
     for hand in low.hands.labels[0]:
         assert locked.strategy(0, hand) == {"Check": 0.0, "Bet(60)": 0.0, "AllIn(200)": 1.0}
     # a restriction costs the restricted player: below its equilibrium value
