@@ -46,6 +46,7 @@ from jaxcfr.engine.seam import Layout, choose_seam
 from jaxcfr.lowering.stack import pad_to_multiple
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers import analytics
+from jaxcfr.solvers.locking import Lock, evaluate_locked
 from jaxcfr.solvers.solver import (HyperParams, Solver, SolverState, average_strategy,
                                    current_strategy)
 from jaxcfr.tensors import LoweredGame, Structure, fingerprint, to_device
@@ -457,7 +458,6 @@ class Runner:
         are the restricted game's (:func:`jaxcfr.solvers.locking.evaluate_locked`). A
         traced argument: a new lock does not recompile. One game, full width, one
         process."""
-        from jaxcfr.solvers.locking import Lock
         if lock is not None:
             if self.games_batched or self.split_game:
                 raise ArgumentError("node locking takes one game (not a stack, not split "
@@ -474,8 +474,8 @@ class Runner:
         with self.scope():
             table = self._profile(state, average)
         if self.lock is not None:
-            from jaxcfr.solvers.locking import evaluate_locked
-            return evaluate_locked(self.lowered, table, self.lock, dtype=self.dtype)
+            return evaluate_locked(self.lowered, table, self.lock, dtype=self.dtype,
+                                   tensors=self.tensors)
         return analytics.evaluate(self.device_lowered, table, dtype=self.dtype,
                                   tensors=self._evaluation_tensors(),
                                   values=self.evaluation_values)

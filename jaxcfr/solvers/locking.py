@@ -203,14 +203,17 @@ def _table(strategy, legal, lock: Lock, dtype) -> jax.Array:
                              on_device(np.asarray(lock.mask, bool))))
 
 
-def evaluate_locked(lowered, strategy, lock: Lock, *, dtype="float64") -> dict[str, Any]:
+def evaluate_locked(lowered, strategy, lock: Lock, *, dtype="float64",
+                    tensors=None) -> dict[str, Any]:
     """Exact metrics of a history tree's profile ``[I, A, *b]`` in the game restricted
     by ``lock`` (see the module): the keys of :func:`jaxcfr.evaluate`, with the
     restricted best responses (``nash_gap`` ``None``: the game's stated equilibrium
-    value is the unrestricted game's). Rows are normalised; locked rows are the lock."""
+    value is the unrestricted game's). Rows are normalised; locked rows are the lock.
+    ``tensors``: ``lowered``'s node tensors already on the device in ``dtype``."""
     dtype = precision.dtype_of(dtype)
     with precision.scope(dtype):
-        tensors = to_device(lowered.tensors, dtype)
+        if tensors is None:
+            tensors = to_device(lowered.tensors, dtype)
         table = _table(strategy, lowered.tensors.legal_mask, lock, dtype)
         values, br = _history_metrics(tensors, table, on_device(np.asarray(lock.mask, bool)),
                                       on_device(np.int32(lowered.br_rounds)),
