@@ -257,3 +257,45 @@ def test_the_command_line_reads_a_lock_file(tmp_path, capsys):
     assert "sum to 2, not 1" in capsys.readouterr().err
     assert app.main(["solve", "kuhn_poker", "--lock", str(tmp_path / "none.json")]) == 2
     assert "cannot read the lock file" in capsys.readouterr().err
+
+
+def test_the_solver_core_plays_and_averages_the_lock():
+    # Solver.update with a Lock: after every iteration the locked rows' current strategy
+    # and strategy sums are the lock, their regrets 0; a sampling estimator refuses it
+    from jaxcfr.solvers.locking import Lock
+    from jaxcfr.tensors import to_device
+    low = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
+    host = resolve_lock(low, KUHN_P0)
+    lock = Lock(host.strategy.astype(np.float32), host.mask)
+    solver = jaxcfr.cfr_plus()
+    tensors = to_device(low.tensors, np.float32)
+    hp = solver.hyperparams()
+    state = solver.init(tensors)
+    for _ in range(5):
+        state = solver.update(tensors, low.structure, state, hp, lock=lock)
+        np.testing.assert_allclose(np.asarray(solver.strategy(tensors, state, lock))[host.mask],
+                                   host.strategy[host.mask], atol=1e-7)
+        sums = np.asarray(state.strategy_sum)[host.mask]
+        np.testing.assert_allclose(sums, host.strategy[host.mask], atol=1e-7)
+        assert not np.asarray(state.regret)[host.mask].any()
+    sampled = jaxcfr.Solver("mc", estimator=jaxcfr.ExternalSampling(samples=1))
+    prepared, arrays = sampled.estimator.prepare(low)
+    sampled = jaxcfr.Solver("mc", estimator=prepared)
+    with pytest.raises(ValueError, match="full-width estimator"):
+        sampled.update(tensors, low.structure, sampled.init(tensors),
+                       sampled.hyperparams(seed=0), arrays, lock=lock)
+
+
+def test_a_locked_public_batch_of_settings():
+    from jaxcfr_games.public_kuhn import PublicKuhn
+    lock = {((), 0): {"bet": 1.0}}
+    batch = jaxcfr.solve_public(PublicKuhn(), "dcfr", 200, alpha=[1.0, 2.0], lock=lock,
+                                precision="float64")
+    for k, alpha in enumerate((1.0, 2.0)):
+        one = jaxcfr.solve_public(PublicKuhn(), "dcfr", 200, alpha=alpha, lock=lock,
+                                  precision="float64")
+        np.testing.assert_allclose(batch.average_strategy[..., k], one.average_strategy,
+                                   atol=1e-12)
+        assert batch.final["exploitability"][k] == pytest.approx(one.final["exploitability"],
+                                                                 abs=1e-12)
+    assert batch.strategy(0, 0)["bet"] == [1.0, 1.0]
