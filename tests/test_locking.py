@@ -174,26 +174,15 @@ def test_a_new_lock_does_not_recompile():
 
 
 def test_a_new_lock_does_not_recompile_on_a_public_tree():
-    from jaxcfr.api.public import _chunk
-    from jaxcfr.solvers.locking import Lock
-    from jaxcfr.solvers.public import public_device_tensors, public_solver
     low = jaxcfr.lower_public(jaxcfr.load_game(SPOT))
-    solver = public_solver(jaxcfr.cfr_plus())
-    tensors = public_device_tensors(low, "float32")
-    hp = solver.hyperparams(np.float32)
-    state = solver.init(tensors)
-    shape = low.tensors.legal_mask.shape
-    out = []
-    for node in ((), "Check"):
-        host = resolve_lock(low, {(node, "*"): {"Check": 1.0}})
-        lock = Lock(host.strategy.astype(np.float32), host.mask)
-        before = TRACES.snapshot()
-        out.append(_chunk(tensors, state, hp, lock, solver=solver, structure=low.structure,
-                          count=3))
-        traced = TRACES.since(before).get("public_chunk", 0)
-    assert traced == 0                       # the second lock reused the first's program
-    assert lock.strategy.shape == shape
-    assert not np.array_equal(np.asarray(out[0].strategy_sum), np.asarray(out[1].strategy_sum))
+    first = jaxcfr.solve_public(low, "cfr+", 10, lock={((), "*"): {"Check": 1.0}})
+    before = TRACES.snapshot()
+    second = jaxcfr.solve_public(low, "cfr+", 10, lock={(("Check",), "*"): {"Check": 1.0}})
+    assert not [name for name in TRACES.since(before) if "chunk" in name]
+    assert second.strategy(1, "KsKh", ("Check",)) == {"Check": 1.0, "Bet(60)": 0.0,
+                                                       "AllIn(200)": 0.0}
+    assert first.strategy(1, "KsKh", ("Check",))["Check"] < 1.0
+    assert first.strategy(0, "AsAh")["Check"] == 1.0
 
 
 @pytest.mark.parametrize("lock,match", [

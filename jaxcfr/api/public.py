@@ -229,6 +229,21 @@ def _record(done: int, ev: dict) -> dict:
             "members": None, "estimates": None}
 
 
+#: compiled chunks by solver, structure, count and argument shapes: a second solve of the
+#: same shapes (another lock, other parameter values) compiles nothing
+_PROGRAMS: dict = {}
+
+
+def _program(args: tuple, solver: Solver, structure, count: int):
+    avals = tuple((tuple(x.shape), str(x.dtype)) for x in jax.tree_util.tree_leaves(args))
+    layout = jax.tree_util.tree_structure(args)
+    key = (solver, structure, count, avals, layout)
+    if key not in _PROGRAMS:
+        _PROGRAMS[key] = _chunk.lower(*args, solver=solver, structure=structure,
+                                      count=count).compile()
+    return _PROGRAMS[key]
+
+
 def _run(game, solver: Solver, iterations: int, every: int, precision, chunk: int,
          parameters: dict, callback=None, progress=None, lock=None) -> PublicSolveResult:
     """The loop of :func:`solve_public` (arguments checked): compiled chunks, an exact
@@ -256,9 +271,8 @@ def _run(game, solver: Solver, iterations: int, every: int, precision, chunk: in
                 n = min(chunk, stop - done)
                 if n not in compiled:
                     clock = time.perf_counter()
-                    compiled[n] = _chunk.lower(tensors, state, hp, device_lock, solver=solver,
-                                               structure=lowered.structure,
-                                               count=n).compile()
+                    compiled[n] = _program((tensors, state, hp, device_lock), solver,
+                                           lowered.structure, n)
                     compile_seconds += time.perf_counter() - clock
                 clock = time.perf_counter()
                 state = compiled[n](tensors, state, hp, device_lock)

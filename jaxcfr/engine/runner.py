@@ -46,10 +46,10 @@ from jaxcfr.engine.seam import Layout, choose_seam
 from jaxcfr.lowering.stack import pad_to_multiple
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers import analytics
-from jaxcfr.solvers.locking import Lock, evaluate_locked
+from jaxcfr.solvers.locking import Lock, evaluate_locked, evaluate_public_locked
 from jaxcfr.solvers.solver import (HyperParams, Solver, SolverState, average_strategy,
                                    current_strategy)
-from jaxcfr.tensors import LoweredGame, Structure, fingerprint, to_device
+from jaxcfr.tensors import LoweredGame, PublicTensors, Structure, fingerprint, to_device
 
 __all__ = ["Runner", "DEFAULT_CHUNK", "batch_mesh", "enable_compilation_cache"]
 
@@ -473,9 +473,11 @@ class Runner:
     def _evaluate(self, state: SolverState, average: bool = True) -> dict[str, Any]:
         with self.scope():
             table = self._profile(state, average)
-        if self.lock is not None:
-            return evaluate_locked(self.lowered, table, self.lock, dtype=self.dtype,
-                                   tensors=self.tensors)
+        if self.lock is not None:              # the restricted game's metrics
+            locked = (evaluate_public_locked if isinstance(self.tensors, PublicTensors)
+                      else evaluate_locked)
+            return locked(self.lowered, table, self.lock, dtype=self.dtype,
+                          tensors=self.tensors)
         return analytics.evaluate(self.device_lowered, table, dtype=self.dtype,
                                   tensors=self._evaluation_tensors(),
                                   values=self.evaluation_values)
