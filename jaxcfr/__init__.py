@@ -32,7 +32,7 @@ __all__ = [
     "efg", "CHANCE", "TERMINAL", "Game", "GameError", "ArgumentError", "load_game", "register",
     "registered_games", "validate",
     # lowering
-    "LoweredGame", "MemoryBudgetError", "lower", "stack", "estimate_size", "memory_estimate",
+    "LoweredGame", "MemoryBudgetError", "lower", "stack", "probe_size", "memory_footprint",
     # solvers and runs
     "ALGORITHMS", "Solver", "SolverState", "cfr", "cfr_plus", "dcfr", "dcfr_plus",
     "linear_cfr", "make_solver", "pcfr_plus", "pdcfr_plus", "hs_pcfr_plus", "postflop_dcfr",
@@ -76,9 +76,9 @@ def _load() -> None:
     from jaxcfr.game.registry import load_abstraction, load_game, register, registered_games
     from jaxcfr.game.validate import validate
     from jaxcfr.tensors import LoweredGame
-    from jaxcfr.lowering.budget import memory_estimate
+    from jaxcfr.lowering.budget import memory_footprint
     from jaxcfr.lowering.lower import MemoryBudgetError, lower
-    from jaxcfr.lowering.size import estimate_size
+    from jaxcfr.lowering.size import probe_size
     from jaxcfr.lowering.stack import stack
     from jaxcfr.solvers.analytics import best_response, evaluate, expected_values
     from jaxcfr.solvers.estimators import (ESTIMATORS, ChanceSampling, Estimator, Exact,
@@ -92,7 +92,7 @@ def _load() -> None:
                                       RegretMatchingPlus, RegretRule, RestartedAverage,
                                       ScheduledAverage)
     from jaxcfr.solvers.solver import Solver, SolverState
-    from jaxcfr.profiles.estimates import (empirical_game, estimate_profile, estimate_record,
+    from jaxcfr.profiles.value_estimates import (empirical_game, estimate_profile, estimate_record,
                                            estimate_values)
     from jaxcfr.profiles.profile import Profile, evaluate_profile
     from jaxcfr.engine.runner import Runner, batch_mesh
@@ -112,11 +112,17 @@ def _load() -> None:
 
 
 _loaded = False
+#: Former spellings of public names, kept for callers: the same objects (issue 29 item 7
+#: gave the size and memory estimates names of their own; README, "Former names").
+FORMER_NAMES = {"estimate_size": "probe_size", "memory_estimate": "memory_footprint"}
 
 
 def __getattr__(name: str):
     """The first public name asked for loads them all (and the rooms they import)."""
     global _loaded
+    if name in FORMER_NAMES:                    # the same object under its former name
+        new = FORMER_NAMES[name]
+        return globals()[new] if new in globals() else __getattr__(new)
     if name == "efg":                           # light: the reader alone, not the library
         from jaxcfr.game import efg
         return efg

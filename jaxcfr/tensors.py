@@ -67,12 +67,14 @@ class Structure(NamedTuple):
 
 
 def to_device(tensors: GameTensors, dtype) -> GameTensors:
-    """Tensors as JAX arrays, floats in ``dtype`` (call it inside the run's precision scope).
+    """Tensors as JAX arrays, floats in ``dtype`` (call it inside the run's precision scope);
+    a :class:`GameTensors` or a :class:`PublicTensors` (the same type comes back).
 
     Converted on the host and copied (:func:`jaxcfr._util.host_arrays.on_device`): no
     program is compiled."""
-    return GameTensors(*(on_device(t, dtype if jnp.issubdtype(t.dtype, jnp.floating) else None)
-                         for t in tensors))
+    return type(tensors)(*(on_device(t, dtype if jnp.issubdtype(np.asarray(t).dtype,
+                                                                jnp.floating) else None)
+                           for t in tensors))
 
 
 def fingerprint(lowered: "LoweredGame") -> str:

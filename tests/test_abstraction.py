@@ -189,7 +189,7 @@ class CountedLeduc(NoLimitLeduc):
 def test_lowering_never_walks_below_a_dropped_action():
     menu = jaxcfr.load_abstraction(MENUS[1])
     game = Abstracted(CountedLeduc(stack=4), menu)
-    size = jaxcfr.estimate_size(game)          # its random probes step too: not counted
+    size = jaxcfr.probe_size(game)          # its random probes step too: not counted
     CountedLeduc.steps[0] = 0
     lowered = jaxcfr.lower(game, size=size, probe=False)   # (the clone probe steps too)
     terminals = int((lowered.tensors.node_kind == jaxcfr.tensors.TERMINAL_NODE).sum())

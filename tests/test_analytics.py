@@ -25,6 +25,7 @@ import pytest
 
 import jaxcfr
 from jaxcfr.solvers import analytics
+from jaxcfr.solvers import metric_record
 from jaxcfr.tensors import TERMINAL_NODE, to_device
 
 try:
@@ -308,7 +309,7 @@ def test_evaluate_of_a_table_equals_the_runners_figures():
     state = runner.advance(runner.init(), 30)
     table = runner.profile(state)
     ours, theirs = jaxcfr.evaluate(lowered, table), runner.evaluate(state)
-    assert set(ours) == set(analytics.METRIC_KEYS) == set(theirs)
+    assert set(ours) == set(metric_record.METRIC_KEYS) == set(theirs)
     for key in ("values", "best_response_values", "nash_conv", "exploitability", "nash_gap",
                 "metric"):
         np.testing.assert_array_equal(ours[key], theirs[key], err_msg=key)

@@ -1,7 +1,7 @@
 """Sizes before walking and the memory budget: the estimate covers what is allocated.
 
 * the host's peak while lowering (tracemalloc: Python objects and NumPy buffers) is
-  within the per-node part of :func:`jaxcfr.memory_estimate` (the fixed part aside);
+  within the per-node part of :func:`jaxcfr.memory_footprint` (the fixed part aside);
 * XLA's own memory analysis of the compiled step and evaluation is within the
   device part (the fixed part aside);
 * reference games count their trees exactly and refuse parameters past
@@ -20,7 +20,7 @@ import pytest
 import jaxcfr
 from jaxcfr import GameError
 from jaxcfr.lowering import budget
-from jaxcfr.lowering.budget import MemoryEstimate
+from jaxcfr.lowering.budget import MemoryFootprint
 from jaxcfr.solvers.analytics import _metrics
 from jaxcfr.cli.app import main
 from jaxcfr.game import LARGEST_TREE
@@ -37,7 +37,7 @@ except ImportError:  # tests/ is not a package: pytest put it on sys.path
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "efg"
 
 
-def variable(estimate: MemoryEstimate) -> tuple[int, int]:
+def variable(estimate: MemoryFootprint) -> tuple[int, int]:
     """``(lowering, device)`` without their fixed parts."""
     return (estimate.lowering - budget._LOWERING_FIXED, estimate.device - budget._DEVICE_FIXED)
 
@@ -51,8 +51,8 @@ def test_the_lowering_estimate_covers_the_host_peak(name):
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    est = jaxcfr.memory_estimate(lowered.num_nodes, lowered.num_rows, lowered.max_actions,
-                                 lowered.num_players)
+    est = jaxcfr.memory_footprint(lowered.num_nodes, lowered.num_rows, lowered.max_actions,
+                                  lowered.num_players)
     assert peak <= variable(est)[0], (peak / lowered.num_nodes, variable(est)[0] /
                                       lowered.num_nodes)
     assert lowered.nbytes <= est.lowered
@@ -75,8 +75,8 @@ def test_the_device_estimate_covers_xla_memory_analysis(name, solver):
     need = (max(chunk.argument_size_in_bytes, metrics.argument_size_in_bytes)
             + chunk.output_size_in_bytes
             + max(chunk.temp_size_in_bytes, metrics.temp_size_in_bytes))
-    est = jaxcfr.memory_estimate(lowered.num_nodes, lowered.num_rows, lowered.max_actions,
-                                 lowered.num_players)
+    est = jaxcfr.memory_footprint(lowered.num_nodes, lowered.num_rows, lowered.max_actions,
+                                  lowered.num_players)
     assert need <= variable(est)[1], (need, variable(est)[1])
 
 
@@ -111,7 +111,7 @@ def test_validate_says_when_a_game_is_too_large(monkeypatch, capsys):
                                   str(FIXTURES / "different_depths.efg")])
 def test_tree_size_is_exact(name):
     game = jaxcfr.load_game(name)
-    size = jaxcfr.estimate_size(game)
+    size = jaxcfr.probe_size(game)
     assert size.exact and size.nodes == jaxcfr.lower(game).num_nodes == game.tree_size()
 
 
@@ -142,7 +142,7 @@ def test_the_largest_allowed_parameters_fit():
 # -- the size probe ------------------------------------------------------------------------
 def test_the_probe_estimates_a_game_without_its_own_count():
     game = bg.Toy()                                  # no tree_size(): Knuth's probes
-    size = jaxcfr.estimate_size(game, seed=3)
+    size = jaxcfr.probe_size(game, seed=3)
     true = jaxcfr.lower(game).num_nodes
     assert not size.exact and size.probes == 256     # a small tree stops early
     assert abs(size.nodes - true) <= 3 * size.stderr + 1e-9, (size, true)
@@ -156,15 +156,15 @@ def test_the_probe_is_unbiased_on_an_uneven_tree():
         def tree_size(self):
             return None
 
-    size = jaxcfr.estimate_size(Probed(sides=3), probes=4096, seed=1)
+    size = jaxcfr.probe_size(Probed(sides=3), probes=4096, seed=1)
     assert abs(size.nodes - 1147) <= 3 * size.stderr
 
 
 def test_the_probe_cannot_size_sampled_chance_nor_disturb_the_game():
-    assert jaxcfr.estimate_size(jaxcfr.load_game("sampled_dice_poker")) is None
+    assert jaxcfr.probe_size(jaxcfr.load_game("sampled_dice_poker")) is None
     game = jaxcfr.load_game("leduc_poker")
     before = repr(game)
-    jaxcfr.estimate_size(game)
+    jaxcfr.probe_size(game)
     assert repr(game) == before
 
 
@@ -192,3 +192,10 @@ def test_the_status_line_redraws_one_line_on_a_terminal():
     text = out.getvalue()
     assert "\n" not in text.rstrip("\n") and text.endswith("\n")     # one line, redrawn
     assert "8192 nodes" in text.rsplit("\r", 1)[1]
+
+
+def test_former_names_are_the_same_functions():
+    # issue 29 item 7 renamed the size and memory estimates; the old spellings stay callable
+    assert jaxcfr.estimate_size is jaxcfr.probe_size
+    assert jaxcfr.memory_estimate is jaxcfr.memory_footprint
+    assert set(jaxcfr.FORMER_NAMES) & set(jaxcfr.__all__) == set()

@@ -15,12 +15,13 @@ import pytest
 import jaxcfr
 from jaxcfr._util.tracing import TRACES
 from jaxcfr.engine import sampled_chance
-from jaxcfr.profiles import estimates
+from jaxcfr.profiles import value_estimates
 from jaxcfr.cli import app
 from jaxcfr.engine.sampled_chance import SampledChanceRunner
 from jaxcfr.game.determinize import Determinized, EmpiricalChance, draw_prefix
 from jaxcfr.runs import config_from_dict, train
 from jaxcfr.solvers.presets import make_solver
+from jaxcfr.solvers.metric_record import ESTIMATE_KEYS, RECORD_KEYS
 
 SMALL_DICE = "sampled_dice_poker(dice=2, sides=3)"
 
@@ -226,10 +227,11 @@ def test_solve_chooses_sampled_chance_where_chance_cannot_be_enumerated():
     est = result.final["estimates"]
     assert est["estimate"] is True and result.final["metric_name"] == \
         "exploitability_lower_bound"
+    assert tuple(result.final) == RECORD_KEYS and set(est) == set(ESTIMATE_KEYS)
     assert result.final["metric"] == est["exploitability_lower_bound"]
     # the estimates' size is proportionate to the run (issue 18, item 8: it was 20,000)
     assert len(est["values_interval"]) == 2 and (est["train_samples"], est["samples"]) == \
-        estimates.run_draws(200 * sampled_chance.DEFAULT_DRAWS)
+        value_estimates.run_draws(200 * sampled_chance.DEFAULT_DRAWS)
     assert "sampled chance" in repr(result)
     with pytest.raises(jaxcfr.GameError, match="chance-not-enumerable"):
         jaxcfr.solve(SMALL_DICE, "cfr+", 10, chance="exact")

@@ -1,6 +1,6 @@
 """JAX's persistent compilation cache: on by default in the API, in jaxcfr's directory, off
 on request; the evaluation compiling beside the first chunk; and jaxcfr's own cache of
-compiled programs keyed before tracing (:mod:`jaxcfr._util.programs`): a second process
+compiled programs keyed before tracing (:mod:`jaxcfr._util.program_cache`): a second process
 neither traces nor compiles the chunk and the evaluation, and computes the same run; a bad
 entry is compiled again; the key changes with everything that decides the program.
 
@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr._util import programs
-from jaxcfr.engine import compilation_cache
+from jaxcfr._util import program_cache
+from jaxcfr.engine import jax_compilation_cache
 
 _SOLVE = """
 import hashlib, json, jax, jax.monitoring, jaxcfr
@@ -61,14 +61,28 @@ def _entries(path) -> list[str]:
 
 def test_solve_fills_the_cache_and_a_second_process_loads_from_it(tmp_path):
     cache = tmp_path / "xla"
-    first = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    first = _fresh({jax_compilation_cache.CACHE_DIR_ENV: str(cache)})
     assert first["dir"] == str(cache)
     written = _entries(cache)
     assert written, "the first process wrote nothing"
-    second = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    second = _fresh({jax_compilation_cache.CACHE_DIR_ENV: str(cache)})
     # every program loaded: from jaxcfr's programs (nothing traced) or JAX's cache (hits)
     assert first["traced"] > 0 and (second["traced"] == 0 or second["hits"] > 0)
-    assert second["metric"] == first["metric"]          # the same programs, the same run
+    assert second["metric"] == first["metric"]          # the same program_cache, the same run
+
+
+def test_a_process_with_several_devices_loads_a_kept_program_onto_its_arguments_device(
+        tmp_path):
+    # (issue 33 item 5) a process with 2 CPU devices kept its one-device chunk, and the next
+    # such process loaded it onto both devices: "Expected args to execute_sharded_on_local_
+    # devices to have 2 shards, got: [1, 1, ...]"
+    env = {jax_compilation_cache.CACHE_DIR_ENV: str(tmp_path / "xla"),
+           "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+    first = _fresh(env)
+    assert _entries(tmp_path / "xla" / "jaxcfr-programs"), "nothing kept"
+    second = _fresh(env)
+    assert second["traced"] == 0                     # loaded from jaxcfr's programs
+    assert (second["metric"], second["average"]) == (first["metric"], first["average"])
 
 
 def test_the_default_directory_is_under_xdg_cache_home(tmp_path):
@@ -79,12 +93,12 @@ def test_the_default_directory_is_under_xdg_cache_home(tmp_path):
 
 @pytest.mark.slow
 def test_the_off_switches_write_nothing(tmp_path):
-    for i, (env, args) in enumerate([({compilation_cache.OFF_ENV: "1"}, "{}"),
+    for i, (env, args) in enumerate([({jax_compilation_cache.OFF_ENV: "1"}, "{}"),
                                      ({"JAXCFR_NO_CACHE": "1"}, "{}"),
                                      ({}, "{'device': jaxcfr.DeviceOptions(compilation_cache="
                                           "False)}")]):
         cache = tmp_path / f"xla{i}"
-        out = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache), **env}, args)
+        out = _fresh({jax_compilation_cache.CACHE_DIR_ENV: str(cache), **env}, args)
         assert out["dir"] is None, (env, args)
         assert not _entries(cache), (env, args)
 
@@ -96,21 +110,21 @@ def test_a_directory_given_to_solve_is_used(tmp_path):
 
 
 def test_default_cache_dir_reads_the_environment(monkeypatch, tmp_path):
-    monkeypatch.delenv(compilation_cache.CACHE_DIR_ENV, raising=False)
+    monkeypatch.delenv(jax_compilation_cache.CACHE_DIR_ENV, raising=False)
     monkeypatch.delenv("JAXCFR_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert compilation_cache.default_cache_dir() == str(tmp_path / "jaxcfr" / "xla")
+    assert jax_compilation_cache.default_cache_dir() == str(tmp_path / "jaxcfr" / "xla")
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert compilation_cache.default_cache_dir() == str(tmp_path / "home" / ".cache" / "jaxcfr"
+    assert jax_compilation_cache.default_cache_dir() == str(tmp_path / "home" / ".cache" / "jaxcfr"
                                                         / "xla")
-    monkeypatch.setenv(compilation_cache.CACHE_DIR_ENV, str(tmp_path / "named"))
-    assert compilation_cache.default_cache_dir() == str(tmp_path / "named")
+    monkeypatch.setenv(jax_compilation_cache.CACHE_DIR_ENV, str(tmp_path / "named"))
+    assert jax_compilation_cache.default_cache_dir() == str(tmp_path / "named")
 
 
 def test_a_bad_option_is_refused():
     with pytest.raises(TypeError, match="compilation_cache"):
-        compilation_cache.use_compilation_cache(3)
+        jax_compilation_cache.use_compilation_cache(3)
     with pytest.raises(jaxcfr.ArgumentError, match="compilation_cache"):
         jaxcfr.solve("kuhn_poker", "cfr+", 2, device=jaxcfr.DeviceOptions(compilation_cache=3))
 
@@ -134,32 +148,33 @@ def test_the_evaluation_compiles_beside_the_chunk_and_evaluates_alike():
 # -- compiled programs keyed before tracing ----------------------------------------------------
 def test_a_second_process_neither_traces_nor_compiles_the_chunk_and_the_evaluation(tmp_path):
     cache = tmp_path / "xla"
-    first = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    first = _fresh({jax_compilation_cache.CACHE_DIR_ENV: str(cache)})
     assert first["traces"].get("chunk") == 1 and first["traces"].get("evaluate") == 1
-    kept = _entries(cache / programs.DIRECTORY)
+    kept = _entries(cache / program_cache.DIRECTORY)
     assert len(kept) == 4, kept          # the chunk, the evaluation, the profile, the check
-    second = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    second = _fresh({jax_compilation_cache.CACHE_DIR_ENV: str(cache)})
     assert second["traces"].get("chunk", 0) == 0 and second["traces"].get("evaluate", 0) == 0
     assert second["traced"] == 0                 # (nor the profile, nor the finiteness check)
     assert (second["metric"], second["average"]) == (first["metric"], first["average"])
-    assert _entries(cache / programs.DIRECTORY) == kept
+    assert _entries(cache / program_cache.DIRECTORY) == kept
 
 
 def test_a_bad_entry_is_dropped_and_compiled_again(tmp_path):
     cache = tmp_path / "xla"
-    first = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
-    for name in _entries(cache / programs.DIRECTORY):
-        (cache / programs.DIRECTORY / name).write_bytes(b"not a program")
-    second = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    first = _fresh({jax_compilation_cache.CACHE_DIR_ENV: str(cache)})
+    for name in _entries(cache / program_cache.DIRECTORY):
+        (cache / program_cache.DIRECTORY / name).write_bytes(b"not a program")
+    second = _fresh({jax_compilation_cache.CACHE_DIR_ENV: str(cache)})
     assert second["traces"].get("chunk") == 1 and second["traces"].get("evaluate") == 1
     assert (second["metric"], second["average"]) == (first["metric"], first["average"])
     # dropped, and written again: JAX's cache served the compile (its executables
     # serialize without their code), so each was compiled afresh once (issue 33, item 8);
     # the next process loads them and traces nothing
-    again = _entries(cache / programs.DIRECTORY)
+    again = _entries(cache / program_cache.DIRECTORY)
     assert len(again) == 4, again
-    assert all((cache / programs.DIRECTORY / n).read_bytes() != b"not a program" for n in again)
-    third = _fresh({compilation_cache.CACHE_DIR_ENV: str(cache)})
+    assert all((cache / program_cache.DIRECTORY / n).read_bytes() != b"not a program"
+               for n in again)
+    third = _fresh({jax_compilation_cache.CACHE_DIR_ENV: str(cache)})
     assert third["traced"] == 0 and third["metric"] == first["metric"]
 
 
@@ -170,42 +185,42 @@ def _scaled(x, y, *, scale, how):
 
 def test_the_key_changes_with_what_decides_the_program():
     x, y = jnp.ones((3, 2), jnp.float32), jnp.zeros((3, 2), jnp.float32)
-    base = programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)})
-    assert programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}) == base
+    base = program_cache.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)})
+    assert program_cache.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}) == base
     others = [
-        programs.key_of(_scaled, (x, y), {"scale": 3.0, "how": ("a", 1)}),     # a static value
-        programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ["a", 1]}),     # its type
-        programs.key_of(_scaled, (jnp.ones((3, 3)), y), {"scale": 2.0, "how": ("a", 1)}),
-        programs.key_of(_scaled, (x.astype(jnp.bfloat16), y), {"scale": 2.0, "how": ("a", 1)}),
-        programs.key_of(_scaled, ((x,), y), {"scale": 2.0, "how": ("a", 1)}),  # the structure
-        programs.key_of(_scaled, (jnp.asarray(1.0), y), {"scale": 2.0, "how": ("a", 1)}),
+        program_cache.key_of(_scaled, (x, y), {"scale": 3.0, "how": ("a", 1)}),     # a static value
+        program_cache.key_of(_scaled, (x, y), {"scale": 2.0, "how": ["a", 1]}),     # its type
+        program_cache.key_of(_scaled, (jnp.ones((3, 3)), y), {"scale": 2.0, "how": ("a", 1)}),
+        program_cache.key_of(_scaled, (x.astype(jnp.bfloat16), y), {"scale": 2.0, "how": ("a", 1)}),
+        program_cache.key_of(_scaled, ((x,), y), {"scale": 2.0, "how": ("a", 1)}),  # the structure
+        program_cache.key_of(_scaled, (jnp.asarray(1.0), y), {"scale": 2.0, "how": ("a", 1)}),
     ]
     with jax.default_matmul_precision("highest"):                      # a configuration value
-        others.append(programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}))
+        others.append(program_cache.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}))
     with jax.log_compiles(True):                                       # (but not logging)
-        assert programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}) == base
+        assert program_cache.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}) == base
     with jax.enable_x64(True):                                           # 64-bit mode
-        others.append(programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}))
+        others.append(program_cache.key_of(_scaled, (x, y), {"scale": 2.0, "how": ("a", 1)}))
     assert len({base, *others}) == len(others) + 1
     # a solver spelled field by field: its numbers and its parts' classes are in the key
     solver = jaxcfr.cfr_plus().static_key()
-    spelled = programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": solver})
-    assert spelled != programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": jaxcfr.cfr(
+    spelled = program_cache.key_of(_scaled, (x, y), {"scale": 2.0, "how": solver})
+    assert spelled != program_cache.key_of(_scaled, (x, y), {"scale": 2.0, "how": jaxcfr.cfr(
     ).static_key()})
-    assert spelled == programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": jaxcfr.cfr_plus(
+    assert spelled == program_cache.key_of(_scaled, (x, y), {"scale": 2.0, "how": jaxcfr.cfr_plus(
     ).static_key()})
 
 
 def test_what_the_key_cannot_spell_is_not_kept():
     x, y = jnp.ones(3, jnp.float32), jnp.zeros(3, jnp.float32)
-    with pytest.raises(programs._Unkeyable):
-        programs.key_of(_scaled, (x, y), {"scale": 2.0, "how": lambda v: v})
-    with pytest.raises(programs._Unkeyable):
-        programs.key_of(_scaled, (np.ones(3), y), {"scale": 2.0, "how": 1})  # not on a device
+    with pytest.raises(program_cache._Unkeyable):
+        program_cache.key_of(_scaled, (x, y), {"scale": 2.0, "how": lambda v: v})
+    with pytest.raises(program_cache._Unkeyable):
+        program_cache.key_of(_scaled, (np.ones(3), y), {"scale": 2.0, "how": 1})  # not on a device
     # still computed: kept in this process only, or the plain jitted call
-    out = programs.call(_scaled, (x, y), {"scale": 2.0, "how": lambda v: v})
+    out = program_cache.call(_scaled, (x, y), {"scale": 2.0, "how": lambda v: v})
     np.testing.assert_array_equal(out, 2 * np.ones(3))
-    out = programs.call(_scaled, (np.ones(3), y), {"scale": 2.0, "how": 1}, rarely=True)
+    out = program_cache.call(_scaled, (np.ones(3), y), {"scale": 2.0, "how": 1}, rarely=True)
     np.testing.assert_array_equal(out, 2 * np.ones(3))
 
 
@@ -213,5 +228,5 @@ def test_a_rarely_run_program_computes_what_the_jitted_call_computes():
     """(on a CPU it compiles with RARELY_RUN_CPU: LLVM level 0, the older emitters)"""
     x = jnp.linspace(0, 1, 37, dtype=jnp.float32)
     y = jnp.cos(x)
-    ours = programs.call(_scaled, (x, y), {"scale": 1.7, "how": 0}, rarely=True)
+    ours = program_cache.call(_scaled, (x, y), {"scale": 1.7, "how": 0}, rarely=True)
     np.testing.assert_allclose(ours, _scaled(x, y, scale=1.7, how=0), rtol=1e-6)

@@ -57,7 +57,24 @@ BATCH_TOML = textwrap.dedent(f"""
     eval_every = 250
     checkpoint_every = 100
     chunk = 50
-    plot = false
+    plot = true
+""")
+#: Seconds process 0 spends drawing the plot in the two-process batch run (a test hook,
+#: :data:`HOOKS`): longer than the shutdown barrier's bound (HEARTBEAT), as the writer of a
+#: loaded machine took when the finished run reported failure (issue 33 item 5).
+SLOW_WRITER = 3 * HEARTBEAT
+#: ``sitecustomize.py`` for the processes of a run (on PYTHONPATH): with
+#: ``$JAXCFR_TEST_SLOW_WRITER=S``, a supervised child sleeps S seconds before drawing the plot.
+HOOKS = textwrap.dedent("""
+    import os
+    if os.environ.get("JAXCFR_SUPERVISED") == "1" and os.environ.get("JAXCFR_TEST_SLOW_WRITER"):
+        import time
+        import jaxcfr.runs.train as train_module
+        draw = train_module._write_plot
+        def slowly(*args, **kwargs):
+            time.sleep(float(os.environ["JAXCFR_TEST_SLOW_WRITER"]))
+            return draw(*args, **kwargs)
+        train_module._write_plot = slowly
 """)
 DICE_TOML = textwrap.dedent("""
     description = "Liar's dice, one game split over the devices"
@@ -171,7 +188,12 @@ def batch_one_process(place):
 @pytest.fixture(scope="module")
 def batch_two_processes(place, env):
     out = place / "batch-two"
-    results = _run([str(place / "batch.toml"), "--out", str(out)], env)
+    hooks = place / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(HOOKS)
+    slow = dict(env, JAXCFR_TEST_SLOW_WRITER=str(SLOW_WRITER),
+                PYTHONPATH=os.pathsep.join([str(hooks), *filter(None, [env.get("PYTHONPATH")])]))
+    results = _run([str(place / "batch.toml"), "--out", str(out)], slow)
     _ok(results)
     return out, results
 
@@ -180,8 +202,12 @@ def batch_two_processes(place, env):
 def test_batch_over_two_processes_equals_one_process(batch_one_process, batch_two_processes):
     out, results = batch_two_processes
     # stdout is jaxcfr's own: the JSON object, one line (gloo's "[Gloo] Rank ... connected"
-    # lines go to the supervisor's log)
+    # lines go to the supervisor's log); the writer was slower than the shutdown barrier's
+    # bound (SLOW_WRITER): every process waited for it, the run finished (status 0: _ok)
+    # with its plot, and nothing of JAX's shutdown reached stderr (--quiet: nothing at all)
     assert all(len(stdout.splitlines()) == 1 for _, stdout, _ in results), results
+    assert [stderr for _, _, stderr in results] == ["", ""], results
+    assert (out / "convergence.png").is_file()
     finals = [json.loads(stdout)["final"] for _, stdout, _ in results]
     same = ("iteration", "metric", "values", "best_response_values")
     assert [finals[0][k] for k in same] == [finals[1][k] for k in same]   # (not the timings)
@@ -275,6 +301,21 @@ def test_wrong_coordinator_is_a_one_line_error(place, env):
     assert not (place / "nowhere").exists()
 
 
+@pytest.mark.slow           # (11 s of wall, waiting; its stand-in below runs by default)
+def test_a_process_0_nobody_joins_says_process_1_did_not_join(place, env):
+    # process 0 alone: JAX's service aborts it once --initialization-timeout passes (its
+    # client's connect fails inside C++); the supervisor says who did not join, in one line
+    (rc, _, stderr), = _finish(_start([str(place / "batch.toml"), "--out",
+                                       str(place / "alone")], [2], env, _free_port(),
+                                      ids=[0], init_timeout=3))
+    assert rc == 2, stderr[-2000:]
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("jaxcfr: error: process 0 of 2 could not "
+                                                   "join the run at 127.0.0.1:"), stderr[-2000:]
+    assert "process 1 did not join within --initialization-timeout (3 s)" in lines[0], lines
+    assert "died" not in lines[0] and "--resume" not in lines[0], lines
+
+
 @pytest.mark.slow
 def test_wrong_process_count_is_a_one_line_error(place, env):
     # process 0 runs a coordinator for 2; process 1 was told 3
@@ -319,3 +360,121 @@ def test_supervisor_rules():
     assert is_native_log("    @     0x7f3a1b2c3d4e  (unknown)")
     assert not is_native_log("jaxcfr: error: process 0 of 2 lost the run")
     assert not is_native_log('{"run_dir": "runs/x", "iteration": 1000}')
+
+
+# -- the supervisor's lines (issue 33 item 5), with a stand-in child (no JAX: fast) -----
+_CHILD = """
+import os, sys
+def stage(text):
+    with open(os.environ["JAXCFR_STAGE"], "w") as f:
+        f.write(text)
+{body}
+"""
+_FATAL = ("F1205 11:00:00.000000   4711 client.h:80] Terminating process because the JAX "
+          "distributed service detected fatal errors. absl::Status: {status}\\n"
+          "RPC: /xla.coordination.CoordinationService/{rpc}\\n"
+          "*** Check failure stack trace: ***\\n")
+
+
+def _supervised(tmp_path, body: str, *extra: str) -> tuple[int, str, str]:
+    """``supervise`` of ``jaxcfr train`` over 2 processes, the child replaced by ``body``."""
+    args = ["train", "c.toml", "--out", str(tmp_path / "run"), "--coordinator",
+            "127.0.0.1:4711", "--num-processes", "2", *extra]
+    child = [PYTHON, "-c", _CHILD.format(body=textwrap.dedent(body))]
+    code = (f"from jaxcfr.cli.supervise import supervise\n"
+            f"raise SystemExit(supervise({args!r}, command={child!r}))")
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    env.pop("JAXCFR_SUPERVISED", None)
+    out = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=60, cwd=ROOT)
+    return out.returncode, out.stdout, out.stderr
+
+
+def test_a_run_that_finished_ends_with_its_status_whatever_jaxs_shutdown_does(tmp_path):
+    # every process reached the end and printed its output; then JAX's shutdown barrier
+    # expired and its service aborted the process (seen under load): the run finished
+    rc, out, err = _supervised(tmp_path, f"""
+        stage("joined")
+        print('{{"iteration": 1000}}', flush=True)
+        stage("finished 0")
+        sys.stderr.write("{_FATAL.format(status='DEADLINE_EXCEEDED: Barrier timed out',
+                                         rpc='PollForError')}")
+        sys.stderr.flush()
+        os.abort()
+    """, "--process-id", "1")
+    assert (rc, out, err) == (0, '{"iteration": 1000}\n', ""), (rc, out, err)
+    logs = list(tmp_path.glob("jaxcfr-process-1-*.log"))
+    assert len(logs) == 1 and "Barrier timed out" in logs[0].read_text()
+    assert "the run finished" in logs[0].read_text()
+
+
+def test_a_process_0_that_nobody_joins_says_who_did_not_join(tmp_path):
+    rc, out, err = _supervised(tmp_path, f"""
+        sys.stderr.write("{_FATAL.format(status='DEADLINE_EXCEEDED: Deadline Exceeded',
+                                         rpc='RegisterTask')}")
+        sys.stderr.flush()
+        os.abort()
+    """, "--process-id", "0", "--initialization-timeout", "7")
+    lines = err.splitlines()
+    assert rc == 2 and len(lines) == 1, err
+    assert lines[0].startswith("jaxcfr: error: process 0 of 2 could not join the run at "
+                               "127.0.0.1:4711: process 1 did not join within "
+                               "--initialization-timeout (7 s)"), err
+    assert "died" not in lines[0] and "--resume" not in lines[0], err
+
+
+@pytest.mark.parametrize("checkpoint", [None, 300])
+def test_the_advice_after_a_lost_run_names_what_exists(tmp_path, checkpoint):
+    if checkpoint is not None:
+        (tmp_path / "run" / "checkpoints").mkdir(parents=True)
+        (tmp_path / "run" / "checkpoints" / f"ckpt-{checkpoint:010d}.npz").write_bytes(b"")
+    rc, out, err = _supervised(tmp_path, f"""
+        stage("joined")
+        sys.stderr.write("{_FATAL.format(status='UNAVAILABLE: task 1 stopped',
+                                         rpc='PollForError')}")
+        sys.stderr.flush()
+        os.abort()
+    """, "--process-id", "0")
+    lines = err.splitlines()
+    assert rc == 2 and len(lines) == 1, err
+    assert "process 0 of 2 was ended by JAX's distributed service" in lines[0], err
+    if checkpoint is None:
+        assert "--resume" not in lines[0] and (
+            f"no checkpoint was written in {tmp_path / 'run'}: start every process again "
+            "with the same command") in lines[0], err
+    else:
+        assert (f"resume every process with --resume {tmp_path / 'run'} (last checkpoint: "
+                f"iteration {checkpoint})") in lines[0], err
+
+
+def test_a_batch_that_does_not_share_out_over_the_devices_is_refused_before_lowering(
+        monkeypatch, tmp_path):
+    import importlib
+
+    import jax
+
+    from jaxcfr._util.arguments import ArgumentError
+    train_module = importlib.import_module("jaxcfr.runs.train")
+
+    class OneProcessCluster:          # the cluster's start is not what is tested here
+        is_writer = True
+
+        def initialize(self):
+            return self
+
+    def lowered(*args, **kwargs):
+        raise AssertionError("lowered before the batch was checked")
+
+    monkeypatch.setattr(train_module, "build_runner", lowered)
+    monkeypatch.setattr(jax, "device_count", lambda: 4)
+    config = load_config(ROOT / "configs" / "dcfr_sweep.toml")          # 9 settings
+    with pytest.raises(ArgumentError, match=r"a batch of 9 settings or seeds cannot be shared "
+                       r"out evenly over the run's 4 devices .*multiple of 4 members \(8, 12"):
+        train(config, out_dir=str(tmp_path / "run"), cluster=OneProcessCluster(),
+              handle_sigint=False)
+    train_module.batch_over_devices(config, 3)                      # 9 over 3: fits
+    train_module.batch_over_devices(load_config(ROOT / "configs" / "leduc.toml"), 4)  # split
+    games = load_config(ROOT / "configs" / "leduc.toml", overrides=[
+        'game.names=["leduc_poker", "kuhn_poker", "leduc_poker(raise_sizes=(2,6))"]'])
+    with pytest.raises(ArgumentError, match="a batch of 3 games"):
+        train_module.batch_over_devices(games, 2)

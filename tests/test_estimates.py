@@ -1,4 +1,5 @@
-"""Estimated analytics (jaxcfr.profiles.estimates) against exact values; transposition caching.
+"""Host value estimates (jaxcfr.profiles.value_estimates) against exact values; transposition
+caching.
 
 The oracles: jaxcfr.evaluate's exact values and best-response gains on games small
 enough to lower (Kuhn poker; ``dice_poker``, which is ``sampled_dice_poker`` with its
@@ -16,7 +17,8 @@ import pytest
 
 import jaxcfr
 from jaxcfr.cli import app
-from jaxcfr.profiles.estimates import RECORD_KEYS, interval, t_quantile
+from jaxcfr.profiles.value_estimates import interval, t_quantile
+from jaxcfr.solvers.metric_record import ESTIMATE_KEYS
 from jaxcfr.profiles.host_values import PolicyError, PolicySet, WalkStats, walk_values
 from jaxcfr_games.dice_poker import DicePoker
 from jaxcfr_games.sampled_poker import SampledDicePoker
@@ -159,7 +161,7 @@ def test_sampled_dice_poker_estimates_are_finite_and_cover(dice):
         est = jaxcfr.estimate_profile(game, profile, samples=300, seed=seed, empirical=empirical)
         record = est.record()
         json.dumps(record, allow_nan=False)
-        assert set(record) == set(RECORD_KEYS) and record["estimate"] is True
+        assert set(record) == set(ESTIMATE_KEYS) and record["estimate"] is True
         assert record["train_samples"] == 300 and record["samples"] == 300
         flat = np.array([record["values"], record["gain_lower_bound"]] +
                         record["values_interval"] + record["gain_interval"], dtype=float)
@@ -345,7 +347,7 @@ def test_estimate_command(tmp_path, capsys):
                      "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["estimate"] is True and out["profile"] == str(path)
-    assert set(RECORD_KEYS) <= set(out) and out["samples"] == 40
+    assert set(ESTIMATE_KEYS) <= set(out) and out["samples"] == 40
     assert out == {**jaxcfr.estimate_record(game, profile, samples=40, train_samples=40),
                    "game": game, "profile": str(path)}
     assert app.main(["estimate", game, "--samples", "40", "--values-only"]) == 0

@@ -89,7 +89,7 @@ class SampledAbove(ChanceMode):
     name: ClassVar[str] = "sampled-above"
 
     def choose(self, game, status=None, **lower_kwargs):
-        size = jaxcfr.estimate_size(jaxcfr.load_game(game) if isinstance(game, str) else game)
+        size = jaxcfr.probe_size(jaxcfr.load_game(game) if isinstance(game, str) else game)
         mode = SampledChance(self.draws) if size.nodes > self.nodes else ExactChance()
         return mode.choose(game, status, **lower_kwargs)
 

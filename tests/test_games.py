@@ -218,7 +218,7 @@ def test_tree_size_and_perfect_recall(text, histories, infosets):
 def test_goofspiel_6_is_constructed_without_walking_its_tree(monkeypatch):
     # About a million histories: constructing the game steps none of them, and a playout
     # takes the same few steps every time (counted calls, not seconds: speed is measured in
-    # scripts/bench_lowering.py, never asserted here).
+    # benchmarks/bench_lowering.py, never asserted here).
     from jaxcfr_games.goofspiel import Goofspiel
     steps = []
     step = Goofspiel.step

@@ -1,4 +1,4 @@
-"""``scripts/gpu_check.py``, the one prepared GPU run: its budget, its files, its code path.
+"""``benchmarks/gpu_check.py``, the one prepared GPU run: its budget, its files, its code path.
 
 The plan and the writer are checked exactly (a fake clock; the files a killed run leaves);
 one in-process run on Kuhn goes through lowering, the exact section's timing and bound, and
@@ -20,15 +20,15 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = ROOT / "scripts"
+BENCHMARKS = ROOT / "benchmarks"
 
 
 @pytest.fixture(scope="module")
-def scripts():
-    saved = list(sys.path)                  # gpu_check puts scripts/ on the path itself
-    sys.path.insert(0, str(SCRIPTS))
+def benchmarks():
+    saved = list(sys.path)                  # gpu_check puts benchmarks/ on the path itself
+    sys.path.insert(0, str(BENCHMARKS))
     try:
-        yield importlib.import_module("gpu_plan"), importlib.import_module("gpu_check")
+        yield importlib.import_module("benchkit.gpu.plan"), importlib.import_module("gpu_check")
     finally:
         sys.path[:] = saved
 
@@ -41,8 +41,8 @@ class FakeClock:
         return self.now
 
 
-def test_budget_shares_roll_over(scripts):
-    plan, _ = scripts
+def test_budget_shares_roll_over(benchmarks):
+    plan, _ = benchmarks
     clock = FakeClock()
     budget = plan.Budget(100, reserve=10, clock=clock)
     clock.now += 10                                     # start-up
@@ -57,8 +57,8 @@ def test_budget_shares_roll_over(scripts):
         plan.Budget(0)
 
 
-def test_section_clock_expects_like_items(scripts):
-    plan, _ = scripts
+def test_section_clock_expects_like_items(benchmarks):
+    plan, _ = benchmarks
     clock = FakeClock()
     section = plan.Budget(100, clock=clock).section("s", 1, 0)
     assert section.affords("first")                     # nothing known: it starts
@@ -70,8 +70,8 @@ def test_section_clock_expects_like_items(scripts):
     assert "a like item took 60.0 s" in section.why_not("big")
 
 
-def test_results_files_survive_each_step(scripts, tmp_path):
-    plan, _ = scripts
+def test_results_files_survive_each_step(benchmarks, tmp_path):
+    plan, _ = benchmarks
     columns = {"exact": [plan.Column("game", "game", "text"),
                          plan.Column("ms / iteration", "ms_per_iteration"),
                          plan.Column("x bound", "ratio_to_bound", "x")]}
@@ -99,8 +99,8 @@ def test_results_files_survive_each_step(scripts, tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
-def test_format_value(scripts):
-    plan, _ = scripts
+def test_format_value(benchmarks):
+    plan, _ = benchmarks
     f = plan.format_value
     assert (f(None, "g4"), f(True, "g4"), f(0.25, "pct"), f(3.14159, "x")) == \
         ("–", "yes", "25%", "3.14x")
@@ -108,8 +108,8 @@ def test_format_value(scripts):
         ("12,346", "1.500e-05", "0.1235")
 
 
-def test_set_and_list(scripts, capsys):
-    _, check = scripts
+def test_set_and_list(benchmarks, capsys):
+    _, check = benchmarks
     args, sizes = check.parse(["--small", "--set", 'draws=[2]', "seeds=3",
                                "split_game=kuhn_poker"])
     assert sizes.draws == (2,) and sizes.seeds == 3 and sizes.split_game == "kuhn_poker"
@@ -120,12 +120,12 @@ def test_set_and_list(scripts, capsys):
     assert "skip stacks" in capsys.readouterr().out
 
 
-def test_small_run_in_process(scripts, tmp_path, monkeypatch):
+def test_small_run_in_process(benchmarks, tmp_path, monkeypatch):
     """Lowering, the exact section (timing, bound) and the determinism section's device
     runs on Kuhn, with the files they write."""
-    _, check = scripts
-    gpu_measure = importlib.import_module("gpu_measure")
-    gpu_determinism = importlib.import_module("gpu_determinism")
+    _, check = benchmarks
+    gpu_measure = importlib.import_module("benchkit.gpu.measure")
+    gpu_determinism = importlib.import_module("benchkit.gpu.determinism")
     # the CPU side is a subprocess of its own: here, a run in this process stands in for it
     monkeypatch.setattr(gpu_measure.Measure, "start_worker", lambda self, spec, env: spec)
 
@@ -168,7 +168,7 @@ def test_small_run_in_process(scripts, tmp_path, monkeypatch):
                     reason="the whole --small plan: JAXCFR_LONG_TESTS=1")
 def test_small_plan_subprocess(tmp_path):
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, str(SCRIPTS / "gpu_check.py"), "--small",
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "gpu_check.py"), "--small",
                            "--budget", "120", "--out", str(out)], capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode in (0, 2), proc.stdout[-2000:] + proc.stderr[-2000:]

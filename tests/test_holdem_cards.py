@@ -1,7 +1,7 @@
 """Hold'em cards, ranges and hand strength against independent oracles.
 
 - Ranges: postflop-solver's own weights of 400 randomized range strings
-  (``tests/fixtures/holdem/peer_ranges.json.gz``, from ``scripts/peers/``), identical,
+  (``tests/fixtures/holdem/peer_ranges.json.gz``, from ``benchmarks/peers/``), identical,
   refusals included; combination counts by hand; errors name the bad group's position.
 - Hand strength (phevaluator): the same order (wins, ties, losses) as a hand-written
   evaluator, written here from the rules of poker (best 5 of 7 by category, then kickers),

@@ -7,12 +7,12 @@ Oracles:
   1,081 hands each, the public tree's ranked terminals): its strategy evaluates to its
   values and exploitability; ``postflop-dcfr`` has its exploitability within 1%.
 - postflop-solver on a turn spot with small ranges (``peer_turn_small.json.gz``, from
-  ``scripts/peers/holdem_turn_fixture.py``: river cards as public chance, a donk size, a
+  ``benchmarks/peers/holdem_turn_fixture.py``: river cards as public chance, a donk size, a
   weighted group): its strategy at every one of the 776 decision nodes evaluates in
   jaxcfr to its values and exploitability; ``postflop-dcfr`` follows it until exact ties
   part them (below), then converges alike.
 - postflop-solver on the issue's river spot (``tests/fixtures/holdem/peer_river_readme.json.gz``,
-  written by ``scripts/peers/holdem_river_fixture.py`` from the peer's driver): its final
+  written by ``benchmarks/peers/holdem_river_fixture.py`` from the peer's driver): its final
   average strategy, read into jaxcfr's rows and evaluated on the public tree, has the
   peer's values, best-response values and exploitability; jaxcfr's ``postflop-dcfr`` on
   the same spot has the peer's exploitability after each of 200 iterations (both in

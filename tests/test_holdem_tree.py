@@ -3,8 +3,8 @@
 Oracle: ``tests/fixtures/holdem/peer_trees.json.gz``, b-inary/postflop-solver's action
 trees (commit 9d1509f) of 300 randomized spots (flop, turn and river; pot, stack, sizes per
 street and player of every kind, donk sizes, the three thresholds), printed by
-``scripts/peers/postflop_tree_dump.rs`` and written by
-``scripts/peers/holdem_tree_fixture.py``: every node's history, each player's chips in and
+``benchmarks/peers/postflop_tree_dump.rs`` and written by
+``benchmarks/peers/holdem_tree_fixture.py``: every node's history, each player's chips in and
 the actions in order must be the same text, and a spot the peer refuses (a malformed size)
 is refused here too. Hand-made cases check the parser's errors (the bad token's position)
 and a few trees by hand.

@@ -19,7 +19,7 @@ import jaxcfr
 from jaxcfr import ArgumentError, GameError
 from jaxcfr._util import arguments
 from jaxcfr.cli import app
-from jaxcfr.profiles import estimates
+from jaxcfr.profiles import value_estimates
 from jaxcfr.solvers.tables import StrategyError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -485,24 +485,26 @@ def test_the_executable_finds_a_game_module_beside_the_config(tmp_path):
 # -- 8. estimates proportionate to the run ---------------------------------------------------
 def test_estimate_sizes_follow_the_draws_a_run_consumed(monkeypatch):
     monkeypatch.delenv("JAXCFR_ESTIMATES", raising=False)
-    assert estimates.run_draws(0) == (estimates.MIN_TRAIN_SAMPLES, estimates.MIN_SAMPLES)
-    assert estimates.run_draws(50 * 16) == (4096, 1000)       # a 50-iteration run: 1,024
-    assert estimates.run_draws(10 ** 6) == (estimates.DEFAULT_TRAIN_SAMPLES,
-                                            estimates.DEFAULT_SAMPLES)
-    assert estimates.run_draws(700) == estimates.run_draws(1024)   # a step function
+    assert value_estimates.run_draws(0) == (value_estimates.MIN_TRAIN_SAMPLES,
+                                            value_estimates.MIN_SAMPLES)
+    assert value_estimates.run_draws(50 * 16) == (4096, 1000)       # a 50-iteration run: 1,024
+    assert value_estimates.run_draws(10 ** 6) == (value_estimates.DEFAULT_TRAIN_SAMPLES,
+                                            value_estimates.DEFAULT_SAMPLES)
+    assert value_estimates.run_draws(700) == value_estimates.run_draws(1024)   # a step function
     monkeypatch.setenv("JAXCFR_ESTIMATES", "quick")
-    assert estimates.run_draws(10 ** 6) == estimates.QUICK_DRAWS
+    assert value_estimates.run_draws(10 ** 6) == value_estimates.QUICK_DRAWS
     monkeypatch.setenv("JAXCFR_ESTIMATES", "full")
-    assert estimates.run_draws(1) == (estimates.DEFAULT_TRAIN_SAMPLES, estimates.DEFAULT_SAMPLES)
+    assert value_estimates.run_draws(1) == (value_estimates.DEFAULT_TRAIN_SAMPLES,
+                                            value_estimates.DEFAULT_SAMPLES)
     monkeypatch.setenv("JAXCFR_ESTIMATES", "fast")
     with pytest.raises(ArgumentError, match="JAXCFR_ESTIMATES must be one of"):
-        estimates.run_draws(1)
+        value_estimates.run_draws(1)
 
 
 def test_the_empirical_game_enumerates_listed_chance_below_the_deal():
     """Leduc's board lists its outcomes: 2,000 fitting draws are the 30 deals' trees
     (each draw was its own tree before: 20,000 of them took 254 s)."""
-    empirical = estimates.empirical_game("leduc_poker", 2000, seed=0)
+    empirical = value_estimates.empirical_game("leduc_poker", 2000, seed=0)
     root = empirical.lowered.level_start[1] - empirical.lowered.level_start[0]
     children = empirical.lowered.level_start[2] - empirical.lowered.level_start[1]
     assert root == 1 and children == 30
@@ -510,7 +512,7 @@ def test_the_empirical_game_enumerates_listed_chance_below_the_deal():
     # the game, reweighted: its deals hang from one root (no level for the first card)
     assert empirical.lowered.infosets_per_player == exact.infosets_per_player
     assert empirical.lowered.num_nodes == exact.num_nodes - 6
-    drawn = estimates.empirical_game("leduc_poker", 200, seed=0, enumerate_listed=False)
+    drawn = value_estimates.empirical_game("leduc_poker", 200, seed=0, enumerate_listed=False)
     assert drawn.lowered.level_start[2] - drawn.lowered.level_start[1] == 200
 
 
@@ -559,7 +561,7 @@ def test_the_memory_budget_variable_is_named(monkeypatch):
     monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", "1000")
     with pytest.raises(jaxcfr.MemoryBudgetError, match="JAXCFR_MEMORY_BUDGET"):
         jaxcfr.lower(jaxcfr.load_game("leduc_poker"))
-    size = jaxcfr.estimate_size(jaxcfr.load_game("leduc_poker"))
+    size = jaxcfr.probe_size(jaxcfr.load_game("leduc_poker"))
     assert "JAXCFR_MEMORY_BUDGET" in describe_fit(size, 2, 1000)[1]
 
 
@@ -712,7 +714,7 @@ MISTAKES = [
 
 def test_mistakes_are_answered_before_jax_is_imported(tmp_path):
     """Each mistake in a fresh interpreter: its one line and status 2, and JAX not imported
-    (the CPU time it saves is measured by scripts/mistake_bench.py, not asserted here)."""
+    (the CPU time it saves is measured by benchmarks/mistake_bench.py, not asserted here)."""
     code = ("import json, sys\nfrom jaxcfr.cli.app import main\nout = []\n"
             "for argv in json.loads(sys.argv[1]):\n"
             "    try:\n        status = main(argv)\n"
@@ -732,15 +734,15 @@ def test_mistakes_are_answered_before_jax_is_imported(tmp_path):
 
 
 # -- issue 33, item 8 ------------------------------------------------------------------------
-def test_the_mccfr_benchmark_writes_into_docs_only_when_asked(monkeypatch):
+@pytest.mark.parametrize("program", ["mccfr_bench", "sampled_chance_bench"])
+def test_the_benchmarks_write_into_docs_only_when_asked(program, monkeypatch):
     import importlib.util
-    monkeypatch.syspath_prepend(str(ROOT / "scripts"))          # (its helper: racing.py)
-    spec = importlib.util.spec_from_file_location("mccfr_bench",
-                                                  ROOT / "scripts" / "mccfr_bench.py")
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))     # (its helper package: benchkit)
+    spec = importlib.util.spec_from_file_location(program, ROOT / "benchmarks" / f"{program}.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     out = Path(bench.build_parser().parse_args([]).out)
-    assert "docs" not in out.parts and out == Path("runs") / "mccfr_bench"
+    assert "docs" not in out.parts and out == Path("runs") / program
     assert Path(bench.build_parser().parse_args(["--out", "docs"]).out) == Path("docs")
 
 

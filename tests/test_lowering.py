@@ -12,7 +12,7 @@ import pytest
 
 import jaxcfr
 from jaxcfr import CHANCE, TERMINAL, Game, GameError, MemoryBudgetError
-from jaxcfr.lowering.lower import estimate_bytes, sort_infosets
+from jaxcfr.lowering.lower import footprint_bytes, sort_infosets
 from jaxcfr.tensors import CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE
 
 try:
@@ -551,7 +551,7 @@ def test_memory_budget_fails_before_walking():
 
 def test_memory_budget_fails_early_while_walking(monkeypatch):
     # Without a size estimate the walk itself stops within a few thousand nodes.
-    monkeypatch.setattr(jaxcfr.lowering.lower, "estimate_size", lambda game: None)
+    monkeypatch.setattr(jaxcfr.lowering.lower, "probe_size", lambda game: None)
     game = jaxcfr.load_game("goofspiel(cards=6)")
     with pytest.raises(MemoryBudgetError) as info:
         jaxcfr.lower(game, memory_budget=1 << 20)
@@ -563,9 +563,9 @@ def test_memory_budget_fails_early_while_walking(monkeypatch):
 
 def test_memory_budget_after_the_walk():
     # A small game whose estimate is checked again with its exact sizes at the end:
-    # estimate_bytes is the whole need, so a budget one byte short of it fails.
+    # footprint_bytes is the whole need, so a budget one byte short of it fails.
     lowered = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
-    need = estimate_bytes(lowered.num_nodes, lowered.num_rows, lowered.max_actions, 2)
+    need = footprint_bytes(lowered.num_nodes, lowered.num_rows, lowered.max_actions, 2)
     with pytest.raises(MemoryBudgetError) as info:
         jaxcfr.lower(jaxcfr.load_game("kuhn_poker"), memory_budget=need - 1)
     assert _nodes_in_message(info.value) == 58

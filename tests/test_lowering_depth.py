@@ -18,7 +18,7 @@ import pytest
 import jaxcfr
 from jaxcfr import GameError, efg
 from jaxcfr.lowering import parallel
-from jaxcfr.lowering.size import SizeEstimate
+from jaxcfr.lowering.size import TreeSize
 
 try:
     from tests import broken_games as bg
@@ -88,8 +88,8 @@ def test_the_termination_rule_is_linear_in_the_depth(monkeypatch):
 def test_the_cut_search_walks_a_bounded_top(monkeypatch):
     """A chain cut for parallel lowering: each depth tried walks the top again, so the
     search must stop after walking a few times the largest top allowed in all."""
-    size = SizeEstimate(nodes=400_000, stderr=0.0, probes=0, max_depth=0, max_actions=2,
-                        exact=True)
+    size = TreeSize(nodes=400_000, stderr=0.0, probes=0, max_depth=0, max_actions=2,
+                    exact=True)
     cap = 400_000 / 50                    # the largest top for a tree of this size
     bound = (parallel.SEARCH_TOPS + 1) * cap
     walked = []

@@ -9,7 +9,7 @@ import pytest
 
 import jaxcfr
 from jaxcfr.lowering import lower as L
-from jaxcfr.lowering.budget import MemoryBudgetError, estimate_bytes
+from jaxcfr.lowering.budget import MemoryBudgetError, footprint_bytes
 from jaxcfr.tensors import CHANCE_NODE, DECISION, NO_PARENT, TERMINAL_NODE
 
 
@@ -50,7 +50,7 @@ def test_walk_refuses_once_rows_push_the_known_size_over_the_budget():
     full = jaxcfr.lower(game, workers=1)
     n, rows, a = full.num_nodes, full.num_rows, full.max_actions
     # the nodes alone fit; the nodes with all their rows do not
-    budget = (estimate_bytes(n, 1, a, 2) + estimate_bytes(n, rows, a, 2)) // 2
+    budget = (footprint_bytes(n, 1, a, 2) + footprint_bytes(n, rows, a, 2)) // 2
     walked = []
     with pytest.raises(MemoryBudgetError) as info:
         jaxcfr.lower(game, workers=1, memory_budget=budget, progress=walked.append)

@@ -195,7 +195,7 @@ def test_progress_is_called_with_nodes_walked(workers, monkeypatch):
 
 
 def test_memory_budget_stops_the_parallel_walk(monkeypatch):
-    monkeypatch.setattr(lower, "estimate_size", lambda game: None)
+    monkeypatch.setattr(lower, "probe_size", lambda game: None)
     with pytest.raises(MemoryBudgetError):
         jaxcfr.lower(jaxcfr.load_game("liars_dice(sides=4)"), workers=2,
                      memory_budget=200_000)
@@ -247,7 +247,7 @@ def test_keys_that_cannot_cross_processes_fall_back_to_one_process():
 
 
 def test_workers_resolution(monkeypatch):
-    small = jaxcfr.estimate_size(jaxcfr.load_game("kuhn_poker"))
+    small = jaxcfr.probe_size(jaxcfr.load_game("kuhn_poker"))
     assert parallel.resolve_workers(None, small) == 1
     big = small._replace(nodes=10 * parallel.PARALLEL_MIN_NODES)
     monkeypatch.setenv("JAXCFR_LOWERING_WORKERS", "3")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 
 import pytest
 
@@ -286,3 +287,17 @@ def test_the_wheel_holds_the_license_py_typed_and_the_configs(tmp_path):
     configs = {p.name for p in (ROOT / "configs").glob("*.toml")}
     assert configs and configs <= {n.rpartition("/")[2] for n in names
                                    if n.startswith("jaxcfr/configs/")}
+
+
+def test_every_benchmark_program_is_listed_and_the_helpers_are_no_programs():
+    """benchmarks/README.md's table names every program of benchmarks/ (and benchmarks/peers/)
+    and nothing that is not there; benchmarks/benchkit/ holds no program."""
+    folder = ROOT / "benchmarks"
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    rows = [line for line in readme.splitlines() if line.startswith("| `")]
+    named = {name for row in rows for name in re.findall(r"`([\w/]+\.py)`", row.split(" | ")[0])}
+    programs = {p.name for p in folder.glob("*.py")} | \
+        {f"peers/{p.name}" for p in (folder / "peers").glob("*.py")}
+    assert programs == named
+    for path in (folder / "benchkit").rglob("*.py"):
+        assert "__main__" not in path.read_text(encoding="utf-8"), path

@@ -20,7 +20,8 @@ import jaxcfr
 from jaxcfr import CHANCE, TERMINAL, Game, GameError
 from jaxcfr.subgames import (Context, paths_after_chance, paths_at_depth, public_state,
                              resolve_subgames, subgame)
-from jaxcfr.subgames.closure import TreeIndex, player_components
+from jaxcfr.lowering.tree_index import TreeIndex
+from jaxcfr.subgames.closure import player_components
 from jaxcfr.subgames.game import ALTERNATIVE, ENTER, GADGET, is_gadget_key
 from random_games import RandomGame
 import reference_cfr

@@ -268,7 +268,7 @@ def test_scripts_train_py(config_path, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", ["train.py", str(config_path), "--out", str(out),
                                       "--set", "solver.iterations=20", "--quiet"])
     with pytest.raises(SystemExit) as info:
-        runpy.run_path(str(ROOT / "scripts" / "train.py"), run_name="__main__")
+        runpy.run_path(str(ROOT / "benchmarks" / "train.py"), run_name="__main__")
     assert info.value.code == 0
     assert "run directory" in capsys.readouterr().out
     assert (out / "profile.npz").exists()

@@ -388,7 +388,7 @@ class BetTree:
         return out
 
     def dump(self) -> list[str]:
-        """One line per node as ``scripts/peers/postflop_tree_dump.rs`` prints
+        """One line per node as ``benchmarks/peers/postflop_tree_dump.rs`` prints
         postflop-solver's tree (chance nodes folded into the decision after them)."""
         out = []
 

@@ -1,6 +1,6 @@
 """Utilities every layer may use: argument rules, atomic writes, JSON-safe values, signals,
 scoped precision, progress bars (``bars``, tqdm), the filter of XLA's banners on stderr
-(``native_stderr``).
+(``native_stderr``), the meeting of a run's processes before a collective (``meet``).
 
 Layer 0: imports nothing from jaxcfr.
 """

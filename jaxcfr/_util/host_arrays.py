@@ -5,7 +5,8 @@ In a run over several processes (:mod:`jaxcfr.engine.distributed`) a sharded arr
 *global*: each process holds only its own devices' shards, and ``np.asarray`` of it
 fails. :func:`to_host` gathers such an array with
 ``jax.experimental.multihost_utils.process_allgather`` (a collective: every process must
-call it, in the same order, as they do since they run the same program). A replicated
+call it, in the same order, as they do since they run the same program), after the
+processes met (:func:`jaxcfr._util.meet.meet`). A replicated
 or process-local array, or one of a single process, is read as ``np.asarray`` reads it.
 """
 
@@ -14,6 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from jaxcfr._util.meet import meet
 
 __all__ = ["to_host", "on_device"]
 
@@ -30,6 +33,7 @@ def to_host(x: Any, dtype=None) -> np.ndarray:
     if (isinstance(x, jax.Array) and not x.is_fully_addressable
             and not x.is_fully_replicated):
         from jax.experimental import multihost_utils
+        meet("to_host")                # (gloo waits only 30 s: jaxcfr._util.meet)
         x = multihost_utils.process_allgather(x, tiled=True)
     return np.asarray(x, dtype=dtype)
 

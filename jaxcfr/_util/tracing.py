@@ -12,7 +12,7 @@ Python body runs, which under ``jax.jit`` is once per trace (a compile), never p
     assert TRACES.since(before) == {}    # compiled nothing
 
 The counter only counts. (The package's other process-wide state is the programs of
-:mod:`jaxcfr._util.programs`, kept so that a program compiles once per process.)
+:mod:`jaxcfr._util.program_cache`, kept so that a program compiles once per process.)
 """
 
 from __future__ import annotations

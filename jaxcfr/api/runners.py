@@ -18,6 +18,7 @@ from jaxcfr._util.arguments import ArgumentError, api_spelling
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.api.locks import resolve_lock
 from jaxcfr.engine.runner import Runner
+from jaxcfr.lowering.public import PublicLowered, lower_public, public_game_of
 
 __all__ = ["make_runner"]
 
@@ -27,6 +28,11 @@ def make_runner(game, options: "SolveOptions", *, status=None, mesh=None,  # noq
                 check_sampled: Callable[[str], None] | None = None,
                 **lower_kwargs) -> RunnerProtocol:
     """The runner of ``options`` (:class:`jaxcfr.api.solve.SolveOptions`) on ``game``.
+
+    A public tree (a PublicGame, a lowered one, or a game string naming one:
+    :func:`~jaxcfr.lowering.public.public_game_of`) is lowered by
+    :func:`~jaxcfr.lowering.public.lower_public` and run by the same Runner (the seam
+    chooses its value kernel), full width, in one process, with its chance enumerated.
 
     Args:
       game: a game string, a Game or a LoweredGame (a stack: its batch of games).
@@ -42,6 +48,10 @@ def make_runner(game, options: "SolveOptions", *, status=None, mesh=None,  # noq
       lower_kwargs: how a game is lowered (``cache``, ``workers``, ``sort_infosets``,
         ``name``, ``abstraction``: :func:`jaxcfr.lower`).
     """
+    public = public_game_of(game)
+    if public is not None:                     # a public tree (docs/public_trees.md)
+        return _public_runner(public, options, mesh=mesh, spell=spell,
+                              name=lower_kwargs.get("name") or label)
     lowered, sampled = options.chance.choose(game, status, **lower_kwargs)
     lock = getattr(options, "lock", None)
     if sampled is None:
@@ -66,3 +76,23 @@ def make_runner(game, options: "SolveOptions", *, status=None, mesh=None,  # noq
                                draws=options.chance.draws, workers=options.chance.workers,
                                exact=lowered, name=label,
                                compilation_cache=options.device.compilation_cache)
+
+
+def _public_runner(game, options, *, mesh, spell, name: str) -> Runner:
+    """The Runner of a public tree ``game`` (a PublicGame or a PublicLowered): what does
+    not apply to it refused, named as ``spell`` renders it."""
+    if options.chance.always_samples:
+        raise ArgumentError("sampled chance does not apply to a public tree (its chance is "
+                            "enumerated: the deal is the hand vectors)", spell("chance"))
+    if mesh is not None:
+        raise ArgumentError("a public tree is solved in one process on one device (no "
+                            "cluster or mesh)", spell("cluster"))
+    estimator = options.solver.estimator
+    if not estimator.dense or estimator.seeded:
+        raise ArgumentError(f"a public tree is solved full width: the estimator "
+                            f"{estimator.describe()!r} samples (leave "
+                            f"{spell('sampling')} unset)", spell("sampling"))
+    lowered = game if isinstance(game, PublicLowered) else lower_public(game, name=name)
+    return Runner(lowered, options.solver, options.parameters, precision=options.precision,
+                  chunk=options.device.chunk,
+                  compilation_cache=options.device.compilation_cache)

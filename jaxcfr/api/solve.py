@@ -30,7 +30,7 @@ from jaxcfr._util import arguments
 from jaxcfr._util.arguments import ArgumentError, api_spelling, optional_positive_int, \
     positive_int
 from jaxcfr._util.precision import PRECISIONS
-from jaxcfr.api.public import public_game_of, solve_public_options
+from jaxcfr.api.public_result import PublicSolveResult
 from jaxcfr.engine.loop import Hooks, compile_reporting, run_loop
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.engine.distributed import Cluster
@@ -42,6 +42,7 @@ from jaxcfr.solvers.estimators import Estimator
 from jaxcfr.solvers.locking import Lock
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.solver import Solver, SolverState
+from jaxcfr.lowering.public import public_game_of
 from jaxcfr.tensors import LoweredGame
 
 __all__ = ["solve", "solve_with", "SolveOptions", "SolveResult", "DeviceOptions",
@@ -60,7 +61,7 @@ class SolveResult:
       average_strategy: ``[I, A]`` (``[(B,) I, A, *H]`` when batched) on the host.
       profile: the average profile keyed by information set (single game, no batch),
         else ``None``.
-      metrics: one record per evaluation (keys: :data:`jaxcfr.engine.loop.RECORD_KEYS`).
+      metrics: one record per evaluation (keys: :data:`jaxcfr.solvers.metric_record.RECORD_KEYS`).
       final: the last record.
       seconds: wall time of the iterations and evaluations (compilation excluded).
       compile_seconds: time to compile the chunk and the evaluation.
@@ -109,7 +110,7 @@ class DeviceOptions:
         ``$JAXCFR_COMPILATION_CACHE_DIR``, else ``$XDG_CACHE_HOME/jaxcfr/xla`` or
         ``~/.cache/jaxcfr/xla``; a directory; ``False`` does not turn it on.
         ``JAXCFR_NO_COMPILATION_CACHE=1`` keeps the whole process off it
-        (:mod:`jaxcfr.engine.compilation_cache`).
+        (:mod:`jaxcfr.engine.jax_compilation_cache`).
       cluster: solve over several processes (:class:`jaxcfr.Cluster`, e.g.
         ``jaxcfr.Cluster.from_options()`` reading ``$JAX_COORDINATOR_ADDRESS``,
         ``$JAX_NUM_PROCESSES``, ``$JAX_PROCESS_ID``): ``jax.distributed`` starts first,
@@ -297,8 +298,9 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
     Args:
       game: a game string (``"leduc_poker"``, ``"x.efg"``), a Game, or a LoweredGame
         (a stacked one solves the whole batch). A public tree (a PublicGame, one lowered
-        by ``jaxcfr.lower_public``, or a string with ``tree='public'``) is solved by
-        :func:`jaxcfr.solve_public` and gives its :class:`PublicSolveResult`.
+        by ``jaxcfr.lower_public``, a string with ``tree='public'`` or naming a public
+        game such as ``holdem_spot``) runs through the same Runner (its value kernel is
+        the seam's ``PublicTree``) and gives a :class:`PublicSolveResult`.
       algorithm: a preset name (``cfr``, ``cfr+``, ``lcfr``, ``dcfr``, ``pcfr+``,
         ``dcfr+``, ``pdcfr+``, ``hs-pcfr+``; any case, aliases as ``cfr_plus``) or a
         Solver (one made of your own parts too).
@@ -353,24 +355,35 @@ def solve_with(game: Any, options: SolveOptions, report: Report | None = None, *
     ``spell`` names the arguments in the errors found once the game is known."""
     report = report or Report()
     public = public_game_of(game)               # a public tree (docs/public_trees.md)
-    if public is not None:
-        return solve_public_options(public, options, report)
+    if public is not None and options.device.cluster is not None:
+        raise ArgumentError("a public tree is solved in one process (no cluster)",
+                            argument=spell("cluster"))
     cluster = options.device.cluster
     if cluster is not None:
         cluster.initialize()                        # before anything touches a device
     mesh = None if cluster is None else batch_mesh()
     label = os.fspath(game) if isinstance(game, (str, os.PathLike)) else ""
-    runner = make_runner(game, options, status=report.status, mesh=mesh, spell=spell,
-                         label=label, cache=options.load.cache, workers=options.load.workers)
+    runner = make_runner(public or game, options, status=report.status, mesh=mesh,
+                         spell=spell, label=label, cache=options.load.cache,
+                         workers=options.load.workers)
     try:
-        return _solve(runner, options.iterations, options.eval_every, report.callback,
-                      report.progress, report.status)
+        result = _solve(runner, options.iterations, options.eval_every, report.callback,
+                        report.progress, report.status, profile=public is None)
     finally:
         runner.close()
+    if public is not None:                      # what a public tree's result adds
+        return PublicSolveResult(result.lowered, result.solver, result.state,
+                                 result.average_strategy, result.metrics, result.final,
+                                 result.seconds, result.compile_seconds,
+                                 result.iterations_per_second, result.chance)
+    return result
 
 
-def _solve(runner: RunnerProtocol, iterations, eval_every, callback, progress, status
-           ) -> SolveResult:
+def _solve(runner: RunnerProtocol, iterations, eval_every, callback, progress, status,
+           profile: bool = True) -> SolveResult:
+    """The run loop of :func:`solve_with`; ``profile``: make the result's
+    :class:`~jaxcfr.Profile` (a public tree's is made on demand:
+    ``PublicSolveResult.to_profile``)."""
     state, compile_seconds = compile_reporting(runner, runner.init(), status)
     start = time.perf_counter()
 
@@ -390,7 +403,7 @@ def _solve(runner: RunnerProtocol, iterations, eval_every, callback, progress, s
                    compile_seconds=compile_seconds, wall=lambda: time.perf_counter() - start)
     if out.interrupted:            # between two chunks: solve has nothing to keep, so stop
         raise KeyboardInterrupt
-    profiles = runner.profiles(out.state) if runner.batch_members == 1 else []
+    profiles = runner.profiles(out.state) if profile and runner.batch_members == 1 else []
     return SolveResult(
         lowered=runner.lowered, solver=runner.solver, state=out.state,
         average_strategy=runner.profile(out.state),

@@ -2,7 +2,8 @@
 
 For games :func:`jaxcfr.evaluate` cannot handle (chance that cannot be enumerated, trees
 too large to lower): Monte Carlo estimates with confidence intervals
-(:mod:`jaxcfr.profiles.estimates`), labelled as estimates. :mod:`jaxcfr.cli.app` lists the command.
+(:mod:`jaxcfr.profiles.value_estimates`), labelled as estimates. :mod:`jaxcfr.cli.app`
+lists the command.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ __all__ = ["add_estimate_arguments", "run_estimate"]
 
 
 def add_estimate_arguments(p: argparse.ArgumentParser) -> None:
-    from jaxcfr.profiles.estimate_options import DEFAULT_TRAIN_SAMPLES, MAX_NODES, METHODS
+    from jaxcfr.profiles.value_estimate_options import DEFAULT_TRAIN_SAMPLES, MAX_NODES, METHODS
     p.add_argument("game", help="a game string (its chance may be non-enumerable)")
     p.add_argument("profile", nargs="?", help="a saved profile (.npz / .json / stem) or a run "
                    "directory (default: the uniform profile; GAME PROFILE and PROFILE GAME "
@@ -44,7 +45,7 @@ def add_estimate_arguments(p: argparse.ArgumentParser) -> None:
 def run_estimate(args: argparse.Namespace) -> int:
     from jaxcfr.cli.options import heavy
     from jaxcfr.cli.train import profile_and_game, require_profile
-    from jaxcfr.profiles.estimate_options import check_options
+    from jaxcfr.profiles.value_estimate_options import check_options
     arguments.positive_int("--train-samples", args.train_samples)
     check_options(args.samples, args.seed, args.confidence, args.method,
                   spell=arguments.command_line_spelling)
@@ -53,7 +54,7 @@ def run_estimate(args: argparse.Namespace) -> int:
         path = Path(args.profile)
         require_profile(path / "profile.npz" if path.is_dir() else path)
     heavy()
-    from jaxcfr.profiles.estimates import estimate_profile, estimate_values
+    from jaxcfr.profiles.value_estimates import estimate_profile, estimate_values
     from jaxcfr.profiles.profile import Profile
     from jaxcfr.game.registry import load_game
     options = dict(samples=args.samples, seed=args.seed,

@@ -37,5 +37,5 @@ def heavy() -> None:
     JAX; everything before it answers a mistake without JAX)."""
     from jaxcfr._util.signals import exiting_at_once
     with exiting_at_once("jaxcfr"):      # a signal in JAX's import ends the process at once
-        from jaxcfr.engine.compilation_cache import enable_compilation_cache
+        from jaxcfr.engine.jax_compilation_cache import enable_compilation_cache
         enable_compilation_cache()

@@ -14,7 +14,7 @@ from jaxcfr._util.precision import PRECISIONS
 from jaxcfr._util.serialize import jsonable
 from jaxcfr.cli.options import GAME_HELP, add_cache_arguments
 
-__all__ = ["add_solve_arguments", "run_solve", "pot_of"]
+__all__ = ["add_solve_arguments", "run_solve"]
 
 
 def add_solve_arguments(p: argparse.ArgumentParser) -> None:
@@ -145,7 +145,7 @@ def run_solve(args) -> int:
     heavy()
     from jaxcfr.api.solve import LoadOptions, Report, SolveOptions, solve_with
     from jaxcfr.engine.chance import Chance
-    from jaxcfr.runs.progress import format_metric, make_progress, make_status
+    from jaxcfr.runs.progress import format_metric, make_progress, make_status, pot_of
     from jaxcfr.solvers.estimators import make_estimator
     from jaxcfr.solvers.presets import named_parameters
     # every argument is checked before the (possibly long) lowering, by the rules the API
@@ -189,7 +189,7 @@ def run_solve(args) -> int:
     if history is not None and pot_of(game) is None:
         raise ArgumentError(f"--grid: {args.game!r} is not a hold'em spot", argument="--grid")
     pot = pot_of(game)
-    display = make_progress(args.iterations, quiet=args.quiet, stream=sys.stderr)
+    display = make_progress(args.iterations, quiet=args.quiet, stream=sys.stderr, pot=pot)
     try:
         with make_status(quiet=args.quiet, stream=sys.stderr) as status:
             result = solve_with(game, options, Report(report, display, status),
@@ -280,16 +280,6 @@ def run_solve(args) -> int:
             print()
             print(grid.text())
     return 0
-
-
-def pot_of(game) -> float | None:
-    """The starting pot of a poker spot (a game with a numeric ``pot``, as
-    ``holdem_spot``), in whose percent values and exploitability are also reported; else
-    ``None``."""
-    pot = getattr(game, "pot", None)
-    if isinstance(pot, (int, float)) and not isinstance(pot, bool) and pot > 0:
-        return float(pot)
-    return None
 
 
 def sampled_traversals(estimator) -> dict:

@@ -95,10 +95,13 @@ def run_train(args: argparse.Namespace) -> int:
     check_file_keys(config_path, list(args.overrides))   # misspelt keys: before JAX
     cluster = cluster_of(args)
     if cluster is not None:
+        from jaxcfr.cli.supervise import tell_supervisor
         cluster.initialize()            # before anything touches a device
+        tell_supervisor("joined")
     heavy()
     from jaxcfr.runs.config import load_config
-    from jaxcfr.runs.progress import make_progress, make_status
+    from jaxcfr.lowering.public import public_game_of
+    from jaxcfr.runs.progress import make_progress, make_status, pot_of
     from jaxcfr.runs.rundir import RunDir
     from jaxcfr.runs.train import train
     if args.resume:
@@ -107,12 +110,15 @@ def run_train(args: argparse.Namespace) -> int:
     if args.quiet:
         overrides.append("run.quiet=true")
     config = load_config(config_path, overrides=overrides, trust_code=args.trust_code)
-    display = make_progress(config.solver.iterations, quiet=config.run.quiet, stream=sys.stderr)
+    # a poker spot (holdem_spot): the exploitability also in percent of its pot
+    pot = None if config.game.batched else pot_of(public_game_of(config.game.members[0][0]))
+    display = make_progress(config.solver.iterations, quiet=config.run.quiet, stream=sys.stderr,
+                            pot=pot)
     try:
         with make_status(quiet=config.run.quiet, stream=sys.stderr) as status:
             result = _train_or_lost(cluster, lambda: train(
                 config, out_dir=args.out, resume=args.resume, progress=display, status=status,
-                cluster=cluster), args.out or args.resume)
+                cluster=cluster), args.out or args.resume or config.run.out_dir)
     finally:
         display.close()
     if args.json:
@@ -120,13 +126,35 @@ def run_train(args: argparse.Namespace) -> int:
                           "interrupted": result.interrupted, "members": result.members,
                           "final": result.final, "abstraction": result.abstraction}))
     else:
-        _print_summary(result)
+        _print_summary(result, pot)
+    status = 0
     if result.interrupted:
         what = "terminated" if result.stopped_by == "SIGTERM" else "interrupted"
         print(f"{what} at iteration {result.iteration}; checkpoint written. Resume with:\n"
               f"  jaxcfr train --resume {result.run_dir}", file=sys.stderr)
-        return exit_status(stopped_by=result.stopped_by)
-    return 0
+        status = exit_status(stopped_by=result.stopped_by)
+    if cluster is not None:
+        _leave_together(status)
+    return status
+
+
+def _leave_together(status: int) -> None:
+    """The end of a process of a run over several processes, its output printed: JAX's
+    log lines from here on go to the supervisor's log; wait for every process to reach
+    its end (the writer's plot, profiles and output included: minutes on a loaded machine
+    are waited for, a dead process ends the others within ``--heartbeat-timeout``); tell
+    the supervisor that the run finished with ``status``; then shut ``jax.distributed``
+    down, its shutdown barrier (bounded by ``--heartbeat-timeout``) met by every process
+    at once. (Left to the exit, the barrier expired under load while process 0 still drew
+    the plot, and JAX's service ended both processes of a finished run.)"""
+    from jaxcfr.cli.supervise import divert_native_stderr, tell_supervisor
+    from jaxcfr.engine.distributed import shutdown, wait_for_every_process
+    sys.stdout.flush()
+    sys.stderr.flush()
+    divert_native_stderr()
+    wait_for_every_process("the end of the run")
+    tell_supervisor(f"finished {status}")
+    shutdown()
 
 
 def _run_dir_config(path: str) -> Path:
@@ -151,15 +179,21 @@ def _train_or_lost(cluster, run, run_dir):
     if cluster is None:
         return run()
     import jax
+    from jaxcfr.cli.supervise import advice
     from jaxcfr.engine.distributed import DistributedError
     try:
         return run()
     except jax.errors.JaxRuntimeError as e:
         detail = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
+        if "gloo" in detail.lower() and ("timed out" in detail.lower()
+                                         or "DEADLINE_EXCEEDED" in detail):
+            why = ("a collective waited longer than gloo's 30 s for another process (a limit "
+                   "inside XLA; docs/distributed.md)")
+        else:
+            why = "another process died, was stopped or cannot be reached"
         raise DistributedError(
-            f"process {cluster.process_id} of {cluster.num_processes} lost the run: another "
-            f"process died, was stopped or cannot be reached ({detail[:160]}); resume every "
-            f"process with --resume {run_dir or 'RUN_DIR'}") from e
+            f"process {cluster.process_id} of {cluster.num_processes} lost the run: {why} "
+            f"({detail[:160]}); {advice(run_dir)}") from e
 
 
 def _fmt(x: Any) -> str:
@@ -170,7 +204,8 @@ def _fmt(x: Any) -> str:
     return f"{x:.6g}"
 
 
-def _print_summary(result) -> None:
+def _print_summary(result, pot: float | None = None) -> None:
+    """The run's summary; ``pot``: a poker spot's, the exploitability also in percent."""
     final = result.final or {}
     cfg = result.config
     print(f"run directory   {result.run_dir}")
@@ -201,7 +236,10 @@ def _print_summary(result) -> None:
         print(f"(* best member: written to {result.run_dir / 'profile.npz'})")
     else:
         if final.get("exploitability") is not None:
-            print(f"exploitability  {_fmt(final['exploitability'])}")
+            e = final["exploitability"]
+            share = (f"  ({100 * e / pot:.4f}% of the pot {pot:g})"
+                     if pot is not None and isinstance(e, float) else "")
+            print(f"exploitability  {_fmt(e)}{share}")
         if final.get("nash_conv") is not None:
             print(f"nash_conv       {_fmt(final['nash_conv'])}")
         if name not in ("exploitability", "nash_conv"):

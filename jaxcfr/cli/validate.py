@@ -21,7 +21,7 @@ def add_validate_arguments(p: argparse.ArgumentParser) -> None:
 def run_validate(args) -> int:
     from jaxcfr.lowering.budget import default_memory_budget, describe_fit
     from jaxcfr.game.registry import load_game
-    from jaxcfr.lowering.size import estimate_size
+    from jaxcfr.lowering.size import probe_size
     from jaxcfr.game.validate import validate_game_with
     positive_int("--trajectories", args.trajectories)
     game = load_game(args.game)
@@ -33,7 +33,7 @@ def run_validate(args) -> int:
         return 0
     validate_game_with(game, trajectories=args.trajectories, seed=args.seed)
     print(f"{args.game}: conforms ({args.trajectories} trajectories, seed {args.seed})")
-    size = estimate_size(game)
+    size = probe_size(game)
     if size is None and _meets_listless_chance(game, args.seed):
         print(f"{args.game}: its chance cannot be enumerated (chance_outcomes() is None), so "
               "it is not lowered whole: `jaxcfr solve` and `jaxcfr train` train it by "

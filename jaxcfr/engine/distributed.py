@@ -16,7 +16,10 @@ heartbeat and the shutdown barrier (``heartbeat_timeout``). When a peer dies or 
 coordinator is gone, JAX's distributed service ends every other process (it aborts,
 SIGABRT, after its own log lines; :mod:`jaxcfr.cli.supervise` turns that into one line)
 within about ``heartbeat_timeout`` seconds: no process waits for a collective that will
-never come.
+never come. A live process is waited for however slow it is: the processes meet before
+every collective (:mod:`jaxcfr._util.meet`; gloo itself waits only 30 s), and at the end
+(:func:`wait_for_every_process`, then :func:`shutdown`), so that the shutdown barrier is
+reached by every process at once, not while process 0 still writes the run's files.
 
 Example (two hosts; on the second, ``--process-id 1``)::
 
@@ -34,9 +37,11 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 
 from jaxcfr._util.arguments import ArgumentError, api_spelling, positive_int
+from jaxcfr._util.meet import meet
 
 __all__ = ["Cluster", "DistributedError", "ENVIRONMENT", "is_writer",
-           "any_process", "check_same", "together", "process_count"]
+           "any_process", "check_same", "together", "process_count", "wait_for_every_process",
+           "shutdown"]
 
 #: Where :meth:`Cluster.from_options` reads what its arguments do not give:
 #: ``JAX_COORDINATOR_ADDRESS`` is JAX's own; the process count and index use the same
@@ -63,6 +68,7 @@ def is_writer() -> bool:
 def _gather(value: np.ndarray) -> np.ndarray:
     """``value`` of every process, stacked ``[processes, *value.shape]`` (a collective)."""
     from jax.experimental import multihost_utils
+    meet("a gather of the processes' values")     # (gloo waits only 30 s: _util/meet.py)
     return np.asarray(multihost_utils.process_allgather(np.asarray(value)))
 
 
@@ -81,6 +87,28 @@ def check_same(value: int, what: str) -> None:
     if len(set(seen)) > 1:
         raise DistributedError(f"the processes disagree on {what}: "
                                + ", ".join(f"process {k}: {v}" for k, v in enumerate(seen)))
+
+
+def wait_for_every_process(what: str) -> None:
+    """Wait until every process gets here (:func:`jaxcfr._util.meet.meet`: as long as they
+    live; a dead one ends the run within the heartbeat timeout); nothing in one process."""
+    meet(what)
+
+
+def shutdown() -> None:
+    """Shut ``jax.distributed`` down now (its shutdown barrier waits for every process at
+    most ``heartbeat_timeout`` seconds: call it once every process is done, after
+    :func:`wait_for_every_process`). An error of JAX's shutdown, after the run's work is
+    done, is written to the C-level stderr (the supervisor's log), not raised."""
+    from jax._src import distributed as jax_distributed
+    if jax_distributed.global_state.client is None:
+        return
+    try:
+        jax_distributed.global_state.shutdown()
+    except Exception as e:  # noqa: BLE001 - the run is done: JAX's business, logged
+        state = jax_distributed.global_state
+        state.client = state.service = state.preemption_sync_manager = None
+        os.write(2, f"jaxcfr: jax.distributed.shutdown failed: {e}\n".encode())
 
 
 @contextlib.contextmanager

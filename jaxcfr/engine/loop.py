@@ -6,7 +6,8 @@ absolute multiples of ``checkpoint_every``, and calls its hooks; because the sto
 do not depend on where a run started, a resumed run executes the same chunks as an
 uninterrupted one.
 
-The metric record (one per evaluation) has the keys :data:`RECORD_KEYS`, documented once
+The metric record (one per evaluation) has the keys
+:data:`jaxcfr.solvers.metric_record.RECORD_KEYS`, documented once
 in ``docs/runs.md`` ("Metric records"): ``metrics.jsonl`` lines, ``SolveResult.metrics``,
 the ``--json`` outputs and the progress hooks all use it. For a batched run every metric
 is a list with one entry per member, games outer and settings inner.
@@ -22,7 +23,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from jaxcfr._util import programs
+from jaxcfr._util import program_cache
 from jaxcfr._util.arguments import nonnegative_int, positive_int
 from jaxcfr._util.host_arrays import to_host
 from jaxcfr.engine.protocol import RunnerProtocol
@@ -33,13 +34,9 @@ from jaxcfr._util.serialize import jsonable
 from jaxcfr.solvers.solver import SolverState
 from jaxcfr.tensors import LoweredGame
 
-__all__ = ["RECORD_KEYS", "Hooks", "LoopResult", "run_loop", "make_record", "iteration_of",
+__all__ = ["Hooks", "LoopResult", "run_loop", "make_record", "iteration_of",
            "lower_reporting", "compile_reporting", "state_is_finite"]
 
-#: The keys of every metric record, in order (documented in the module docstring).
-RECORD_KEYS = ("iteration", "metric", "metric_name", "exploitability", "nash_conv", "nash_gap",
-               "values", "best_response_values", "members", "iterations_per_second",
-               "compile_seconds", "wall_seconds", "estimates")
 
 
 @dataclasses.dataclass
@@ -156,7 +153,8 @@ def _per_member(x, batched: bool, players: bool) -> np.ndarray:
 def make_record(runner: RunnerProtocol, state: SolverState, iteration: int, *,
                 compile_seconds: float | None = None, wall_seconds: float | None = None,
                 iterations_per_second: float | None = None) -> dict[str, Any]:
-    """The metric record of ``state`` (keys :data:`RECORD_KEYS`; see the module docstring)."""
+    """The metric record of ``state`` (keys :data:`~jaxcfr.solvers.metric_record.RECORD_KEYS`;
+    see the module docstring)."""
     ev = runner.evaluate(state)
     labels = runner.member_labels()
     batched = runner.games_batched
@@ -255,7 +253,7 @@ def run_loop(runner: RunnerProtocol, state: SolverState, *, total: int, eval_eve
 def state_is_finite(state: SolverState) -> jax.Array:
     """Whether every table of ``state`` is finite (one rarely run program; the runner
     compiles it beside its evaluation, so that the loop's first check finds it)."""
-    return programs.call(all_finite, (tuple(state[:-1]),), {}, rarely=True)
+    return program_cache.call(all_finite, (tuple(state[:-1]),), {}, rarely=True)
 
 
 def _check_finite(runner: RunnerProtocol, state: SolverState, record: dict[str, Any]) -> None:

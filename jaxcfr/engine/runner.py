@@ -36,10 +36,10 @@ import numpy as np
 
 from jaxcfr._util import precision as _precision
 from jaxcfr._util.host_arrays import on_device, to_host
-from jaxcfr._util import programs
+from jaxcfr._util import program_cache
 from jaxcfr._util.arguments import ArgumentError, positive_int
 from jaxcfr._util.tracing import counted
-from jaxcfr.engine.compilation_cache import enable_compilation_cache, use_compilation_cache
+from jaxcfr.engine.jax_compilation_cache import enable_compilation_cache, use_compilation_cache
 from jaxcfr.engine.loop import state_is_finite
 from jaxcfr.kernels.numerics import check_payoff_range
 from jaxcfr.engine.seam import Layout, choose_seam
@@ -134,7 +134,9 @@ class Runner:
     ``solve`` and ``train`` call).
 
     Args:
-      lowered: a LoweredGame (single or stacked).
+      lowered: a LoweredGame (single or stacked), or a public tree
+        (:class:`~jaxcfr.lowering.public.PublicLowered`: the seam chooses its value
+        kernel, :class:`~jaxcfr.kernels.values.PublicTree`; full-width solvers only).
       solver: a :class:`~jaxcfr.solvers.solver.Solver`.
       parameters: optional dict of the solver's traced parameters by name
         (:attr:`~jaxcfr.solvers.solver.Solver.parameters`: the parts' own, e.g.
@@ -152,8 +154,8 @@ class Runner:
         (:mod:`jaxcfr.kernels.sequence`: passes over leaves and rows; the default) rather than
         the node passes of :mod:`jaxcfr.kernels.passes` (same values up to float rounding).
       compilation_cache: keep compiled programs on disk for later processes (``True``:
-        :func:`~jaxcfr.engine.compilation_cache.default_cache_dir`; a directory; ``False``:
-        do not turn it on; see :mod:`jaxcfr.engine.compilation_cache`).
+        :func:`~jaxcfr.engine.jax_compilation_cache.default_cache_dir`; a directory; ``False``:
+        do not turn it on; see :mod:`jaxcfr.engine.jax_compilation_cache`).
     """
 
     chance = "exact"
@@ -176,7 +178,6 @@ class Runner:
         parameters = solver.check_parameters(dict(parameters or {}))
         self.settings = {k: v for k, v in parameters.items()
                          if isinstance(v, list)}       # the parameters that vary in the batch
-        check_payoff_range(lowered.tensors.payoff, self.dtype, lowered.name or "the game")
         with self.scope():
             self.hp: HyperParams = solver.hyperparams(self.dtype, **parameters)
             self.hp_batch: tuple[int, ...] = self.hp.batch_shape
@@ -212,6 +213,8 @@ class Runner:
         self.values, self.layout, self.evaluation_values = choose_seam(
             self.device_lowered, solver.estimator, sharded=mesh is not None,
             sequence_form=sequence_form)
+        check_payoff_range(self.values.payoffs(lowered.tensors), self.dtype,
+                           lowered.name or "the game")
         # the estimator's host preparation: its static facts go into the (static) solver,
         # its arrays are traced arguments of the step; it computes with the chosen kernel
         estimator, arrays = solver.estimator.prepare(self.device_lowered)
@@ -357,9 +360,9 @@ class Runner:
                 self._chunk_compiled = None
         # found on disk before tracing, where it can be; kept, since looking it up hashes
         # every argument
-        self._chunk_compiled = programs.program(_run_chunk, args, static, traced=traced)
+        self._chunk_compiled = program_cache.program(_run_chunk, args, static, traced=traced)
         if self._chunk_compiled is None:
-            return programs.call(_run_chunk, args, static, traced=traced)
+            return program_cache.call(_run_chunk, args, static, traced=traced)
         return self._chunk_compiled(*args)
 
     def chunk_program(self, state: SolverState):
@@ -440,7 +443,7 @@ class Runner:
         """Nothing to release."""
 
     def _profile(self, state: SolverState, average: bool) -> jax.Array:
-        return programs.call(_profile, (self.tensors, state), dict(
+        return program_cache.call(_profile, (self.tensors, state), dict(
             games_batched=self.games_batched, predictive=self.solver.predictive,
             average=average), rarely=True)
 

@@ -42,7 +42,7 @@ for the host.
 The runner has :class:`jaxcfr.Runner`'s interface, so :func:`jaxcfr.solve` and
 ``jaxcfr train`` run it through the same loop. Evaluation: exact (the profile in the
 lowered full game) when chance can be enumerated; otherwise Monte Carlo estimates with
-intervals (:mod:`jaxcfr.profiles.estimates`), labelled as estimates.
+intervals (:mod:`jaxcfr.profiles.value_estimates`), labelled as estimates.
 
 Example::
 
@@ -71,13 +71,14 @@ from jaxcfr._util.tracing import counted
 from jaxcfr.engine.draws import (Draw, RowTable, Shape, assemble, lower_draw, pool_init,
                                  pool_lower)
 from jaxcfr.engine.chance import DEFAULT_DRAWS, sampled_chance_rules
-from jaxcfr.engine.compilation_cache import use_compilation_cache
+from jaxcfr.engine.jax_compilation_cache import use_compilation_cache
 from jaxcfr.game.contract import check_protocol
 from jaxcfr.game.validate import probe_blind_spots
 from jaxcfr.game.determinize import draw_prefix, draw_seed
 from jaxcfr.kernels.numerics import normalise
 from jaxcfr.lowering.budget import default_memory_budget
-from jaxcfr.profiles import estimates
+from jaxcfr.profiles import value_estimates
+from jaxcfr.solvers.metric_record import METRIC_KEYS
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers.analytics import evaluate
 from jaxcfr.solvers.estimators import DrawnForest
@@ -90,7 +91,7 @@ __all__ = ["SampledChanceRunner", "Timing"]
 #: Held-out draws behind each estimate of a game whose chance cannot be enumerated.
 DEFAULT_EVAL_DRAWS = 1000
 #: Draws the estimates' best responses are fitted on (one empirical game per run).
-DEFAULT_FIT_DRAWS = estimates.DEFAULT_TRAIN_SAMPLES
+DEFAULT_FIT_DRAWS = value_estimates.DEFAULT_TRAIN_SAMPLES
 #: Lowered draws a runner keeps by default (see :class:`SampledChanceRunner`).
 DEFAULT_CACHE_SIZE = 100_000
 
@@ -168,12 +169,12 @@ class SampledChanceRunner:
       exact: the lowered full game, for exact evaluation (``None``: estimates).
       eval_draws: held-out draws behind each estimate when ``exact`` is ``None``.
       fit_draws: draws the estimates' best responses are fitted on (``None``, and
-        ``eval_draws=None``: sized by :func:`jaxcfr.profiles.estimates.run_draws` from the
+        ``eval_draws=None``: sized by :func:`jaxcfr.profiles.value_estimates.run_draws` from the
         draws consumed by the iteration evaluated, a step function of it: a resumed run
         estimates as the uninterrupted one; ``JAXCFR_ESTIMATES=quick`` for smoke tests).
       name: the game's name in messages.
       compilation_cache: as :class:`jaxcfr.Runner`'s
-        (:mod:`jaxcfr.engine.compilation_cache`).
+        (:mod:`jaxcfr.engine.jax_compilation_cache`).
     """
 
     chance = "sampled"
@@ -199,7 +200,7 @@ class SampledChanceRunner:
         self.dtype = _precision.dtype_of(precision)
         self.chunk, self.draws = int(chunk), int(draws)
         self.workers, self.cache_size = max(1, int(workers)), int(cache_size)
-        self.eval_draws, self.fit_draws = eval_draws, fit_draws    # None: estimates.run_draws
+        self.eval_draws, self.fit_draws = eval_draws, fit_draws    # None: value_estimates.run_draws
         self.enumerate_listed = bool(enumerate_listed)
         self._budget = default_memory_budget()      # each draw's walk is checked against it
         self.seed = int(parameters.get("seed", 0))
@@ -445,7 +446,7 @@ class SampledChanceRunner:
 def _estimated_metrics(runner: "SampledChanceRunner", profile: Profile,
                        iteration: int) -> dict[str, Any]:
     """Metrics of a game whose chance cannot be enumerated: estimates
-    (:func:`jaxcfr.profiles.estimates.estimate_profile`), labelled as such.
+    (:func:`jaxcfr.profiles.value_estimates.estimate_profile`), labelled as such.
 
     The best responses are fitted on one empirical game (``fit_draws`` draws of the
     run's seed, lowered once per run) and valued on ``eval_draws`` held-out draws (the
@@ -455,20 +456,21 @@ def _estimated_metrics(runner: "SampledChanceRunner", profile: Profile,
     ``estimates`` holds the full record with the intervals and the in-sample gains (an
     optimistic estimate: the two bracket the true gain).
     """
-    fit, held = estimates.run_draws(iteration * runner.draws)   # unless given: a function of
+    fit, held = value_estimates.run_draws(iteration * runner.draws)   # unless given: a function of
     fit, held = runner.fit_draws or fit, runner.eval_draws or held  # the iteration (resumes)
     if runner._empirical is None or runner._empirical.draws != fit:
-        runner._empirical = estimates.empirical_game(runner.game, fit, runner.seed)
-    est = estimates.estimate_profile(runner.game, profile, samples=held,
+        runner._empirical = value_estimates.empirical_game(runner.game, fit, runner.seed)
+    est = value_estimates.estimate_profile(runner.game, profile, samples=held,
                                      train_samples=fit, seed=runner.seed,
                                      empirical=runner._empirical).record()
     bound = est["exploitability_lower_bound"]
     name = "exploitability_lower_bound"
     if bound is None:
         bound, name = est["nash_conv_lower_bound"], "nash_conv_lower_bound"
-    return {"values": np.asarray(est["values"]), "best_response_values": None,
-            "nash_conv": None, "exploitability": None, "nash_gap": None,
-            "metric": float(bound), "metric_name": name, "estimates": est}
+    out = dict.fromkeys(METRIC_KEYS)          # the metrics it cannot estimate stay None
+    out.update(values=np.asarray(est["values"]), metric=float(bound), metric_name=name,
+               estimates=est)
+    return out
 
 
 # -- device ---------------------------------------------------------------------------------

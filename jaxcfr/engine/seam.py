@@ -3,9 +3,9 @@
 A run's compiled step needs two decisions, both objects (frozen, hashable: static in
 compiled code):
 
-* the **value kernel** (:mod:`jaxcfr.kernels.values`): node passes or the sequence form
-  (or a backend's own kernel for one of them; a later game representation plugs in
-  there);
+* the **value kernel** (:mod:`jaxcfr.kernels.values`): node passes, the sequence form
+  or the public tree's passes (a game lowered by :mod:`jaxcfr.lowering.public`), or a
+  backend's own kernel for one of them;
 * the **layout** of a stack of games (:class:`Layout`): :class:`Single` (no stack),
   :class:`Vmapped` (tensors ``[B, ...]``, vmapped), :class:`Mapped` (one member after
   another, each the single game's program), :class:`Shared` (one tree, the members on a
@@ -30,7 +30,7 @@ import jax.numpy as jnp
 from jaxcfr.kernels.values import ValueKernel, choose_kernel, representation
 from jaxcfr.lowering.stack import forest as stack_forest
 from jaxcfr.lowering.stack import shared_structure as stack_shared
-from jaxcfr.solvers.estimate import Estimator
+from jaxcfr.solvers.estimator_protocol import Estimator
 from jaxcfr.tensors import GameTensors, LoweredGame, Structure
 
 __all__ = ["Layout", "Single", "Vmapped", "Mapped", "Shared", "Forest", "Seam",
@@ -159,5 +159,9 @@ def choose_seam(lowered: LoweredGame, estimator: Estimator, *, sharded: bool = F
         elif not sharded and merged:
             layout = Shared() if stack_shared(lowered) is not None else Forest()
     values = choose_kernel(representation(lowered, sequence_form and dense), backend)
+    if values.full_width_only and not merged:
+        raise ValueError(f"a {values.representation} tree is solved full width: the "
+                         f"estimator {estimator.describe()!r} samples (use the exact one, "
+                         "sampling=None)")
     evaluation = values if layout.own_tensors else choose_kernel("nodes", backend)
     return Seam(values, layout, evaluation)

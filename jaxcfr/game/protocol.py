@@ -114,7 +114,7 @@ class Game(abc.ABC):
     def tree_size(self) -> int | None:
         """The exact number of nodes of the tree below this state, when the game can count
         them cheaply (optional; ``None``: unknown). Said before lowering and checked
-        against the memory budget; without it :func:`jaxcfr.estimate_size` probes."""
+        against the memory budget; without it :func:`jaxcfr.probe_size` probes."""
         return None
 
     # -- decisions ---------------------------------------------------------

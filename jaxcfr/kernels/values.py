@@ -7,6 +7,10 @@ both the host tables its representation needs and the device functions that read
   value pass over all ``N`` nodes; best responses by ``br_rounds`` sweeps); any game.
 * :class:`SequenceForm`: the sequence form of :mod:`jaxcfr.kernels.sequence` (passes over
   the leaves and the rows); games of perfect recall.
+* :class:`PublicTree`: the public-tree passes of :mod:`jaxcfr.kernels.public` (reach and
+  values as ``[public nodes, hands]`` tables, terminals as operators on hand vectors);
+  games lowered as public trees (:mod:`jaxcfr.lowering.public`, representation
+  ``"public"``), solved full width.
 
 Which kernel a run uses is chosen once, by :func:`choose_kernel`, from the game's
 representation (:func:`representation`) and the backend; the engine's
@@ -27,12 +31,13 @@ from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from jaxcfr.kernels import passes, sequence
-from jaxcfr.tensors import GameTensors, LoweredGame, Structure
+from jaxcfr.kernels import passes, public, sequence
+from jaxcfr.tensors import GameTensors, LoweredGame, PublicTensors, Structure
 
-__all__ = ["ValueKernel", "NodePasses", "SequenceForm", "KERNELS", "register_kernel",
-           "choose_kernel", "representation", "NODE_PASSES"]
+__all__ = ["ValueKernel", "NodePasses", "SequenceForm", "PublicTree", "KERNELS",
+           "register_kernel", "choose_kernel", "representation", "NODE_PASSES"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +46,13 @@ class ValueKernel:
     or the backend's kernels)."""
     #: The game representation the kernel reads (:func:`representation`).
     representation: ClassVar[str] = "nodes"
+    #: Only full-width estimators run on it (no sampling estimator reads its tables).
+    full_width_only: ClassVar[bool] = False
+
+    def payoffs(self, host) -> np.ndarray:
+        """The terminal payoffs (any shape) the kernel's sums read, of the host tensors
+        ``host``: what :func:`jaxcfr.kernels.numerics.check_payoff_range` checks."""
+        return np.asarray(host.payoff)
 
     # -- host: the tables it reads besides the tensors --------------------------------------
     def tables(self, host: GameTensors, structure: Structure, dtype, *, stacked: bool,
@@ -129,13 +141,34 @@ class SequenceForm(ValueKernel):
         return t.sequence
 
 
+@dataclasses.dataclass(frozen=True)
+class PublicTree(ValueKernel):
+    """The public-tree passes (:mod:`jaxcfr.kernels.public`) on
+    :class:`~jaxcfr.tensors.PublicTensors`: rows are (player, public decision node, hand),
+    so every regret and averaging rule runs on them unchanged; full width only."""
+    representation: ClassVar[str] = "public"
+    full_width_only: ClassVar[bool] = True
+
+    def payoffs(self, host):
+        return np.concatenate([np.asarray(host.fold_payoff, np.float64).reshape(-1),
+                               np.asarray(host.show_stake, np.float64).reshape(-1),
+                               np.asarray(host.tables, np.float64).reshape(-1)])
+
+    def counterfactual_values(self, t, s, current, players):
+        return public.counterfactual_values(t, s, current, players)
+
+    def best_response_values(self, t, s, strategy, rounds):
+        return public.metrics(t, s, strategy)
+
+
 #: The node passes (the kernel of tensors that carry nothing else).
 NODE_PASSES = NodePasses()
 
 #: ``(backend, representation)`` -> kernel class; backend ``None``: any backend. The one
 #: choice table (:func:`choose_kernel`).
 KERNELS: dict[tuple[str | None, str], type[ValueKernel]] = {
-    (None, "nodes"): NodePasses, (None, "sequences"): SequenceForm}
+    (None, "nodes"): NodePasses, (None, "sequences"): SequenceForm,
+    (None, "public"): PublicTree}
 
 
 def register_kernel(backend: str | None, representation: str, kernel: type[ValueKernel]
@@ -148,8 +181,12 @@ def register_kernel(backend: str | None, representation: str, kernel: type[Value
 
 
 def representation(lowered: LoweredGame, sequence_form: bool = True) -> str:
-    """The representation a game's exact values are computed on: the sequence form under
-    perfect recall (unless ``sequence_form`` is off), else the nodes."""
+    """The representation a game's exact values are computed on: ``"public"`` for a
+    public tree (its tensors are :class:`~jaxcfr.tensors.PublicTensors`), else the
+    sequence form under perfect recall (unless ``sequence_form`` is off), else the
+    nodes."""
+    if isinstance(lowered.tensors, PublicTensors):
+        return "public"
     return "sequences" if sequence_form and lowered.perfect_recall else "nodes"
 
 

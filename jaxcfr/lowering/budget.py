@@ -1,6 +1,6 @@
 """The memory budget: what lowering and a solve allocate, and the check against a budget.
 
-:func:`memory_estimate` gives the bytes of each phase of a run from the sizes of
+:func:`memory_footprint` gives the bytes of each phase of a run from the sizes of
 the lowered game (``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, floats of
 ``f`` bytes, ``I * A`` strategy slots):
 
@@ -14,10 +14,10 @@ the lowered game (``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, floats 
   ``N * (25 + f (1 + P) + 3 f P (P + 1))`` + ``I * A * (2 + 10 f)``;
 * ``total``: ``lowering + device``: the host does not get all of the walk's memory
   back (measured: 80-100% of the peak stays resident) and on a CPU the device is
-  the host. This is what :func:`estimate_bytes` returns and the budget is checked
+  the host. This is what :func:`footprint_bytes` returns and the budget is checked
   against; on a GPU it over-counts the host.
 
-Measured on this project's CPU machine (``python scripts/bench.py --memory``,
+Measured on this project's CPU machine (``python benchmarks/bench.py --memory``,
 docs/lowering.md): the estimate is 1.05-1.2 times the measured peak of lowering and a
 short solve for games of a million nodes or more, more for small games (where the
 fixed 256 MiB dominates). A batch of ``H`` settings or ``B`` games multiplies the
@@ -28,8 +28,8 @@ when the run starts (``MemAvailable``), or ``JAXCFR_MEMORY_BUDGET`` bytes.
 
 Example::
 
-    >>> from jaxcfr.lowering.budget import estimate_bytes
-    >>> estimate_bytes(294_883, 24_577, 12, 2) // 2**20       # Liar's dice, float32
+    >>> from jaxcfr.lowering.budget import footprint_bytes
+    >>> footprint_bytes(294_883, 24_577, 12, 2) // 2**20       # Liar's dice, float32
     352
 """
 
@@ -40,7 +40,7 @@ from typing import NamedTuple
 
 from jaxcfr.game.contract import GameError
 
-__all__ = ["MemoryBudgetError", "MemoryEstimate", "memory_estimate", "estimate_bytes",
+__all__ = ["MemoryBudgetError", "MemoryFootprint", "memory_footprint", "footprint_bytes",
            "default_memory_budget", "check_budget", "cautious_nodes", "format_bytes",
            "describe_fit", "DEFAULT_MEMORY_FRACTION"]
 
@@ -66,7 +66,7 @@ class MemoryBudgetError(GameError):
     """Lowering or solving would need more memory than the budget allows."""
 
 
-class MemoryEstimate(NamedTuple):
+class MemoryFootprint(NamedTuple):
     """Bytes of each phase of a run (see the module docstring)."""
     lowering: int      # host peak while lowering
     lowered: int       # host bytes of the LoweredGame
@@ -74,8 +74,8 @@ class MemoryEstimate(NamedTuple):
     total: int         # lowering + device: what the budget is checked against
 
 
-def memory_estimate(num_nodes: int, num_infosets: int, max_actions: int, num_players: int,
-                    float_bytes: int = 4) -> MemoryEstimate:
+def memory_footprint(num_nodes: int, num_infosets: int, max_actions: int, num_players: int,
+                     float_bytes: int = 4) -> MemoryFootprint:
     """The bytes a run on a game of these sizes allocates, phase by phase."""
     n, rows, p, f = int(num_nodes), int(num_infosets), int(num_players), int(float_bytes)
     slots = rows * int(max_actions)
@@ -85,13 +85,13 @@ def memory_estimate(num_nodes: int, num_infosets: int, max_actions: int, num_pla
                + rows * (2 * int(max_actions) + _PER_ROW))
     device = (_DEVICE_FIXED + n * (_DEVICE_INT_PER_NODE + f * (1 + p) + 3 * f * p * (p + 1))
               + slots * (_DEVICE_MASK_PER_SLOT + _DEVICE_FLOATS_PER_SLOT * f))
-    return MemoryEstimate(lowering, lowered, device, lowering + device)
+    return MemoryFootprint(lowering, lowered, device, lowering + device)
 
 
-def estimate_bytes(num_nodes: int, num_infosets: int, max_actions: int, num_players: int,
-                   float_bytes: int = 4) -> int:
-    """Peak bytes of lowering and solving a game of these sizes (:func:`memory_estimate`)."""
-    return memory_estimate(num_nodes, num_infosets, max_actions, num_players, float_bytes).total
+def footprint_bytes(num_nodes: int, num_infosets: int, max_actions: int, num_players: int,
+                    float_bytes: int = 4) -> int:
+    """Peak bytes of lowering and solving a game of these sizes (:func:`memory_footprint`)."""
+    return memory_footprint(num_nodes, num_infosets, max_actions, num_players, float_bytes).total
 
 
 def default_memory_budget(meminfo: str = "/proc/meminfo") -> int:
@@ -126,9 +126,9 @@ def format_bytes(n: float) -> str:
 
 
 def describe_fit(size, num_players: int, budget: int) -> tuple[bool, str]:
-    """``(fits, sentence)`` for a :class:`~jaxcfr.lowering.size.SizeEstimate` against
+    """``(fits, sentence)`` for a :class:`~jaxcfr.lowering.size.TreeSize` against
     ``budget`` bytes."""
-    need = memory_estimate(size.nodes, 0, max(1, size.max_actions), num_players).total
+    need = memory_footprint(size.nodes, 0, max(1, size.max_actions), num_players).total
     if need <= budget:
         return True, (f"{size.describe()}, about {format_bytes(need)} to lower and solve, "
                       f"within the memory budget of {format_bytes(budget)}")
@@ -142,7 +142,7 @@ def check_budget(nodes: int, rows: int, max_actions: int, num_players: int, budg
     """Raise :class:`MemoryBudgetError` when a game of these sizes (``rows`` information-set
     rows, sink included) needs more than ``budget``; the error names the estimate, the
     sizes it counts, the budget and how to raise it."""
-    need = estimate_bytes(nodes, rows, max_actions, num_players)
+    need = footprint_bytes(nodes, rows, max_actions, num_players)
     if need > budget:
         raise MemoryBudgetError(
             f"lowering and solving need about {need / 2**20:,.1f} MiB "
@@ -153,7 +153,7 @@ def check_budget(nodes: int, rows: int, max_actions: int, num_players: int, budg
 
 
 def cautious_nodes(size) -> int:
-    """The node count a :class:`~jaxcfr.lowering.size.SizeEstimate` vouches for: exact, or
+    """The node count a :class:`~jaxcfr.lowering.size.TreeSize` vouches for: exact, or
     two standard errors below the estimate (0 for no estimate). The walk checks the budget
     with at least this many nodes, with the rows found so far, so that a game whose rows
     push it over is refused as soon as they are met, not at the end of the walk."""

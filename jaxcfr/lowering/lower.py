@@ -37,22 +37,22 @@ import numpy as np
 from jaxcfr.lowering import cache as _cache
 from jaxcfr.lowering import parallel
 from jaxcfr.lowering.budget import (MemoryBudgetError, cautious_nodes, check_budget,
-                                    default_memory_budget, estimate_bytes, format_bytes,
-                                    memory_estimate)
+                                    default_memory_budget, footprint_bytes, format_bytes,
+                                    memory_footprint)
 from jaxcfr.game.abstraction import Abstracted, unwrap
 from jaxcfr.game.bucketing import (Bucketed, abstract_game, find_bucketing,
                                    imperfect_recall_declared)
 from jaxcfr.game.contract import GameError, check_nash_value, check_protocol
 from jaxcfr.game.registry import game_string, load_game
 from jaxcfr.game.validate import probe_blind_spots
-from jaxcfr.lowering.size import SizeEstimate, estimate_size
+from jaxcfr.lowering.size import TreeSize, probe_size
 from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
                             GameTensors, LoweredGame)
 from jaxcfr.lowering.columns import CHANCE_CODE, Enumeration, as_numpy
 from jaxcfr.lowering.labels import NodeLabels
 from jaxcfr.lowering.walk import fewer_collections, walk
 
-__all__ = ["lower", "as_lowered", "sort_infosets", "MemoryBudgetError", "estimate_bytes",
+__all__ = ["lower", "as_lowered", "sort_infosets", "MemoryBudgetError", "footprint_bytes",
            "default_memory_budget", "edge_index_dtype", "edge_columns"]
 
 Progress = Callable[[int], None]
@@ -62,7 +62,7 @@ Log = Callable[[str], None]
 def lower(game, *, abstraction=None, sort_infosets: bool = True,
           memory_budget: int | None = None, name: str = "", progress: Progress | None = None,
           log: Log | None = None, workers: int | None = None,
-          size: SizeEstimate | None | bool = None, probe: bool = True) -> LoweredGame:
+          size: TreeSize | None | bool = None, probe: bool = True) -> LoweredGame:
     """Enumerate ``game`` and check its contract on every node.
 
     Args:
@@ -93,7 +93,7 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
       workers: processes that walk the tree (``None``: all available cores for a
         large tree, see :func:`jaxcfr.lowering.parallel.default_workers`; 1: this process only).
         The result is identical either way, errors included.
-      size: a size estimate already made (default: :func:`jaxcfr.estimate_size`), or
+      size: a size estimate already made (default: :func:`jaxcfr.probe_size`), or
         ``False``: no estimate (many small trees lowered one after another, such as
         :mod:`jaxcfr.engine.sampled_chance`'s draws; the budget is then checked during the walk).
       probe: first run :func:`jaxcfr.game.validate.probe_blind_spots`'s clone probe on a few
@@ -117,7 +117,7 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
     game, abstraction = unwrap(game)
     perfect_recall = not imperfect_recall_declared(outer)
     if size is None:
-        size = estimate_size(outer)             # an abstracted game is smaller than its game
+        size = probe_size(outer)             # an abstracted game is smaller than its game
     elif size is False:
         size = None
     if size is not None:
@@ -206,14 +206,14 @@ def _check_index_width(rows: int, max_actions: int) -> None:
             "lowering", rule="memory-budget")
 
 
-def _check_estimate(size: SizeEstimate, num_players: int, budget: int, log: Log | None) -> None:
+def _check_estimate(size: TreeSize, num_players: int, budget: int, log: Log | None) -> None:
     """Say the size; stop before walking when even a cautious estimate is over the budget."""
-    need = memory_estimate(size.nodes, 0, max(1, size.max_actions), num_players).total
+    need = memory_footprint(size.nodes, 0, max(1, size.max_actions), num_players).total
     if log is not None:
         log(f"{size.describe()}, about {format_bytes(need)} to lower and solve "
             f"(memory budget {format_bytes(budget)})")
     low = size.nodes if size.exact else size.low
-    if estimate_bytes(low, 0, max(1, size.max_actions), num_players) > budget:
+    if footprint_bytes(low, 0, max(1, size.max_actions), num_players) > budget:
         raise MemoryBudgetError(
             f"the game has {size.describe()}, which needs about {format_bytes(need)} to "
             f"lower and solve, over the memory budget of {format_bytes(budget)} (set "

@@ -29,17 +29,19 @@ Choices (and why):
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
 
-from jaxcfr.game.contract import CHANCE_NODE, DECISION, TERMINAL_NODE
+from jaxcfr.game.contract import CHANCE_NODE, DECISION, TERMINAL_NODE, GameError
 from jaxcfr.game.public import PublicGame
 from jaxcfr.game.public_values import Fold, Showdown
 from jaxcfr.game.public_contract import HandInfo, inspect_public, read_hands
+from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
 from jaxcfr.tensors import NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors
 
-__all__ = ["PublicLowered", "lower_public"]
+__all__ = ["PublicLowered", "lower_public", "public_game_of"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -58,6 +60,32 @@ class PublicLowered:
     widths: tuple = ()                    # [D + 1] most children of a node, per level
 
     num_players = 2
+    # what the Runner, the evaluation and profiles read of any lowered game
+    # (jaxcfr.engine.runner, jaxcfr.solvers.analytics, jaxcfr.profiles.profile)
+    batch_size = None                     # a single game
+    members = ()
+    br_rounds = 1                         # (the public kernel's best response is one pass)
+    perfect_recall = True
+
+    @functools.cached_property
+    def infoset_keys(self) -> tuple:
+        """``[I - 1]`` the ``(player, (hand label, public history))`` of every row, ``None``
+        at a padding row: :meth:`row_keys` as the information-set keys a
+        :class:`~jaxcfr.profiles.profile.Profile` is keyed by (those of the expanded
+        history tree, :mod:`jaxcfr.game.public_expand`)."""
+        return tuple(self.row_keys())
+
+    @functools.cached_property
+    def infoset_actions(self) -> tuple:
+        """``[I - 1]`` the action labels of every row (``()`` at a padding row)."""
+        t = self.tensors
+        out: list = [()] * (self.num_rows - 1)
+        for n in np.flatnonzero(t.node_base >= 0):
+            base = int(t.node_base[n])
+            acts = tuple(self.node_actions[n])
+            for h in range(len(self.hands.labels[int(t.node_player[n])])):
+                out[base + h] = acts
+        return tuple(out)
 
     def __repr__(self) -> str:
         rows = "+".join(f"{n:,}" for n in self.rows_per_player)
@@ -418,3 +446,30 @@ def _nash_value(game):
     except Exception:  # noqa: BLE001 - optional
         return None
     return None if v is None else (float(v[0]), float(v[1]))
+
+
+def public_game_of(game: Any) -> "PublicGame | PublicLowered | None":
+    """``game`` when it is a public tree (a PublicGame, a lowered one, or a game string
+    with ``tree="public"`` or naming a game that only exists as a public tree, such as
+    ``holdem_spot``, loaded), else ``None``. The one place that routes a game to the
+    public solver (:func:`jaxcfr.solve`, ``jaxcfr solve``, ``jaxcfr inspect``)."""
+    if isinstance(game, (PublicGame, PublicLowered)):
+        return game
+    if not isinstance(game, str):
+        return None
+    try:
+        name, params = parse_game_string(game.strip())
+    except GameError:
+        return None
+    if params.get("tree") == "public" or _public_only(name):
+        return load_game(game)
+    return None
+
+
+def _public_only(name: str) -> bool:
+    """Whether the registered game ``name`` is a PublicGame (it has no history tree)."""
+    try:
+        ctor = game_constructor(name)
+    except GameError:
+        return False
+    return isinstance(ctor, type) and issubclass(ctor, PublicGame)

@@ -1,6 +1,6 @@
 """How big a game is before it is walked: the game's own count, or random probes.
 
-:func:`estimate_size` asks the game first: a game that knows its node count cheaply
+:func:`probe_size` asks the game first: a game that knows its node count cheaply
 implements ``tree_size()`` (``.efg`` games do) and that answer is exact. Otherwise
 it runs Knuth's estimator (Knuth 1975, "Estimating the efficiency of backtrack
 programs"): a probe walks one root-to-leaf path choosing children uniformly, and
@@ -13,7 +13,7 @@ meets is left to the walk, which reports it with the rule and the history.
 Example::
 
     >>> import jaxcfr
-    >>> est = jaxcfr.estimate_size(jaxcfr.load_game("leduc_poker"))
+    >>> est = jaxcfr.probe_size(jaxcfr.load_game("leduc_poker"))
     >>> 5_000 < est.nodes < 15_000          # the tree has 9,457 nodes
     True
 """
@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 from jaxcfr.game.contract import check_protocol
 
-__all__ = ["SizeEstimate", "estimate_size", "DEFAULT_PROBES", "MAX_PROBE_STEPS"]
+__all__ = ["TreeSize", "probe_size", "DEFAULT_PROBES", "MAX_PROBE_STEPS"]
 
 #: Most probes of an estimate.
 DEFAULT_PROBES = 4096
@@ -39,7 +39,7 @@ SMALL_TREE = 100_000
 MAX_PROBE_STEPS = 50_000
 
 
-class SizeEstimate(NamedTuple):
+class TreeSize(NamedTuple):
     """The size of a game's tree before lowering it."""
     nodes: float              # estimated node count (exact when ``exact``)
     stderr: float             # standard error of ``nodes`` (0 when exact)
@@ -70,8 +70,8 @@ def _round(x: float) -> int:
     return int(round(x / scale) * scale)
 
 
-def estimate_size(game, *, probes: int = DEFAULT_PROBES, seed: int = 0,
-                  max_steps: int = MAX_PROBE_STEPS) -> SizeEstimate | None:
+def probe_size(game, *, probes: int = DEFAULT_PROBES, seed: int = 0,
+               max_steps: int = MAX_PROBE_STEPS) -> TreeSize | None:
     """The node count of ``game``'s tree, exact or estimated; ``None`` when it cannot be said.
 
     ``None`` when a probe meets chance that cannot be enumerated, raises anything, or
@@ -90,7 +90,7 @@ def estimate_size(game, *, probes: int = DEFAULT_PROBES, seed: int = 0,
         except Exception:  # noqa: BLE001 - an optional method: fall back to probing
             n = None
         if isinstance(n, int) and not isinstance(n, bool) and n >= 1:
-            return SizeEstimate(float(n), 0.0, 0, 0, 0, True)
+            return TreeSize(float(n), 0.0, 0, 0, 0, True)
     try:
         base = copy.deepcopy(game)
     except Exception:  # noqa: BLE001 - e.g. a native state: its clone() is a true copy
@@ -131,4 +131,4 @@ def estimate_size(game, *, probes: int = DEFAULT_PROBES, seed: int = 0,
     k = len(totals)
     mean = math.fsum(totals) / k
     var = math.fsum((t - mean) ** 2 for t in totals) / (k - 1) if k > 1 else mean ** 2
-    return SizeEstimate(mean, math.sqrt(var / k), k, max_depth, max_actions, False)
+    return TreeSize(mean, math.sqrt(var / k), k, max_depth, max_actions, False)

@@ -1,6 +1,6 @@
 """Values of fixed behaviour profiles on the host, below chance that is drawn.
 
-The Monte Carlo analytics (:mod:`jaxcfr.profiles.estimates`) need, for one draw of chance,
+The Monte Carlo analytics (:mod:`jaxcfr.profiles.value_estimates`) need, for one draw of chance,
 what ``K`` fixed profiles are worth to every player. Two ways, both unbiased for the
 real game's values when the draws follow ``sample_chance``:
 
@@ -84,7 +84,7 @@ class PolicySet:
     Profile 0 is ``base``; profile ``k >= 1`` is ``base`` except that player
     ``overrides[k - 1][0]`` plays the pure action of index ``overrides[k - 1][1][key]``
     (in ``legal_actions()`` order) at every information set ``key`` the table lists
-    (a best response computed on drawn chance: see :mod:`jaxcfr.profiles.estimates`).
+    (a best response computed on drawn chance: see :mod:`jaxcfr.profiles.value_estimates`).
 
     ``base``'s answers are checked (one finite, non-negative weight per legal action,
     not all zero), normalised, and cached per information set for the set's life, so

@@ -72,11 +72,17 @@ class Profile:
 
     @classmethod
     def from_lowered(cls, lowered: LoweredGame, strategy: np.ndarray) -> "Profile":
-        """Wrap a ``[I, A]`` strategy table of ``lowered`` (the sink row is dropped)."""
+        """Wrap a ``[I, A]`` strategy table of ``lowered`` (the sink row is dropped; a
+        public tree's rows are keyed ``(player, (hand label, public history))``, its
+        padding rows dropped)."""
         strategy = np.asarray(strategy)
-        num_real = len(lowered.infoset_keys)
-        return cls(lowered.infoset_keys, lowered.infoset_actions, strategy[:num_real],
-                   game=lowered.name or None)
+        keys = lowered.infoset_keys
+        real = [r for r, k in enumerate(keys) if k is not None]    # (a public tree's padding)
+        if len(real) == len(keys):
+            return cls(keys, lowered.infoset_actions, strategy[:len(keys)],
+                       game=lowered.name or None)
+        return cls([keys[r] for r in real], [lowered.infoset_actions[r] for r in real],
+                   strategy[real], game=lowered.name or None)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -169,7 +175,8 @@ class Profile:
 
     # -- lowered tables ----------------------------------------------------
     def table(self, lowered: LoweredGame) -> tuple[np.ndarray, dict[str, int]]:
-        """A ``[I, A]`` strategy table of ``lowered`` (single game) from this profile.
+        """A ``[I, A]`` strategy table of ``lowered`` (single game, or a public tree:
+        :class:`~jaxcfr.lowering.public.PublicLowered`) from this profile.
 
         Rows whose key is not in the profile are uniform over their legal actions.
         Returns ``(table, counts)`` with ``counts`` = ``{"rows", "found", "missing"}``.
@@ -180,7 +187,12 @@ class Profile:
         mask = np.asarray(lowered.tensors.legal_mask)
         table = normalise(np.zeros(mask.shape), mask)            # uniform
         found = 0
-        for r, (player, key) in enumerate(lowered.infoset_keys):
+        rows = 0
+        for r, infoset in enumerate(lowered.infoset_keys):
+            if infoset is None:                     # a public tree's padding row
+                continue
+            rows += 1
+            player, key = infoset
             row = self._row.get((player, key))
             if row is None:
                 continue
@@ -189,7 +201,6 @@ class Profile:
             table[r] = 0.0
             table[r, :len(p)] = p
             found += 1
-        rows = len(lowered.infoset_keys)
         return table, {"rows": rows, "found": found, "missing": rows - found}
 
     # -- files -------------------------------------------------------------
@@ -319,7 +330,9 @@ def evaluate_profile(profile: Profile, game=None, *, precision: str = "float32",
     (``ValueError``: it was saved for another game).
 
     Args:
-      game: a game string, Game or LoweredGame; default: the profile's recorded game
+      game: a game string, Game or LoweredGame, or a public tree (a PublicGame, a lowered
+        one, a game string naming one: evaluated on its public tree); default: the
+        profile's recorded game
         (:meth:`Profile.recorded_game`: read from a file, it must run no unregistered
         code unless ``trust_code``).
     Returns:
@@ -328,10 +341,16 @@ def evaluate_profile(profile: Profile, game=None, *, precision: str = "float32",
     """
     from jaxcfr.solvers.analytics import evaluate
     from jaxcfr.lowering.lower import as_lowered
+    from jaxcfr.lowering.public import PublicLowered, lower_public, public_game_of
     if game is None:
         game = profile.recorded_game(trust_code)
     name = game if isinstance(game, str) else getattr(game, "name", "") or type(game).__name__
-    lowered = as_lowered(game)
+    public = public_game_of(game)          # a public tree: keyed (player, (hand, history))
+    if public is None:
+        lowered = as_lowered(game)
+    else:
+        lowered = public if isinstance(public, PublicLowered) else lower_public(public,
+                                                                                name=name)
     table, counts = profile.table(lowered)
     if len(profile) and counts["rows"] and not counts["found"]:
         raise ValueError(f"the profile has none of the {counts['rows']} information sets of "

@@ -30,7 +30,8 @@ from typing import Any, Callable, TextIO
 
 from jaxcfr._util.bars import Bar
 
-__all__ = ["ProgressFn", "ProgressBar", "LogLines", "make_progress", "format_metric", "Status",
+__all__ = ["ProgressFn", "ProgressBar", "LogLines", "make_progress", "format_metric", "pot_of",
+           "Status",
            "make_status", "LINE_EVERY"]
 
 #: Seconds between two plain progress lines when the stream is not a terminal.
@@ -39,10 +40,14 @@ LINE_EVERY = 10.0
 ProgressFn = Callable[[int, "dict[str, Any] | None"], None]
 
 
-def format_metric(record: dict[str, Any]) -> str:
-    """``"exploitability 1.23e-03"``, or a range ``min..max (n runs)`` for a batch."""
+def format_metric(record: dict[str, Any], pot: float | None = None) -> str:
+    """``"exploitability 1.23e-03"``, or a range ``min..max (n runs)`` for a batch; with
+    ``pot`` (a poker spot's starting pot, :func:`pot_of`) a single exploitability also in
+    percent of it: ``"exploitability 1.23e-01 (0.1230% of the pot)"``."""
     metric = record["metric"]
     name = record["metric_name"]
+    if pot is not None and name == "exploitability" and isinstance(metric, float):
+        return f"{name} {metric:.3e} ({100 * metric / pot:.4f}% of the pot)"
     if isinstance(metric, list):
         vals = [m for m in metric if m is not None]
         if not vals:
@@ -60,10 +65,12 @@ class ProgressBar:
     The bar starts at the first call (where the iterations start, after lowering and
     compiling, so that the rate and the ETA measure iterations only)."""
 
-    def __init__(self, total: int, stream: TextIO | None = None, desc: str = "iterations"):
+    def __init__(self, total: int, stream: TextIO | None = None, desc: str = "iterations",
+                 pot: float | None = None):
         self.total = max(1, int(total))
         self.stream = stream or sys.stderr
         self.desc = desc
+        self.pot = pot
         self.bar: Bar | None = None
 
     def __call__(self, iteration: int, metrics: dict[str, Any] | None) -> None:
@@ -72,7 +79,7 @@ class ProgressBar:
                            terminal=True)
         self.bar.update_to(iteration)
         if metrics is not None:
-            self.bar.set_note(format_metric(metrics))
+            self.bar.set_note(format_metric(metrics, self.pot))
 
     def close(self) -> None:
         if self.bar is not None:
@@ -84,8 +91,10 @@ class LogLines:
     """One plain line per evaluation: ``iteration 100/2000  exploitability ...  it/s``, and
     ``iteration 300/2000`` after a chunk when ``every`` seconds passed without a line."""
 
-    def __init__(self, total: int, stream: TextIO | None = None, every: float = LINE_EVERY):
+    def __init__(self, total: int, stream: TextIO | None = None, every: float = LINE_EVERY,
+                 pot: float | None = None):
         self.total = int(total)
+        self.pot = pot
         self.stream = stream or sys.stderr
         self.every = every
         self.last_line = time.perf_counter()
@@ -106,7 +115,8 @@ class LogLines:
         self.last_line = now
         rate = metrics.get("iterations_per_second")
         rate_text = f"  {rate:,.0f} it/s" if rate else ""
-        self.stream.write(f"iteration {iteration}/{self.total}  {format_metric(metrics)}"
+        self.stream.write(f"iteration {iteration}/{self.total}  "
+                          f"{format_metric(metrics, self.pot)}"
                           f"{rate_text}\n")
         self.stream.flush()
 
@@ -122,15 +132,28 @@ class _Silent:
         pass
 
 
-def make_progress(total: int, *, quiet: bool = False, stream: TextIO | None = None):
-    """The display for ``stream`` (default stderr): bar on a TTY, lines otherwise, or silence."""
+def make_progress(total: int, *, quiet: bool = False, stream: TextIO | None = None,
+                  pot: float | None = None):
+    """The display for ``stream`` (default stderr): bar on a TTY, lines otherwise, or
+    silence; ``pot``: a poker spot's starting pot, the exploitability also shown in percent
+    of it."""
     stream = stream or sys.stderr
     if quiet:
         return _Silent()
     isatty = getattr(stream, "isatty", None)
     if isatty is not None and isatty():
-        return ProgressBar(total, stream)
-    return LogLines(total, stream)
+        return ProgressBar(total, stream, pot=pot)
+    return LogLines(total, stream, pot=pot)
+
+
+def pot_of(game) -> float | None:
+    """The starting pot of a poker spot (a game with a numeric ``pot``, as
+    ``holdem_spot``), in whose percent values and exploitability are also reported; else
+    ``None``."""
+    pot = getattr(game, "pot", None)
+    if isinstance(pot, (int, float)) and not isinstance(pot, bool) and pot > 0:
+        return float(pot)
+    return None
 
 
 class Status:

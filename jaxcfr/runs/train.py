@@ -45,7 +45,8 @@ from jaxcfr._util.host_arrays import to_host
 from jaxcfr._util.serialize import jsonable
 from jaxcfr._util.signals import DeferredStop
 from jaxcfr.api.runners import make_runner
-from jaxcfr.engine.distributed import Cluster, any_process, check_same, together
+from jaxcfr.engine.distributed import (Cluster, any_process, check_same, together,
+                                       wait_for_every_process)
 from jaxcfr.engine.loop import Hooks, compile_reporting, iteration_of, lower_reporting, run_loop
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.engine.runner import batch_mesh
@@ -217,8 +218,13 @@ def train(config: Config, *, out_dir: str | None = None, progress: ProgressFn | 
                              writer)
                 if writer:
                     run.check_new()                  # before the work of lowering
-        return _train(config, run, resume is not None, progress, handle_sigint, log, status,
-                      wall_start, cluster)
+        result = _train(config, run, resume is not None, progress, handle_sigint, log, status,
+                        wall_start, cluster)
+        if cluster is not None:
+            # every process returns once the writer wrote the profiles, the plot and
+            # [resolve]'s files (as long as that takes: a dead process ends the run)
+            wait_for_every_process("the end of train")
+        return result
 
 
 def build_runner(config: Config, status=None, mesh=None) -> RunnerProtocol:
@@ -241,8 +247,34 @@ def build_runner(config: Config, status=None, mesh=None) -> RunnerProtocol:
                        **lower_kwargs)
 
 
+def batch_over_devices(config: Config, devices: int) -> None:
+    """Raise ``ArgumentError`` (before anything is lowered) when ``config``'s batch cannot
+    be shared out evenly over ``devices`` devices, as the runner over a mesh of them needs:
+    a batch of games is sharded over its games, a batch of settings or seeds over those
+    (one game without a batch is split over the devices, and fits any count)."""
+    if config.game.batched:
+        members, what = len(config.game.members), "games"
+    else:
+        lists = [len(v) for v in config.run_parameters().values() if isinstance(v, list)]
+        if not lists:
+            return
+        members, what = max(lists), "settings or seeds"
+    if members % devices:
+        fewer = members - members % devices
+        more = fewer + devices
+        raise ArgumentError(
+            f"a batch of {members} {what} cannot be shared out evenly over the run's {devices} "
+            f"devices (every process's): give a multiple of {devices} members "
+            f"({', '.join(str(m) for m in (fewer, more) if m)}, ...), or run over fewer devices "
+            "(XLA_FLAGS=--xla_force_host_platform_device_count on CPUs, CUDA_VISIBLE_DEVICES "
+            "on GPUs)")
+
+
 def _train(config: Config, run: RunDir, resume: bool, progress, handle_sigint, log, status,
            wall_start: float, cluster: Cluster | None) -> TrainResult:
+    if cluster is not None:
+        import jax
+        batch_over_devices(config, jax.device_count())       # before the work of lowering
     with together("lower the game and build the runner"):
         runner = build_runner(config, status, mesh=None if cluster is None else batch_mesh())
     try:

@@ -2,8 +2,8 @@
 
 :func:`evaluate` is the one evaluation path: a lowered game (single or stacked) and a
 strategy table (``[I, A]``, ``[I, A, *b]`` or ``[B, I, A, *b]``) in, the metrics of
-:data:`METRIC_KEYS` out, with the dispatcher that picks the tightest metric. The run
-loop, ``jaxcfr eval``, profiles and the tests all call it.
+:data:`~jaxcfr.solvers.metric_record.METRIC_KEYS` out, with the dispatcher that picks the
+tightest metric. The run loop, ``jaxcfr eval``, profiles and the tests all call it.
 
 :func:`evaluate` and :func:`best_responses` check the caller's table first
 (:mod:`jaxcfr.solvers.tables`): a row that is not a distribution over its legal actions
@@ -40,7 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr.kernels import passes
-from jaxcfr._util import precision, programs
+from jaxcfr._util import precision, program_cache
 from jaxcfr._util.tracing import counted
 from jaxcfr._util.host_arrays import on_device, to_host
 from jaxcfr.kernels.numerics import check_payoff_range, trail
@@ -52,14 +52,11 @@ from jaxcfr.tensors import DECISION, GameTensors, LoweredGame, Structure, to_dev
 
 __all__ = ["Evaluation", "expected_values", "best_response", "evaluate", "exact_metrics",
            "device_tensors", "evaluation_kernel",
-           "history_values", "infoset_values", "METRIC_KEYS",
+           "history_values", "infoset_values",
            "best_responses", "BestResponses", "StrategyError",
            "counterfactual_best_response_values", "counterfactual_values",
            "CounterfactualValues"]
 
-#: Keys of :func:`evaluate`'s result (see there).
-METRIC_KEYS = ("values", "best_response_values", "nash_conv", "exploitability", "nash_gap",
-               "metric", "metric_name")
 
 
 class Evaluation(NamedTuple):
@@ -174,8 +171,8 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
         passes' sweeps (:func:`best_response`); the same values up to float rounding.
         Only read when ``tensors`` is not given (:func:`evaluation_kernel`).
     Returns:
-      A dict with the keys of :data:`METRIC_KEYS`; the players axis ``P`` comes after
-      the stack axis ``B`` and before ``*b``:
+      A dict with the keys of :data:`~jaxcfr.solvers.metric_record.METRIC_KEYS`; the
+      players axis ``P`` comes after the stack axis ``B`` and before ``*b``:
 
       * ``values`` ``[(B,) P, *b]``: each player's expected value;
       * ``best_response_values`` (same shape): each player's best-response value;
@@ -200,8 +197,9 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
     batched = lowered.batch_size is not None
     with precision.scope(dtype):
         if tensors is None:                  # (a Runner checked its own when it made them)
-            check_payoff_range(lowered.tensors.payoff, dtype, lowered.name or "the game")
             values = evaluation_kernel(lowered, sequence_form)
+            check_payoff_range(values.payoffs(lowered.tensors), dtype,
+                               lowered.name or "the game")
             tensors = device_tensors(lowered, dtype, values=values)
         elif values is None:
             raise ValueError("evaluate() was given tensors without the value kernel they were "
@@ -212,7 +210,7 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
             raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
                              f"[{'B, ' if batched else ''}I, A] = "
                              f"{tuple(lowered.tensors.legal_mask.shape)}")
-        ev, found = programs.call(      # (found on disk before tracing, where it can be)
+        ev, found = program_cache.call(      # (found on disk before tracing, where it can be)
             _metrics, (tensors, table, on_device(np.int32(lowered.br_rounds))),
             dict(structure=lowered.structure, games_batched=batched, normalise=bool(normalise),
                  values=values),

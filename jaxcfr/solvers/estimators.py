@@ -15,13 +15,13 @@ member; :mod:`jaxcfr.kernels.keys`); ``hp`` the run's
 :class:`~jaxcfr.solvers.parameters.HyperParams`; ``arrays`` what
 :meth:`~Estimator.prepare` made (traced). A *dense* estimator
 (:attr:`Estimator.dense`: full width) gets the current strategy ``[I, A, *b]`` as
-``current`` and returns an :class:`Estimate` of whole tables, which lets the engine use
+``current`` and returns a :class:`DenseEstimate` of whole tables, which lets the engine use
 its shared / forest / split layouts; a *sparse* one gets a :class:`Policy` (the current
 strategy read row by row, ``hp`` per member ``[B]``) and returns a :class:`RowEstimate`
 listing the rows it touched.
 
-The protocol (:class:`Estimator`, :class:`Estimate`, :class:`RowEstimate`,
-:class:`Policy`) and the exact estimator live in :mod:`jaxcfr.solvers.estimate`, the
+The protocol (:class:`Estimator`, :class:`DenseEstimate`, :class:`RowEstimate`,
+:class:`Policy`) and the exact estimator live in :mod:`jaxcfr.solvers.estimator_protocol`, the
 sampling schemes in :mod:`jaxcfr.solvers.monte_carlo`; this module names them
 (:data:`ESTIMATORS`, :func:`make_estimator`), holds the sampled-chance runner's
 :class:`DrawnForest` and re-exports them all. Adding an estimator is one class:
@@ -88,13 +88,13 @@ import numpy as np
 
 from jaxcfr._util.arguments import ArgumentError, positive_int
 from jaxcfr.solvers.names import ESTIMATOR_NAMES
-from jaxcfr.solvers.estimate import (Estimate, Estimator, Exact, Policy, RowEstimate, densify,
-                                     players_of, rows_of)
+from jaxcfr.solvers.estimator_protocol import (DenseEstimate, Estimator, Exact, Policy,
+                                               RowEstimate, densify, players_of, rows_of)
 from jaxcfr.solvers.monte_carlo import (ChanceSampling, ExternalSampling, MonteCarlo,
                                         OutcomeSampling, check_counted_samples)
 
 __all__ = ["Estimator", "Exact", "MonteCarlo", "ChanceSampling", "ExternalSampling",
-           "OutcomeSampling", "DrawnForest", "ESTIMATORS", "make_estimator", "Estimate",
+           "OutcomeSampling", "DrawnForest", "ESTIMATORS", "make_estimator", "DenseEstimate",
            "RowEstimate", "Policy", "densify", "players_of", "rows_of"]
 
 

@@ -5,7 +5,7 @@
 A scheme's ``samples`` traversals of a half-step run one by one (a fixed-capacity sampled
 forest or, for outcome sampling, trajectories: a sparse :class:`RowEstimate`) or, with
 ``counts=True``, as counts in one pass over the whole tree
-(:mod:`jaxcfr.kernels.counts`: a dense :class:`Estimate`, the same expectation).
+(:mod:`jaxcfr.kernels.counts`: a dense :class:`DenseEstimate`, the same expectation).
 
 Shapes: ``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, ``B`` batch members,
 ``C`` slots of a sampled forest, ``D`` levels, ``G`` trajectories, ``*b`` trailing batch
@@ -30,8 +30,8 @@ from jaxcfr.kernels.numerics import exploration_mix, instantaneous_regret, trail
 from jaxcfr.kernels.passes import gather as take
 from jaxcfr.kernels.subtree import (Paths, SamplePlan, Subtree, build_subtree, child_tables,
                                     level_offsets, make_plan, sample_paths)
-from jaxcfr.solvers.estimate import (Estimate, Estimator, Policy, RowEstimate, players_of,
-                                     rows_of)
+from jaxcfr.solvers.estimator_protocol import (DenseEstimate, Estimator, Policy, RowEstimate,
+                                               players_of, rows_of)
 from jaxcfr.solvers.parameters import parameter
 from jaxcfr.tensors import CHANCE_NODE, DECISION, GameTensors
 
@@ -226,7 +226,7 @@ class MonteCarlo(Estimator):
         return current
 
     def _count_estimate(self, t, s, current, player, keys, hp, tables: CountTables
-                        ) -> Estimate:
+                        ) -> DenseEstimate:
         """The mean of ``samples`` traversals per traverser, from their counts (dense).
         What every traverser shares (:class:`_Shared`: the edge probabilities, the sampling
         table, the own reach and with it the averaging contributions) is computed once;
@@ -248,7 +248,7 @@ class MonteCarlo(Estimator):
             estimate = jnp.where(mine, parts, 0).sum(axis=0)
         else:
             estimate = regret(player, keys)
-        return Estimate(estimate, shared.own[:, None] * current, rows_of(t, player))
+        return DenseEstimate(estimate, shared.own[:, None] * current, rows_of(t, player))
 
     def _shared(self, t, s, current, eps) -> "_Shared":
         """What the count passes of one half-step share, whoever traverses."""
@@ -279,7 +279,7 @@ class MonteCarlo(Estimator):
         own = trail(t.edge_owner == player, p.ndim)
         return jnp.where(own, passes.edge_probabilities(t, table), p)
 
-    def from_counts(self, t, s, current, player, n, eps) -> Estimate:
+    def from_counts(self, t, s, current, player, n, eps) -> DenseEstimate:
         """The mean of the traversals of ``player`` (``None``: chance sampling of everyone)
         whose counts are ``n`` ``[N, *b]`` (how many reach each node; ``samples`` at the
         root), over whole tables; ``eps`` ``[*b]``: outcome sampling's exploration.
@@ -299,7 +299,7 @@ class MonteCarlo(Estimator):
         shared = self._shared(t, s, current, eps)
         regret = instantaneous_regret(self._count_values(t, s, current, shared, player, n),
                                       current, t.legal_mask)
-        return Estimate(regret, shared.own[:, None] * current, rows_of(t, player))
+        return DenseEstimate(regret, shared.own[:, None] * current, rows_of(t, player))
 
     def _count_values(self, t, s, current, shared: "_Shared", player, n) -> jax.Array:
         """``q [I, A, *b]``, the counted traversals' action values (:meth:`from_counts`):

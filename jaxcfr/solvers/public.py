@@ -30,7 +30,7 @@ from jaxcfr._util import precision
 from jaxcfr._util.host_arrays import on_device, to_host
 from jaxcfr.kernels import public as kernels
 from jaxcfr.kernels.numerics import instantaneous_regret, normalise
-from jaxcfr.solvers.estimate import Estimate, Estimator, Exact, rows_of
+from jaxcfr.solvers.estimator_protocol import DenseEstimate, Estimator, Exact, rows_of
 from jaxcfr.solvers.solver import Solver
 from jaxcfr.tensors import PublicStructure, PublicTensors
 
@@ -42,15 +42,15 @@ __all__ = ["PublicExact", "public_solver", "public_device_tensors", "public_metr
 class PublicExact(Estimator):
     """Full-width CFR on a public tree: exact counterfactual regrets of every row of the
     updated players, and their own reach times the strategy as averaging contributions
-    (as :class:`~jaxcfr.solvers.estimate.Exact` on the history tree of the same game)."""
+    (as :class:`~jaxcfr.solvers.estimator_protocol.Exact` on the history tree of the same game)."""
     name: ClassVar[str] = "public"
 
     def estimate(self, t: PublicTensors, s: PublicStructure, current, player, keys=None,
-                 hp=None, arrays=None) -> Estimate:
+                 hp=None, arrays=None) -> DenseEstimate:
         players = (0, 1) if player is None else player[None]
         q, own = kernels.counterfactual_values(t, s, current, players)
         regret = instantaneous_regret(q, current, t.legal_mask)
-        return Estimate(regret, own[:, None] * current, rows_of(t, player))
+        return DenseEstimate(regret, own[:, None] * current, rows_of(t, player))
 
     def describe(self) -> str:
         return "exact (public tree)"

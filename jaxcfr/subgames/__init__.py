@@ -29,14 +29,14 @@ import importlib
 
 #: Each public name -> its module, imported when the name is first asked for (so that
 #: ``jaxcfr.subgames.names``, the command line's JAX-free names, imports nothing heavy).
-_WHERE = {"PublicState": "closure", "TreeIndex": "closure", "public_state": "closure",
+_WHERE = {"PublicState": "closure", "public_state": "closure",
           "Context": "context", "SubgameGame": "game", "GADGETS": "names",
           "off_abstraction": "selection", "paths_after_chance": "selection",
           "paths_at_depth": "selection", "select": "selection", "ResolveResult": "solving",
           "resolve": "solving", "resolve_subgames": "solving", "subgame": "solving"}
 
 __all__ = ["subgame", "resolve", "resolve_subgames", "ResolveResult", "Context", "SubgameGame",
-           "GADGETS", "PublicState", "TreeIndex", "public_state", "paths_at_depth",
+           "GADGETS", "PublicState", "public_state", "paths_at_depth",
            "paths_after_chance", "off_abstraction", "select"]
 
 

@@ -22,7 +22,8 @@ from typing import Sequence
 import numpy as np
 
 from jaxcfr.game.contract import format_history
-from jaxcfr.subgames.closure import PublicState, TreeIndex
+from jaxcfr.lowering.tree_index import TreeIndex
+from jaxcfr.subgames.closure import PublicState
 from jaxcfr.tensors import LoweredGame
 
 __all__ = ["compose", "check_disjoint"]

@@ -1,7 +1,7 @@
 """The context of one re-solve: the full game lowered, a blueprint, its exact values.
 
 A :class:`Context` is built once per game and blueprint and shared by every subgame cut
-from them: the lowered full game and its :class:`~jaxcfr.subgames.closure.TreeIndex`, the
+from them: the lowered full game and its :class:`~jaxcfr.lowering.tree_index.TreeIndex`, the
 blueprint's ``[I, A]`` table (a profile of an abstraction is lifted by action label), its
 counterfactual best-response values (:func:`jaxcfr.solvers.analytics.counterfactual_values`,
 exact, on the device, computed on first use) and, for nested subgames, the abstracted game
@@ -32,7 +32,8 @@ from jaxcfr.profiles.lifting import as_abstraction
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers.analytics import counterfactual_values
 from jaxcfr.subgames import frontier as _frontier
-from jaxcfr.subgames.closure import PublicState, TreeIndex, public_state
+from jaxcfr.lowering.tree_index import TreeIndex
+from jaxcfr.subgames.closure import PublicState, public_state
 from jaxcfr.subgames.gadgets import Gadget, GadgetKind, Nested, build_gadget
 from jaxcfr.subgames.game import SubgameGame
 from jaxcfr.tensors import LoweredGame

@@ -32,7 +32,7 @@ import numpy as np
 from jaxcfr._util import precision
 from jaxcfr.game.contract import GameError
 from jaxcfr.solvers.analytics import best_responses, history_values
-from jaxcfr.subgames.closure import TreeIndex
+from jaxcfr.lowering.tree_index import TreeIndex
 from jaxcfr.tensors import DECISION, TERMINAL_NODE, GameTensors, LoweredGame, Structure, to_device
 
 __all__ = ["frontier_nodes", "continuation_values", "biased", "frontier_keys"]

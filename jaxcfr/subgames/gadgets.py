@@ -53,7 +53,8 @@ import numpy as np
 
 from jaxcfr.game.contract import GameError
 from jaxcfr.solvers.analytics import CounterfactualValues
-from jaxcfr.subgames.closure import PublicState, TreeIndex, player_components
+from jaxcfr.lowering.tree_index import TreeIndex
+from jaxcfr.subgames.closure import PublicState, player_components
 from jaxcfr.subgames import names
 from jaxcfr.tensors import DECISION, LoweredGame
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from jaxcfr.game.contract import CHANCE, TERMINAL, GameError
 from jaxcfr.game.protocol import Game, same_action
-from jaxcfr.subgames.closure import TreeIndex
+from jaxcfr.lowering.tree_index import TreeIndex
 from jaxcfr.subgames.gadgets import Gadget
 from jaxcfr.tensors import CHANCE_NODE, DECISION, TERMINAL_NODE
 

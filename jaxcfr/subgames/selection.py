@@ -20,9 +20,9 @@ from jaxcfr._util import arguments
 from jaxcfr.game.abstraction import Abstracted
 from jaxcfr.game.registry import load_game
 from jaxcfr.lowering.lower import as_lowered, lower
+from jaxcfr.lowering.tree_index import TreeIndex
 from jaxcfr.profiles.lifting import as_abstraction
-from jaxcfr.subgames.closure import (PublicState, TreeIndex, chance_counts, decision_depths,
-                                     public_state)
+from jaxcfr.subgames.closure import PublicState, chance_counts, decision_depths, public_state
 from jaxcfr.subgames.closure import after_chance as after_chance_states
 from jaxcfr.subgames.closure import at_depth as at_depth_states
 from jaxcfr.subgames.context import Context
