@@ -93,6 +93,10 @@ def _public_runner(game, options, *, mesh, spell, name: str) -> Runner:
                             f"{estimator.describe()!r} samples (leave "
                             f"{spell('sampling')} unset)", spell("sampling"))
     lowered = game if isinstance(game, PublicLowered) else lower_public(game, name=name)
-    return Runner(lowered, options.solver, options.parameters, precision=options.precision,
-                  chunk=options.device.chunk,
-                  compilation_cache=options.device.compilation_cache)
+    runner = Runner(lowered, options.solver, options.parameters, precision=options.precision,
+                    chunk=options.device.chunk,
+                    compilation_cache=options.device.compilation_cache)
+    lock = getattr(options, "lock", None)
+    if lock is not None:                     # node locking (jaxcfr.api.locks)
+        runner.set_lock(resolve_lock(lowered, lock))
+    return runner
