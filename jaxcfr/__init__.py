@@ -61,6 +61,8 @@ __all__ = [
 # public trees (a game dealt as private hands, then played in public)
 __all__ += ["PublicGame", "lower_public", "solve_public", "evaluate_public", "expand_public",
             "best_response_public", "stack_public", "evaluate_public_stack"]
+# node locking (docs/holdem.md "Node locking")
+__all__ += ["Lock", "LockError"]
 
 
 def _load() -> None:
@@ -105,6 +107,7 @@ def _load() -> None:
     from jaxcfr.api.public_names import (PublicGame, best_response_public, evaluate_public,
                                          evaluate_public_stack, expand_public, lower_public,
                                          solve_public, stack_public)
+    from jaxcfr.solvers.locking import Lock, LockError
     names = dict(locals())
     globals().update((k, v) for k, v in names.items() if k in __all__)
 

@@ -145,7 +145,8 @@ def test_the_command_line_prints_and_writes_the_grid(tmp_path, capsys):
                      "--grid", "Check", "--grid-out", str(out), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "IP at Check: 7.5 combinations" in text
-    assert out.read_text().splitlines()[0] == "hand,cell,weight,Check,Bet(60),AllIn(200)"
+    assert out.read_text().splitlines()[0] == ("hand,cell,weight,Check,Bet(60),AllIn(200),"
+                                               "ev,ev_Check,ev_Bet(60),ev_AllIn(200)")
     assert len(out.read_text().splitlines()) == 1 + 9           # KK 6 + QQ 3 combinations
     assert app.main(["solve", SPOT, "--iterations", "5", "--grid", "", "--json",
                      "--quiet"]) == 0
@@ -157,3 +158,30 @@ def test_the_command_line_prints_and_writes_the_grid(tmp_path, capsys):
                  ["solve", SPOT, "--iterations", "5", "--grid", "Check, Check"]):
         assert app.main(argv) == 2, argv
     assert "--grid:" in capsys.readouterr().err
+
+
+def test_per_hand_values_of_a_node():
+    # facing OOP's shove, IP's fold loses its half of the pot (50) whatever the hand, and
+    # a call with a set of queens (better than every hand OOP holds) wins the showdown's
+    # stake (250); a hand's value is its strategy's mix of those; weighted by the hands'
+    # counterfactual reach, the root's values are the game value
+    from jaxcfr.solvers.public import hand_values_public
+    result = jaxcfr.solve_public(lowered(), "cfr+", 200, precision="float64")
+    v = result.hand_values(("AllIn(200)",))
+    assert v["player"] == 1 and v["actions"] == ("Fold", "Call")
+    np.testing.assert_allclose(v["action_ev"][:, 0], -50.0, rtol=1e-12)
+    for h, label in enumerate(v["hands"]):
+        if label[0] == "Q":
+            assert v["action_ev"][h, 1] == pytest.approx(250.0, rel=1e-12)
+        assert v["ev"][h] == pytest.approx(v["strategy"][h] @ v["action_ev"][h], rel=1e-12)
+    root = hand_values_public(result.lowered, result.average_strategy, 0)
+    assert np.nansum(root["reach"] * root["ev"]) == pytest.approx(result.final["values"][0],
+                                                                  rel=1e-9)
+    assert np.nansum(root["reach"]) == pytest.approx(1.0, rel=1e-9)
+    grid = hand_grid(result, ("AllIn(200)",))
+    rows = {r["hand"]: r for r in grid.rows()}
+    assert rows["QsQd"]["ev_Call"] == pytest.approx(250.0) and rows["KsKh"]["ev_Fold"] == -50
+    assert grid.csv().splitlines()[0] == "hand,cell,weight,Fold,Call,ev,ev_Fold,ev_Call"
+    bare = hand_grid(result.lowered, ("AllIn(200)",),
+                     average_strategy=result.average_strategy)
+    assert bare.ev is None and "ev" not in bare.csv().splitlines()[0]

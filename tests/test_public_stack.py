@@ -221,6 +221,9 @@ def test_bad_stacks_are_refused():
         jaxcfr.solve_public(mixed, "cfr+", 1)
     with pytest.raises(ArgumentError, match="at least one"):
         jaxcfr.solve_public([], "cfr+", 1)
+    with pytest.raises(ArgumentError, match="one public tree at a time"):
+        jaxcfr.solve_public([PublicKuhn(), PublicKuhn()], "cfr+", 1,
+                            lock={("", "J"): {"p": 1.0}})
     # games lowered here agree on the operators by themselves
     stack = stack_public([PublicLeduc(ranks=3), mixed[1]])
     assert isinstance(stack, PublicStack) and stack.ranked

@@ -75,6 +75,11 @@ class HandGrid:
       frequencies: ``[13, 13, A]`` the range-weighted action frequencies per cell (NaN
         where ``weights`` is 0).
       overall: ``[A]`` the range-weighted frequencies of the whole range.
+      ev: ``[H]`` each combination's expected value at the node (chips, net of its half
+        of the starting pot; NaN where it cannot be there), or ``None`` when not known
+        (a grid of a bare strategy table); see
+        ``jaxcfr.solvers.public.hand_values_public``.
+      action_ev: ``[H, A]`` each combination's expected value of each action, or ``None``.
     """
     player: int
     history: tuple
@@ -85,6 +90,8 @@ class HandGrid:
     weights: np.ndarray
     frequencies: np.ndarray
     overall: np.ndarray
+    ev: np.ndarray | None = None
+    action_ev: np.ndarray | None = None
 
     def text(self, digits: int = 0) -> str:
         """The grid as text: the overall frequencies, then one 13x13 grid per action of
@@ -106,19 +113,30 @@ class HandGrid:
 
     def rows(self) -> list[dict]:
         """One record per combination: hand, cell, range at the node, each action's
-        probability."""
+        probability; with the values known, the hand's ``ev`` and each action's
+        (``ev_<action>``; ``None`` where the hand cannot be there)."""
         out = []
         for h, label in enumerate(self.hands):
             i, j = grid_cell(label)
-            out.append({"hand": label, "cell": cell_label(i, j), "weight": float(self.reach[h]),
-                        **{a: float(p) for a, p in zip(self.actions, self.strategy[h])}})
+            row = {"hand": label, "cell": cell_label(i, j), "weight": float(self.reach[h]),
+                   **{a: float(p) for a, p in zip(self.actions, self.strategy[h])}}
+            if self.ev is not None:
+                row["ev"] = _number(self.ev[h])
+                row.update({f"ev_{a}": _number(v)
+                            for a, v in zip(self.actions, self.action_ev[h])})
+            out.append(row)
         return out
 
+    def columns(self) -> list[str]:
+        """The fields of :meth:`rows`, in order."""
+        values = [] if self.ev is None else ["ev", *(f"ev_{a}" for a in self.actions)]
+        return ["hand", "cell", "weight", *self.actions, *values]
+
     def csv(self) -> str:
-        """:meth:`rows` as CSV (header ``hand,cell,weight,<actions>``)."""
+        """:meth:`rows` as CSV (header ``hand,cell,weight,<actions>[,ev,ev_<action>...]``;
+        an empty field where a value is unknown)."""
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, ["hand", "cell", "weight", *self.actions],
-                                lineterminator="\n")
+        writer = csv.DictWriter(buffer, self.columns(), lineterminator="\n")
         writer.writeheader()
         writer.writerows(self.rows())
         return buffer.getvalue()
@@ -149,6 +167,11 @@ class HandGrid:
             f.write(text)
 
 
+def _number(x) -> float | None:
+    x = float(x)
+    return None if np.isnan(x) else x
+
+
 def parse_history(text: str) -> tuple:
     """A public history written ``"Check, Bet(60), Call, Ah"`` (actions as the tree names
     them, dealt cards by name, separated by commas; ``""``: the root) as
@@ -159,7 +182,7 @@ def parse_history(text: str) -> tuple:
     return tuple(card(x) if len(x) == 2 and x[0] in RANKS else x for x in items)
 
 
-def hand_grid(result, history=(), *, average_strategy=None) -> HandGrid:
+def hand_grid(result, history=(), *, average_strategy=None, values=None) -> HandGrid:
     """The hand grid of the public decision node reached by ``history``.
 
     Args:
@@ -168,6 +191,9 @@ def hand_grid(result, history=(), *, average_strategy=None) -> HandGrid:
       history: the public actions and dealt cards from the root (``("Check",
         "Bet(60)")``; a dealt card is its int, ``jaxcfr_games.holdem.card("Ah")``).
       average_strategy: ``[I, A]`` rows of the lowered tree (default: the result's).
+      values: the node's per-hand values (``{"ev": [H], "action_ev": [H, A]}``); by
+        default a solved result's own (``result.hand_values(history)``), none for a
+        bare table.
     """
     lowered = getattr(result, "lowered", result)
     avg = result.average_strategy if average_strategy is None else average_strategy
@@ -213,5 +239,15 @@ def hand_grid(result, history=(), *, average_strategy=None) -> HandGrid:
         frequencies = np.where(weights[..., None] > 0, mass / weights[..., None], np.nan)
     total = reach.sum()
     overall = (reach @ strategy) / total if total > 0 else np.full(len(actions), np.nan)
+    if values is None and average_strategy is None and hasattr(result, "hand_values"):
+        values = result.hand_values(history)
+    ev = action_ev = None
+    if values is not None:
+        ev = np.asarray(values["ev"], np.float64)
+        action_ev = np.asarray(values["action_ev"], np.float64)
+        if ev.shape != (len(labels),) or action_ev.shape != (len(labels), len(actions)):
+            raise HoldemError(f"the values must be ev [{len(labels)}] and action_ev "
+                              f"[{len(labels)}, {len(actions)}], got {ev.shape} and "
+                              f"{action_ev.shape}")
     return HandGrid(player, history, actions, labels, reach, strategy, weights,
-                    frequencies, overall)
+                    frequencies, overall, ev, action_ev)

@@ -38,7 +38,8 @@ __all__ = ["solve_public", "PublicSolveResult", "public_game_of"]
 def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cfr+",
                  iterations: int = 1000, *, precision: str = "float32",
                  eval_every: int | None = None, chunk: int = 100,
-                 report: Report | None = None, **parameters: Any) -> PublicSolveResult:
+                 report: Report | None = None, lock=None,
+                 **parameters: Any) -> PublicSolveResult:
     """Solve a PublicGame on its public tree (see the module).
 
     Args:
@@ -50,6 +51,10 @@ def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cf
       eval_every: evaluate every this many iterations (default: only at the end).
       chunk: iterations per compiled call.
       report: :class:`jaxcfr.Report` (a callback per evaluation, progress).
+      lock: node locking (:mod:`jaxcfr.api.locks`): ``{(public history, hand):
+        {action: probability}}`` (hand ``None`` or ``"*"``: the whole node; on hold'em
+        also classes such as ``"AKs"``), a lock file's path, or a
+        :class:`~jaxcfr.solvers.locking.Lock`: as :func:`jaxcfr.solve`'s ``lock``.
       parameters: the solver's traced parameters (``alpha=2``, ``gamma=1``); lists of
         one length are a batch of settings solved by one compiled step.
     """
@@ -59,4 +64,4 @@ def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cf
     solver = public_solver(make_solver(algorithm))
     return solve(game, solver, iterations, precision=precision, eval_every=eval_every,
                  device=DeviceOptions(chunk=positive_int("chunk", chunk)), report=report,
-                 **parameters)
+                 lock=lock, **parameters)

@@ -16,6 +16,7 @@ import numpy as np
 from jaxcfr._util.arguments import ArgumentError
 from jaxcfr.lowering.public import PublicLowered
 from jaxcfr.profiles.profile import Profile
+from jaxcfr.solvers.public import hand_values_public
 from jaxcfr.solvers.solver import Solver, SolverState
 
 __all__ = ["PublicSolveResult"]
@@ -69,6 +70,23 @@ class PublicSolveResult:
         row = self.average_strategy[t.node_base[node] + h]                   # [A, *b]
         return {a: (float(x) if np.ndim(x) == 0 else np.asarray(x).tolist())
                 for a, x in zip(lowered.node_actions[node], row)}
+
+    def hand_values(self, history: tuple = ()) -> dict:
+        """Per-hand expected values at the public decision node reached by ``history``
+        under the average profile (:func:`jaxcfr.solvers.public.hand_values_public`):
+        ``{"player", "actions" [A], "hands" [H], "ev" [H], "action_ev" [H, A], "reach"
+        [H], "strategy" [H, A]}`` (NaN where a hand cannot be there); one solve, no
+        batch."""
+        if np.ndim(self.average_strategy) != 2:
+            raise ArgumentError("hand values are of one solve (no batch of settings)")
+        node = _node_of(self.lowered, tuple(history))
+        t = self.lowered.tensors
+        if t.node_base[node] < 0:
+            raise ArgumentError(f"the node after {tuple(history)!r} is not a decision")
+        out = hand_values_public(self.lowered, self.average_strategy, node)
+        player = int(t.node_player[node])
+        return {"player": player, "actions": tuple(self.lowered.node_actions[node]),
+                "hands": tuple(self.lowered.hands.labels[player]), **out}
 
     def profile(self) -> dict:
         """The average profile keyed by information set: ``{(player, hand label, public

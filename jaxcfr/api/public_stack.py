@@ -122,7 +122,7 @@ def _member_record(record: dict, b: int) -> dict:
 def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int = 1000, *,
                        precision: str = "float32", eval_every: int | None = None,
                        chunk: int = 100, terminals: str = "auto", callback=None,
-                       **parameters: Any) -> PublicStackResult:
+                       lock=None, **parameters: Any) -> PublicStackResult:
     """Solve a stack of public-tree games in one compiled step (see the module).
 
     Args:
@@ -130,9 +130,13 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
         by :func:`~jaxcfr.lowering.public_stack.stack_public` with ``terminals``).
       algorithm, iterations, precision, eval_every, chunk: as :func:`jaxcfr.solve_public`.
       callback: called with every evaluation's record.
+      lock: refused: node locking runs on one public tree at a time.
       parameters: the solver's traced parameters, shared by every member (lists of one
         length: a batch of settings, a trailing axis ``*b`` of every table).
     """
+    if lock is not None:
+        raise ArgumentError("node locking (lock=) runs on one public tree at a time, not on a "
+                            "stack: solve the locked spot on its own", "lock")
     iterations = positive_int("iterations", iterations)
     chunk = positive_int("chunk", chunk)
     every = iterations if eval_every is None else positive_int("eval_every", eval_every)

@@ -16,6 +16,7 @@ from typing import Callable
 
 from jaxcfr._util.arguments import ArgumentError, api_spelling
 from jaxcfr.engine.protocol import RunnerProtocol
+from jaxcfr.api.locks import resolve_lock
 from jaxcfr.engine.runner import Runner
 from jaxcfr.lowering.public import PublicLowered, lower_public, public_game_of
 
@@ -52,10 +53,17 @@ def make_runner(game, options: "SolveOptions", *, status=None, mesh=None,  # noq
         return _public_runner(public, options, mesh=mesh, spell=spell,
                               name=lower_kwargs.get("name") or label)
     lowered, sampled = options.chance.choose(game, status, **lower_kwargs)
+    lock = getattr(options, "lock", None)
     if sampled is None:
-        return Runner(lowered, options.solver, options.parameters,
-                      precision=options.precision, chunk=options.device.chunk, mesh=mesh,
-                      compilation_cache=options.device.compilation_cache)
+        runner = Runner(lowered, options.solver, options.parameters,
+                        precision=options.precision, chunk=options.device.chunk, mesh=mesh,
+                        compilation_cache=options.device.compilation_cache)
+        if lock is not None:                 # node locking (jaxcfr.api.locks)
+            runner.set_lock(resolve_lock(lowered, lock))
+        return runner
+    if lock is not None:
+        raise ArgumentError(f"{spell('lock')}: node locking needs the lowered tree, and "
+                            "this game is solved under sampled chance", spell("lock"))
     if mesh is not None:
         raise ArgumentError(f"sampled chance ({spell('chance')}) runs in one process on one "
                             "device: it cannot be sharded or run over several processes",
@@ -85,6 +93,10 @@ def _public_runner(game, options, *, mesh, spell, name: str) -> Runner:
                             f"{estimator.describe()!r} samples (leave "
                             f"{spell('sampling')} unset)", spell("sampling"))
     lowered = game if isinstance(game, PublicLowered) else lower_public(game, name=name)
-    return Runner(lowered, options.solver, options.parameters, precision=options.precision,
-                  chunk=options.device.chunk,
-                  compilation_cache=options.device.compilation_cache)
+    runner = Runner(lowered, options.solver, options.parameters, precision=options.precision,
+                    chunk=options.device.chunk,
+                    compilation_cache=options.device.compilation_cache)
+    lock = getattr(options, "lock", None)
+    if lock is not None:                     # node locking (jaxcfr.api.locks)
+        runner.set_lock(resolve_lock(lowered, lock))
+    return runner

@@ -39,6 +39,7 @@ from jaxcfr.engine.chance import ChanceMode, chance_mode, sampled_chance_rules
 from jaxcfr.api.runners import make_runner
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers.estimators import Estimator
+from jaxcfr.solvers.locking import Lock
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.solver import Solver, SolverState
 from jaxcfr.lowering.public import public_game_of
@@ -198,6 +199,9 @@ class SolveOptions:
       precision: ``"float32"`` or ``"float64"``.
       device: :class:`DeviceOptions`.
       load: :class:`LoadOptions`.
+      lock: node locking as given (a mapping, a lock file's path, a
+        :class:`~jaxcfr.solvers.locking.Lock`; ``None``: none), resolved against the
+        game's rows once it is lowered (:func:`jaxcfr.api.locks.resolve_lock`).
     """
     solver: Solver
     iterations: int
@@ -207,6 +211,7 @@ class SolveOptions:
     precision: str = "float32"
     device: DeviceOptions = DeviceOptions()
     load: LoadOptions = LoadOptions()
+    lock: Any = None
 
     @classmethod
     def check(cls, given: Mapping[str, Any], spell=api_spelling) -> "SolveOptions":
@@ -231,8 +236,21 @@ class SolveOptions:
         _not_arguments(values, solver, spell)
         parameters = solver.check_parameters(values, spell)
         chance = chance_mode(a["chance"], spell=spell)
+        lock = a["lock"]
+        if lock is not None:
+            if not isinstance(lock, (Mapping, str, os.PathLike, Lock)):
+                raise ArgumentError(f"{spell('lock')} must map information sets to "
+                                    f"{{action: probability}} (or name a lock file), got "
+                                    f"{type(lock).__name__}", argument=spell("lock"))
+            if not solver.estimator.dense:
+                raise ArgumentError(f"{spell('lock')}: node locking needs a full-width "
+                                    f"estimator, not {solver.estimator.describe()}",
+                                    argument=spell("lock"))
+            if chance.always_samples:
+                raise ArgumentError(f"{spell('lock')}: node locking needs the lowered tree, "
+                                    "not sampled chance", argument=spell("lock"))
         options = cls(solver, iterations, eval_every, parameters, chance, a["precision"],
-                      device, load)
+                      device, load, lock)
         if chance.always_samples:
             options.check_sampled_chance(spell)
         return options
@@ -274,7 +292,7 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
           alternating: bool | None = None, eval_every: int | None = None,
           precision: str = "float32", device: DeviceOptions | None = None,
           load: LoadOptions | None = None, report: Report | None = None,
-          **parameters) -> SolveResult:
+          lock: Mapping | str | os.PathLike | None = None, **parameters) -> SolveResult:
     """Solve ``game`` with ``algorithm`` for ``iterations`` iterations.
 
     Args:
@@ -304,6 +322,14 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
       device: :class:`DeviceOptions` (chunk, compilation cache, cluster).
       load: :class:`LoadOptions` (cache of lowered games, lowering workers).
       report: :class:`Report` (callback per evaluation, progress, status).
+      lock: node locking (docs/holdem.md "Node locking"; :mod:`jaxcfr.api.locks`): a
+        mapping from information set (a history tree's key, or ``(player, key)``; a
+        public tree's ``(public history, hand)``) to ``{action: probability}``, or a
+        lock file's path (JSON). Those rows play the lock at every iteration and their
+        average is the lock; the rest is solved; the metrics are the restricted game's,
+        where the locked player cannot deviate at the locked rows
+        (:mod:`jaxcfr.solvers.locking`). A traced argument: another lock does not
+        recompile. One game, full width, exact chance.
       **parameters: the solver's traced parameters by name, as its parts declare them
         (``solver.parameters``; README "Algorithms"): e.g. ``alpha``, ``beta``,
         ``gamma`` of the discounted presets, ``exploration`` of outcome sampling, and

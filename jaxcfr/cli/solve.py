@@ -61,6 +61,12 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grid-out", metavar="PATH",
                    help="write the --grid grid as CSV (PATH.csv: one row per combination) "
                         "or JSON (PATH.json)")
+    p.add_argument("--lock", metavar="FILE.json",
+                   help="node locking: fix strategies at chosen information sets and solve "
+                        "the rest (a JSON list of {\"infoset\": KEY, \"strategy\": "
+                        "{ACTION: P}} or, on a public tree, {\"history\": [...], \"hand\": "
+                        "\"AKs\", \"strategy\": {...}}; docs/holdem.md 'Node locking'); the "
+                        "metrics are the restricted game's")
     p.add_argument("--quiet", action="store_true",
                    help="no progress on stderr (lowering, compiling, iterating)")
     add_cache_arguments(p)
@@ -145,6 +151,10 @@ def run_solve(args) -> int:
     # every argument is checked before the (possibly long) lowering, by the rules the API
     # uses, and named as given here (--samples, not samples); the names are solve()'s
     spell = command_line_spelling
+    lock = None
+    if args.lock is not None:
+        from jaxcfr.api.locks import read_lock_file
+        lock = read_lock_file(args.lock)            # (LockError: blames --lock)
     parameters = {name: getattr(args, name) for name in list(named_parameters()) + ["seed"]}
     options = SolveOptions.check({
         "algorithm": args.algorithm, "iterations": args.iterations,
@@ -152,7 +162,7 @@ def run_solve(args) -> int:
         "chance": Chance(args.chance, args.draws), "alternating": args.alternating,
         "eval_every": args.eval_every, "precision": args.precision,
         "load": LoadOptions(cache=not args.no_cache, workers=args.workers),
-        "parameters": parameters}, spell)
+        "lock": lock, "parameters": parameters}, spell)
 
     def report(m):
         if not args.json:
@@ -196,6 +206,8 @@ def run_solve(args) -> int:
            "members": final["members"],
            "seconds": result.seconds, "compile_seconds": result.compile_seconds,
            "iterations_per_second": result.iterations_per_second}
+    if args.lock is not None:                 # the metrics are the restricted game's
+        out["lock"] = args.lock
     if pot is not None:                       # a poker spot: also in percent of the pot
         out["pot"] = pot
         out["values_pot_percent"] = (100 * np.asarray(final["values"]) / pot).tolist()
@@ -253,6 +265,9 @@ def run_solve(args) -> int:
                      f" chips  ({out['exploitability_pot_percent']:.4f}% of the pot)"))
         if final["nash_conv"] is not None:
             print(f"nash_conv       {float(np.asarray(final['nash_conv']).reshape(-1)[0]):.6g}")
+        if args.lock is not None:
+            print(f"lock            {args.lock} (metrics of the restricted game: the locked "
+                  "rows cannot deviate)")
         if result.chance == "sampled":
             sc = result.sampled_chance
             print(f"sampled chance  {args.draws} draws per iteration, {sc['rows']:,} rows, "

@@ -37,7 +37,7 @@ import numpy as np
 from jaxcfr._util import precision as _precision
 from jaxcfr._util.host_arrays import on_device, to_host
 from jaxcfr._util import program_cache
-from jaxcfr._util.arguments import positive_int
+from jaxcfr._util.arguments import ArgumentError, positive_int
 from jaxcfr._util.tracing import counted
 from jaxcfr.engine.jax_compilation_cache import enable_compilation_cache, use_compilation_cache
 from jaxcfr.engine.loop import state_is_finite
@@ -46,9 +46,10 @@ from jaxcfr.engine.seam import Layout, choose_seam
 from jaxcfr.lowering.stack import pad_to_multiple
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers import analytics
+from jaxcfr.solvers.locking import Lock, evaluate_locked, evaluate_public_locked
 from jaxcfr.solvers.solver import (HyperParams, Solver, SolverState, average_strategy,
                                    current_strategy)
-from jaxcfr.tensors import LoweredGame, Structure, fingerprint, to_device
+from jaxcfr.tensors import LoweredGame, PublicTensors, Structure, fingerprint, to_device
 
 __all__ = ["Runner", "DEFAULT_CHUNK", "batch_mesh", "enable_compilation_cache"]
 
@@ -59,8 +60,8 @@ DEFAULT_CHUNK = 64
 @functools.partial(jax.jit, static_argnames=("solver", "structure", "layout", "chunk"),
                    donate_argnames=("state",))
 @counted("chunk")
-def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, arrays, *,
-               solver: Solver, structure: Structure, layout: Layout, chunk: int
+def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, arrays,
+               lock=None, *, solver: Solver, structure: Structure, layout: Layout, chunk: int
                ) -> SolverState:
     """``n`` (traced, at most ``chunk``) iterations of ``solver``.
 
@@ -68,7 +69,8 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, array
     sampling estimator's child tables (``None`` for the exact estimator).
 
     ``layout`` (:class:`jaxcfr.engine.seam.Layout`) says how ``tensors`` hold a stack's
-    state ``[B, I, A, *H]`` and steps it.
+    state ``[B, I, A, *H]`` and steps it. ``lock``: a single game's
+    :class:`~jaxcfr.solvers.locking.Lock` (traced; ``None``: nothing locked).
     """
     steps = jnp.minimum(n, chunk)
 
@@ -78,11 +80,14 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, array
         return carry.state
 
     def step(t, carry, arr):
-        return solver.step(t, structure, carry, hp, arr)
+        return solver.step(t, structure, carry, hp, arr, lock)
+
+    def start(t, st):
+        return solver.start(t, st, lock)
 
     # a loop of traced length n <= chunk: the last chunk of a run skips its unused steps
     # without a per-step conditional (which would copy the state every iteration)
-    return layout.iterate(tensors, state, arrays, iterate, step, solver.start)
+    return layout.iterate(tensors, state, arrays, iterate, step, start)
 
 
 def _fit_rows(table: np.ndarray, rows: int) -> np.ndarray:
@@ -155,6 +160,8 @@ class Runner:
 
     chance = "exact"
     compiles_ahead = True
+    #: node locking (:meth:`set_lock`; None: nothing locked)
+    lock = None
 
     def __init__(self, lowered: LoweredGame, solver: Solver, parameters: dict | None = None,
                  *, precision: str = "float32", chunk: int = DEFAULT_CHUNK, mesh=None,
@@ -340,7 +347,8 @@ class Runner:
         return state
 
     def _chunk(self, state: SolverState, n: int, lower: bool = False, traced=None):
-        args = (self.step_tensors, state, self.hp, on_device(np.int32(n)), self.arrays)
+        args = (self.step_tensors, state, self.hp, on_device(np.int32(n)), self.arrays,
+                self.lock)
         static = dict(solver=self.step_solver, structure=self.step_structure,
                       layout=self.layout, chunk=self.chunk)
         if lower:
@@ -447,9 +455,32 @@ class Runner:
         self._wait_for_evaluation_compile()
         return self._evaluate(state, average)
 
+    def set_lock(self, lock) -> None:
+        """Lock rows (:class:`~jaxcfr.solvers.locking.Lock` of host tables ``[I, A]``,
+        ``[I]`` of the lowered game; ``None``: unlock): the chunks play it, evaluations
+        are the restricted game's (:func:`jaxcfr.solvers.locking.evaluate_locked`). A
+        traced argument: a new lock does not recompile. One game, full width, one
+        process."""
+        if lock is not None:
+            if self.games_batched or self.split_game:
+                raise ArgumentError("node locking takes one game (not a stack, not split "
+                                    "over devices)", argument="lock")
+            if not self.solver.estimator.dense:
+                raise ArgumentError(f"node locking needs a full-width estimator, not "
+                                    f"{self.solver.estimator.describe()}", argument="lock")
+            with self.scope():
+                lock = Lock(on_device(np.asarray(lock.strategy), self.dtype),
+                            on_device(np.asarray(lock.mask, bool)))
+        self.lock = lock
+
     def _evaluate(self, state: SolverState, average: bool = True) -> dict[str, Any]:
         with self.scope():
             table = self._profile(state, average)
+        if self.lock is not None:              # the restricted game's metrics
+            locked = (evaluate_public_locked if isinstance(self.tensors, PublicTensors)
+                      else evaluate_locked)
+            return locked(self.lowered, table, self.lock, dtype=self.dtype,
+                          tensors=self.tensors)
         return analytics.evaluate(self.device_lowered, table, dtype=self.dtype,
                                   tensors=self._evaluation_tensors(),
                                   values=self.evaluation_values)

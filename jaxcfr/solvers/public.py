@@ -35,7 +35,7 @@ from jaxcfr.solvers.solver import Solver
 from jaxcfr.tensors import PublicStructure, PublicTensors
 
 __all__ = ["PublicExact", "public_solver", "public_device_tensors", "public_metrics",
-           "evaluate_public", "best_response_public"]
+           "evaluate_public", "best_response_public", "hand_values_public"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,3 +130,66 @@ def best_response_public(lowered, strategy, player: int, *, dtype="float64") -> 
         table = normalise(on_device(strategy, dtype), tensors.legal_mask)
         out = _best_response(tensors, table, structure=lowered.structure, player=int(player))
         return to_host(out, dtype=np.float64)
+
+
+@functools.partial(jax.jit, static_argnames=("structure", "player"))
+def _hand_terms(tensors, strategy, *, structure, player):
+    """``(q [I, A], reach [N, P, H])``: ``player``'s counterfactual action values and
+    every player's own reach."""
+    q, _ = kernels.counterfactual_values(tensors, structure, strategy, (player,))
+    reach = kernels.reach_pass(tensors, structure,
+                               kernels.edge_probabilities(tensors, structure, strategy))
+    return q, reach
+
+
+def hand_values_public(lowered, strategy, node: int, *, dtype="float64"
+                       ) -> dict[str, np.ndarray]:
+    """Per-hand expected values of the acting player at public decision ``node`` under the
+    profile ``strategy`` ``[I, A]`` (rows normalised), on the host.
+
+    A hand's value is its counterfactual value divided by its counterfactual reach: what
+    the hand wins on average once the node is reached holding it, in the game's payoff
+    units (chips, net of the player's half of the starting pot for a hold'em spot),
+    against the opponent's range at the node (their reach, card removal included)::
+
+        reach(h) = c(n) a(n, h) w(h) sum_o C(h, o) w_o(o) a_o(n, o) R_o(n, o)
+        action_ev(h, a) = q(n, h, a) / reach(h),   ev(h) = sum_a sigma(h, a) action_ev(h, a)
+
+    (``c``: the public chance reach, ``a``: not blocked, ``w``: prior weights, ``C``:
+    compatibility over the deal's normaliser, ``R_o``: the opponent's strategy's reach).
+    NaN where the reach is 0. Summed over the hands weighted by ``reach``, ``ev`` is the
+    player's counterfactual value of the node (at the root: the game value).
+
+    Returns: ``{"ev": [H_p], "action_ev": [H_p, A_n], "reach": [H_p], "strategy":
+    [H_p, A_n]}`` (``A_n``: the node's actions).
+    """
+    t = lowered.tensors
+    if not 0 <= node < len(t.node_base) or t.node_base[node] < 0:
+        raise ValueError(f"node {node!r} is not a public decision node")
+    player = int(t.node_player[node])
+    other = 1 - player
+    sizes = [len(x) for x in lowered.hands.labels]
+    actions = len(lowered.node_actions[node])
+    dtype = precision.dtype_of(dtype)
+    with precision.scope(dtype):
+        tensors = public_device_tensors(lowered, dtype)
+        table = normalise(on_device(strategy, dtype), tensors.legal_mask)
+        q, reach = _hand_terms(tensors, table, structure=lowered.structure, player=player)
+        q = to_host(q, dtype=np.float64)
+        reach = to_host(reach, dtype=np.float64)
+        table = to_host(table, dtype=np.float64)
+    rows = int(t.node_base[node]) + np.arange(sizes[player])
+    alive = np.asarray(t.alive[t.node_path[node]], np.float64)                 # [P, H]
+    w = np.asarray(t.weights, np.float64)
+    compat = np.asarray(t.compat, np.float64)[:sizes[0], :sizes[1]]
+    if player == 1:
+        compat = compat.T                                                     # [H_p, H_o]
+    opponent = (w[other] * alive[other] * reach[node, other])[:sizes[other]]
+    mass = (float(t.chance_reach[node]) * w[player, :sizes[player]]
+            * alive[player, :sizes[player]] * (compat @ opponent))            # [H_p]
+    sigma = table[rows, :actions]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        action_ev = np.where(mass[:, None] > 0, q[rows, :actions] / mass[:, None], np.nan)
+    ev = np.where(mass > 0, np.sum(np.where(sigma > 0, sigma * action_ev, 0.0), axis=1),
+                  np.nan)
+    return {"ev": ev, "action_ev": action_ev, "reach": mass, "strategy": sigma}

@@ -55,6 +55,7 @@ from jaxcfr.kernels import compensated, passes
 from jaxcfr.kernels.keys import fold, iteration_keys
 from jaxcfr.kernels.numerics import normalise, trail
 from jaxcfr.solvers.estimators import Estimator, Exact, LazyStrategy, RowEstimate, rows_of
+from jaxcfr.solvers.locking import Lock, apply as apply_lock, lock_sums
 from jaxcfr.solvers.parameters import (HyperParams, Parameter, check_values, declared,
                                        make_hyperparams, shown, without_values)
 from jaxcfr.solvers.rules import AveragingRule, PolynomialAverage, RegretMatching, RegretRule
@@ -222,16 +223,20 @@ class Solver:
         return SolverState(*(on_device(np.zeros(shape, dtype)) for _ in SolverState._fields[:-1]),
                            on_device(np.zeros((), np.int32)))
 
-    def strategy(self, tensors: GameTensors, state: SolverState) -> jax.Array:
-        """The current strategy ``[I, A, *b]`` (what iteration ``t + 1`` plays)."""
-        return current_strategy(tensors, state, self.predictive)
+    def strategy(self, tensors: GameTensors, state: SolverState,
+                 lock: Lock | None = None) -> jax.Array:
+        """The current strategy ``[I, A, *b]`` (what iteration ``t + 1`` plays; the lock
+        at locked rows)."""
+        return apply_lock(current_strategy(tensors, state, self.predictive), lock)
 
-    def average_strategy(self, tensors: GameTensors, state: SolverState) -> jax.Array:
-        """Normalised ``strategy_sum``: ``[I, A, *b]`` (uniform where never reached)."""
-        return average_strategy(tensors, state)
+    def average_strategy(self, tensors: GameTensors, state: SolverState,
+                         lock: Lock | None = None) -> jax.Array:
+        """Normalised ``strategy_sum``: ``[I, A, *b]`` (uniform where never reached; the
+        lock at locked rows)."""
+        return apply_lock(average_strategy(tensors, state), lock)
 
     def update(self, tensors: GameTensors, structure: Structure, state: SolverState,
-               hp: HyperParams, arrays=None) -> SolverState:
+               hp: HyperParams, arrays=None, lock: Lock | None = None) -> SolverState:
         """One iteration of this solver: a pure function of arrays.
 
         ``structure`` (the level slices, the player count) is static: under ``jax.jit``
@@ -240,16 +245,25 @@ class Solver:
         (``None`` for the exact estimator); its static facts must be in
         ``self.estimator`` (the prepared estimator). A loop of iterations calls
         :meth:`step` (the same iteration, on what the loop carries).
-        """
-        return self.step(tensors, structure, self.start(tensors, state), hp, arrays).state
 
-    def start(self, tensors: GameTensors, state: SolverState) -> Carry:
+        ``lock``: a :class:`~jaxcfr.solvers.locking.Lock` (traced: a new lock does not
+        recompile; ``None``: no row locked): the locked rows play the lock at every
+        iteration and their average is the lock (:mod:`jaxcfr.solvers.locking`);
+        full-width estimators only.
+        """
+        return self.step(tensors, structure, self.start(tensors, state, lock), hp, arrays,
+                         lock).state
+
+    def start(self, tensors: GameTensors, state: SolverState,
+              lock: Lock | None = None) -> Carry:
         """The :class:`Carry` of ``state``, for a loop of :meth:`step` calls."""
-        return Carry(state, self.strategy(tensors, state) if self.estimator.dense else None)
+        return Carry(state, self.strategy(tensors, state, lock) if self.estimator.dense
+                     else None)
 
     def step(self, tensors: GameTensors, structure: Structure, carry: Carry, hp: HyperParams,
-             arrays=None) -> Carry:
-        """One iteration, as :meth:`update`, from and to what a loop carries.
+             arrays=None, lock: Lock | None = None) -> Carry:
+        """One iteration, as :meth:`update`, from and to what a loop carries (``lock``:
+        as :meth:`update`'s, the same at every step of the loop).
 
         Example::
 
@@ -258,7 +272,10 @@ class Solver:
             >>> state = carry.state
         """
         if self.estimator.dense:
-            return self._dense_step(tensors, structure, carry, hp, arrays)
+            return self._dense_step(tensors, structure, carry, hp, arrays, lock)
+        if lock is not None:
+            raise ArgumentError(f"node locking needs a full-width estimator, not "
+                                f"{self.estimator.describe()}", argument="lock")
         rows = Rows(tensors.legal_mask, tensors.infoset_player)
 
         def estimate(policy, player, keys, flat_hp):
@@ -287,7 +304,8 @@ class Solver:
             return acc
         return jax.lax.fori_loop(0, num_players, body, acc)
 
-    def _dense_step(self, tensors, structure, carry: Carry, hp, arrays=None) -> Carry:
+    def _dense_step(self, tensors, structure, carry: Carry, hp, arrays=None,
+                    lock: Lock | None = None) -> Carry:
         """Whole tables: every row of the updated player gets the estimate."""
         state = carry.state
         t = state.iteration + 1
@@ -321,14 +339,15 @@ class Solver:
                       # only a predictive rule reads it: others keep it at 0 (one table
                       # write less per half-step)
                       jnp.where(sel, inst, prediction) if self.predictive else prediction)
-            return tables + (self._rematched(tensors, current, tables, player, unroll),)
+            tables = lock_sums(tables, lock)          # the locked rows' average: the lock
+            return tables + (self._rematched(tensors, current, tables, player, unroll, lock),)
 
         acc = self._alternate_players(structure.num_players, half_step,
                                       tuple(state[:-1]) + (carry.strategy,), keys, unroll)
         return Carry(SolverState(*acc[:-1], t), acc[-1])
 
-    def _rematched(self, tensors, current: jax.Array, tables, player, by_rows: bool
-                   ) -> jax.Array:
+    def _rematched(self, tensors, current: jax.Array, tables, player, by_rows: bool,
+                   lock: Lock | None = None) -> jax.Array:
         """The current strategy ``[I, A, *b]`` after a half-step of ``player`` changed the
         state's ``tables``.
 
@@ -341,7 +360,7 @@ class Solver:
         table: in the players' loop it is the loop's carry, written anyway, and one pass
         costs less than a scatter of one game's rows.
         """
-        matched = self.strategy(tensors, SolverState(*tables, None))
+        matched = self.strategy(tensors, SolverState(*tables, None), lock)
         rows = (None if not by_rows or player is None
                 else self.estimator.values.player_rows(tensors, player))
         if rows is None:                         # [R], padded with rows >= I
