@@ -138,9 +138,34 @@ def _with_pad(r: jax.Array) -> jax.Array:
     return jnp.concatenate([r, jnp.zeros_like(r[:, :1])], axis=1)
 
 
+#: Block length of :func:`_cumsum`'s triangular products.
+CUMSUM_BLOCK = 32
+
+
+def _cumsum(x: jax.Array) -> jax.Array:
+    """The running sums of ``x`` ``[T, L, *b]`` along axis 1 (``[T, L, *b]``), as two
+    triangular matrix products: within blocks of :data:`CUMSUM_BLOCK`, then the blocks'
+    totals. XLA's CPU backend lowers ``jnp.cumsum`` to a chain of window reductions,
+    4 to 6 times slower on these lengths (a few thousand); a product runs vectorised."""
+    T, L = x.shape[:2]
+    rest = x.shape[2:]
+    block = min(CUMSUM_BLOCK, L)
+    blocks = -(-L // block)
+    pad = [(0, 0), (0, blocks * block - L)] + [(0, 0)] * len(rest)
+    xp = jnp.pad(x, pad).reshape((T, blocks, block) + rest)
+    upper = jnp.triu(jnp.ones((block, block), x.dtype))                       # a <= c
+    inner = jnp.einsum("tna...,ac->tnc...", xp, upper, precision=jax.lax.Precision.HIGHEST)
+    if blocks > 1:
+        before = jnp.triu(jnp.ones((blocks, blocks), x.dtype), 1)             # n < m
+        offset = jnp.einsum("tn...,nm->tm...", inner[:, :, -1], before,
+                            precision=jax.lax.Precision.HIGHEST)
+        inner = inner + offset[:, :, None]
+    return inner.reshape((T, blocks * block) + rest)[:, :L]
+
+
 def _running(x: jax.Array) -> jax.Array:
     """``[T, L + 1, *b]``: 0, then the running sums of ``x`` ``[T, L, *b]`` along axis 1."""
-    return jnp.concatenate([jnp.zeros_like(x[:, :1]), jnp.cumsum(x, axis=1)], axis=1)
+    return jnp.concatenate([jnp.zeros_like(x[:, :1]), _cumsum(x)], axis=1)
 
 
 def _card_mass(t: PublicTensors, r_pad: jax.Array, order: jax.Array, i, lo=None, hi=None):
