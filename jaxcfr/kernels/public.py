@@ -168,33 +168,44 @@ def _running(x: jax.Array) -> jax.Array:
     return jnp.concatenate([jnp.zeros_like(x[:, :1]), _cumsum(x)], axis=1)
 
 
-def _card_mass(t: PublicTensors, r_pad: jax.Array, order: jax.Array, i, lo=None, hi=None):
-    """The opponent reach held by each card of each of ``i``'s hands, from the opponent's
-    (hand, card) entries in ``order`` (``[T, M]``): ``[T, H, *b]`` summed over the hand's
-    cards, over the whole card segment (``lo`` / ``hi`` ``None``) or its part weaker than
-    the hand (up to ``lo``) and stronger (from ``hi``)."""
-    cum = _running(_along(r_pad, order))                                      # [T, M + 1, *b]
-    start, end = t.pair_start[i], t.pair_end[i]                               # [H, J]
-    whole = weaker = stronger = 0
-    for j in range(start.shape[-1]):
-        a, b = _along(cum, start[:, j]), _along(cum, end[:, j])
-        if lo is None:
-            whole = whole + (b - a)
-        else:
-            weaker = weaker + _along(cum, lo[..., j]) - a
-            stronger = stronger + b - _along(cum, hi[..., j])
-    return whole if lo is None else (weaker, stronger)
+def _lookup(table: jax.Array, index: jax.Array, coef: jax.Array) -> jax.Array:
+    """``sum_g coef[.., g, h] table[t, index[.., g, h]]`` for ``table`` ``[T, L, *b]`` and
+    ``index`` / ``coef`` ``[G, H]`` (shared by every terminal: one gather of whole
+    columns) or ``[T, G, H]``: ``[T, H, *b]``. One gather for all the terms of every hand,
+    then a sum of ``G`` whole ``[T, H]`` slices (vectorised; a reduce over a short minor
+    axis is not)."""
+    T = table.shape[0]
+    G, H = index.shape[-2:]
+    if index.ndim == 2:
+        terms = jnp.take(table, index.reshape(-1), axis=1, mode="clip")      # [T, G*H, *b]
+        coef = coef[None]
+    else:
+        terms = _along(table, index.reshape(T, G * H))                      # [T, G*H, *b]
+    out = 0
+    for g in range(G):
+        out = out + terms[:, g * H:(g + 1) * H] * trail(coef[:, g], terms.ndim)
+    return out
 
 
 def _ranked_fold(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     """``sum_o compatible(h, o) r(o)`` for each of ``i``'s hands ``h`` (``[T, H, *b]``):
     the opponent's total, less the reach held by each of ``h``'s cards, plus that of the
-    hand holding both (inclusion-exclusion)."""
+    hand holding both (inclusion-exclusion). The reach held by a card is a difference of
+    running sums over the opponent's (hand, card) entries sorted by card; the five terms
+    of a hand (two per card, the hand of the same cards) are one gather from the running
+    sums and ``r`` side by side."""
     o = 1 - jnp.asarray(i)
-    r_pad = _with_pad(r)
-    total = r.sum(axis=1, keepdims=True)
-    held = _card_mass(t, r_pad, t.fold_pair[o][None], i)
-    return total - held + _along(r_pad, t.same[i])
+    r_pad = _with_pad(r)                                                     # [T, H + 1, *b]
+    pairs = jnp.take(r_pad, t.fold_pair[o], axis=1, mode="clip")            # [T, M, *b]
+    M = pairs.shape[1]
+    table = jnp.concatenate([_running(pairs), r_pad], axis=1)           # [T, M + 1 + H + 1]
+    start, end = t.pair_start[i].T, t.pair_end[i].T                          # [J, H]
+    same = t.same[i][None] + (M + 1)                                         # [1, H]
+    index = jnp.concatenate([start, end, same])                              # [2J + 1, H]
+    J = start.shape[0]
+    coef = jnp.broadcast_to(jnp.asarray([1.0] * J + [-1.0] * J + [1.0], r.dtype)[:, None],
+                            index.shape)
+    return r.sum(axis=1, keepdims=True) + _lookup(table, index, coef)
 
 
 def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
@@ -202,19 +213,44 @@ def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     per terminal: the opponent's hands sorted by strength and running sums (weaker mass
     ``W``, stronger mass ``L``), each less the part holding one of ``h``'s cards (the
     same sums over the (hand, card) entries sorted by card, then strength), plus the
-    hand of the same two cards where it was taken off twice."""
+    hand of the same two cards where it was taken off twice.
+
+    Both sorted vectors run in one sum (the hands, then the entries: the entries' terms
+    come in pairs of opposite sign, so the hands' total cancels out of them), and a
+    hand's eleven terms (``W`` and ``L``'s two, four per card, the same-cards hand) are
+    one gather from it and ``r`` side by side; a spot of one strength table (a river)
+    shares the gather's columns between its terminals."""
     o = 1 - jnp.asarray(i)
-    k = t.show_index
-    r_pad = _with_pad(r)
-    cum = _running(_along(r_pad, _pick(t.rank_order[k], o)))                  # [T, H + 1, *b]
-    weaker = _along(cum, _pick(t.rank_lo[k], i))
-    stronger = cum[:, -1:] - _along(cum, _pick(t.rank_hi[k], i))
-    w_held, s_held = _card_mass(t, r_pad, _pick(t.pair_order[k], o), i,
-                                _pick(t.pair_lo[k], i), _pick(t.pair_hi[k], i))
-    same = _along(r_pad, t.same[i])
-    weaker = weaker - w_held + same * trail(_pick(t.same_weaker[k], i), same.ndim)
-    stronger = stronger - s_held + same * trail(_pick(t.same_stronger[k], i), same.ndim)
-    return weaker - stronger
+    H = r.shape[1]
+    shared = t.rank_order.shape[0] == 1
+    k = jnp.zeros((1,), jnp.int32) if shared else t.show_index              # [T'] tables
+    r_pad = _with_pad(r)                                                     # [T, H + 1, *b]
+
+    def sort(order):                                          # order [T', L] -> [T, L, *b]
+        return (jnp.take(r_pad, order[0], axis=1, mode="clip") if shared
+                else _along(r_pad, order))
+    ranked = sort(_pick(t.rank_order[k], o))                                 # [T, H, *b]
+    pairs = sort(_pick(t.pair_order[k], o))                                  # [T, M, *b]
+    M = pairs.shape[1]
+    cum = _running(jnp.concatenate([ranked, pairs], axis=1))                 # [T, H + M + 1]
+    table = jnp.concatenate([cum, r_pad], axis=1)
+    rows = k.shape[0]
+    J = t.pair_start.shape[-1]
+    def across(x):                                            # [T', H, J] -> [T', J, H]
+        return jnp.swapaxes(x, 1, 2)
+    parts = [_pick(t.rank_lo[k], i)[:, None], _pick(t.rank_hi[k], i)[:, None],
+             across(_pick(t.pair_lo[k], i)) + H, across(_pick(t.pair_hi[k], i)) + H,
+             jnp.broadcast_to(t.pair_start[i].T + H, (rows, J, H)),
+             jnp.broadcast_to(t.pair_end[i].T + H, (rows, J, H)),
+             jnp.broadcast_to(t.same[i][None] + (H + M + 1), (rows, 1, H))]
+    index = jnp.concatenate(parts, axis=1)                                   # [T', 4J + 3, H]
+    sign = jnp.asarray([1.0, 1.0] + [-1.0] * (2 * J) + [1.0] * (2 * J), r.dtype)
+    same = _pick(t.same_weaker[k], i) - _pick(t.same_stronger[k], i)        # [T', H]
+    coef = jnp.concatenate([jnp.broadcast_to(sign[:, None], (rows, sign.shape[0], H)),
+                            same[:, None]], axis=1)                          # [T', 4J + 3, H]
+    if shared:
+        index, coef = index[0], coef[0]
+    return _lookup(table, index, coef) - cum[:, H:H + 1]
 
 
 def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax.Array, i,
