@@ -86,29 +86,37 @@ def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -
     """Player ``i``'s counterfactual value at every terminal, 0 elsewhere: ``[N, H, *b]``."""
     o = 1 - jnp.asarray(i)
     batch = reach.ndim - 3
-    alive = t.alive[t.node_path]                                                # [N, P, H]
-    own_side = (trail(t.chance_reach, 2) * _pick(alive, i) * t.weights[i])      # [N, H]
-    opp = _pick(reach, o) * trail(_pick(alive, o) * t.weights[o], 2 + batch)   # [N, H, *b]
     compat = jnp.where(jnp.asarray(i) == 0, t.compat, t.compat.T)               # [H, H]
     parts = {}
 
+    # both sides at the terminals only (never the whole [N, P, H] table of blocked hands)
+    def opp_at(nodes):
+        """The opponent's reach vector at ``nodes``: ``[T, H, *b]``."""
+        alive = _pick(t.alive[t.node_path[nodes]], o) * t.weights[o]            # [T, H]
+        return _pick(jnp.take(reach, nodes, axis=0), o) * trail(alive, 2 + batch)
+
+    def own_at(nodes):
+        """``i``'s side at ``nodes``: chance reach, not blocked, prior weight: ``[T, H]``."""
+        alive = _pick(t.alive[t.node_path[nodes]], i) * t.weights[i]
+        return trail(t.chance_reach[nodes], 2) * alive
+
     def apply(nodes, scale, table=None):
-        r = jnp.take(opp, nodes, axis=0)                                         # [T, H, *b]
+        r = opp_at(nodes)                                                        # [T, H, *b]
         if table is None:
             v = jnp.einsum("ho,to...->th...", compat, r)
         else:
             v = jnp.einsum("tho,to...->th...", table, r)
-        side = jnp.take(own_side, nodes, axis=0) * scale[:, None]                # [T, H]
+        side = own_at(nodes) * scale[:, None]                                    # [T, H]
         return v * trail(side, v.ndim)
 
     if s.ranked:
         if t.fold_node.shape[0]:
-            v = _ranked_fold(t, jnp.take(opp, t.fold_node, axis=0), i)
-            side = jnp.take(own_side, t.fold_node, axis=0) * _pick(t.fold_payoff, i)[:, None]
+            v = _ranked_fold(t, opp_at(t.fold_node), i)
+            side = own_at(t.fold_node) * _pick(t.fold_payoff, i)[:, None]
             parts["fold"] = v * trail(side * t.deal_scale, v.ndim)
         if t.show_node.shape[0]:
-            v = _ranked_showdown(t, jnp.take(opp, t.show_node, axis=0), i)
-            side = jnp.take(own_side, t.show_node, axis=0) * t.show_stake[:, None]
+            v = _ranked_showdown(t, opp_at(t.show_node), i)
+            side = own_at(t.show_node) * t.show_stake[:, None]
             parts["show"] = v * trail(side * t.deal_scale, v.ndim)
     if t.fold_node.shape[0] and not s.ranked:
         parts["fold"] = apply(t.fold_node, _pick(t.fold_payoff, i))
@@ -119,10 +127,10 @@ def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -
         parts["show"] = apply(t.show_node, t.show_stake, sign)
     if t.table_node.shape[0]:
         table = jnp.take(_pick(t.tables, i), t.table_index, axis=0)            # [Tt, H, H]
-        parts["table"] = apply(t.table_node, jnp.ones(t.table_node.shape, opp.dtype),
+        parts["table"] = apply(t.table_node, jnp.ones(t.table_node.shape, reach.dtype),
                                table)
     ends = [parts[k] for k in ("fold", "show", "table") if k in parts]
-    ends.append(jnp.zeros_like(opp[:1]))
+    ends.append(jnp.zeros((1,) + reach.shape[2:], reach.dtype))
     return jnp.take(jnp.concatenate(ends), t.leaf_index, axis=0)
 
 
@@ -131,6 +139,17 @@ def _along(x: jax.Array, index: jax.Array) -> jax.Array:
     ``[T, K, *b]``."""
     index = jnp.broadcast_to(index, x.shape[:1] + index.shape[-1:])
     return jnp.take_along_axis(x, trail(index, x.ndim), axis=1)
+
+
+def _rows_take(x: jax.Array, index: jax.Array) -> jax.Array:
+    """``x[t, index[t, k]]`` for ``x`` ``[T, L, *b]`` and ``index`` ``[T, K]``: ``[T, K, *b]``,
+    as one gather from ``x`` flattened (``take_along_axis`` builds a ``(t, k)`` pair per
+    entry, which costs more than the gather itself at a turn's ``T * K`` of millions)."""
+    T, L = x.shape[:2]
+    flat = x.reshape((T * L,) + x.shape[2:])
+    where = index + (jnp.arange(T, dtype=index.dtype) * L)[:, None]
+    return jnp.take(flat, where.reshape(-1), axis=0, mode="clip").reshape(
+        index.shape + x.shape[2:])
 
 
 def _with_pad(r: jax.Array) -> jax.Array:
@@ -180,7 +199,7 @@ def _lookup(table: jax.Array, index: jax.Array, coef: jax.Array) -> jax.Array:
         terms = jnp.take(table, index.reshape(-1), axis=1, mode="clip")      # [T, G*H, *b]
         coef = coef[None]
     else:
-        terms = _along(table, index.reshape(T, G * H))                      # [T, G*H, *b]
+        terms = _rows_take(table, index.reshape(T, G * H))                  # [T, G*H, *b]
     out = 0
     for g in range(G):
         out = out + terms[:, g * H:(g + 1) * H] * trail(coef[:, g], terms.ndim)
@@ -228,7 +247,7 @@ def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
 
     def sort(order):                                          # order [T', L] -> [T, L, *b]
         return (jnp.take(r_pad, order[0], axis=1, mode="clip") if shared
-                else _along(r_pad, order))
+                else _rows_take(r_pad, order))
     ranked = sort(_pick(t.rank_order[k], o))                                 # [T, H, *b]
     pairs = sort(_pick(t.pair_order[k], o))                                  # [T, M, *b]
     M = pairs.shape[1]
@@ -273,12 +292,13 @@ def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax
         index = t.first_child[lo:hi, None] - start + slots[None, :]            # [n, w]
         present = slots[None, :] < t.child_count[lo:hi, None]
         index = jnp.where(present, index, 0)
+        edges = factor[start:levels[d + 2]]
         kids = jnp.take(below, index, axis=0)                                  # [n, w, H, *b]
-        weight = jnp.take(factor[start:levels[d + 2]], index, axis=0)
+        weight = jnp.take(edges, index, axis=0)
         mask = trail(present, kids.ndim)
         here = leaf[lo:hi] + jnp.where(mask, weight * kids, 0).sum(axis=1)
-        if best and width:
-            top = jnp.where(mask, kids, -jnp.inf).max(axis=1)
+        top = jnp.where(mask, kids, -jnp.inf).max(axis=1) if best and width else None
+        if top is not None:
             here = jnp.where(trail(t.node_player[lo:hi] == i, here.ndim), top, here)
         below = here
         out.append(below)
