@@ -187,22 +187,24 @@ def _running(x: jax.Array) -> jax.Array:
     return jnp.concatenate([jnp.zeros_like(x[:, :1]), _cumsum(x)], axis=1)
 
 
-def _lookup(table: jax.Array, index: jax.Array, coef: jax.Array) -> jax.Array:
-    """``sum_g coef[.., g, h] table[t, index[.., g, h]]`` for ``table`` ``[T, L, *b]`` and
-    ``index`` / ``coef`` ``[G, H]`` (shared by every terminal: one gather of whole
-    columns) or ``[T, G, H]``: ``[T, H, *b]``. One gather for all the terms of every hand,
-    then a sum of ``G`` whole ``[T, H]`` slices (vectorised; a reduce over a short minor
-    axis is not)."""
+def _lookup(table: jax.Array, index: jax.Array, sign: tuple, last=None) -> jax.Array:
+    """``sum_g sign[g] table[t, index[.., g, h]]`` for ``table`` ``[T, L, *b]`` and ``index``
+    ``[G, H]`` (shared by every terminal: one gather of whole columns) or ``[T, G, H]``:
+    ``[T, H, *b]``; the last term times ``last`` (``[T, H]`` or ``[1, H]``) when given.
+    One gather for all the terms of every hand, then a sum of ``G`` whole ``[T, H]``
+    slices (vectorised; a reduce over a short minor axis is not)."""
     T = table.shape[0]
     G, H = index.shape[-2:]
     if index.ndim == 2:
         terms = jnp.take(table, index.reshape(-1), axis=1, mode="clip")      # [T, G*H, *b]
-        coef = coef[None]
     else:
         terms = _rows_take(table, index.reshape(T, G * H))                  # [T, G*H, *b]
     out = 0
     for g in range(G):
-        out = out + terms[:, g * H:(g + 1) * H] * trail(coef[:, g], terms.ndim)
+        term = terms[:, g * H:(g + 1) * H]
+        if last is not None and g == G - 1:
+            term = term * trail(last, term.ndim)
+        out = out + term if sign[g] > 0 else out - term
     return out
 
 
@@ -222,9 +224,7 @@ def _ranked_fold(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     same = t.same[i][None] + (M + 1)                                         # [1, H]
     index = jnp.concatenate([start, end, same])                              # [2J + 1, H]
     J = start.shape[0]
-    coef = jnp.broadcast_to(jnp.asarray([1.0] * J + [-1.0] * J + [1.0], r.dtype)[:, None],
-                            index.shape)
-    return r.sum(axis=1, keepdims=True) + _lookup(table, index, coef)
+    return r.sum(axis=1, keepdims=True) + _lookup(table, index, (1,) * J + (-1,) * J + (1,))
 
 
 def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
@@ -248,28 +248,27 @@ def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     def sort(order):                                          # order [T', L] -> [T, L, *b]
         return (jnp.take(r_pad, order[0], axis=1, mode="clip") if shared
                 else _rows_take(r_pad, order))
-    ranked = sort(_pick(t.rank_order[k], o))                                 # [T, H, *b]
-    pairs = sort(_pick(t.pair_order[k], o))                                  # [T, M, *b]
+    ranked = sort(_pick(t.rank_order, o)[k])                                 # [T, H, *b]
+    pairs = sort(_pick(t.pair_order, o)[k])                                  # [T, M, *b]
     M = pairs.shape[1]
     cum = _running(jnp.concatenate([ranked, pairs], axis=1))                 # [T, H + M + 1]
     table = jnp.concatenate([cum, r_pad], axis=1)
-    rows = k.shape[0]
     J = t.pair_start.shape[-1]
-    def across(x):                                            # [T', H, J] -> [T', J, H]
-        return jnp.swapaxes(x, 1, 2)
-    parts = [_pick(t.rank_lo[k], i)[:, None], _pick(t.rank_hi[k], i)[:, None],
-             across(_pick(t.pair_lo[k], i)) + H, across(_pick(t.pair_hi[k], i)) + H,
-             jnp.broadcast_to(t.pair_start[i].T + H, (rows, J, H)),
-             jnp.broadcast_to(t.pair_end[i].T + H, (rows, J, H)),
-             jnp.broadcast_to(t.same[i][None] + (H + M + 1), (rows, 1, H))]
-    index = jnp.concatenate(parts, axis=1)                                   # [T', 4J + 3, H]
-    sign = jnp.asarray([1.0, 1.0] + [-1.0] * (2 * J) + [1.0] * (2 * J), r.dtype)
-    same = _pick(t.same_weaker[k], i) - _pick(t.same_stronger[k], i)        # [T', H]
-    coef = jnp.concatenate([jnp.broadcast_to(sign[:, None], (rows, sign.shape[0], H)),
-                            same[:, None]], axis=1)                          # [T', 4J + 3, H]
-    if shared:
-        index, coef = index[0], coef[0]
-    return _lookup(table, index, coef) - cum[:, H:H + 1]
+    # the terms' positions per strength table ([S, 4J + 3, H]), then per terminal
+    cards = [jnp.broadcast_to(x, (t.rank_lo.shape[0],) + x.shape)
+             for x in (t.pair_start[i].T + H, t.pair_end[i].T + H,
+                       t.same[i][None] + (H + M + 1))]
+    index = jnp.concatenate([_pick(t.rank_lo, i)[:, None], _pick(t.rank_hi, i)[:, None],
+                             jnp.swapaxes(_pick(t.pair_lo, i), 1, 2) + H,
+                             jnp.swapaxes(_pick(t.pair_hi, i), 1, 2) + H] + cards, axis=1)
+    same = _pick(t.same_weaker, i) - _pick(t.same_stronger, i)              # [S, H]
+    index, same = (index[0], same[:1]) if shared else (index[k], same[k])
+    sign = (1, 1) + (-1,) * (2 * J) + (1,) * (2 * J) + (1,)
+    return _lookup(table, index, sign, same) - cum[:, H:H + 1]
+
+
+#: Levels whose nodes have more children than this go up by a segment sum.
+GATHER_WIDTH = 8
 
 
 def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax.Array, i,
@@ -288,16 +287,26 @@ def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax
         lo, hi = levels[d], levels[d + 1]
         width = s.widths[d]
         start = levels[d + 1]
-        slots = jnp.arange(width, dtype=jnp.int32)
-        index = t.first_child[lo:hi, None] - start + slots[None, :]            # [n, w]
-        present = slots[None, :] < t.child_count[lo:hi, None]
-        index = jnp.where(present, index, 0)
-        edges = factor[start:levels[d + 2]]
-        kids = jnp.take(below, index, axis=0)                                  # [n, w, H, *b]
-        weight = jnp.take(edges, index, axis=0)
-        mask = trail(present, kids.ndim)
-        here = leaf[lo:hi] + jnp.where(mask, weight * kids, 0).sum(axis=1)
-        top = jnp.where(mask, kids, -jnp.inf).max(axis=1) if best and width else None
+        edges = factor[start:levels[d + 2]]                                    # [n', H, *b]
+        if width > GATHER_WIDTH:
+            # a level with chance nodes (a card each): a gather [n, w] would pad every
+            # node of the level to the cards' count; a sorted segment sum reads each
+            # child once
+            parent = t.parent[start:levels[d + 2]] - lo                         # [n']
+            here = leaf[lo:hi] + jax.ops.segment_sum(edges * below, parent, hi - lo,
+                                                     indices_are_sorted=True)
+            top = (jax.ops.segment_max(below, parent, hi - lo, indices_are_sorted=True)
+                   if best else None)
+        else:
+            slots = jnp.arange(width, dtype=jnp.int32)
+            index = t.first_child[lo:hi, None] - start + slots[None, :]        # [n, w]
+            present = slots[None, :] < t.child_count[lo:hi, None]
+            index = jnp.where(present, index, 0)
+            kids = jnp.take(below, index, axis=0)                              # [n, w, H, *b]
+            weight = jnp.take(edges, index, axis=0)
+            mask = trail(present, kids.ndim)
+            here = leaf[lo:hi] + jnp.where(mask, weight * kids, 0).sum(axis=1)
+            top = jnp.where(mask, kids, -jnp.inf).max(axis=1) if best and width else None
         if top is not None:
             here = jnp.where(trail(t.node_player[lo:hi] == i, here.ndim), top, here)
         below = here
