@@ -187,44 +187,41 @@ def _running(x: jax.Array) -> jax.Array:
     return jnp.concatenate([jnp.zeros_like(x[:, :1]), _cumsum(x)], axis=1)
 
 
-def _lookup(table: jax.Array, index: jax.Array, sign: tuple, last=None) -> jax.Array:
-    """``sum_g sign[g] table[t, index[.., g, h]]`` for ``table`` ``[T, L, *b]`` and ``index``
-    ``[G, H]`` (shared by every terminal: one gather of whole columns) or ``[T, G, H]``:
-    ``[T, H, *b]``; the last term times ``last`` (``[T, H]`` or ``[1, H]``) when given.
-    One gather for all the terms of every hand, then a sum of ``G`` whole ``[T, H]``
-    slices (vectorised; a reduce over a short minor axis is not)."""
+def _terms(table: jax.Array, index: jax.Array) -> list:
+    """``[table[t, index[.., g, h]] for g]`` (``G`` arrays ``[T, H, *b]``) for ``table``
+    ``[T, L, *b]`` and ``index`` ``[G, H]`` (shared by every terminal: one gather of whole
+    columns) or ``[T, G, H]`` (one gather from the flattened table): every term of every
+    hand in one gather, then whole ``[T, H]`` slices of it (vectorised arithmetic; a
+    reduce over a short minor axis is not)."""
     T = table.shape[0]
     G, H = index.shape[-2:]
     if index.ndim == 2:
         terms = jnp.take(table, index.reshape(-1), axis=1, mode="clip")      # [T, G*H, *b]
     else:
         terms = _rows_take(table, index.reshape(T, G * H))                  # [T, G*H, *b]
-    out = 0
-    for g in range(G):
-        term = terms[:, g * H:(g + 1) * H]
-        if last is not None and g == G - 1:
-            term = term * trail(last, term.ndim)
-        out = out + term if sign[g] > 0 else out - term
-    return out
+    return [terms[:, g * H:(g + 1) * H] for g in range(G)]
 
 
 def _ranked_fold(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     """``sum_o compatible(h, o) r(o)`` for each of ``i``'s hands ``h`` (``[T, H, *b]``):
     the opponent's total, less the reach held by each of ``h``'s cards, plus that of the
     hand holding both (inclusion-exclusion). The reach held by a card is a difference of
-    running sums over the opponent's (hand, card) entries sorted by card; the five terms
-    of a hand (two per card, the hand of the same cards) are one gather from the running
-    sums and ``r`` side by side."""
+    running sums over the opponent's (hand, card) entries sorted by card; a hand's terms
+    (two per card, the hand of the same cards) are one gather from the running sums and
+    ``r`` side by side."""
     o = 1 - jnp.asarray(i)
     r_pad = _with_pad(r)                                                     # [T, H + 1, *b]
     pairs = jnp.take(r_pad, t.fold_pair[o], axis=1, mode="clip")            # [T, M, *b]
     M = pairs.shape[1]
     table = jnp.concatenate([_running(pairs), r_pad], axis=1)           # [T, M + 1 + H + 1]
-    start, end = t.pair_start[i].T, t.pair_end[i].T                          # [J, H]
-    same = t.same[i][None] + (M + 1)                                         # [1, H]
-    index = jnp.concatenate([start, end, same])                              # [2J + 1, H]
-    J = start.shape[0]
-    return r.sum(axis=1, keepdims=True) + _lookup(table, index, (1,) * J + (-1,) * J + (1,))
+    J = t.pair_start.shape[-1]
+    index = jnp.concatenate([t.pair_start[i].T, t.pair_end[i].T,             # [2J + 1, H]
+                             t.same[i][None] + (M + 1)])
+    x = _terms(table, index)
+    held = 0
+    for j in range(J):                  # the order of the sums below is the dense one's
+        held = held + (x[J + j] - x[j])
+    return r.sum(axis=1, keepdims=True) - held + x[2 * J]
 
 
 def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
@@ -234,11 +231,12 @@ def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     same sums over the (hand, card) entries sorted by card, then strength), plus the
     hand of the same two cards where it was taken off twice.
 
-    Both sorted vectors run in one sum (the hands, then the entries: the entries' terms
-    come in pairs of opposite sign, so the hands' total cancels out of them), and a
-    hand's eleven terms (``W`` and ``L``'s two, four per card, the same-cards hand) are
-    one gather from it and ``r`` side by side; a spot of one strength table (a river)
-    shares the gather's columns between its terminals."""
+    A hand's eleven terms (``W`` and ``L``'s two, four per card, the same-cards hand) are
+    one gather from both running sums and ``r`` side by side, their positions built per
+    strength table (a board) and taken per terminal; a spot of one strength table (a
+    river) shares the gather's columns between its terminals. The terms are added in the
+    order of the sums above, so that equal values (a fold and a call worth the same
+    chips) stay exactly equal, as the history tree has them."""
     o = 1 - jnp.asarray(i)
     H = r.shape[1]
     shared = t.rank_order.shape[0] == 1
@@ -248,23 +246,35 @@ def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     def sort(order):                                          # order [T', L] -> [T, L, *b]
         return (jnp.take(r_pad, order[0], axis=1, mode="clip") if shared
                 else _rows_take(r_pad, order))
-    ranked = sort(_pick(t.rank_order, o)[k])                                 # [T, H, *b]
-    pairs = sort(_pick(t.pair_order, o)[k])                                  # [T, M, *b]
-    M = pairs.shape[1]
-    cum = _running(jnp.concatenate([ranked, pairs], axis=1))                 # [T, H + M + 1]
-    table = jnp.concatenate([cum, r_pad], axis=1)
+    ranked = _running(sort(_pick(t.rank_order, o)[k]))                      # [T, H + 1, *b]
+    pairs = _running(sort(_pick(t.pair_order, o)[k]))                       # [T, M + 1, *b]
+    M = pairs.shape[1] - 1
+    table = jnp.concatenate([ranked, pairs, r_pad], axis=1)
     J = t.pair_start.shape[-1]
     # the terms' positions per strength table ([S, 4J + 3, H]), then per terminal
     cards = [jnp.broadcast_to(x, (t.rank_lo.shape[0],) + x.shape)
-             for x in (t.pair_start[i].T + H, t.pair_end[i].T + H,
-                       t.same[i][None] + (H + M + 1))]
+             for x in (t.pair_start[i].T + (H + 1), t.pair_end[i].T + (H + 1),
+                       t.same[i][None] + (H + M + 2))]
     index = jnp.concatenate([_pick(t.rank_lo, i)[:, None], _pick(t.rank_hi, i)[:, None],
-                             jnp.swapaxes(_pick(t.pair_lo, i), 1, 2) + H,
-                             jnp.swapaxes(_pick(t.pair_hi, i), 1, 2) + H] + cards, axis=1)
-    same = _pick(t.same_weaker, i) - _pick(t.same_stronger, i)              # [S, H]
-    index, same = (index[0], same[:1]) if shared else (index[k], same[k])
-    sign = (1, 1) + (-1,) * (2 * J) + (1,) * (2 * J) + (1,)
-    return _lookup(table, index, sign, same) - cum[:, H:H + 1]
+                             jnp.swapaxes(_pick(t.pair_lo, i), 1, 2) + (H + 1),
+                             jnp.swapaxes(_pick(t.pair_hi, i), 1, 2) + (H + 1)] + cards, axis=1)
+    index = index[0] if shared else index[k]
+    x = _terms(table, index)
+    lo, hi, plo, phi, start, end, same = (x[0], x[1], x[2:2 + J], x[2 + J:2 + 2 * J],
+                                          x[2 + 2 * J:2 + 3 * J], x[2 + 3 * J:2 + 4 * J],
+                                          x[2 + 4 * J])
+    w_held = s_held = 0
+    for j in range(J):
+        w_held = w_held + plo[j] - start[j]
+        s_held = s_held + end[j] - phi[j]
+
+    def scaled(table):                                                       # [S, P, H]
+        f = _pick(table, i)
+        f = f[:1] if shared else f[k]                                        # [T or 1, H]
+        return same * trail(f, same.ndim)
+    weaker = lo - w_held + scaled(t.same_weaker)
+    stronger = ranked[:, -1:] - hi - s_held + scaled(t.same_stronger)
+    return weaker - stronger
 
 
 #: Levels whose nodes have more children than this go up by a segment sum.
