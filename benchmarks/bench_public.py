@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import functools
 import json
 import platform
 import time
@@ -38,6 +37,7 @@ from jaxcfr.solvers.public import public_device_tensors, public_solver
 from jaxcfr_games.public_leduc import PublicLeduc
 from jaxcfr_games.public_liars_dice import PublicLiarsDice
 
+from benchkit.public_chunk import public_chunk
 from benchkit.timing import cpu_seconds
 
 GAMES = {
@@ -59,22 +59,13 @@ def _cpu() -> float:
     return cpu_seconds(children=True)
 
 
-@functools.partial(jax.jit, static_argnames=("solver", "structure", "count"))
-def _chunk(tensors, state, hp, *, solver, structure, count):
-    """``count`` iterations of ``solver`` in one compiled loop (the Runner's chunk without
-    its traced count and layouts: the public kernel alone)."""
-    carry = jax.lax.fori_loop(0, count, lambda _, c: solver.step(tensors, structure, c, hp),
-                              solver.start(tensors, state))
-    return carry.state
-
-
 def _time(solver, tensors, structure, iterations, dtype):
     hp = solver.hyperparams(dtype)
     state = solver.init(tensors, dtype=dtype)
-    state = _chunk(tensors, state, hp, solver=solver, structure=structure, count=iterations)
+    state = public_chunk(tensors, state, hp, solver=solver, structure=structure, count=iterations)
     jax.block_until_ready(state.regret)                                  # compile + warm
     cpu, wall = time.process_time(), time.perf_counter()
-    state = _chunk(tensors, state, hp, solver=solver, structure=structure, count=iterations)
+    state = public_chunk(tensors, state, hp, solver=solver, structure=structure, count=iterations)
     jax.block_until_ready(state.regret)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     return state, 1e3 * wall / iterations, 1e3 * cpu / iterations

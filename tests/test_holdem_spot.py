@@ -271,3 +271,51 @@ def test_bad_spots_and_moves_are_refused():
     state.step("Check")
     with pytest.raises(GameError, match="not a card left to deal"):
         state.step(33)                                   # the Td is on the board
+
+
+# -- the ranked terminals' fast paths against the dense products ----------------------------
+def test_ranked_terminals_of_a_turn_spot_equal_the_dense_products():
+    """A turn spot's ranked operators (one strength table per river card, gathered per
+    terminal; folds and showdowns by running sums and card removal) give every node's
+    counterfactual values of the dense ``[H, H]`` products (float64), for both players,
+    also with a batch axis on the strategy."""
+    from jaxcfr._util import precision
+    from jaxcfr.kernels import public as kernels
+    from jaxcfr.solvers.public import public_device_tensors
+    spot = HoldemSpot(board="Td9d6h5c", ranges=("AA,KK,AKs,T9s,87s:0.5", "JJ-88,AQs,KQs,98s"),
+                      pot=10, stack=30, bets="50%, a", raises="", river_donk=None)
+    ranked = jaxcfr.lower_public(spot, terminals="ranked")
+    dense = jaxcfr.lower_public(spot, terminals="dense")
+    assert ranked.ranked and not dense.ranked and ranked.tensors.rank_order.shape[0] > 1
+    rng = np.random.default_rng(3)
+    legal = ranked.tensors.legal_mask
+    table = rng.random(legal.shape + (2,)) * legal[..., None]
+    table /= table.sum(axis=1, keepdims=True)
+    with precision.scope(np.float64):
+        out = []
+        for lowered in (ranked, dense):
+            t = public_device_tensors(lowered, np.float64)
+            edge = kernels.edge_probabilities(t, lowered.structure, table)
+            reach = kernels.reach_pass(t, lowered.structure, edge)
+            out.append([np.asarray(kernels.terminal_values(t, lowered.structure, reach, i))
+                        for i in range(2)])
+    for a, b in zip(*out):
+        assert np.abs(b).max() > 0
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * np.abs(b).max())
+    a, b = (jaxcfr.evaluate_public(x, table) for x in (ranked, dense))
+    np.testing.assert_allclose(a["best_response_values"], b["best_response_values"],
+                               rtol=0, atol=1e-10)
+    np.testing.assert_allclose(a["values"], b["values"], rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("length", [1, 31, 32, 33, 100, 2163])
+def test_the_running_sums_are_cumulative_sums(length):
+    """The kernels' running sums (triangular products by blocks) are ``cumsum`` (float64),
+    with a trailing batch axis, at lengths around the block's."""
+    import jax.numpy as jnp
+    from jaxcfr._util import precision
+    from jaxcfr.kernels.public import _cumsum
+    x = np.random.default_rng(length).random((3, length, 2))
+    with precision.scope(np.float64):
+        got = np.asarray(_cumsum(jnp.asarray(x)))
+    np.testing.assert_allclose(got, np.cumsum(x, axis=1), rtol=1e-13)

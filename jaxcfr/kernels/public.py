@@ -86,29 +86,37 @@ def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -
     """Player ``i``'s counterfactual value at every terminal, 0 elsewhere: ``[N, H, *b]``."""
     o = 1 - jnp.asarray(i)
     batch = reach.ndim - 3
-    alive = t.alive[t.node_path]                                                # [N, P, H]
-    own_side = (trail(t.chance_reach, 2) * _pick(alive, i) * t.weights[i])      # [N, H]
-    opp = _pick(reach, o) * trail(_pick(alive, o) * t.weights[o], 2 + batch)   # [N, H, *b]
     compat = jnp.where(jnp.asarray(i) == 0, t.compat, t.compat.T)               # [H, H]
     parts = {}
 
+    # both sides at the terminals only (never the whole [N, P, H] table of blocked hands)
+    def opp_at(nodes):
+        """The opponent's reach vector at ``nodes``: ``[T, H, *b]``."""
+        alive = _pick(t.alive[t.node_path[nodes]], o) * t.weights[o]            # [T, H]
+        return _pick(jnp.take(reach, nodes, axis=0), o) * trail(alive, 2 + batch)
+
+    def own_at(nodes):
+        """``i``'s side at ``nodes``: chance reach, not blocked, prior weight: ``[T, H]``."""
+        alive = _pick(t.alive[t.node_path[nodes]], i) * t.weights[i]
+        return trail(t.chance_reach[nodes], 2) * alive
+
     def apply(nodes, scale, table=None):
-        r = jnp.take(opp, nodes, axis=0)                                         # [T, H, *b]
+        r = opp_at(nodes)                                                        # [T, H, *b]
         if table is None:
             v = jnp.einsum("ho,to...->th...", compat, r)
         else:
             v = jnp.einsum("tho,to...->th...", table, r)
-        side = jnp.take(own_side, nodes, axis=0) * scale[:, None]                # [T, H]
+        side = own_at(nodes) * scale[:, None]                                    # [T, H]
         return v * trail(side, v.ndim)
 
     if s.ranked:
         if t.fold_node.shape[0]:
-            v = _ranked_fold(t, jnp.take(opp, t.fold_node, axis=0), i)
-            side = jnp.take(own_side, t.fold_node, axis=0) * _pick(t.fold_payoff, i)[:, None]
+            v = _ranked_fold(t, opp_at(t.fold_node), i)
+            side = own_at(t.fold_node) * _pick(t.fold_payoff, i)[:, None]
             parts["fold"] = v * trail(side * t.deal_scale, v.ndim)
         if t.show_node.shape[0]:
-            v = _ranked_showdown(t, jnp.take(opp, t.show_node, axis=0), i)
-            side = jnp.take(own_side, t.show_node, axis=0) * t.show_stake[:, None]
+            v = _ranked_showdown(t, opp_at(t.show_node), i)
+            side = own_at(t.show_node) * t.show_stake[:, None]
             parts["show"] = v * trail(side * t.deal_scale, v.ndim)
     if t.fold_node.shape[0] and not s.ranked:
         parts["fold"] = apply(t.fold_node, _pick(t.fold_payoff, i))
@@ -119,10 +127,10 @@ def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -
         parts["show"] = apply(t.show_node, t.show_stake, sign)
     if t.table_node.shape[0]:
         table = jnp.take(_pick(t.tables, i), t.table_index, axis=0)            # [Tt, H, H]
-        parts["table"] = apply(t.table_node, jnp.ones(t.table_node.shape, opp.dtype),
+        parts["table"] = apply(t.table_node, jnp.ones(t.table_node.shape, reach.dtype),
                                table)
     ends = [parts[k] for k in ("fold", "show", "table") if k in parts]
-    ends.append(jnp.zeros_like(opp[:1]))
+    ends.append(jnp.zeros((1,) + reach.shape[2:], reach.dtype))
     return jnp.take(jnp.concatenate(ends), t.leaf_index, axis=0)
 
 
@@ -133,43 +141,87 @@ def _along(x: jax.Array, index: jax.Array) -> jax.Array:
     return jnp.take_along_axis(x, trail(index, x.ndim), axis=1)
 
 
+def _rows_take(x: jax.Array, index: jax.Array) -> jax.Array:
+    """``x[t, index[t, k]]`` for ``x`` ``[T, L, *b]`` and ``index`` ``[T, K]``: ``[T, K, *b]``,
+    as one gather from ``x`` flattened (``take_along_axis`` builds a ``(t, k)`` pair per
+    entry, which costs more than the gather itself at a turn's ``T * K`` of millions)."""
+    T, L = x.shape[:2]
+    flat = x.reshape((T * L,) + x.shape[2:])
+    where = index + (jnp.arange(T, dtype=index.dtype) * L)[:, None]
+    return jnp.take(flat, where.reshape(-1), axis=0, mode="clip").reshape(
+        index.shape + x.shape[2:])
+
+
 def _with_pad(r: jax.Array) -> jax.Array:
     """``r`` ``[T, H, *b]`` with a zero hand appended (index ``H``): ``[T, H + 1, *b]``."""
     return jnp.concatenate([r, jnp.zeros_like(r[:, :1])], axis=1)
 
 
+#: Block length of :func:`_cumsum`'s triangular products.
+CUMSUM_BLOCK = 32
+
+
+def _cumsum(x: jax.Array) -> jax.Array:
+    """The running sums of ``x`` ``[T, L, *b]`` along axis 1 (``[T, L, *b]``), as two
+    triangular matrix products: within blocks of :data:`CUMSUM_BLOCK`, then the blocks'
+    totals. XLA's CPU backend lowers ``jnp.cumsum`` to a chain of window reductions,
+    4 to 6 times slower on these lengths (a few thousand); a product runs vectorised."""
+    T, L = x.shape[:2]
+    rest = x.shape[2:]
+    block = min(CUMSUM_BLOCK, L)
+    blocks = -(-L // block)
+    pad = [(0, 0), (0, blocks * block - L)] + [(0, 0)] * len(rest)
+    xp = jnp.pad(x, pad).reshape((T, blocks, block) + rest)
+    upper = jnp.triu(jnp.ones((block, block), x.dtype))                       # a <= c
+    inner = jnp.einsum("tna...,ac->tnc...", xp, upper, precision=jax.lax.Precision.HIGHEST)
+    if blocks > 1:
+        before = jnp.triu(jnp.ones((blocks, blocks), x.dtype), 1)             # n < m
+        offset = jnp.einsum("tn...,nm->tm...", inner[:, :, -1], before,
+                            precision=jax.lax.Precision.HIGHEST)
+        inner = inner + offset[:, :, None]
+    return inner.reshape((T, blocks * block) + rest)[:, :L]
+
+
 def _running(x: jax.Array) -> jax.Array:
     """``[T, L + 1, *b]``: 0, then the running sums of ``x`` ``[T, L, *b]`` along axis 1."""
-    return jnp.concatenate([jnp.zeros_like(x[:, :1]), jnp.cumsum(x, axis=1)], axis=1)
+    return jnp.concatenate([jnp.zeros_like(x[:, :1]), _cumsum(x)], axis=1)
 
 
-def _card_mass(t: PublicTensors, r_pad: jax.Array, order: jax.Array, i, lo=None, hi=None):
-    """The opponent reach held by each card of each of ``i``'s hands, from the opponent's
-    (hand, card) entries in ``order`` (``[T, M]``): ``[T, H, *b]`` summed over the hand's
-    cards, over the whole card segment (``lo`` / ``hi`` ``None``) or its part weaker than
-    the hand (up to ``lo``) and stronger (from ``hi``)."""
-    cum = _running(_along(r_pad, order))                                      # [T, M + 1, *b]
-    start, end = t.pair_start[i], t.pair_end[i]                               # [H, J]
-    whole = weaker = stronger = 0
-    for j in range(start.shape[-1]):
-        a, b = _along(cum, start[:, j]), _along(cum, end[:, j])
-        if lo is None:
-            whole = whole + (b - a)
-        else:
-            weaker = weaker + _along(cum, lo[..., j]) - a
-            stronger = stronger + b - _along(cum, hi[..., j])
-    return whole if lo is None else (weaker, stronger)
+def _terms(table: jax.Array, index: jax.Array) -> list:
+    """``[table[t, index[.., g, h]] for g]`` (``G`` arrays ``[T, H, *b]``) for ``table``
+    ``[T, L, *b]`` and ``index`` ``[G, H]`` (shared by every terminal: one gather of whole
+    columns) or ``[T, G, H]`` (one gather from the flattened table): every term of every
+    hand in one gather, then whole ``[T, H]`` slices of it (vectorised arithmetic; a
+    reduce over a short minor axis is not)."""
+    T = table.shape[0]
+    G, H = index.shape[-2:]
+    if index.ndim == 2:
+        terms = jnp.take(table, index.reshape(-1), axis=1, mode="clip")      # [T, G*H, *b]
+    else:
+        terms = _rows_take(table, index.reshape(T, G * H))                  # [T, G*H, *b]
+    return [terms[:, g * H:(g + 1) * H] for g in range(G)]
 
 
 def _ranked_fold(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     """``sum_o compatible(h, o) r(o)`` for each of ``i``'s hands ``h`` (``[T, H, *b]``):
     the opponent's total, less the reach held by each of ``h``'s cards, plus that of the
-    hand holding both (inclusion-exclusion)."""
+    hand holding both (inclusion-exclusion). The reach held by a card is a difference of
+    running sums over the opponent's (hand, card) entries sorted by card; a hand's terms
+    (two per card, the hand of the same cards) are one gather from the running sums and
+    ``r`` side by side."""
     o = 1 - jnp.asarray(i)
-    r_pad = _with_pad(r)
-    total = r.sum(axis=1, keepdims=True)
-    held = _card_mass(t, r_pad, t.fold_pair[o][None], i)
-    return total - held + _along(r_pad, t.same[i])
+    r_pad = _with_pad(r)                                                     # [T, H + 1, *b]
+    pairs = jnp.take(r_pad, t.fold_pair[o], axis=1, mode="clip")            # [T, M, *b]
+    M = pairs.shape[1]
+    table = jnp.concatenate([_running(pairs), r_pad], axis=1)           # [T, M + 1 + H + 1]
+    J = t.pair_start.shape[-1]
+    index = jnp.concatenate([t.pair_start[i].T, t.pair_end[i].T,             # [2J + 1, H]
+                             t.same[i][None] + (M + 1)])
+    x = _terms(table, index)
+    held = 0
+    for j in range(J):                  # the order of the sums below is the dense one's
+        held = held + (x[J + j] - x[j])
+    return r.sum(axis=1, keepdims=True) - held + x[2 * J]
 
 
 def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
@@ -177,19 +229,56 @@ def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     per terminal: the opponent's hands sorted by strength and running sums (weaker mass
     ``W``, stronger mass ``L``), each less the part holding one of ``h``'s cards (the
     same sums over the (hand, card) entries sorted by card, then strength), plus the
-    hand of the same two cards where it was taken off twice."""
+    hand of the same two cards where it was taken off twice.
+
+    A hand's eleven terms (``W`` and ``L``'s two, four per card, the same-cards hand) are
+    one gather from both running sums and ``r`` side by side, their positions built per
+    strength table (a board) and taken per terminal; a spot of one strength table (a
+    river) shares the gather's columns between its terminals. The terms are added in the
+    order of the sums above, so that equal values (a fold and a call worth the same
+    chips) stay exactly equal, as the history tree has them."""
     o = 1 - jnp.asarray(i)
-    k = t.show_index
-    r_pad = _with_pad(r)
-    cum = _running(_along(r_pad, _pick(t.rank_order[k], o)))                  # [T, H + 1, *b]
-    weaker = _along(cum, _pick(t.rank_lo[k], i))
-    stronger = cum[:, -1:] - _along(cum, _pick(t.rank_hi[k], i))
-    w_held, s_held = _card_mass(t, r_pad, _pick(t.pair_order[k], o), i,
-                                _pick(t.pair_lo[k], i), _pick(t.pair_hi[k], i))
-    same = _along(r_pad, t.same[i])
-    weaker = weaker - w_held + same * trail(_pick(t.same_weaker[k], i), same.ndim)
-    stronger = stronger - s_held + same * trail(_pick(t.same_stronger[k], i), same.ndim)
+    H = r.shape[1]
+    shared = t.rank_order.shape[0] == 1
+    k = jnp.zeros((1,), jnp.int32) if shared else t.show_index              # [T'] tables
+    r_pad = _with_pad(r)                                                     # [T, H + 1, *b]
+
+    def sort(order):                                          # order [T', L] -> [T, L, *b]
+        return (jnp.take(r_pad, order[0], axis=1, mode="clip") if shared
+                else _rows_take(r_pad, order))
+    ranked = _running(sort(_pick(t.rank_order, o)[k]))                      # [T, H + 1, *b]
+    pairs = _running(sort(_pick(t.pair_order, o)[k]))                       # [T, M + 1, *b]
+    M = pairs.shape[1] - 1
+    table = jnp.concatenate([ranked, pairs, r_pad], axis=1)
+    J = t.pair_start.shape[-1]
+    # the terms' positions per strength table ([S, 4J + 3, H]), then per terminal
+    cards = [jnp.broadcast_to(x, (t.rank_lo.shape[0],) + x.shape)
+             for x in (t.pair_start[i].T + (H + 1), t.pair_end[i].T + (H + 1),
+                       t.same[i][None] + (H + M + 2))]
+    index = jnp.concatenate([_pick(t.rank_lo, i)[:, None], _pick(t.rank_hi, i)[:, None],
+                             jnp.swapaxes(_pick(t.pair_lo, i), 1, 2) + (H + 1),
+                             jnp.swapaxes(_pick(t.pair_hi, i), 1, 2) + (H + 1)] + cards, axis=1)
+    index = index[0] if shared else index[k]
+    x = _terms(table, index)
+    lo, hi, plo, phi, start, end, same = (x[0], x[1], x[2:2 + J], x[2 + J:2 + 2 * J],
+                                          x[2 + 2 * J:2 + 3 * J], x[2 + 3 * J:2 + 4 * J],
+                                          x[2 + 4 * J])
+    w_held = s_held = 0
+    for j in range(J):
+        w_held = w_held + plo[j] - start[j]
+        s_held = s_held + end[j] - phi[j]
+
+    def scaled(table):                                                       # [S, P, H]
+        f = _pick(table, i)
+        f = f[:1] if shared else f[k]                                        # [T or 1, H]
+        return same * trail(f, same.ndim)
+    weaker = lo - w_held + scaled(t.same_weaker)
+    stronger = ranked[:, -1:] - hi - s_held + scaled(t.same_stronger)
     return weaker - stronger
+
+
+#: Levels whose nodes have more children than this go up by a segment sum.
+GATHER_WIDTH = 8
 
 
 def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax.Array, i,
@@ -208,16 +297,27 @@ def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax
         lo, hi = levels[d], levels[d + 1]
         width = s.widths[d]
         start = levels[d + 1]
-        slots = jnp.arange(width, dtype=jnp.int32)
-        index = t.first_child[lo:hi, None] - start + slots[None, :]            # [n, w]
-        present = slots[None, :] < t.child_count[lo:hi, None]
-        index = jnp.where(present, index, 0)
-        kids = jnp.take(below, index, axis=0)                                  # [n, w, H, *b]
-        weight = jnp.take(factor[start:levels[d + 2]], index, axis=0)
-        mask = trail(present, kids.ndim)
-        here = leaf[lo:hi] + jnp.where(mask, weight * kids, 0).sum(axis=1)
-        if best and width:
-            top = jnp.where(mask, kids, -jnp.inf).max(axis=1)
+        edges = factor[start:levels[d + 2]]                                    # [n', H, *b]
+        if width > GATHER_WIDTH:
+            # a level with chance nodes (a card each): a gather [n, w] would pad every
+            # node of the level to the cards' count; a sorted segment sum reads each
+            # child once
+            parent = t.parent[start:levels[d + 2]] - lo                         # [n']
+            here = leaf[lo:hi] + jax.ops.segment_sum(edges * below, parent, hi - lo,
+                                                     indices_are_sorted=True)
+            top = (jax.ops.segment_max(below, parent, hi - lo, indices_are_sorted=True)
+                   if best else None)
+        else:
+            slots = jnp.arange(width, dtype=jnp.int32)
+            index = t.first_child[lo:hi, None] - start + slots[None, :]        # [n, w]
+            present = slots[None, :] < t.child_count[lo:hi, None]
+            index = jnp.where(present, index, 0)
+            kids = jnp.take(below, index, axis=0)                              # [n, w, H, *b]
+            weight = jnp.take(edges, index, axis=0)
+            mask = trail(present, kids.ndim)
+            here = leaf[lo:hi] + jnp.where(mask, weight * kids, 0).sum(axis=1)
+            top = jnp.where(mask, kids, -jnp.inf).max(axis=1) if best and width else None
+        if top is not None:
             here = jnp.where(trail(t.node_player[lo:hi] == i, here.ndim), top, here)
         below = here
         out.append(below)

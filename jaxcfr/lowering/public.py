@@ -24,6 +24,8 @@ Choices (and why):
 * Compatibility between hands (card removal) and the deal's normaliser are one dense
   ``[H, H]`` table; payoff tables are stored once per distinct table (liar's dice: one
   per (last bid, caller)), oriented for each player with the compatibility folded in.
+  Strength tables are stored once per distinct table (a hold'em board), whatever the
+  showdowns' stakes, so the ranked operators' index tables follow the boards.
 """
 
 from __future__ import annotations
@@ -303,12 +305,14 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
             fold_pay.append(v.payoffs)
         elif isinstance(v, Showdown):
             k = strength_of.get(id(v))
-            if k is None:
+            if k is None:                     # one table per distinct strengths (a board)
                 arr = np.zeros((2, H))
                 for p in range(2):
                     arr[p, :sizes[p]] = v.strengths[p]
-                k = strength_of[id(v)] = len(strength_list)
-                strength_list.append(arr)
+                k = strength_of.setdefault(arr.tobytes(), len(strength_list))
+                strength_of[id(v)] = k
+                if k == len(strength_list):
+                    strength_list.append(arr)
             show_node.append(n)
             show_stake.append(v.stake)
             show_index.append(k)
