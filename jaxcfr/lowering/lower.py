@@ -49,7 +49,7 @@ from jaxcfr.lowering.size import SizeEstimate, estimate_size
 from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
                             GameTensors, LoweredGame)
 from jaxcfr.lowering.columns import CHANCE_CODE, Enumeration, as_numpy
-from jaxcfr.lowering.labels import NodeLabels
+from jaxcfr.lowering.labels import NodeLabels, index_dtype
 from jaxcfr.lowering.walk import fewer_collections, walk
 
 __all__ = ["lower", "as_lowered", "sort_infosets", "MemoryBudgetError", "estimate_bytes",
@@ -265,13 +265,12 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
                        kind="stable")
     # pre-order number of each node in depth order: int32 below 2^31 nodes (8 -> 4 bytes)
     order = order.astype(np.int32 if n < 2 ** 31 else np.int64)
-    # [N] labels (a walk's or a merge's finish: an object array), interned in walk order
-    # first, so that the 8-byte references go before the tensors are made: one byte or
-    # two a node instead of an N-slot tuple (jaxcfr.lowering.labels)
-    interned = NodeLabels.from_labels(enum.action)
-    enum.action = None
-    node_action = NodeLabels(interned.table, interned.index[order])
-    del interned
+    # [N] labels: the walk's (or merge's) entries into its table of distinct labels, one
+    # byte or two a node (jaxcfr.lowering.labels)
+    table = enum.label_table
+    node_action = NodeLabels(tuple(table), np.asarray(enum.label)[order]
+                             .astype(index_dtype(len(table)), copy=False))
+    enum.label = enum.label_table = None
     level_start = tuple(int(x) for x in np.concatenate(
         [[0], np.cumsum(np.bincount(depth, minlength=int(depth.max()) + 1))]))
     del depth
