@@ -163,12 +163,10 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
         if progress is not None:
             progress(nodes)
         _check_index_width(len(enum.row_actions) + 1, enum.max_actions)
-        lowered = _build(enum, outer, name)
+        lowered = _build(enum, outer, name, sort=sort_infosets)
         del enum
         if not perfect_recall:
             lowered = dataclasses.replace(lowered, perfect_recall=False)
-        if sort_infosets:
-            lowered = globals()["sort_infosets"](lowered)
     _release_free_memory()
     return lowered
 
@@ -251,43 +249,66 @@ def as_lowered(game, *, cache=None, report: dict | None = None,
     return lower(game, name=name, **lower_kwargs)
 
 
-def _build(enum: Enumeration, game, name: str) -> LoweredGame:
-    """Reorder the pre-order columns into depth order and fill the tensors.
+def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGame:
+    """Reorder the pre-order columns into depth order and fill the tensors; ``sort``: rows
+    in :func:`sort_infosets`' order (renumbered here, before any ``[N]`` row column is
+    made, so the result equals ``sort_infosets(_build(enum, ...))`` without its copies).
 
-    Consumes ``enum``: each column is dropped once it is converted, so that the
-    host's peak stays near the final tensors plus one column (docs/lowering.md).
+    Consumes ``enum``: each column is dropped once it is converted, and the payoffs are
+    made while few tensors exist, so that the host's peak stays near the final tensors
+    plus one column (docs/lowering.md).
     """
     num_players, max_actions = enum.num_players, enum.max_actions
     n = len(enum)
+    num_real = len(enum.row_actions)
+    if sort:
+        _sort_rows(enum)
     depth = as_numpy(enum.depth, np.int32)
     # depth order, pre-order within a level (a radix sort where depths fit 16 bits)
     order = np.argsort(depth.astype(np.uint16) if n and depth.max() < 1 << 16 else depth,
                        kind="stable")
     # pre-order number of each node in depth order: int32 below 2^31 nodes (8 -> 4 bytes)
     order = order.astype(np.int32 if n < 2 ** 31 else np.int64)
+    level_start = tuple(int(x) for x in np.concatenate(
+        [[0], np.cumsum(np.bincount(depth, minlength=int(depth.max()) + 1))]))
+    del depth
+    enum.depth = None
     # [N] labels: the walk's (or merge's) entries into its table of distinct labels, one
     # byte or two a node (jaxcfr.lowering.labels)
     table = enum.label_table
     node_action = NodeLabels(tuple(table), np.asarray(enum.label)[order]
                              .astype(index_dtype(len(table)), copy=False))
     enum.label = enum.label_table = None
-    level_start = tuple(int(x) for x in np.concatenate(
-        [[0], np.cumsum(np.bincount(depth, minlength=int(depth.max()) + 1))]))
-    del depth
-    enum.depth = None
     new_of_old = np.empty(n, dtype=np.int32)
     new_of_old[order] = np.arange(n, dtype=np.int32)
+    # the payoffs first: their [N, P] floats replace the returns while few tensors exist
+    payoff = np.zeros((n, num_players), dtype=np.float64)
+    constant_sum = None
+    if len(enum.terminals):
+        returns = as_numpy(enum.returns, np.float64).reshape(-1, num_players)
+        at = new_of_old[as_numpy(enum.terminals, np.int32)]
+        payoff[at] = returns
+        # a constant sum: every terminal's, compared with the first terminal's in depth order
+        sums = returns.sum(axis=1)
+        first = sums[int(np.argmin(at))]
+        del returns, at
+        if np.allclose(sums, first, rtol=1e-9, atol=1e-12 * max(1.0, abs(sums).max())):
+            constant_sum = float(first)
+        del sums
+    enum.terminals = enum.returns = None
 
-    parent_old = as_numpy(enum.parent, np.int32)[order]
+    parent = as_numpy(enum.parent, np.int32)[order]
     enum.parent = None
-    parent = new_of_old[np.maximum(parent_old, 0)]
-    parent[parent_old == NO_PARENT] = NO_PARENT
-    del parent_old
+    root = parent == NO_PARENT
+    parent = new_of_old.take(parent, mode="wrap")          # (a root's -1: fixed below)
+    parent[root] = NO_PARENT
+    del root, new_of_old
     slot = as_numpy(enum.slot, np.int32)[order]
     enum.slot = None
+    prob = as_numpy(enum.prob, np.float64)[order]
+    enum.prob = None
     code = as_numpy(enum.code, np.int32)[order]
     enum.code = None
-    num_real = len(enum.row_actions)
     sink = num_real
     decision = code >= 0
     kind = np.full(n, TERMINAL_NODE, dtype=np.int8)
@@ -299,17 +320,9 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     player[decision] = row_player[code[decision]]
     player[chance] = num_players
     del chance
-    infoset = np.where(decision, code, np.int32(sink)).astype(np.int32, copy=False)
+    code[~decision] = sink
+    infoset = code
     del code
-    prob = as_numpy(enum.prob, np.float64)[order]
-    enum.prob = None
-    payoff = np.zeros((n, num_players), dtype=np.float64)
-    if len(enum.terminals):
-        returns = as_numpy(enum.returns, np.float64).reshape(-1, num_players)
-        payoff[new_of_old[as_numpy(enum.terminals, np.int32)]] = returns
-        del returns
-    enum.terminals = enum.returns = None
-    del new_of_old
 
     edge_owner, edge_index = edge_columns(parent, slot, kind, player, infoset, num_players,
                                           max_actions, sink)
@@ -337,10 +350,6 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
         infoset_player=infoset_player, infoset_rep=infoset_rep)
     nash = check_nash_value(game, num_players)
     br_rounds = _most_own_decisions(parent, edge_owner, level_start, num_players) + 1
-    sums = payoff.sum(axis=1)[kind == TERMINAL_NODE]        # (no [T, P] copy)
-    constant_sum = None
-    if sums.size and np.allclose(sums, sums[0], rtol=1e-9, atol=1e-12 * max(1.0, abs(sums).max())):
-        constant_sum = float(sums[0])
     return LoweredGame(tensors=tensors, level_start=level_start, num_players=num_players,
                        infoset_keys=keys, infoset_actions=tuple(enum.row_kept),
                        preorder=order,
@@ -388,6 +397,32 @@ def _most_own_decisions(parent, edge_owner, level_start, num_players) -> int:
             own[lo:hi] = own[parent[lo:hi]] + (edge_owner[lo:hi] == p)
         most = max(most, int(own.max(initial=0)))
     return most
+
+
+def _row_order(code: np.ndarray, row_player, num_real: int) -> np.ndarray:
+    """:func:`sort_infosets`' row order from the walk's pre-order ``code`` column: rows by
+    player, then by the pre-order number of their first member (new -> old, ``[I - 1]``)."""
+    decision = np.flatnonzero(code >= 0)
+    first_pre = np.full(num_real, len(code), dtype=np.int64)
+    np.minimum.at(first_pre, code[decision], decision)
+    del decision
+    return np.lexsort((first_pre, np.asarray(row_player, np.int32)))
+
+
+def _sort_rows(enum: Enumeration) -> None:
+    """Renumber ``enum``'s rows in :func:`sort_infosets`' order: its ``code`` column in
+    place (a walk's own, or a merge's) and its row lists."""
+    num_real = len(enum.row_actions)
+    code = as_numpy(enum.code, np.int32)
+    perm = _row_order(code, enum.row_player, num_real)
+    old_to_new = np.empty(num_real, dtype=np.int32)
+    old_to_new[perm] = np.arange(num_real, dtype=np.int32)
+    decision = code >= 0
+    code[decision] = old_to_new[code[decision]]
+    del decision, code
+    order = perm.tolist()
+    for field in ("row_player", "row_key", "row_actions", "row_kept", "row_seq"):
+        setattr(enum, field, list(_take(getattr(enum, field), order)))
 
 
 def sort_infosets(lowered: LoweredGame) -> LoweredGame:
