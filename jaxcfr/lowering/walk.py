@@ -197,6 +197,7 @@ class _Walk:
         self.limit = min(cut_depth, self.max_depth + 1) if cut_depth >= 0 else \
             self.max_depth + 1
         self.stack: list[tuple] = []
+        self.tuples: dict[tuple, tuple] = {}    # (actions, their types) -> shared tuple
         self.node = -1                  # pre-order number of the last node walked
         self.created = 0                # creation numbers given
         self.next_check = CHECK_EVERY
@@ -588,6 +589,10 @@ class _Walk:
         self.check_actions(state, node, acts)
         if type(key) is not str:            # (a str is a key: hashable, equal to itself)
             hashable_key(key, None, player)     # (the loop adds the history to its error)
+        # rows share one tuple per distinct action list (equal in types and values)
+        same = kept is acts
+        acts = self.shared(acts)
+        kept = acts if same else self.shared(kept)
         enum = self.enum
         row = len(self.row_actions)
         self.rows_of[player][key] = row
@@ -602,6 +607,15 @@ class _Walk:
         if n > enum.max_actions:
             enum.max_actions = n
         return row
+
+    def shared(self, acts: tuple) -> tuple:
+        """The walk's one tuple equal to ``acts`` in types and values (``acts`` itself the
+        first time): a game's rows list few distinct action tuples, each kept once."""
+        key = (acts, tuple(map(type, acts)))
+        try:
+            return self.tuples.setdefault(key, acts)
+        except TypeError:                   # (an unhashable action: refused elsewhere)
+            return acts
 
     # -- errors (histories are built here only) --------------------------------------------
     def parent(self, node: int) -> int:
