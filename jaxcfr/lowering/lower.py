@@ -36,7 +36,8 @@ import numpy as np
 
 from jaxcfr.lowering import cache as _cache
 from jaxcfr.lowering import parallel
-from jaxcfr.lowering.budget import (MemoryBudgetError, cautious_nodes, check_budget,
+from jaxcfr.lowering.budget import (MemoryBudgetError, cautious_nodes, cautious_rows,
+                                    check_budget,
                                     default_memory_budget, estimate_bytes, format_bytes,
                                     memory_estimate)
 from jaxcfr.game.abstraction import Abstracted, unwrap
@@ -130,11 +131,12 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
     if probe:
         probe_blind_spots(game, num_players, transpositions=False)
 
-    floor = cautious_nodes(size)
+    floor, rows_floor = cautious_nodes(size), cautious_rows(size)
 
     def on_check(enum: Enumeration, nodes: int) -> None:
         # the game's known size with the rows met so far (a lower bound on its rows)
-        check_budget(max(nodes, floor), len(enum.row_actions) + 1, enum.max_actions,
+        check_budget(max(nodes, floor), max(len(enum.row_actions) + 1, rows_floor),
+                     enum.max_actions,
                      num_players, budget, what="found so far" if nodes >= floor else
                      "(the size estimate) and the rows found so far")
         if progress is not None:
@@ -205,15 +207,18 @@ def _check_index_width(rows: int, max_actions: int) -> None:
 
 
 def _check_estimate(size: SizeEstimate, num_players: int, budget: int, log: Log | None) -> None:
-    """Say the size; stop before walking when even a cautious estimate is over the budget."""
-    need = memory_estimate(size.nodes, 0, max(1, size.max_actions), num_players).total
+    """Say the size; stop before walking when even a cautious estimate is over the budget
+    (the rows counted when the game gave their number, :func:`cautious_rows`)."""
+    rows = cautious_rows(size)
+    need = memory_estimate(size.nodes, rows, max(1, size.max_actions), num_players).total
     if log is not None:
         log(f"{size.describe()}, about {format_bytes(need)} to lower and solve "
             f"(memory budget {format_bytes(budget)})")
     low = size.nodes if size.exact else size.low
-    if estimate_bytes(low, 0, max(1, size.max_actions), num_players) > budget:
+    if estimate_bytes(low, rows, max(1, size.max_actions), num_players) > budget:
+        counted = f" and {rows - 1:,} information sets" if rows else ""
         raise MemoryBudgetError(
-            f"the game has {size.describe()}, which needs about {format_bytes(need)} to "
+            f"the game has {size.describe()}{counted}, which needs about {format_bytes(need)} to "
             f"lower and solve, over the memory budget of {format_bytes(budget)} (set "
             "memory_budget= or JAXCFR_MEMORY_BUDGET to raise it)", rule="memory-budget")
 
