@@ -51,6 +51,7 @@ from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINA
                             GameTensors, LoweredGame)
 from jaxcfr.lowering.columns import CHANCE_CODE, Enumeration, as_numpy
 from jaxcfr.lowering.labels import NodeLabels, index_dtype
+from jaxcfr.lowering.preorder import Preorder
 from jaxcfr.lowering.walk import fewer_collections, walk
 
 __all__ = ["lower", "as_lowered", "sort_infosets", "MemoryBudgetError", "estimate_bytes",
@@ -316,6 +317,7 @@ def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGam
     enum.prob = None
     code = as_numpy(enum.code, np.int32)[order]
     enum.code = None
+    del order               # (the pre-order numbers are made again when read: Preorder)
     sink = num_real
     decision = code >= 0
     kind = np.full(n, TERMINAL_NODE, dtype=np.int8)
@@ -359,7 +361,7 @@ def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGam
     br_rounds = _most_own_decisions(parent, edge_owner, level_start, num_players) + 1
     return LoweredGame(tensors=tensors, level_start=level_start, num_players=num_players,
                        infoset_keys=keys, infoset_actions=tuple(enum.row_kept),
-                       preorder=order,
+                       preorder=Preorder(parent, level_start),
                        node_action=node_action,
                        nash_value=None if nash is None else tuple(float(v) for v in nash),
                        constant_sum=constant_sum, br_rounds=br_rounds,
