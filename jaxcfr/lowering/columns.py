@@ -69,8 +69,7 @@ class Enumeration:
     """The columns of one iterative pre-order walk, indexed by pre-order number.
 
     Per node (NumPy arrays, or typed ``array`` columns: either reads as a buffer):
-    ``parent`` (int32), ``slot`` (int32, action slot into it), ``depth`` (a walk's:
-    uint16 below 2^16 levels, else int32; a merge's: int32),
+    ``parent`` (int32), ``slot`` (int32, action slot into it), ``depth`` (int32),
     ``prob`` (float64, chance probability into it, else 1), ``code`` (int32: the
     information-set row of a decision node, :data:`CHANCE_CODE` or
     :data:`TERMINAL_CODE`) and ``label`` (unsigned ints: the entry of the action label into it

@@ -269,12 +269,10 @@ def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGam
     num_real = len(enum.row_actions)
     if sort:
         _sort_rows(enum)
-    depth = enum.depth if isinstance(enum.depth, np.ndarray) else as_numpy(enum.depth,
-                                                                           np.int32)
-    if depth.dtype != np.uint16 and n and depth.max() < 1 << 16:
-        depth = depth.astype(np.uint16)
-    # depth order, pre-order within a level (a radix sort: depths fit 16 bits)
-    order = np.argsort(depth, kind="stable")
+    depth = as_numpy(enum.depth, np.int32)
+    # depth order, pre-order within a level (a radix sort where depths fit 16 bits)
+    order = np.argsort(depth.astype(np.uint16) if n and depth.max() < 1 << 16 else depth,
+                       kind="stable")
     # pre-order number of each node in depth order: int32 below 2^31 nodes (8 -> 4 bytes)
     order = order.astype(np.int32 if n < 2 ** 31 else np.int64)
     level_start = tuple(int(x) for x in np.concatenate(
@@ -398,7 +396,7 @@ def edge_columns(parent, slot, kind, player, infoset, num_players: int, max_acti
 def _most_own_decisions(parent, edge_owner, level_start, num_players) -> int:
     """The most decisions one player makes on any path (level by level, one player at a time)."""
     most = 0
-    own = np.zeros(len(parent), dtype=np.int16 if len(level_start) < 1 << 15 else np.int32)
+    own = np.zeros(len(parent), dtype=np.int32)
     for p in range(num_players):
         own[:] = 0
         for d in range(1, len(level_start) - 1):

@@ -51,8 +51,7 @@ def pack(enum: Enumeration, seeded: int) -> dict:
     """A part's columns as bytes, and its rows: those it met in first-met order, and
     the ones it added (keys, actions as ids into a table of distinct tuples, seqs)."""
     out = {k: getattr(enum, k).tobytes()
-           for k in ("parent", "slot", "prob", "code", "terminals", "returns")}
-    out["depth"] = as_numpy(enum.depth, np.int32).tobytes()     # (a walk's: uint16)
+           for k in ("parent", "slot", "depth", "prob", "code", "terminals", "returns")}
     out["labels"], out["label"] = list(enum.label_table), np.asarray(enum.label)
     out["first_met"] = _first_met(np.frombuffer(enum.code, np.int32))
     keys = enum.row_key[seeded:]
@@ -197,7 +196,7 @@ class Merge:
         self._append(parent=np.where(parent == ROOT_PARENT, ROOT_PARENT,
                                      self.top_node[np.maximum(parent, 0)]).astype(np.int32),
                      slot=np.frombuffer(t.slot, np.int32)[a:b].copy(),
-                     depth=as_numpy(t.depth, np.int32)[a:b].copy(),
+                     depth=np.frombuffer(t.depth, np.int32)[a:b].copy(),
                      code=self._renumber(code, self.top_row).astype(np.int32),
                      prob=np.frombuffer(t.prob, np.float64)[a:b].copy(),
                      terminals=(self.top_node[terms[lo:hi]]).astype(np.int32),

@@ -446,25 +446,13 @@ class _Walk:
         self.index(len(self.cids))
         enum, created = self.enum, self.created
         cid = as_numpy(self.cids.values, np.int32)
-        # the largest column first, while no other is made (its [created] floats too)
-        prob = np.ones(created)
-        for start, probs in self.chance_probs.items():
-            prob[start:start + len(probs)] = probs
-        for c, (_, p) in self.starts.items():
-            prob[c] = p
-        enum.prob = prob[cid]
-        del prob
         # the start items' groups (of one) among the others, all in creation order
         at = np.searchsorted(as_numpy(self.group_first, np.int32), self.start_first)
         first = np.insert(as_numpy(self.group_first, np.int32), at, self.start_first)
         parent = np.insert(as_numpy(self.group_parent, np.int32), at, self.start_parent)
         size = np.diff(first, append=created)
         enum.parent = np.repeat(parent, size)[cid]
-        depth = as_numpy(self.group_depth.values, np.int32)       # (uint16 when it fits)
-        if not len(depth) or depth.max() < 1 << 16:
-            depth = depth.astype(np.uint16)
-        enum.depth = np.repeat(depth, size)[cid]
-        del depth
+        enum.depth = np.repeat(as_numpy(self.group_depth.values, np.int32), size)[cid]
         slot = np.arange(created, dtype=np.int32)
         slot -= np.repeat(first, size)
         self.labels(slot, size, cid)
@@ -472,6 +460,13 @@ class _Walk:
             slot[c] = s
         enum.slot = slot[cid]
         del slot, size, first, parent
+        prob = np.ones(created)
+        for start, probs in self.chance_probs.items():
+            prob[start:start + len(probs)] = probs
+        for c, (_, p) in self.starts.items():
+            prob[c] = p
+        enum.prob = prob[cid]
+        del prob
         enum.code, enum.returns = self.codes.values, self.returns.values
         enum.row_seq[:] = self.radix(enum.row_seq)
         code = as_numpy(enum.code, np.int32)
