@@ -59,8 +59,9 @@ def kept_bytes(lowered) -> int:
             n += sum(deep(v) for v in x)
         return n
 
+    keys = lowered.infoset_keys                 # (an InfosetKeys: players and keys)
     return (lowered.nbytes + np.asarray(lowered.preorder).nbytes
-            + lowered.node_action.index.nbytes + deep(lowered.infoset_keys)
+            + lowered.node_action.index.nbytes + keys.players.nbytes + deep(keys.keys)
             + deep(lowered.infoset_actions))
 
 
@@ -79,7 +80,7 @@ def test_the_lowering_estimate_brackets_the_host_peak_and_what_is_kept(name):
     est = jaxcfr.memory_estimate(lowered.num_nodes, lowered.num_rows, lowered.max_actions,
                                  lowered.num_players)
     per_node = (peak / lowered.num_nodes, variable(est)[0] / lowered.num_nodes)
-    assert peak <= variable(est)[0] <= 1.3 * peak, per_node
+    assert peak <= variable(est)[0] <= 1.4 * peak, per_node
     kept = kept_bytes(lowered)
     assert lowered.nbytes < kept <= est.lowered <= 1.15 * kept, (kept, est.lowered)
 

@@ -57,6 +57,7 @@ import numpy as np
 from jaxcfr._util.atomic import atomic_writer
 from jaxcfr.lowering.budget import check_budget, default_memory_budget
 from jaxcfr.lowering.labels import NodeLabels
+from jaxcfr.lowering.keys import InfosetKeys
 from jaxcfr.lowering.preorder import Preorder, preorder_array
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
@@ -205,7 +206,9 @@ def load(path: Path, ident: dict[str, Any], *,
         tables = _plain_loads(tables_bytes)
         lowered = LoweredGame(
             tensors=tensors, level_start=level_start, num_players=tables["num_players"],
-            infoset_keys=tables["infoset_keys"], infoset_actions=tables["infoset_actions"],
+            infoset_keys=InfosetKeys([p for p, _ in tables["infoset_keys"]],
+                                     [k for _, k in tables["infoset_keys"]]),
+            infoset_actions=tables["infoset_actions"],
             preorder=Preorder(tensors.parent, level_start),
             node_action=NodeLabels.from_labels(tables["node_action"]),
             nash_value=tables["nash_value"], constant_sum=tables["constant_sum"],
@@ -224,7 +227,7 @@ def load(path: Path, ident: dict[str, Any], *,
 def store(path: Path, ident: dict[str, Any], lowered: LoweredGame) -> str | None:
     """Write ``lowered`` at ``path`` atomically; ``None`` when done, else why not."""
     tables = pickle.dumps({
-        "num_players": lowered.num_players, "infoset_keys": lowered.infoset_keys,
+        "num_players": lowered.num_players, "infoset_keys": tuple(lowered.infoset_keys),
         "infoset_actions": lowered.infoset_actions,
         "node_action": tuple(lowered.node_action),
         "nash_value": lowered.nash_value, "constant_sum": lowered.constant_sum,

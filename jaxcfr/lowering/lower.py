@@ -52,6 +52,7 @@ from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINA
 from jaxcfr.lowering.columns import CHANCE_CODE, Enumeration, as_numpy
 from jaxcfr.lowering.labels import NodeLabels, index_dtype
 from jaxcfr.lowering.preorder import Preorder
+from jaxcfr.lowering.keys import InfosetKeys
 from jaxcfr.lowering.walk import fewer_collections, walk
 
 __all__ = ["lower", "as_lowered", "sort_infosets", "MemoryBudgetError", "estimate_bytes",
@@ -341,7 +342,7 @@ def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGam
     legal = np.arange(max_actions)[None, :] < lengths[:, None]
     infoset_player = row_player.copy()
     infoset_rep = np.zeros(rows_total, dtype=np.int32)
-    keys = tuple(zip(enum.row_player, enum.row_key))
+    keys = InfosetKeys(enum.row_player, enum.row_key)
     decision_nodes = np.flatnonzero(decision)
     del decision
     # First member in depth order is fine: every member has the same own reach.
@@ -462,8 +463,15 @@ def sort_infosets(lowered: LoweredGame) -> LoweredGame:
         infoset_player=t.infoset_player[perm], infoset_rep=t.infoset_rep[perm])
     return dataclasses.replace(
         lowered, tensors=tensors,
-        infoset_keys=_take(lowered.infoset_keys, perm[:-1].tolist()),
+        infoset_keys=_take_keys(lowered.infoset_keys, perm[:-1]),
         infoset_actions=_take(lowered.infoset_actions, perm[:-1].tolist()))
+
+
+def _take_keys(keys, perm: np.ndarray):
+    """``keys`` (an :class:`InfosetKeys` or a tuple of pairs) in the order ``perm``."""
+    if isinstance(keys, InfosetKeys):
+        return InfosetKeys(keys.players[perm], _take(keys.keys, perm.tolist()))
+    return _take(keys, perm.tolist())
 
 
 def _take(values: tuple, indices: list) -> tuple:
