@@ -5,12 +5,13 @@ the lowered game (``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, floats 
 ``f`` bytes, ``I * A`` strategy slots):
 
 * ``lowering``: the host's peak while walking and building the tensors:
-  16 MiB + ``N * (60 + 12 P)`` + 250 per row (resident, measured 2026-12-05: 88 bytes
-  per node on ``liars_dice(sides=7)``, 75 on ``goofspiel(cards=6)``; estimated 102 and 93;
-  traced small games 85-112, estimated 96-113);
+  16 MiB + ``N * (60 + 12 P)`` + 250 per row (resident, measured 2026-12-05: 89 bytes
+  per node on ``liars_dice(sides=7)``, 84 on ``sides=8``, 75 on ``goofspiel(cards=6)``;
+  estimated 102, 100 and 93; traced small games 84-112, estimated 96-113);
 * ``lowered``: the :class:`~jaxcfr.LoweredGame` kept for the run (tensors ``33 + 8 P``,
   pre-order 4, labels 1-2, the rows' keys and actions): ``N * (40 + 8 P)`` +
-  ``(2 A + 150)`` per row (counted 66.5 and 59 bytes per node on those two games);
+  ``(2 A + 150)`` per row (counted 58.6, 57.9 and 53.3 bytes per node on those games,
+  estimated 68.7, 67.4 and 61.8);
 * ``device``: a solve (tensors on the device, the solver state, the evaluation's
   temporaries, which are larger than the step's, as XLA's memory analysis reports
   them): 256 MiB (compilation and runtime; measured 120-240 MB) +
