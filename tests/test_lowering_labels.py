@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import jaxcfr
-from jaxcfr.lowering.labels import NodeLabels, index_dtype
+from jaxcfr.lowering.labels import Interner, NodeLabels, index_dtype
 
 
 def test_labels_read_like_the_tuple_they_replace():
@@ -21,6 +21,17 @@ def test_unhashable_labels_keep_their_own_entry():
     a, b = [1], [1]
     labels = NodeLabels.from_labels([a, b, a])
     assert labels[0] is a and labels[1] is b and labels[2] is a
+
+
+def test_interner_shares_labels_equal_in_type_and_value():
+    interner = Interner()
+    a, b = [1], [1]
+    raw = ["x", 1, 1.0, True, "x", 1, a, b, a, (2, "y"), (2, "y")]
+    entries = interner.add_all(raw)
+    assert entries.tolist() == [0, 1, 2, 3, 0, 1, 4, 5, 4, 6, 6]
+    assert [interner.table[e] for e in entries.tolist()] == raw
+    assert [type(interner.table[e]) for e in entries.tolist()] == [type(x) for x in raw]
+    assert interner.add(1.0) == 2 and interner.add("new") == 7
 
 
 def test_index_dtype_is_the_smallest_that_fits():

@@ -4,8 +4,9 @@
 Each digest covers every ``GameTensors`` array (dtype, shape and bytes), the pre-order
 numbers (as int64 values: their dtype is now the smallest that fits), the action label
 of every node (``repr`` of the whole sequence: labels' types and values), the levels,
-the rows' keys and their actions. The digests were recorded by lowering these games
-with the code of ``main`` before the change (serial walk, default options).
+the rows' keys (as a tuple of pairs) and their actions. The digests were recorded by
+lowering these games with the code of ``main`` before the change (serial walk, default
+options).
 """
 
 import hashlib
@@ -38,7 +39,7 @@ def digest(lowered) -> str:
         h.update(a.tobytes())
     h.update(np.asarray(lowered.preorder, np.int64).tobytes())
     h.update(repr(tuple(lowered.node_action)).encode())
-    h.update(repr((lowered.level_start, lowered.infoset_keys,
+    h.update(repr((lowered.level_start, tuple(lowered.infoset_keys),
                    lowered.infoset_actions)).encode())
     return h.hexdigest()[:24]
 

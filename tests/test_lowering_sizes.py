@@ -46,7 +46,13 @@ def test_wide_indices_need_jax_x64_and_say_so():
 
 
 def test_walk_refuses_once_rows_push_the_known_size_over_the_budget():
-    game = jaxcfr.load_game("liars_dice(sides=5)")
+    counted = jaxcfr.load_game("liars_dice(sides=5)")
+
+    class Uncounted(type(counted)):       # its rows unknown before the walk
+        def infoset_count(self):
+            return None
+
+    game = Uncounted(sides=5)
     full = jaxcfr.lower(game, workers=1)
     n, rows, a = full.num_nodes, full.num_rows, full.max_actions
     # the nodes alone fit; the nodes with all their rows do not
@@ -59,3 +65,9 @@ def test_walk_refuses_once_rows_push_the_known_size_over_the_budget():
         in message and "JAXCFR_MEMORY_BUDGET" in message
     # refused early in the walk (the old check, nodes so far, refused only after it)
     assert max(walked, default=0) <= n // 4
+    # the game that counts its rows is refused before the walk
+    walked.clear()
+    with pytest.raises(MemoryBudgetError, match=f"{n:,} nodes and {rows - 1:,} information "
+                       "sets, which needs about"):
+        jaxcfr.lower(counted, workers=1, memory_budget=budget, progress=walked.append)
+    assert walked == []

@@ -117,6 +117,13 @@ class Game(abc.ABC):
         against the memory budget; without it :func:`jaxcfr.probe_size` probes."""
         return None
 
+    def infoset_count(self) -> int | None:
+        """The exact number of information sets (all players together) in the tree below
+        this state, when the game can count them cheaply (optional; ``None``: unknown). The
+        memory budget counts them before the walk, so that a game whose rows push it over
+        the budget is refused at once."""
+        return None
+
     # -- decisions ---------------------------------------------------------
     @abc.abstractmethod
     def legal_actions(self) -> list[Hashable]:

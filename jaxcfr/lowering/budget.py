@@ -5,15 +5,19 @@ the lowered game (``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, floats 
 ``f`` bytes, ``I * A`` strategy slots):
 
 * ``lowering``: the host's peak while walking and building the tensors:
-  16 MiB + ``N * (100 + 12 P)`` + 150 per row (measured 97-145 bytes per node);
-* ``lowered``: the :class:`~jaxcfr.LoweredGame` kept for the run (tensors, pre-order,
-  labels, keys): ``N * (49 + 8 P)`` + ``(2 A + 150)`` per row;
+  16 MiB + ``N * (60 + 12 P)`` + 250 per row (resident, measured 2026-12-05: 89 bytes
+  per node on ``liars_dice(sides=7)``, 84 on ``sides=8``, 75 on ``goofspiel(cards=6)``;
+  estimated 102, 100 and 93; traced small games 84-112, estimated 96-113);
+* ``lowered``: the :class:`~jaxcfr.LoweredGame` kept for the run (tensors ``33 + 8 P``,
+  pre-order 4, labels 1-2, the rows' keys and actions): ``N * (40 + 8 P)`` +
+  ``(2 A + 150)`` per row (counted 58.6, 57.9 and 53.3 bytes per node on those games,
+  estimated 68.7, 67.4 and 61.8);
 * ``device``: a solve (tensors on the device, the solver state, the evaluation's
   temporaries, which are larger than the step's, as XLA's memory analysis reports
   them): 256 MiB (compilation and runtime; measured 120-240 MB) +
   ``N * (25 + f (1 + P) + 3 f P (P + 1))`` + ``I * A * (2 + 10 f)``;
 * ``total``: ``lowering + device``: the host does not get all of the walk's memory
-  back (measured: 80-100% of the peak stays resident) and on a CPU the device is
+  back (measured: 75-85% of the peak stays resident) and on a CPU the device is
   the host. This is what :func:`footprint_bytes` returns and the budget is checked
   against; on a GPU it over-counts the host.
 
@@ -30,7 +34,7 @@ Example::
 
     >>> from jaxcfr.lowering.budget import footprint_bytes
     >>> footprint_bytes(294_883, 24_577, 12, 2) // 2**20       # Liar's dice, float32
-    352
+    343
 """
 
 from __future__ import annotations
@@ -42,18 +46,19 @@ from jaxcfr.game.contract import GameError
 
 __all__ = ["MemoryBudgetError", "MemoryFootprint", "memory_footprint", "footprint_bytes",
            "default_memory_budget", "check_budget", "cautious_nodes", "format_bytes",
-           "describe_fit", "DEFAULT_MEMORY_FRACTION"]
+           "cautious_rows", "describe_fit", "DEFAULT_MEMORY_FRACTION"]
 
 #: Fraction of available memory a run may plan to use by default.
 DEFAULT_MEMORY_FRACTION = 0.5
 
 # Host, lowering: a fixed part (tables, the size probe), per node (walk columns, then the
 # tensors being built, and the parts of parallel workers), per node and player (returns,
-# payoffs) and per row (keys, action tuples, row tables).
-_LOWERING_FIXED, _LOWERING_PER_NODE, _LOWERING_PER_NODE_PLAYER = 16 << 20, 100, 12
-_PER_ROW = 150
-# Host, the LoweredGame kept: tensors, pre-order and labels per node (and per player).
-_LOWERED_PER_NODE, _LOWERED_PER_NODE_PLAYER = 49, 8
+# payoffs) and per row (keys, the walk's key -> row tables, row lists and their ints).
+_LOWERING_FIXED, _LOWERING_PER_NODE, _LOWERING_PER_NODE_PLAYER = 16 << 20, 60, 12
+_LOWERING_PER_ROW = 250
+# Host, the LoweredGame kept: tensors (33 + 8 P), pre-order (4) and labels (1-2) per node;
+# per row its key, actions, the pair (player, key) and the tensors' row entries (and 2 A).
+_LOWERED_PER_NODE, _LOWERED_PER_NODE_PLAYER, _LOWERED_PER_ROW = 40, 8, 150
 # Device, a solve: compilation and runtime; int tensors per node; per (row, action) slot
 # the masks (bytes) and, in floats, the state (3), the strategy (1) and evaluation
 # temporaries (6); per node in floats the chance probability and payoffs (1 + P) and the
@@ -80,9 +85,9 @@ def memory_footprint(num_nodes: int, num_infosets: int, max_actions: int, num_pl
     n, rows, p, f = int(num_nodes), int(num_infosets), int(num_players), int(float_bytes)
     slots = rows * int(max_actions)
     lowering = (_LOWERING_FIXED + n * (_LOWERING_PER_NODE + _LOWERING_PER_NODE_PLAYER * p)
-                + rows * _PER_ROW)
+                + rows * _LOWERING_PER_ROW)
     lowered = (n * (_LOWERED_PER_NODE + _LOWERED_PER_NODE_PLAYER * p)
-               + rows * (2 * int(max_actions) + _PER_ROW))
+               + rows * (2 * int(max_actions) + _LOWERED_PER_ROW))
     device = (_DEVICE_FIXED + n * (_DEVICE_INT_PER_NODE + f * (1 + p) + 3 * f * p * (p + 1))
               + slots * (_DEVICE_MASK_PER_SLOT + _DEVICE_FLOATS_PER_SLOT * f))
     return MemoryFootprint(lowering, lowered, device, lowering + device)
@@ -128,7 +133,8 @@ def format_bytes(n: float) -> str:
 def describe_fit(size, num_players: int, budget: int) -> tuple[bool, str]:
     """``(fits, sentence)`` for a :class:`~jaxcfr.lowering.size.TreeSize` against
     ``budget`` bytes."""
-    need = memory_footprint(size.nodes, 0, max(1, size.max_actions), num_players).total
+    need = memory_footprint(size.nodes, cautious_rows(size), max(1, size.max_actions),
+                           num_players).total
     if need <= budget:
         return True, (f"{size.describe()}, about {format_bytes(need)} to lower and solve, "
                       f"within the memory budget of {format_bytes(budget)}")
@@ -160,3 +166,11 @@ def cautious_nodes(size) -> int:
     if size is None:
         return 0
     return int(size.nodes if size.exact else size.low)
+
+
+def cautious_rows(size) -> int:
+    """The information-set rows (sink included) a :class:`~jaxcfr.lowering.size.TreeSize`
+    vouches for: the game's own count plus the sink, or 0 when it gave none (the walk
+    then counts the rows it meets)."""
+    rows = 0 if size is None else int(getattr(size, "rows", 0) or 0)
+    return rows + 1 if rows else 0

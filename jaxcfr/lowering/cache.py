@@ -57,6 +57,8 @@ import numpy as np
 from jaxcfr._util.atomic import atomic_writer
 from jaxcfr.lowering.budget import check_budget, default_memory_budget
 from jaxcfr.lowering.labels import NodeLabels
+from jaxcfr.lowering.keys import InfosetKeys
+from jaxcfr.lowering.preorder import Preorder, preorder_array
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
 from jaxcfr.tensors import GameTensors, LoweredGame, fingerprint
@@ -201,12 +203,14 @@ def load(path: Path, ident: dict[str, Any], *,
                 return None, "corrupt (host tables do not match their checksum)"
             tensors = GameTensors(*(z[f"t_{f}"] for f in GameTensors._fields))
             level_start = tuple(int(x) for x in z["level_start"])
-            preorder = z["preorder"]
         tables = _plain_loads(tables_bytes)
         lowered = LoweredGame(
             tensors=tensors, level_start=level_start, num_players=tables["num_players"],
-            infoset_keys=tables["infoset_keys"], infoset_actions=tables["infoset_actions"],
-            preorder=preorder, node_action=NodeLabels.from_labels(tables["node_action"]),
+            infoset_keys=InfosetKeys([p for p, _ in tables["infoset_keys"]],
+                                     [k for _, k in tables["infoset_keys"]]),
+            infoset_actions=tables["infoset_actions"],
+            preorder=Preorder(tensors.parent, level_start),
+            node_action=NodeLabels.from_labels(tables["node_action"]),
             nash_value=tables["nash_value"], constant_sum=tables["constant_sum"],
             br_rounds=tables["br_rounds"], name=tables["name"])
         if fingerprint(lowered) != header["fingerprint"]:
@@ -223,7 +227,7 @@ def load(path: Path, ident: dict[str, Any], *,
 def store(path: Path, ident: dict[str, Any], lowered: LoweredGame) -> str | None:
     """Write ``lowered`` at ``path`` atomically; ``None`` when done, else why not."""
     tables = pickle.dumps({
-        "num_players": lowered.num_players, "infoset_keys": lowered.infoset_keys,
+        "num_players": lowered.num_players, "infoset_keys": tuple(lowered.infoset_keys),
         "infoset_actions": lowered.infoset_actions,
         "node_action": tuple(lowered.node_action),
         "nash_value": lowered.nash_value, "constant_sum": lowered.constant_sum,
@@ -244,7 +248,7 @@ def store(path: Path, ident: dict[str, Any], lowered: LoweredGame) -> str | None
             np.savez(f, header=np.frombuffer(json.dumps(header).encode(), np.uint8),
                      tables=np.frombuffer(tables, np.uint8),
                      level_start=np.asarray(lowered.level_start, np.int64),
-                     preorder=np.asarray(lowered.preorder), **arrays)
+                     preorder=preorder_array(lowered.preorder), **arrays)
     except OSError as e:
         return f"cannot write {path}: {e.strerror or e}"
     return None

@@ -72,7 +72,8 @@ class Enumeration:
     ``parent`` (int32), ``slot`` (int32, action slot into it), ``depth`` (int32),
     ``prob`` (float64, chance probability into it, else 1), ``code`` (int32: the
     information-set row of a decision node, :data:`CHANCE_CODE` or
-    :data:`TERMINAL_CODE`) and ``action`` (an object array: the label into it). Per
+    :data:`TERMINAL_CODE`) and ``label`` (unsigned ints: the entry of the action label into it
+    in ``label_table``, a list of distinct labels; no node holds a label itself). Per
     terminal: ``terminals`` (int32 node) and ``returns`` (float64, ``P`` per terminal,
     flat). Per information-set row: ``row_player``, ``row_key``, ``row_actions``
     (the walked game's legal actions), ``row_kept`` (the actions kept by the
@@ -88,7 +89,8 @@ class Enumeration:
         self.parent = array("i")
         self.slot = array("i")
         self.depth = array("i")
-        self.action: Any = []            # labels; the walk's finish: [N] object array
+        self.label: Any = array("I")     # [N] entries into label_table
+        self.label_table: list = []
         self.prob = array("d")
         self.code = array("i")
         self.terminals = array("i")

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["NodeLabels", "index_dtype"]
+__all__ = ["NodeLabels", "Interner", "index_dtype"]
 
 
 def index_dtype(count: int) -> np.dtype:
@@ -34,6 +34,41 @@ def index_dtype(count: int) -> np.dtype:
         if count <= int(np.iinfo(dtype).max) + 1:
             return np.dtype(dtype)
     return np.dtype(np.uint64)
+
+
+class Interner:
+    """A table of distinct labels filled label by label: :meth:`add` returns a label's
+    entry, shared by labels equal in type and value (an unhashable label gets an entry
+    of its own). The walk interns the labels of rows' slots and chance outcomes, never
+    one per node; the parallel merge interns each part's table."""
+
+    __slots__ = ("table", "entry")
+
+    def __init__(self):
+        self.table: list = []
+        self.entry: dict = {}
+
+    def add(self, label) -> int:
+        """The table entry of ``label`` (a new one when no equal label of its type is in)."""
+        try:
+            key = (type(label), label)
+            at = self.entry.get(key)
+        except TypeError:                   # unhashable: an entry of its own
+            key, at = None, None
+        if at is None:
+            at = len(self.table)
+            self.table.append(label)
+            if key is not None:
+                self.entry[key] = at
+        return at
+
+    def add_all(self, labels) -> np.ndarray:
+        """The entries of ``labels`` (a sequence), ``[len(labels)]`` int32: each distinct
+        object (by identity) is interned once, then one pass in C maps every label to
+        its entry (the rows' slots repeat a few small objects)."""
+        code = {ident: self.add(label) for ident, label in
+                {id(x): x for x in labels}.items()}
+        return np.fromiter(map(code.__getitem__, map(id, labels)), np.int32, len(labels))
 
 
 class NodeLabels(Sequence):

@@ -36,7 +36,8 @@ import numpy as np
 
 from jaxcfr.lowering import cache as _cache
 from jaxcfr.lowering import parallel
-from jaxcfr.lowering.budget import (MemoryBudgetError, cautious_nodes, check_budget,
+from jaxcfr.lowering.budget import (MemoryBudgetError, cautious_nodes, cautious_rows,
+                                    check_budget,
                                     default_memory_budget, footprint_bytes, format_bytes,
                                     memory_footprint)
 from jaxcfr.game.abstraction import Abstracted, unwrap
@@ -49,7 +50,9 @@ from jaxcfr.lowering.size import TreeSize, probe_size
 from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINAL_NODE,
                             GameTensors, LoweredGame)
 from jaxcfr.lowering.columns import CHANCE_CODE, Enumeration, as_numpy
-from jaxcfr.lowering.labels import NodeLabels
+from jaxcfr.lowering.labels import NodeLabels, index_dtype
+from jaxcfr.lowering.preorder import Preorder
+from jaxcfr.lowering.keys import InfosetKeys
 from jaxcfr.lowering.walk import fewer_collections, walk
 
 __all__ = ["lower", "as_lowered", "sort_infosets", "MemoryBudgetError", "footprint_bytes",
@@ -130,11 +133,12 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
     if probe:
         probe_blind_spots(game, num_players, transpositions=False)
 
-    floor = cautious_nodes(size)
+    floor, rows_floor = cautious_nodes(size), cautious_rows(size)
 
     def on_check(enum: Enumeration, nodes: int) -> None:
         # the game's known size with the rows met so far (a lower bound on its rows)
-        check_budget(max(nodes, floor), len(enum.row_actions) + 1, enum.max_actions,
+        check_budget(max(nodes, floor), max(len(enum.row_actions) + 1, rows_floor),
+                     enum.max_actions,
                      num_players, budget, what="found so far" if nodes >= floor else
                      "(the size estimate) and the rows found so far")
         if progress is not None:
@@ -163,12 +167,10 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
         if progress is not None:
             progress(nodes)
         _check_index_width(len(enum.row_actions) + 1, enum.max_actions)
-        lowered = _build(enum, outer, name)
+        lowered = _build(enum, outer, name, sort=sort_infosets)
         del enum
         if not perfect_recall:
             lowered = dataclasses.replace(lowered, perfect_recall=False)
-        if sort_infosets:
-            lowered = globals()["sort_infosets"](lowered)
     _release_free_memory()
     return lowered
 
@@ -207,15 +209,18 @@ def _check_index_width(rows: int, max_actions: int) -> None:
 
 
 def _check_estimate(size: TreeSize, num_players: int, budget: int, log: Log | None) -> None:
-    """Say the size; stop before walking when even a cautious estimate is over the budget."""
-    need = memory_footprint(size.nodes, 0, max(1, size.max_actions), num_players).total
+    """Say the size; stop before walking when even a cautious estimate is over the budget
+    (the rows counted when the game gave their number, :func:`cautious_rows`)."""
+    rows = cautious_rows(size)
+    need = memory_footprint(size.nodes, rows, max(1, size.max_actions), num_players).total
     if log is not None:
         log(f"{size.describe()}, about {format_bytes(need)} to lower and solve "
             f"(memory budget {format_bytes(budget)})")
     low = size.nodes if size.exact else size.low
-    if footprint_bytes(low, 0, max(1, size.max_actions), num_players) > budget:
+    if footprint_bytes(low, rows, max(1, size.max_actions), num_players) > budget:
+        counted = f" and {rows - 1:,} information sets" if rows else ""
         raise MemoryBudgetError(
-            f"the game has {size.describe()}, which needs about {format_bytes(need)} to "
+            f"the game has {size.describe()}{counted}, which needs about {format_bytes(need)} to "
             f"lower and solve, over the memory budget of {format_bytes(budget)} (set "
             "memory_budget= or JAXCFR_MEMORY_BUDGET to raise it)", rule="memory-budget")
 
@@ -251,44 +256,67 @@ def as_lowered(game, *, cache=None, report: dict | None = None,
     return lower(game, name=name, **lower_kwargs)
 
 
-def _build(enum: Enumeration, game, name: str) -> LoweredGame:
-    """Reorder the pre-order columns into depth order and fill the tensors.
+def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGame:
+    """Reorder the pre-order columns into depth order and fill the tensors; ``sort``: rows
+    in :func:`sort_infosets`' order (renumbered here, before any ``[N]`` row column is
+    made, so the result equals ``sort_infosets(_build(enum, ...))`` without its copies).
 
-    Consumes ``enum``: each column is dropped once it is converted, so that the
-    host's peak stays near the final tensors plus one column (docs/lowering.md).
+    Consumes ``enum``: each column is dropped once it is converted, and the payoffs are
+    made while few tensors exist, so that the host's peak stays near the final tensors
+    plus one column (docs/lowering.md).
     """
     num_players, max_actions = enum.num_players, enum.max_actions
     n = len(enum)
+    num_real = len(enum.row_actions)
+    if sort:
+        _sort_rows(enum)
     depth = as_numpy(enum.depth, np.int32)
     # depth order, pre-order within a level (a radix sort where depths fit 16 bits)
     order = np.argsort(depth.astype(np.uint16) if n and depth.max() < 1 << 16 else depth,
                        kind="stable")
     # pre-order number of each node in depth order: int32 below 2^31 nodes (8 -> 4 bytes)
     order = order.astype(np.int32 if n < 2 ** 31 else np.int64)
-    # [N] labels (a walk's or a merge's finish: an object array), interned in walk order
-    # first, so that the 8-byte references go before the tensors are made: one byte or
-    # two a node instead of an N-slot tuple (jaxcfr.lowering.labels)
-    interned = NodeLabels.from_labels(enum.action)
-    enum.action = None
-    node_action = NodeLabels(interned.table, interned.index[order])
-    del interned
     level_start = tuple(int(x) for x in np.concatenate(
         [[0], np.cumsum(np.bincount(depth, minlength=int(depth.max()) + 1))]))
     del depth
     enum.depth = None
+    # [N] labels: the walk's (or merge's) entries into its table of distinct labels, one
+    # byte or two a node (jaxcfr.lowering.labels)
+    table = enum.label_table
+    node_action = NodeLabels(tuple(table), np.asarray(enum.label)[order]
+                             .astype(index_dtype(len(table)), copy=False))
+    enum.label = enum.label_table = None
     new_of_old = np.empty(n, dtype=np.int32)
     new_of_old[order] = np.arange(n, dtype=np.int32)
+    # the payoffs first: their [N, P] floats replace the returns while few tensors exist
+    payoff = np.zeros((n, num_players), dtype=np.float64)
+    constant_sum = None
+    if len(enum.terminals):
+        returns = as_numpy(enum.returns, np.float64).reshape(-1, num_players)
+        at = new_of_old[as_numpy(enum.terminals, np.int32)]
+        payoff[at] = returns
+        # a constant sum: every terminal's, compared with the first terminal's in depth order
+        sums = returns.sum(axis=1)
+        first = sums[int(np.argmin(at))]
+        del returns, at
+        if np.allclose(sums, first, rtol=1e-9, atol=1e-12 * max(1.0, abs(sums).max())):
+            constant_sum = float(first)
+        del sums
+    enum.terminals = enum.returns = None
 
-    parent_old = as_numpy(enum.parent, np.int32)[order]
+    parent = as_numpy(enum.parent, np.int32)[order]
     enum.parent = None
-    parent = new_of_old[np.maximum(parent_old, 0)]
-    parent[parent_old == NO_PARENT] = NO_PARENT
-    del parent_old
+    root = parent == NO_PARENT
+    parent = new_of_old.take(parent, mode="wrap")          # (a root's -1: fixed below)
+    parent[root] = NO_PARENT
+    del root, new_of_old
     slot = as_numpy(enum.slot, np.int32)[order]
     enum.slot = None
+    prob = as_numpy(enum.prob, np.float64)[order]
+    enum.prob = None
     code = as_numpy(enum.code, np.int32)[order]
     enum.code = None
-    num_real = len(enum.row_actions)
+    del order               # (the pre-order numbers are made again when read: Preorder)
     sink = num_real
     decision = code >= 0
     kind = np.full(n, TERMINAL_NODE, dtype=np.int8)
@@ -300,17 +328,9 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     player[decision] = row_player[code[decision]]
     player[chance] = num_players
     del chance
-    infoset = np.where(decision, code, np.int32(sink)).astype(np.int32, copy=False)
+    code[~decision] = sink
+    infoset = code
     del code
-    prob = as_numpy(enum.prob, np.float64)[order]
-    enum.prob = None
-    payoff = np.zeros((n, num_players), dtype=np.float64)
-    if len(enum.terminals):
-        returns = as_numpy(enum.returns, np.float64).reshape(-1, num_players)
-        payoff[new_of_old[as_numpy(enum.terminals, np.int32)]] = returns
-        del returns
-    enum.terminals = enum.returns = None
-    del new_of_old
 
     edge_owner, edge_index = edge_columns(parent, slot, kind, player, infoset, num_players,
                                           max_actions, sink)
@@ -322,7 +342,7 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
     legal = np.arange(max_actions)[None, :] < lengths[:, None]
     infoset_player = row_player.copy()
     infoset_rep = np.zeros(rows_total, dtype=np.int32)
-    keys = tuple(zip(enum.row_player, enum.row_key))
+    keys = InfosetKeys(enum.row_player, enum.row_key)
     decision_nodes = np.flatnonzero(decision)
     del decision
     # First member in depth order is fine: every member has the same own reach.
@@ -338,13 +358,9 @@ def _build(enum: Enumeration, game, name: str) -> LoweredGame:
         infoset_player=infoset_player, infoset_rep=infoset_rep)
     nash = check_nash_value(game, num_players)
     br_rounds = _most_own_decisions(parent, edge_owner, level_start, num_players) + 1
-    sums = payoff.sum(axis=1)[kind == TERMINAL_NODE]        # (no [T, P] copy)
-    constant_sum = None
-    if sums.size and np.allclose(sums, sums[0], rtol=1e-9, atol=1e-12 * max(1.0, abs(sums).max())):
-        constant_sum = float(sums[0])
     return LoweredGame(tensors=tensors, level_start=level_start, num_players=num_players,
                        infoset_keys=keys, infoset_actions=tuple(enum.row_kept),
-                       preorder=order,
+                       preorder=Preorder(parent, level_start),
                        node_action=node_action,
                        nash_value=None if nash is None else tuple(float(v) for v in nash),
                        constant_sum=constant_sum, br_rounds=br_rounds,
@@ -391,6 +407,32 @@ def _most_own_decisions(parent, edge_owner, level_start, num_players) -> int:
     return most
 
 
+def _row_order(code: np.ndarray, row_player, num_real: int) -> np.ndarray:
+    """:func:`sort_infosets`' row order from the walk's pre-order ``code`` column: rows by
+    player, then by the pre-order number of their first member (new -> old, ``[I - 1]``)."""
+    decision = np.flatnonzero(code >= 0)
+    first_pre = np.full(num_real, len(code), dtype=np.int64)
+    np.minimum.at(first_pre, code[decision], decision)
+    del decision
+    return np.lexsort((first_pre, np.asarray(row_player, np.int32)))
+
+
+def _sort_rows(enum: Enumeration) -> None:
+    """Renumber ``enum``'s rows in :func:`sort_infosets`' order: its ``code`` column in
+    place (a walk's own, or a merge's) and its row lists."""
+    num_real = len(enum.row_actions)
+    code = as_numpy(enum.code, np.int32)
+    perm = _row_order(code, enum.row_player, num_real)
+    old_to_new = np.empty(num_real, dtype=np.int32)
+    old_to_new[perm] = np.arange(num_real, dtype=np.int32)
+    decision = code >= 0
+    code[decision] = old_to_new[code[decision]]
+    del decision, code
+    order = perm.tolist()
+    for field in ("row_player", "row_key", "row_actions", "row_kept", "row_seq"):
+        setattr(enum, field, list(_take(getattr(enum, field), order)))
+
+
 def sort_infosets(lowered: LoweredGame) -> LoweredGame:
     """Gambit's canonical row order, by one O(I log I) sort.
 
@@ -421,8 +463,15 @@ def sort_infosets(lowered: LoweredGame) -> LoweredGame:
         infoset_player=t.infoset_player[perm], infoset_rep=t.infoset_rep[perm])
     return dataclasses.replace(
         lowered, tensors=tensors,
-        infoset_keys=_take(lowered.infoset_keys, perm[:-1].tolist()),
+        infoset_keys=_take_keys(lowered.infoset_keys, perm[:-1]),
         infoset_actions=_take(lowered.infoset_actions, perm[:-1].tolist()))
+
+
+def _take_keys(keys, perm: np.ndarray):
+    """``keys`` (an :class:`InfosetKeys` or a tuple of pairs) in the order ``perm``."""
+    if isinstance(keys, InfosetKeys):
+        return InfosetKeys(keys.players[perm], _take(keys.keys, perm.tolist()))
+    return _take(keys, perm.tolist())
 
 
 def _take(values: tuple, indices: list) -> tuple:

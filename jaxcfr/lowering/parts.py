@@ -30,7 +30,8 @@ from itertools import repeat
 
 import numpy as np
 
-from jaxcfr.lowering.columns import ROOT_PARENT, SLOT_RADIX, Enumeration
+from jaxcfr.lowering.columns import ROOT_PARENT, SLOT_RADIX, Enumeration, as_numpy
+from jaxcfr.lowering.labels import Interner
 
 __all__ = ["pack", "Merge", "Mismatch"]
 
@@ -51,7 +52,7 @@ def pack(enum: Enumeration, seeded: int) -> dict:
     the ones it added (keys, actions as ids into a table of distinct tuples, seqs)."""
     out = {k: getattr(enum, k).tobytes()
            for k in ("parent", "slot", "depth", "prob", "code", "terminals", "returns")}
-    out["labels"], out["label"] = _label_table(enum.action)
+    out["labels"], out["label"] = list(enum.label_table), np.asarray(enum.label)
     out["first_met"] = _first_met(np.frombuffer(enum.code, np.int32))
     keys = enum.row_key[seeded:]
     for kind in set(map(type, keys)):
@@ -74,21 +75,6 @@ def pack(enum: Enumeration, seeded: int) -> dict:
     return out
 
 
-def _label_table(labels: list) -> tuple[list, np.ndarray]:
-    """``labels`` as a table of distinct objects (by identity) and one index per node."""
-    ids = np.fromiter(map(id, labels), np.int64, len(labels))
-    _, first, index = np.unique(ids, return_index=True, return_inverse=True)
-    return [labels[i] for i in first.tolist()], index.astype(np.int32).reshape(-1)
-
-
-def _objects(values: list) -> np.ndarray:
-    """A 1-d object array of ``values`` (tuples stay elements)."""
-    out = np.empty(len(values), dtype=object)
-    for i, v in enumerate(values):
-        out[i] = v
-    return out
-
-
 class Merge:
     """The serial walk's columns, put together part by part in pre-order.
 
@@ -102,7 +88,7 @@ class Merge:
         self.num_players = num_players
         self.seeded = len(top.row_actions)
         self.pieces: dict[str, list] = {k: [] for k in ("parent", "slot", "depth", "code",
-                                                       "terminals", "prob", "returns", "action")}
+                                                       "terminals", "prob", "returns", "label")}
         self.row_player: list = []
         self.row_key: list = []
         self.row_of: list[dict] = [{} for _ in range(num_players)]   # key -> global row
@@ -111,6 +97,8 @@ class Merge:
         self.row_seq = array("q")         # global row -> own sequence (global rows)
         self.table: list[tuple] = []      # distinct action tuples
         self.table_id: dict[tuple, int] = {}
+        self.labels = Interner()          # distinct action labels of all parts
+        self.top_label = self.labels.add_all(top.label_table)    # top entry -> merged entry
         self.top_row = np.full(self.seeded, -1, dtype=np.int64)   # top row -> global row
         self.top_node = np.full(len(top), -1, dtype=np.int64)     # top node -> global node
         self.nodes = 0                       # global nodes so far
@@ -213,7 +201,7 @@ class Merge:
                      prob=np.frombuffer(t.prob, np.float64)[a:b].copy(),
                      terminals=(self.top_node[terms[lo:hi]]).astype(np.int32),
                      returns=np.frombuffer(t.returns, np.float64)[lo * P:hi * P].copy())
-        self._append(action=t.action[a:b])
+        self._append(label=self.top_label[as_numpy(t.label, np.int32)[a:b]])
         self.nodes += b - a
         self.top_done, self.top_terminal = b, hi
 
@@ -275,7 +263,7 @@ class Merge:
                      terminals=(np.frombuffer(part["terminals"], np.int32) + offset)
                      .astype(np.int32),
                      returns=np.frombuffer(part["returns"], np.float64))
-        self._append(action=_objects(part["labels"])[part["label"]])
+        self._append(label=self.labels.add_all(part["labels"])[part["label"]])
         self.nodes += len(code)
         self.parts_done += 1
 
@@ -284,9 +272,10 @@ class Merge:
         self._top_run(len(self.top))
         enum = Enumeration(self.num_players)
         for k, pieces in self.pieces.items():
-            dtype = {"prob": np.float64, "returns": np.float64, "action": object}.get(k, np.int32)
+            dtype = {"prob": np.float64, "returns": np.float64}.get(k, np.int32)
             setattr(enum, k, np.concatenate(pieces) if pieces else np.zeros(0, dtype))
             pieces.clear()
+        enum.label_table = self.labels.table
         enum.row_player, enum.row_key = self.row_player, self.row_key
         enum.row_actions = [self.table[a] for a in self.row_act]
         enum.row_kept = [self.table[k] for k in self.row_kept]

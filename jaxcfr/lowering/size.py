@@ -1,7 +1,9 @@
 """How big a game is before it is walked: the game's own count, or random probes.
 
 :func:`probe_size` asks the game first: a game that knows its node count cheaply
-implements ``tree_size()`` (``.efg`` games do) and that answer is exact. Otherwise
+implements ``tree_size()`` (``.efg`` games do) and that answer is exact (as is its
+``infoset_count()``, the rows, when it says it: the memory budget counts them before the
+walk). Otherwise
 it runs Knuth's estimator (Knuth 1975, "Estimating the efficiency of backtrack
 programs"): a probe walks one root-to-leaf path choosing children uniformly, and
 the sum over the path of the products of the branching factors met is an unbiased
@@ -35,6 +37,8 @@ DEFAULT_PROBES = 4096
 MIN_PROBES = 256
 #: A tree estimated below this many nodes after ``MIN_PROBES`` probes needs no more.
 SMALL_TREE = 100_000
+#: Probes of a game that counts its own tree and rows (for its widest decision only).
+EXACT_PROBES = 64
 #: Steps (clone + step) all probes of one estimate may take together.
 MAX_PROBE_STEPS = 50_000
 
@@ -45,8 +49,10 @@ class TreeSize(NamedTuple):
     stderr: float             # standard error of ``nodes`` (0 when exact)
     probes: int               # random probes taken (0 when exact)
     max_depth: int            # the deepest probe, in moves (0 when exact)
-    max_actions: int          # the most legal actions met at a decision node (0 if unknown)
+    max_actions: int          # the most legal actions met at a decision node by the probes
+                              # (0 if unknown; a lower bound)
     exact: bool               # the game reported its own size
+    rows: int = 0             # information sets the game reported (0: unknown)
 
     @property
     def low(self) -> float:
@@ -83,14 +89,25 @@ def probe_size(game, *, probes: int = DEFAULT_PROBES, seed: int = 0,
     again with the exact count.
     """
     check_protocol(game)
-    told = getattr(game, "tree_size", None)
-    if callable(told):
-        try:
-            n = told()
-        except Exception:  # noqa: BLE001 - an optional method: fall back to probing
-            n = None
-        if isinstance(n, int) and not isinstance(n, bool) and n >= 1:
-            return TreeSize(float(n), 0.0, 0, 0, 0, True)
+    rows = _told(game, "infoset_count", 1) or 0
+    n = _told(game, "tree_size", 1)
+    if n is not None:
+        # exact; with its rows, a few probes find the widest decision (their slots count)
+        probed = _probe(game, EXACT_PROBES, seed, max_steps) if rows else None
+        return TreeSize(float(n), 0.0, 0, 0, probed[2] if probed else 0, True, rows)
+    probed = _probe(game, probes, seed, max_steps)
+    if probed is None:
+        return None
+    totals, max_depth, max_actions = probed
+    k = len(totals)
+    mean = math.fsum(totals) / k
+    var = math.fsum((t - mean) ** 2 for t in totals) / (k - 1) if k > 1 else mean ** 2
+    return TreeSize(mean, math.sqrt(var / k), k, max_depth, max_actions, False, rows)
+
+
+def _probe(game, probes: int, seed: int, max_steps: int) -> tuple | None:
+    """Knuth's probes on a deep copy of ``game``: ``(totals, max_depth, max_actions)``,
+    or ``None`` (see :func:`probe_size`)."""
     try:
         base = copy.deepcopy(game)
     except Exception:  # noqa: BLE001 - e.g. a native state: its clone() is a true copy
@@ -128,7 +145,17 @@ def probe_size(game, *, probes: int = DEFAULT_PROBES, seed: int = 0,
                 break
     except Exception:  # noqa: BLE001 - the walk reports contract errors with their history
         return None
-    k = len(totals)
-    mean = math.fsum(totals) / k
-    var = math.fsum((t - mean) ** 2 for t in totals) / (k - 1) if k > 1 else mean ** 2
-    return TreeSize(mean, math.sqrt(var / k), k, max_depth, max_actions, False)
+    return totals, max_depth, max_actions
+
+
+def _told(game, method: str, least: int) -> int | None:
+    """What the game's optional ``method`` (``tree_size``, ``infoset_count``) says, when it
+    says an int of at least ``least``; else ``None``."""
+    told = getattr(game, method, None)
+    if not callable(told):
+        return None
+    try:
+        n = told()
+    except Exception:  # noqa: BLE001 - an optional method: fall back to probing
+        return None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= least else None

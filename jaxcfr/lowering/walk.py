@@ -19,10 +19,12 @@ the walk is linear in the size of the tree, however deep. What each step costs i
 docs/lowering.md ("The walk's cost per node"): the walk is written for CPython's
 interpreter, where an allocation, a bound method or a call is worth several lines.
 
-Host memory per node during the walk: its creation number and code (4 bytes each), a
-reference to its action label (8), its group's depth (4 per group of children), plus
-8P bytes per terminal: about 20 bytes; :meth:`_Walk.finish` then makes the columns of
-:class:`~jaxcfr.lowering.columns.Enumeration` (40 bytes a node) one by one.
+Host memory per node during the walk: its creation number and code (4 bytes each), its
+group's depth, first creation number and label base (12 per group of children), plus
+8P bytes per terminal: about 12 bytes. No node holds a reference to its action label: a
+decision's children take theirs from the row's slots, a chance node's from its outcomes
+(one list for all chance groups). :meth:`_Walk.finish` then makes the columns of
+:class:`~jaxcfr.lowering.columns.Enumeration` (32 bytes a node) one by one.
 
 Example::
 
@@ -51,6 +53,7 @@ from jaxcfr.game.contract import (TERMINAL, GameError, clone_error, format_histo
                                   player_to_act_consistent)
 from jaxcfr.lowering.columns import (CHANCE_CODE, ROOT_PARENT, SLOT_RADIX, TERMINAL_CODE,
                                      Enumeration, Packed, as_numpy)
+from jaxcfr.lowering.labels import Interner, index_dtype
 
 __all__ = ["Enumeration", "walk", "root_item", "fewer_collections", "CHANCE_CODE",
            "TERMINAL_CODE", "SLOT_RADIX", "CHECK_EVERY", "ROOT_PARENT"]
@@ -170,7 +173,7 @@ class _Walk:
     slot-0 child is the next node in pre-order (its last child pushed, first popped),
     so the group of node ``x`` starts at ``cids[x + 1]`` (:meth:`index`; a group at
     the cut is noted by :meth:`beyond`). :meth:`finish` puts each node's parent,
-    slot, depth, probability and action in pre-order. Every column is a
+    slot, depth, probability and label in pre-order. Every column is a
     :class:`~jaxcfr.lowering.columns.Packed` list, packed every :data:`CHECK_EVERY`
     nodes.
 
@@ -194,6 +197,7 @@ class _Walk:
         self.limit = min(cut_depth, self.max_depth + 1) if cut_depth >= 0 else \
             self.max_depth + 1
         self.stack: list[tuple] = []
+        self.tuples: dict[tuple, tuple] = {}    # (actions, their types) -> shared tuple
         self.node = -1                  # pre-order number of the last node walked
         self.created = 0                # creation numbers given
         self.next_check = CHECK_EVERY
@@ -201,7 +205,11 @@ class _Walk:
         self.cids, self.codes, self.returns = Packed("i"), Packed("i"), Packed("d")
         # per group of nodes created together, in creation order: its depth
         self.group_depth = Packed("i")
-        self.labels: list = []          # per node created: the action into it
+        # per group, in creation order: its first cid and its label base: a decision's
+        # children are labelled by the compact ids ``base + slot`` of its row's slots, a
+        # chance node's (or a start item's) by ``other_labels[-1 - base + slot]``
+        self.group_start, self.group_label = Packed("i"), Packed("i")
+        self.other_labels: list = []
         self.chance_probs: dict[int, tuple] = {}    # first cid -> a chance group's probs
         self.starts: dict[int, tuple] = {}          # cid -> a start item's (slot, prob)
         self.start_first: list[int] = []            # per start item: its cid (a group
@@ -230,7 +238,9 @@ class _Walk:
             cid = self.created
             self.created += 1
             self.group_depth.append(depth)
-            self.labels.append(action)
+            self.group_start.append(cid)
+            self.group_label.append(-1 - len(self.other_labels))
+            self.other_labels.append(action)
             self.starts[cid] = (slot, prob)
             self.start_first.append(cid)
             self.start_parent.append(parent)
@@ -246,7 +256,8 @@ class _Walk:
         pop, push = stack.pop, stack.append
         add_cid, add_code, add_returns = self.cids.append, self.codes.append, \
             self.returns.extend
-        add_depth, add_labels = self.group_depth.append, self.labels.extend
+        add_depth, add_start, add_label = self.group_depth.append, \
+            self.group_start.append, self.group_label.append
         rows_of, row_actions, row_kept, row_seq = self.rows_of, self.row_actions, \
             self.row_kept, self.row_seq
         row_start = self.row_start
@@ -336,7 +347,8 @@ class _Walk:
                 depth += 1
                 children = (depth, seq, player, row_start[row] - first)
                 add_depth(depth)
-                add_labels(kept)
+                add_start(first)
+                add_label(row_start[row])
                 j = n - 1
                 try:
                     if j:
@@ -356,7 +368,7 @@ class _Walk:
                 except GameError as e:
                     raise e.with_context(history=self.history(node) + (kept[j],)) from None
                 if depth >= limit:
-                    self.beyond(node, n)
+                    self.beyond(node, kept)
             except GameError as e:
                 if e.history is None:
                     raise e.with_context(history=self.history(node)) from None
@@ -381,6 +393,8 @@ class _Walk:
         self.codes.pack()
         self.returns.pack()
         self.group_depth.pack()
+        self.group_start.pack()
+        self.group_label.pack()
 
     def compact(self, ids) -> list:
         """Own-sequence ids ``row * SLOT_RADIX + slot`` (-1: none) as compact ids."""
@@ -432,11 +446,6 @@ class _Walk:
         self.index(len(self.cids))
         enum, created = self.enum, self.created
         cid = as_numpy(self.cids.values, np.int32)
-        # one column at a time, the largest first (the host's peak is the walk's end)
-        labels = np.fromiter(self.labels, dtype=object, count=created)
-        self.labels = []
-        enum.action = labels[cid]
-        del labels
         # the start items' groups (of one) among the others, all in creation order
         at = np.searchsorted(as_numpy(self.group_first, np.int32), self.start_first)
         first = np.insert(as_numpy(self.group_first, np.int32), at, self.start_first)
@@ -446,6 +455,7 @@ class _Walk:
         enum.depth = np.repeat(as_numpy(self.group_depth.values, np.int32), size)[cid]
         slot = np.arange(created, dtype=np.int32)
         slot -= np.repeat(first, size)
+        self.labels(slot, size, cid)
         for c, (s, _) in self.starts.items():
             slot[c] = s
         enum.slot = slot[cid]
@@ -463,6 +473,23 @@ class _Walk:
         enum.terminals.frombytes(np.flatnonzero(code == TERMINAL_CODE).astype(np.int32)
                                  .tobytes())
         return enum
+
+    def labels(self, slot: np.ndarray, size: np.ndarray, cid: np.ndarray) -> None:
+        """``enum.label`` (``[N]``, the smallest unsigned dtype, pre-order) and
+        ``enum.label_table``: the labels of the rows' slots and of the other groups
+        interned (:class:`Interner`), each node's entry picked by its group's label base
+        and its slot in the group (``slot``, ``size``: per created node and per group,
+        creation order)."""
+        interner = Interner()
+        entries = np.concatenate([
+            interner.add_all(list(itertools.chain.from_iterable(self.row_kept))),
+            interner.add_all(self.other_labels)])
+        base = np.repeat(as_numpy(self.group_label.pack(), np.int32), size)
+        # a slot's compact id, or (other labels) the slots' count + its position
+        base[base < 0] = self.slots - 1 - base[base < 0]
+        base += slot
+        self.enum.label = entries.astype(index_dtype(len(interner.table)))[base][cid]
+        self.enum.label_table = interner.table
 
     # -- the rarer kinds of node -----------------------------------------------------------
     def other_returns(self, state, node: int, raw):
@@ -499,7 +526,9 @@ class _Walk:
             seq[chooser] = offset + cid
         children = (depth + 1, seq, -1, 0)
         self.group_depth.append(depth + 1)
-        self.labels.extend(acts)
+        self.group_start.append(created)
+        self.group_label.append(-1 - len(self.other_labels))
+        self.other_labels.extend(acts)
         self.chance_probs[created] = probs
         clone, push = state.clone, self.stack.append
         j = n
@@ -514,18 +543,18 @@ class _Walk:
         except GameError as e:
             raise e.with_context(history=self.history(node) + (acts[j],)) from None
         if depth + 1 >= self.limit:
-            self.beyond(node, n)
+            self.beyond(node, acts)
         return created + n
 
-    def beyond(self, node: int, n: int) -> None:
-        """The ``n`` children of ``node`` just pushed lie at the cut: they become
-        ``frontier`` items (old-style, :func:`root_item`), in pre-order; or deeper than
-        allowed: rule ``termination``."""
-        items = [self.stack.pop() for _ in range(n)]          # slot 0 first
+    def beyond(self, node: int, labels: tuple) -> None:
+        """The children of ``node`` just pushed (one per label in ``labels``) lie at the
+        cut: they become ``frontier`` items (old-style, :func:`root_item`), in pre-order;
+        or deeper than allowed: rule ``termination``."""
+        items = [self.stack.pop() for _ in labels]          # slot 0 first
         first = items[0][1]
         depth, seq, chooser, offset = items[0][2]
         if depth != self.cut_depth:
-            self.too_long(node, self.labels[first])
+            self.too_long(node, labels[0])
         self.cut_first[node] = first
         probs = self.chance_probs.get(first)
         shared = [self.radix_one(i) for i in seq]
@@ -535,7 +564,7 @@ class _Walk:
                 own[chooser] = self.radix_one(offset + cid)
             prob = 1.0 if probs is None else probs[cid - first]
             self.enum.frontier.append((node + 1, (state, node, cid - first, depth,
-                                                  tuple(own), self.labels[cid], prob)))
+                                                  tuple(own), labels[cid - first], prob)))
 
     # -- a decision node's row -------------------------------------------------------------
     def kept(self, state, node: int, player: int, acts: tuple) -> tuple:
@@ -560,6 +589,10 @@ class _Walk:
         self.check_actions(state, node, acts)
         if type(key) is not str:            # (a str is a key: hashable, equal to itself)
             hashable_key(key, None, player)     # (the loop adds the history to its error)
+        # rows share one tuple per distinct action list (equal in types and values)
+        same = kept is acts
+        acts = self.shared(acts)
+        kept = acts if same else self.shared(kept)
         enum = self.enum
         row = len(self.row_actions)
         self.rows_of[player][key] = row
@@ -574,6 +607,15 @@ class _Walk:
         if n > enum.max_actions:
             enum.max_actions = n
         return row
+
+    def shared(self, acts: tuple) -> tuple:
+        """The walk's one tuple equal to ``acts`` in types and values (``acts`` itself the
+        first time): a game's rows list few distinct action tuples, each kept once."""
+        key = (acts, tuple(map(type, acts)))
+        try:
+            return self.tuples.setdefault(key, acts)
+        except TypeError:                   # (an unhashable action: refused elsewhere)
+            return acts
 
     # -- errors (histories are built here only) --------------------------------------------
     def parent(self, node: int) -> int:
@@ -593,9 +635,19 @@ class _Walk:
         self.index(node)
         parent = self.parent(node)
         while parent != ROOT_PARENT:
-            out.append(self.labels[self.cids.values[node]])
+            out.append(self.label_of(self.cids.values[node]))
             node, parent = parent, self.parent(parent)
         return tuple(reversed(out))
+
+    def label_of(self, cid: int):
+        """The action label into the node created as ``cid`` (for error messages)."""
+        self.pack()
+        k = bisect_right(self.group_start.values, cid) - 1
+        j, base = cid - self.group_start.values[k], self.group_label.values[k]
+        if base < 0:
+            return self.other_labels[-1 - base + j]
+        row = bisect_right(self.row_start, base) - 1
+        return self.row_kept[row][base - self.row_start[row] + j]
 
     def inspect(self, state, node: int):
         """The full node-local check of :mod:`jaxcfr.game.contract` (rules in their
