@@ -709,6 +709,19 @@ MISTAKES = [
     (["solve", "kuhn_poker", "--draws", "0"], "--draws must be a positive integer"),
     (["solve", "kuhn_poker", "--eval-every", "0"], "--eval-every must be a positive integer"),
     (["solve", "kuhn_poker", "--sampling", "bogus"], "invalid choice"),
+    # the parameters' names and values, by the rules the parts declare (solvers/names.py)
+    (["solve", "leduc_poker", "--alpha", "-1"],
+     "cfr+ takes no parameter --alpha; it takes --gamma, --seed"),
+    (["solve", "kuhn_poker", "--algorithm", "hs-pcfr+", "--horizon", "0"],
+     "--horizon must be positive, got 0"),
+    (["solve", "kuhn_poker", "--sampling", "outcome", "--exploration", "1.5"],
+     "--exploration must be in (0, 1], got 1.5"),
+    (["solve", "kuhn_poker", "--sampling", "external", "--samples", "4", "--exploration", "0.5"],
+     "cfr+ with external x4 takes no parameter --exploration; it takes --gamma, --seed"),
+    (["solve", "kuhn_poker", "--algorithm", "dcfr", "--alpha", "1,nan"],
+     "--alpha must be a finite number, got nan"),
+    (["solve", "kuhn_poker", "--seed", "-1"], "--seed must be an integer from 0"),
+    (["solve", "kuhn_poker", "--seed", "1,2.5"], "--seed must be an integer from 0"),
 ]
 
 

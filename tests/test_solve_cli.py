@@ -137,3 +137,35 @@ def test_the_parameter_options_named_without_jax_are_the_declared_ones(capsys):
     for name, takers in named_parameters().items():
         assert f"--{name.replace('_', '-')}" in out
     assert "a parameter of the algorithm or the estimator" not in out     # described
+
+
+@pytest.mark.parametrize("algorithm, sampling, samples, counts, values", [
+    ("cfr+", "none", 1, False, {"alpha": -1.0}),
+    ("dcfr", "none", 1, False, {"alpha": [1.0, float("inf")]}),
+    ("dcfr", "none", 1, False, {"alpha": [1.0, 2.0], "gamma": 3, "seed": [0, 1]}),
+    ("hs-pcfr+", "none", 1, False, {"horizon": 0}),
+    ("hs-pcfr+", "none", 1, False, {"horizon": 50, "gamma_drop": 2}),
+    ("pdcfr+", "outcome", 2, False, {"exploration": 0.0}),
+    ("cfr", "outcome", 1, False, {"exploration": [0.2, 1.0]}),
+    ("cfr", "external", 3, True, {"exploration": 0.5}),
+    ("lcfr", "chance", 1, False, {"seed": 1.5, "beta": 0.5}),
+    ("postflop-dcfr", "none", 1, False, {"alpha": None, "beta": "x"}),
+])
+def test_the_jax_free_parameter_check_answers_as_the_solver_does(algorithm, sampling, samples,
+                                                                   counts, values):
+    """jaxcfr solve checks the parameters' names and values before JAX is imported
+    (solvers/names.py): the same values, or the same message, as the solver's own check."""
+    from jaxcfr._util.arguments import ArgumentError, command_line_spelling as spell
+    from jaxcfr.solvers.names import check_named_parameters
+    from jaxcfr.solvers.presets import make_solver
+
+    def answer(check):
+        try:
+            return check()
+        except ArgumentError as e:
+            return str(e)
+    solver = make_solver(algorithm, sampling=sampling, samples=samples, counts=counts)
+    expected = answer(lambda: solver.check_parameters(values, spell))
+    got = answer(lambda: check_named_parameters(algorithm, values, sampling, samples, counts,
+                                                spell))
+    assert got == expected

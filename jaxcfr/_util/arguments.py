@@ -25,7 +25,7 @@ import numbers
 from typing import Any, Callable, Iterable
 
 __all__ = ["ArgumentError", "positive_int", "nonnegative_int", "optional_positive_int",
-           "finite_float", "one_of", "plain_name", "command_line_type", "seed", "seeds",
+           "finite_float", "positive_float", "one_of", "plain_name", "command_line_type", "seed", "seeds",
            "exploration", "draws", "MAX_COUNT", "MAX_DRAWS", "api_spelling",
            "command_line_spelling"]
 
@@ -174,6 +174,14 @@ def exploration(name: str, value: Any) -> float:
     v = finite_float(name, value)
     if not 0 < v <= 1:
         raise ArgumentError(f"{name} must be in (0, 1], got {value!r}", argument=name)
+    return v
+
+
+def positive_float(name: str, value: Any) -> float:
+    """``value`` as a float if it is a finite number above 0."""
+    v = finite_float(name, value)
+    if v <= 0:
+        raise ArgumentError(f"{name} must be positive, got {value!r}", argument=name)
     return v
 
 

@@ -132,14 +132,19 @@ def _numbers(text: str):
 def run_solve(args) -> int:
     from jaxcfr._util.arguments import draws, optional_positive_int, positive_int
     from jaxcfr.cli.options import heavy
-    from jaxcfr.solvers.names import resolve_algorithm
-    # what can be checked without JAX first (the names as given on the line); the rest
-    # (the parameters' values, the estimator's options) by the API's rules below
-    resolve_algorithm(args.algorithm, "--algorithm")
+    from jaxcfr.solvers.names import (PARAMETER_NAMES, check_named_parameters,
+                                      resolve_algorithm)
+    # what can be checked without JAX first (the names as given on the line, the
+    # parameters' names and values by their declared rules); the rest (the estimator's
+    # options) by the API's rules below
+    algorithm = resolve_algorithm(args.algorithm, "--algorithm")
     positive_int("--iterations", args.iterations)
     optional_positive_int("--eval-every", args.eval_every)
     positive_int("--samples", args.samples)
     draws("--draws", args.draws)
+    check_named_parameters(algorithm, {name: getattr(args, name) for name in
+                                       PARAMETER_NAMES + ("seed",)},
+                           args.sampling, args.samples, args.counts, command_line_spelling)
     if args.workers is not None:
         positive_int("--workers", args.workers)
     heavy()

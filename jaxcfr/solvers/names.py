@@ -1,21 +1,31 @@
-"""The presets' names and their other spellings, and the name check, without JAX: what the
-command line checks before it imports anything heavy (:mod:`jaxcfr.solvers.presets` holds
-the presets themselves, keyed by these names, and checks on import that both agree, as
-:mod:`jaxcfr.solvers.estimators` does for the estimators; ``tests/test_solve_cli.py``
+"""The presets' names and their other spellings, the parameters each takes with their value
+rules, and the checks of both, without JAX: what the command line checks before it imports
+anything heavy (:mod:`jaxcfr.solvers.presets` holds the presets themselves, keyed by these
+names, and checks on import that both agree, parameters and rules included, as
+:mod:`jaxcfr.solvers.estimators` does for the estimators' names; ``tests/test_solve_cli.py``
 checks the parameter names).
 
 Example::
 
     >>> resolve_algorithm("CFR_plus")
     'cfr+'
+    >>> check_named_parameters("cfr+", {"alpha": 2.0})
+    Traceback (most recent call last):
+    ArgumentError: cfr+ takes no parameter alpha; it takes gamma, seed
 """
 
 from __future__ import annotations
 
+from typing import Any, Callable, Mapping, NamedTuple
+
+import numpy as np
+
+from jaxcfr._util import arguments
 from jaxcfr._util.arguments import ArgumentError
 
 __all__ = ["PRESET_NAMES", "ALIASES", "ESTIMATOR_NAMES", "PARAMETER_NAMES",
-           "resolve_algorithm"]
+           "PRESET_PARAMETERS", "ESTIMATOR_PARAMETERS", "PARAMETER_RULES", "Rule",
+           "resolve_algorithm", "check_values", "check_named_parameters"]
 
 #: The presets' names, in the order the help lists them.
 PRESET_NAMES = ("cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "dcfr+", "pdcfr+", "hs-pcfr+",
@@ -32,6 +42,33 @@ ESTIMATOR_NAMES = ("none", "chance", "external", "outcome")
 #: The traced parameters the presets and estimators declare, by name: the keys of
 #: :func:`jaxcfr.solvers.presets.named_parameters` (one ``jaxcfr solve`` option each).
 PARAMETER_NAMES = ("gamma", "alpha", "beta", "gamma_drop", "horizon", "exploration")
+#: Each preset's traced parameters, in the order its parts declare them (regret rule,
+#: averaging rule): :attr:`jaxcfr.Solver.part_parameters` of the preset.
+PRESET_PARAMETERS = {
+    "cfr": ("gamma",), "cfr+": ("gamma",), "lcfr": ("alpha", "beta", "gamma"),
+    "dcfr": ("alpha", "beta", "gamma"), "pcfr+": ("gamma",),
+    "dcfr+": ("alpha", "beta", "gamma"), "pdcfr+": ("alpha", "beta", "gamma"),
+    "hs-pcfr+": ("gamma", "gamma_drop", "horizon"),
+    "postflop-dcfr": ("alpha", "beta", "gamma")}
+#: Each estimator's traced parameters (what its class declares).
+ESTIMATOR_PARAMETERS = {"none": (), "chance": (), "external": (), "outcome": ("exploration",)}
+#: A parameter's value rule (``rule(spelled name, value) -> value``) where it is not
+#: :func:`~jaxcfr._util.arguments.finite_float`; ``seed`` is every run's own.
+PARAMETER_RULES: dict[str, Callable[[str, Any], Any]] = {
+    "horizon": arguments.positive_float, "exploration": arguments.exploration,
+    "seed": arguments.seed}
+
+
+class Rule(NamedTuple):
+    """A parameter as :func:`check_values` reads it: its name and value rule (a
+    :class:`jaxcfr.solvers.parameters.Parameter` is one too)."""
+    name: str
+    check: Callable[[str, Any], Any]
+
+
+def rule_of(name: str) -> Rule:
+    """The declared value rule of parameter ``name``."""
+    return Rule(name, PARAMETER_RULES.get(name, arguments.finite_float))
 
 
 def resolve_algorithm(name: str, spelled: str = "algorithm") -> str:
@@ -43,3 +80,58 @@ def resolve_algorithm(name: str, spelled: str = "algorithm") -> str:
                             f"{', '.join(PRESET_NAMES)} (also spelled "
                             f"{', '.join(ALIASES)}; any case)")
     return key
+
+
+def check_named_parameters(algorithm: str, values: Mapping[str, Any], sampling: str = "none",
+                           samples: int = 1, counts: bool = False, spell=str) -> dict[str, Any]:
+    """``values`` (a run's parameters by name, ``seed`` among them; ``None``: not given)
+    checked as a run of preset ``algorithm`` with estimator ``sampling`` checks them
+    (:meth:`jaxcfr.Solver.check_parameters`), with the same messages, without JAX: a name
+    the run does not take, or a value its rule refuses, is an ArgumentError naming it as
+    ``spell`` renders it. ``algorithm`` and ``sampling`` are names the caller checked."""
+    algorithm = resolve_algorithm(algorithm)
+    names = PRESET_PARAMETERS[algorithm] + ESTIMATOR_PARAMETERS[sampling] + ("seed",)
+    owner = algorithm
+    if sampling != "none":
+        owner += f" with {sampling}{f' x{samples}' if samples > 1 else ''}" \
+                 f"{' (counts)' if counts else ''}"
+    return check_values(tuple(map(rule_of, names)), values, spell, owner)
+
+
+def _is_batch(value) -> bool:
+    return np.ndim(value) > 0 and not isinstance(value, str)
+
+
+def check_values(parameters, values: Mapping[str, Any], spell=str,
+                 owner: str = "this solver") -> dict[str, Any]:
+    """``values`` checked by the declarations of ``parameters``: ``None`` is dropped (the
+    default), a sequence is a batch (a list; not empty), anything else one value. Errors
+    name the parameter as ``spell`` renders it (``alpha``, ``--alpha``, ``solver.alpha``);
+    a name ``owner`` does not take is an ArgumentError listing those it takes."""
+    by_name = {p.name: p for p in parameters}
+    unknown = [k for k in values if k not in by_name and values[k] is not None]
+    if unknown:
+        takes = ", ".join(map(spell, by_name)) or "no parameters"
+        raise ArgumentError(f"{owner} takes no parameter {spell(unknown[0])}; it takes "
+                            f"{takes}", argument=spell(unknown[0]))
+    out = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        out[name] = _checked(by_name[name], spell(name), value)
+    return out
+
+
+def _checked(p, spelled: str, value):
+    """One value checked, or a batch (a list of them)."""
+    if not _is_batch(value):
+        return p.check(spelled, value)
+    if not isinstance(value, (list, tuple, range, np.ndarray)):
+        try:                            # an array that is one value (a raw JAX PRNG key)
+            return p.check(spelled, value)
+        except ArgumentError:
+            pass
+    items = [p.check(spelled, x) for x in np.ravel(np.asarray(value, object))]
+    if not items:
+        raise ArgumentError(f"{spelled} must not be an empty list", argument=spelled)
+    return items

@@ -35,6 +35,7 @@ import jax
 import numpy as np
 
 from jaxcfr._util.arguments import ArgumentError, finite_float
+from jaxcfr.solvers.names import _is_batch, check_values  # (JAX-free: the CLI checks first)
 
 __all__ = ["Parameter", "parameter", "declared", "without_values", "HyperParams",
            "check_values", "make_hyperparams", "single_setting", "batched", "shown"]
@@ -166,45 +167,6 @@ def shown(value) -> str:
         return f"{value:g}"
     except (TypeError, ValueError):
         return repr(value)
-
-
-def _is_batch(value) -> bool:
-    return np.ndim(value) > 0 and not isinstance(value, str)
-
-
-def check_values(parameters: tuple[Parameter, ...], values: Mapping[str, Any], spell=str,
-                 owner: str = "this solver") -> dict[str, Any]:
-    """``values`` checked by the declarations of ``parameters``: ``None`` is dropped (the
-    default), a sequence is a batch (a list; not empty), anything else one value. Errors
-    name the parameter as ``spell`` renders it (``alpha``, ``--alpha``, ``solver.alpha``);
-    a name ``owner`` does not take is an ArgumentError listing those it takes."""
-    by_name = {p.name: p for p in parameters}
-    unknown = [k for k in values if k not in by_name and values[k] is not None]
-    if unknown:
-        takes = ", ".join(map(spell, by_name)) or "no parameters"
-        raise ArgumentError(f"{owner} takes no parameter {spell(unknown[0])}; it takes "
-                            f"{takes}", argument=spell(unknown[0]))
-    out = {}
-    for name, value in values.items():
-        if value is None:
-            continue
-        out[name] = _checked(by_name[name], spell(name), value)
-    return out
-
-
-def _checked(p: Parameter, spelled: str, value):
-    """One value checked, or a batch (a list of them)."""
-    if not _is_batch(value):
-        return p.check(spelled, value)
-    if not isinstance(value, (list, tuple, range, np.ndarray)):
-        try:                            # an array that is one value (a raw JAX PRNG key)
-            return p.check(spelled, value)
-        except ArgumentError:
-            pass
-    items = [p.check(spelled, x) for x in np.ravel(np.asarray(value, object))]
-    if not items:
-        raise ArgumentError(f"{spelled} must not be an empty list", argument=spelled)
-    return items
 
 
 def batched(values: Mapping[str, Any]) -> str | None:

@@ -57,12 +57,13 @@ import dataclasses
 
 from jaxcfr._util.arguments import ArgumentError
 from jaxcfr.solvers.estimators import ESTIMATORS, Estimator, make_estimator
-from jaxcfr.solvers.names import ALIASES, PRESET_NAMES, resolve_algorithm
+from jaxcfr.solvers.names import (ALIASES, ESTIMATOR_PARAMETERS, PRESET_NAMES,
+                                  PRESET_PARAMETERS, resolve_algorithm, rule_of)
 from jaxcfr.solvers.parameters import Parameter, declared
 from jaxcfr.solvers.rules import (DiscountedRegret, PolynomialAverage,
                                   PostflopDiscountedRegret, RegretMatching, RegretMatchingPlus,
                                   RestartedAverage, ScheduledAverage)
-from jaxcfr.solvers.solver import Solver
+from jaxcfr.solvers.solver import SEED, Solver
 
 __all__ = ["cfr", "cfr_plus", "linear_cfr", "dcfr", "pcfr_plus", "dcfr_plus", "pdcfr_plus",
            "hs_pcfr_plus", "postflop_dcfr", "ALGORITHMS", "ALIASES", "resolve_algorithm",
@@ -139,6 +140,22 @@ ALGORITHMS = {"cfr": cfr, "cfr+": cfr_plus, "lcfr": linear_cfr, "dcfr": dcfr,
               "hs-pcfr+": hs_pcfr_plus, "postflop-dcfr": postflop_dcfr}
 if tuple(ALGORITHMS) != PRESET_NAMES:             # (the names the command line checks)
     raise ImportError("jaxcfr.solvers.names.PRESET_NAMES differs from ALGORITHMS")
+
+
+def _check_declared_rules() -> None:
+    """ImportError unless :mod:`jaxcfr.solvers.names`'s JAX-free tables (each preset's and
+    estimator's parameters, each parameter's rule) are what the parts declare."""
+    takers = [(PRESET_PARAMETERS[n], make().part_parameters) for n, make in ALGORITHMS.items()]
+    takers += [(ESTIMATOR_PARAMETERS[n], list(declared(cls))) for n, cls in ESTIMATORS.items()]
+    takers += [(("seed",), [SEED])]
+    for names, parameters in takers:
+        if tuple(p.name for p in parameters) != names or \
+                any(p.check is not rule_of(p.name).check for p in parameters):
+            raise ImportError(f"jaxcfr.solvers.names: the parameters {names} or their rules "
+                              f"differ from the declarations {parameters}")
+
+
+_check_declared_rules()
 
 
 def make_solver(name: str | Solver, *, alternating: bool | None = None,

@@ -42,7 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcfr._util.arguments import ArgumentError, finite_float
+from jaxcfr._util.arguments import ArgumentError, positive_float
 from jaxcfr.solvers.parameters import parameter
 
 __all__ = ["RegretRule", "RegretMatching", "RegretMatchingPlus", "DiscountedRegret",
@@ -196,13 +196,6 @@ class PolynomialAverage(AveragingRule):
         return jnp.power(t / AVERAGE_SCALE, hp.gamma)
 
 
-def _positive(name: str, value) -> float:
-    v = finite_float(name, value)
-    if v <= 0:
-        raise ArgumentError(f"{name} must be positive, got {value!r}", argument=name)
-    return v
-
-
 @dataclasses.dataclass(frozen=True)
 class ScheduledAverage(AveragingRule):
     """The averaging of a hyper-parameter schedule (Zhang, McAleer & Sandholm 2024,
@@ -229,7 +222,7 @@ class ScheduledAverage(AveragingRule):
     gamma_drop: float = parameter(5.0, "how much the averaging exponent falls, linearly, "
                                        "by the horizon: gamma_t = gamma - gamma_drop t/horizon")
     horizon: float = parameter(1000.0, "the iterations the schedule is planned over (the "
-                                       "run's iterations)", check=_positive)
+                                       "run's iterations)", check=positive_float)
 
     def weight(self, t, hp):
         log_w = (hp.gamma * jnp.log(t / hp.horizon)
