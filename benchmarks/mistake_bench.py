@@ -47,9 +47,14 @@ CASES = [
     ("train: config key typo", ["train", "typo.toml"]),
     ("train: --set key typo", ["train", "typo.toml", "--set", "solver.iteratons=5"]),
     ("plot: no such run", ["plot", "missing-run"]),
+    ("solve: --alpha on cfr+", ["solve", "leduc_poker", "--alpha", "-1"]),
+    ("solve: --horizon 0", ["solve", "kuhn_poker", "--algorithm", "hs-pcfr+", "--horizon", "0"]),
+    ("train: solver.horizon 0", ["train", "horizon.toml"]),
 ]
 #: Files the cases read, written into the bench's empty working directory.
-FILES = {"typo.toml": '[game]\nname = "kuhn_poker"\n[solver]\nalpah = 1.5\n'}
+FILES = {"typo.toml": '[game]\nname = "kuhn_poker"\n[solver]\nalpah = 1.5\n',
+         "horizon.toml": '[game]\nname = "kuhn_poker"\n[solver]\nalgorithm = "hs-pcfr+"\n'
+                         'horizon = 0\n'}
 LAUNCH = ["-c", "from jaxcfr.cli.launch import console_main; console_main()"]
 
 

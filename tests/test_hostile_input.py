@@ -793,7 +793,8 @@ def test_the_convergence_plot_keeps_its_axes_with_long_labels(full_game):
 
 
 def test_misspelt_config_keys_are_answered_before_jax_is_imported(tmp_path):
-    """A key no config takes, in the file or in a --set, is refused with the config's own
+    """A key no config takes, or a solver parameter the algorithm does not take or whose
+    value its rule refuses, in the file or in a --set, is refused with the config's own
     message (jaxcfr.runs.schema, JAX-free), and JAX is not imported."""
     (tmp_path / "typo.toml").write_text('[game]\nname = "kuhn_poker"\n[solver]\nalpah = 1.5\n')
     (tmp_path / "top.toml").write_text('[gmae]\nname = "kuhn_poker"\n')
@@ -805,7 +806,21 @@ def test_misspelt_config_keys_are_answered_before_jax_is_imported(tmp_path):
               "--set solver.iteratons=5: unknown key solver.iteratons (did you mean "
               "solver.iterations?)"),
              (["train", "ok.toml", "--set", "solvr.iterations=5"], "unknown key "
-              "'solvr.iterations' (did you mean solver.iterations?)")]
+              "'solvr.iterations' (did you mean solver.iterations?)"),
+             # the solver's parameters' names and values, by their declared rules
+             (["train", "alpha.toml"], "alpha.toml: cfr+ takes no parameter solver.alpha; it "
+                                       "takes solver.gamma"),
+             (["train", "horizon.toml"], "horizon.toml: solver.horizon must be positive, got "
+                                         "0.0"),
+             (["train", "ok.toml", "--set", 'solver.sampling="outcome"', "--set",
+               "solver.exploration=2"], "--set solver.exploration=2: solver.exploration must "
+                                        "be in (0, 1], got 2.0"),
+             (["train", "ok.toml", "--set", "solver.algorithm=dcfr", "--set",
+               "solver.alpha=[1, nan]"], "--set solver.alpha=[1, nan]: solver.alpha must be a "
+                                         "finite number, got nan")]
+    (tmp_path / "alpha.toml").write_text('[game]\nname = "kuhn_poker"\n[solver]\nalpha = 1.5\n')
+    (tmp_path / "horizon.toml").write_text('[game]\nname = "kuhn_poker"\n[solver]\n'
+                                           'algorithm = "hs-pcfr+"\nhorizon = [10, 0]\n')
     code = ("import json, sys\nfrom jaxcfr.cli.app import main\nout = []\n"
             "for argv in json.loads(sys.argv[1]):\n"
             "    out.append([main(argv), 'jax' in sys.modules])\n"
@@ -816,9 +831,15 @@ def test_misspelt_config_keys_are_answered_before_jax_is_imported(tmp_path):
     for (argv, words), (status, jax) in zip(cases, results):
         assert status == 2 and words in done.stderr, (argv, done.stderr)
         assert not jax, f"{argv} imported JAX"
-    # the same keys, read after JAX by the config's own rules, give the same messages
+    # the same keys and values, read after JAX by the config's own rules, give the same
+    # messages
     from jaxcfr.runs import ConfigError, load_config
     with pytest.raises(ConfigError) as info:
         load_config(tmp_path / "typo.toml")
     message = str(info.value).split("typo.toml: ", 1)[1]
     assert f"typo.toml: {message}" in done.stderr
+    for argv, words in cases[4:]:
+        overrides = [a for a in argv[2:] if a != "--set"]
+        with pytest.raises(ConfigError) as info:
+            load_config(tmp_path / argv[1], overrides)
+        assert str(info.value).endswith(words), (argv, str(info.value))

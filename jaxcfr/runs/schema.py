@@ -1,5 +1,7 @@
-"""The keys a run config takes, checked without JAX: what ``jaxcfr train`` answers about a
-misspelt key (in the file or a ``--set``) before anything heavy is imported.
+"""The keys a run config takes, and its solver's parameters' values, checked without JAX: what
+``jaxcfr train`` answers about a misspelt key (in the file or a ``--set``), a parameter the
+algorithm does not take or a value its rule refuses (``solver.horizon = 0``) before anything
+heavy is imported (:mod:`jaxcfr.solvers.names` holds the rules).
 
 :mod:`jaxcfr.runs.config` checks on import that these keys are its dataclasses' fields
 (one list of keys, two readers), and gives the same messages for what it checks later
@@ -18,9 +20,12 @@ import difflib
 import tomllib
 from typing import Any, Sequence
 
-from jaxcfr.solvers.names import PARAMETER_NAMES
+from jaxcfr._util.arguments import ArgumentError
+from jaxcfr.solvers.names import (ESTIMATOR_NAMES, PARAMETER_NAMES, check_named_parameters,
+                                  resolve_algorithm)
 
-__all__ = ["ConfigError", "SECTION_KEYS", "TOP_LEVEL_KEYS", "check_keys", "check_file_keys"]
+__all__ = ["ConfigError", "SECTION_KEYS", "TOP_LEVEL_KEYS", "check_keys", "check_file_keys",
+           "check_solver_values"]
 
 
 class ConfigError(ValueError):
@@ -99,6 +104,65 @@ def check_keys(raw: dict[str, Any], source: str, overrides: Sequence[str] = ()) 
             raise ConfigError(f"{source}: unknown key {key!r}"
                               f"{did_you_mean(key, known + all_keys())} (the top level takes "
                               f"{', '.join(known)})")
+    check_solver_values(raw, source, overrides)
+
+
+def check_solver_values(raw: dict[str, Any], source: str, overrides: Sequence[str] = ()
+                        ) -> None:
+    """ConfigError (the message :func:`jaxcfr.runs.config.config_from_dict` gives) for a
+    ``[solver]`` parameter of ``raw`` or ``overrides`` that the algorithm and estimator do
+    not take, or whose value the parameter's rule refuses. What this cannot judge without
+    JAX (a wrong type, an unknown algorithm or estimator) is left to the config's rules."""
+    solver = dict(raw["solver"]) if isinstance(raw.get("solver"), dict) else {}
+    given: dict[str, str] = {}                     # key -> the --set that gave its value
+    for text in overrides:
+        key, value = _override(text)
+        section, _, field = key.partition(".")
+        if section == "solver" and field:
+            solver[field] = value
+            given[key] = f"--set {text}"
+    sampling, samples = solver.get("sampling", "none"), solver.get("samples", 1)
+    counts = solver.get("counts", False)
+    try:
+        algorithm = resolve_algorithm(solver.get("algorithm", "cfr+"))
+    except ArgumentError:
+        return
+    if sampling not in ESTIMATOR_NAMES or not isinstance(counts, bool) or \
+            type(samples) is not int or samples < 1:
+        return
+    values = {}
+    for name in PARAMETER_NAMES:
+        if name in solver:
+            value = _as_numbers(solver[name])
+            if value is None:
+                return                              # a wrong type: the config's rules say so
+            values[name] = value
+    try:
+        check_named_parameters(algorithm, values, sampling, samples, counts,
+                               lambda name: f"solver.{name}", seed=False)
+    except ArgumentError as e:
+        raise ConfigError(f"{given.get(e.argument, source)}: {e}") from None
+
+
+def _as_numbers(value: Any) -> float | tuple[float, ...] | None:
+    """A parameter's value as the config reads it (a number as a float, a non-empty list of
+    numbers as a tuple of floats), ``None`` when it is neither."""
+    number = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)  # noqa: E731
+    if number(value):
+        return float(value)
+    if isinstance(value, list) and value and all(map(number, value)):
+        return tuple(float(v) for v in value)
+    return None
+
+
+def _override(text: str) -> tuple[str, Any]:
+    """``--set KEY=VALUE``'s key and value (a TOML literal, else the text), as
+    :func:`jaxcfr.runs.config.parse_override` reads it."""
+    key, _, value = text.partition("=")
+    try:
+        return key.strip(), tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        return key.strip(), value.strip()
 
 
 def check_file_keys(path, overrides: Sequence[str] = ()) -> None:

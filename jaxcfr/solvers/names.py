@@ -83,14 +83,18 @@ def resolve_algorithm(name: str, spelled: str = "algorithm") -> str:
 
 
 def check_named_parameters(algorithm: str, values: Mapping[str, Any], sampling: str = "none",
-                           samples: int = 1, counts: bool = False, spell=str) -> dict[str, Any]:
+                           samples: int = 1, counts: bool = False, spell=str,
+                           seed: bool = True) -> dict[str, Any]:
     """``values`` (a run's parameters by name, ``seed`` among them; ``None``: not given)
     checked as a run of preset ``algorithm`` with estimator ``sampling`` checks them
     (:meth:`jaxcfr.Solver.check_parameters`), with the same messages, without JAX: a name
     the run does not take, or a value its rule refuses, is an ArgumentError naming it as
-    ``spell`` renders it. ``algorithm`` and ``sampling`` are names the caller checked."""
+    ``spell`` renders it. ``algorithm`` and ``sampling`` are names the caller checked;
+    ``seed=False``: the parts' parameters only (a config's ``[solver]``; its seed is
+    ``run.seed``)."""
     algorithm = resolve_algorithm(algorithm)
-    names = PRESET_PARAMETERS[algorithm] + ESTIMATOR_PARAMETERS[sampling] + ("seed",)
+    names = PRESET_PARAMETERS[algorithm] + ESTIMATOR_PARAMETERS[sampling] + \
+        (("seed",) if seed else ())
     owner = algorithm
     if sampling != "none":
         owner += f" with {sampling}{f' x{samples}' if samples > 1 else ''}" \
