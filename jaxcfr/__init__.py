@@ -38,7 +38,7 @@ __all__ = [
     "linear_cfr", "make_solver", "pcfr_plus", "pdcfr_plus", "hs_pcfr_plus", "postflop_dcfr",
     "Runner",
     "batch_mesh", "Cluster", "solve", "SolveResult", "DeviceOptions", "LoadOptions", "Report",
-    "runs", "load_config", "train",
+    "runs", "load_config", "train", "plot_strategy", "strategy_matrix",
     # the parts of an update: estimators, regret and averaging rules, their parameters
     "Estimator", "ESTIMATORS", "Exact", "ChanceSampling", "ExternalSampling", "OutcomeSampling",
     "RegretRule", "RegretMatching", "RegretMatchingPlus", "DiscountedRegret",
@@ -104,6 +104,7 @@ def _load() -> None:
     from jaxcfr.api.solve import DeviceOptions, LoadOptions, Report, SolveResult, solve
     from jaxcfr.subgames import resolve, subgame
     from jaxcfr.runs import load_config, train
+    from jaxcfr.runs.strategy_plot import plot_strategy, strategy_matrix
     from jaxcfr.api.public_names import (PublicGame, best_response_public, evaluate_public,
                                          evaluate_public_stack, expand_public, lower_public,
                                          solve_public, stack_public)

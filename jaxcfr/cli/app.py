@@ -33,6 +33,7 @@ EPILOG = """examples:
   jaxcfr train configs/leduc.toml            a run from a config: checkpoints, metrics, plot
   jaxcfr train --resume runs/leduc-...       continue a run
   jaxcfr plot runs/a runs/b --x seconds      several runs on one convergence plot
+  jaxcfr plot runs/a --strategy '0|??|'      a strategy heat map of matching infosets
   jaxcfr eval runs/leduc-.../profile.npz     metrics of a saved profile
   jaxcfr estimate sampled_dice_poker P.npz   estimated metrics (games too large to lower)
   jaxcfr resolve leduc_poker P.npz --after-chance 3   re-solve every second-round subgame
@@ -64,7 +65,7 @@ COMMAND_MODULES: dict[str, tuple[str, str]] = {
     "abstract": ("jaxcfr.cli.abstract", "train abstractions (bet menus, bucketings) of a game, "
                  "lift them and compare them in the full game"),
     "plot": ("jaxcfr.cli.plot", "draw run directories: several runs on one convergence plot, "
-             "or a sweep as a grid"),
+             "a sweep as a grid, or a strategy heat map of a profile (--strategy)"),
 }
 
 
