@@ -187,3 +187,19 @@ def test_invalid_toml_names_the_file(tmp_path):
     with pytest.raises(ConfigError, match="invalid TOML") as info:
         load_config(path)
     assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("solver", [{"alpha": "x"}, {"algorithm": "nosuch", "alpha": 1.0},
+                                    {"algorithm": 3, "alpha": 1.0}, {"alpha": []},
+                                    {"counts": True, "alpha": 1.0},
+                                    {"sampling": "bogus", "exploration": 2.0}])
+def test_the_jax_free_value_check_leaves_what_it_cannot_judge_to_the_config(solver):
+    """runs.schema judges a [solver] parameter only where the algorithm and estimator are
+    known and the value is a number or a list of them; the rest is the config's rules' (a
+    type error, an unknown algorithm: their own messages, after)."""
+    from jaxcfr.runs.schema import check_keys
+    raw = {"game": {"name": "kuhn_poker"}, "solver": solver}
+    check_keys(raw, "c.toml")                                    # no answer here
+    with pytest.raises(ConfigError) as info:
+        config_from_dict(raw, source="c.toml")
+    assert "c.toml" in str(info.value)

@@ -128,8 +128,8 @@ def check_solver_values(raw: dict[str, Any], source: str, overrides: Sequence[st
     except ArgumentError:
         return
     if sampling not in ESTIMATOR_NAMES or not isinstance(counts, bool) or \
-            type(samples) is not int or samples < 1:
-        return
+            type(samples) is not int or samples < 1 or (counts and sampling == "none"):
+        return                          # (the estimator's own rules answer first, later)
     values = {}
     for name in PARAMETER_NAMES:
         if name in solver:
