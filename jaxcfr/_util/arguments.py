@@ -25,7 +25,8 @@ import numbers
 from typing import Any, Callable, Iterable
 
 __all__ = ["ArgumentError", "positive_int", "nonnegative_int", "optional_positive_int",
-           "finite_float", "positive_float", "one_of", "plain_name", "command_line_type", "seed", "seeds",
+           "finite_float", "positive_float", "one_of", "plain_name", "command_line_type",
+           "seed", "seeds",
            "exploration", "draws", "MAX_COUNT", "MAX_DRAWS", "api_spelling",
            "command_line_spelling"]
 
