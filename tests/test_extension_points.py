@@ -188,3 +188,40 @@ def test_register_kernel_takes_only_kernels(monkeypatch):
         register_kernel("fake-backend", "sequences", object)
     register_kernel("fake-backend", "nodes", FakeBackendSequenceForm)
     assert values_module.KERNELS[("fake-backend", "nodes")] is FakeBackendSequenceForm
+
+
+# -- a command -------------------------------------------------------------------------------
+_COMMAND_MODULE = '''
+"""jaxcfr nodes GAME: the number of histories of a game (a command from outside)."""
+
+def add_nodes_arguments(parser):
+    parser.add_argument("game")
+    parser.add_argument("--player", type=int, default=None)
+
+
+def run_nodes(args):
+    import jaxcfr
+    lowered = jaxcfr.lower(jaxcfr.load_game(args.game))
+    if args.player is not None and not 0 <= args.player < lowered.structure.num_players:
+        raise ValueError(f"--player {args.player}: the game has "
+                         f"{lowered.structure.num_players} players")
+    print(f"{args.game}: {lowered.num_nodes} nodes")
+    return 0
+'''
+
+
+def test_a_command_defined_outside_is_one_module_and_one_entry(tmp_path, monkeypatch, capsys):
+    from jaxcfr.cli import app
+    (tmp_path / "outside_nodes_command.py").write_text(_COMMAND_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(app.COMMAND_MODULES, "nodes",
+                        ("outside_nodes_command", "count a game's histories"))
+    assert app.main(["nodes", "kuhn_poker"]) == 0
+    assert capsys.readouterr().out == (
+        f"kuhn_poker: {jaxcfr.lower(jaxcfr.load_game('kuhn_poker')).num_nodes} nodes\n")
+    # its mistakes get the one-line error and exit status of every command
+    assert app.main(["nodes", "kuhn_poker", "--player", "5"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "jaxcfr: error: --player 5: the game has 2 players")
+    # and it is listed in the help with its line
+    assert "count a game's histories" in app.build_parser().format_help()
