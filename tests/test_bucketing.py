@@ -298,3 +298,26 @@ def test_the_abstract_command(capsys):
     assert "is not a bucketing" in capsys.readouterr().err
     assert main(["abstract", LEDUC]) == 2
     assert "--abstraction or --bucketing" in capsys.readouterr().err
+
+
+def test_training_a_bucketing_tells_its_phases():
+    """Issue 33 item 8: bucketing a game is lowering each member with its buckets; the
+    status hears the full game's lowering, each member's, the solve's compile and the
+    lifting of every member, with its count (on a terminal: bars)."""
+    import io
+    from jaxcfr.runs.progress import Status
+    stream = io.StringIO()
+    status = Status(stream, tty=False, every=0.0)
+    seen = []
+    results = jaxcfr.train_abstracted(
+        LEDUC, bucketing=["suit_isomorphism", "rank_buckets(buckets=2, ranks=3, suits=2)"],
+        iterations=20, status=status, imperfect_recall=True,
+        report=jaxcfr.Report(progress=lambda it, rec: seen.append(it), status=status))
+    lines = stream.getvalue().splitlines()
+    assert any(line.startswith(f"lowering {LEDUC} ...") for line in lines)
+    for label in ("suit_isomorphism", "rank_buckets(buckets=2, ranks=3, suits=2)"):
+        assert any(line.startswith(f"lowering {LEDUC} | {label} ...") for line in lines)
+    assert "lifting to the full game and evaluating: 0/2" in lines
+    assert "lifting to the full game and evaluating: 2/2" in lines
+    assert seen and seen[-1] == 20
+    assert len(results) == 2

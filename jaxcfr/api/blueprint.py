@@ -33,7 +33,7 @@ from jaxcfr.game.abstraction import Abstracted, describe
 from jaxcfr.game.bucketing import Bucketed, abstract_game, combine, is_bucketing
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.registry import load_game
-from jaxcfr.lowering.lower import lower
+from jaxcfr.engine.loop import lower_reporting
 from jaxcfr.lowering.stack import stack
 from jaxcfr.profiles.lifting import as_abstraction, lifted_row
 from jaxcfr.profiles.profile import Profile
@@ -107,7 +107,7 @@ class AbstractedResult:
 def train_abstracted(game, abstraction=None, algorithm="cfr+", iterations: int = 1000, *,
                      bucketing=None, imperfect_recall: bool = False,
                      translate: bool | None = None, precision: str = "float32",
-                     **solve_options):
+                     status=None, **solve_options):
     """Train on ``game`` abstracted, lift the profile, evaluate it in ``game``.
 
     Args:
@@ -125,6 +125,11 @@ def train_abstracted(game, abstraction=None, algorithm="cfr+", iterations: int =
         :class:`jaxcfr.Bucketed`; a bucketing may declare it itself).
       translate: how to lift: ``None`` by translation where the action abstraction
         defines it (the row has both rules' metrics), ``False`` by elimination only.
+      status: told what is being done (``begin`` / ``update`` / ``end`` / ``phase``:
+        :func:`jaxcfr.runs.progress.make_status`): lowering the full game, lowering each
+        member (its abstraction and bucketing applied to every information set), and
+        lifting and evaluating each member in the full game; pass ``report=
+        jaxcfr.Report(progress=..., status=...)`` for the solve's own.
       algorithm, iterations, precision, solve_options: as :func:`jaxcfr.solve`
         (``eval_every``, ``alternating``, ``report``, the solver's parameters such as
         ``alpha``); one setting: parameters take single values here.
@@ -147,12 +152,12 @@ def train_abstracted(game, abstraction=None, algorithm="cfr+", iterations: int =
     if isinstance(root, Bucketed):
         raise ValueError("train_abstracted() takes the full game and the bucketing "
                          "separately (got a Bucketed game)")
-    full = _lower_full(root, name)
+    full = _lower_full(root, name, status)
     members, seconds = [], []
     for a, label in zip(specs, labels):
         start = time.perf_counter()
-        members.append(lower(abstract_game(root, a, imperfect_recall=imperfect_recall),
-                             name=f"{full.name} | {label}"))
+        members.append(lower_reporting(abstract_game(root, a, imperfect_recall=imperfect_recall),
+                                       status, name=f"{full.name} | {label}"))
         seconds.append(time.perf_counter() - start)
     lowered = stack(members) if batch else members[0]
     result = solve(lowered, algorithm, iterations, precision=precision, **solve_options)
@@ -160,6 +165,8 @@ def train_abstracted(game, abstraction=None, algorithm="cfr+", iterations: int =
     final = result.final
     out = []
     for b, (member, a, label) in enumerate(zip(members, specs, labels)):
+        if status is not None:
+            status.phase("lifting to the full game and evaluating", b, len(members))
         table = average[b, :member.num_rows, :member.max_actions] if batch else average
         abstract = Profile.from_lowered(member, table)
         record = {k: (v[b] if batch and k != "members" and isinstance(v, list) else v)
@@ -172,6 +179,9 @@ def train_abstracted(game, abstraction=None, algorithm="cfr+", iterations: int =
             abstraction=a, label=label, lowered=member, full=full,
             profile=Profile.from_lowered(full, lifted), abstract_profile=abstract,
             abstract_final=record, row=row, solve=result, lower_seconds=seconds[b]))
+    if status is not None:
+        status.phase("lifting to the full game and evaluating", len(members), len(members))
+        status.close()
     return out if batch else out[0]
 
 
@@ -206,9 +216,9 @@ def _members(abstraction, bucketing) -> tuple[bool, list, list[str]]:
     return batch, specs, labels
 
 
-def _lower_full(root, name: str) -> LoweredGame:
+def _lower_full(root, name: str, status=None) -> LoweredGame:
     try:
-        return lower(root, name=name)
+        return lower_reporting(root, status, name=name)
     except GameError as e:
         if e.rule != "chance-not-enumerable":
             raise

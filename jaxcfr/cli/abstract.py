@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from jaxcfr._util import arguments
 
@@ -53,12 +54,24 @@ def run_abstract(args: argparse.Namespace) -> int:
         raise ValueError("give several --abstraction or several --bucketing, not both "
                          "(a batch has one kind of members)")
     heavy()
+    from jaxcfr._util.bars import on_terminal
     from jaxcfr.api.blueprint import format_table, train_abstracted
-    results = train_abstracted(
-        args.game, _one_or_list(abstraction), args.algorithm, args.iterations,
-        precision=args.precision, bucketing=_one_or_list(bucketing),
-        translate=False if args.no_translate else None,
-        imperfect_recall=args.imperfect_recall)
+    from jaxcfr.api.solve import Report
+    from jaxcfr.runs.progress import make_progress, make_status
+    # on a terminal: lowering the full game and each member (bucketing every information
+    # set), compiling, training and lifting as bars; a log file gets the result only
+    quiet = not on_terminal(sys.stderr)
+    display = make_progress(args.iterations, quiet=quiet, stream=sys.stderr)
+    try:
+        with make_status(quiet=quiet, stream=sys.stderr) as status:
+            results = train_abstracted(
+                args.game, _one_or_list(abstraction), args.algorithm, args.iterations,
+                precision=args.precision, bucketing=_one_or_list(bucketing),
+                translate=False if args.no_translate else None,
+                imperfect_recall=args.imperfect_recall, status=status,
+                report=Report(progress=display, status=status))
+    finally:
+        display.close()
     results = results if isinstance(results, list) else [results]
     best = min(results, key=lambda r: float("inf") if r.row["full_game_metric"] is None
                else r.row["full_game_metric"])
