@@ -341,6 +341,11 @@ def counterfactual_values(lowered: LoweredGame, strategy, *,
     """Counterfactual best-response values of every history and information set (exact,
     on the device, from the same tensors as :func:`evaluate`).
 
+    The user-facing host function (what subgame gadgets read): each player best responds
+    below the node. The kernels' ``counterfactual_action_values``
+    (:meth:`jaxcfr.kernels.values.ValueKernel.counterfactual_action_values`) are another
+    quantity, the profile's own action values that the regret update reads.
+
     Args:
       lowered: one lowered game (not a stack).
       strategy: ``[I, A]`` rows of every player.

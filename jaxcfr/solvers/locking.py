@@ -146,7 +146,7 @@ def locked_metrics(t, s, strategy: jax.Array, mask: jax.Array, rounds
     best = []
     for p in range(s.num_players):
         def q_of(profile, p=p):
-            return NODE_PASSES.counterfactual_values(t, s, profile, (p,))[0]
+            return NODE_PASSES.counterfactual_action_values(t, s, profile, (p,))[0]
         free = (t.infoset_player == p) & ~mask
         profile = restricted_best_response(q_of, strategy, t.legal_mask, free, rounds)
         best.append(passes.expected_values(t, s, profile)[p])
@@ -164,7 +164,7 @@ def locked_public_metrics(t, s, strategy: jax.Array, mask: jax.Array
     values, best = [], []
     for p in range(2):
         def q_of(profile, p=p):
-            return public_kernels.counterfactual_values(t, s, profile, (p,))[0]
+            return public_kernels.counterfactual_action_values(t, s, profile, (p,))[0]
         free = (t.infoset_player == p) & ~mask
         profile = restricted_best_response(q_of, strategy, t.legal_mask, free,
                                            len(s.level_start))

@@ -4,7 +4,7 @@ A public tree's rows are (player, public decision node, hand) (:mod:`jaxcfr.lowe
 so every regret rule, averaging rule, preset and update order of
 :class:`~jaxcfr.solvers.solver.Solver` applies unchanged: only the estimator differs.
 :class:`PublicExact` computes the exact counterfactual regrets and averaging
-contributions from :func:`jaxcfr.kernels.public.counterfactual_values` (reach and values
+contributions from :func:`jaxcfr.kernels.public.counterfactual_action_values` (reach and values
 as ``[public nodes, hands]`` tables, terminals as operators on the opponent's reach
 vector) in place of the history tree's passes.
 
@@ -48,7 +48,7 @@ class PublicExact(Estimator):
     def estimate(self, t: PublicTensors, s: PublicStructure, current, player, keys=None,
                  hp=None, arrays=None) -> DenseEstimate:
         players = (0, 1) if player is None else player[None]
-        q, own = kernels.counterfactual_values(t, s, current, players)
+        q, own = kernels.counterfactual_action_values(t, s, current, players)
         regret = instantaneous_regret(q, current, t.legal_mask)
         return DenseEstimate(regret, own[:, None] * current, rows_of(t, player))
 
@@ -136,7 +136,7 @@ def best_response_public(lowered, strategy, player: int, *, dtype="float64") -> 
 def _hand_terms(tensors, strategy, *, structure, player):
     """``(q [I, A], reach [N, P, H])``: ``player``'s counterfactual action values and
     every player's own reach."""
-    q, _ = kernels.counterfactual_values(tensors, structure, strategy, (player,))
+    q, _ = kernels.counterfactual_action_values(tensors, structure, strategy, (player,))
     reach = kernels.reach_pass(tensors, structure,
                                kernels.edge_probabilities(tensors, structure, strategy))
     return q, reach
