@@ -165,7 +165,8 @@ def profile(game: str, repeats: int, bandwidth: float | None) -> dict:
         name = f"row pass, level {d + 1} [{width} rows]"
         piece(name, row_level, (q, strategy), counted[name])
     piece("counterfactual values (whole, one player)",
-          lambda st: sequence.counterfactual_values(seq, st, player[None], p), (strategy,), 0)
+          lambda st: sequence.counterfactual_action_values(seq, st, player[None], p),
+          (strategy,), 0)
     piece(UPDATES,
           lambda q, st, r: (jnp.maximum(r + numerics.instantaneous_regret(q, st, mask), 0),
                             r * 0.5 + st), (q.reshape(rows, actions), strategy, raw),

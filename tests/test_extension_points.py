@@ -147,9 +147,9 @@ class FakeBackendSequenceForm(SequenceForm):
     """A backend's own sequence-form kernel: here the library's, counting its calls."""
     calls: ClassVar[list] = []
 
-    def counterfactual_values(self, t, s, current, players):
+    def counterfactual_action_values(self, t, s, current, players):
         FakeBackendSequenceForm.calls.append(len(FakeBackendSequenceForm.calls))
-        return super().counterfactual_values(t, s, current, players)
+        return super().counterfactual_action_values(t, s, current, players)
 
 
 def test_a_kernel_for_one_backend_is_one_class_and_one_entry(kuhn, monkeypatch):

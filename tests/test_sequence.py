@@ -67,7 +67,7 @@ def _check(lowered, tensors_host, strategy, structure):
     for players in [tuple(range(structure.num_players))] + [
             jnp.asarray([p]) for p in range(structure.num_players)]:
         q_nodes, own_nodes = _node_values(t, structure, strategy, players)
-        q_seq, own_seq = jax.jit(lambda tab, st, pl=players: sequence.counterfactual_values(
+        q_seq, own_seq = jax.jit(lambda tab, st, pl=players: sequence.counterfactual_action_values(
             tab, st, pl, structure.num_players))(tables, strategy)
         mine = np.isin(owner, np.asarray(players))
         scale = max(scale, float(np.abs(q_nodes).max()))
@@ -137,7 +137,7 @@ def test_tables_are_sorted_and_padding_is_inert():
     # the padded tables give the same values
     rng = np.random.default_rng(1)
     strategy = _random_strategy(lowered, rng)
-    values = jax.jit(lambda tab, st: sequence.counterfactual_values(tab, st, (0, 1), 2))
+    values = jax.jit(lambda tab, st: sequence.counterfactual_action_values(tab, st, (0, 1), 2))
     a = values(jax.tree_util.tree_map(jnp.asarray, plain), strategy)
     b = values(jax.tree_util.tree_map(jnp.asarray, padded), strategy)
     for x, y in zip(a, b):
@@ -155,7 +155,7 @@ def test_leaves_before_a_first_move_keep_the_sink_at_zero():
     strategy = _random_strategy(lowered, np.random.default_rng(2))
     tables = jax.tree_util.tree_map(jnp.asarray, t)
     for players in ((0, 1), jnp.asarray([1])):
-        q, _ = jax.jit(lambda tab, st, pl=players: sequence.counterfactual_values(
+        q, _ = jax.jit(lambda tab, st, pl=players: sequence.counterfactual_action_values(
             tab, st, pl, 2))(tables, strategy)
         assert not np.asarray(q)[-1].any()
 

@@ -280,3 +280,33 @@ def test_the_paths_that_skip_validate_probe_where_they_start():
         assert info.value.rule == rule and info.value.history in cls.HISTORIES, info.value
     jaxcfr.estimate_values(bg.Toy(), samples=10)           # a sound game is not refused
     jaxcfr.solve(bg.Toy(), "cfr", 2, chance="sampled")
+
+
+def test_reraise_as_game_error_is_the_one_wrapping_rule():
+    """contract.reraise_as_game_error: a GameError gets the history if it has none (and
+    keeps its own), the game's own exception becomes ``game-exception`` at that history."""
+    from jaxcfr.game.contract import reraise_as_game_error
+
+    def game_code():
+        raise KeyError("x")
+
+    def caught(error_or_call, history):
+        try:
+            if callable(error_or_call):
+                error_or_call()
+            raise error_or_call
+        except Exception as exc:  # noqa: BLE001
+            try:
+                reraise_as_game_error(exc, history)
+            except BaseException as out:  # noqa: BLE001
+                return exc, out
+        raise AssertionError("reraise_as_game_error returned")
+
+    _, out = caught(GameError("bad", rule="legal-actions"), (1, 2))
+    assert (out.rule, out.history) == ("legal-actions", (1, 2))
+    _, out = caught(GameError("bad", rule="legal-actions", history=(0,)), (1, 2))
+    assert out.history == (0,)
+    exc, out = caught(game_code, ("a",))
+    assert isinstance(out, GameError) and out.rule == "game-exception"
+    assert out.history == ("a",) and out.__cause__ is exc
+    assert "KeyError: 'x' in game_code() at test_validate.py" in str(out)

@@ -132,7 +132,7 @@ def train_abstracted(game, abstraction=None, algorithm="cfr+", iterations: int =
         jaxcfr.Report(progress=..., status=...)`` for the solve's own.
       algorithm, iterations, precision, solve_options: as :func:`jaxcfr.solve`
         (``eval_every``, ``alternating``, ``report``, the solver's parameters such as
-        ``alpha``); one setting: parameters take single values here.
+        ``alpha``): one setting, no lists (:func:`~jaxcfr.solvers.parameters.single_setting`).
     Returns:
       An :class:`AbstractedResult`, or a list of them (one per member, in order) when
       ``abstraction`` or ``bucketing`` is a list or tuple.

@@ -156,8 +156,8 @@ class SampledChanceRunner:
       game: the root state (its chance may or may not be enumerable).
       solver: a :class:`jaxcfr.Solver` (its regret and averaging rules; ``sampling`` must
         be ``"none"``: chance is what this runner samples).
-      parameters: the solver's parameter values by name (one setting and one seed per
-        run: no lists).
+      parameters: the solver's parameter values by name: one setting, no lists
+        (:func:`~jaxcfr.solvers.parameters.single_setting`; and one seed per run).
       precision: ``"float32"`` or ``"float64"``.
       chunk: iterations per compiled call.
       draws: chance draws per iteration.

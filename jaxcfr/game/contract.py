@@ -16,13 +16,14 @@ import math
 import numbers
 import os
 import traceback
-from typing import Any, Callable, Hashable, NamedTuple, Sequence
+from typing import Any, Callable, Hashable, NamedTuple, NoReturn, Sequence
 
 __all__ = ["CHANCE", "TERMINAL", "GameError", "format_history", "DECISION", "CHANCE_NODE",
            "TERMINAL_NODE", "NodeInfo", "inspect_node", "check_protocol",
            "check_terminal_step_refused", "player_to_act_consistent", "hashable_key",
            "CHANCE_SUM_TOLERANCE", "MAX_TRAJECTORY_LENGTH", "PROTOCOL_METHODS",
-           "game_exception", "check_clone_independent", "clone_error", "node_snapshot",
+           "game_exception", "reraise_as_game_error", "check_clone_independent", "clone_error",
+           "node_snapshot",
            "real_number", "acting_player", "check_nash_value"]
 
 # Game states are annotated Any: the protocol (jaxcfr.game.protocol) imports this module, so
@@ -230,6 +231,25 @@ def game_exception(exc: BaseException, history: Sequence[Any]) -> GameError | No
                      rule="game-exception", history=history)
 
 
+def reraise_as_game_error(exc: BaseException, history: Sequence[Any]) -> NoReturn:
+    """Raise ``exc``, caught around a game's code at ``history``, as the contract reports it.
+
+    The one owner of "a game's exception becomes a GameError with its history" (the
+    probe, the walks, the determinizer; call it in an ``except Exception`` clause): a
+    :class:`GameError` without a history gets ``history`` (its traceback suppressed); an
+    exception the game's own code raised becomes the ``game-exception`` GameError of
+    :func:`game_exception` (caused by it); any other, ours, propagates unchanged.
+    """
+    if isinstance(exc, GameError):
+        if exc.history is None:
+            raise exc.with_context(history=history) from None
+        raise exc
+    err = game_exception(exc, history)
+    if err is None:
+        raise exc
+    raise err from exc
+
+
 def node_snapshot(state: Any, info: "NodeInfo") -> tuple:
     """What a state reports at a node (kind, player, actions, probabilities, returns, the
     acting player's key): equal before and after anything that must not change it."""
@@ -399,13 +419,8 @@ def check_nash_value(game: Any, num_players: int) -> tuple[float, float] | None:
         return None
     try:
         raw = game.nash_value()
-    except GameError as e:
-        raise e.with_context(history=())
     except Exception as exc:  # noqa: BLE001 - the game's own exceptions get a rule and history
-        err = game_exception(exc, ())
-        if err is None:
-            raise
-        raise err from exc
+        reraise_as_game_error(exc, ())
     if raw is None:
         return None
     try:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import random
 from typing import Any, Hashable, Sequence
 
-from jaxcfr.game.contract import CHANCE, GameError, game_exception, real_number
+from jaxcfr.game.contract import CHANCE, GameError, real_number, reraise_as_game_error
 from jaxcfr.game.protocol import Game
 from jaxcfr.game.wrapper import Wrapper
 
@@ -59,13 +59,8 @@ def draw_prefix(game: Any, seed: int) -> tuple[tuple, Any, random.Random]:
             _check_drawn(prob, outcomes)
             outcomes.append(action)
             state.step(action)
-    except GameError as e:
-        raise e.with_context(history=tuple(outcomes)) from None
     except Exception as exc:  # noqa: BLE001 - the game's own exceptions get a rule and history
-        err = game_exception(exc, tuple(outcomes))
-        if err is None:
-            raise
-        raise err from exc
+        reraise_as_game_error(exc, tuple(outcomes))
     return tuple(outcomes), state, rng
 
 

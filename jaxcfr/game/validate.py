@@ -14,8 +14,9 @@ from typing import Any
 from jaxcfr.game import contract, probes
 from jaxcfr.game.contract import (CHANCE_NODE, DECISION, TERMINAL_NODE, GameError,
                              check_clone_independent, check_nash_value, check_protocol,
-                             check_terminal_step_refused, game_exception,
-                             hashable_key, inspect_node, player_to_act_consistent, real_number)
+                             check_terminal_step_refused,
+                             hashable_key, inspect_node, player_to_act_consistent, real_number,
+                             reraise_as_game_error)
 
 __all__ = ["validate", "validate_game_with", "probe_blind_spots", "DEFAULT_TRAJECTORIES",
            "DEEP_TRAJECTORIES", "QUICK_TRAJECTORIES", "QUICK_MOVES"]
@@ -66,12 +67,9 @@ def validate_game_with(game, *, trajectories: int = DEFAULT_TRAJECTORIES,
         check_nash_value(game, num_players)
         _probe(game, num_players, trajectories, seed, history)
     except GameError:
-        raise
+        raise                     # (the probe names each rule's history itself)
     except Exception as exc:  # noqa: BLE001 - the game's own exceptions get a rule and history
-        err = game_exception(exc, tuple(history))
-        if err is None:
-            raise
-        raise err from exc
+        reraise_as_game_error(exc, tuple(history))
 
 
 def _probe(game, num_players: int, trajectories: int, seed: int, history: list) -> None:

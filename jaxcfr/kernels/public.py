@@ -39,7 +39,7 @@ import jax.numpy as jnp
 from jaxcfr.kernels.numerics import trail
 from jaxcfr.tensors import PublicStructure, PublicTensors
 
-__all__ = ["edge_probabilities", "reach_pass", "value_pass", "counterfactual_values",
+__all__ = ["edge_probabilities", "reach_pass", "value_pass", "counterfactual_action_values",
            "best_response", "metrics"]
 
 
@@ -324,8 +324,8 @@ def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax
     return jnp.concatenate(out[::-1], axis=0)
 
 
-def counterfactual_values(t: PublicTensors, s: PublicStructure, strategy: jax.Array,
-                          players) -> tuple[jax.Array, jax.Array]:
+def counterfactual_action_values(t: PublicTensors, s: PublicStructure, strategy: jax.Array,
+                                 players) -> tuple[jax.Array, jax.Array]:
     """``(q [I, A, *b], own [I, *b])``: the counterfactual action values of the rows of
     ``players`` (a static tuple, or a traced ``[k]`` array; other rows 0), and every
     row's own reach (its player's strategy's reach of its node, 0 for a blocked hand)."""

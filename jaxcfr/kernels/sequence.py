@@ -60,7 +60,7 @@ from jaxcfr.tensors import DECISION, TERMINAL_NODE, GameTensors
 
 __all__ = ["SequenceTables", "SequencedTensors", "sequence_tables", "stacked_sequence_tables",
            "with_sequences", "split_axes", "realisation_weights", "sequence_weights",
-           "counterfactual_values",
+           "counterfactual_action_values",
            "sequence_values", "times_others", "best_response_values"]
 
 
@@ -287,9 +287,13 @@ def _leaf_terms(seq: SequenceTables, x: jax.Array, player, num_players: int, bat
     return own, jnp.broadcast_to(times_others(seq, x, player, num_players, w), own.shape + batch)
 
 
-def counterfactual_values(seq: SequenceTables, strategy: jax.Array, players,
-                          num_players: int) -> tuple[jax.Array, jax.Array]:
+def counterfactual_action_values(seq: SequenceTables, strategy: jax.Array, players,
+                                 num_players: int) -> tuple[jax.Array, jax.Array]:
     """Counterfactual action values ``q [I, A, *b]`` and realisation weights ``x [I, *b]``.
+
+    The values of the profile ``strategy`` itself (the regret update's input), not of a
+    best response: those are :func:`best_response_values` here and, per history, the host
+    :func:`jaxcfr.solvers.analytics.counterfactual_values`.
 
     ``players``: a static tuple of player indices (every row of theirs gets its ``q``),
     or a traced ``[1]`` int array (one player of an alternating update). Rows of other
@@ -327,7 +331,7 @@ def sequence_values(seq: SequenceTables, strategy: jax.Array, players, leaf_weig
     """Values by sequences from weights at the leaves: ``q [I, A, *b]`` with
     ``q(I, a) = g(I a) + sum over rows J right after (I, a) of sum_b strategy(J, b) q(J, b)``
     and ``g(s)`` the sum of ``leaf_weights(i)`` ``[T, *b]`` over ``i``'s leaves whose last
-    ``i``-sequence is ``s`` (:func:`counterfactual_values` with the exact weights; the
+    ``i``-sequence is ``s`` (:func:`counterfactual_action_values` with the exact weights; the
     Monte Carlo estimators' counts give others). ``players`` as there."""
     rows, actions = strategy.shape[:2]
     batch = strategy.shape[2:]
@@ -360,7 +364,7 @@ def best_response_values(t: "SequencedTensors", strategy: jax.Array,
     whose sink row is ``[1, 0, ...]``. Player ``i``'s value is
     ``sum over leaves z of w_i(z) x_i(z)`` (``w_i``: chance reach, payoff and the others'
     realisation weights; ``x_i``: ``i``'s own). Its best-response value is the pass of
-    :func:`counterfactual_values` with a max over the legal actions of each of ``i``'s
+    :func:`counterfactual_action_values` with a max over the legal actions of each of ``i``'s
     rows in place of the strategy's sum, bottom-up by own depth, plus the leaves before
     ``i``'s first move: ``q(I, a) = g(I a) + sum over rows J right after (I, a) of
     max_b q(J, b)``, the value ``sum over i's first rows I of max_a q(I, a)``. Exact

@@ -71,10 +71,12 @@ class ValueKernel:
         return tensors
 
     # -- device ------------------------------------------------------------------------------
-    def counterfactual_values(self, t, s: Structure, current: jax.Array, players
-                              ) -> tuple[jax.Array, jax.Array]:
+    def counterfactual_action_values(self, t, s: Structure, current: jax.Array, players
+                                     ) -> tuple[jax.Array, jax.Array]:
         """``(q [I, A, *b], own [I, *b])``: the counterfactual action values of ``players``'
-        rows under ``current`` ``[I, A, *b]``, and each row owner's reach."""
+        rows under ``current`` ``[I, A, *b]`` (the profile's own, the regret update's
+        input; best-response values are :meth:`best_response_values`), and each row
+        owner's reach."""
         rows, actions = t.legal_mask.shape
         edge = passes.edge_probabilities(t, current)
         reach = passes.reach_pass(t, s, edge)
@@ -128,8 +130,8 @@ class SequenceForm(ValueKernel):
     def attach(self, tensors, tables):
         return sequence.with_sequences(tensors, tables)
 
-    def counterfactual_values(self, t, s, current, players):
-        return sequence.counterfactual_values(t.sequence, current, players, s.num_players)
+    def counterfactual_action_values(self, t, s, current, players):
+        return sequence.counterfactual_action_values(t.sequence, current, players, s.num_players)
 
     def best_response_values(self, t, s, strategy, rounds):
         return sequence.best_response_values(t, strategy, s.num_players)
@@ -154,8 +156,8 @@ class PublicTree(ValueKernel):
                                np.asarray(host.show_stake, np.float64).reshape(-1),
                                np.asarray(host.tables, np.float64).reshape(-1)])
 
-    def counterfactual_values(self, t, s, current, players):
-        return public.counterfactual_values(t, s, current, players)
+    def counterfactual_action_values(self, t, s, current, players):
+        return public.counterfactual_action_values(t, s, current, players)
 
     def best_response_values(self, t, s, strategy, rounds):
         return public.metrics(t, s, strategy)

@@ -49,8 +49,8 @@ import numpy as np
 from jaxcfr.game import contract
 from jaxcfr.game.abstraction import kept_actions
 from jaxcfr.game.contract import (TERMINAL, GameError, clone_error, format_history,
-                                  game_exception, hashable_key, inspect_node,
-                                  player_to_act_consistent)
+                                  hashable_key, inspect_node,
+                                  player_to_act_consistent, reraise_as_game_error)
 from jaxcfr.lowering.columns import (CHANCE_CODE, ROOT_PARENT, SLOT_RADIX, TERMINAL_CODE,
                                      Enumeration, Packed, as_numpy)
 from jaxcfr.lowering.labels import Interner, index_dtype
@@ -369,15 +369,8 @@ class _Walk:
                     raise e.with_context(history=self.history(node) + (kept[j],)) from None
                 if depth >= limit:
                     self.beyond(node, kept)
-            except GameError as e:
-                if e.history is None:
-                    raise e.with_context(history=self.history(node)) from None
-                raise
             except Exception as exc:  # noqa: BLE001 - the game's own exceptions get a rule
-                err = game_exception(exc, self.history(node))
-                if err is None:
-                    raise
-                raise err from exc
+                reraise_as_game_error(exc, self.history(node))
         self.node, self.created, self.next_check = node, created, next_check
 
     def check_in(self, node: int) -> None:

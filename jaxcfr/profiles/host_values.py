@@ -45,8 +45,8 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 import numpy as np
 
 from jaxcfr.game import contract
-from jaxcfr.game.contract import (CHANCE_NODE, TERMINAL_NODE, GameError, game_exception,
-                             inspect_node)
+from jaxcfr.game.contract import (CHANCE_NODE, TERMINAL_NODE, GameError,
+                             inspect_node, reraise_as_game_error)
 
 __all__ = ["PolicySet", "PolicyError", "WalkStats", "WalkTooLarge", "walk_values",
            "trajectory_values"]
@@ -178,15 +178,10 @@ def walk_values(game, policies: PolicySet, rng: random.Random, *,
     try:
         return _walk(game.clone(), policies, rng, num_players, enumerate_chance, memo,
                      limit, stats, frames)
-    except GameError as e:
-        raise e.with_context(history=_path(frames)) from None
     except (WalkTooLarge, PolicyError):
         raise
     except Exception as exc:  # noqa: BLE001 - the game's own exceptions get a rule and history
-        err = game_exception(exc, _path(frames))
-        if err is None:
-            raise
-        raise err from exc
+        reraise_as_game_error(exc, _path(frames))
 
 
 def _path(frames: list[list]) -> tuple:
@@ -292,13 +287,8 @@ def trajectory_values(game, policies: PolicySet, seed: int) -> np.ndarray:
                     action = info.actions[min(j, len(probs) - 1)]
                 history.append(action)
                 state.step(action)
-        except GameError as e:
-            raise e.with_context(history=tuple(history)) from None
         except PolicyError:
             raise
         except Exception as exc:  # noqa: BLE001 - the game's own exceptions get a rule
-            err = game_exception(exc, tuple(history))
-            if err is None:
-                raise
-            raise err from exc
+            reraise_as_game_error(exc, tuple(history))
     return out

@@ -46,7 +46,7 @@ from jaxcfr._util.host_arrays import on_device, to_host
 from jaxcfr.kernels.numerics import check_payoff_range, trail
 from jaxcfr.kernels.passes import best_response, expected_values
 from jaxcfr.kernels.values import NODE_PASSES, ValueKernel, choose_kernel, representation
-from jaxcfr.solvers import tables
+from jaxcfr.solvers import metric_record, tables
 from jaxcfr.solvers.tables import StrategyError
 from jaxcfr.tensors import DECISION, GameTensors, LoweredGame, Structure, to_device
 
@@ -341,6 +341,11 @@ def counterfactual_values(lowered: LoweredGame, strategy, *,
     """Counterfactual best-response values of every history and information set (exact,
     on the device, from the same tensors as :func:`evaluate`).
 
+    The user-facing host function (what subgame gadgets read): each player best responds
+    below the node. The kernels' ``counterfactual_action_values``
+    (:meth:`jaxcfr.kernels.values.ValueKernel.counterfactual_action_values`) are another
+    quantity, the profile's own action values that the regret update reads.
+
     Args:
       lowered: one lowered game (not a stack).
       strategy: ``[I, A]`` rows of every player.
@@ -374,19 +379,10 @@ def counterfactual_values(lowered: LoweredGame, strategy, *,
 def _dispatch(lowered: LoweredGame, values, br, nash_conv, players_axis: int) -> dict[str, Any]:
     """Add the exploitability, the gap to a known value, and the tightest metric."""
     two = lowered.num_players == 2
-    out: dict[str, Any] = {"values": values, "best_response_values": br, "nash_conv": nash_conv,
-                           "exploitability": None, "nash_gap": None}
-    if two and lowered.constant_sum is not None:
-        out["exploitability"] = nash_conv / 2
+    exploitability = nash_conv / 2 if two and lowered.constant_sum is not None else None
+    gap = None
     if two and lowered.nash_value is not None:
         shape = (2,) + (1,) * (br.ndim - 1 - players_axis)
         gap = br - np.asarray(lowered.nash_value).reshape(shape)
-        out["nash_gap"] = gap
-        out["metric_name"] = "exploitability"
-        out["metric"] = (np.take(gap, 0, axis=players_axis) / 2
-                         + np.take(gap, 1, axis=players_axis) / 2)
-    elif out["exploitability"] is not None:
-        out["metric_name"], out["metric"] = "exploitability", out["exploitability"]
-    else:
-        out["metric_name"], out["metric"] = "nash_conv", nash_conv
-    return out
+    return metric_record.metrics(values, br, nash_conv, exploitability, gap,
+                                 players_axis=players_axis)

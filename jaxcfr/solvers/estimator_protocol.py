@@ -171,7 +171,7 @@ class Exact(Estimator):
     :func:`jaxcfr.kernels.numerics.instantaneous_regret`); the averaging contribution of
     a row of an updated player is its owner's reach times the strategy. ``q`` comes from
     the value kernel (:attr:`Estimator.values`): the sequence form's
-    :func:`jaxcfr.kernels.sequence.counterfactual_values` (a pass over the leaves and the
+    :func:`jaxcfr.kernels.sequence.counterfactual_action_values` (a pass over the leaves and the
     rows; ``t`` carries its tables, as :class:`jaxcfr.Runner` steps with), or the node
     passes (:mod:`jaxcfr.kernels.passes`): one reach and one value pass over all ``N``
     nodes. Both give the same values up to float rounding.
@@ -179,7 +179,7 @@ class Exact(Estimator):
     name: ClassVar[str] = "none"
 
     def estimate(self, t, s, current, player, keys=None, hp=None, arrays=None) -> DenseEstimate:
-        q, own = self.values.counterfactual_values(t, s, current, players_of(s, player))
+        q, own = self.values.counterfactual_action_values(t, s, current, players_of(s, player))
         regret = instantaneous_regret(q, current, t.legal_mask)
         return DenseEstimate(regret, own[:, None] * current, rows_of(t, player))
 

@@ -49,6 +49,7 @@ from jaxcfr.kernels import passes
 from jaxcfr.kernels import public as public_kernels
 from jaxcfr.kernels.numerics import normalise, trail
 from jaxcfr.kernels.values import NODE_PASSES
+from jaxcfr.solvers.metric_record import metrics
 from jaxcfr.tensors import to_device
 
 __all__ = ["Lock", "apply", "lock_sums", "restricted_best_response", "free_rows",
@@ -146,7 +147,7 @@ def locked_metrics(t, s, strategy: jax.Array, mask: jax.Array, rounds
     best = []
     for p in range(s.num_players):
         def q_of(profile, p=p):
-            return NODE_PASSES.counterfactual_values(t, s, profile, (p,))[0]
+            return NODE_PASSES.counterfactual_action_values(t, s, profile, (p,))[0]
         free = (t.infoset_player == p) & ~mask
         profile = restricted_best_response(q_of, strategy, t.legal_mask, free, rounds)
         best.append(passes.expected_values(t, s, profile)[p])
@@ -164,7 +165,7 @@ def locked_public_metrics(t, s, strategy: jax.Array, mask: jax.Array
     values, best = [], []
     for p in range(2):
         def q_of(profile, p=p):
-            return public_kernels.counterfactual_values(t, s, profile, (p,))[0]
+            return public_kernels.counterfactual_action_values(t, s, profile, (p,))[0]
         free = (t.infoset_player == p) & ~mask
         profile = restricted_best_response(q_of, strategy, t.legal_mask, free,
                                            len(s.level_start))
@@ -189,11 +190,7 @@ def _records(values, br, two_player_constant_sum: bool) -> dict[str, Any]:
     values = to_host(values, dtype=np.float64)
     br = to_host(br, dtype=np.float64)
     nash_conv = (br - values).sum(axis=0)
-    exploit = nash_conv / 2 if two_player_constant_sum else None
-    return {"values": values, "best_response_values": br, "nash_conv": nash_conv,
-            "exploitability": exploit, "nash_gap": None,
-            "metric": nash_conv if exploit is None else exploit,
-            "metric_name": "nash_conv" if exploit is None else "exploitability"}
+    return metrics(values, br, nash_conv, nash_conv / 2 if two_player_constant_sum else None)
 
 
 def _table(strategy, legal, lock: Lock, dtype) -> jax.Array:

@@ -176,7 +176,8 @@ def batched(values: Mapping[str, Any]) -> str | None:
 
 def single_setting(values: Mapping[str, Any], spell=str, why: str = "this run",
                    because: str = "") -> None:
-    """The one rule (and wording) of every run that takes one setting: no list among
+    """The one owner (and wording) of "one setting, no lists", the rule of every run that
+    takes one setting (sampled chance, ``train_abstracted``, ``resolve``): no list among
     ``values`` (ArgumentError naming the first as ``spell`` renders it; ``why``: what
     takes one setting; ``because``: said after it)."""
     name = batched(values)

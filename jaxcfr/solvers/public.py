@@ -4,7 +4,7 @@ A public tree's rows are (player, public decision node, hand) (:mod:`jaxcfr.lowe
 so every regret rule, averaging rule, preset and update order of
 :class:`~jaxcfr.solvers.solver.Solver` applies unchanged: only the estimator differs.
 :class:`PublicExact` computes the exact counterfactual regrets and averaging
-contributions from :func:`jaxcfr.kernels.public.counterfactual_values` (reach and values
+contributions from :func:`jaxcfr.kernels.public.counterfactual_action_values` (reach and values
 as ``[public nodes, hands]`` tables, terminals as operators on the opponent's reach
 vector) in place of the history tree's passes.
 
@@ -31,6 +31,7 @@ from jaxcfr._util.host_arrays import on_device, to_host
 from jaxcfr.kernels import public as kernels
 from jaxcfr.kernels.numerics import instantaneous_regret, normalise
 from jaxcfr.solvers.estimator_protocol import DenseEstimate, Estimator, Exact, rows_of
+from jaxcfr.solvers.metric_record import metrics
 from jaxcfr.solvers.solver import Solver
 from jaxcfr.tensors import PublicStructure, PublicTensors
 
@@ -48,7 +49,7 @@ class PublicExact(Estimator):
     def estimate(self, t: PublicTensors, s: PublicStructure, current, player, keys=None,
                  hp=None, arrays=None) -> DenseEstimate:
         players = (0, 1) if player is None else player[None]
-        q, own = kernels.counterfactual_values(t, s, current, players)
+        q, own = kernels.counterfactual_action_values(t, s, current, players)
         regret = instantaneous_regret(q, current, t.legal_mask)
         return DenseEstimate(regret, own[:, None] * current, rows_of(t, player))
 
@@ -86,10 +87,12 @@ def evaluate_public(lowered, strategy, *, dtype="float64",
     """Exact metrics of a strategy table ``[I, A, *b]`` of a public tree, on the host.
 
     Rows are normalised over their legal actions (``normalise_rows``; a row of zeros is
-    uniform), so a strategy sum can be passed as it is. Returns ``values`` and
-    ``best_response_values`` ``[P, *b]``, ``nash_conv`` ``[*b]``, ``exploitability``
-    (NashConv / 2 for a constant-sum game, else ``None``) and ``nash_gap`` (each best
-    response's value minus the game's ``nash_value()``, when it states one).
+    uniform), so a strategy sum can be passed as it is. Returns the keys of
+    :data:`~jaxcfr.solvers.metric_record.METRIC_KEYS` (as :func:`jaxcfr.evaluate`):
+    ``values`` and ``best_response_values`` ``[P, *b]``, ``nash_conv`` ``[*b]``,
+    ``exploitability`` (NashConv / 2 for a constant-sum game, else ``None``),
+    ``nash_gap`` (each best response's value minus the game's ``nash_value()``, when it
+    states one) and the tightest of them, ``metric`` / ``metric_name``.
     """
     dtype = precision.dtype_of(dtype)
     with precision.scope(dtype):
@@ -105,13 +108,11 @@ def evaluate_public(lowered, strategy, *, dtype="float64",
         values = to_host(values, dtype=np.float64)
         br = to_host(br, dtype=np.float64)
     nash_conv = (br - values).sum(axis=0)
-    out = {"values": values, "best_response_values": br, "nash_conv": nash_conv,
-           "exploitability": nash_conv / 2 if lowered.constant_sum is not None else None,
-           "nash_gap": None}
+    gap = None
     if lowered.nash_value is not None:
-        out["nash_gap"] = br - np.asarray(lowered.nash_value).reshape(
-            (2,) + (1,) * (br.ndim - 1))
-    return out
+        gap = br - np.asarray(lowered.nash_value).reshape((2,) + (1,) * (br.ndim - 1))
+    return metrics(values, br, nash_conv,
+                   nash_conv / 2 if lowered.constant_sum is not None else None, gap)
 
 
 @functools.partial(jax.jit, static_argnames=("structure", "player"))
@@ -136,7 +137,7 @@ def best_response_public(lowered, strategy, player: int, *, dtype="float64") -> 
 def _hand_terms(tensors, strategy, *, structure, player):
     """``(q [I, A], reach [N, P, H])``: ``player``'s counterfactual action values and
     every player's own reach."""
-    q, _ = kernels.counterfactual_values(tensors, structure, strategy, (player,))
+    q, _ = kernels.counterfactual_action_values(tensors, structure, strategy, (player,))
     reach = kernels.reach_pass(tensors, structure,
                                kernels.edge_probabilities(tensors, structure, strategy))
     return q, reach

@@ -165,7 +165,8 @@ def resolve_subgames(game, blueprint, at, *, gadget: str | GadgetKind = "resolve
         public states (:func:`paths_after_chance`, :func:`paths_at_depth`,
         :func:`off_abstraction` give lists of paths). Subgames must not overlap.
       algorithm, iterations, precision, solve_options: as :func:`jaxcfr.solve` (e.g.
-        ``alternating``, ``chunk``; one hyper-parameter setting).
+        ``alternating``, ``chunk``): one setting, no lists
+        (:func:`~jaxcfr.solvers.parameters.single_setting`).
       batching: ``"auto"`` (one compiled run per group of games within a factor 2 in
         size), ``"one"`` (every game in one run) or ``"each"`` (one run per game: the
         one-by-one baseline).
