@@ -29,13 +29,15 @@ from jaxcfr._util.host_arrays import to_host
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.kernels.numerics import all_finite
 from jaxcfr.lowering.lower import as_lowered
+from jaxcfr.lowering.public import PublicLowered, lower_public
 from jaxcfr.game.registry import game_string, load_game
 from jaxcfr._util.serialize import jsonable
 from jaxcfr.solvers.solver import SolverState
 from jaxcfr.tensors import LoweredGame
 
 __all__ = ["Hooks", "LoopResult", "run_loop", "make_record", "iteration_of",
-           "lower_reporting", "compile_reporting", "state_is_finite"]
+           "lower_reporting", "lower_public_reporting", "compile_reporting",
+           "state_is_finite"]
 
 
 
@@ -122,6 +124,25 @@ def lower_reporting(game, status=None, **lower_kwargs) -> LoweredGame:
     sizes = lowered.sizes()
     status.end(f"lowered {name}: {sizes['nodes']:,} nodes, {sum(sizes['infosets']):,} "
                f"information sets ({time.perf_counter() - start:.1f} s)")
+    return lowered
+
+
+def lower_public_reporting(game, status=None, **lower_kwargs) -> PublicLowered:
+    """:func:`jaxcfr.lowering.public.lower_public` of a PublicGame (a PublicLowered is
+    returned as it is), telling ``status`` what it does as :func:`lower_reporting` does:
+    ``lowering NAME (public tree)``, the public nodes walked after every level, and the
+    lowered sizes (public nodes, hands per player, rows)."""
+    if isinstance(game, PublicLowered):
+        return game
+    if status is None:
+        return lower_public(game, **lower_kwargs)
+    name = lower_kwargs.get("name") or type(game).__name__
+    status.begin(f"lowering {name} (public tree)")
+    start = time.perf_counter()
+    lowered = lower_public(game, progress=status.nodes(f"lowering {name}"), **lower_kwargs)
+    hands = "+".join(f"{h:,}" for h in lowered.structure.hands)
+    status.end(f"lowered {name}: {lowered.num_nodes:,} public nodes, {hands} hands, "
+               f"{sum(lowered.rows_per_player):,} rows ({time.perf_counter() - start:.1f} s)")
     return lowered
 
 
