@@ -133,3 +133,19 @@ def test_corrupt_tensor_and_budget(tmp_path):
                                                     "fingerprint)")
     stale = dict(ident, terminals="dense")
     assert public_cache.load(path, stale)[1].startswith("stale")
+
+
+def test_inspect_uses_the_cache(tmp_path, monkeypatch, capsys):
+    from jaxcfr.cli import app
+    monkeypatch.setenv("JAXCFR_LOWERING_CACHE_DIR", str(tmp_path))
+    seen = []
+    for _ in range(2):
+        capsys.readouterr()
+        assert app.main(["inspect", LEDUC, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert out["tree"] == "public" and out["hands"] == [6, 6]
+        seen.append(out["cache"].split(":")[0])
+    assert seen == ["stored", "hit"]
+    capsys.readouterr()
+    assert app.main(["inspect", LEDUC, "--json", "--no-cache"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["cache"] == "off"
