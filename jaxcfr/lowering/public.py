@@ -338,6 +338,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     for p in range(2):
         root_alive[p, :sizes[p]] = True
     frontier = [(game.clone(), (), -1, 0, 2, 1.0, 1.0, path_id(root_alive), None)]
+    walked = _Walked(H, ranked)
     level_start = [0]
     values: list[tuple[int, Any]] = []
     while frontier:
@@ -357,6 +358,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
             path.append(pid)
             action.append(act)
             acts.append(node.actions if node.kind == DECISION else ())
+            walked.count(node)
             if node.kind == TERMINAL_NODE:
                 values.append((n, node.value))
                 continue
@@ -375,8 +377,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                     nxt.append((child, history + (x,), n, a, node.player, 1.0, re, pid, x))
         level_start.append(len(parent))
         frontier = nxt
-        check_public_budget(_walked_size(kind, acts, values, len(alive_sets), H, ranked,
-                                         final=not frontier),
+        check_public_budget(walked.size(len(alive_sets), values if not frontier else None),
                             budget, what="met so far" if frontier else "in all")
         if progress is not None:
             progress(len(parent))
@@ -475,23 +476,41 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                          _nash_value(game), name or type(game).__name__, ranked, widths)
 
 
-def _walked_size(kind: list, acts: list, values: list, alive_sets: int, hands: int,
-                 ranked: bool, final: bool) -> PublicSize:
-    """The :class:`PublicSize` of the public nodes walked so far: a lower bound on the
-    game's until the walk ends (strength tables are counted only then, ``final``, as
-    :func:`lower_public` merges them: by their contents), then its sizes."""
-    decisions = int(np.bincount(np.asarray(kind, np.int64), minlength=3)[DECISION])
-    operators = [v for _, v in values]
-    tables = [v for v in operators if not isinstance(v, (Fold, Showdown))]
-    boards = 0
-    if final:
-        shows = {id(v): v for v in operators if isinstance(v, Showdown)}.values()
-        boards = len({b"".join(np.asarray(x, np.float64).tobytes() for x in v.strengths)
-                      for v in shows})
-    dense = len(tables) + (0 if ranked else len(operators) - len(tables))
-    return PublicSize(len(kind), decisions, hands, max(map(len, acts), default=1) or 1,
-                      alive_sets, len(operators), dense, len({id(v) for v in tables}),
-                      boards, ranked)
+class _Walked:
+    """The sizes of the public nodes walked so far, counted as they are met (the memory
+    budget's :class:`PublicSize`: a lower bound on the game's until the walk ends)."""
+
+    def __init__(self, hands: int, ranked: bool):
+        self.hands, self.ranked = hands, ranked
+        self.nodes = self.decisions = self.terminals = self.dense = 0
+        self.max_actions = 1
+        self.tables: set[int] = set()        # ids of payoff tables (lower_public's dedupe)
+
+    def count(self, node) -> None:
+        self.nodes += 1
+        if node.kind == DECISION:
+            self.decisions += 1
+            self.max_actions = max(self.max_actions, len(node.actions))
+        elif node.kind == TERMINAL_NODE:
+            self.terminals += 1
+            if not isinstance(node.value, (Fold, Showdown)):
+                self.tables.add(id(node.value))
+                self.dense += 1
+            elif not self.ranked:
+                self.dense += 1
+
+    def size(self, alive_sets: int, values: list | None) -> PublicSize:
+        """The sizes; ``values`` (the terminals' ``(node, operator)``, at the end of the
+        walk) count the distinct strength tables as :func:`lower_public` merges them: by
+        their contents."""
+        boards = 0
+        if values is not None:
+            shows = {id(v): v for _, v in values if isinstance(v, Showdown)}.values()
+            boards = len({b"".join(np.asarray(x, np.float64).tobytes() for x in v.strengths)
+                          for v in shows})
+        return PublicSize(self.nodes, self.decisions, self.hands, self.max_actions,
+                          alive_sets, self.terminals, self.dense, len(self.tables), boards,
+                          self.ranked)
 
 
 def _rank_tables(hands: HandInfo, strengths: np.ndarray, H: int, ranked: bool, f) -> dict:
