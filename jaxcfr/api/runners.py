@@ -12,13 +12,15 @@ wording of what may not be combined.
 
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 from jaxcfr._util.arguments import ArgumentError, api_spelling
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.api.locks import resolve_lock
 from jaxcfr.engine.runner import Runner
-from jaxcfr.lowering.public import PublicLowered, lower_public, public_game_of
+from jaxcfr.engine.loop import lower_public_reporting
+from jaxcfr.lowering.public import public_game_of
 
 __all__ = ["make_runner"]
 
@@ -50,8 +52,11 @@ def make_runner(game, options: "SolveOptions", *, status=None, mesh=None,  # noq
     """
     public = public_game_of(game)
     if public is not None:                     # a public tree (docs/public_trees.md)
-        return _public_runner(public, options, mesh=mesh, spell=spell,
-                              name=lower_kwargs.get("name") or label)
+        text = game if isinstance(game, (str, os.PathLike)) else None
+        return _public_runner(public, options, mesh=mesh, spell=spell, status=status,
+                              name=lower_kwargs.get("name") or label, text=text,
+                              cache=lower_kwargs.get("cache"),
+                              memory_budget=lower_kwargs.get("memory_budget"))
     lowered, sampled = options.chance.choose(game, status, **lower_kwargs)
     lock = getattr(options, "lock", None)
     if sampled is None:
@@ -78,9 +83,12 @@ def make_runner(game, options: "SolveOptions", *, status=None, mesh=None,  # noq
                                compilation_cache=options.device.compilation_cache)
 
 
-def _public_runner(game, options, *, mesh, spell, name: str) -> Runner:
+def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=None,
+                   cache=None, memory_budget: int | None = None) -> Runner:
     """The Runner of a public tree ``game`` (a PublicGame or a PublicLowered): what does
-    not apply to it refused, named as ``spell`` renders it."""
+    not apply to it refused, named as ``spell`` renders it; lowering is told to
+    ``status``, checked against the memory budget, and goes through the cache of lowered
+    games when ``cache`` asks and the game came as the string ``text``."""
     if options.chance.always_samples:
         raise ArgumentError("sampled chance does not apply to a public tree (its chance is "
                             "enumerated: the deal is the hand vectors)", spell("chance"))
@@ -92,7 +100,8 @@ def _public_runner(game, options, *, mesh, spell, name: str) -> Runner:
         raise ArgumentError(f"a public tree is solved full width: the estimator "
                             f"{estimator.describe()!r} samples (leave "
                             f"{spell('sampling')} unset)", spell("sampling"))
-    lowered = game if isinstance(game, PublicLowered) else lower_public(game, name=name)
+    lowered = lower_public_reporting(game, status, text=text, cache=cache, name=name,
+                                     memory_budget=memory_budget)
     runner = Runner(lowered, options.solver, options.parameters, precision=options.precision,
                     chunk=options.device.chunk,
                     compilation_cache=options.device.compilation_cache)

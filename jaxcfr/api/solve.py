@@ -363,7 +363,8 @@ def solve_with(game: Any, options: SolveOptions, report: Report | None = None, *
         cluster.initialize()                        # before anything touches a device
     mesh = None if cluster is None else batch_mesh()
     label = os.fspath(game) if isinstance(game, (str, os.PathLike)) else ""
-    runner = make_runner(public or game, options, status=report.status, mesh=mesh,
+    runner = make_runner(game if label else public or game, options, status=report.status,
+                         mesh=mesh,
                          spell=spell, label=label, cache=options.load.cache,
                          workers=options.load.workers)
     try:

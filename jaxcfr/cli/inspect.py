@@ -29,11 +29,13 @@ def run_inspect(args) -> int:
     # inspect prints its own summary: the status line only where it is redrawn in place
     from jaxcfr.api.public import public_game_of
     public = public_game_of(args.game)
-    if public is not None:                      # a public tree (docs/public_trees.md)
-        from jaxcfr.lowering.public import lower_public
-        lowered, report["cache"] = lower_public(public), "not used (public tree)"
-    else:
-        with make_status(quiet=not sys.stderr.isatty(), stream=sys.stderr) as status:
+    with make_status(quiet=not sys.stderr.isatty(), stream=sys.stderr) as status:
+        if public is not None:                  # a public tree (docs/public_trees.md)
+            from jaxcfr.engine.loop import lower_public_reporting
+            lowered = lower_public_reporting(public, status, text=args.game,
+                                             cache=not args.no_cache, report=report,
+                                             name=args.game)
+        else:
             lowered = lower_for_cli(args, status, sort=not args.no_sort, report=report)
     seconds = time.perf_counter() - start
     cached = report["cache"]

@@ -29,13 +29,17 @@ from jaxcfr._util.host_arrays import to_host
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.kernels.numerics import all_finite
 from jaxcfr.lowering.lower import as_lowered
+from jaxcfr.lowering import cache as _lowered_cache
+from jaxcfr.lowering.public import PublicLowered, lower_public
+from jaxcfr.lowering.public_cache import lower_public_cached
 from jaxcfr.game.registry import game_string, load_game
 from jaxcfr._util.serialize import jsonable
 from jaxcfr.solvers.solver import SolverState
 from jaxcfr.tensors import LoweredGame
 
 __all__ = ["Hooks", "LoopResult", "run_loop", "make_record", "iteration_of",
-           "lower_reporting", "compile_reporting", "state_is_finite"]
+           "lower_reporting", "lower_public_reporting", "compile_reporting",
+           "state_is_finite"]
 
 
 
@@ -122,6 +126,44 @@ def lower_reporting(game, status=None, **lower_kwargs) -> LoweredGame:
     sizes = lowered.sizes()
     status.end(f"lowered {name}: {sizes['nodes']:,} nodes, {sum(sizes['infosets']):,} "
                f"information sets ({time.perf_counter() - start:.1f} s)")
+    return lowered
+
+
+def lower_public_reporting(game, status=None, *, text: str | None = None, cache=None,
+                           report: dict | None = None, **lower_kwargs) -> PublicLowered:
+    """:func:`jaxcfr.lowering.public.lower_public` of a PublicGame (a PublicLowered is
+    returned as it is), telling ``status`` what it does as :func:`lower_reporting` does:
+    ``lowering NAME (public tree)``, the public nodes walked after every level, a cache
+    hit, and the lowered sizes (public nodes, hands per player, rows).
+
+    With ``text`` (the game string ``game`` was loaded from) and ``cache`` (``True``: the
+    default directory; or a directory), the game is looked up in the cache of lowered
+    games first and stored there after lowering (:mod:`jaxcfr.lowering.public_cache`);
+    ``report`` (a dict, optional) receives ``"cache"``: what the cache did."""
+    report = {} if report is None else report
+    report["cache"] = "off"
+    if isinstance(game, PublicLowered):
+        report["cache"] = "not used: already lowered"
+        return game
+    name = lower_kwargs.get("name") or type(game).__name__
+    if status is not None:
+        status.begin(f"lowering {name} (public tree)")
+        lower_kwargs["progress"] = status.nodes(f"lowering {name}")
+    start = time.perf_counter()
+    directory = _lowered_cache.resolve(cache) if text is not None else None
+    if directory is None:
+        lowered = lower_public(game, **lower_kwargs)
+    else:
+        lowered, report["cache"] = lower_public_cached(
+            os.fspath(text), game, directory, lambda g: lower_public(g, **lower_kwargs),
+            name=name, terminals=lower_kwargs.get("terminals", "auto"),
+            memory_budget=lower_kwargs.get("memory_budget"),
+            log=None if status is None else status.note)
+    if status is not None:
+        hands = "+".join(f"{h:,}" for h in lowered.structure.hands)
+        status.end(f"lowered {name}: {lowered.num_nodes:,} public nodes, {hands} hands, "
+                   f"{sum(lowered.rows_per_player):,} rows "
+                   f"({time.perf_counter() - start:.1f} s)")
     return lowered
 
 

@@ -3,7 +3,8 @@
 Where: ``$JAXCFR_LOWERING_CACHE_DIR``, else ``~/.cache/jaxcfr/lowered`` (created
 private to the user, mode 0700). Off: ``JAXCFR_NO_CACHE=1`` (also turns off the
 compilation cache), ``cache=False`` from Python, ``--no-cache`` on the command line,
-``game.cache = false`` in a run config. The command line and ``jaxcfr train`` use it by
+``game.cache = false`` in a run config (public trees: :mod:`jaxcfr.lowering.public_cache`,
+the same directory and rules). The command line and ``jaxcfr train`` use it by
 default; from Python pass ``cache=True`` (or a directory) to :func:`jaxcfr.solve` /
 ``as_lowered``. Clearing it is deleting the directory.
 

@@ -26,16 +26,26 @@ Choices (and why):
   per (last bid, caller)), oriented for each player with the compatibility folded in.
   Strength tables are stored once per distinct table (a hold'em board), whatever the
   showdowns' stakes, so the ranked operators' index tables follow the boards.
+
+The memory budget (:mod:`jaxcfr.lowering.budget`, ``memory_budget=`` or
+``JAXCFR_MEMORY_BUDGET``) is checked as for a history tree: :func:`public_footprint`
+gives the bytes of lowering and solving from the public tree's sizes (public nodes,
+decision nodes, hands, actions, blocked-hand sets, terminals, strength and payoff
+tables), and the walk refuses a game over the budget with :class:`MemoryBudgetError`
+after every level of the public tree and before the ``[rows, A]``, ``[K, P, H]`` and
+``[U, P, H, H]`` tables are allocated.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from jaxcfr.lowering.budget import (MemoryBudgetError, MemoryFootprint,
+                                    default_memory_budget, format_bytes)
 from jaxcfr.game.contract import CHANCE_NODE, DECISION, TERMINAL_NODE, GameError
 from jaxcfr.game.public import PublicGame
 from jaxcfr.game.public_values import Fold, Showdown
@@ -43,7 +53,8 @@ from jaxcfr.game.public_contract import HandInfo, inspect_public, read_hands
 from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
 from jaxcfr.tensors import NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors
 
-__all__ = ["PublicLowered", "lower_public", "public_game_of"]
+__all__ = ["PublicLowered", "lower_public", "public_game_of", "public_footprint",
+           "PublicSize", "check_public_budget"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -127,6 +138,16 @@ class PublicLowered:
     def depth(self) -> int:
         return len(self.level_start) - 2
 
+    @property
+    def public_size(self) -> "PublicSize":
+        """The sizes the memory budget counts (:func:`public_footprint`)."""
+        t = self.tensors
+        ends = len(t.fold_node) + len(t.show_node) + len(t.table_node)
+        dense = len(t.table_node) + (0 if self.ranked else len(t.fold_node) + len(t.show_node))
+        return PublicSize(self.num_nodes, len(t.decision_node), max(self.structure.hands),
+                          self.max_actions, int(t.alive.shape[0]), ends, dense,
+                          int(t.tables.shape[0]), int(t.strengths.shape[0]), self.ranked)
+
     def sizes(self) -> dict[str, Any]:
         """The sizes ``jaxcfr inspect`` prints (``infosets``: each player's rows, those of
         hands blocked at their node included, padding rows not; ``hands``: each player's
@@ -178,13 +199,96 @@ class PublicLowered:
         return out
 
 
+class PublicSize(NamedTuple):
+    """The sizes of a lowered public tree that its memory depends on (see
+    :class:`~jaxcfr.tensors.PublicTensors` for the letters)."""
+    nodes: int                  # N public nodes
+    decisions: int              # D decision nodes (rows: D * H + 1)
+    hands: int                  # H hands per player (the larger count)
+    max_actions: int            # A
+    alive_sets: int = 1         # K distinct sets of blocked hands
+    terminals: int = 0          # T terminals (every operator)
+    dense_terminals: int = 0    # terminals applied as [H, H] products on the device
+    tables: int = 0             # U distinct payoff tables [P, H, H]
+    strength_tables: int = 0    # S distinct strength tables [P, H]
+    ranked: bool = False        # the ranked operators' index tables are made
+
+    @property
+    def rows(self) -> int:
+        """``I``: rows (player, decision node, hand) and the sink."""
+        return self.decisions * self.hands + 1
+
+    def describe(self) -> str:
+        return (f"{self.nodes:,} public nodes ({self.decisions:,} decisions x {self.hands:,} "
+                f"hands = {self.rows - 1:,} rows of up to {self.max_actions} actions, "
+                f"{self.terminals:,} terminals{', ranked' if self.ranked else ''})")
+
+
+# Host, lowering: the walk's Python per public node (the node's lists, its state while its
+# level is the frontier, the checks' memo), then the tensors twice (built, then cast).
+# Measured 2026-12-05 on liars_dice(sides=8, tree='public') (131,071 public nodes, 8
+# hands): lowering peak 65 MB and a short solve 821 MB of resident memory (XLA: the
+# step's arguments, outputs and temporaries 437 MB), estimated 196 MB and 760 MB (1.08
+# times the sum); leduc_poker(ranks=13) 1.8 MB and 87 MB, estimated 303 MB in all (the
+# fixed 256 MiB dominates small games, as for history trees).
+_WALK_PER_NODE, _HOST_FIXED = 1024, 16 << 20
+# Host, kept: node labels and actions per node; row keys (made when a profile is asked).
+_KEPT_PER_NODE, _KEPT_PER_ROW = 200, 150
+# Device, a solve: compilation and runtime; per (row, action) slot the masks (bytes) and,
+# in floats, the state, the strategy and the evaluation's temporaries (as the history
+# tree's); per (node, hand) in floats the reach [N, P, H], edge, value and best-response
+# tables of the passes; per (dense terminal, hand pair) the [H, H] products.
+_DEVICE_FIXED, _SLOT_MASK, _SLOT_FLOATS = 256 << 20, 2, 10
+_NODE_HAND_FLOATS, _PAIR_FLOATS = 16, 3
+
+
+def _tensor_bytes(z: PublicSize, f: int) -> int:
+    """Bytes of :class:`PublicTensors` for sizes ``z`` with floats of ``f`` bytes."""
+    n, d, h, a = z.nodes, z.decisions, z.hands, z.max_actions
+    out = (n * (40 + f) + d * 4 * (1 + a) + z.rows * (a + 4) + z.terminals * (4 + 2 * f)
+           + f * h * (2 * z.alive_sets + 2 + h + 2 * z.strength_tables + 2 * h * z.tables))
+    if z.ranked:                  # rank orders and bounds, pair tables, same-hand flags
+        out += z.strength_tables * h * (72 + 4 * f) + 56 * h
+    return out
+
+
+def public_footprint(size: PublicSize, float_bytes: int = 4,
+                     host_float_bytes: int = 8) -> MemoryFootprint:
+    """The bytes a run on a public tree of these sizes allocates, phase by phase (the
+    fields of :func:`jaxcfr.lowering.budget.memory_footprint`): the host builds the tensors
+    in ``host_float_bytes`` floats (:func:`lower_public`'s ``dtype``), the device solves in
+    ``float_bytes``. It follows the public tree and the hands, never the histories."""
+    z, f = size, int(float_bytes)
+    host = _tensor_bytes(z, int(host_float_bytes))
+    lowering = _HOST_FIXED + z.nodes * _WALK_PER_NODE + 2 * host
+    lowered = host + z.nodes * _KEPT_PER_NODE + z.rows * _KEPT_PER_ROW
+    device = (_DEVICE_FIXED + _tensor_bytes(z, f)
+              + z.rows * z.max_actions * (_SLOT_MASK + _SLOT_FLOATS * f)
+              + z.nodes * z.hands * _NODE_HAND_FLOATS * f
+              + z.dense_terminals * z.hands * z.hands * _PAIR_FLOATS * f)
+    return MemoryFootprint(lowering, lowered, device, lowering + device)
+
+
+def check_public_budget(size: PublicSize, budget: int, *, what: str = "in all") -> None:
+    """Raise :class:`MemoryBudgetError` when a public tree of ``size`` needs more than
+    ``budget`` bytes; the error names the sizes, the estimate, the budget and how to
+    raise it."""
+    need = public_footprint(size).total
+    if need > budget:
+        raise MemoryBudgetError(
+            f"lowering and solving need about {format_bytes(need)} for {size.describe()} "
+            f"{what}, over the memory budget of {format_bytes(budget)} (set memory_budget= "
+            "or JAXCFR_MEMORY_BUDGET=BYTES to raise it)", rule="memory-budget")
+
+
 #: ``terminals="auto"`` takes the ranked operators from this many hands per player on.
 RANKED_FROM = 64
 TERMINALS = ("auto", "ranked", "dense")
 
 
 def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
-                 terminals: str = "auto") -> PublicLowered:
+                 terminals: str = "auto", memory_budget: int | None = None,
+                 progress: Callable[[int], None] | None = None) -> PublicLowered:
     """Walk ``game``'s public tree (checking every node) into a :class:`PublicLowered`.
 
     Args:
@@ -193,9 +297,15 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
         sums, card removal by inclusion-exclusion: ``O(H)`` per terminal; hands of at
         most two cards), or ``"auto"``: ranked from :data:`RANKED_FROM` hands on when
         the hands allow it. The same values either way (to float rounding).
+      memory_budget: bytes (default :func:`~jaxcfr.lowering.budget.default_memory_budget`:
+        ``JAXCFR_MEMORY_BUDGET``, else half the available memory); the walk stops with
+        :class:`MemoryBudgetError` as soon as the public tree met so far needs more
+        (:func:`public_footprint`), checked after every level and before the tables.
+      progress: ``progress(public_nodes_walked)`` after every level of the public tree.
 
     Raises:
       GameError: the first node that breaks the contract, named by its public history.
+      MemoryBudgetError: the game does not fit the memory budget.
       ValueError: ``terminals="ranked"`` for hands of more than two cards.
     """
     if terminals not in TERMINALS:
@@ -209,6 +319,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                                        max(len(x) for x in hands.labels) >= RANKED_FROM)
     sizes = tuple(len(x) for x in hands.labels)
     H = max(sizes)
+    budget = default_memory_budget() if memory_budget is None else int(memory_budget)
     memo: dict = {}
     # per node (in BFS order)
     parent, slot, owner, kind, player, prob, reach, path, action, acts = ([] for _ in range(10))
@@ -227,6 +338,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     for p in range(2):
         root_alive[p, :sizes[p]] = True
     frontier = [(game.clone(), (), -1, 0, 2, 1.0, 1.0, path_id(root_alive), None)]
+    walked = _Walked(H, ranked)
     level_start = [0]
     values: list[tuple[int, Any]] = []
     while frontier:
@@ -246,6 +358,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
             path.append(pid)
             action.append(act)
             acts.append(node.actions if node.kind == DECISION else ())
+            walked.count(node)
             if node.kind == TERMINAL_NODE:
                 values.append((n, node.value))
                 continue
@@ -264,6 +377,10 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                     nxt.append((child, history + (x,), n, a, node.player, 1.0, re, pid, x))
         level_start.append(len(parent))
         frontier = nxt
+        check_public_budget(walked.size(len(alive_sets), values if not frontier else None),
+                            budget, what="met so far" if frontier else "in all")
+        if progress is not None:
+            progress(len(parent))
     N = len(parent)
     parent_a = np.asarray(parent, np.int32)
     kind_a = np.asarray(kind, np.int8)
@@ -357,6 +474,43 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     return PublicLowered(tensors, tuple(level_start), hands, tuple(action), kind_a,
                          tuple(acts), _constant_sum(values, hands),
                          _nash_value(game), name or type(game).__name__, ranked, widths)
+
+
+class _Walked:
+    """The sizes of the public nodes walked so far, counted as they are met (the memory
+    budget's :class:`PublicSize`: a lower bound on the game's until the walk ends)."""
+
+    def __init__(self, hands: int, ranked: bool):
+        self.hands, self.ranked = hands, ranked
+        self.nodes = self.decisions = self.terminals = self.dense = 0
+        self.max_actions = 1
+        self.tables: set[int] = set()        # ids of payoff tables (lower_public's dedupe)
+
+    def count(self, node) -> None:
+        self.nodes += 1
+        if node.kind == DECISION:
+            self.decisions += 1
+            self.max_actions = max(self.max_actions, len(node.actions))
+        elif node.kind == TERMINAL_NODE:
+            self.terminals += 1
+            if not isinstance(node.value, (Fold, Showdown)):
+                self.tables.add(id(node.value))
+                self.dense += 1
+            elif not self.ranked:
+                self.dense += 1
+
+    def size(self, alive_sets: int, values: list | None) -> PublicSize:
+        """The sizes; ``values`` (the terminals' ``(node, operator)``, at the end of the
+        walk) count the distinct strength tables as :func:`lower_public` merges them: by
+        their contents."""
+        boards = 0
+        if values is not None:
+            shows = {id(v): v for _, v in values if isinstance(v, Showdown)}.values()
+            boards = len({b"".join(np.asarray(x, np.float64).tobytes() for x in v.strengths)
+                          for v in shows})
+        return PublicSize(self.nodes, self.decisions, self.hands, self.max_actions,
+                          alive_sets, self.terminals, self.dense, len(self.tables), boards,
+                          self.ranked)
 
 
 def _rank_tables(hands: HandInfo, strengths: np.ndarray, H: int, ranked: bool, f) -> dict:
