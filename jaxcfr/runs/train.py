@@ -165,13 +165,14 @@ def _parameter_mismatch(runner: RunnerProtocol, config: Config,
 
 
 def lock_digest(config: Config) -> str | None:
-    """The SHA-256 of ``solver.lock``'s entries (the lock file read and written back as
-    canonical JSON: spacing and key order aside), or ``None`` for an unlocked run; a
+    """The SHA-256 of ``solver.lock``'s entries (the lock file's JSON written back in
+    canonical form: spacing and key order aside), or ``None`` for an unlocked run; a
     checkpoint records it, and a run resumes only under the same lock."""
     if config.solver.lock is None:
         return None
     from jaxcfr.api.locks import read_lock_file
-    text = json.dumps(read_lock_file(config.solver.lock), sort_keys=True,
+    read_lock_file(config.solver.lock)                  # (LockError: not a lock file)
+    text = json.dumps(json.loads(Path(config.solver.lock).read_text()), sort_keys=True,
                       separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
