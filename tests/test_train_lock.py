@@ -143,3 +143,40 @@ def test_a_lock_naming_no_row_of_the_game_is_refused(config_path, tmp_path):
     bad.write_text(json.dumps({"9|9|": {"bet": 1.0}}))
     with pytest.raises(ValueError, match=re.escape("9|9|")):
         train(load_config(config_path, [f"solver.lock={bad}"]), out_dir=str(tmp_path / "r"))
+
+
+SPOT = ("holdem_spot(board='Td9d6h5c2s', ranges=('AA,KK,QQ,AKs', 'JJ,TT,AQs,KQs'), pot=100, "
+        "stack=200, bets='60%, a')")
+
+
+@pytest.mark.slow
+def test_a_locked_holdem_run_keeps_its_node_and_resumes_bit_for_bit(tmp_path):
+    """A public tree: OOP's aces locked to check at the root (a hand class of the grid); the
+    profile keeps it, the other hands are solved, and a resume is bit for bit."""
+    pytest.importorskip("phevaluator")
+    (tmp_path / "aa.json").write_text(json.dumps(
+        [{"history": [], "hand": "AA", "strategy": {"Check": 1}}]))
+    (tmp_path / "river.toml").write_text(
+        f'[game]\nname = "{SPOT}"\n[solver]\nalgorithm = "postflop-dcfr"\niterations = 40\n'
+        f'lock = "aa.json"\n[run]\neval_every = 20\ncheckpoint_every = 20\nchunk = 10\n'
+        f'quiet = true\nplot = false\n')
+    config = tmp_path / "river.toml"
+    direct = train(load_config(config), out_dir=str(tmp_path / "direct"))
+    profile = jaxcfr.Profile.load(Path(direct.run_dir) / "profile.npz")
+    root = [(r, k[1][0]) for r, k in enumerate(profile.keys) if k[0] == 0 and k[1][1] == ()]
+    aces = [r for r, hand in root if hand[0] == "A" and hand[2] == "A"]
+    assert len(aces) == 6                                   # the six combinations of AA
+    check = profile.actions[aces[0]].index("Check")
+    for r in aces:
+        assert profile.probs[r, check] == pytest.approx(1.0, abs=1e-6)
+    kings = [r for r, hand in root if hand[0] == "K" and hand[2] == "K"]
+    assert max(profile.probs[r, check] for r in kings) < 1 - 1e-3     # solved, not locked
+    short = tmp_path / "short"
+    train(load_config(config, ["solver.iterations=20"]), out_dir=str(short))
+    more = train(load_config(short / "config.toml", ["solver.iterations=40"]),
+                 resume=str(short))
+    assert more.resumed_from == 20
+    a, b = _final(direct.run_dir), _final(short)
+    for k in a:
+        assert a[k].tobytes() == b[k].tobytes(), k
+    assert jaxcfr.Profile.load(short / "profile.npz").probs.tobytes() == profile.probs.tobytes()
