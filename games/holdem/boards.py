@@ -15,12 +15,20 @@ Example::
 
 from __future__ import annotations
 
+from math import comb
+
 import numpy as np
 
 from .cards import NUM_CARDS, HoldemError, board_str, parse_board
 from .spot import HoldemSpot
 
-__all__ = ["next_boards", "river_boards", "turn_boards", "random_boards", "board_spots"]
+__all__ = ["next_boards", "river_boards", "turn_boards", "random_boards", "board_spots",
+           "parse_boards", "BOARDS_HELP"]
+
+BOARDS_HELP = ("river:TURN (every river card of a turn board, river:Td9d6h5c), turn:FLOP "
+               "(every turn card of a flop), random:COUNT[:CARDS[:SEED]] (distinct random "
+               "boards, 5 cards and seed 0 unless given) or boards separated by commas "
+               "(Td9d6h5c2s,Td9d6h5c3s)")
 
 
 def next_boards(board) -> list[str]:
@@ -71,3 +79,53 @@ def board_spots(boards, **spot) -> list[HoldemSpot]:
     if not boards:
         raise HoldemError("board_spots() needs at least one board")
     return [HoldemSpot(board=b, **spot) for b in boards]
+
+
+def parse_boards(spec: str) -> list[str]:
+    """The boards a spec names (the ``--boards`` of ``jaxcfr solve``): ``river:TURN``
+    (:func:`river_boards`), ``turn:FLOP`` (:func:`turn_boards`),
+    ``random:COUNT[:CARDS[:SEED]]`` (:func:`random_boards`) or explicit boards separated
+    by commas, each checked (distinct, of one street). Raises :class:`HoldemError` naming
+    what is wrong."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise HoldemError(f"a boards spec is {BOARDS_HELP}; got {spec!r}")
+    text = spec.strip()
+    kind, colon, rest = text.partition(":")
+    kind = kind.strip().lower()
+    if colon and kind in ("river", "turn"):
+        try:
+            return river_boards(rest.strip()) if kind == "river" else turn_boards(rest.strip())
+        except HoldemError as e:
+            raise HoldemError(f"boards {text!r}: {e}") from None
+    if colon and kind == "random":
+        fields = [f.strip() for f in rest.split(":")]
+        if len(fields) > 3 or not all(f.isdigit() for f in fields):
+            raise HoldemError(f"boards {text!r}: random boards are random:COUNT[:CARDS[:SEED]] "
+                              f"with whole numbers (random:64, random:16:4:7)")
+        count, cards, seed = (int(f) for f in fields + ["5", "0"][len(fields) - 1:])
+        if count < 1:
+            raise HoldemError(f"boards {text!r}: COUNT must be at least 1")
+        if cards not in (3, 4, 5):
+            raise HoldemError(f"boards {text!r}: a board has 3, 4 or 5 cards, got {cards}")
+        if count > comb(NUM_CARDS, cards):
+            raise HoldemError(f"boards {text!r}: there are {comb(NUM_CARDS, cards):,} boards "
+                              f"of {cards} cards, not {count:,}")
+        return random_boards(count, cards, seed)
+    if colon:
+        raise HoldemError(f"boards {text!r}: unknown kind {kind!r}; a boards spec is "
+                          f"{BOARDS_HELP}")
+    boards, seen = [], set()
+    for item in text.split(","):
+        item = item.strip()
+        try:
+            cards = parse_board(item)
+        except HoldemError as e:
+            raise HoldemError(f"boards {text!r}: {e}") from None
+        if frozenset(cards) in seen:
+            raise HoldemError(f"boards {text!r}: board {board_str(cards)} comes twice")
+        if boards and len(cards) != len(parse_board(boards[0])):
+            raise HoldemError(f"boards {text!r}: every board is of one street; {boards[0]} "
+                              f"has {len(parse_board(boards[0]))} cards, {item} {len(cards)}")
+        seen.add(frozenset(cards))
+        boards.append(board_str(cards))
+    return boards

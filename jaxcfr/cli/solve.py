@@ -67,6 +67,12 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
                         "{ACTION: P}} or, on a public tree, {\"history\": [...], \"hand\": "
                         "\"AKs\", \"strategy\": {...}}; docs/holdem.md 'Node locking'); the "
                         "metrics are the restricted game's")
+    p.add_argument("--boards", metavar="SPEC",
+                   help="a hold'em spot on many boards, solved as one stack in one compiled "
+                        "step, with a table of exploitability per board: "
+                        "river:TURN (every river card, river:Td9d6h5c), turn:FLOP, "
+                        "random:COUNT[:CARDS[:SEED]] or boards separated by commas; the "
+                        "game's own board is replaced (docs/holdem.md 'Stacks of boards')")
     p.add_argument("--quiet", action="store_true",
                    help="no progress on stderr (lowering, compiling, iterating)")
     add_cache_arguments(p)
@@ -147,6 +153,10 @@ def run_solve(args) -> int:
                            args.sampling, args.samples, args.counts, command_line_spelling)
     if args.workers is not None:
         positive_int("--workers", args.workers)
+    boards = None
+    if args.boards is not None:                 # spec and spot checked, spots built: no JAX
+        from jaxcfr.cli.boards import boards_spots
+        boards, spots = boards_spots(args)
     heavy()
     from jaxcfr.api.solve import LoadOptions, Report, SolveOptions, solve_with
     from jaxcfr.engine.chance import Chance
@@ -161,6 +171,9 @@ def run_solve(args) -> int:
         from jaxcfr.api.locks import read_lock_file
         lock = read_lock_file(args.lock)            # (LockError: blames --lock)
     parameters = {name: getattr(args, name) for name in list(named_parameters()) + ["seed"]}
+    if boards is not None:
+        from jaxcfr.cli.boards import run_boards
+        return run_boards(args, boards, spots, parameters)
     options = SolveOptions.check({
         "algorithm": args.algorithm, "iterations": args.iterations,
         "estimator": make_estimator(args.sampling, args.samples, spell, args.counts),

@@ -179,6 +179,8 @@ class SolverConfig:
     chance: str = "auto"                    # exact (lower the tree), sampled (the host draws
                                             # chance), auto: exact where it can be enumerated
     draws: int = DEFAULT_DRAWS              # chance draws per iteration under sampled chance
+    lock: str | None = None                 # node locking: a lock file (JSON, as `jaxcfr solve
+                                            # --lock` reads; relative to the config file)
     # the solver's parameters given, by name (each its own key in [solver])
     parameters: tuple[tuple[str, float | tuple[float, ...]], ...] = ()
 
@@ -299,7 +301,7 @@ class Config:
                             solver.check_parameters(self.run_parameters(), config_spelling),
                             Chance(self.solver.chance, self.solver.draws), self.run.precision,
                             DeviceOptions(chunk=self.run.chunk),
-                            LoadOptions(cache=self.game.cache))
+                            LoadOptions(cache=self.game.cache), lock=self.solver.lock)
 
     def run_parameters(self) -> dict[str, Any]:
         """The solver's parameter values of the run, what :class:`jaxcfr.Runner` takes:
@@ -432,6 +434,10 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
         for k in ("name", "names"):
             if k in game:
                 game[k] = _resolve_value(game[k], base)
+    solver = raw.get("solver")
+    if isinstance(solver, dict) and isinstance(solver.get("lock"), str):   # a lock file
+        p = Path(solver["lock"].strip()).expanduser()
+        solver["lock"] = str(p if p.is_absolute() else (base / p).resolve())
 
 
 def _keys_of(section: str) -> list[str]:
@@ -541,6 +547,24 @@ def _check_code(c: Config, source: str, given: dict[str, str], trust_code: bool,
             raise ConfigError(f"{given.get(key, source)}: {key}: {e}") from None
 
 
+def lock_rules(c: Config, fail) -> None:
+    """``solver.lock``: a readable lock file, one game, full width, the lowered tree (the
+    rows themselves are checked against the game once it is lowered)."""
+    from jaxcfr.api.locks import read_lock_file
+    from jaxcfr.solvers.locking import LockError
+    try:
+        read_lock_file(c.solver.lock)
+    except LockError as e:
+        fail("solver.lock", str(e))
+    if c.game.batched:
+        fail("solver.lock", "node locking takes one game, not a batch of games")
+    if c.solver.sampling != "none":
+        fail("solver.lock", f"node locking needs a full-width estimator (solver.sampling = "
+             f"\"none\"), not {c.solver.sampling!r}")
+    if c.solver.chance == "sampled":
+        fail("solver.lock", "node locking needs the lowered tree, not sampled chance")
+
+
 def check_config(config: Config) -> Config:
     """Check the values of a config built in Python (``load_config`` checks its own)."""
     _check_values(config, config.source or "<config>", {})
@@ -628,6 +652,8 @@ def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
     for key in ("run.eval_every", "run.keep_checkpoints", "run.chunk"):
         rule(key, positive_int)
     rule("solver.draws", arguments.draws)
+    if s.lock is not None:
+        lock_rules(c, fail)
     rule("run.checkpoint_every", nonnegative_int)
     rule("run.precision", one_of, PRECISIONS)
     rule("solver.chance", one_of, CHANCE_CHOICES)

@@ -3,6 +3,7 @@
 Layout::
 
     <run>/config.toml        the resolved config (what --resume reads back)
+    <run>/lock.json          the node lock of a locked run (solver.lock), a copy
     <run>/metrics.jsonl      one JSON object per evaluation
     <run>/checkpoints/       ckpt-<iteration>.npz + .json, and a `latest` pointer
     <run>/profile.npz/.json  the final average profile (the best member of a batch)
@@ -37,7 +38,7 @@ __all__ = ["RunDir", "RunDirBusy", "default_run_dir", "jsonable", "RUN_ENTRIES"]
 
 #: What a run directory may hold (anything else in a folder means it is someone else's).
 RUN_ENTRIES = frozenset({"config.toml", "metrics.jsonl", "checkpoints", "profile.npz",
-                         "profile.json", "profiles", "convergence.png", ".lock"})
+                         "profile.json", "profiles", "convergence.png", ".lock", "lock.json"})
 
 
 #: What a run directory holds between its creation and its config (no run data yet).
@@ -67,6 +68,7 @@ class RunDir:
         self.path = Path(path)
         self.writer = writer
         self.config = self.path / "config.toml"
+        self.lock_file = self.path / "lock.json"     # solver.lock's copy (a locked run)
         self.metrics = self.path / "metrics.jsonl"
         self.checkpoints = self.path / "checkpoints"
         self.profile = self.path / "profile.npz"

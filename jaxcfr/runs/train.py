@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import io
 import json
 import sys
@@ -161,6 +162,30 @@ def _parameter_mismatch(runner: RunnerProtocol, config: Config,
     now = _parameter_set(runner, config)
     return [f"parameter {k} ({recorded.get(k)!r} in the checkpoint, {now.get(k)!r} now)"
             for k in sorted(set(now) | set(recorded)) if recorded.get(k) != now.get(k)]
+
+
+def lock_digest(config: Config) -> str | None:
+    """The SHA-256 of ``solver.lock``'s entries (the lock file's JSON written back in
+    canonical form: spacing and key order aside), or ``None`` for an unlocked run; a
+    checkpoint records it, and a run resumes only under the same lock."""
+    if config.solver.lock is None:
+        return None
+    from jaxcfr.api.locks import read_lock_file
+    read_lock_file(config.solver.lock)                  # (LockError: not a lock file)
+    text = json.dumps(json.loads(Path(config.solver.lock).read_text()), sort_keys=True,
+                      separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _lock_mismatch(recorded: str | None, config: Config) -> str:
+    if recorded is None:
+        return (f"no node lock (the run has solver.lock = {config.solver.lock!r} now); a "
+                "lock changes what is solved: start a new run")
+    if config.solver.lock is None:
+        return ("a node lock (lock.json in the run directory; the config has no solver.lock "
+                "now): resume with the run's own config.toml")
+    return (f"another node lock (its entries differ from {config.solver.lock!r}: SHA-256 "
+            f"{recorded[:12]}... in the checkpoint, {lock_digest(config)[:12]}... now)")
 
 
 def _stderr(msg: str) -> None:
@@ -306,6 +331,9 @@ def _train_with(config: Config, run: RunDir, resume: bool, runner, progress, han
         else:
             bad = _compute_mismatch(config.to_dict(), ckpt.meta.get("config", {}))
             bad += _parameter_mismatch(runner, config, ckpt.meta.get("parameters"))
+            recorded = ckpt.meta.get("lock")              # absent: an unlocked run
+            if recorded != lock_digest(config):
+                bad.append(_lock_mismatch(recorded, config))
             if bad:
                 raise CheckpointError(f"checkpoint {ckpt.path} was written with another "
                                       f"solver configuration: {'; '.join(bad)}")
@@ -321,8 +349,19 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
         config.run, out_dir=str(run.path.resolve())))
     lowered = runner.lowered
     fp = runner.fingerprint()
+    digest = lock_digest(config)
+    if config.solver.lock is not None:
+        # the lock travels with the run: a copy in the run directory, which the run's own
+        # config names (relative to it), so that --resume RUN_DIR plays the same lock
+        text = Path(config.solver.lock).read_text()
+        if run.writer and Path(config.solver.lock).resolve() != run.lock_file.resolve():
+            atomic_write_text(run.lock_file, text)
+        written = dataclasses.replace(config, solver=dataclasses.replace(
+            config.solver, lock=run.lock_file.name))
+    else:
+        written = config
     if run.writer:
-        atomic_write_text(run.config, to_toml(config))
+        atomic_write_text(run.config, to_toml(written))
 
     if ckpt is not None:
         try:
@@ -351,7 +390,7 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
         if not run.writer:
             return
         extra = {"wall_seconds": wall(), "members": labels,
-                 "parameters": _parameter_set(runner, config)}
+                 "parameters": _parameter_set(runner, config), "lock": digest}
         host = runner.host_state()            # sampled chance: the rows numbered, the shapes
         if host is not None:
             extra["host"] = host

@@ -1,0 +1,117 @@
+"""``jaxcfr solve holdem_spot(...) --boards SPEC``: one hold'em spot on many boards, solved
+as a stack in one compiled step (:func:`jaxcfr.api.public_stack.solve_public_stack`), with a
+per-board table of values and exploitability in chips and in percent of the pot, or one JSON
+object (``--json``).
+
+The spec (``river:Td9d6h5c``, ``turn:Td9d6h``, ``random:64``, ``Td9d6h5c2s,Td9d6h5c3s``)
+and the spot's parameters are checked, and the spots built, before JAX is imported
+(:func:`boards_spots`); :func:`run_boards` solves and prints."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+
+from jaxcfr._util.arguments import ArgumentError
+
+__all__ = ["boards_spots", "run_boards"]
+
+#: ``jaxcfr solve`` options a stack of boards does not take, with the reason.
+_REFUSED = {"lock": ("--lock", "node locking runs on one spot at a time"),
+            "grid": ("--grid", "a grid is of one spot: solve that board on its own"),
+            "grid_out": ("--grid-out", "a grid is of one spot: solve that board on its own"),
+            "counts": ("--counts", "a stack is solved by exact passes")}
+
+
+def boards_spots(args) -> tuple[list[str], list]:
+    """``(boards, spots)``: the boards ``args.boards`` names and one ``HoldemSpot`` per
+    board with the other parameters of ``args.game`` (which must be a ``holdem_spot``; its
+    own ``board``, if any, is replaced). JAX-free: every mistake is an
+    :class:`ArgumentError` naming ``--boards`` or the game."""
+    from jaxcfr.game.strings import GameError, parse_game_string
+    for key, (flag, why) in _REFUSED.items():
+        if getattr(args, key, None) not in (None, False):
+            raise ArgumentError(f"--boards solves a stack of spots; {flag} is not taken with "
+                                f"it ({why})", argument=flag)
+    if args.alternating is not None:
+        raise ArgumentError("--boards runs the preset's order of updates: leave out "
+                            "--alternating and --simultaneous", argument="--boards")
+    if args.sampling != "none" or args.chance == "sampled":
+        raise ArgumentError("--boards solves a stack of spots by exact passes: leave out "
+                            "--sampling and --chance sampled", argument="--boards")
+    try:
+        name, params = parse_game_string(args.game.strip())
+    except GameError as e:
+        raise ArgumentError(f"--boards: {e}", argument="--boards") from None
+    if name != "holdem_spot" or params.get("tree", "public") != "public":
+        raise ArgumentError(f"--boards takes a hold'em spot (holdem_spot(...)), got "
+                            f"{args.game!r}", argument="--boards")
+    params.pop("tree", None)
+    params.pop("board", None)
+    from jaxcfr_games.holdem.boards import board_spots, parse_boards
+    from jaxcfr_games.holdem.cards import HoldemError
+    try:
+        boards = parse_boards(args.boards)
+    except HoldemError as e:
+        raise ArgumentError(f"--boards: {e}", argument="--boards") from None
+    try:
+        spots = board_spots(boards, **params)
+    except (HoldemError, ValueError, TypeError) as e:
+        raise ArgumentError(f"{args.game}: {e}", argument="--boards") from None
+    return boards, spots
+
+
+def run_boards(args, boards: list[str], spots: list, parameters: dict) -> int:
+    """Solve ``spots`` (one per board) as one stack with ``args``' solver options and the
+    traced ``parameters`` (scalars: one setting for every board), then print the table or
+    the JSON object. Called once JAX may be imported."""
+    from jaxcfr.api.public_stack import solve_public_stack
+    batched = [k for k, v in parameters.items() if isinstance(v, list)]
+    if batched:
+        flag = "--" + batched[0].replace("_", "-")
+        raise ArgumentError(f"--boards runs one setting of the parameters on every board; "
+                            f"{flag} is a list", argument=flag)
+    given = {k: v for k, v in parameters.items() if v is not None}
+    pot = float(spots[0].pot)
+
+    def callback(record):                       # progress on stderr, one line an evaluation
+        if not args.quiet and record["exploitability_pot_percent"] is not None:
+            pct = np.asarray(record["exploitability_pot_percent"], np.float64)   # [B]
+            print(f"iteration {record['iteration']:>8}  exploitability {pct.mean():.4f}% of "
+                  f"the pot on average, {pct.max():.4f}% at most", file=sys.stderr, flush=True)
+    if not args.quiet:
+        print(f"jaxcfr: stacking {len(spots)} spots, compiling {args.algorithm} once for the "
+              f"stack", file=sys.stderr, flush=True)
+    result = solve_public_stack(spots, args.algorithm, args.iterations,
+                                precision=args.precision, eval_every=args.eval_every,
+                                callback=callback, **given)
+    final = result.final
+    exploit = np.asarray(final["exploitability"], np.float64)          # [B]
+    values = np.asarray(final["values"], np.float64)                   # [B, 2]
+    pots = np.array([float(s.pot) for s in spots])                     # [B]
+    out = {"game": args.game, "boards": boards, "algorithm": result.solver.name,
+           "iterations": args.iterations, "precision": args.precision, "pot": pot,
+           "exploitability": exploit.tolist(),
+           "exploitability_pot_percent": (100 * exploit / pots).tolist(),
+           "values": values.tolist(),
+           "values_pot_percent": (100 * values / pots[:, None]).tolist(),
+           "seconds": result.seconds, "compile_seconds": result.compile_seconds,
+           "iterations_per_second": result.iterations_per_second}
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    width = max(5, max(len(b) for b in boards))
+    print(f"{'board':<{width}}  {'exploitability':>14}  {'% of pot':>9}  "
+          f"{'value OOP':>10}  {'value IP':>10}")
+    for b, board in enumerate(boards):
+        print(f"{board:<{width}}  {exploit[b]:>14.6g}  {out['exploitability_pot_percent'][b]:>8.4f}%"
+              f"  {values[b, 0]:>10.4f}  {values[b, 1]:>10.4f}")
+    pct = np.asarray(out["exploitability_pot_percent"])
+    print(f"{len(boards)} boards, pot {pot:g}: exploitability {pct.mean():.4f}% of the pot "
+          f"on average, {pct.max():.4f}% at most ({boards[int(pct.argmax())]}); values in "
+          f"chips")
+    print(f"speed  {result.iterations_per_second:,.1f} iterations/s of the whole stack "
+          f"(compile {result.compile_seconds:.2f} s)")
+    return 0

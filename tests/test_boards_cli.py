@@ -1,0 +1,141 @@
+"""``jaxcfr solve holdem_spot(...) --boards SPEC`` (issue 31, item 4 on the command line): the
+spec's boards (``games/holdem/boards.py`` ``parse_boards``), the stack solved in one compiled
+step with each board's exploitability that of its own solve, and mistakes answered before
+JAX is imported."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("phevaluator")
+
+from jaxcfr.cli import app  # noqa: E402
+from jaxcfr_games.holdem.boards import parse_boards  # noqa: E402
+from jaxcfr_games.holdem.cards import HoldemError, parse_board  # noqa: E402
+
+SPOT = ("holdem_spot(board='Td9d6h5c', ranges=('AA,KK,QQ,AKs', 'JJ,TT,AQs,KQs'), pot=100, "
+        "stack=200, bets='60%, a')")
+
+
+def _run(capsys, *argv):
+    capsys.readouterr()
+    try:
+        status = app.main(list(argv))
+    except SystemExit as e:
+        status = e.code
+    return (status, *capsys.readouterr())
+
+
+def test_river_and_turn_specs_name_every_next_card():
+    rivers = parse_boards("river:Td9d6h5c")
+    turn = parse_board("Td9d6h5c")
+    assert len(rivers) == 48 == len(set(rivers))
+    assert all(parse_board(b)[:4] == turn for b in rivers)
+    assert {parse_board(b)[4] for b in rivers} == set(range(52)) - set(turn)
+    turns = parse_boards(" TURN: Td9d6h ")
+    assert len(turns) == 49 and all(len(parse_board(b)) == 4 for b in turns)
+
+
+def test_random_and_explicit_specs():
+    boards = parse_boards("random:16:4:7")
+    assert len(boards) == 16 and len({frozenset(parse_board(b)) for b in boards}) == 16
+    assert all(len(parse_board(b)) == 4 for b in boards)
+    assert parse_boards("random:16:4:7") == boards                 # seeded
+    assert parse_boards("random:16:4:8") != boards
+    assert [len(parse_board(b)) for b in parse_boards("random:3")] == [5, 5, 5]
+    assert parse_boards("Td9d6h5c2s, td9d6h5c3s") == ["Td9d6h5c2s", "Td9d6h5c3s"]
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("river:Td9d6h", "river_boards() takes a turn board of 4 cards"),
+    ("turn:Td9d6h5c", "turn_boards() takes a flop of 3 cards"),
+    ("river:Td9d6h5x", "'5x' is not a card"),
+    ("random:x", "random:COUNT[:CARDS[:SEED]] with whole numbers"),
+    ("random:0", "COUNT must be at least 1"),
+    ("random:4:6", "a board has 3, 4 or 5 cards, got 6"),
+    ("random:30000:3", "there are 22,100 boards of 3 cards, not 30,000"),
+    ("flop:Td9d6h", "unknown kind 'flop'"),
+    ("Td9d6h5c2s,Td9d6h5c2s", "board Td9d6h5c2s comes twice"),
+    ("Td9d6h5c2s,Td9d6h5c", "every board is of one street"),
+    ("", "a boards spec is river:TURN"),
+])
+def test_bad_specs_say_what_is_wrong(spec, words):
+    with pytest.raises(HoldemError, match=None) as e:
+        parse_boards(spec)
+    assert words in str(e.value)
+
+
+@pytest.mark.slow
+def test_the_stack_matches_each_board_solved_on_its_own(capsys):
+    """Three river boards in one compiled step: each board's values and exploitability
+    (chips and percent of the pot) are those of ``jaxcfr solve`` of that board alone."""
+    boards = ["Td9d6h5c2s", "Td9d6h5cAs", "Td9d6h5cKh"]
+    common = ("--algorithm", "postflop-dcfr", "--iterations", "30", "--precision", "float64",
+              "--json", "--quiet")
+    status, out, err = _run(capsys, "solve", SPOT, "--boards", ",".join(boards), *common)
+    assert status == 0, err
+    stack = json.loads(out)
+    assert stack["boards"] == boards and stack["pot"] == 100
+    for b, board in enumerate(boards):
+        own = SPOT.replace("board='Td9d6h5c'", f"board='{board}'")
+        status, out, err = _run(capsys, "solve", own, *common)
+        assert status == 0, err
+        alone = json.loads(out)
+        np.testing.assert_allclose(stack["exploitability"][b], alone["exploitability"],
+                                   rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(stack["values"][b], alone["values"], rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(stack["exploitability_pot_percent"][b],
+                                   alone["exploitability_pot_percent"], rtol=1e-9)
+    assert len(set(np.round(stack["exploitability"], 9))) == 3    # the boards differ
+
+
+@pytest.mark.slow
+def test_the_table_has_a_row_per_board(capsys):
+    status, out, err = _run(capsys, "solve", SPOT, "--boards", "random:2:5:3",
+                            "--iterations", "20", "--eval-every", "10")
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0].split() == ["board", "exploitability", "%", "of", "pot", "value", "OOP",
+                                "value", "IP"]
+    rows = lines[1:3]
+    assert [r.split()[0] for r in rows] == parse_boards("random:2:5:3")
+    for row in rows:                                          # chips and % of a pot of 100
+        chips, percent = row.split()[1:3]
+        assert percent.endswith("%") and float(percent[:-1]) == pytest.approx(float(chips),
+                                                                              rel=1e-3)
+    assert lines[3].startswith("2 boards, pot 100: exploitability")
+    assert err.count("iteration ") == 2 and "% of the pot on average" in err
+
+
+MISTAKES = [
+    (["solve", SPOT, "--boards", "river:Td9d6h"], "--boards: boards 'river:Td9d6h'"),
+    (["solve", SPOT, "--boards", "random:0"], "COUNT must be at least 1"),
+    (["solve", "kuhn_poker", "--boards", "random:4"], "--boards takes a hold'em spot"),
+    (["solve", "holdem_spot(ranges=('AA', 'KX'))", "--boards", "random:2"], "'KX'"),
+    (["solve", SPOT, "--boards", "random:2", "--lock", "l.json"], "--lock is not taken"),
+    (["solve", SPOT, "--boards", "random:2", "--grid", ""], "--grid is not taken"),
+    (["solve", SPOT, "--boards", "random:2", "--sampling", "outcome"], "by exact passes"),
+]
+
+
+def test_mistakes_are_answered_before_jax_is_imported(tmp_path):
+    code = ("import json, sys\nfrom jaxcfr.cli.app import main\nout = []\n"
+            "for argv in json.loads(sys.argv[1]):\n"
+            "    try:\n        status = main(argv)\n"
+            "    except SystemExit as e:\n        status = e.code\n"
+            "    out.append([status, 'jax' in sys.modules])\n"
+            "print(json.dumps(out))\n")
+    done = subprocess.run([sys.executable, "-c", code, json.dumps([a for a, _ in MISTAKES])],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, JAXCFR_NO_CACHE="1"))
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    for (argv, words), (status, jax) in zip(MISTAKES, results):
+        assert status == 2 and words in done.stderr, (argv, done.stderr)
+        assert not jax, f"{argv} imported JAX"
+    assert "Traceback" not in done.stderr
