@@ -71,7 +71,8 @@ class SequenceTables(NamedTuple):
     leaf_others: np.ndarray  # [P, P-1, T] int32 the other players' last sequences, same order
     leaf_value: np.ndarray   # [P, T, *d] float  chance reach times player i's payoff (a leaf
                              #               before i's first move too: its sequence is empty)
-    leaf_node: np.ndarray    # [P, T] int32  the node of each leaf, same order (padding: 0)
+    leaf_node: np.ndarray    # [P, T] int32  the node of each leaf, same order (padding: 0);
+                             #               None on a device without the node arrays
     row_parent: np.ndarray   # [I] int32  the owner's previous sequence (sink * A if none)
     row_ancestors: np.ndarray  # [I, K] int32 the owner's earlier sequences, padded with sink * A
     player_rows: np.ndarray  # [P, R] int32 each player's rows, ascending, padded with I, I + 1,
@@ -111,9 +112,11 @@ def with_sequences(tensors: GameTensors, sequence: SequenceTables) -> SequencedT
 
 def split_axes(tables: SequenceTables) -> SequenceTables:
     """The axis of each table that grows with the game (leaves ``T``, rows ``I`` or a
-    level's rows ``R_d``): the one to shard when a game is split over devices."""
-    return SequenceTables(leaf_own=1, leaf_others=2, leaf_value=1, leaf_node=1, row_parent=0,
-                          row_ancestors=0, player_rows=1,
+    level's rows ``R_d``): the one to shard when a game is split over devices (``None``
+    for a table left off the device, ``leaf_node`` ``None``)."""
+    leaf_node = None if tables.leaf_node is None else 1
+    return SequenceTables(leaf_own=1, leaf_others=2, leaf_value=1, leaf_node=leaf_node,
+                          row_parent=0, row_ancestors=0, player_rows=1,
                           level_rows=tuple(1 for _ in tables.level_rows))
 
 
