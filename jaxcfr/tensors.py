@@ -61,12 +61,13 @@ class GameTensors(NamedTuple):
     infoset_rep: np.ndarray     # [I] int32  one member node (0 for sink and padding rows)
 
 
-#: The ``[N]``-sized fields of :class:`GameTensors` (the node arrays): what a kernel that
-#: never walks the nodes (the sequence form) does not read.
+#: The fields of :class:`GameTensors` that a kernel which never walks the nodes (the
+#: sequence form) does not read: the ``[N]``-sized node arrays, and ``infoset_rep``, the
+#: rows' node numbers (only a walk of the nodes follows them).
 NODE_FIELDS = ("parent", "parent_slot", "node_kind", "node_player", "node_infoset",
-               "edge_owner", "edge_index", "chance_prob", "payoff")
-#: The ``[I]``- and ``[I, A]``-sized fields (the rows): what every solver's update reads.
-ROW_FIELDS = ("legal_mask", "infoset_player", "infoset_rep")
+               "edge_owner", "edge_index", "chance_prob", "payoff", "infoset_rep")
+#: The other fields, ``[I, A]`` and ``[I]``: the rows every solver's update reads.
+ROW_FIELDS = ("legal_mask", "infoset_player")
 
 
 def without_nodes(tensors: GameTensors) -> GameTensors:

@@ -78,7 +78,8 @@ class ValueKernel:
     def device_tables(self, tables):
         """Of :meth:`tables`, what a run places on the device when nothing else reads the
         node arrays (only a kernel with ``reads_nodes`` false is asked): the tables less
-        the node-indexed ones that only an estimator reading the nodes needs."""
+        the node-indexed ones that only an estimator reading the nodes needs, and less
+        those the kernel derives when it reads them (the same values)."""
         return tables
 
     # -- device ------------------------------------------------------------------------------
@@ -141,8 +142,7 @@ class SequenceForm(ValueKernel):
         return sequence.with_sequences(tensors, tables)
 
     def device_tables(self, tables):
-        # the leaves' nodes index the node arrays (the counted estimators' payoffs)
-        return tables._replace(leaf_node=None)
+        return sequence.lean(tables)
 
     def counterfactual_values(self, t, s, current, players):
         return sequence.counterfactual_values(t.sequence, current, players, s.num_players)
