@@ -131,9 +131,13 @@ def measure_memory(game_string: str, workers: int = 1) -> dict:
     with runner.scope():
         chunk = runner.chunk_program(state).compile().memory_analysis()
         table = runner._profile(state, True)
-        metrics = _metrics.lower(runner.tensors, table, jax.numpy.asarray(lowered.br_rounds),
-                                 structure=lowered.structure,
-                                 games_batched=False).compile().memory_analysis()
+        # the evaluation the run makes: its kernel on its tensors (the sequence form's
+        # tables, no node arrays, where the run keeps those on the host)
+        metrics = _metrics.lower(runner._evaluation_tensors(), table,
+                                 jax.numpy.asarray(lowered.br_rounds),
+                                 structure=lowered.structure, games_batched=False,
+                                 normalise=False, values=runner.evaluation_values
+                                 ).compile().memory_analysis()
 
     def stats(m) -> dict:
         return {k: int(getattr(m, f"{k}_size_in_bytes")) for k in

@@ -82,7 +82,8 @@ def sequence_bytes(tables, rows: int, actions: int, players: int, *, itemsize: i
     """
     f, ia, b = itemsize, rows * actions, members
     leaves = int(tables.leaf_own.shape[-1])
-    ancestors = int(tables.row_ancestors.shape[-1])
+    ancestors = (int(tables.row_ancestors.shape[-1]) if tables.row_ancestors is not None
+                 else max(len(tables.level_rows), 1))      # (a lean device's: derived)
     out = {
         RM: ia + b * ia * 2 * f,                                   # mask; regret in, strategy out
         WEIGHTS: rows * ancestors * 4 + b * (rows * ancestors * f + rows * f),

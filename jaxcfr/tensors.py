@@ -33,6 +33,7 @@ from jaxcfr._util.host_arrays import on_device
 from jaxcfr.game.contract import CHANCE_NODE, DECISION, TERMINAL_NODE
 
 __all__ = ["GameTensors", "LoweredGame", "Structure", "to_device", "fingerprint",
+           "NODE_FIELDS", "ROW_FIELDS", "without_nodes",
            "DECISION", "CHANCE_NODE", "TERMINAL_NODE", "PADDING", "NO_PARENT", "NO_PLAYER"]
 
 #: ``node_kind`` of a stack's filler nodes (the other kinds are the host's, from the contract).
@@ -60,6 +61,22 @@ class GameTensors(NamedTuple):
     infoset_rep: np.ndarray     # [I] int32  one member node (0 for sink and padding rows)
 
 
+#: The fields of :class:`GameTensors` that a kernel which never walks the nodes (the
+#: sequence form) does not read: the ``[N]``-sized node arrays, and ``infoset_rep``, the
+#: rows' node numbers (only a walk of the nodes follows them).
+NODE_FIELDS = ("parent", "parent_slot", "node_kind", "node_player", "node_infoset",
+               "edge_owner", "edge_index", "chance_prob", "payoff", "infoset_rep")
+#: The other fields, ``[I, A]`` and ``[I]``: the rows every solver's update reads.
+ROW_FIELDS = ("legal_mask", "infoset_player")
+
+
+def without_nodes(tensors: GameTensors) -> GameTensors:
+    """``tensors`` with the node arrays (:data:`NODE_FIELDS`) replaced by ``None`` (an
+    empty pytree: jit, vmap and ``device_put`` pass over it; code that reads one fails
+    loudly): the rows only, for a device that needs no ``[N]``-sized array."""
+    return tensors._replace(**{f: None for f in NODE_FIELDS})
+
+
 class Structure(NamedTuple):
     """Static (hashable) facts a compiled pass depends on."""
     level_start: tuple[int, ...]   # [D + 1] node slices per depth
@@ -68,11 +85,13 @@ class Structure(NamedTuple):
 
 def to_device(tensors: GameTensors, dtype) -> GameTensors:
     """Tensors as JAX arrays, floats in ``dtype`` (call it inside the run's precision scope);
-    a :class:`GameTensors` or a :class:`PublicTensors` (the same type comes back).
+    a :class:`GameTensors` or a :class:`PublicTensors` (the same type comes back). A field
+    that is ``None`` (:func:`without_nodes`) stays ``None``: nothing is copied for it.
 
     Converted on the host and copied (:func:`jaxcfr._util.host_arrays.on_device`): no
     program is compiled."""
-    return type(tensors)(*(on_device(t, dtype if jnp.issubdtype(np.asarray(t).dtype,
+    return type(tensors)(*(None if t is None else
+                           on_device(t, dtype if jnp.issubdtype(np.asarray(t).dtype,
                                                                 jnp.floating) else None)
                            for t in tensors))
 

@@ -106,7 +106,8 @@ def run_boards(args, boards: list[str], spots: list, parameters: dict) -> int:
     print(f"{'board':<{width}}  {'exploitability':>14}  {'% of pot':>9}  "
           f"{'value OOP':>10}  {'value IP':>10}")
     for b, board in enumerate(boards):
-        print(f"{board:<{width}}  {exploit[b]:>14.6g}  {out['exploitability_pot_percent'][b]:>8.4f}%"
+        percent = out["exploitability_pot_percent"][b]
+        print(f"{board:<{width}}  {exploit[b]:>14.6g}  {percent:>8.4f}%"
               f"  {values[b, 0]:>10.4f}  {values[b, 1]:>10.4f}")
     pct = np.asarray(out["exploitability_pot_percent"])
     print(f"{len(boards)} boards, pot {pot:g}: exploitability {pct.mean():.4f}% of the pot "

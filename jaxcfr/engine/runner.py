@@ -49,7 +49,8 @@ from jaxcfr.solvers import analytics
 from jaxcfr.solvers.locking import Lock, evaluate_locked, evaluate_public_locked
 from jaxcfr.solvers.solver import (HyperParams, Solver, SolverState, average_strategy,
                                    current_strategy)
-from jaxcfr.tensors import LoweredGame, PublicTensors, Structure, fingerprint, to_device
+from jaxcfr.tensors import (LoweredGame, PublicTensors, Structure, fingerprint, to_device,
+                            without_nodes)
 
 __all__ = ["Runner", "DEFAULT_CHUNK", "batch_mesh", "enable_compilation_cache"]
 
@@ -220,9 +221,19 @@ class Runner:
         estimator, arrays = solver.estimator.prepare(self.device_lowered)
         estimator = dataclasses.replace(estimator, values=self.values)
         self.step_solver = dataclasses.replace(solver, estimator=estimator).static_key()
+        # the node arrays ([N]: parent, payoff, ...) go to the device only where something
+        # there reads them: not where the layout steps these very tensors with a kernel
+        # (the sequence form) and an estimator (the exact one) that read only the rows and
+        # the kernel's tables; then they stay on the host until asked (node_tensors())
+        self.nodes_on_device = not (self.layout.own_tensors and not self.values.reads_nodes
+                                    and not estimator.reads_nodes)
+        self._node_tensors = None
+        host_tensors = self.device_lowered.tensors
+        if not self.nodes_on_device:
+            host_tensors = without_nodes(host_tensors)
         with self.scope():
             self.arrays = jax.tree_util.tree_map(on_device, arrays)
-            self.tensors = to_device(self.device_lowered.tensors, self.dtype)
+            self.tensors = to_device(host_tensors, self.dtype)
             if mesh is not None:
                 self.tensors = self._shard(self.tensors, batched_last=False)
                 self.hp = self._shard(self.hp, batched_last=True)
@@ -240,6 +251,8 @@ class Runner:
                                     stacked=self.layout.stacked, multiple=multiple)
         if tables is None:
             return self.step_tensors
+        if not self.nodes_on_device:
+            tables = self.values.device_tables(tables)
         tables = jax.tree_util.tree_map(
             lambda x: on_device(x, self.dtype if x.dtype.kind == "f" else None), tables)
         if self.mesh is not None:
@@ -247,6 +260,21 @@ class Runner:
                                  axes=self.values.split_axes(tables) if self.split_game
                                  else None)
         return self.values.attach(self.step_tensors, tables)
+
+    def node_tensors(self):
+        """The tensors with their node arrays, on the device and placed like
+        :attr:`tensors`: those very tensors where the run placed the node arrays
+        (:attr:`nodes_on_device`), else copied when first asked (the locked game's
+        evaluation walks the nodes) and kept from then on."""
+        if self.nodes_on_device:
+            return self.tensors
+        if self._node_tensors is None:
+            with self.scope():
+                tensors = to_device(self.device_lowered.tensors, self.dtype)
+                if self.mesh is not None:
+                    tensors = self._shard(tensors, batched_last=False)
+            self._node_tensors = tensors
+        return self._node_tensors
 
     def __repr__(self) -> str:
         batch = f", {self.hp_batch[0]} settings" if self.hp_batch else ""
@@ -480,7 +508,7 @@ class Runner:
             locked = (evaluate_public_locked if isinstance(self.tensors, PublicTensors)
                       else evaluate_locked)
             return locked(self.lowered, table, self.lock, dtype=self.dtype,
-                          tensors=self.tensors)
+                          tensors=self.node_tensors())
         return analytics.evaluate(self.device_lowered, table, dtype=self.dtype,
                                   tensors=self._evaluation_tensors(),
                                   values=self.evaluation_values)

@@ -59,8 +59,8 @@ from jaxcfr.kernels.numerics import action_sum, trail
 from jaxcfr.tensors import DECISION, TERMINAL_NODE, GameTensors
 
 __all__ = ["SequenceTables", "SequencedTensors", "sequence_tables", "stacked_sequence_tables",
-           "with_sequences", "split_axes", "realisation_weights", "sequence_weights",
-           "counterfactual_action_values",
+           "with_sequences", "split_axes", "lean", "row_ancestors", "realisation_weights",
+           "sequence_weights", "counterfactual_action_values",
            "sequence_values", "times_others", "best_response_values"]
 
 
@@ -71,9 +71,12 @@ class SequenceTables(NamedTuple):
     leaf_others: np.ndarray  # [P, P-1, T] int32 the other players' last sequences, same order
     leaf_value: np.ndarray   # [P, T, *d] float  chance reach times player i's payoff (a leaf
                              #               before i's first move too: its sequence is empty)
-    leaf_node: np.ndarray    # [P, T] int32  the node of each leaf, same order (padding: 0)
+    leaf_node: np.ndarray    # [P, T] int32  the node of each leaf, same order (padding: 0);
+                             #               None on a device without the node arrays
     row_parent: np.ndarray   # [I] int32  the owner's previous sequence (sink * A if none)
-    row_ancestors: np.ndarray  # [I, K] int32 the owner's earlier sequences, padded with sink * A
+    row_ancestors: np.ndarray  # [I, K] int32 the owner's earlier sequences, padded with sink * A;
+                               #   None on a lean device: derived from row_parent when read
+                               #   (:func:`row_ancestors`)
     player_rows: np.ndarray  # [P, R] int32 each player's rows, ascending, padded with I, I + 1,
                              #   ... (distinct rows that are not there: reads give 0, writes
                              #   are dropped)
@@ -111,9 +114,13 @@ def with_sequences(tensors: GameTensors, sequence: SequenceTables) -> SequencedT
 
 def split_axes(tables: SequenceTables) -> SequenceTables:
     """The axis of each table that grows with the game (leaves ``T``, rows ``I`` or a
-    level's rows ``R_d``): the one to shard when a game is split over devices."""
-    return SequenceTables(leaf_own=1, leaf_others=2, leaf_value=1, leaf_node=1, row_parent=0,
-                          row_ancestors=0, player_rows=1,
+    level's rows ``R_d``): the one to shard when a game is split over devices (``None``
+    for a table left off the device, :func:`lean`)."""
+    def axis(table, n):
+        return None if table is None else n
+    return SequenceTables(leaf_own=1, leaf_others=2, leaf_value=1,
+                          leaf_node=axis(tables.leaf_node, 1), row_parent=0,
+                          row_ancestors=axis(tables.row_ancestors, 0), player_rows=1,
                           level_rows=tuple(1 for _ in tables.level_rows))
 
 
@@ -269,6 +276,27 @@ def _of_player(table: jax.Array, player) -> jax.Array:
     return jax.lax.dynamic_index_in_dim(table, player, axis=0, keepdims=False)
 
 
+def row_ancestors(seq: SequenceTables, actions: int) -> jax.Array:
+    """``[I, K]`` the owner's earlier sequences of each row (``seq.row_ancestors``), or,
+    where a device holds no such table (``None``: :func:`lean`), the same derived from
+    ``row_parent`` by ``K`` gathers of ``[I]`` (``K``: the number of levels, at least 1),
+    as :func:`sequence_tables` derives it on the host."""
+    if seq.row_ancestors is not None:
+        return seq.row_ancestors
+    current, ancestors = seq.row_parent, []
+    for _ in range(max(len(seq.level_rows), 1)):
+        ancestors.append(current)
+        current = _rows(seq.row_parent, current // actions)  # the sink's parent: empty again
+    return jnp.stack(ancestors, axis=1)
+
+
+def lean(tables: SequenceTables) -> SequenceTables:
+    """``tables`` as a device that holds no node arrays keeps them: without ``leaf_node``
+    (it indexes the nodes) and ``row_ancestors`` (``[I, K]``, derived from ``row_parent``
+    when read, :func:`row_ancestors`); what the exact passes compute is unchanged."""
+    return tables._replace(leaf_node=None, row_ancestors=None)
+
+
 def realisation_weights(seq: SequenceTables, strategy: jax.Array) -> jax.Array:
     """Each row owner's realisation weight of the row: ``[I, *b]`` (1 at depth-0 rows)."""
     # One gather of every ancestor [I, K, *b] and a product over K (on a CPU the same
@@ -276,7 +304,8 @@ def realisation_weights(seq: SequenceTables, strategy: jax.Array) -> jax.Array:
     # of its own, so the weights are written once, where a chain of K multiplies was
     # recomputed inside every consumer (the leaf pass, the averaging), with K gathers per
     # element there: a fifth of a 64-game Leduc stack's iteration, a tenth of one game's.
-    return jnp.prod(_rows(_flat(strategy), seq.row_ancestors), axis=1)
+    ancestors = row_ancestors(seq, strategy.shape[1])                         # [I, K]
+    return jnp.prod(_rows(_flat(strategy), ancestors), axis=1)
 
 
 def _leaf_terms(seq: SequenceTables, x: jax.Array, player, num_players: int, batch: tuple):

@@ -48,6 +48,11 @@ class ValueKernel:
     representation: ClassVar[str] = "nodes"
     #: Only full-width estimators run on it (no sampling estimator reads its tables).
     full_width_only: ClassVar[bool] = False
+    #: Its device functions read the node arrays (the ``[N]`` fields of the tensors,
+    #: :data:`~jaxcfr.tensors.NODE_FIELDS`); else only the rows and its own tables, and a
+    #: run whose estimator reads no more keeps the node arrays on the host
+    #: (:meth:`device_tables`, :class:`jaxcfr.Runner`).
+    reads_nodes: ClassVar[bool] = True
 
     def payoffs(self, host) -> np.ndarray:
         """The terminal payoffs (any shape) the kernel's sums read, of the host tensors
@@ -69,6 +74,13 @@ class ValueKernel:
     def attach(self, tensors: GameTensors, tables) -> GameTensors:
         """The tensors the device functions read: ``tensors`` with ``tables`` (placed)."""
         return tensors
+
+    def device_tables(self, tables):
+        """Of :meth:`tables`, what a run places on the device when nothing else reads the
+        node arrays (only a kernel with ``reads_nodes`` false is asked): the tables less
+        the node-indexed ones that only an estimator reading the nodes needs, and less
+        those the kernel derives when it reads them (the same values)."""
+        return tables
 
     # -- device ------------------------------------------------------------------------------
     def counterfactual_action_values(self, t, s: Structure, current: jax.Array, players
@@ -116,6 +128,7 @@ class SequenceForm(ValueKernel):
     rows; games of perfect recall. Its tensors carry the tables
     (:class:`~jaxcfr.kernels.sequence.SequencedTensors`)."""
     representation: ClassVar[str] = "sequences"
+    reads_nodes: ClassVar[bool] = False
 
     def tables(self, host, structure, dtype, *, stacked, multiple=1):
         levels, players = structure
@@ -129,6 +142,9 @@ class SequenceForm(ValueKernel):
 
     def attach(self, tensors, tables):
         return sequence.with_sequences(tensors, tables)
+
+    def device_tables(self, tables):
+        return sequence.lean(tables)
 
     def counterfactual_action_values(self, t, s, current, players):
         return sequence.counterfactual_action_values(t.sequence, current, players, s.num_players)

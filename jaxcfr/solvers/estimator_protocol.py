@@ -137,6 +137,10 @@ class Estimator:
       dense: full width: :meth:`estimate` takes the strategy ``[I, A, *b]`` and returns an
         :class:`DenseEstimate`; else a :class:`LazyStrategy` and a :class:`RowEstimate`.
       seeded: it draws from the PRNG keys (a run's seed changes its result).
+      reads_nodes: its device function reads the node arrays of the tensors itself (the
+        ``[N]`` fields, :data:`~jaxcfr.tensors.NODE_FIELDS`), not only through its value
+        kernel; where neither does, a run keeps them off the device
+        (:class:`jaxcfr.Runner`).
 
     Attributes:
       values: the value kernel its exact values are computed with
@@ -148,6 +152,7 @@ class Estimator:
     name: ClassVar[str] = ""
     dense: ClassVar[bool] = True
     seeded: ClassVar[bool] = False
+    reads_nodes: ClassVar[bool] = True
 
     def prepare(self, lowered: LoweredGame) -> tuple["Estimator", Any]:
         """Host preparation for ``lowered`` (one game or a stack): this estimator with its
@@ -177,6 +182,7 @@ class Exact(Estimator):
     nodes. Both give the same values up to float rounding.
     """
     name: ClassVar[str] = "none"
+    reads_nodes: ClassVar[bool] = False     # only its kernel's values and the rows
 
     def estimate(self, t, s, current, player, keys=None, hp=None, arrays=None) -> DenseEstimate:
         q, own = self.values.counterfactual_action_values(t, s, current, players_of(s, player))

@@ -74,7 +74,7 @@ def exact_bytes(runner, lowered) -> int:
     predictive = bool(runner.solver.predictive)
     if seq is None:                    # no tables on the runner: count the game's own
         return game_bytes(lowered, itemsize, predictive) * (lowered.batch_size or 1)
-    rows = int(np.shape(seq.row_ancestors)[-2])
+    rows = int(np.shape(seq.row_parent)[-1])
     actions = int(np.shape(runner.step_tensors.legal_mask)[-1])
     batched = np.ndim(seq.row_parent) == 2
     members = int(np.shape(seq.row_parent)[0]) if batched else (
