@@ -199,7 +199,9 @@ def _cut_and_changed(path, key):
                      f"format 1, not {program_cache.FORMAT_VERSION}"),
         "format 3": (_entry(key, payload, out=header["out"], format=3),
                      f"format 3, not {program_cache.FORMAT_VERSION}"),
-        "another key": (_entry(key[:-1] + "0", payload, out=header["out"]), "another key"),
+        # another key: the last digit changed (whatever it was: "0" when it was not)
+        "another key": (_entry(key[:-1] + ("1" if key.endswith("0") else "0"), payload,
+                               out=header["out"]), "another key"),
         "header not JSON": (program_cache.MAGIC + b"{not json\n" + payload, "not JSON"),
     }
 
