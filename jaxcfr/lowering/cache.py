@@ -65,7 +65,8 @@ from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
 from jaxcfr.tensors import GameTensors, LoweredGame, fingerprint
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "default_directory", "resolve", "identity",
-           "entry_path", "load", "store", "lower_cached"]
+           "entry_path", "entry_file", "load", "store", "lower_cached", "read_entry",
+           "write_entry", "through_cache", "sources_digest", "dist_version", "plain_loads"]
 
 FORMAT = "jaxcfr-lowered-game"
 #: Bumped whenever the stored layout changes (entries of other versions are stale).
@@ -98,7 +99,8 @@ def resolve(cache) -> Path | None:
 
 
 # -- the key --------------------------------------------------------------------------
-def _digest(paths) -> str:
+def sources_digest(paths) -> str:
+    """The sha256 of files (their names and bytes), part of a key."""
     h = hashlib.sha256()
     for p in paths:
         h.update(str(p.name).encode() + b"\0")
@@ -106,7 +108,8 @@ def _digest(paths) -> str:
     return h.hexdigest()
 
 
-def _version(dist: str) -> str | None:
+def dist_version(dist: str) -> str | None:
+    """The installed version of distribution ``dist``, or ``None``."""
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
@@ -126,7 +129,7 @@ def identity(text: str, *, sort: bool = True) -> dict[str, Any] | None:
             game = {"kind": "efg", "sha256": hashlib.sha256(Path(text).read_bytes()).hexdigest()}
             sources += [_PACKAGE / s for s in _EFG_SOURCES]
         elif text.startswith("openspiel:"):
-            version = _version("open_spiel")
+            version = dist_version("open_spiel")
             if version is None:
                 return None
             game = {"kind": "openspiel", "game": text[len("openspiel:"):].strip(),
@@ -144,9 +147,9 @@ def identity(text: str, *, sort: bool = True) -> dict[str, Any] | None:
             game = {"kind": "python", "module": ctor.__module__,
                     "name": getattr(ctor, "__qualname__", repr(ctor)),
                     "parameters": {k: repr(v) for k, v in sorted(bound.arguments.items())},
-                    "source_sha256": _digest([Path(source)])}
-        return {"game": game, "format": FORMAT_VERSION, "jaxcfr": _version("jaxcfr"),
-                "lowering_sha256": _digest(sources), "sort_infosets": bool(sort)}
+                    "source_sha256": sources_digest([Path(source)])}
+        return {"game": game, "format": FORMAT_VERSION, "jaxcfr": dist_version("jaxcfr"),
+                "lowering_sha256": sources_digest(sources), "sort_infosets": bool(sort)}
     except (GameError, OSError, TypeError, ValueError):
         return None
 
@@ -154,12 +157,19 @@ def identity(text: str, *, sort: bool = True) -> dict[str, Any] | None:
 def entry_path(directory: str | os.PathLike, text: str, ident: dict[str, Any]) -> Path:
     """``DIR/<name>-<key>.npz``: the game's class (or the file's stem, or the OpenSpiel
     game's name) and the key, so that equivalent game strings share one entry."""
-    key = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
     game = ident["game"]
     name = {"python": game.get("name"), "openspiel": f"openspiel-{game.get('game')}"}.get(
         game["kind"]) or Path(text.strip()).stem
+    return entry_file(directory, name, ident)
+
+
+def entry_file(directory: str | os.PathLike, name: str, ident: dict[str, Any], *,
+               prefix: str = "") -> Path:
+    """``DIR/<prefix><name>-<key>.npz``, the key the sha256 of ``ident`` (every kind of
+    lowered game names its entries so)."""
+    key = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
     slug = re.sub(r"[^A-Za-z0-9_.=-]+", "_", name).strip("_.")[:60] or "game"
-    return Path(directory) / f"{slug}-{key[:32]}.npz"
+    return Path(directory) / f"{prefix}{slug}-{key[:32]}.npz"
 
 
 # -- safe tables ----------------------------------------------------------------------
@@ -175,8 +185,72 @@ class _PlainUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"{module}.{name} is not a plain value")
 
 
-def _plain_loads(data: bytes):
+def plain_loads(data: bytes):
+    """Unpickle ``data`` into plain Python values only (no code runs)."""
     return _PlainUnpickler(io.BytesIO(data)).load()
+
+
+# -- the entry file: read and write, for every kind of lowered game ---------------------
+def read_entry(path: Path, ident: dict[str, Any],
+               read: Callable[[Any, dict[str, Any]], tuple[Any, str]], *,
+               fmt: str = FORMAT) -> tuple[Any, str]:
+    """``read(npz, header)`` of the entry at ``path`` when it is there and its header
+    names format ``fmt`` and ``ident``: ``(None, "missing")``, ``(None, "stale ...")``,
+    ``(None, "corrupt ...")`` when anything in it cannot be read, else what ``read``
+    returns (``(lowered, "hit")`` or ``(None, why)``). The file is read with
+    ``allow_pickle=False``; a :class:`~jaxcfr.game.contract.GameError` (the memory
+    budget) is raised."""
+    if not path.is_file():
+        return None, "missing"
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            header = json.loads(bytes(z["header"]).decode("utf-8"))
+            if header.get("format") != fmt or header.get("identity") != ident:
+                return None, "stale (another format, game version or jaxcfr version)"
+            return read(z, header)
+    except GameError:
+        raise
+    except Exception as e:  # noqa: BLE001 - anything unreadable is a corrupt entry
+        return None, f"corrupt ({type(e).__name__}: {e})"
+
+
+def write_entry(path: Path, header: dict[str, Any], tables: bytes,
+                arrays: dict[str, np.ndarray]) -> str | None:
+    """Write an entry atomically (``header`` as JSON, the pickled host ``tables``,
+    ``arrays``); ``None`` when done, else why not."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with atomic_writer(path) as f:
+            np.savez(f, header=np.frombuffer(json.dumps(header).encode(), np.uint8),
+                     tables=np.frombuffer(tables, np.uint8), **arrays)
+    except OSError as e:
+        return f"cannot write {path}: {e.strerror or e}"
+    return None
+
+
+def through_cache(path: Path, ident: dict[str, Any], lower: Callable[[], Any], *,
+                  load: Callable[..., tuple[Any, str]],
+                  store: Callable[[Path, dict[str, Any], Any], str | None], name: str,
+                  memory_budget: int | None, log: Log | None, unit: str = "nodes"
+                  ) -> tuple[Any, str]:
+    """The lowered game of entry ``path``: ``load(path, ident, budget=)`` it when it is
+    sound, else ``lower()`` it and ``store`` it. Returns ``(lowered, status)``, status
+    ``"hit: PATH"``, ``"stored: PATH"`` or ``"not cached: WHY"``; ``log`` hears the same
+    as one-line messages (``unit``: what the sizes count)."""
+    say = log or (lambda msg: None)
+    budget = default_memory_budget() if memory_budget is None else int(memory_budget)
+    start = time.perf_counter()
+    lowered, why = load(path, ident, budget=budget)
+    if lowered is not None:
+        say(f"loaded {lowered.num_nodes:,} {unit} from the cache in "
+            f"{time.perf_counter() - start:.2f} s ({path})")
+        return dataclasses.replace(lowered, name=name), f"hit: {path}"
+    if why != "missing":
+        say(f"cache entry {path.name} is {why}: lowering again")
+    lowered = lower()
+    problem = store(path, ident, lowered)
+    say(f"not cached: {problem}" if problem else f"cached in {path}")
+    return lowered, f"not cached: {problem}" if problem else f"stored: {path}"
 
 
 # -- load / store ---------------------------------------------------------------------
@@ -188,23 +262,17 @@ def load(path: Path, ident: dict[str, Any], *,
     Raises:
       MemoryBudgetError: the cached game is larger than ``budget`` allows.
     """
-    if not path.is_file():
-        return None, "missing"
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            header = json.loads(bytes(z["header"]).decode("utf-8"))
-            if header.get("format") != FORMAT or header.get("identity") != ident:
-                return None, "stale (another format, game version or jaxcfr version)"
-            sizes = header["sizes"]
-            if budget is not None:
-                check_budget(sizes["nodes"], sizes["rows"], sizes["max_actions"],
-                             sizes["players"], budget, what="in the cached game")
-            tables_bytes = bytes(z["tables"])
-            if hashlib.sha256(tables_bytes).hexdigest() != header["tables_sha256"]:
-                return None, "corrupt (host tables do not match their checksum)"
-            tensors = GameTensors(*(z[f"t_{f}"] for f in GameTensors._fields))
-            level_start = tuple(int(x) for x in z["level_start"])
-        tables = _plain_loads(tables_bytes)
+    def read(z, header):
+        sizes = header["sizes"]
+        if budget is not None:
+            check_budget(sizes["nodes"], sizes["rows"], sizes["max_actions"],
+                         sizes["players"], budget, what="in the cached game")
+        tables_bytes = bytes(z["tables"])
+        if hashlib.sha256(tables_bytes).hexdigest() != header["tables_sha256"]:
+            return None, "corrupt (host tables do not match their checksum)"
+        tensors = GameTensors(*(z[f"t_{f}"] for f in GameTensors._fields))
+        level_start = tuple(int(x) for x in z["level_start"])
+        tables = plain_loads(tables_bytes)
         lowered = LoweredGame(
             tensors=tensors, level_start=level_start, num_players=tables["num_players"],
             infoset_keys=InfosetKeys([p for p, _ in tables["infoset_keys"]],
@@ -218,11 +286,8 @@ def load(path: Path, ident: dict[str, Any], *,
             return None, "corrupt (tensors do not match their fingerprint)"
         if lowered.num_nodes != sizes["nodes"] or len(lowered.node_action) != sizes["nodes"]:
             return None, "corrupt (sizes do not match the header)"
-    except GameError:
-        raise
-    except Exception as e:  # noqa: BLE001 - anything unreadable is a corrupt entry
-        return None, f"corrupt ({type(e).__name__}: {e})"
-    return lowered, "hit"
+        return lowered, "hit"
+    return read_entry(path, ident, read)
 
 
 def store(path: Path, ident: dict[str, Any], lowered: LoweredGame) -> str | None:
@@ -234,7 +299,7 @@ def store(path: Path, ident: dict[str, Any], lowered: LoweredGame) -> str | None
         "nash_value": lowered.nash_value, "constant_sum": lowered.constant_sum,
         "br_rounds": lowered.br_rounds, "name": lowered.name}, pickle.HIGHEST_PROTOCOL)
     try:
-        _plain_loads(tables)
+        plain_loads(tables)
     except pickle.UnpicklingError as e:
         return f"its labels or keys are not plain Python values ({e})"
     header = {"format": FORMAT, "identity": ident, "fingerprint": fingerprint(lowered),
@@ -243,16 +308,9 @@ def store(path: Path, ident: dict[str, Any], lowered: LoweredGame) -> str | None
                         "max_actions": lowered.max_actions, "players": lowered.num_players},
               "created": datetime.datetime.now(datetime.timezone.utc).isoformat()}
     arrays = {f"t_{f}": np.asarray(getattr(lowered.tensors, f)) for f in GameTensors._fields}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with atomic_writer(path) as f:
-            np.savez(f, header=np.frombuffer(json.dumps(header).encode(), np.uint8),
-                     tables=np.frombuffer(tables, np.uint8),
-                     level_start=np.asarray(lowered.level_start, np.int64),
-                     preorder=preorder_array(lowered.preorder), **arrays)
-    except OSError as e:
-        return f"cannot write {path}: {e.strerror or e}"
-    return None
+    return write_entry(path, header, tables,
+                       {"level_start": np.asarray(lowered.level_start, np.int64),
+                        "preorder": preorder_array(lowered.preorder), **arrays})
 
 
 def lower_cached(text: str, directory: Path, lower_fn: Callable[[Any], LoweredGame], *,
@@ -264,21 +322,9 @@ def lower_cached(text: str, directory: Path, lower_fn: Callable[[Any], LoweredGa
     Returns ``(lowered, status)``: ``status`` is ``"hit: PATH"``, ``"stored: PATH"`` or
     ``"not cached: WHY"``; ``log`` gets the same news as one-line messages.
     """
-    say = log or (lambda msg: None)
     ident = identity(text, sort=sort)
     if ident is None:
         return lower_fn(load_game(text)), "not cached: the game string names no versioned code"
-    path = entry_path(directory, text, ident)
-    budget = default_memory_budget() if memory_budget is None else int(memory_budget)
-    start = time.perf_counter()
-    lowered, why = load(path, ident, budget=budget)
-    if lowered is not None:
-        say(f"loaded {lowered.num_nodes:,} nodes from the cache in "
-            f"{time.perf_counter() - start:.2f} s ({path})")
-        return dataclasses.replace(lowered, name=name), f"hit: {path}"
-    if why != "missing":
-        say(f"cache entry {path.name} is {why}: lowering again")
-    lowered = lower_fn(load_game(text))
-    problem = store(path, ident, lowered)
-    say(f"not cached: {problem}" if problem else f"cached in {path}")
-    return lowered, f"not cached: {problem}" if problem else f"stored: {path}"
+    return through_cache(entry_path(directory, text, ident), ident,
+                         lambda: lower_fn(load_game(text)), load=load, store=store,
+                         name=name, memory_budget=memory_budget, log=log)

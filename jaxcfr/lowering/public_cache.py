@@ -23,27 +23,22 @@ overwritten; a game whose labels are not plain values is not stored.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import hashlib
 import inspect
-import json
 import os
 import pickle
-import re
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from jaxcfr._util.atomic import atomic_writer
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.public_contract import HandInfo
 from jaxcfr.game.registry import parse_game_string
-from jaxcfr.lowering.budget import default_memory_budget
-from jaxcfr.lowering.cache import _digest, _plain_loads, _version
+from jaxcfr.lowering.cache import (dist_version, entry_file, plain_loads,
+                                   read_entry, sources_digest, through_cache, write_entry)
 from jaxcfr.lowering.public import PublicLowered, PublicSize, check_public_budget
 from jaxcfr.tensors import PublicTensors, fingerprint
 
@@ -79,9 +74,9 @@ def public_identity(text: str, game: Any, *, terminals: str = "auto",
         return {"game": {"module": ctor.__module__, "name": ctor.__qualname__,
                          "parameters": {k: repr(v) for k, v in
                                         sorted(bound.arguments.items())},
-                         "source_sha256": _digest(folder)},
-                "format": FORMAT_VERSION, "jaxcfr": _version("jaxcfr"),
-                "lowering_sha256": _digest([_PACKAGE / s for s in _SOURCES]),
+                         "source_sha256": sources_digest(folder)},
+                "format": FORMAT_VERSION, "jaxcfr": dist_version("jaxcfr"),
+                "lowering_sha256": sources_digest([_PACKAGE / s for s in _SOURCES]),
                 "terminals": terminals, "dtype": np.dtype(dtype).str}
     except (GameError, OSError, TypeError, ValueError):
         return None
@@ -89,9 +84,7 @@ def public_identity(text: str, game: Any, *, terminals: str = "auto",
 
 def entry_path(directory: str | os.PathLike, ident: dict[str, Any]) -> Path:
     """``DIR/public-<Class>-<key>.npz``."""
-    key = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
-    slug = re.sub(r"[^A-Za-z0-9_.=-]+", "_", ident["game"]["name"]).strip("_.")[:60]
-    return Path(directory) / f"public-{slug or 'game'}-{key[:32]}.npz"
+    return entry_file(directory, ident["game"]["name"], ident, prefix="public-")
 
 
 def _host_arrays(lowered: PublicLowered) -> dict[str, np.ndarray]:
@@ -123,7 +116,7 @@ def store(path: Path, ident: dict[str, Any], lowered: PublicLowered) -> str | No
         "ranked": bool(lowered.ranked), "widths": tuple(lowered.widths)},
         pickle.HIGHEST_PROTOCOL)
     try:
-        _plain_loads(tables)
+        plain_loads(tables)
     except pickle.UnpicklingError as e:
         return f"its labels are not plain Python values ({e})"
     arrays = _host_arrays(lowered)
@@ -133,16 +126,9 @@ def store(path: Path, ident: dict[str, Any], lowered: PublicLowered) -> str | No
               "created": datetime.datetime.now(datetime.timezone.utc).isoformat()}
     tensors = {f"t_{f}": np.asarray(getattr(lowered.tensors, f))
                for f in PublicTensors._fields}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with atomic_writer(path) as f:
-            np.savez(f, header=np.frombuffer(json.dumps(header).encode(), np.uint8),
-                     tables=np.frombuffer(tables, np.uint8),
-                     level_start=np.asarray(lowered.level_start, np.int64),
-                     **{f"h_{k}": v for k, v in arrays.items()}, **tensors)
-    except OSError as e:
-        return f"cannot write {path}: {e.strerror or e}"
-    return None
+    return write_entry(path, header, tables,
+                       {"level_start": np.asarray(lowered.level_start, np.int64),
+                        **{f"h_{k}": v for k, v in arrays.items()}, **tensors})
 
 
 def load(path: Path, ident: dict[str, Any], *,
@@ -153,24 +139,18 @@ def load(path: Path, ident: dict[str, Any], *,
     Raises:
       MemoryBudgetError: the cached game is larger than ``budget`` allows.
     """
-    if not path.is_file():
-        return None, "missing"
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            header = json.loads(bytes(z["header"]).decode("utf-8"))
-            if header.get("format") != FORMAT or header.get("identity") != ident:
-                return None, "stale (another format, game version or jaxcfr version)"
-            size = PublicSize(*header["size"])
-            if budget is not None:
-                check_public_budget(size, budget, what="in the cached game")
-            tables_bytes = bytes(z["tables"])
-            arrays = {k: z[f"h_{k}"] for k in ("node_kind", "weights_0", "weights_1",
-                                               "compatible")}
-            if _host_digest(tables_bytes, arrays) != header["host_sha256"]:
-                return None, "corrupt (host tables do not match their checksum)"
-            tensors = PublicTensors(*(z[f"t_{f}"] for f in PublicTensors._fields))
-            level_start = tuple(int(x) for x in z["level_start"])
-        t = _plain_loads(tables_bytes)
+    def read(z, header):
+        size = PublicSize(*header["size"])
+        if budget is not None:
+            check_public_budget(size, budget, what="in the cached game")
+        tables_bytes = bytes(z["tables"])
+        arrays = {k: z[f"h_{k}"] for k in ("node_kind", "weights_0", "weights_1",
+                                           "compatible")}
+        if _host_digest(tables_bytes, arrays) != header["host_sha256"]:
+            return None, "corrupt (host tables do not match their checksum)"
+        tensors = PublicTensors(*(z[f"t_{f}"] for f in PublicTensors._fields))
+        level_start = tuple(int(x) for x in z["level_start"])
+        t = plain_loads(tables_bytes)
         hands = HandInfo(t["hand_labels"], (arrays["weights_0"], arrays["weights_1"]),
                          t["cards"], arrays["compatible"], t["deal_total"])
         lowered = PublicLowered(tensors, level_start, hands, t["node_action"],
@@ -180,11 +160,8 @@ def load(path: Path, ident: dict[str, Any], *,
             return None, "corrupt (tensors do not match their fingerprint)"
         if lowered.public_size != size or len(lowered.node_action) != size.nodes:
             return None, "corrupt (sizes do not match the header)"
-    except GameError:
-        raise
-    except Exception as e:  # noqa: BLE001 - anything unreadable is a corrupt entry
-        return None, f"corrupt ({type(e).__name__}: {e})"
-    return lowered, "hit"
+        return lowered, "hit"
+    return read_entry(path, ident, read, fmt=FORMAT)
 
 
 def lower_public_cached(text: str, game: Any, directory: Path,
@@ -197,21 +174,9 @@ def lower_public_cached(text: str, game: Any, directory: Path,
     Returns ``(lowered, status)``: ``status`` is ``"hit: PATH"``, ``"stored: PATH"`` or
     ``"not cached: WHY"``; ``log`` gets the same news as one-line messages.
     """
-    say = log or (lambda msg: None)
     ident = public_identity(text, game, terminals=terminals)
     if ident is None:
         return lower_fn(game), "not cached: the game string names no versioned code"
-    path = entry_path(directory, ident)
-    budget = default_memory_budget() if memory_budget is None else int(memory_budget)
-    start = time.perf_counter()
-    lowered, why = load(path, ident, budget=budget)
-    if lowered is not None:
-        say(f"loaded {lowered.num_nodes:,} public nodes from the cache in "
-            f"{time.perf_counter() - start:.2f} s ({path})")
-        return dataclasses.replace(lowered, name=name), f"hit: {path}"
-    if why != "missing":
-        say(f"cache entry {path.name} is {why}: lowering again")
-    lowered = lower_fn(game)
-    problem = store(path, ident, lowered)
-    say(f"not cached: {problem}" if problem else f"cached in {path}")
-    return lowered, f"not cached: {problem}" if problem else f"stored: {path}"
+    return through_cache(entry_path(directory, ident), ident, lambda: lower_fn(game),
+                         load=load, store=store, name=name, memory_budget=memory_budget,
+                         log=log, unit="public nodes")
