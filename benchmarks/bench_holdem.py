@@ -29,8 +29,6 @@ import datetime
 import json
 import os
 import platform
-import re
-import subprocess
 import time
 
 import jax
@@ -41,9 +39,8 @@ from jaxcfr._util import precision
 from jaxcfr.solvers.public import public_device_tensors, public_solver
 from jaxcfr_games.holdem.spot import HoldemSpot
 
+from benchkit import postflop
 from benchkit.public_chunk import public_chunk
-
-PEER = "/work/peers/postflop-solver/target/release/examples/pf_bench"
 
 #: name: (spot, jaxcfr iterations per round, pf_bench arguments, peer iterations per round)
 SPOTS = {
@@ -63,15 +60,8 @@ def _jaxcfr_round(run, iterations: int) -> tuple[float, float]:
 
 def _peer_round(peer: str, args: tuple, iterations: int) -> tuple[float, float]:
     """The peer's own CPU and wall seconds of ``iterations`` of ``solve_step``."""
-    out = subprocess.run([peer, *args, "100", "200", str(iterations), str(iterations)],
-                         capture_output=True, text=True, check=True,
-                         env=dict(os.environ, RAYON_NUM_THREADS="1")).stdout
-    found = re.search(r"iterations=(\d+) iter_wall_total=([\d.]+)s iter_cpu_total=([\d.]+)s",
-                      out)
-    if found is None:
-        raise RuntimeError(f"unexpected pf_bench output:\n{out}")
-    assert int(found.group(1)) == iterations
-    return float(found.group(3)), float(found.group(2))
+    return postflop.totals(postflop.run(peer, (*args, "100", "200"), iterations, iterations),
+                           iterations)
 
 
 def bench(name: str, rounds: int, peer: str | None) -> dict:
@@ -116,9 +106,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spots", nargs="+", default=list(SPOTS), choices=SPOTS)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--peer", default=PEER, help="pf_bench's path ('' for none)")
+    parser.add_argument("--peer", default=postflop.default_binary(),
+                        help=f"pf_bench's path (default ${postflop.ENV}; '' for none)")
     args = parser.parse_args()
-    peer = args.peer if args.peer and os.path.exists(args.peer) else None
+    if args.peer and not os.path.exists(args.peer):
+        parser.error(f"--peer {args.peer}: no such file (build the peer: docs/holdem.md, "
+                     "'Building the peer'; '' for jaxcfr alone)")
+    peer = args.peer or None
     load = os.getloadavg()[0]
     print(json.dumps({"date": datetime.datetime.now(datetime.timezone.utc).isoformat(
         timespec="minutes"), "machine": f"{platform.processor() or platform.machine()}, "

@@ -35,7 +35,6 @@ import json
 import os
 import platform
 import re
-import subprocess
 import time
 
 import jax
@@ -48,17 +47,12 @@ from jaxcfr.solvers.public import public_solver
 from jaxcfr.solvers.public_stack import stack_chunk, stack_device_tensors, stack_init
 from jaxcfr_games.holdem.boards import board_spots, random_boards
 
-PEER = "/work/peers/postflop-solver/target/release/examples/pf_bench"
+from benchkit import postflop
+
 
 
 def _bytes(tree) -> int:
     return int(sum(x.nbytes for x in jax.tree_util.tree_leaves(tree)))
-
-
-def _peer(binary: str, iterations: int, check: int) -> str:
-    env = dict(os.environ, RAYON_NUM_THREADS="1")
-    return subprocess.run([binary, "river", "readme", "100", "200", str(iterations), str(check)],
-                          capture_output=True, text=True, env=env, check=True).stdout
 
 
 def run_peer(binary: str, iterations: int, check: int) -> dict:
@@ -66,16 +60,13 @@ def run_peer(binary: str, iterations: int, check: int) -> dict:
     driver stops at the check after its exploitability targets, so the timed run checks
     once) for the CPU and wall per iteration and the memory; ``check`` iterations for the
     exploitability after them."""
-    out = _peer(binary, iterations, iterations)
-    total = re.search(r"iterations=(\d+) iter_wall_total=([\d.]+)s iter_cpu_total=([\d.]+)s",
-                      out)
+    spot = ("river", "readme", "100", "200")
+    out = postflop.run(binary, spot, iterations, iterations)
+    cpu, wall = postflop.totals(out, iterations)
     mem = re.search(r"memory_usage\(\): uncompressed=([\d.]+) MiB", out)
-    n = int(total.group(1))
-    if n != iterations:
-        raise RuntimeError(f"the peer ran {n} iterations, not {iterations}")
-    at = re.search(rf"iter {check} exploitability=([\d.]+)", _peer(binary, check, check))
-    return {"cpu_per_iteration": float(total.group(3)) / n,
-            "wall_per_iteration": float(total.group(2)) / n,
+    at = re.search(rf"iter {check} exploitability=([\d.]+)",
+                   postflop.run(binary, spot, check, check))
+    return {"cpu_per_iteration": cpu / iterations, "wall_per_iteration": wall / iterations,
             "exploitability": float(at.group(1)), "memory_mib": float(mem.group(1))}
 
 
@@ -85,11 +76,15 @@ def main() -> None:
     ap.add_argument("--iterations", type=int, default=200)
     ap.add_argument("--peer-iterations", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--peer", default=PEER)
+    ap.add_argument("--peer", default=postflop.default_binary(),
+                    help=f"pf_bench's path (default ${postflop.ENV})")
     ap.add_argument("--terminals", default="auto", choices=("auto", "ranked", "dense"),
                     help="the public tree's terminal operators (auto: ranked from 64 hands)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    if not args.peer:
+        ap.error(f"give the peer's pf_bench: --peer PATH or ${postflop.ENV} (docs/holdem.md, "
+                 "'Building the peer')")
 
     clock, cpu = time.perf_counter(), time.process_time()
     spots = board_spots(random_boards(args.spots, seed=0))
