@@ -135,16 +135,3 @@ def _node_of(lowered: PublicLowered, history: tuple) -> int:
                                 f"{lowered.history(node)!r}")
         node = int(match[0])
     return node
-
-
-def _node_of(lowered: PublicLowered, history: tuple) -> int:
-    node = 0
-    t = lowered.tensors
-    for x in history:
-        children = np.flatnonzero(t.parent == node)
-        match = [c for c in children if lowered.node_action[c] == x]
-        if not match:
-            raise ArgumentError(f"{x!r} is not a public action or outcome after "
-                                f"{lowered.history(node)!r}")
-        node = int(match[0])
-    return node
