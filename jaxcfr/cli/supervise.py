@@ -111,30 +111,28 @@ def divert_native_stdout(env=os.environ) -> None:
     gloo writes "[Gloo] Rank 0 is connected ..." to stdout from C++ threads, and two such
     writes can interleave inside one line, leaving fragments no filter recognises; diverted
     at the descriptor, none of it reaches jaxcfr's stdout (``--json`` stays one line)."""
-    path = env.get(NATIVE_LOG)
-    if env.get(SUPERVISED) != "1" or not path:
-        return
-    sys.stdout.flush()
-    keep = os.dup(1)
-    log = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    os.dup2(log, 1)
-    os.close(log)
-    sys.stdout = open(keep, "w", buffering=1, encoding="utf-8", errors="replace")
+    _divert_to_log(1, "stdout", env)
 
 
 def divert_native_stderr(env=os.environ) -> None:
     """In a supervised child, once its output is printed: the C-level stderr (file
     descriptor 2: JAX's, XLA's and gloo's lines, JAX's shutdown) goes to the supervisor's
     log, while Python's ``sys.stderr`` (jaxcfr's own lines) keeps the terminal."""
+    _divert_to_log(2, "stderr", env)
+
+
+def _divert_to_log(fd: int, stream: str, env) -> None:
+    """In a supervised child: descriptor ``fd`` to the supervisor's log, and
+    ``sys.<stream>`` to a copy of what ``fd`` was (Python's own lines keep their way)."""
     path = env.get(NATIVE_LOG)
     if env.get(SUPERVISED) != "1" or not path:
         return
-    sys.stderr.flush()
-    keep = os.dup(2)
+    getattr(sys, stream).flush()
+    keep = os.dup(fd)
     log = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    os.dup2(log, 2)
+    os.dup2(log, fd)
     os.close(log)
-    sys.stderr = open(keep, "w", buffering=1, encoding="utf-8", errors="replace")
+    setattr(sys, stream, open(keep, "w", buffering=1, encoding="utf-8", errors="replace"))
 
 
 def tell_supervisor(stage: str, env=os.environ) -> None:
