@@ -169,6 +169,7 @@ class Runner:
                  sequence_form: bool = True, compilation_cache: bool | str = True):
         self.compilation_cache = use_compilation_cache(compilation_cache)
         self._evaluation_compile: threading.Thread | None = None
+        self._evaluation_abandoned = threading.Event()   # the thread's work is no longer wanted
         self._chunk_compiled = None        # the chunk's program, once looked up (_chunk)
         self.evaluation_compile_seconds: float | None = None
         self.dtype = _precision.dtype_of(precision)
@@ -405,35 +406,53 @@ class Runner:
         of the same shapes, while the chunk compiles and the first chunks run: the first
         :meth:`evaluate` waits for it (its seconds: ``evaluation_compile_seconds``). The
         thread starts tracing once the chunk is traced (tracing holds Python's lock, XLA's
-        compile does not). Not over several processes (``jax.distributed``): there it
-        compiles when first due.
+        compile does not). It never outlives the run: where the chunk's compile fails, it
+        is told to stop and joined before the error goes on; :meth:`close` (which
+        :func:`jaxcfr.solve` and ``jaxcfr train`` call however the run ends, and ``with
+        Runner(...)`` calls on leaving) joins it too. Not over several processes
+        (``jax.distributed``): there it compiles when first due.
         """
         # (over several processes, evaluating runs collectives: from a thread they could
         # interleave with the chunk's in another order on each process and deadlock, so
         # there the evaluation compiles when it is first due, in order on every process)
         traced = threading.Event()
-        if self._evaluation_compile is None and jax.process_count() == 1:
+        if (self._evaluation_compile is None and not self._evaluation_abandoned.is_set()
+                and jax.process_count() == 1):
             self._evaluation_compile = threading.Thread(
                 target=self._compile_evaluation, args=(traced,),
                 name="jaxcfr-compile-evaluation", daemon=True)
             self._evaluation_compile.start()
         start = time.perf_counter()
+        compiled = False
         try:
             with self.scope():
                 state = self._chunk(state, 0, traced=traced.set)
                 jax.block_until_ready(state)
+            compiled = True
         finally:
+            if not compiled:         # no run follows: the thread stops, and ends before we go on
+                self._evaluation_abandoned.set()
             traced.set()
+            if not compiled:
+                self._wait_for_evaluation_compile()
         return state, time.perf_counter() - start
 
     def _compile_evaluation(self, chunk_traced: threading.Event) -> None:
         """Evaluate a zero state once: compiles (or loads) every evaluation program, and
-        the run loop's finiteness check of the state."""
+        the run loop's finiteness check of the state. Each step is skipped once the work
+        is abandoned (:meth:`close`, a failed chunk compile)."""
         chunk_traced.wait()
         start = time.perf_counter()
+        abandoned = self._evaluation_abandoned.is_set
         try:
+            if abandoned():
+                return
             state = self.init()
+            if abandoned():
+                return
             self._evaluate(state)
+            if abandoned():
+                return
             with self.scope():
                 state_is_finite(state)
         except Exception:       # noqa: BLE001 - evaluate() itself raises it, in the caller
@@ -468,7 +487,17 @@ class Runner:
         return None
 
     def close(self) -> None:
-        """Nothing to release."""
+        """Stop and join the evaluation's compile thread (:meth:`compile`): a compile
+        under way finishes first; what it has not begun is skipped. Iterating and
+        evaluating afterwards are still allowed (what was not compiled compiles when due)."""
+        self._evaluation_abandoned.set()
+        self._wait_for_evaluation_compile()
+
+    def __enter__(self) -> "Runner":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def _profile(self, state: SolverState, average: bool) -> jax.Array:
         return program_cache.call(_profile, (self.tensors, state), dict(
