@@ -8,7 +8,10 @@ cache nor write into it.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
+
+import pytest
 
 _CACHE = tempfile.TemporaryDirectory(prefix="jaxcfr-test-cache-")
 os.environ["JAXCFR_LOWERING_CACHE_DIR"] = _CACHE.name
@@ -25,9 +28,31 @@ os.environ["JAXCFR_NO_COMPILATION_CACHE"] = "1"
 _SLOW_LIST = os.path.join(os.path.dirname(__file__), "slow.txt")
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After a test file's last test (and its fixtures' teardown): let go of every program
+    it compiled (``jax.clear_caches()``, which forgets jaxcfr's kept programs too). Each
+    loaded executable holds memory maps of its code (a dozen or so on a CPU); one process
+    running the whole slow set kept thousands and reached the kernel's limit
+    (``vm.max_map_count``, 65530), where XLA's next compile crashed (SIGSEGV,
+    docs/subgames.md "Known problems"). Files share no compiled program on purpose: under
+    ``-n auto --dist loadfile`` each runs in whichever worker takes it."""
+    yield
+    if nextitem is not None and nextitem.path == item.path:
+        return
+    if "jax" in sys.modules:
+        import gc
+        import threading
+        import jax
+        for thread in threading.enumerate():      # (a runner not closed: its compile ends)
+            if thread.name == "jaxcfr-compile-evaluation":
+                thread.join()
+        jax.clear_caches()
+        gc.collect()
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark the tests listed in tests/slow.txt ``slow`` (the default run leaves them out)."""
-    import pytest
     with open(_SLOW_LIST) as f:
         listed = {line.strip() for line in f if line.strip() and not line.startswith("#")}
     for item in items:
@@ -42,8 +67,6 @@ def pytest_collection_modifyitems(config, items):
 if os.environ.get("JAXCFR_TEST_CPU"):
     import resource
     import time
-
-    import pytest
 
     def _cpu() -> float:
         children = resource.getrusage(resource.RUSAGE_CHILDREN)

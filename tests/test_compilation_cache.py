@@ -230,3 +230,35 @@ def test_a_rarely_run_program_computes_what_the_jitted_call_computes():
     y = jnp.cos(x)
     ours = program_cache.call(_scaled, (x, y), {"scale": 1.7, "how": 0}, rarely=True)
     np.testing.assert_allclose(ours, _scaled(x, y, scale=1.7, how=0), rtol=1e-6)
+
+
+def test_the_process_keeps_a_bounded_number_of_programs_and_jax_clear_caches_frees_them(
+        monkeypatch):
+    """A kept program holds its loaded code (memory maps): the process keeps the
+    :data:`~jaxcfr._util.program_cache.KEPT` most recently used, and ``jax.clear_caches()``
+    (or :func:`~jaxcfr._util.program_cache.clear`) lets go of every one, so that the
+    executable itself is freed (nothing else holds it)."""
+    import gc
+    import weakref
+    kept = program_cache._Programs(3)
+    monkeypatch.setattr(program_cache, "_found", kept)
+    x, y = jnp.ones(3, jnp.float32), jnp.zeros(3, jnp.float32)
+    programs = {}
+    for scale in (1.0, 2.0, 3.0, 4.0):
+        programs[scale] = weakref.ref(program_cache.program(_scaled, (x, y),
+                                                            {"scale": scale, "how": 0}))
+    assert len(kept) == 3
+    gc.collect()
+    assert programs[1.0]() is None                   # the least recently used: dropped, freed
+    # a program used again is kept (found, not compiled again), the oldest other dropped
+    assert program_cache.program(_scaled, (x, y), {"scale": 2.0, "how": 0}) is programs[2.0]()
+    program_cache.program(_scaled, (x, y), {"scale": 5.0, "how": 0})
+    gc.collect()
+    assert programs[3.0]() is None and programs[2.0]() is not None
+    jax.clear_caches()
+    gc.collect()
+    assert len(kept) == 0 and all(p() is None for p in programs.values())
+    np.testing.assert_array_equal(program_cache.call(_scaled, (x, y), {"scale": 2.0, "how": 0}),
+                                  2 * np.ones(3))    # compiled again when asked
+    program_cache.clear()
+    assert len(kept) == 0

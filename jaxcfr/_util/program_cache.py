@@ -28,7 +28,11 @@ payload's length and sha256) and the payload of ``jax.experimental.serialize_exe
 executable's types fails loudly (JAX checks them). The cache is used only where JAX's is
 on (its directory set) and for programs of one process on one device; elsewhere
 :func:`call` is the plain jitted call. Programs found in this process are kept (one per
-key), so a second runner of the same shapes neither traces nor compiles. A program whose
+key, the :data:`KEPT` most recently used), so a second runner of the same shapes neither
+traces nor compiles; ``jax.clear_caches()`` forgets them with JAX's own (every loaded
+executable holds memory maps of its code, a dozen or so on a CPU: a process that keeps
+thousands of them reaches the kernel's limit, ``vm.max_map_count``, and XLA's next
+compile fails to map its code and crashes, SIGSEGV; ``docs/subgames.md``). A program whose
 arguments span the devices of several processes (``jax.distributed``) runs collectives:
 the processes meet (:func:`jaxcfr._util.meet.meet`) before its first run.
 
@@ -61,6 +65,7 @@ Example (``jitted_fn(tensors, state, chunk=64)``)::
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import enum
 import errno
@@ -81,8 +86,8 @@ from typing import Any, Callable
 from jaxcfr._util.atomic import atomic_write_bytes
 from jaxcfr._util.meet import meet, other_processes, running
 
-__all__ = ["call", "program", "key_of", "DIRECTORY", "FORMAT_VERSION", "MAGIC",
-           "EXECUTABLE_GLOBALS", "IGNORED_CONFIG", "RARELY_RUN_CPU"]
+__all__ = ["call", "program", "key_of", "clear", "DIRECTORY", "FORMAT_VERSION", "MAGIC",
+           "EXECUTABLE_GLOBALS", "IGNORED_CONFIG", "RARELY_RUN_CPU", "KEPT"]
 
 #: The folder of entries under JAX's compilation-cache directory.
 DIRECTORY = "jaxcfr-programs"
@@ -136,9 +141,69 @@ IGNORED_CONFIG = frozenset({
     "jax_persistent_cache_min_entry_size_bytes", "jax_compilation_cache_max_size",
     "jax_raise_persistent_cache_errors", "jax_compilation_cache_check_contents"})
 
+#: How many programs this process keeps (:func:`program`), the most recently used: a
+#: runner uses four to six (its chunk, profile, evaluation and finiteness check).
+KEPT = 256
+
 _log = logging.getLogger(__name__)
 _PACKAGE = Path(__file__).resolve().parents[1]
-_found: dict[tuple, Any] = {}              # this process's programs (see call)
+
+
+_CacheInfo = collections.namedtuple("_CacheInfo", "hits misses maxsize currsize")
+
+
+class _Programs:
+    """This process's programs by key, at most :data:`KEPT`, the least recently used
+    dropped first (its executable is freed once nothing else holds it). It has the
+    methods by which ``jax.clear_caches()`` clears the caches registered with it."""
+
+    def __init__(self, maxsize: int):
+        self.maxsize = maxsize
+        self._programs: collections.OrderedDict[tuple, Any] = collections.OrderedDict()
+        self._lock = threading.Lock()
+        self._registered = False
+        self.hits = self.misses = 0
+
+    def get(self, key: tuple):
+        with self._lock:
+            found = self._programs.get(key)
+            if found is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+                self._programs.move_to_end(key)
+            return found
+
+    def put(self, key: tuple, program) -> None:
+        with self._lock:
+            self._programs[key] = program
+            self._programs.move_to_end(key)
+            while len(self._programs) > self.maxsize:
+                self._programs.popitem(last=False)
+        if not self._registered:           # (JAX is imported by now)
+            self._registered = True
+            try:
+                from jax._src import util
+                util.register_cache(self, "jaxcfr._util.program_cache")
+            except (ImportError, AttributeError):   # another JAX: clear() still does it
+                pass
+
+    def __len__(self) -> int:
+        return len(self._programs)
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._programs.clear()
+
+    def cache_info(self):
+        return _CacheInfo(self.hits, self.misses, self.maxsize, len(self._programs))
+
+    def cache_keys(self) -> list[tuple]:
+        with self._lock:
+            return list(self._programs)
+
+
+_found = _Programs(KEPT)                   # this process's programs (see call)
 _sources: dict[str, str] = {}              # module name -> sha256 of its source
 _lock = threading.Lock()
 
@@ -170,6 +235,12 @@ def call(fn: Callable, args: tuple, static: dict[str, Any], *, rarely: bool = Fa
     return out
 
 
+def clear() -> None:
+    """Forget the programs this process kept (``jax.clear_caches()`` does it too, with
+    JAX's own caches); the entries on disk stay."""
+    _found.cache_clear()
+
+
 def program(fn: Callable, args: tuple, static: dict[str, Any], *, rarely: bool = False,
             traced: Callable[[], None] | None = None):
     """The compiled program :func:`call` runs for these arguments (a
@@ -189,7 +260,7 @@ def program(fn: Callable, args: tuple, static: dict[str, Any], *, rarely: bool =
     found = _found.get(memo)
     if found is None:
         found = _find_or_compile(fn, args, static, options, traced, devices)
-        _found[memo] = found
+        _found.put(memo, found)
         if running() is not None and other_processes(devices):
             # a program over several processes runs collectives: the processes meet before
             # its first run, each having compiled it (gloo waits only 30 s: _util/meet.py)
