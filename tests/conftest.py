@@ -35,8 +35,8 @@ def pytest_runtest_teardown(item, nextitem):
     loaded executable holds memory maps of its code (a dozen or so on a CPU); one process
     running the whole slow set kept thousands and reached the kernel's limit
     (``vm.max_map_count``, 65530), where XLA's next compile crashed (SIGSEGV,
-    docs/subgames.md "A crash found: memory maps"). Files share no compiled program on purpose: under
-    ``-n auto --dist loadfile`` each runs in whichever worker takes it."""
+    docs/subgames.md "A crash found: memory maps"). Files share no compiled program on
+    purpose: under ``-n auto --dist loadfile`` each runs in whichever worker takes it."""
     yield
     if nextitem is not None and nextitem.path == item.path:
         return
