@@ -7,6 +7,11 @@ of every node (``repr`` of the whole sequence: labels' types and values), the le
 the rows' keys (as a tuple of pairs) and their actions. The digests were recorded by
 lowering these games with the code of ``main`` before the change (serial walk, default
 options).
+
+The tensors are digested as the device sees them (``jaxcfr.tensors.fingerprint``'s view):
+a field the host holds narrower (``WIDE_DTYPES``: slots and players as ``int8``) in its
+wide dtype, a compact one (``HOST_FORMS``: payoffs and chance probabilities as a
+``TabledArray``) dense; :func:`test_host_forms_are_compact` checks the host's forms.
 """
 
 import hashlib
@@ -15,6 +20,8 @@ import numpy as np
 import pytest
 
 import jaxcfr
+from jaxcfr._util.tabled import TabledArray
+from jaxcfr.tensors import WIDE_DTYPES
 
 RECORDED = {
     "tests/fixtures/efg/2_player_chance_nonterm_outcomes_and_missing_term_outcomes.efg":
@@ -34,7 +41,7 @@ def digest(lowered) -> str:
     h = hashlib.sha256()
     t = lowered.tensors
     for f in t._fields:
-        a = np.ascontiguousarray(getattr(t, f))
+        a = np.ascontiguousarray(np.asarray(getattr(t, f), WIDE_DTYPES.get(f)))
         h.update(f"{f}{a.dtype.str}{a.shape}".encode())
         h.update(a.tobytes())
     h.update(np.asarray(lowered.preorder, np.int64).tobytes())
@@ -54,3 +61,16 @@ def test_lowered_game_is_bit_identical_to_main(game):
 def test_parallel_walk_gives_the_same_digest(game):
     lowered = jaxcfr.lower(jaxcfr.load_game(game), workers=2)
     assert digest(lowered) == RECORDED[game]
+
+
+@pytest.mark.parametrize("game", ["leduc_poker", "liars_dice(sides=4)"])
+def test_host_forms_are_compact(game):
+    """Slots and players are held in one byte a node, payoffs and chance probabilities as
+    a 1-byte index into their distinct rows; their dense forms are the digested ones."""
+    t = jaxcfr.lower(jaxcfr.load_game(game), workers=1).tensors
+    for f in WIDE_DTYPES:
+        assert getattr(t, f).dtype == np.int8, f
+    for f in ("payoff", "chance_prob"):
+        a = getattr(t, f)
+        assert isinstance(a, TabledArray) and a.index.dtype == np.uint8, f
+        assert a.nbytes < np.asarray(a).nbytes / 4, f

@@ -34,6 +34,7 @@ from typing import Callable
 
 import numpy as np
 
+from jaxcfr._util.tabled import tabled
 from jaxcfr.lowering import cache as _cache
 from jaxcfr.lowering import parallel
 from jaxcfr.lowering.budget import (MemoryBudgetError, cautious_nodes, cautious_rows,
@@ -56,7 +57,7 @@ from jaxcfr.lowering.keys import InfosetKeys
 from jaxcfr.lowering.walk import fewer_collections, walk
 
 __all__ = ["lower", "as_lowered", "sort_infosets", "MemoryBudgetError", "footprint_bytes",
-           "default_memory_budget", "edge_index_dtype", "edge_columns"]
+           "default_memory_budget", "edge_index_dtype", "edge_columns", "small_int_dtype"]
 
 Progress = Callable[[int], None]
 Log = Callable[[str], None]
@@ -288,21 +289,27 @@ def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGam
     enum.label = enum.label_table = None
     new_of_old = np.empty(n, dtype=np.int32)
     new_of_old[order] = np.arange(n, dtype=np.int32)
-    # the payoffs first: their [N, P] floats replace the returns while few tensors exist
-    payoff = np.zeros((n, num_players), dtype=np.float64)
+    # the payoffs: the terminals' returns as distinct rows and a small index per node
+    # (jaxcfr._util.tabled; zero elsewhere), never an [N, P] array of floats
     constant_sum = None
-    if len(enum.terminals):
-        returns = as_numpy(enum.returns, np.float64).reshape(-1, num_players)
-        at = new_of_old[as_numpy(enum.terminals, np.int32)]
-        payoff[at] = returns
+    returns = as_numpy(enum.returns, np.float64).reshape(-1, num_players)
+    at = new_of_old[as_numpy(enum.terminals, np.int32)]
+    payoff = tabled(n, at, returns, np.zeros(num_players))
+    if len(at):
         # a constant sum: every terminal's, compared with the first terminal's in depth order
         sums = returns.sum(axis=1)
         first = sums[int(np.argmin(at))]
-        del returns, at
         if np.allclose(sums, first, rtol=1e-9, atol=1e-12 * max(1.0, abs(sums).max())):
             constant_sum = float(first)
         del sums
+    del returns, at
     enum.terminals = enum.returns = None
+    # the chance probabilities: those of chance edges (every other edge has 1) likewise
+    prob = as_numpy(enum.prob, np.float64)
+    off = np.flatnonzero(prob.view(np.uint64) != np.float64(1.0).view(np.uint64))
+    prob = tabled(n, new_of_old[off], prob[off], 1.0)
+    enum.prob = None
+    del off
 
     parent = as_numpy(enum.parent, np.int32)[order]
     enum.parent = None
@@ -310,10 +317,11 @@ def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGam
     parent = new_of_old.take(parent, mode="wrap")          # (a root's -1: fixed below)
     parent[root] = NO_PARENT
     del root, new_of_old
-    slot = as_numpy(enum.slot, np.int32)[order]
+    slot = as_numpy(enum.slot, np.int32)
+    # slots and players in the smallest signed int that holds them (int8 on most games;
+    # the device and the fingerprint see int32: jaxcfr.tensors.WIDE_DTYPES)
+    slot = slot.astype(small_int_dtype(int(slot.max(initial=0))))[order]
     enum.slot = None
-    prob = as_numpy(enum.prob, np.float64)[order]
-    enum.prob = None
     code = as_numpy(enum.code, np.int32)[order]
     enum.code = None
     del order               # (the pre-order numbers are made again when read: Preorder)
@@ -324,7 +332,7 @@ def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGam
     chance = code == CHANCE_CODE
     kind[chance] = CHANCE_NODE
     row_player = np.asarray(enum.row_player + [NO_PLAYER], dtype=np.int32)
-    player = np.full(n, -1, dtype=np.int32)
+    player = np.full(n, -1, dtype=small_int_dtype(num_players))
     player[decision] = row_player[code[decision]]
     player[chance] = num_players
     del chance
@@ -365,6 +373,15 @@ def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGam
                        nash_value=None if nash is None else tuple(float(v) for v in nash),
                        constant_sum=constant_sum, br_rounds=br_rounds,
                        name=name or game_string(game) or type(game).__name__)
+
+
+def small_int_dtype(largest: int) -> np.dtype:
+    """The smallest signed integer dtype that holds ``-1 .. largest`` (host node arrays:
+    slots, players)."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if largest <= np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)
 
 
 def edge_index_dtype(rows: int, max_actions: int) -> np.dtype:
