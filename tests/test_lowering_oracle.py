@@ -74,3 +74,29 @@ def test_host_forms_are_compact(game):
         a = getattr(t, f)
         assert isinstance(a, TabledArray) and a.index.dtype == np.uint8, f
         assert a.nbytes < np.asarray(a).nbytes / 4, f
+
+
+def test_depth_order_is_a_stable_argsort(monkeypatch):
+    """The build's counting sort in chunks orders nodes as a stable argsort by depth."""
+    from jaxcfr.lowering import lower
+    monkeypatch.setattr(lower, "_CHUNK", 1000)
+    rng = np.random.default_rng(1)
+    for n, deepest in [(1, 0), (3333, 6), (20_000, 300)]:
+        depth = rng.integers(0, deepest + 1, n).astype(np.uint16)
+        order, level_start = lower.depth_order(depth)
+        assert order.dtype == np.int32
+        np.testing.assert_array_equal(order, np.argsort(depth, kind="stable"))
+        assert level_start == tuple(np.concatenate(
+            [[0], np.cumsum(np.bincount(depth, minlength=int(depth.max()) + 1))]).tolist())
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("game", ["leduc_poker", "liars_dice(sides=4)"])
+def test_chunked_passes_give_the_same_digest(monkeypatch, game, workers):
+    """The walk's finish and the build work in chunks of nodes; chunks of a few nodes (so
+    that groups of children, start items and levels straddle them) give the same game."""
+    from jaxcfr.lowering import lower, walk
+    monkeypatch.setattr(walk, "FINISH_CHUNK", 7)
+    monkeypatch.setattr(lower, "_CHUNK", 5)
+    lowered = jaxcfr.lower(jaxcfr.load_game(game), workers=workers)
+    assert digest(lowered) == RECORDED[game]

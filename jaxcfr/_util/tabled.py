@@ -29,7 +29,16 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-__all__ = ["TabledArray", "tabled", "index_dtype"]
+__all__ = ["TabledArray", "tabled", "index_dtype", "small_int_dtype"]
+
+
+def small_int_dtype(largest: int) -> np.dtype:
+    """The smallest signed integer dtype that holds ``-1 .. largest`` (host node arrays:
+    slots, players)."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if largest <= np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)
 
 
 def index_dtype(count: int) -> np.dtype:
