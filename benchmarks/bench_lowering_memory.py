@@ -8,7 +8,8 @@ RSS after importing jaxcfr and loading the game:
 * ``kept``: RSS after lowering (the ``LoweredGame`` alive, a full collection done), per node;
 * ``counted``: the ``LoweredGame``'s own bytes, counted (array ``nbytes``, the host
   tables' ``sys.getsizeof``; the pre-order numbers only once read), per node; ``tensors``
-  the ``GameTensors`` alone.
+  the ``GameTensors`` alone, as held (compact host forms count what they hold),
+  ``dense_tensors`` as the device sees them.
 
 Usage: ``python benchmarks/bench_lowering_memory.py [GAME ...]`` (default ``liars_dice(sides=7)``
 and ``goofspiel(cards=6)``; about 30 s each on a quiet core; ``liars_dice(sides=8)``, 8.4M
@@ -58,7 +59,8 @@ kept = rss()
 n = lowered.num_nodes
 t = lowered.tensors
 seen = set()
-tensors = sum(np.asarray(a).nbytes for a in t)
+tensors = sum(a.nbytes for a in t)          # held (a compact host form: what it holds)
+dense = sum(np.asarray(a, jaxcfr.tensors.WIDE_DTYPES.get(f)).nbytes for f, a in zip(t._fields, t))
 # (the pre-order numbers: what they hold, 0 until read; see jaxcfr.lowering.preorder)
 counted = tensors + lowered.preorder.nbytes + sum(
     deep(getattr(lowered, f), seen) for f in ("node_action", "infoset_keys", "infoset_actions"))
@@ -66,7 +68,8 @@ print(json.dumps({"game": sys.argv[1], "nodes": n, "rows": lowered.num_rows,
                   "peak_per_node": round((peak - base) / n, 1),
                   "kept_per_node": round((kept - base) / n, 1),
                   "counted_per_node": round(counted / n, 1),
-                  "tensors_per_node": round(tensors / n, 1), "lowering_cpu_s": round(cpu, 1)}))
+                  "tensors_per_node": round(tensors / n, 1),
+                  "dense_tensors_per_node": round(dense / n, 1), "lowering_cpu_s": round(cpu, 1)}))
 """
 
 

@@ -33,7 +33,7 @@ from jaxcfr._util.host_arrays import on_device
 from jaxcfr.game.contract import CHANCE_NODE, DECISION, TERMINAL_NODE
 
 __all__ = ["GameTensors", "LoweredGame", "Structure", "to_device", "fingerprint",
-           "NODE_FIELDS", "ROW_FIELDS", "without_nodes",
+           "NODE_FIELDS", "HOST_FORMS", "WIDE_DTYPES", "ROW_FIELDS", "without_nodes",
            "DECISION", "CHANCE_NODE", "TERMINAL_NODE", "PADDING", "NO_PARENT", "NO_PLAYER"]
 
 #: ``node_kind`` of a stack's filler nodes (the other kinds are the host's, from the contract).
@@ -48,14 +48,19 @@ class GameTensors(NamedTuple):
     """The arrays a solver reads. A leading batch axis ``[B, ...]`` after :func:`jaxcfr.stack`."""
     parent: np.ndarray          # [N] int32  parent node; NO_PARENT at the root
     parent_slot: np.ndarray     # [N] int32  slot of the action leading here (0 at the root)
+                                #            (host: int8 or int16 where the game allows)
     node_kind: np.ndarray       # [N] int8   DECISION / CHANCE_NODE / TERMINAL_NODE / PADDING
     node_player: np.ndarray     # [N] int32  acting player; P at chance; -1 at terminal/padding
+                                #            (host: int8 up to 126 players)
     node_infoset: np.ndarray    # [N] int32  information-set row; the sink row if not a decision
     edge_owner: np.ndarray      # [N] int32  who chose the edge into this node (P: chance/root)
+                                #            (host: as node_player)
     edge_index: np.ndarray      # [N] int32  row * A + slot of that edge (sink * A at chance/root)
     chance_prob: np.ndarray     # [N] float  probability of the chance edge into here (1 otherwise;
                                 #            0 at padding)
     payoff: np.ndarray          # [N, P] float terminal returns (0 elsewhere)
+    # (on the host, lowering gives ``chance_prob`` and ``payoff`` as a TabledArray: their
+    # distinct rows and a 1-byte index per node, read like the array; see HOST_FORMS)
     legal_mask: np.ndarray      # [I, A] bool legal actions per row (sink/padding: slot 0 only)
     infoset_player: np.ndarray  # [I] int32  owner; NO_PLAYER for sink and padding rows
     infoset_rep: np.ndarray     # [I] int32  one member node (0 for sink and padding rows)
@@ -68,6 +73,18 @@ NODE_FIELDS = ("parent", "parent_slot", "node_kind", "node_player", "node_infose
                "edge_owner", "edge_index", "chance_prob", "payoff", "infoset_rep")
 #: The other fields, ``[I, A]`` and ``[I]``: the rows every solver's update reads.
 ROW_FIELDS = ("legal_mask", "infoset_player")
+
+
+#: On the host, a lowered game's node arrays may be held in a compact form that reads like
+#: the array (issue 32, item 1): ``chance_prob`` and ``payoff`` as a
+#: :class:`jaxcfr._util.tabled.TabledArray` (``np.asarray`` gives the dense array, indexing
+#: by node does not make it). :func:`to_device` and :func:`fingerprint` see the dense arrays.
+HOST_FORMS = {"chance_prob": "TabledArray", "payoff": "TabledArray"}
+#: The dtype of node arrays that the host may hold narrower (the smallest signed integer
+#: that holds the game's values: ``int8`` for up to 127 players or slots): the device
+#: (:func:`to_device`) and :func:`fingerprint` see them in this dtype.
+WIDE_DTYPES = {"parent_slot": np.dtype(np.int32), "node_player": np.dtype(np.int32),
+               "edge_owner": np.dtype(np.int32)}
 
 
 def without_nodes(tensors: GameTensors) -> GameTensors:
@@ -89,15 +106,28 @@ def to_device(tensors: GameTensors, dtype) -> GameTensors:
     that is ``None`` (:func:`without_nodes`) stays ``None``: nothing is copied for it.
 
     Converted on the host and copied (:func:`jaxcfr._util.host_arrays.on_device`): no
-    program is compiled."""
+    program is compiled. A node array the host holds narrower or compact
+    (:data:`WIDE_DTYPES`, :data:`HOST_FORMS`) arrives in its wide dtype, dense."""
+    wide = WIDE_DTYPES if isinstance(tensors, GameTensors) else {}
     return type(tensors)(*(None if t is None else
-                           on_device(t, dtype if jnp.issubdtype(np.asarray(t).dtype,
-                                                                jnp.floating) else None)
-                           for t in tensors))
+                           on_device(t, dtype if jnp.issubdtype(_dtype(t), jnp.floating)
+                                     else wide.get(name))
+                           for name, t in zip(tensors._fields, tensors)))
+
+
+def _dtype(x) -> np.dtype:
+    """``x``'s dtype without making a compact host form dense."""
+    dtype = getattr(x, "dtype", None)
+    return np.asarray(x).dtype if dtype is None else dtype
 
 
 def fingerprint(lowered: "LoweredGame") -> str:
     """sha256 (hex) over a lowered game's tensors (name, dtype, shape, bytes) and level slices.
+
+    The tensors as the device sees them: a field held narrower or compact on the host
+    (:data:`WIDE_DTYPES`, :data:`HOST_FORMS`) counts in its wide dtype, dense, so that the
+    digest does not depend on the host's form (checkpoints and cache entries written
+    before the compact forms keep theirs).
 
     Checkpoints record it (a checkpoint of another game is refused) and the cache of
     lowered games verifies it on every load.
@@ -107,7 +137,7 @@ def fingerprint(lowered: "LoweredGame") -> str:
     h.update(np.asarray(lowered.level_start, dtype=np.int64).tobytes())
     tensors = lowered.tensors
     for name in tensors._fields:
-        a = np.ascontiguousarray(np.asarray(getattr(tensors, name)))
+        a = np.ascontiguousarray(np.asarray(getattr(tensors, name), WIDE_DTYPES.get(name)))
         h.update(f"{name}:{a.dtype.str}:{a.shape};".encode())
         h.update(a.reshape(-1).view(np.uint8))
     return h.hexdigest()
@@ -179,7 +209,8 @@ class LoweredGame:
 
     @property
     def nbytes(self) -> int:
-        return int(sum(np.asarray(t).nbytes for t in self.tensors))
+        """Bytes the tensors hold (a compact host form counts what it holds)."""
+        return int(sum(t.nbytes for t in self.tensors))
 
     def sizes(self) -> dict[str, Any]:
         """The sizes reported by ``jaxcfr inspect``."""

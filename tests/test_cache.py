@@ -6,6 +6,7 @@ lowered again (and overwritten), never trusted; loading never runs code.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import multiprocessing
@@ -48,6 +49,26 @@ def test_miss_then_hit_equals_a_fresh_walk(tmp_path):
     assert status.startswith("hit: ")
     assert_same(fresh, jaxcfr.lowering.lower.as_lowered("leduc_poker", cache=tmp_path))
     assert len(list(tmp_path.iterdir())) == 1
+    # held as lowering holds it: payoffs and chance probabilities tabled
+    assert type(second.tensors.payoff).__name__ == "TabledArray"
+    assert type(second.tensors.chance_prob).__name__ == "TabledArray"
+
+
+def test_an_entry_with_dense_wide_tensors_loads_compact(tmp_path):
+    """An entry written before the compact host forms (int32 slots and players, dense
+    payoffs and probabilities: the same fingerprint) loads, and is held compact."""
+    fresh = jaxcfr.lower(jaxcfr.load_game("leduc_poker"), name="leduc_poker")
+    t = fresh.tensors
+    dense = t._replace(**{f: np.asarray(getattr(t, f), jaxcfr.tensors.WIDE_DTYPES.get(f))
+                          for f in t._fields})
+    assert dense.node_player.dtype == np.int32 and isinstance(dense.payoff, np.ndarray)
+    ident = cache.identity("leduc_poker")
+    path = cache.entry_path(tmp_path, "leduc_poker", ident)
+    assert cache.store(path, ident, dataclasses.replace(fresh, tensors=dense)) is None
+    loaded, status = cache.load(path, ident)
+    assert status == "hit"
+    assert_same(fresh, loaded)
+    assert type(loaded.tensors.payoff).__name__ == "TabledArray"
 
 
 def test_the_key_separates_what_differs(tmp_path):

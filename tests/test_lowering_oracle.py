@@ -7,6 +7,11 @@ of every node (``repr`` of the whole sequence: labels' types and values), the le
 the rows' keys (as a tuple of pairs) and their actions. The digests were recorded by
 lowering these games with the code of ``main`` before the change (serial walk, default
 options).
+
+The tensors are digested as the device sees them (``jaxcfr.tensors.fingerprint``'s view):
+a field the host holds narrower (``WIDE_DTYPES``: slots and players as ``int8``) in its
+wide dtype, a compact one (``HOST_FORMS``: payoffs and chance probabilities as a
+``TabledArray``) dense; :func:`test_host_forms_are_compact` checks the host's forms.
 """
 
 import hashlib
@@ -15,6 +20,8 @@ import numpy as np
 import pytest
 
 import jaxcfr
+from jaxcfr._util.tabled import TabledArray
+from jaxcfr.tensors import WIDE_DTYPES
 
 RECORDED = {
     "tests/fixtures/efg/2_player_chance_nonterm_outcomes_and_missing_term_outcomes.efg":
@@ -34,7 +41,7 @@ def digest(lowered) -> str:
     h = hashlib.sha256()
     t = lowered.tensors
     for f in t._fields:
-        a = np.ascontiguousarray(getattr(t, f))
+        a = np.ascontiguousarray(np.asarray(getattr(t, f), WIDE_DTYPES.get(f)))
         h.update(f"{f}{a.dtype.str}{a.shape}".encode())
         h.update(a.tobytes())
     h.update(np.asarray(lowered.preorder, np.int64).tobytes())
@@ -53,4 +60,43 @@ def test_lowered_game_is_bit_identical_to_main(game):
 @pytest.mark.parametrize("game", ["liars_dice(sides=4)", "goofspiel(cards=4)"])
 def test_parallel_walk_gives_the_same_digest(game):
     lowered = jaxcfr.lower(jaxcfr.load_game(game), workers=2)
+    assert digest(lowered) == RECORDED[game]
+
+
+@pytest.mark.parametrize("game", ["leduc_poker", "liars_dice(sides=4)"])
+def test_host_forms_are_compact(game):
+    """Slots and players are held in one byte a node, payoffs and chance probabilities as
+    a 1-byte index into their distinct rows; their dense forms are the digested ones."""
+    t = jaxcfr.lower(jaxcfr.load_game(game), workers=1).tensors
+    for f in WIDE_DTYPES:
+        assert getattr(t, f).dtype == np.int8, f
+    for f in ("payoff", "chance_prob"):
+        a = getattr(t, f)
+        assert isinstance(a, TabledArray) and a.index.dtype == np.uint8, f
+        assert a.nbytes < np.asarray(a).nbytes / 4, f
+
+
+def test_depth_order_is_a_stable_argsort(monkeypatch):
+    """The build's counting sort in chunks orders nodes as a stable argsort by depth."""
+    from jaxcfr.lowering import lower
+    monkeypatch.setattr(lower, "_CHUNK", 1000)
+    rng = np.random.default_rng(1)
+    for n, deepest in [(1, 0), (3333, 6), (20_000, 300)]:
+        depth = rng.integers(0, deepest + 1, n).astype(np.uint16)
+        order, level_start = lower.depth_order(depth)
+        assert order.dtype == np.int32
+        np.testing.assert_array_equal(order, np.argsort(depth, kind="stable"))
+        assert level_start == tuple(np.concatenate(
+            [[0], np.cumsum(np.bincount(depth, minlength=int(depth.max()) + 1))]).tolist())
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("game", ["leduc_poker", "liars_dice(sides=4)"])
+def test_chunked_passes_give_the_same_digest(monkeypatch, game, workers):
+    """The walk's finish and the build work in chunks of nodes; chunks of a few nodes (so
+    that groups of children, start items and levels straddle them) give the same game."""
+    from jaxcfr.lowering import lower, walk
+    monkeypatch.setattr(walk, "FINISH_CHUNK", 7)
+    monkeypatch.setattr(lower, "_CHUNK", 5)
+    lowered = jaxcfr.lower(jaxcfr.load_game(game), workers=workers)
     assert digest(lowered) == RECORDED[game]

@@ -5,13 +5,14 @@ the lowered game (``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, floats 
 ``f`` bytes, ``I * A`` strategy slots):
 
 * ``lowering``: the host's peak while walking and building the tensors:
-  16 MiB + ``N * (60 + 12 P)`` + 250 per row (resident, measured 2026-12-05: 89 bytes
-  per node on ``liars_dice(sides=7)``, 84 on ``sides=8``, 75 on ``goofspiel(cards=6)``;
-  estimated 102, 100 and 93; traced small games 84-112, estimated 96-113);
-* ``lowered``: the :class:`~jaxcfr.LoweredGame` kept for the run (tensors ``33 + 8 P``,
-  pre-order 4, labels 1-2, the rows' keys and actions): ``N * (40 + 8 P)`` +
-  ``(2 A + 150)`` per row (counted 58.6, 57.9 and 53.3 bytes per node on those games,
-  estimated 68.7, 67.4 and 61.8);
+  16 MiB + ``N * (60 + 12 P)`` + 250 per row (resident, measured 2026-12-05 after the
+  compact node arrays: 58 bytes per node on ``liars_dice(sides=7)``, 53 on ``sides=8``,
+  46 on ``goofspiel(cards=6)``, estimated 102, 100 and 93: cautious there; traced small
+  games 84-105, estimated 96-113);
+* ``lowered``: the :class:`~jaxcfr.LoweredGame` kept for the run (tensors about 19 bytes a
+  node held: narrow slots and players, tabled payoffs and chance probabilities; labels
+  1-2; the rows' keys and actions): ``N * (15 + 2 P)`` + ``(2 A + 150)`` per row
+  (counted on small games 25-34 bytes per node, estimated 1.05-1.08 times that);
 * ``device``: a solve (tensors on the device, the solver state, the evaluation's
   temporaries, which are larger than the step's, as XLA's memory analysis reports
   them): 256 MiB (compilation and runtime; measured 120-240 MB) +
@@ -58,7 +59,7 @@ _LOWERING_FIXED, _LOWERING_PER_NODE, _LOWERING_PER_NODE_PLAYER = 16 << 20, 60, 1
 _LOWERING_PER_ROW = 250
 # Host, the LoweredGame kept: tensors (33 + 8 P), pre-order (4) and labels (1-2) per node;
 # per row its key, actions, the pair (player, key) and the tensors' row entries (and 2 A).
-_LOWERED_PER_NODE, _LOWERED_PER_NODE_PLAYER, _LOWERED_PER_ROW = 40, 8, 150
+_LOWERED_PER_NODE, _LOWERED_PER_NODE_PLAYER, _LOWERED_PER_ROW = 15, 2, 150
 # Device, a solve: compilation and runtime; int tensors per node; per (row, action) slot
 # the masks (bytes) and, in floats, the state (3), the strategy (1) and evaluation
 # temporaries (6); per node in floats the chance probability and payoffs (1 + P) and the

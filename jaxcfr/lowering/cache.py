@@ -57,6 +57,7 @@ import numpy as np
 
 from jaxcfr._util.atomic import atomic_writer
 from jaxcfr.lowering.budget import check_budget, default_memory_budget
+from jaxcfr.lowering.compact import compact_tensors
 from jaxcfr.lowering.labels import NodeLabels
 from jaxcfr.lowering.keys import InfosetKeys
 from jaxcfr.lowering.preorder import Preorder, preorder_array
@@ -286,7 +287,8 @@ def load(path: Path, ident: dict[str, Any], *,
             return None, "corrupt (tensors do not match their fingerprint)"
         if lowered.num_nodes != sizes["nodes"] or len(lowered.node_action) != sizes["nodes"]:
             return None, "corrupt (sizes do not match the header)"
-        return lowered, "hit"
+        # (stored dense; held compact as lowering holds it: jaxcfr.lowering.compact)
+        return dataclasses.replace(lowered, tensors=compact_tensors(tensors)), "hit"
     return read_entry(path, ident, read)
 
 

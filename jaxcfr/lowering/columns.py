@@ -69,17 +69,20 @@ class Enumeration:
     """The columns of one iterative pre-order walk, indexed by pre-order number.
 
     Per node (NumPy arrays, or typed ``array`` columns: either reads as a buffer):
-    ``parent`` (int32), ``slot`` (int32, action slot into it), ``depth`` (int32),
-    ``prob`` (float64, chance probability into it, else 1), ``code`` (int32: the
-    information-set row of a decision node, :data:`CHANCE_CODE` or
-    :data:`TERMINAL_CODE`) and ``label`` (unsigned ints: the entry of the action label into it
-    in ``label_table``, a list of distinct labels; no node holds a label itself). Per
-    terminal: ``terminals`` (int32 node) and ``returns`` (float64, ``P`` per terminal,
-    flat). Per information-set row: ``row_player``, ``row_key``, ``row_actions``
-    (the walked game's legal actions), ``row_kept`` (the actions kept by the
-    abstraction, in its order: the row's slots; the same object when all are kept)
-    and ``row_seq`` (the owner's own last ``row * SLOT_RADIX + slot`` before the row,
-    -1 for none: by induction this names the whole own sequence).
+    ``parent`` (int32), ``slot`` (action slot into it: the smallest signed int that holds
+    the walk's slots, int8 mostly), ``depth`` (the smallest unsigned int), ``code``
+    (int32: the information-set row of a decision node, :data:`CHANCE_CODE` or
+    :data:`TERMINAL_CODE`) and ``label`` (unsigned ints: the entry of the action label
+    into it in ``label_table``, a list of distinct labels; no node holds a label itself).
+    Per terminal: ``terminals`` (int32 node) and ``returns`` (float64, ``P`` per terminal,
+    flat). Per chance edge (and start item): ``chance_at`` (int32, the node below it,
+    pre-order ascending) and ``chance_prob`` (float64, its probability); every other edge
+    has probability 1 (no ``[N]`` column of floats). Per information-set row:
+    ``row_player``, ``row_key``, ``row_actions`` (the walked game's legal actions),
+    ``row_kept`` (the actions kept by the abstraction, in its order: the row's slots; the
+    same object when all are kept) and ``row_seq`` (the owner's own last
+    ``row * SLOT_RADIX + slot`` before the row, -1 for none: by induction this names the
+    whole own sequence).
     A walk cut at a depth also has ``frontier``: ``(nodes walked before it, item)``
     per stack item at the cut, in pre-order.
     """
@@ -87,11 +90,12 @@ class Enumeration:
     def __init__(self, num_players: int):
         self.num_players = num_players
         self.parent = array("i")
-        self.slot = array("i")
-        self.depth = array("i")
+        self.slot: Any = array("i")
+        self.depth: Any = array("i")
         self.label: Any = array("I")     # [N] entries into label_table
         self.label_table: list = []
-        self.prob = array("d")
+        self.chance_at: Any = array("i")     # [C] pre-order nodes below a chance edge
+        self.chance_prob: Any = array("d")   # [C] their edge's probability
         self.code = array("i")
         self.terminals = array("i")
         self.returns = array("d")

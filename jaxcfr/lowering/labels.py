@@ -25,15 +25,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from jaxcfr._util.tabled import index_dtype
+
 __all__ = ["NodeLabels", "Interner", "index_dtype"]
-
-
-def index_dtype(count: int) -> np.dtype:
-    """The smallest unsigned dtype that holds indices ``0 .. count - 1``."""
-    for dtype in (np.uint8, np.uint16, np.uint32):
-        if count <= int(np.iinfo(dtype).max) + 1:
-            return np.dtype(dtype)
-    return np.dtype(np.uint64)
 
 
 class Interner:

@@ -34,6 +34,7 @@ from typing import Callable
 
 import numpy as np
 
+from jaxcfr._util.tabled import small_int_dtype, tabled
 from jaxcfr.lowering import cache as _cache
 from jaxcfr.lowering import parallel
 from jaxcfr.lowering.budget import (MemoryBudgetError, cautious_nodes, cautious_rows,
@@ -167,6 +168,7 @@ def lower(game, *, abstraction=None, sort_infosets: bool = True,
         if progress is not None:
             progress(nodes)
         _check_index_width(len(enum.row_actions) + 1, enum.max_actions)
+        _release_free_memory()          # (the walk's temporaries: the build's peak is lower)
         lowered = _build(enum, outer, name, sort=sort_infosets)
         del enum
         if not perfect_recall:
@@ -270,15 +272,9 @@ def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGam
     num_real = len(enum.row_actions)
     if sort:
         _sort_rows(enum)
-    depth = as_numpy(enum.depth, np.int32)
-    # depth order, pre-order within a level (a radix sort where depths fit 16 bits)
-    order = np.argsort(depth.astype(np.uint16) if n and depth.max() < 1 << 16 else depth,
-                       kind="stable")
-    # pre-order number of each node in depth order: int32 below 2^31 nodes (8 -> 4 bytes)
-    order = order.astype(np.int32 if n < 2 ** 31 else np.int64)
-    level_start = tuple(int(x) for x in np.concatenate(
-        [[0], np.cumsum(np.bincount(depth, minlength=int(depth.max()) + 1))]))
-    del depth
+    # depth order, pre-order within a level: the pre-order number of each node in depth
+    # order (int32 below 2^31 nodes), by a stable counting sort in chunks
+    order, level_start = depth_order(np.asarray(enum.depth))
     enum.depth = None
     # [N] labels: the walk's (or merge's) entries into its table of distinct labels, one
     # byte or two a node (jaxcfr.lowering.labels)
@@ -287,22 +283,23 @@ def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGam
                              .astype(index_dtype(len(table)), copy=False))
     enum.label = enum.label_table = None
     new_of_old = np.empty(n, dtype=np.int32)
-    new_of_old[order] = np.arange(n, dtype=np.int32)
-    # the payoffs first: their [N, P] floats replace the returns while few tensors exist
-    payoff = np.zeros((n, num_players), dtype=np.float64)
+    for lo in range(0, n, _CHUNK):
+        new_of_old[order[lo:lo + _CHUNK]] = np.arange(lo, min(n, lo + _CHUNK), dtype=np.int32)
+    # the payoffs: the terminals' returns as distinct rows and a small index per node
+    # (jaxcfr._util.tabled; zero elsewhere), never an [N, P] array of floats
     constant_sum = None
-    if len(enum.terminals):
-        returns = as_numpy(enum.returns, np.float64).reshape(-1, num_players)
-        at = new_of_old[as_numpy(enum.terminals, np.int32)]
-        payoff[at] = returns
-        # a constant sum: every terminal's, compared with the first terminal's in depth order
-        sums = returns.sum(axis=1)
-        first = sums[int(np.argmin(at))]
-        del returns, at
-        if np.allclose(sums, first, rtol=1e-9, atol=1e-12 * max(1.0, abs(sums).max())):
-            constant_sum = float(first)
-        del sums
+    returns = as_numpy(enum.returns, np.float64).reshape(-1, num_players)
+    at = new_of_old[as_numpy(enum.terminals, np.int32)]
+    payoff = tabled(n, at, returns, np.zeros(num_players))
+    if len(at):
+        constant_sum = _constant_sum(returns, at)
+    del returns, at
     enum.terminals = enum.returns = None
+    # the chance probabilities: those of chance edges (every other edge has 1) likewise
+    at = as_numpy(enum.chance_at, np.int64)
+    prob = tabled(n, new_of_old[at], as_numpy(enum.chance_prob, np.float64), 1.0)
+    enum.chance_at = enum.chance_prob = None
+    del at
 
     parent = as_numpy(enum.parent, np.int32)[order]
     enum.parent = None
@@ -310,10 +307,11 @@ def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGam
     parent = new_of_old.take(parent, mode="wrap")          # (a root's -1: fixed below)
     parent[root] = NO_PARENT
     del root, new_of_old
-    slot = as_numpy(enum.slot, np.int32)[order]
+    # slots (the walk's, already narrow) and players in the smallest signed int that holds
+    # them (int8 on most games; the device and the fingerprint see int32:
+    # jaxcfr.tensors.WIDE_DTYPES)
+    slot = np.asarray(enum.slot)[order]
     enum.slot = None
-    prob = as_numpy(enum.prob, np.float64)[order]
-    enum.prob = None
     code = as_numpy(enum.code, np.int32)[order]
     enum.code = None
     del order               # (the pre-order numbers are made again when read: Preorder)
@@ -324,7 +322,7 @@ def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGam
     chance = code == CHANCE_CODE
     kind[chance] = CHANCE_NODE
     row_player = np.asarray(enum.row_player + [NO_PLAYER], dtype=np.int32)
-    player = np.full(n, -1, dtype=np.int32)
+    player = np.full(n, -1, dtype=small_int_dtype(num_players))
     player[decision] = row_player[code[decision]]
     player[chance] = num_players
     del chance
@@ -365,6 +363,50 @@ def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGam
                        nash_value=None if nash is None else tuple(float(v) for v in nash),
                        constant_sum=constant_sum, br_rounds=br_rounds,
                        name=name or game_string(game) or type(game).__name__)
+
+
+#: Nodes per chunk of the build's passes that would otherwise make ``[N]`` int64 temporaries.
+_CHUNK = 1 << 16
+
+
+def depth_order(depth: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
+    """``(order, level_start)``: ``order [N]`` (int32 below 2^31 nodes, else int64) lists
+    the nodes (pre-order numbers, ``depth [N]`` unsigned ints) by depth, in pre-order
+    within a depth (what a stable ``argsort`` gives); ``level_start [D + 1]``.
+
+    A counting sort in chunks of :data:`_CHUNK` nodes: its temporaries are a chunk's, where
+    ``argsort`` made ``[N]`` int64 (8 bytes a node at the build's peak)."""
+    n = len(depth)
+    levels = int(depth.max(initial=0)) + 1
+    counts = np.zeros(levels, dtype=np.int64)
+    for lo in range(0, n, _CHUNK):      # (bincount makes its input int64: by chunks)
+        counts += np.bincount(depth[lo:lo + _CHUNK], minlength=levels)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    index = np.int32 if n < 2 ** 31 else np.int64
+    order = np.empty(n, dtype=index)
+    filled = starts[:-1].copy()                     # next free place of each depth
+    for lo in range(0, n, _CHUNK):
+        chunk = depth[lo:lo + _CHUNK]
+        local = np.argsort(chunk, kind="stable")
+        level = chunk[local]
+        first = np.searchsorted(level, level, side="left")     # each depth's run in the chunk
+        order[filled[level] + (np.arange(len(chunk)) - first)] = local + lo
+        filled += np.bincount(chunk, minlength=levels)
+    return order, tuple(int(x) for x in starts)
+
+
+def _constant_sum(returns: np.ndarray, at: np.ndarray) -> float | None:
+    """The sum of every terminal's returns (``returns [T, P]``, at nodes ``at [T]``) when
+    all are close to the first terminal's in depth order (``np.allclose(sums, first,
+    rtol=1e-9, atol=1e-12 * max(1, max |sums|))``), else ``None``; by chunks."""
+    first = returns[int(np.argmin(at))].sum()
+    largest = deviation = 0.0
+    for lo in range(0, len(returns), _CHUNK):
+        sums = returns[lo:lo + _CHUNK].sum(axis=1)
+        largest = max(largest, float(np.abs(sums).max()))
+        deviation = max(deviation, float(np.abs(sums - first).max()))
+    atol = 1e-12 * max(1.0, largest)
+    return float(first) if deviation <= atol + 1e-9 * abs(first) else None
 
 
 def edge_index_dtype(rows: int, max_actions: int) -> np.dtype:

@@ -48,10 +48,12 @@ def _first_met(code: np.ndarray) -> np.ndarray:
 
 
 def pack(enum: Enumeration, seeded: int) -> dict:
-    """A part's columns as bytes, and its rows: those it met in first-met order, and
-    the ones it added (keys, actions as ids into a table of distinct tuples, seqs)."""
-    out = {k: getattr(enum, k).tobytes()
-           for k in ("parent", "slot", "depth", "prob", "code", "terminals", "returns")}
+    """A part's columns as bytes (or arrays: those of a dtype chosen by the walk), and its
+    rows: those it met in first-met order, and the ones it added (keys, actions as ids
+    into a table of distinct tuples, seqs)."""
+    out = {k: getattr(enum, k).tobytes() for k in ("parent", "code", "terminals", "returns")}
+    out.update({k: np.asarray(getattr(enum, k))
+                for k in ("slot", "depth", "chance_at", "chance_prob")})
     out["labels"], out["label"] = list(enum.label_table), np.asarray(enum.label)
     out["first_met"] = _first_met(np.frombuffer(enum.code, np.int32))
     keys = enum.row_key[seeded:]
@@ -87,8 +89,9 @@ class Merge:
         self.top = top
         self.num_players = num_players
         self.seeded = len(top.row_actions)
-        self.pieces: dict[str, list] = {k: [] for k in ("parent", "slot", "depth", "code",
-                                                       "terminals", "prob", "returns", "label")}
+        self.pieces: dict[str, list] = {k: [] for k in (
+            "parent", "slot", "depth", "code", "terminals", "chance_at", "chance_prob",
+            "returns", "label")}
         self.row_player: list = []
         self.row_key: list = []
         self.row_of: list[dict] = [{} for _ in range(num_players)]   # key -> global row
@@ -193,12 +196,15 @@ class Merge:
         terms = np.frombuffer(t.terminals, np.int32)
         lo, hi = self.top_terminal, int(np.searchsorted(terms, b))
         P = self.num_players
+        chance_at = np.asarray(t.chance_at)
+        c_lo, c_hi = np.searchsorted(chance_at, [a, b])
         self._append(parent=np.where(parent == ROOT_PARENT, ROOT_PARENT,
                                      self.top_node[np.maximum(parent, 0)]).astype(np.int32),
-                     slot=np.frombuffer(t.slot, np.int32)[a:b].copy(),
-                     depth=np.frombuffer(t.depth, np.int32)[a:b].copy(),
+                     slot=np.asarray(t.slot)[a:b].copy(),
+                     depth=np.asarray(t.depth)[a:b].copy(),
                      code=self._renumber(code, self.top_row).astype(np.int32),
-                     prob=np.frombuffer(t.prob, np.float64)[a:b].copy(),
+                     chance_at=self.top_node[chance_at[c_lo:c_hi]].astype(np.int32),
+                     chance_prob=np.asarray(t.chance_prob)[c_lo:c_hi].copy(),
                      terminals=(self.top_node[terms[lo:hi]]).astype(np.int32),
                      returns=np.frombuffer(t.returns, np.float64)[lo * P:hi * P].copy())
         self._append(label=self.top_label[as_numpy(t.label, np.int32)[a:b]])
@@ -256,10 +262,10 @@ class Merge:
         parent = np.frombuffer(part["parent"], np.int32).astype(np.int64) + offset
         parent[0] = self.top_node[item[1]]
         self._append(parent=parent.astype(np.int32),
-                     slot=np.frombuffer(part["slot"], np.int32),
-                     depth=np.frombuffer(part["depth"], np.int32),
+                     slot=part["slot"], depth=part["depth"],
                      code=self._renumber(code, ids).astype(np.int32),
-                     prob=np.frombuffer(part["prob"], np.float64),
+                     chance_at=(part["chance_at"].astype(np.int64) + offset).astype(np.int32),
+                     chance_prob=part["chance_prob"],
                      terminals=(np.frombuffer(part["terminals"], np.int32) + offset)
                      .astype(np.int32),
                      returns=np.frombuffer(part["returns"], np.float64))
@@ -272,7 +278,7 @@ class Merge:
         self._top_run(len(self.top))
         enum = Enumeration(self.num_players)
         for k, pieces in self.pieces.items():
-            dtype = {"prob": np.float64, "returns": np.float64}.get(k, np.int32)
+            dtype = {"chance_prob": np.float64, "returns": np.float64}.get(k, np.int32)
             setattr(enum, k, np.concatenate(pieces) if pieces else np.zeros(0, dtype))
             pieces.clear()
         enum.label_table = self.labels.table

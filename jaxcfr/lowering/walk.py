@@ -53,11 +53,14 @@ from jaxcfr.game.contract import (TERMINAL, GameError, clone_error, format_histo
                                   player_to_act_consistent, reraise_as_game_error)
 from jaxcfr.lowering.columns import (CHANCE_CODE, ROOT_PARENT, SLOT_RADIX, TERMINAL_CODE,
                                      Enumeration, Packed, as_numpy)
+from jaxcfr._util.tabled import small_int_dtype
 from jaxcfr.lowering.labels import Interner, index_dtype
 
 __all__ = ["Enumeration", "walk", "root_item", "fewer_collections", "CHANCE_CODE",
            "TERMINAL_CODE", "SLOT_RADIX", "CHECK_EVERY", "ROOT_PARENT"]
 
+#: Nodes per chunk of :meth:`_Walk.finish` and :meth:`_Walk.index` (their temporaries).
+FINISH_CHUNK = 1 << 16
 #: Nodes between two calls of the walk's ``on_check`` (memory budget, progress).
 CHECK_EVERY = 4096
 #: Allocations between two collections of the youngest generation during a walk (Python's
@@ -417,72 +420,111 @@ class _Walk:
         node before it is followed by its slot-0 child, unless its children lie at the
         cut): their first cids, ascending (groups are made in pre-order), and parents."""
         self.pack()
-        lo = self.indexed
-        if upto <= lo:
+        if upto <= self.indexed:
             return
         cid = as_numpy(self.cids.values, np.int32)
-        parent = lo + np.flatnonzero(as_numpy(self.codes.values, np.int32)[lo:upto]
-                                     != TERMINAL_CODE)
-        first = cid[np.minimum(parent + 1, len(cid) - 1)]
-        for node, start in self.cut_first.items():
-            at = np.searchsorted(parent, node)
-            if at < len(parent) and parent[at] == node:
-                first[at] = start
-        del cid
-        self.group_first.frombytes(first.astype(np.int32).tobytes())
-        self.group_parent.frombytes(parent.astype(np.int32).tobytes())
+        codes = as_numpy(self.codes.values, np.int32)
+        for lo in range(self.indexed, upto, FINISH_CHUNK):       # (chunk temporaries only)
+            hi = min(upto, lo + FINISH_CHUNK)
+            parent = lo + np.flatnonzero(codes[lo:hi] != TERMINAL_CODE)
+            first = cid[np.minimum(parent + 1, len(cid) - 1)]
+            for node, start in self.cut_first.items():
+                at = np.searchsorted(parent, node)
+                if at < len(parent) and parent[at] == node:
+                    first[at] = start
+            self.group_first.frombytes(first.astype(np.int32).tobytes())
+            self.group_parent.frombytes(parent.astype(np.int32).tobytes())
         self.indexed = upto
 
     def finish(self) -> Enumeration:
         """The columns in pre-order: each walked node's creation number picks its
-        parent, slot, depth, probability and action from its group."""
+        parent, slot, depth, probability and action from its group.
+
+        Chunk by chunk of :data:`FINISH_CHUNK` nodes in pre-order (a node's group by a
+        bisection of the groups' first creation numbers): the only ``[N]`` arrays made are
+        the columns themselves, each in the smallest integer that holds it."""
         self.index(len(self.cids))
         enum, created = self.enum, self.created
         cid = as_numpy(self.cids.values, np.int32)
-        # the start items' groups (of one) among the others, all in creation order
+        n = len(cid)
+        # per group, in creation order: first cid (ascending), parent, depth, label base
+        first = as_numpy(self.group_start.values, np.int32)
         at = np.searchsorted(as_numpy(self.group_first, np.int32), self.start_first)
-        first = np.insert(as_numpy(self.group_first, np.int32), at, self.start_first)
-        parent = np.insert(as_numpy(self.group_parent, np.int32), at, self.start_parent)
+        parent_of = np.insert(as_numpy(self.group_parent, np.int32), at, self.start_parent)
+        self.group_first = self.group_parent = None        # (no history is asked for now)
+        depth_of = as_numpy(self.group_depth.values, np.int32)
+        depth_of = depth_of.astype(index_dtype(int(depth_of.max(initial=0)) + 1))
+        self.group_depth = None
+        entries, base_of = self.labels()
         size = np.diff(first, append=created)
-        enum.parent = np.repeat(parent, size)[cid]
-        enum.depth = np.repeat(as_numpy(self.group_depth.values, np.int32), size)[cid]
-        slot = np.arange(created, dtype=np.int32)
-        slot -= np.repeat(first, size)
-        self.labels(slot, size, cid)
-        for c, (s, _) in self.starts.items():
-            slot[c] = s
-        enum.slot = slot[cid]
-        del slot, size, first, parent
-        prob = np.ones(created)
-        for start, probs in self.chance_probs.items():
-            prob[start:start + len(probs)] = probs
-        for c, (_, p) in self.starts.items():
-            prob[c] = p
-        enum.prob = prob[cid]
-        del prob
+        starts = np.fromiter(self.starts, np.int64, len(self.starts))
+        start_slot = np.fromiter((s for s, _ in self.starts.values()), np.int64, len(starts))
+        by_start = np.argsort(starts)
+        widest = max(int(size.max(initial=1)) - 1, int(start_slot.max(initial=0)))
+        del size
+        parent = enum.parent = np.empty(n, dtype=np.int32)
+        depth = enum.depth = np.empty(n, dtype=depth_of.dtype)
+        slot = enum.slot = np.empty(n, dtype=small_int_dtype(widest))
+        label = enum.label = np.empty(n, dtype=entries.dtype)
+        for lo in range(0, n, FINISH_CHUNK):
+            c = cid[lo:lo + FINISH_CHUNK]
+            g = np.searchsorted(first, c, side="right") - 1
+            parent[lo:lo + len(c)] = parent_of[g]
+            depth[lo:lo + len(c)] = depth_of[g]
+            s = c - first[g]
+            label[lo:lo + len(c)] = entries[base_of[g] + s]
+            if len(starts):
+                own = np.flatnonzero(np.isin(c, starts))        # start items: their slot
+                s[own] = start_slot[by_start[np.searchsorted(starts, c[own],
+                                                             sorter=by_start)]]
+            slot[lo:lo + len(c)] = s
+        del parent_of, depth_of, entries, base_of, first
+        self.chance_edges(cid)
         enum.code, enum.returns = self.codes.values, self.returns.values
         enum.row_seq[:] = self.radix(enum.row_seq)
         code = as_numpy(enum.code, np.int32)
-        enum.terminals.frombytes(np.flatnonzero(code == TERMINAL_CODE).astype(np.int32)
-                                 .tobytes())
+        for lo in range(0, n, FINISH_CHUNK):
+            enum.terminals.frombytes((lo + np.flatnonzero(
+                code[lo:lo + FINISH_CHUNK] == TERMINAL_CODE)).astype(np.int32).tobytes())
         return enum
+    def chance_edges(self, cid: np.ndarray) -> None:
+        """``enum.chance_at`` and ``enum.chance_prob``: the nodes (pre-order, ascending)
+        below a chance node or a start item and the probability of their edge; every
+        other edge has probability 1. No ``[N]`` column of floats is made."""
+        created = self.created
+        groups = [(start, probs) for start, probs in self.chance_probs.items()]
+        groups += [(c, (p,)) for c, (_, p) in self.starts.items()]
+        if groups:
+            ids = np.concatenate([np.arange(start, start + len(probs), dtype=np.int64)
+                                  for start, probs in groups])
+            probs = np.fromiter(itertools.chain.from_iterable(p for _, p in groups),
+                                np.float64, len(ids))
+        else:
+            ids, probs = np.zeros(0, np.int64), np.zeros(0)
+        listed = np.zeros(created, dtype=bool)
+        listed[ids] = True
+        at = np.flatnonzero(listed[cid])                   # pre-order, ascending
+        del listed
+        by_id = np.argsort(ids, kind="stable")
+        self.enum.chance_prob = probs[by_id[np.searchsorted(ids, cid[at], sorter=by_id)]]
+        self.enum.chance_at = at.astype(np.int32 if len(cid) < 2 ** 31 else np.int64)
 
-    def labels(self, slot: np.ndarray, size: np.ndarray, cid: np.ndarray) -> None:
-        """``enum.label`` (``[N]``, the smallest unsigned dtype, pre-order) and
-        ``enum.label_table``: the labels of the rows' slots and of the other groups
-        interned (:class:`Interner`), each node's entry picked by its group's label base
-        and its slot in the group (``slot``, ``size``: per created node and per group,
-        creation order)."""
+    def labels(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(entries, base)``: the labels of the rows' slots and of the other groups
+        interned into ``enum.label_table`` (:class:`Interner`), ``entries`` (the smallest
+        unsigned dtype) their entries in it; ``base`` (int64, per group in creation
+        order) where the group's slot 0 lies in ``entries``: a node's label entry is
+        ``entries[base[group] + its slot in the group]``."""
         interner = Interner()
         entries = np.concatenate([
             interner.add_all(list(itertools.chain.from_iterable(self.row_kept))),
             interner.add_all(self.other_labels)])
-        base = np.repeat(as_numpy(self.group_label.pack(), np.int32), size)
-        # a slot's compact id, or (other labels) the slots' count + its position
-        base[base < 0] = self.slots - 1 - base[base < 0]
-        base += slot
-        self.enum.label = entries.astype(index_dtype(len(interner.table)))[base][cid]
         self.enum.label_table = interner.table
+        base = as_numpy(self.group_label.pack(), np.int32).astype(np.int64)
+        # a slot's compact id, or (other labels) the slots' count + its position
+        other = base < 0
+        base[other] = self.slots - 1 - base[other]
+        return entries.astype(index_dtype(len(interner.table))), base
 
     # -- the rarer kinds of node -----------------------------------------------------------
     def other_returns(self, state, node: int, raw):
