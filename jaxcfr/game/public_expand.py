@@ -4,14 +4,14 @@
 :class:`~jaxcfr.game.public.PublicGame` stands for, solved by the ordinary lowering
 and solvers, must give what the public tree gives (tests/test_public.py).
 
-The expanded game: a root chance node deals the pair of hands ``(h0, h1)`` (the
-action is the pair of labels) with probability ``w0(h0) w1(h1) / Z`` over the
-compatible pairs of positive probability; then the public game is played, each public
+The expanded game: a root chance node deals the tuple of hands ``(h0, h1, ...)`` (the
+action is the tuple of labels, one per player) with probability ``prod_p w_p(h_p) / Z``
+over the compatible tuples of positive probability; then the public game is played, each public
 chance node keeping the outcomes that block neither hand (with their probabilities,
 which then sum to 1). Player ``p``'s information-set key is ``(own hand label,
 public history)``, the public history being the tuple of public actions and outcomes
 from the root (``(None, ())`` before the deal); ``public_key()`` is the public history.
-Terminal returns are the terminal operator applied to the two hands.
+Terminal returns are the terminal operator applied to the players' hands.
 """
 
 from __future__ import annotations
@@ -28,39 +28,47 @@ from jaxcfr.game.public_contract import HandInfo, read_hands
 __all__ = ["ExpandedGame", "expand", "terminal_payoff"]
 
 
-def terminal_payoff(value, i: int, j: int) -> tuple[float, float]:
-    """The payoffs of terminal operator ``value`` when player 0 holds hand ``i`` and
-    player 1 hand ``j``."""
+def terminal_payoff(value, *hands: int) -> tuple[float, ...]:
+    """The payoffs of terminal operator ``value`` when player ``p`` holds hand
+    ``hands[p]`` (one index per player)."""
     if isinstance(value, Fold):
-        return float(value.payoffs[0]), float(value.payoffs[1])
+        return tuple(float(x) for x in value.payoffs)
     if isinstance(value, Showdown):
+        i, j = hands
         a, b = float(value.strengths[0][i]), float(value.strengths[1][j])
         s = float(value.stake) * (1.0 if a > b else -1.0 if a < b else 0.0)
         return s, -s
     if isinstance(value, PayoffTable):
         t = np.asarray(value.payoffs, np.float64)
-        return float(t[0, i, j]), float(t[1, i, j])
+        return tuple(float(x) for x in t[(slice(None),) + tuple(hands)])
     raise GameError(f"not a terminal operator: {value!r}", rule="terminal-value")
 
 
 class ExpandedGame(Game):
     """The history tree of a PublicGame (see the module)."""
 
-    num_players = 2
-
     def __init__(self, public: Any, hands: HandInfo | None = None):
         self._public = public.clone()
         self._info = read_hands(public) if hands is None else hands
-        self._hands: tuple[int, int] | None = None
+        self.num_players = self._info.num_players
+        self._hands: tuple[int, ...] | None = None
         self._path: tuple = ()
         info = self._info
-        w0, w1 = info.weights
         deal = []
-        for i in range(len(w0)):
-            for j in range(len(w1)):
-                p = w0[i] * w1[j] / info.deal_total
-                if info.compatible[i, j] and p > 0:
-                    deal.append(((info.labels[0][i], info.labels[1][j]), (i, j), p))
+        if self.num_players == 2:
+            w0, w1 = info.weights
+            for i in range(len(w0)):
+                for j in range(len(w1)):
+                    p = w0[i] * w1[j] / info.deal_total
+                    if info.compatible[i, j] and p > 0:
+                        deal.append(((info.labels[0][i], info.labels[1][j]), (i, j), p))
+        else:
+            for ij in np.argwhere(info.compatible):
+                ij = tuple(int(x) for x in ij)
+                p = float(np.prod([info.weights[q][h] for q, h in enumerate(ij)])) \
+                    / info.deal_total
+                if p > 0:
+                    deal.append((tuple(info.labels[q][h] for q, h in enumerate(ij)), ij, p))
         self._deal = deal
         self._deal_index = {labels: ij for labels, ij, _ in deal}
 
@@ -68,6 +76,7 @@ class ExpandedGame(Game):
         new = object.__new__(type(self))
         new._public = self._public.clone()
         new._info = self._info
+        new.num_players = self.num_players
         new._hands = self._hands
         new._path = self._path
         new._deal = self._deal
@@ -88,13 +97,12 @@ class ExpandedGame(Game):
             return [(labels, p) for labels, _, p in self._deal]
         if not self._public.is_chance():
             return None
-        i, j = self._hands
         cards = self._info.cards
         out = []
         for o, p in self._public.chance_outcomes():
             if cards is not None:
                 shown = frozenset(self._public.outcome_cards(o))
-                if cards[0][i] & shown or cards[1][j] & shown:
+                if any(cards[q][h] & shown for q, h in enumerate(self._hands)):
                     continue
             out.append((o, p))
         return out
