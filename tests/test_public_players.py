@@ -127,3 +127,18 @@ def test_a_player_count_out_of_range_is_named(players):
     with pytest.raises(GameError, match="2 to 8 players") as e:
         game.validate()
     assert e.value.rule == "num-players"
+
+
+@pytest.mark.parametrize("text", ["kuhn_poker(tree='public')",
+                                  "kuhn_poker(players=3, tree='public')",
+                                  "leduc_poker(tree='public')"])
+def test_to_openspiel_of_a_public_profile_has_its_nash_conv(text):
+    """OpenSpiel's NashConv of the converted policy is jaxcfr's of the public profile."""
+    pytest.importorskip("pyspiel")
+    from open_spiel.python.algorithms import exploitability
+    result = jaxcfr.solve(text, "cfr+", 5, precision="float64")
+    profile = result.to_profile()
+    policy = profile.to_openspiel()
+    ours = profile.evaluate(precision="float64")["nash_conv"]
+    theirs = exploitability.nash_conv(policy.game, policy)
+    assert abs(theirs - ours) <= 1e-12 and ours > 1e-3

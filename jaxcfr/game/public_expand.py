@@ -12,6 +12,13 @@ which then sum to 1). Player ``p``'s information-set key is ``(own hand label,
 public history)``, the public history being the tuple of public actions and outcomes
 from the root (``(None, ())`` before the deal); ``public_key()`` is the public history.
 Terminal returns are the terminal operator applied to the players' hands.
+
+With ``deal="seat"`` the hands are dealt one player at a time instead, player 0 first
+(one chance node per player, each hand with its probability given those dealt before:
+the mass of the compatible tuples that extend it), in the order of ``hands(p)``: the
+way OpenSpiel deals Kuhn's and Leduc's private cards, so that
+:func:`jaxcfr.game.openspiel.tabular_policy` can walk this tree beside OpenSpiel's
+(``Profile.to_openspiel`` of a public profile). The same game, the same information sets.
 """
 
 from __future__ import annotations
@@ -47,7 +54,11 @@ def terminal_payoff(value, *hands: int) -> tuple[float, ...]:
 class ExpandedGame(Game):
     """The history tree of a PublicGame (see the module)."""
 
-    def __init__(self, public: Any, hands: HandInfo | None = None):
+    def __init__(self, public: Any, hands: HandInfo | None = None, deal: str = "tuple"):
+        if deal not in ("tuple", "seat"):
+            raise ValueError(f"deal must be 'tuple' or 'seat', got {deal!r}")
+        self._by_seat = deal == "seat"
+        self._prefix: tuple = ()            # deal="seat": the hands dealt so far
         self._public = public.clone()
         self._info = read_hands(public) if hands is None else hands
         self.num_players = self._info.num_players
@@ -71,12 +82,16 @@ class ExpandedGame(Game):
                     deal.append((tuple(info.labels[q][h] for q, h in enumerate(ij)), ij, p))
         self._deal = deal
         self._deal_index = {labels: ij for labels, ij, _ in deal}
+        self._dealt = info.dealt() if self._by_seat else None     # [H0, ..., H_{P-1}]
 
     def clone(self) -> "ExpandedGame":
         new = object.__new__(type(self))
         new._public = self._public.clone()
         new._info = self._info
         new.num_players = self.num_players
+        new._by_seat = self._by_seat
+        new._prefix = self._prefix
+        new._dealt = self._dealt
         new._hands = self._hands
         new._path = self._path
         new._deal = self._deal
@@ -92,7 +107,17 @@ class ExpandedGame(Game):
     def player_to_act(self) -> int:
         return CHANCE if self._hands is None else self._public.player_to_act()
 
+    def _seat_outcomes(self) -> list:
+        """``[(hand index, probability)]`` of the next seat's hand given those dealt."""
+        sub = self._dealt[self._prefix]
+        mass = sub.reshape(sub.shape[0], -1).sum(axis=1)
+        total = mass.sum()
+        return [(h, float(m / total)) for h, m in enumerate(mass) if m > 0]
+
     def chance_outcomes(self):
+        if self._hands is None and self._by_seat:
+            labels = self._info.labels[len(self._prefix)]
+            return [(labels[h], p) for h, p in self._seat_outcomes()]
         if self._hands is None:
             return [(labels, p) for labels, _, p in self._deal]
         if not self._public.is_chance():
@@ -113,6 +138,16 @@ class ExpandedGame(Game):
         return list(self._public.legal_actions())
 
     def step(self, action: Hashable) -> None:
+        if self._hands is None and self._by_seat:
+            labels = self._info.labels[len(self._prefix)]
+            match = [h for h, _ in self._seat_outcomes() if labels[h] == action]
+            if not match:
+                raise GameError(f"{action!r} is not a hand of player {len(self._prefix)} "
+                                "dealt here", rule="illegal-action")
+            self._prefix = self._prefix + (match[0],)
+            if len(self._prefix) == self.num_players:
+                self._hands = self._prefix
+            return
         if self._hands is None:
             try:
                 self._hands = self._deal_index[action]
@@ -148,6 +183,7 @@ class ExpandedGame(Game):
         return f"ExpandedGame({self._public!r}, hands={self._hands}, path={self._path})"
 
 
-def expand(public: Any) -> ExpandedGame:
-    """The history-tree ``Game`` of ``public`` (checked hands; see the module)."""
-    return ExpandedGame(public)
+def expand(public: Any, deal: str = "tuple") -> ExpandedGame:
+    """The history-tree ``Game`` of ``public`` (checked hands; see the module): the hands
+    dealt as one tuple (``deal="tuple"``) or one player at a time (``"seat"``)."""
+    return ExpandedGame(public, deal=deal)
