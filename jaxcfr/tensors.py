@@ -269,7 +269,8 @@ class PublicTensors(NamedTuple):
     node_path: np.ndarray       # [N] int32  which set of blocked hands holds here (into alive)
     alive: np.ndarray           # [K, P, H] float 1: the hand is not blocked (0: blocked, padding)
     weights: np.ndarray         # [P, H] float prior hand weights (0 at padding)
-    compat: np.ndarray          # [H, H] float compatible[h0, h1] / Z (the deal's normaliser)
+    compat: np.ndarray          # [H, H] float compatible[h0, h1] / Z (the deal's normaliser);
+                                #   [H]*P for P > 2 players: compatible[h0, ..., h_{P-1}] / Z
     fold_node: np.ndarray       # [Tf] int32 terminal nodes of Fold operators
     fold_payoff: np.ndarray     # [Tf, P] float their payoffs
     show_node: np.ndarray       # [Ts] int32 terminal nodes of Showdown operators
@@ -279,7 +280,8 @@ class PublicTensors(NamedTuple):
     table_node: np.ndarray      # [Tt] int32 terminal nodes of PayoffTable operators
     table_index: np.ndarray     # [Tt] int32 their table (into tables)
     tables: np.ndarray          # [U, P, H, H] float player p's payoff [own hand, other's hand]
-                                #              times compat / Z (oriented for p)
+                                #              times compat / Z (oriented for p); P > 2:
+                                #   [U, P, H]*P, p's axis first, the others in seat order
     # the ranked operators (PublicStructure.ranked; empty otherwise): O(H) per terminal.
     # Index H (and M) is a zero pad; "opponent" is 1 - p. Hands hold at most J = 2 cards.
     deal_scale: np.ndarray      # []  float 1 / Z
@@ -304,7 +306,7 @@ class PublicTensors(NamedTuple):
 class PublicStructure(NamedTuple):
     """Static (hashable) facts a compiled public-tree pass depends on."""
     level_start: tuple[int, ...]   # [D + 1] node slices per depth
-    num_players: int               # 2
+    num_players: int               # P (2; more with dense payoff tables only)
     hands: tuple[int, ...]         # [P] hands per player (H_p)
     ranked: bool = False           # terminals by sorted strength and card removal, O(H) each
                                    # (else dense [H, H] per terminal)

@@ -6,6 +6,9 @@ weights, some zero), and a random public tree: decisions of either player with 1
 actions, public chance dealing a board card uniformly from the cards the hands and the
 board do not hold (blocking the hands that hold it), or a public coin without cards,
 and terminals of every operator (Fold, Showdown with ties, zero-sum PayoffTable).
+With ``players`` above 2: each player's hands as above (a deck two cards larger per
+extra player), decisions of any player, and terminals Fold and PayoffTable (general
+sum: Showdown takes two players).
 
 Example::
 
@@ -28,12 +31,14 @@ __all__ = ["RandomPublicGame"]
 class RandomPublicGame(PublicGame):
     """A random public game (see the module); ``node`` indexes the shared tree."""
 
-    def __init__(self, seed: int, max_depth: int = 4):
+    def __init__(self, seed: int, max_depth: int = 4, players: int = 2):
         rng = random.Random(seed)
-        self.deck = rng.randint(4, 6)
-        sizes = [rng.choice((1, 1, 2)), rng.choice((1, 2))]
+        self.num_players = players
+        self.deck = rng.randint(4, 6) + 2 * (players - 2)
+        sizes = [rng.choice((1, 1, 2)), rng.choice((1, 2))] + \
+            [rng.choice((1, 1, 2)) for _ in range(players - 2)]
         self._hands, self._weights = [], []
-        for p in range(2):
+        for p in range(players):
             combos = list(itertools.combinations(range(self.deck), sizes[p]))
             rng.shuffle(combos)
             chosen = sorted(combos[:rng.randint(2, min(6, len(combos)))])
@@ -41,7 +46,7 @@ class RandomPublicGame(PublicGame):
             w = [rng.choice((0.0, 0.5, 1.0, 2.0, 3.0)) for _ in chosen]
             w[0] = 1.0
             self._weights.append(tuple(w))
-        self._held = sizes[0] + sizes[1]
+        self._held = sum(sizes)
         self.tree: list[tuple] = []
         self._build(rng, max_depth, ())
         self.node = 0
@@ -65,7 +70,7 @@ class RandomPublicGame(PublicGame):
                              for k, q in enumerate(probs))
             self.tree[index] = ("c", children, False)
         else:
-            player = rng.randrange(2)
+            player = rng.randrange(self.num_players)
             count = rng.randint(1, 3)
             children = tuple((f"a{k}", self._build(rng, depth - 1, board))
                              for k in range(count))
@@ -73,6 +78,12 @@ class RandomPublicGame(PublicGame):
         return index
 
     def _terminal(self, rng):
+        if self.num_players != 2:
+            shape = tuple(len(h) for h in self._hands)
+            if rng.randrange(2) == 0:
+                return Fold(tuple(float(rng.randint(-3, 3)) for _ in shape))
+            return PayoffTable(np.array([rng.randint(-4, 4) for _ in range(
+                len(shape) * int(np.prod(shape)))], float).reshape((len(shape),) + shape))
         kind = rng.randrange(3)
         if kind == 0:
             x = float(rng.randint(-3, 3))

@@ -29,7 +29,8 @@ moves it in place and ``clone`` copies it) and, at every state, says:
 * At a terminal ``terminal_value()`` is the payoff as an operator on the hands
   (:class:`Fold`, :class:`Showdown` or :class:`PayoffTable`).
 
-Two players. How to choose between this and :class:`jaxcfr.Game`: write a
+Two to eight players (``num_players``); with more than two, terminals are ``Fold`` and
+``PayoffTable`` over the hand tuples (``Showdown`` takes two). How to choose between this and :class:`jaxcfr.Game`: write a
 ``PublicGame`` when chance deals each player a hand once, at the start, and every
 later move and chance outcome is seen by both players (poker, liar's dice, bidding
 and signalling games); it keeps ``public nodes x hands`` entries where the history
@@ -56,10 +57,10 @@ __all__ = ["PublicGame", "Fold", "Showdown", "PayoffTable", "TERMINAL_OPERATORS"
 
 
 class PublicGame(abc.ABC):
-    """A public state of a two-player game of private hands and public play (see the
-    module for the contract)."""
+    """A public state of a game of private hands and public play (see the module for
+    the contract)."""
 
-    #: Number of players (two).
+    #: Number of players (2 to 8).
     num_players: int = 2
 
     # -- the hands (the same at every state) ---------------------------------

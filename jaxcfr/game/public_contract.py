@@ -26,7 +26,11 @@ from jaxcfr.game.contract import (CHANCE, CHANCE_NODE, CHANCE_SUM_TOLERANCE, DEC
                                   MAX_TRAJECTORY_LENGTH, TERMINAL, TERMINAL_NODE, GameError)
 from jaxcfr.game.public_values import Fold, PayoffTable, Showdown
 
-__all__ = ["HandInfo", "PublicNode", "read_hands", "inspect_public", "validate_public"]
+__all__ = ["HandInfo", "PublicNode", "read_hands", "inspect_public", "validate_public",
+           "MAX_PUBLIC_PLAYERS"]
+
+#: The most players a PublicGame may have (dense terminal tables cost ``H^P`` each).
+MAX_PUBLIC_PLAYERS = 8
 
 _METHODS = ("hands", "hand_weights", "hand_cards", "is_terminal", "is_chance",
             "player_to_act", "legal_actions", "chance_outcomes", "outcome_cards", "step",
@@ -38,8 +42,23 @@ class HandInfo(NamedTuple):
     labels: tuple                 # [P] tuple of H_p hashable labels
     weights: tuple                # [P] np.ndarray [H_p] float64 prior weights
     cards: tuple | None           # [P] tuple of H_p frozensets of ints; None: no cards
-    compatible: np.ndarray        # [H0, H1] bool the pairs that can be dealt together
-    deal_total: float             # Z = sum over compatible pairs of w0 w1 (> 0)
+    compatible: np.ndarray        # [H0, ..., H_{P-1}] bool the hand tuples that can be
+                                  #   dealt together ([H0, H1] for two players)
+    deal_total: float             # Z = sum over compatible tuples of prod_p w_p (> 0)
+
+    @property
+    def num_players(self) -> int:
+        return len(self.labels)
+
+    def dealt(self) -> np.ndarray:
+        """``[H0, ..., H_{P-1}]`` float64: ``compatible`` times the product of the
+        weights (unnormalised deal probabilities)."""
+        out = self.compatible.astype(np.float64)
+        for p, w in enumerate(self.weights):
+            shape = [1] * len(self.weights)
+            shape[p] = len(w)
+            out = out * w.reshape(shape)
+        return out
 
     def blocked(self, cards: frozenset) -> tuple:
         """``[P]`` bool arrays ``[H_p]``: the hands that hold one of ``cards``."""
@@ -103,11 +122,14 @@ def read_hands(game: Any) -> HandInfo:
     if missing:
         raise GameError(f"{type(game).__name__} does not implement the jaxcfr PublicGame "
                         f"protocol (missing {', '.join(missing)})", rule="protocol")
-    if getattr(game, "num_players", None) != 2:
-        _fail("num-players", f"a PublicGame has two players, num_players is "
-              f"{getattr(game, 'num_players', None)!r}", ())
+    P = getattr(game, "num_players", None)
+    if isinstance(P, (bool, np.bool_)) or not isinstance(P, (int, np.integer)) or not \
+            2 <= P <= MAX_PUBLIC_PLAYERS:
+        _fail("num-players", f"a PublicGame has 2 to {MAX_PUBLIC_PLAYERS} players, "
+              f"num_players is {P!r}", ())
+    P = int(P)
     labels, weights, cards = [], [], []
-    for p in range(2):
+    for p in range(P):
         hands = _call(game.hands, "hands", (), p)
         try:
             hands = tuple(hands)
@@ -131,12 +153,13 @@ def read_hands(game: Any) -> HandInfo:
         weights.append(np.asarray(w, np.float64))
         held = _call(game.hand_cards, "hand_cards", (), p)
         cards.append(held)
-    if (cards[0] is None) != (cards[1] is None):
-        _fail("hand-cards", "hand_cards() must be None for both players or for neither", ())
+    if len({c is None for c in cards}) > 1:
+        _fail("hand-cards", "hand_cards() must be None for every player or for none", ())
     card_sets = None
+    sizes = tuple(len(x) for x in labels)
     if cards[0] is not None:
         card_sets = []
-        for p in range(2):
+        for p in range(P):
             try:
                 per = [tuple(c) for c in cards[p]]
             except TypeError:
@@ -148,14 +171,24 @@ def read_hands(game: Any) -> HandInfo:
                       f"hand ({len(labels[p])} hands), got {cards[p]!r}"[:300], ())
             card_sets.append(tuple(frozenset(int(x) for x in c) for c in per))
         card_sets = tuple(card_sets)
-        compatible = np.array([[not (a & b) for b in card_sets[1]] for a in card_sets[0]],
-                              bool).reshape(len(labels[0]), len(labels[1]))
+        compatible = np.ones(sizes, bool)
+        for p in range(P):              # every two players' hands hold different cards
+            for q in range(p + 1, P):
+                pair = np.array([[not (a & b) for b in card_sets[q]] for a in card_sets[p]],
+                                bool).reshape(sizes[p], sizes[q])
+                shape = [1] * P
+                shape[p], shape[q] = sizes[p], sizes[q]
+                compatible = compatible & pair.reshape(shape)
     else:
-        compatible = np.ones((len(labels[0]), len(labels[1])), bool)
-    total = float((weights[0][:, None] * weights[1][None, :] * compatible).sum())
+        compatible = np.ones(sizes, bool)
+    if P == 2:
+        total = float((weights[0][:, None] * weights[1][None, :] * compatible).sum())
+    else:
+        total = float(HandInfo(tuple(labels), tuple(weights), None, compatible, 1.0)
+                      .dealt().sum())
     if not total > 0:
-        _fail("deal", "no pair of hands of positive weight can be dealt together (every "
-              "compatible pair has a zero weight)", ())
+        _fail("deal", "no tuple of hands of positive weight can be dealt together (every "
+              "compatible tuple has a zero weight)", ())
     return HandInfo(tuple(labels), tuple(weights), card_sets, compatible, total)
 
 
@@ -233,8 +266,9 @@ def inspect_public(state: Any, hands: HandInfo, history: Sequence[Any],
             blocked.append(hands.blocked(frozenset(int(x) for x in shown)))
         _check_chance_sum(probs, blocked, hands, alive, history)
         return PublicNode(CHANCE_NODE, CHANCE, outcomes, probs, tuple(blocked), None)
-    if isinstance(player, (bool, np.bool_)) or player not in (0, 1):
-        _fail("player", f"player_to_act() is {player!r} at a decision (must be 0 or 1)", history)
+    if isinstance(player, (bool, np.bool_)) or player not in range(hands.num_players):
+        _fail("player", f"player_to_act() is {player!r} at a decision (must be 0 to "
+              f"{hands.num_players - 1})", history)
     if not actions:
         _fail("legal-actions", "legal_actions() is empty at a decision", history)
     if not all(_hashable(a) for a in actions) or len(set(actions)) != len(actions):
@@ -245,7 +279,10 @@ def inspect_public(state: Any, hands: HandInfo, history: Sequence[Any],
 
 def _check_chance_sum(probs, blocked, hands: HandInfo, alive, history) -> None:
     """For every compatible pair of positive weight not blocked yet, the outcomes that
-    block neither hand sum to 1 (rule ``public-chance-sum``): ``(1 - B0)^T diag(p) (1 - B1)``."""
+    block neither hand sum to 1 (rule ``public-chance-sum``): ``(1 - B0)^T diag(p) (1 - B1)``
+    (for ``P`` players: every compatible tuple, the outcomes that block none of its hands)."""
+    if hands.num_players != 2:
+        return _check_chance_sum_n(probs, blocked, hands, alive, history)
     p = np.asarray(probs, np.float64)
     free0 = 1.0 - np.stack([b[0] for b in blocked]).astype(np.float64)     # [C, H0]
     free1 = 1.0 - np.stack([b[1] for b in blocked]).astype(np.float64)     # [C, H1]
@@ -262,14 +299,45 @@ def _check_chance_sum(probs, blocked, hands: HandInfo, alive, history) -> None:
               f"probability is its chance among those the hands do not block)", history)
 
 
+def _check_chance_sum_n(probs, blocked, hands: HandInfo, alive, history) -> None:
+    """:func:`_check_chance_sum` for ``P > 2`` players: ``sum_c p_c prod_p (1 - B_p[c])``
+    over the hand tuples ``[H0, ..., H_{P-1}]``."""
+    P = hands.num_players
+    total = 0.0
+    for k, pk in enumerate(probs):
+        term = np.asarray(pk, np.float64)
+        for p in range(P):
+            shape = [1] * P
+            shape[p] = -1
+            term = term * (1.0 - blocked[k][p].astype(np.float64)).reshape(shape)
+        total = total + term
+    live = hands.dealt() > 0
+    if alive is not None:
+        for p in range(P):
+            shape = [1] * P
+            shape[p] = -1
+            live = live & np.asarray(alive[p]).reshape(shape)
+    bad = live & ~(np.abs(total - 1.0) <= CHANCE_SUM_TOLERANCE)
+    if bad.any():
+        where = tuple(map(int, np.argwhere(bad)[0]))
+        held = ", ".join(repr(hands.labels[p][h]) for p, h in enumerate(where))
+        _fail("public-chance-sum", f"with hands {held} the outcomes that block none sum to "
+              f"{total[where]:.12g}, not 1 (probabilities are given the hands: an outcome's "
+              f"probability is its chance among those the hands do not block)", history)
+
+
 def _check_value(value, hands: HandInfo, history):
     sizes = tuple(len(x) for x in hands.labels)
+    P = len(sizes)
     if isinstance(value, Fold):
         pay = [_real(x) for x in value.payoffs] if hasattr(value.payoffs, "__len__") else []
-        if len(pay) != 2 or any(x is None for x in pay):
-            _fail("terminal-value", f"Fold payoffs must be 2 finite numbers, got "
+        if len(pay) != P or any(x is None for x in pay):
+            _fail("terminal-value", f"Fold payoffs must be {P} finite numbers, got "
                   f"{value.payoffs!r}", history)
         return Fold(tuple(pay))
+    if isinstance(value, Showdown) and P != 2:
+        _fail("terminal-value", f"Showdown takes two players; this game has {P} (state its "
+              "showdowns as a PayoffTable over the players' hand tuples)", history)
     if isinstance(value, Showdown):
         stake = _real(value.stake)
         try:
@@ -286,9 +354,9 @@ def _check_value(value, hands: HandInfo, history):
             table = np.asarray(value.payoffs, np.float64)
         except (TypeError, ValueError):
             table = np.zeros(0)
-        if table.shape != (2,) + sizes or not np.isfinite(table).all():
+        if table.shape != (P,) + sizes or not np.isfinite(table).all():
             _fail("terminal-value", f"PayoffTable payoffs must be finite, of shape "
-                  f"{(2,) + sizes}, got shape {getattr(table, 'shape', None)}", history)
+                  f"{(P,) + sizes}, got shape {getattr(table, 'shape', None)}", history)
         return PayoffTable(table)
     _fail("terminal-value", f"terminal_value() must be a Fold, Showdown or PayoffTable, got "
           f"{value!r}"[:300], history)

@@ -27,8 +27,10 @@ tree's sums over histories (``tests/test_public.py``, to 1e-12 in float64). Ever
 is a gather of whole hand vectors, never a scatter.
 
 Every function takes one game's tensors and any trailing batch axes ``*b`` on the
-strategy. Shapes: ``N`` public nodes, ``H`` hands, ``P`` = 2 players, ``I`` rows, ``A``
-actions.
+strategy. Shapes: ``N`` public nodes, ``H`` hands, ``P`` players, ``I`` rows, ``A``
+actions. With ``P > 2`` players (:func:`_terminal_values_n`) terminals are folds and
+payoff tables only, each contracted with every other player's reach vector (``H^P``
+per terminal).
 """
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ def reach_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array) -> jax.Arr
     """Each player's own reach of every node for each of their hands: ``[N, P, H, *b]``
     (the product of their own edge probabilities from the root)."""
     owner = trail(t.edge_owner, edge.ndim)
-    factor = jnp.stack([jnp.where(owner == p, edge, 1) for p in range(2)], axis=1)
+    factor = jnp.stack([jnp.where(owner == p, edge, 1) for p in range(s.num_players)],
+                       axis=1)
     levels = s.level_start
     out = [jnp.ones_like(factor[levels[0]:levels[1]])]
     for d in range(1, len(levels) - 1):
@@ -84,6 +87,8 @@ def _pick(x: jax.Array, player) -> jax.Array:
 
 def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -> jax.Array:
     """Player ``i``'s counterfactual value at every terminal, 0 elsewhere: ``[N, H, *b]``."""
+    if s.num_players != 2:
+        return _terminal_values_n(t, s, reach, i)
     o = 1 - jnp.asarray(i)
     batch = reach.ndim - 3
     compat = jnp.where(jnp.asarray(i) == 0, t.compat, t.compat.T)               # [H, H]
@@ -132,6 +137,59 @@ def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -
     ends = [parts[k] for k in ("fold", "show", "table") if k in parts]
     ends.append(jnp.zeros((1,) + reach.shape[2:], reach.dtype))
     return jnp.take(jnp.concatenate(ends), t.leaf_index, axis=0)
+
+
+def _terminal_values_n(t: PublicTensors, s: PublicStructure, reach: jax.Array, i
+                       ) -> jax.Array:
+    """:func:`terminal_values` for ``P > 2`` players (folds and payoff tables, dense): at
+    terminal ``t`` player ``i``'s value of hand ``h`` is ``c(t) a_i(t, h) w_i(h) sum over
+    the others' hands (o_1, ..., o_{P-1}) of C(h, o..) u_i(t, h, o..) prod_k r_k(t, o_k)``,
+    the others ``o_k`` in seat order (``k + (k >= i)``), ``r_k = w a R`` each one's reach
+    vector, ``C`` the compatibility over the deal's normaliser with ``i``'s axis first.
+    Costs ``H^P`` per terminal."""
+    P = s.num_players
+    i = jnp.asarray(i)
+    batch = reach.ndim - 3
+    letters = "abcdefgh"[:P - 1]
+    tail = "uvwxyz"[:batch]
+    others = [k + (k >= i).astype(jnp.int32) for k in range(P - 1)]         # traced seats
+
+    def opp_at(nodes, o):
+        """Seat ``o``'s reach vector at ``nodes``: ``[T, H, *b]``."""
+        alive = _pick(t.alive[t.node_path[nodes]], o) * _pick(t.weights[None], o)[0]
+        return _pick(jnp.take(reach, nodes, axis=0), o) * trail(alive, 2 + batch)
+
+    def own_at(nodes):
+        alive = _pick(t.alive[t.node_path[nodes]], i) * _pick(t.weights[None], i)[0]
+        return trail(t.chance_reach[nodes], 2) * alive
+
+    def contract(table, nodes, shared):
+        """``table`` ``[T, H]*P`` (or ``[H]*P``, ``shared``) against the others' reach
+        vectors, last seat first: ``[T, H, *b]``."""
+        v = table
+        for k in range(P - 2, -1, -1):
+            r = opp_at(nodes, others[k])                                     # [T, H, *b]
+            keep = letters[:k]
+            first = k == P - 2
+            lhs = ("" if shared and first else "t") + "h" + keep + letters[k] + \
+                ("" if first else tail)
+            v = jnp.einsum(f"{lhs},t{letters[k]}{tail}->th{keep}{tail}", v, r)
+        return v
+
+    parts = []
+    if t.fold_node.shape[0]:
+        oriented = jnp.stack([jnp.moveaxis(t.compat, p, 0) for p in range(P)])   # [P, H]*P
+        v = contract(_pick(oriented[None], i)[0], t.fold_node, True)
+        side = own_at(t.fold_node) * _pick(t.fold_payoff, i)[:, None]
+        parts.append(v * trail(side, v.ndim))
+    if t.show_node.shape[0]:
+        raise ValueError("Showdown operators take two players")   # (the contract refuses)
+    if t.table_node.shape[0]:
+        table = jnp.take(_pick(t.tables, i), t.table_index, axis=0)           # [Tt, H]*P
+        v = contract(table, t.table_node, False)
+        parts.append(v * trail(own_at(t.table_node), v.ndim))
+    parts.append(jnp.zeros((1,) + reach.shape[2:], reach.dtype))
+    return jnp.take(jnp.concatenate(parts), t.leaf_index, axis=0)
 
 
 def _along(x: jax.Array, index: jax.Array) -> jax.Array:
@@ -342,7 +400,7 @@ def counterfactual_action_values(t: PublicTensors, s: PublicStructure, strategy:
     chosen = jnp.concatenate([chosen, jnp.zeros_like(chosen[:1])])           # node N: none
     q = jnp.take(chosen, t.child_of, axis=0)                                 # [D, A, H, *b]
     q = jnp.swapaxes(q, 1, 2).reshape((rows - 1, actions) + batch)
-    player = jnp.clip(t.node_player[t.decision_node], 0, 1)                  # [D]
+    player = jnp.clip(t.node_player[t.decision_node], 0, s.num_players - 1)  # [D]
     here = jnp.take(reach, t.decision_node, axis=0)                          # [D, P, H, *b]
     own = jnp.take_along_axis(here, trail(player, here.ndim), axis=1)[:, 0]  # [D, H, *b]
     alive = t.alive[t.node_path[t.decision_node]]                            # [D, P, H]
@@ -376,7 +434,7 @@ def metrics(t: PublicTensors, s: PublicStructure, strategy: jax.Array
     edge = edge_probabilities(t, s, strategy)
     reach = reach_pass(t, s, edge)
     values, best = [], []
-    for p in range(2):
+    for p in range(s.num_players):
         values.append(value_pass(t, s, edge, reach, p)[0].sum(axis=0))
         best.append(value_pass(t, s, edge, reach, p, best=True)[0].sum(axis=0))
     return jnp.stack(values), jnp.stack(best)

@@ -72,13 +72,17 @@ class PublicLowered:
     ranked: bool = False                  # folds and showdowns by the ranked operators
     widths: tuple = ()                    # [D + 1] most children of a node, per level
 
-    num_players = 2
     # what the Runner, the evaluation and profiles read of any lowered game
     # (jaxcfr.engine.runner, jaxcfr.solvers.analytics, jaxcfr.profiles.profile)
     batch_size = None                     # a single game
     members = ()
     br_rounds = 1                         # (the public kernel's best response is one pass)
     perfect_recall = True
+
+    @property
+    def num_players(self) -> int:
+        """``P``: the players (2, or more with dense payoff tables)."""
+        return len(self.hands.labels)
 
     @functools.cached_property
     def infoset_keys(self) -> tuple:
@@ -108,7 +112,7 @@ class PublicLowered:
 
     @property
     def structure(self) -> PublicStructure:
-        return PublicStructure(self.level_start, 2,
+        return PublicStructure(self.level_start, self.num_players,
                                tuple(len(x) for x in self.hands.labels), self.ranked,
                                self.widths)
 
@@ -126,9 +130,9 @@ class PublicLowered:
         return int(self.tensors.legal_mask.shape[1])
 
     @property
-    def rows_per_player(self) -> tuple[int, int]:
+    def rows_per_player(self) -> tuple[int, ...]:
         owner = self.tensors.infoset_player
-        return int((owner == 0).sum()), int((owner == 1).sum())
+        return tuple(int((owner == p).sum()) for p in range(self.num_players))
 
     @property
     def nbytes(self) -> int:
@@ -146,7 +150,8 @@ class PublicLowered:
         dense = len(t.table_node) + (0 if self.ranked else len(t.fold_node) + len(t.show_node))
         return PublicSize(self.num_nodes, len(t.decision_node), max(self.structure.hands),
                           self.max_actions, int(t.alive.shape[0]), ends, dense,
-                          int(t.tables.shape[0]), int(t.strengths.shape[0]), self.ranked)
+                          int(t.tables.shape[0]), int(t.strengths.shape[0]), self.ranked,
+                          self.num_players)
 
     def sizes(self) -> dict[str, Any]:
         """The sizes ``jaxcfr inspect`` prints (``infosets``: each player's rows, those of
@@ -188,9 +193,19 @@ class PublicLowered:
         out = np.zeros(self.num_rows, bool)
         sizes = [len(x) for x in self.hands.labels]
         w = self.hands.weights
+        P = self.num_players
         for n in np.flatnonzero(t.node_base >= 0):
             p = int(t.node_player[n])
             alive = t.alive[t.node_path[n]] > 0
+            if P != 2:
+                tuples = self.hands.dealt() > 0
+                for q in range(P):
+                    shape = [1] * P
+                    shape[q] = -1
+                    tuples = tuples & alive[q, :sizes[q]].reshape(shape)
+                ok = tuples.any(axis=tuple(q for q in range(P) if q != p))
+                out[t.node_base[n]:t.node_base[n] + sizes[p]] = ok
+                continue
             a0 = alive[0, :sizes[0]] & (w[0] > 0)
             a1 = alive[1, :sizes[1]] & (w[1] > 0)
             pairs = self.hands.compatible & a0[:, None] & a1[None, :]
@@ -212,6 +227,7 @@ class PublicSize(NamedTuple):
     tables: int = 0             # U distinct payoff tables [P, H, H]
     strength_tables: int = 0    # S distinct strength tables [P, H]
     ranked: bool = False        # the ranked operators' index tables are made
+    players: int = 2            # P (compatibility and payoff tables hold H^P entries)
 
     @property
     def rows(self) -> int:
@@ -245,6 +261,11 @@ _NODE_HAND_FLOATS, _PAIR_FLOATS = 16, 3
 def _tensor_bytes(z: PublicSize, f: int) -> int:
     """Bytes of :class:`PublicTensors` for sizes ``z`` with floats of ``f`` bytes."""
     n, d, h, a = z.nodes, z.decisions, z.hands, z.max_actions
+    if z.players != 2:            # [K, P, H] alive, [P, H] weights, H^P compat, [U, P, H^P]
+        return (n * (40 + f) + d * 4 * (1 + a) + z.rows * (a + 4)
+                + z.terminals * (4 + z.players * f)
+                + f * h * z.players * (z.alive_sets + 1)
+                + f * h ** z.players * (1 + z.players * z.tables))
     out = (n * (40 + f) + d * 4 * (1 + a) + z.rows * (a + 4) + z.terminals * (4 + 2 * f)
            + f * h * (2 * z.alive_sets + 2 + h + 2 * z.strength_tables + 2 * h * z.tables))
     if z.ranked:                  # rank orders and bounds, pair tables, same-hand flags
@@ -264,8 +285,8 @@ def public_footprint(size: PublicSize, float_bytes: int = 4,
     lowered = host + z.nodes * _KEPT_PER_NODE + z.rows * _KEPT_PER_ROW
     device = (_DEVICE_FIXED + _tensor_bytes(z, f)
               + z.rows * z.max_actions * (_SLOT_MASK + _SLOT_FLOATS * f)
-              + z.nodes * z.hands * _NODE_HAND_FLOATS * f
-              + z.dense_terminals * z.hands * z.hands * _PAIR_FLOATS * f)
+              + z.nodes * z.hands * _NODE_HAND_FLOATS * f * z.players // 2
+              + z.dense_terminals * z.hands ** z.players * _PAIR_FLOATS * f)
     return MemoryFootprint(lowering, lowered, device, lowering + device)
 
 
@@ -306,16 +327,21 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     Raises:
       GameError: the first node that breaks the contract, named by its public history.
       MemoryBudgetError: the game does not fit the memory budget.
-      ValueError: ``terminals="ranked"`` for hands of more than two cards.
+      ValueError: ``terminals="ranked"`` for hands of more than two cards, or for a game
+        of more than two players (their terminals are dense tables).
     """
     if terminals not in TERMINALS:
         raise ValueError(f"terminals must be one of {', '.join(TERMINALS)}, got {terminals!r}")
     hands = read_hands(game)
+    P = hands.num_players
+    if terminals == "ranked" and P != 2:
+        raise ValueError(f"ranked terminals take two players; this game has {P} (its "
+                         "terminals are dense payoff tables: use terminals='dense' or 'auto')")
     most_cards = max((len(c) for per in (hands.cards or ()) for c in per), default=0)
     if terminals == "ranked" and most_cards > 2:
         raise ValueError(f"ranked terminals take hands of at most two cards; this game's "
                          f"hold up to {most_cards} (use terminals='dense')")
-    ranked = terminals == "ranked" or (terminals == "auto" and most_cards <= 2 and
+    ranked = terminals == "ranked" or (terminals == "auto" and most_cards <= 2 and P == 2 and
                                        max(len(x) for x in hands.labels) >= RANKED_FROM)
     sizes = tuple(len(x) for x in hands.labels)
     H = max(sizes)
@@ -334,11 +360,11 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
             alive_sets.append(mask)
         return k
 
-    root_alive = np.zeros((2, H), bool)
-    for p in range(2):
+    root_alive = np.zeros((P, H), bool)
+    for p in range(P):
         root_alive[p, :sizes[p]] = True
-    frontier = [(game.clone(), (), -1, 0, 2, 1.0, 1.0, path_id(root_alive), None)]
-    walked = _Walked(H, ranked)
+    frontier = [(game.clone(), (), -1, 0, P, 1.0, 1.0, path_id(root_alive), None)]
+    walked = _Walked(H, ranked, P)
     level_start = [0]
     values: list[tuple[int, Any]] = []
     while frontier:
@@ -347,7 +373,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
             n = len(parent)
             here = alive_sets[pid]
             node = inspect_public(state, hands, history, memo=memo,
-                                  alive=(here[0, :sizes[0]], here[1, :sizes[1]]))
+                                  alive=tuple(here[p, :sizes[p]] for p in range(P)))
             parent.append(par)
             slot.append(sl)
             owner.append(own)
@@ -367,11 +393,11 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                 child = state if a == last else state.clone()
                 child.step(x)
                 if node.kind == CHANCE_NODE:
-                    blocked = np.zeros((2, H), bool)
-                    for p in range(2):
+                    blocked = np.zeros((P, H), bool)
+                    for p in range(P):
                         blocked[p, :sizes[p]] = node.blocked[a][p]
                     cid = path_id(alive_sets[pid] & ~blocked)
-                    nxt.append((child, history + (x,), n, a, 2, node.probs[a],
+                    nxt.append((child, history + (x,), n, a, P, node.probs[a],
                                 re * node.probs[a], cid, x))
                 else:
                     nxt.append((child, history + (x,), n, a, node.player, 1.0, re, pid, x))
@@ -440,14 +466,21 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                 table_list.append(np.asarray(v.payoffs, np.float64))
             table_node.append(n)
             table_index.append(k)
-    compat = np.zeros((H, H))
-    compat[:sizes[0], :sizes[1]] = hands.compatible / hands.deal_total
-    tables = np.zeros((len(table_list), 2, H, H))
-    for u, t in enumerate(table_list):
-        tables[u, 0, :sizes[0], :sizes[1]] = t[0] * compat[:sizes[0], :sizes[1]]
-        tables[u, 1, :sizes[1], :sizes[0]] = (t[1] * compat[:sizes[0], :sizes[1]]).T
-    weights = np.zeros((2, H))
-    for p in range(2):
+    if P == 2:
+        compat = np.zeros((H, H))
+        compat[:sizes[0], :sizes[1]] = hands.compatible / hands.deal_total
+        tables = np.zeros((len(table_list), 2, H, H))
+        for u, t in enumerate(table_list):
+            tables[u, 0, :sizes[0], :sizes[1]] = t[0] * compat[:sizes[0], :sizes[1]]
+            tables[u, 1, :sizes[1], :sizes[0]] = (t[1] * compat[:sizes[0], :sizes[1]]).T
+    else:                        # [H]*P, and per player p the table with p's axis first
+        compat = _padded(hands.compatible / hands.deal_total, H)
+        tables = np.zeros((len(table_list), P) + (H,) * P)
+        for u, t in enumerate(table_list):
+            for p in range(P):
+                tables[u, p] = np.moveaxis(_padded(t[p], H) * compat, p, 0)
+    weights = np.zeros((P, H))
+    for p in range(P):
         weights[p, :sizes[p]] = hands.weights[p]
     strengths = np.stack(strength_list) if strength_list else np.zeros((0, 2, H))
     leaf_index = np.full(N, len(values), np.int32)          # terminals: folds, showdowns, tables
@@ -464,7 +497,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
         node_path=np.asarray(path, np.int32), alive=np.stack(alive_sets).astype(f),
         weights=weights.astype(f), compat=compat.astype(f),
         fold_node=np.asarray(fold_node, np.int32),
-        fold_payoff=np.asarray(fold_pay, f).reshape(-1, 2),
+        fold_payoff=np.asarray(fold_pay, f).reshape(-1, P),
         show_node=np.asarray(show_node, np.int32), show_stake=np.asarray(show_stake, f),
         show_index=np.asarray(show_index, np.int32), strengths=strengths.astype(f),
         table_node=np.asarray(table_node, np.int32),
@@ -480,8 +513,8 @@ class _Walked:
     """The sizes of the public nodes walked so far, counted as they are met (the memory
     budget's :class:`PublicSize`: a lower bound on the game's until the walk ends)."""
 
-    def __init__(self, hands: int, ranked: bool):
-        self.hands, self.ranked = hands, ranked
+    def __init__(self, hands: int, ranked: bool, players: int = 2):
+        self.hands, self.ranked, self.players = hands, ranked, players
         self.nodes = self.decisions = self.terminals = self.dense = 0
         self.max_actions = 1
         self.tables: set[int] = set()        # ids of payoff tables (lower_public's dedupe)
@@ -510,7 +543,7 @@ class _Walked:
                           for v in shows})
         return PublicSize(self.nodes, self.decisions, self.hands, self.max_actions,
                           alive_sets, self.terminals, self.dense, len(self.tables), boards,
-                          self.ranked)
+                          self.ranked, self.players)
 
 
 def _rank_tables(hands: HandInfo, strengths: np.ndarray, H: int, ranked: bool, f) -> dict:
@@ -581,17 +614,24 @@ def _rank_tables(hands: HandInfo, strengths: np.ndarray, H: int, ranked: bool, f
     return out
 
 
+def _padded(x: np.ndarray, H: int) -> np.ndarray:
+    """``x`` (``[H_0, ..., H_{P-1}]``) zero-padded to ``[H]*P``."""
+    out = np.zeros((H,) * x.ndim)
+    out[tuple(slice(0, n) for n in x.shape)] = x
+    return out
+
+
 def _constant_sum(values, hands: HandInfo) -> float | None:
-    """The payoffs' sum when it is the same at every terminal and compatible pair."""
+    """The payoffs' sum when it is the same at every terminal and compatible tuple."""
     sums = set()
     for v in {id(v): v for _, v in values}.values():
         if isinstance(v, Fold):
-            sums.add(round(v.payoffs[0] + v.payoffs[1], 12))
+            sums.add(round(sum(v.payoffs), 12))
         elif isinstance(v, Showdown):
             sums.add(0.0)
         else:
             t = np.asarray(v.payoffs)
-            s = (t[0] + t[1])[hands.compatible]
+            s = t.sum(axis=0)[hands.compatible]
             sums.update(np.round(np.unique(s), 12).tolist())
         if len(sums) > 1:
             return None

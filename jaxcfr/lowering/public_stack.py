@@ -153,8 +153,9 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
         ask for it, so that all agree).
 
     Raises:
-      ValueError: no games, a member that is neither, or members that mix ranked and
-        dense terminals (lower them with one ``terminals=``).
+      ValueError: no games, a member that is neither, a member of more than two players,
+        or members that mix ranked and dense terminals (lower them with one
+        ``terminals=``).
     """
     games = list(games)
     if not games:
@@ -175,6 +176,10 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
     else:
         games = [g if isinstance(g, PublicLowered) else lower_public(g, terminals=terminals)
                  for g in games]
+    many = [b for b, g in enumerate(games) if g.num_players != 2]
+    if many:
+        raise ValueError(f"stacks of public trees take two-player games; member {many[0]} "
+                         f"has {games[many[0]].num_players} players (solve it alone)")
     ranked = {g.ranked for g in games}
     if len(ranked) > 1:
         kinds = ["ranked" if g.ranked else "dense" for g in games]

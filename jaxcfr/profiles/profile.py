@@ -303,6 +303,23 @@ class Profile:
             if not self.game:
                 raise ValueError("to_openspiel() needs game= (the profile records no game)")
             game = self.recorded_game(trust_code)
+        from jaxcfr.lowering.public import PublicLowered, public_game_of
+        public = public_game_of(game)
+        if public is not None:              # keyed (player, (hand, public history))
+            if isinstance(public, PublicLowered):
+                raise ValueError("to_openspiel() of a public tree needs its PublicGame or game "
+                                 "string (a lowered public tree cannot be expanded)")
+            from jaxcfr.game.public_expand import expand
+            if pyspiel_game is None:
+                text = _history_text(game if isinstance(game, str) else self.game or "")
+                pyspiel_game = openspiel_counterpart(text) if text else None
+                if pyspiel_game is None:
+                    raise ValueError(f"to_openspiel() needs pyspiel_game= for "
+                                     f"{text or 'this public game'}: no OpenSpiel game is "
+                                     "known to be the same game")
+            # the expanded history tree, hands dealt seat by seat as OpenSpiel deals them:
+            # its information-set keys are the profile's
+            return tabular_policy(self, pyspiel_game, expand(public, deal="seat"))
         if pyspiel_game is None:
             text = game if isinstance(game, str) else self.game
             pyspiel_game = openspiel_counterpart(text) if text else None
@@ -360,6 +377,18 @@ def evaluate_profile(profile: Profile, game=None, *, precision: str = "float32",
     out.update(counts)
     out["game"] = name
     return out
+
+
+def _history_text(text: str) -> str:
+    """``text`` without its ``tree='public'`` (the history-tree game of the same name)."""
+    try:
+        name, params = parse_game_string(text.strip())
+    except GameError:
+        return ""
+    params.pop("tree", None)
+    if not params:
+        return name
+    return f"{name}(" + ", ".join(f"{k}={v!r}" for k, v in params.items()) + ")"
 
 
 def openspiel_counterpart(text: str) -> str | None:

@@ -48,7 +48,7 @@ class PublicExact(Estimator):
 
     def estimate(self, t: PublicTensors, s: PublicStructure, current, player, keys=None,
                  hp=None, arrays=None) -> DenseEstimate:
-        players = (0, 1) if player is None else player[None]
+        players = tuple(range(s.num_players)) if player is None else player[None]
         q, own = kernels.counterfactual_action_values(t, s, current, players)
         regret = instantaneous_regret(q, current, t.legal_mask)
         return DenseEstimate(regret, own[:, None] * current, rows_of(t, player))
@@ -90,7 +90,7 @@ def evaluate_public(lowered, strategy, *, dtype="float64",
     uniform), so a strategy sum can be passed as it is. Returns the keys of
     :data:`~jaxcfr.solvers.metric_record.METRIC_KEYS` (as :func:`jaxcfr.evaluate`):
     ``values`` and ``best_response_values`` ``[P, *b]``, ``nash_conv`` ``[*b]``,
-    ``exploitability`` (NashConv / 2 for a constant-sum game, else ``None``),
+    ``exploitability`` (NashConv / 2 for a two-player constant-sum game, else ``None``),
     ``nash_gap`` (each best response's value minus the game's ``nash_value()``, when it
     states one) and the tightest of them, ``metric`` / ``metric_name``.
     """
@@ -108,11 +108,12 @@ def evaluate_public(lowered, strategy, *, dtype="float64",
         values = to_host(values, dtype=np.float64)
         br = to_host(br, dtype=np.float64)
     nash_conv = (br - values).sum(axis=0)
+    two = lowered.num_players == 2
     gap = None
-    if lowered.nash_value is not None:
+    if two and lowered.nash_value is not None:
         gap = br - np.asarray(lowered.nash_value).reshape((2,) + (1,) * (br.ndim - 1))
     return metrics(values, br, nash_conv,
-                   nash_conv / 2 if lowered.constant_sum is not None else None, gap)
+                   nash_conv / 2 if two and lowered.constant_sum is not None else None, gap)
 
 
 @functools.partial(jax.jit, static_argnames=("structure", "player"))
@@ -123,8 +124,8 @@ def _best_response(tensors, strategy, *, structure, player):
 def best_response_public(lowered, strategy, player: int, *, dtype="float64") -> np.ndarray:
     """``strategy`` (``[I, A, *b]``, rows normalised) with ``player``'s rows replaced by
     a pure best response to the others' (one-hot rows), on the host."""
-    if player not in (0, 1):
-        raise ValueError(f"player must be 0 or 1, got {player!r}")
+    if isinstance(player, bool) or player not in range(lowered.num_players):
+        raise ValueError(f"player must be 0 to {lowered.num_players - 1}, got {player!r}")
     dtype = precision.dtype_of(dtype)
     with precision.scope(dtype):
         tensors = public_device_tensors(lowered, dtype)
@@ -168,6 +169,9 @@ def hand_values_public(lowered, strategy, node: int, *, dtype="float64"
     if not 0 <= node < len(t.node_base) or t.node_base[node] < 0:
         raise ValueError(f"node {node!r} is not a public decision node")
     player = int(t.node_player[node])
+    if lowered.num_players != 2:
+        raise ValueError(f"hand values are computed for two-player public trees; this one "
+                         f"has {lowered.num_players} players")
     other = 1 - player
     sizes = [len(x) for x in lowered.hands.labels]
     actions = len(lowered.node_actions[node])
