@@ -148,6 +148,37 @@ def test_ranked_terminals_equal_dense_terminals_on_two_card_hands():
     assert checked >= 2
 
 
+@pytest.mark.parametrize("terminals", ["dense", "ranked"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_regrets_by_slot_are_the_rows_regrets_bit_for_bit(terminals, dtype):
+    """``counterfactual_regrets`` (the exact estimator's input, computed by decision slot
+    ``[D, A, H]`` and written into the rows once) is ``instantaneous_regret`` of the
+    rows' action values, bit for bit: the same sums in the same order, another layout
+    (ties, exact zeros and zero-probability actions included). Both sides compiled: op by
+    op, outside a compiled program, the rounding of a multiply-add can differ."""
+    from jaxcfr.kernels import public as kernels
+    from jaxcfr.kernels.numerics import instantaneous_regret
+    lowered = jaxcfr.lower_public(RandomPublicGame(2), terminals=terminals)
+    s = lowered.structure
+    table = _random_profile(lowered, 3)
+    table[np.random.default_rng(4).random(table.shape) < 0.3] = 0   # zero probabilities
+    table[:, 0] += table.sum(axis=1) == 0
+    table /= table.sum(axis=1, keepdims=True)
+    with precision.scope(dtype):
+        t = public_device_tensors(lowered, dtype)
+        strategy = jax.numpy.asarray(table, dtype)
+        for players in ((0,), (1,), (0, 1)):
+            def by_rows(t, x):
+                q, own = kernels.counterfactual_action_values(t, s, x, players)
+                return instantaneous_regret(q, x, t.legal_mask), own
+            rows, own = jax.jit(by_rows)(t, strategy)
+            regret, own2 = jax.jit(lambda t, x: kernels.counterfactual_regrets(
+                t, s, x, players))(t, strategy)
+            assert np.array_equal(np.asarray(regret), np.asarray(rows))
+            assert np.array_equal(np.asarray(own2), np.asarray(own))
+            assert np.asarray(regret).any()
+
+
 def test_random_games_cover_every_operator_and_blocking():
     kinds, blocked = set(), False
     for seed in range(6):

@@ -38,11 +38,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxcfr.kernels.numerics import trail
+from jaxcfr.kernels.numerics import instantaneous_regret, trail
 from jaxcfr.tensors import PublicStructure, PublicTensors
 
 __all__ = ["edge_probabilities", "reach_pass", "value_pass", "counterfactual_action_values",
-           "best_response", "metrics"]
+           "counterfactual_regrets", "best_response", "metrics"]
 
 
 def _decisions(table: jax.Array, s: PublicStructure, pad: float) -> jax.Array:
@@ -382,13 +382,15 @@ def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax
     return jnp.concatenate(out[::-1], axis=0)
 
 
-def counterfactual_action_values(t: PublicTensors, s: PublicStructure, strategy: jax.Array,
-                                 players) -> tuple[jax.Array, jax.Array]:
-    """``(q [I, A, *b], own [I, *b])``: the counterfactual action values of the rows of
-    ``players`` (a static tuple, or a traced ``[k]`` array; other rows 0), and every
-    row's own reach (its player's strategy's reach of its node, 0 for a blocked hand)."""
+def _slot_values(t: PublicTensors, s: PublicStructure, strategy: jax.Array, players
+                 ) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(q [D, A, H, *b], own [I, *b], by_slot [(D + 1) * A, H, *b])``: the
+    counterfactual action values of ``players``' decisions by slot (decision ``d``'s slot
+    ``a`` is the hand vector ``q[d, a]``; other players' 0), every row's own reach, and
+    the strategy by slot (:func:`_decisions`)."""
     rows, actions = t.legal_mask.shape
-    edge = edge_probabilities(t, s, strategy)
+    by_slot = _decisions(strategy, s, 1.0)                                 # [(D+1)*A, H, *b]
+    edge = jnp.take(by_slot, t.edge_decision * actions + t.parent_slot, axis=0, mode="clip")
     reach = reach_pass(t, s, edge)
     batch = strategy.shape[2:]
     chosen = jnp.zeros(edge.shape, edge.dtype)
@@ -399,16 +401,45 @@ def counterfactual_action_values(t: PublicTensors, s: PublicStructure, strategy:
         chosen = chosen + jnp.where(trail(t.edge_owner == p, v.ndim), v, 0)
     chosen = jnp.concatenate([chosen, jnp.zeros_like(chosen[:1])])           # node N: none
     q = jnp.take(chosen, t.child_of, axis=0)                                 # [D, A, H, *b]
-    q = jnp.swapaxes(q, 1, 2).reshape((rows - 1, actions) + batch)
     player = jnp.clip(t.node_player[t.decision_node], 0, s.num_players - 1)  # [D]
     here = jnp.take(reach, t.decision_node, axis=0)                          # [D, P, H, *b]
     own = jnp.take_along_axis(here, trail(player, here.ndim), axis=1)[:, 0]  # [D, H, *b]
     alive = t.alive[t.node_path[t.decision_node]]                            # [D, P, H]
     mine = jnp.take_along_axis(alive, player[:, None, None], axis=1)[:, 0]   # [D, H]
     own = (own * trail(mine, own.ndim)).reshape((rows - 1,) + batch)
-    zero = jnp.zeros((1,) + batch, edge.dtype)
-    return (jnp.concatenate([q, jnp.zeros((1, actions) + batch, edge.dtype)]),
-            jnp.concatenate([own, zero]))
+    own = jnp.concatenate([own, jnp.zeros((1,) + batch, edge.dtype)])
+    return q, own, by_slot
+
+
+def _to_rows(x: jax.Array) -> jax.Array:
+    """A table by slot ``[D, A, H, *b]`` as rows ``[I, A, *b]`` (the sink row 0)."""
+    D, A, H = x.shape[:3]
+    x = jnp.swapaxes(x, 1, 2).reshape((D * H, A) + x.shape[3:])
+    return jnp.concatenate([x, jnp.zeros_like(x[:1])])
+
+
+def counterfactual_action_values(t: PublicTensors, s: PublicStructure, strategy: jax.Array,
+                                 players) -> tuple[jax.Array, jax.Array]:
+    """``(q [I, A, *b], own [I, *b])``: the counterfactual action values of the rows of
+    ``players`` (a static tuple, or a traced ``[k]`` array; other rows 0), and every
+    row's own reach (its player's strategy's reach of its node, 0 for a blocked hand)."""
+    q, own, _ = _slot_values(t, s, strategy, players)
+    return _to_rows(q), own
+
+
+def counterfactual_regrets(t: PublicTensors, s: PublicStructure, strategy: jax.Array,
+                           players) -> tuple[jax.Array, jax.Array]:
+    """``(regret [I, A, *b], own [I, *b])``: :func:`~jaxcfr.kernels.numerics.instantaneous_regret`
+    of :func:`counterfactual_action_values` (the same numbers, bit for bit), computed by
+    slot, ``[D, A, H, *b]``, where each action is a contiguous hand vector, and written
+    into the rows' ``[I, A]`` layout once: in that layout the sum and the maximum over
+    three actions read strided entries (XLA's CPU code for them cost about as much as the
+    rest of the half-step's table work on a hold'em turn)."""
+    q, own, by_slot = _slot_values(t, s, strategy, players)
+    D, A = q.shape[:2]
+    current = by_slot[:D * A].reshape(q.shape)                               # [D, A, H, *b]
+    legal = _decisions(t.legal_mask, s, False)[:D * A].reshape(q.shape[:3])  # [D, A, H]
+    return _to_rows(instantaneous_regret(q, current, legal)), own
 
 
 def best_response(t: PublicTensors, s: PublicStructure, strategy: jax.Array, player: int

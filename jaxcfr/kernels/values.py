@@ -34,6 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr.kernels import passes, public, sequence
+from jaxcfr.kernels.numerics import instantaneous_regret
 from jaxcfr.tensors import GameTensors, LoweredGame, PublicTensors, Structure
 
 __all__ = ["ValueKernel", "NodePasses", "SequenceForm", "PublicTree", "KERNELS",
@@ -96,6 +97,16 @@ class ValueKernel:
         q = passes.action_values(t, s, passes.opponent_reach(reach), values, rows, actions,
                                  players)
         return q, passes.own_reach_at_rows(t, reach)                          # [I, *b]
+
+    def counterfactual_regrets(self, t, s: Structure, current: jax.Array, players
+                               ) -> tuple[jax.Array, jax.Array]:
+        """``(regret [I, A, *b], own [I, *b])``: the instantaneous regrets
+        (:func:`~jaxcfr.kernels.numerics.instantaneous_regret`) of
+        :meth:`counterfactual_action_values` under ``current``, and each row owner's reach:
+        what the exact estimator reads. A kernel may compute them in its own layout (the
+        same numbers)."""
+        q, own = self.counterfactual_action_values(t, s, current, players)
+        return instantaneous_regret(q, current, t.legal_mask), own
 
     def best_response_values(self, t, s: Structure, strategy: jax.Array, rounds: jax.Array
                              ) -> tuple[jax.Array, jax.Array]:
@@ -174,6 +185,9 @@ class PublicTree(ValueKernel):
 
     def counterfactual_action_values(self, t, s, current, players):
         return public.counterfactual_action_values(t, s, current, players)
+
+    def counterfactual_regrets(self, t, s, current, players):
+        return public.counterfactual_regrets(t, s, current, players)
 
     def best_response_values(self, t, s, strategy, rounds):
         return public.metrics(t, s, strategy)

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcfr.kernels import compensated, passes
-from jaxcfr.kernels.numerics import instantaneous_regret, normalise
+from jaxcfr.kernels.numerics import normalise
 from jaxcfr.kernels.values import NODE_PASSES, ValueKernel
 from jaxcfr.tensors import GameTensors, LoweredGame, Structure
 
@@ -185,8 +185,7 @@ class Exact(Estimator):
     reads_nodes: ClassVar[bool] = False     # only its kernel's values and the rows
 
     def estimate(self, t, s, current, player, keys=None, hp=None, arrays=None) -> DenseEstimate:
-        q, own = self.values.counterfactual_action_values(t, s, current, players_of(s, player))
-        regret = instantaneous_regret(q, current, t.legal_mask)
+        regret, own = self.values.counterfactual_regrets(t, s, current, players_of(s, player))
         return DenseEstimate(regret, own[:, None] * current, rows_of(t, player))
 
     def describe(self) -> str:

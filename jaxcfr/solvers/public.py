@@ -29,7 +29,7 @@ import numpy as np
 from jaxcfr._util import precision
 from jaxcfr._util.host_arrays import on_device, to_host
 from jaxcfr.kernels import public as kernels
-from jaxcfr.kernels.numerics import instantaneous_regret, normalise
+from jaxcfr.kernels.numerics import normalise
 from jaxcfr.solvers.estimator_protocol import DenseEstimate, Estimator, Exact, rows_of
 from jaxcfr.solvers.metric_record import metrics
 from jaxcfr.solvers.solver import Solver
@@ -49,8 +49,7 @@ class PublicExact(Estimator):
     def estimate(self, t: PublicTensors, s: PublicStructure, current, player, keys=None,
                  hp=None, arrays=None) -> DenseEstimate:
         players = tuple(range(s.num_players)) if player is None else player[None]
-        q, own = kernels.counterfactual_action_values(t, s, current, players)
-        regret = instantaneous_regret(q, current, t.legal_mask)
+        regret, own = kernels.counterfactual_regrets(t, s, current, players)
         return DenseEstimate(regret, own[:, None] * current, rows_of(t, player))
 
     def describe(self) -> str:
