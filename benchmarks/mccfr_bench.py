@@ -81,13 +81,19 @@ def costs(game: str, algorithm: str = "cfr+", repeats: int = 5) -> dict[str, flo
 
 
 def entry_solver(entry: str) -> jaxcfr.Solver:
-    """The solver of an ``algorithm/sampling[/samples[/counts]]`` entry."""
+    """The solver of an ``algorithm/sampling[/samples[/how]]`` entry: ``how`` is
+    ``counts`` (the traversals as counts), ``levels`` (one by one, level by level) or
+    ``depth`` (one by one, depth first); default: levels."""
     parts = entry.split("/")
     algorithm, scheme = parts[0], parts[1]
     samples = int(parts[2]) if len(parts) > 2 else 1
-    counts = len(parts) > 3 and parts[3] == "counts"
-    return jaxcfr.make_solver(algorithm, sampling=scheme, samples=samples,
-                              counts=True if counts else None)
+    how = parts[3] if len(parts) > 3 else "levels"
+    if scheme == "none":
+        return jaxcfr.make_solver(algorithm)
+    cls = jaxcfr.ESTIMATORS[scheme]
+    estimator = (cls(samples=samples, counts=True) if how == "counts"
+                 else cls(samples=samples, walk=how))
+    return jaxcfr.make_solver(algorithm, estimator=estimator)
 
 
 def _entry_runner(lowered, entry: str, seed: int = 0, chunk: int = 50):
