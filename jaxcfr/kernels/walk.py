@@ -149,6 +149,11 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         every player at once).
       exploration: ``[B]`` outcome sampling's epsilon at the traverser's decisions.
       num_players: ``P``.
+
+    The loop's state is packed into few arrays (one integer and one float row per frame,
+    one float row per output slot) and a node's facts into one integer and one float row
+    of two tables, so a step is a few gathers and in-place row updates: XLA's CPU backend
+    pays per array touched, not per number.
     """
     depth, slots, k = plan.depth, plan.slots, plan.max_children
     actions = t.legal_mask.shape[1]
@@ -158,103 +163,99 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
     member = jnp.repeat(jnp.arange(members, dtype=jnp.int32), plan.samples)        # [L]
     eps = take(exploration, member).astype(dtype)                                   # [L]
     u = uniforms.reshape(lanes, plan.draws)                                          # [L, U]
-    first, count = tables.first_child, tables.num_children
+    n = t.node_kind.shape[0]
+    # a node's facts, one row each, padded by K rows so that children are one window
+    facts = jnp.stack([t.node_kind.astype(jnp.int32), t.node_player.astype(jnp.int32),
+                       tables.first_child, tables.num_children,
+                       t.node_infoset.astype(jnp.int32), t.edge_owner.astype(jnp.int32),
+                       tables.edge_slot[:n]], axis=1)                               # [N, 7]
+    facts = jnp.concatenate([facts, jnp.zeros((k, 7), jnp.int32)])                  # [N + K, 7]
+    KIND, OWNER, FIRST, COUNT, ROW, EDGE_OWNER, SLOT = range(7)
+    amounts = jnp.concatenate([t.payoff.astype(dtype), tables.chance[:n, None].astype(dtype)],
+                              axis=1)
+    amounts = jnp.concatenate([amounts, jnp.zeros((k, num + 1), dtype)])          # [N + K, P + 1]
+    # a frame's float row: value [P] | x [A] | sigma [A] | reach [P + 1] | Q | p / q | q
+    V, X, SIG, R = 0, num, num + actions, num + 2 * actions
+    SQ, RATIO, Q = R + num + 1, R + num + 2, R + num + 3
+    width = Q + 1
     players = jnp.arange(num + 1)
+    cols = jnp.arange(width)
 
-    def strategy(node, m):                                                  # [A]
-        return policy(take(t.node_infoset, node)[None], m[None])[0].astype(dtype)
+    def strategy(node_row, m):                                                  # [A]
+        return policy(node_row[None], m[None])[0].astype(dtype)
 
     def one(m, e, numbers):
-        root = jnp.zeros((), jnp.int32)
-        frames = dict(
-            node=jnp.zeros(depth, jnp.int32),
-            taken=jnp.zeros(depth, jnp.int32),                     # children taken so far
-            value=jnp.zeros((depth, num), dtype).at[0].set(take(t.payoff, root).astype(dtype)),
-            x=jnp.zeros((depth, actions), dtype),
-            sigma=jnp.zeros((depth, actions), dtype).at[0].set(strategy(root, m)),
-            reach=jnp.ones((depth, num + 1), dtype),
-            sample_reach=jnp.ones(depth, dtype),
-            ratio=jnp.ones(depth, dtype),                          # p / q of the edge in
-            q=jnp.ones(depth, dtype))                              # q of the edge in
-        out = dict(node=jnp.zeros(slots, jnp.int32), x=jnp.zeros((slots, actions), dtype),
-                   sigma=jnp.zeros((slots, actions), dtype),
-                   reach=jnp.zeros((slots, num + 1), dtype),
-                   sample_reach=jnp.zeros(slots, dtype))
-        start = (jnp.zeros((), jnp.int32), jnp.zeros((), bool), jnp.zeros((), jnp.int32),
-                 jnp.zeros((), jnp.int32), frames, out)
+        root_row = jnp.concatenate([amounts[0, :num], jnp.zeros(actions, dtype),
+                                    strategy(facts[0, ROW], m), jnp.ones(num + 4, dtype)])
+        ff = jnp.zeros((depth, width), dtype).at[0].set(root_row)
+        fi = jnp.zeros((depth, 2), jnp.int32)                     # node, children taken
+        of = jnp.zeros((slots + 1, width), dtype)                 # the last row: scratch
+        on = jnp.zeros(slots + 1, jnp.int32)
+        zero = jnp.zeros((), jnp.int32)
+        start = (zero, jnp.zeros((), bool), zero, zero, ff, fi, of, on)
 
         def step(carry):
-            sp, _, drawn, written, f, o = carry
-            h = f["node"][sp]
-            kind, owner = take(t.node_kind, h), take(t.node_player, h)
-            nk = take(count, h)
+            sp, _, drawn, written, ff, fi, of, on = carry
+            h, j = fi[sp, 0], fi[sp, 1]
+            top = ff[sp]                                                       # [F]
+            fh = facts[h]
+            kind, owner, at, nk = fh[KIND], fh[OWNER], fh[FIRST], fh[COUNT]
             enum = scheme.enumerates(kind, owner, traverser)
-            j = f["taken"][sp]
             push = j < jnp.where(enum, nk, jnp.minimum(nk, 1))
-            # the child: the next one, or one drawn from the scheme's proposal
-            at = take(first, h)
-            window = jax.lax.dynamic_slice_in_dim(tables.edge_slot, at, k)          # [K]
+            kids = jax.lax.dynamic_slice_in_dim(facts, at, k)                  # [K, 7]
+            kid_amounts = jax.lax.dynamic_slice_in_dim(amounts, at, k)         # [K, P + 1]
             present = jnp.arange(k) < nk
-            sigma_h = f["sigma"][sp]
-            p_kids = jnp.where(present, take(sigma_h, window) * jax.lax.dynamic_slice_in_dim(
-                tables.chance, at, k).astype(dtype), 0)
+            sigma_h = jax.lax.dynamic_slice_in_dim(top, SIG, actions)
+            p_kids = jnp.where(present, take(sigma_h, kids[:, SLOT]) * kid_amounts[:, num], 0)
             q_kids = scheme.proposal(p_kids[None], present[None], nk[None], kind[None],
                                      owner[None], traverser, e[None, None])[0]
             pick = inverse_cdf(q_kids[None], numbers[jnp.minimum(drawn, plan.draws - 1)][None])[0]
             slot = jnp.where(enum, j, pick)
+            fc, payoff_c = kids[slot], kid_amounts[slot, :num]
             c = (at + slot).astype(jnp.int32)
-            p = take(p_kids, slot)
-            q = jnp.where(enum, jnp.ones((), dtype), take(q_kids, slot).astype(dtype))
-            leaf = take(count, c) == 0
-            payoff_c = take(t.payoff, c).astype(dtype)                              # [P]
-            # fold a value into a frame: a leaf just pushed, or the finished node on top
+            p = p_kids[slot]
+            q = jnp.where(enum, jnp.ones((), dtype), q_kids[slot].astype(dtype))
+            leaf = fc[COUNT] == 0
             finish = ~push
-            into = jnp.where(push, sp, sp - 1)
-            child = jnp.where(push, c, h)
-            value = jnp.where(push, payoff_c, f["value"][sp])
-            ratio = jnp.where(push, p / q, f["ratio"][sp])
-            q_in = jnp.where(push, q, f["q"][sp])
+            # fold a value into a frame: a leaf just pushed, or the finished node on top
+            into = jnp.maximum(jnp.where(push, sp, sp - 1), 0)
+            value = jnp.where(push, payoff_c, top[:num])
+            ratio = jnp.where(push, p / q, top[RATIO])
+            q_in = jnp.where(push, q, top[Q])
+            edge_owner = jnp.where(push, fc[EDGE_OWNER], fh[EDGE_OWNER])
+            edge_slot = jnp.where(push, fc[SLOT], fh[SLOT])
             fold = (push & leaf) | (finish & (sp > 0))
-            seat = jnp.minimum(take(t.edge_owner, child), num - 1)
-            into_c = jnp.maximum(into, 0)
-            value_into = f["value"][into_c] + jnp.where(fold, ratio, 0) * value
-            x_into = f["x"][into_c].at[take(tables.edge_slot, child)].set(
-                jnp.where(fold, value[seat] / q_in, f["x"][into_c][take(tables.edge_slot,
-                                                                         child)]))
-            f = dict(f, value=f["value"].at[into_c].set(value_into),
-                     x=f["x"].at[into_c].set(x_into),
-                     taken=f["taken"].at[sp].add(push.astype(jnp.int32)))
-            # a finished decision node: its slot
+            seat = jnp.minimum(edge_owner, num - 1)
+            target = ff[into]
+            folded = jnp.where(cols < num, target + jnp.pad(ratio * value, (0, width - num)),
+                               jnp.where(cols == X + edge_slot, value[seat] / q_in, target))
+            ff = ff.at[into].set(jnp.where(fold, folded, target))
+            fi = fi.at[sp, 1].add(push.astype(jnp.int32))
+            # a finished decision node: its slot (else the scratch row)
             record = finish & (kind == DECISION)
-            w = jnp.minimum(written, slots - 1)
-
-            def put(table, row, new):
-                return table.at[row].set(jnp.where(record, new, table[row]))
-            o = dict(node=put(o["node"], w, h), x=put(o["x"], w, f["x"][sp]),
-                     sigma=put(o["sigma"], w, sigma_h), reach=put(o["reach"], w, f["reach"][sp]),
-                     sample_reach=put(o["sample_reach"], w, f["sample_reach"][sp]))
-            # an inner child just pushed: its frame
-            grow = push & ~leaf
+            w = jnp.where(record, written, slots)
+            of = of.at[w].set(top)
+            on = on.at[w].set(h)
+            # an inner child just pushed: its frame (else the dead row above the top)
             below = jnp.minimum(sp + 1, depth - 1)
-            reach_c = f["reach"][sp] * jnp.where(players == take(t.edge_owner, c), p, 1)
-
-            def frame(table, new):
-                return table.at[below].set(jnp.where(grow, new, table[below]))
-            f = dict(f, node=frame(f["node"], c), taken=frame(f["taken"], 0),
-                     value=frame(f["value"], payoff_c), x=frame(f["x"], jnp.zeros(actions, dtype)),
-                     sigma=frame(f["sigma"], strategy(c, m)), reach=frame(f["reach"], reach_c),
-                     sample_reach=frame(f["sample_reach"], f["sample_reach"][sp] * q),
-                     ratio=frame(f["ratio"], p / q), q=frame(f["q"], q))
+            reach = jax.lax.dynamic_slice_in_dim(top, R, num + 1)
+            reach_c = reach * jnp.where(players == fc[EDGE_OWNER], p, 1)
+            new = jnp.concatenate([payoff_c, jnp.zeros(actions, dtype), strategy(fc[ROW], m),
+                                   reach_c, jnp.stack([top[SQ] * q, p / q, q])])
+            grow = push & ~leaf
+            ff = ff.at[below].set(jnp.where(grow, new, ff[below]))
+            fi = fi.at[below].set(jnp.where(grow, jnp.stack([c, zero]), fi[below]))
             drawn = drawn + (push & ~enum).astype(jnp.int32)
             written = written + record.astype(jnp.int32)
             done = finish & (sp == 0)
             sp = jnp.where(grow, sp + 1, jnp.where(finish, sp - 1, sp))
-            return sp, done, drawn, written, f, o
+            return sp, done, drawn, written, ff, fi, of, on
 
-        *_, written, _, o = jax.lax.while_loop(lambda c: ~c[1], step, start)
-        return o, jnp.arange(slots) < written
+        *_, written, _, _, of, on = jax.lax.while_loop(lambda c: ~c[1], step, start)
+        return on[:slots], of[:slots], jnp.arange(slots) < written
 
-    o, valid = jax.vmap(one)(member, eps, u)
-    flat = lambda a: a.reshape((-1,) + a.shape[2:])                                # noqa: E731
-    return Walked(flat(o["node"]), flat(valid), jnp.repeat(member, slots), flat(o["x"]),
-                  flat(o["sigma"]), flat(o["reach"]), flat(o["sample_reach"]))
+    on, of, valid = jax.vmap(one)(member, eps, u)
+    of = of.reshape(-1, width)
+    return Walked(on.reshape(-1), valid.reshape(-1), jnp.repeat(member, slots),
+                  of[:, X:X + actions], of[:, SIG:SIG + actions], of[:, R:R + num + 1],
+                  of[:, SQ])
