@@ -184,7 +184,7 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
     def strategy(node_row, m):                                                  # [A]
         return policy(node_row[None], m[None])[0].astype(dtype)
 
-    def one(m, e, numbers):
+    def init(m):
         root_row = jnp.concatenate([amounts[0, :num], jnp.zeros(actions, dtype),
                                     strategy(facts[0, ROW], m), jnp.ones(num + 4, dtype)])
         ff = jnp.zeros((depth, width), dtype).at[0].set(root_row)
@@ -192,69 +192,78 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         of = jnp.zeros((slots + 1, width), dtype)                 # the last row: scratch
         on = jnp.zeros(slots + 1, jnp.int32)
         zero = jnp.zeros((), jnp.int32)
-        start = (zero, jnp.zeros((), bool), zero, zero, ff, fi, of, on)
+        return zero, jnp.zeros((), bool), zero, zero, ff, fi, of, on
 
-        def step(carry):
-            sp, _, drawn, written, ff, fi, of, on = carry
-            h, j = fi[sp, 0], fi[sp, 1]
-            top = ff[sp]                                                       # [F]
-            fh = facts[h]
-            kind, owner, at, nk = fh[KIND], fh[OWNER], fh[FIRST], fh[COUNT]
-            enum = scheme.enumerates(kind, owner, traverser)
-            push = j < jnp.where(enum, nk, jnp.minimum(nk, 1))
-            kids = jax.lax.dynamic_slice_in_dim(facts, at, k)                  # [K, 7]
-            kid_amounts = jax.lax.dynamic_slice_in_dim(amounts, at, k)         # [K, P + 1]
-            present = jnp.arange(k) < nk
-            sigma_h = jax.lax.dynamic_slice_in_dim(top, SIG, actions)
-            p_kids = jnp.where(present, take(sigma_h, kids[:, SLOT]) * kid_amounts[:, num], 0)
-            q_kids = scheme.proposal(p_kids[None], present[None], nk[None], kind[None],
-                                     owner[None], traverser, e[None, None])[0]
-            pick = inverse_cdf(q_kids[None], numbers[jnp.minimum(drawn, plan.draws - 1)][None])[0]
-            slot = jnp.where(enum, j, pick)
-            fc, payoff_c = kids[slot], kid_amounts[slot, :num]
-            c = (at + slot).astype(jnp.int32)
-            p = p_kids[slot]
-            q = jnp.where(enum, jnp.ones((), dtype), q_kids[slot].astype(dtype))
-            leaf = fc[COUNT] == 0
-            finish = ~push
-            # fold a value into a frame: a leaf just pushed, or the finished node on top
-            into = jnp.maximum(jnp.where(push, sp, sp - 1), 0)
-            value = jnp.where(push, payoff_c, top[:num])
-            ratio = jnp.where(push, p / q, top[RATIO])
-            q_in = jnp.where(push, q, top[Q])
-            edge_owner = jnp.where(push, fc[EDGE_OWNER], fh[EDGE_OWNER])
-            edge_slot = jnp.where(push, fc[SLOT], fh[SLOT])
-            fold = (push & leaf) | (finish & (sp > 0))
-            seat = jnp.minimum(edge_owner, num - 1)
-            target = ff[into]
-            folded = jnp.where(cols < num, target + jnp.pad(ratio * value, (0, width - num)),
-                               jnp.where(cols == X + edge_slot, value[seat] / q_in, target))
-            ff = ff.at[into].set(jnp.where(fold, folded, target))
-            fi = fi.at[sp, 1].add(push.astype(jnp.int32))
-            # a finished decision node: its slot (else the scratch row)
-            record = finish & (kind == DECISION)
-            w = jnp.where(record, written, slots)
-            of = of.at[w].set(top)
-            on = on.at[w].set(h)
-            # an inner child just pushed: its frame (else the dead row above the top)
-            below = jnp.minimum(sp + 1, depth - 1)
-            reach = jax.lax.dynamic_slice_in_dim(top, R, num + 1)
-            reach_c = reach * jnp.where(players == fc[EDGE_OWNER], p, 1)
-            new = jnp.concatenate([payoff_c, jnp.zeros(actions, dtype), strategy(fc[ROW], m),
-                                   reach_c, jnp.stack([top[SQ] * q, p / q, q])])
-            grow = push & ~leaf
-            ff = ff.at[below].set(jnp.where(grow, new, ff[below]))
-            fi = fi.at[below].set(jnp.where(grow, jnp.stack([c, zero]), fi[below]))
-            drawn = drawn + (push & ~enum).astype(jnp.int32)
-            written = written + record.astype(jnp.int32)
-            done = finish & (sp == 0)
-            sp = jnp.where(grow, sp + 1, jnp.where(finish, sp - 1, sp))
-            return sp, done, drawn, written, ff, fi, of, on
+    def step(carry, m, e, numbers):
+        """One step of one lane (a finished lane's step changes nothing)."""
+        sp, done, drawn, written, ff, fi, of, on = carry
+        zero = jnp.zeros((), jnp.int32)
+        alive = ~done
+        h, j = fi[sp, 0], fi[sp, 1]
+        top = ff[sp]                                                       # [F]
+        fh = facts[h]
+        kind, owner, at, nk = fh[KIND], fh[OWNER], fh[FIRST], fh[COUNT]
+        enum = scheme.enumerates(kind, owner, traverser)
+        push = alive & (j < jnp.where(enum, nk, jnp.minimum(nk, 1)))
+        kids = jax.lax.dynamic_slice_in_dim(facts, at, k)                  # [K, 7]
+        kid_amounts = jax.lax.dynamic_slice_in_dim(amounts, at, k)         # [K, P + 1]
+        present = jnp.arange(k) < nk
+        sigma_h = jax.lax.dynamic_slice_in_dim(top, SIG, actions)
+        p_kids = jnp.where(present, take(sigma_h, kids[:, SLOT]) * kid_amounts[:, num], 0)
+        q_kids = scheme.proposal(p_kids[None], present[None], nk[None], kind[None],
+                                 owner[None], traverser, e[None, None])[0]
+        pick = inverse_cdf(q_kids[None], numbers[jnp.minimum(drawn, plan.draws - 1)][None])[0]
+        slot = jnp.where(enum, j, pick)
+        fc, payoff_c = kids[slot], kid_amounts[slot, :num]
+        c = (at + slot).astype(jnp.int32)
+        p = p_kids[slot]
+        q = jnp.where(enum, jnp.ones((), dtype), q_kids[slot].astype(dtype))
+        leaf = fc[COUNT] == 0
+        finish = alive & ~push
+        # fold a value into a frame: a leaf just pushed, or the finished node on top
+        into = jnp.maximum(jnp.where(push, sp, sp - 1), 0)
+        value = jnp.where(push, payoff_c, top[:num])
+        ratio = jnp.where(push, p / q, top[RATIO])
+        q_in = jnp.where(push, q, top[Q])
+        edge_owner = jnp.where(push, fc[EDGE_OWNER], fh[EDGE_OWNER])
+        edge_slot = jnp.where(push, fc[SLOT], fh[SLOT])
+        fold = (push & leaf) | (finish & (sp > 0))
+        seat = jnp.minimum(edge_owner, num - 1)
+        target = ff[into]
+        folded = jnp.where(cols < num, target + jnp.pad(ratio * value, (0, width - num)),
+                           jnp.where(cols == X + edge_slot, value[seat] / q_in, target))
+        ff = ff.at[into].set(jnp.where(fold, folded, target))
+        fi = fi.at[sp, 1].add(push.astype(jnp.int32))
+        # a finished decision node: its slot (else the scratch row)
+        record = finish & (kind == DECISION)
+        w = jnp.where(record, written, slots)
+        of = of.at[w].set(top)
+        on = on.at[w].set(h)
+        # an inner child just pushed: its frame (else the dead row above the top)
+        below = jnp.minimum(sp + 1, depth - 1)
+        reach = jax.lax.dynamic_slice_in_dim(top, R, num + 1)
+        reach_c = reach * jnp.where(players == fc[EDGE_OWNER], p, 1)
+        new = jnp.concatenate([payoff_c, jnp.zeros(actions, dtype), strategy(fc[ROW], m),
+                               reach_c, jnp.stack([top[SQ] * q, p / q, q])])
+        grow = push & ~leaf
+        ff = ff.at[below].set(jnp.where(grow, new, ff[below]))
+        fi = fi.at[below].set(jnp.where(grow, jnp.stack([c, zero]), fi[below]))
+        drawn = drawn + (push & ~enum).astype(jnp.int32)
+        written = written + record.astype(jnp.int32)
+        done = done | (finish & (sp == 0))
+        sp = jnp.maximum(jnp.where(grow, sp + 1, jnp.where(finish, sp - 1, sp)), 0)
+        return sp, done, drawn, written, ff, fi, of, on
 
-        *_, written, _, _, of, on = jax.lax.while_loop(lambda c: ~c[1], step, start)
-        return on[:slots], of[:slots], jnp.arange(slots) < written
+    # the loop runs the lanes' steps side by side until every lane is done: its predicate
+    # is one flag, so a step updates rows in place (a vmapped while_loop would select
+    # between every lane's old and new state, whole buffers, at every step)
+    lanes_step = jax.vmap(step)
+    *_, written, _, _, of, on = jax.lax.while_loop(
+        lambda c: ~jnp.all(c[1]), lambda c: lanes_step(c, member, eps, u),
+        jax.vmap(init)(member))
+    on, of = on[:, :slots], of[:, :slots]
+    valid = jnp.arange(slots)[None, :] < written[:, None]
 
-    on, of, valid = jax.vmap(one)(member, eps, u)
     of = of.reshape(-1, width)
     return Walked(on.reshape(-1), valid.reshape(-1), jnp.repeat(member, slots),
                   of[:, X:X + actions], of[:, SIG:SIG + actions], of[:, R:R + num + 1],
