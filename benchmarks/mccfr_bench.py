@@ -11,6 +11,7 @@ Usage::
     python benchmarks/mccfr_bench.py --target-only        # iterations to 0.05 on Leduc
     python benchmarks/mccfr_bench.py --peer               # against OpenSpiel's C++ MCCFR
     python benchmarks/mccfr_bench.py --peer --only throughput   # (or compile, fresh, seeds)
+    python benchmarks/mccfr_bench.py --peer --only walk    # depth first against level by level
 
 An entry is ``algorithm/sampling[/samples[/counts]]``: ``cfr/external/4096/counts`` runs
 4,096 external-sampling traversals per player and iteration as counts over the whole tree
@@ -81,13 +82,19 @@ def costs(game: str, algorithm: str = "cfr+", repeats: int = 5) -> dict[str, flo
 
 
 def entry_solver(entry: str) -> jaxcfr.Solver:
-    """The solver of an ``algorithm/sampling[/samples[/counts]]`` entry."""
+    """The solver of an ``algorithm/sampling[/samples[/how]]`` entry: ``how`` is
+    ``counts`` (the traversals as counts), ``levels`` (one by one, level by level) or
+    ``depth`` (one by one, depth first); default: levels."""
     parts = entry.split("/")
     algorithm, scheme = parts[0], parts[1]
     samples = int(parts[2]) if len(parts) > 2 else 1
-    counts = len(parts) > 3 and parts[3] == "counts"
-    return jaxcfr.make_solver(algorithm, sampling=scheme, samples=samples,
-                              counts=True if counts else None)
+    how = parts[3] if len(parts) > 3 else "levels"
+    if scheme == "none":
+        return jaxcfr.make_solver(algorithm)
+    cls = jaxcfr.ESTIMATORS[scheme]
+    estimator = (cls(samples=samples, counts=True) if how == "counts"
+                 else cls(samples=samples, walk=how))
+    return jaxcfr.make_solver(algorithm, estimator=estimator)
 
 
 def _entry_runner(lowered, entry: str, seed: int = 0, chunk: int = 50):
@@ -183,7 +190,12 @@ def throughput(game: str, scheme: str, samples=None, rounds: int = 3,
             best[name]["cpu"] = max(best[name]["cpu"], n * k / cpu)
             entry[3] = max(1, int(n * seconds / max(wall, 1e-3)))     # next: about `seconds`
     peer_rate = best["openspiel"]
+    updates = {name: {clock: rate / sides[name][2] for clock, rate in b.items()}
+               for name, b in best.items()}
     out = {"game": game, "scheme": scheme, "traversals_per_second": best,
+           "updates_per_second": updates,
+           "updates_ratio_cpu": {n: u["cpu"] / updates["openspiel"]["cpu"]
+                                 for n, u in updates.items()},
            "ratio_wall": {n: b["wall"] / peer_rate["wall"] for n, b in best.items()},
            "ratio_cpu": {n: b["cpu"] / peer_rate["cpu"] for n, b in best.items()}}
     print(json.dumps(out), flush=True)
@@ -197,12 +209,13 @@ def compile_seconds(game: str, samples: int = 64, rounds: int = 5) -> dict:
     persistent cache off), each program's median and every round's seconds; the ratio to
     the exact program's median."""
     lowered = jaxcfr.lower(jaxcfr.load_game(game), name=game)
-    entries = ("none", "external", "outcome", "external/counts", "outcome/counts")
+    entries = ("none", "external", "outcome", "external/counts", "outcome/counts",
+               "external/depth", "outcome/depth")
     seconds = {entry: [] for entry in entries}
     for _ in range(rounds):
         for entry in entries:
-            scheme, _, counts = entry.partition("/")
-            name = f"cfr/{scheme}/{samples}" + ("/counts" if counts else "")
+            scheme, _, how = entry.partition("/")
+            name = f"cfr/{scheme}/{samples}" + (f"/{how}" if how else "")
             jax.clear_caches()          # else a later round's compile is a lookup
             runner = jaxcfr.Runner(lowered, entry_solver(name), {"seed": 0}, chunk=50)
             program = runner.chunk_program(runner.init())
@@ -326,6 +339,21 @@ def seeds_study(iterations: int = 10_000, seeds: int = 20) -> dict:
     return out
 
 
+#: the walk study (``--only walk``): jaxcfr's traversals one by one, depth first and level
+#: by level, one and a batch per traverser and iteration, against OpenSpiel (issue 32)
+WALK_SAMPLES = ("1/depth", "1/levels", "64/depth", "64/levels")
+
+
+def walk_study(games=PEER_GAMES, rounds: int = 2) -> dict:
+    """The depth-first walk against the level-by-level builder and OpenSpiel's C++:
+    compile seconds of one chunk (one traversal per player, one round) and strategy
+    updates (iterations) per CPU second, interleaved (:func:`throughput`); about a minute
+    per game and scheme on a shared 2-core machine."""
+    return {"compile": [compile_seconds(g, samples=1, rounds=1) for g in games],
+            "throughput": [throughput(g, s, samples=WALK_SAMPLES, rounds=rounds)
+                           for g in games for s in ("external", "outcome")]}
+
+
 def peer(out: pathlib.Path, only: str | None = None) -> None:
     """The peer figures into ``out / "mccfr.json"`` under ``peer`` (merged by part; each
     part's date and load average under ``peer["when"][part]``). The whole process keeps
@@ -343,9 +371,10 @@ def peer(out: pathlib.Path, only: str | None = None) -> None:
         "fresh": lambda: [fresh("leduc_poker", "external"), fresh("leduc_poker", "outcome"),
                           fresh("liars_dice", "outcome", rounds=1),
                           fresh("liars_dice", "external", rounds=1)],
-        "seeds": seeds_study}
+        "seeds": seeds_study,
+        "walk": walk_study}
     for name, run in parts.items():
-        if only in (None, name):
+        if only == name or (only is None and name != "walk"):
             when = {"date": time.strftime("%Y-%m-%d %H:%M"),
                     "load_average_before": list(os.getloadavg())}
             section[name] = run()
@@ -377,7 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="only the iterations to 0.05 on Leduc, added to mccfr.json")
     parser.add_argument("--peer", action="store_true",
                         help="only the figures against OpenSpiel, added to mccfr.json")
-    parser.add_argument("--only", choices=("throughput", "compile", "fresh", "seeds"),
+    parser.add_argument("--only", choices=("throughput", "compile", "fresh", "seeds", "walk"),
                         help="with --peer: one part of them")
     parser.add_argument("--fresh-run", nargs=5, metavar=("SIDE", "GAME", "SCHEME", "TARGET",
                                                          "ENTRY"), help=argparse.SUPPRESS)

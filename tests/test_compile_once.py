@@ -183,13 +183,19 @@ def test_max_traces_of_the_step():
 
 @pytest.mark.parametrize("sampling, samples, counts", [
     ("external", 4, False), ("outcome", 8, False), ("external", 64, True),
-    ("outcome", 256, True)], ids=["external", "outcome", "external-counts",
-                                  "outcome-counts"])
+    ("outcome", 256, True), ("external", 4, "depth"), ("outcome", 8, "depth")],
+    ids=["external", "outcome", "external-counts", "outcome-counts", "external-depth",
+         "outcome-depth"])
 def test_monte_carlo_compiles_once_for_every_seed(sampling, samples, counts):
     """A sampled run's seed and iteration keys are arguments: later chunks (a short one
-    too) and a run with another seed compile nothing, and the seed is really used."""
+    too) and a run with another seed compile nothing, and the seed is really used (the
+    depth-first walk too: its loop bounds are static facts of the game, not of a draw)."""
     lowered = C.lowered("kuhn_poker")
-    solver = jaxcfr.make_solver("cfr", sampling=sampling, samples=samples, counts=counts)
+    if counts == "depth":
+        solver = jaxcfr.make_solver("cfr", estimator=jaxcfr.ESTIMATORS[sampling](
+            samples=samples, walk="depth"))
+    else:
+        solver = jaxcfr.make_solver("cfr", sampling=sampling, samples=samples, counts=counts)
     first = jaxcfr.Runner(lowered, solver, {"seed": 0}, chunk=8)
     state = _warm(first)
     with count_compiles() as compiled:

@@ -30,13 +30,20 @@ from jaxcfr.kernels.numerics import exploration_mix, instantaneous_regret, trail
 from jaxcfr.kernels.passes import gather as take
 from jaxcfr.kernels.subtree import (Paths, SamplePlan, Subtree, build_subtree, child_tables,
                                     level_offsets, make_plan, sample_paths)
+from jaxcfr.kernels.walk import WalkPlan, make_walk_plan, walk
 from jaxcfr.solvers.estimator_protocol import (DenseEstimate, Estimator, LazyStrategy, RowEstimate,
                                                players_of, rows_of)
 from jaxcfr.solvers.parameters import parameter
 from jaxcfr.tensors import CHANCE_NODE, DECISION, GameTensors
 
 __all__ = ["MonteCarlo", "ChanceSampling", "ExternalSampling", "OutcomeSampling",
-           "MAX_SAMPLES", "check_counted_samples"]
+           "MAX_SAMPLES", "WALKS", "check_counted_samples"]
+
+#: How traversals one by one run (:attr:`MonteCarlo.walk`): ``"depth"``, depth first, one
+#: lane per traversal (:mod:`jaxcfr.kernels.walk`); ``"levels"``, level by level into a
+#: fixed-capacity forest (:func:`jaxcfr.kernels.subtree.build_subtree`, outcome sampling's
+#: :func:`~jaxcfr.kernels.subtree.sample_paths`).
+WALKS = ("depth", "levels")
 
 
 def check_counted_samples(samples: int, counts: bool, spell=str) -> int:
@@ -83,12 +90,17 @@ class MonteCarlo(Estimator):
     """
     samples: int = 1
     counts: bool = False
+    walk: str = "levels"
     plan: SamplePlan | None = None
+    bounds: WalkPlan | None = None
     width: int | None = None
     seeded: ClassVar[bool] = True
 
     def __post_init__(self):
         check_counted_samples(positive_int("samples", self.samples), self.counts)
+        if self.walk not in WALKS:
+            raise ArgumentError(f"walk must be one of {', '.join(WALKS)}, got {self.walk!r}",
+                                argument="walk")
 
     @property
     def dense(self) -> bool:
@@ -100,12 +112,16 @@ class MonteCarlo(Estimator):
             return (dataclasses.replace(self, width=siblings(lowered)),
                     count_tables(lowered, self))
         tables = child_tables(lowered.tensors)
+        if self.walk == "depth":
+            return (dataclasses.replace(self, bounds=make_walk_plan(lowered, self, tables,
+                                                                    self.samples)), tables)
         plan = make_plan(lowered, self, tables, self.samples)
         return dataclasses.replace(self, plan=plan), tables
 
     def describe(self) -> str:
         k = f" x{self.samples}" if self.samples > 1 else ""
-        return self.name + k + (" (counts)" if self.counts else "")
+        how = " (counts)" if self.counts else (" (levels)" if self.walk == "levels" else "")
+        return self.name + k + how
 
     # -- the scheme: what the kernels ask (jaxcfr.kernels.subtree.Scheme) -----------------
     def enumerates(self, kind, owner, traverser):
@@ -157,14 +173,32 @@ class MonteCarlo(Estimator):
 
     def uniforms(self, keys: jax.Array, dtype) -> jax.Array:
         """``[B, U]``: every uniform number a half-step of member ``b`` draws, from its key
-        alone (so a member equals its separate run). Level ``d``'s numbers are a block of
-        ``samples x capacity[d]``, draw after draw (:func:`level_offsets`)."""
-        total = level_offsets(self.plan)[-1]
+        alone (so a member equals its separate run). Depth first: draw ``k``'s block of
+        ``U`` numbers (:class:`~jaxcfr.kernels.walk.WalkPlan`), draw after draw; level by
+        level: level ``d``'s numbers are a block of ``samples x capacity[d]``, draw after
+        draw (:func:`level_offsets`)."""
+        if self.walk == "depth":
+            total = self.bounds.samples * self.bounds.draws
+        else:
+            total = level_offsets(self.plan)[-1]
         return jax.vmap(lambda k: jax.random.uniform(k, (total,), dtype))(keys)
 
     def _traverse(self, t, s, policy: LazyStrategy, player, keys, eps, tables) -> RowEstimate:
-        return self.from_uniforms(t, s, policy, player,
-                                  self.uniforms(keys, policy.regret.dtype), eps, tables)
+        how = self.from_walks if self.walk == "depth" else self.from_uniforms
+        return how(t, s, policy, player, self.uniforms(keys, policy.regret.dtype), eps, tables)
+
+    def from_walks(self, t, s, policy: LazyStrategy, player, uniforms, eps, tables
+                   ) -> RowEstimate:
+        """Walk every member's ``samples`` traversals for ``player`` (``None``: all players,
+        chance sampling) depth first from ``uniforms`` (:meth:`uniforms`;
+        :func:`jaxcfr.kernels.walk.walk`: one lane per traversal, each step one node
+        reached); estimate the regrets and averaging contributions at the finished decision
+        nodes with the formulas of :meth:`from_uniforms`. The draws are independent, each
+        from its own block of numbers, and the estimate is their mean."""
+        w = walk(t, tables, self.bounds, self, policy.rows, uniforms.shape[0], uniforms,
+                 player, eps, s.num_players)
+        return self._slot_estimate(t, s.num_players, player, w.node, w.valid, w.member, w.x,
+                                   w.sigma, w.reach, w.sample_reach, self.bounds.samples)
 
     def from_uniforms(self, t, s, policy: LazyStrategy, player, uniforms, eps, tables
                       ) -> RowEstimate:
@@ -188,15 +222,26 @@ class MonteCarlo(Estimator):
         slot_of_edge = take(t.edge_index, sub.node) % actions
         x = passes.segment_sum(jnp.where(is_child, child_value, 0), sub.parent * actions
                                + slot_of_edge, slots * actions).reshape(slots, actions)
+        return self._slot_estimate(t, num, player, sub.node, sub.valid, sub.member, x,
+                                   sub.sigma, reach, sample_reach, plan.samples)
+
+    def _slot_estimate(self, t, num: int, player, node, valid, member, x, sigma, reach,
+                       sample_reach, samples: int) -> RowEstimate:
+        """The regrets and averaging contributions of sampled nodes, slot by slot (``[M]``):
+        ``node``, ``valid``, ``member``, ``x [M, A]`` (``v(ha) / q(ha)`` at the sampled
+        children), ``sigma [M, A]``, own ``reach [M, P + 1]``, ``sample_reach [M]``; the
+        mean over ``samples`` draws."""
+        rows = t.legal_mask.shape[0]
         # regret at the updated player's slots: W(h) (x(h, .) - sigma(h) . x(h, .))
-        kind, acting = take(t.node_kind, sub.node), take(t.node_player, sub.node)
-        decision = sub.valid & (kind == DECISION)
+        kind, acting = take(t.node_kind, node), take(t.node_player, node)
+        decision = valid & (kind == DECISION)
         mine = decision & ((acting < num) if player is None else (acting == player))
+        safe = jnp.where(decision, sample_reach, 1)
         weight = passes.pick_player(passes.opponent_reach(reach), jnp.clip(acting, 0, num - 1))
-        weight = jnp.where(mine, weight / sample_reach, 0) / plan.samples
-        row = take(t.node_infoset, sub.node)
+        weight = jnp.where(mine, weight / safe, 0) / samples
+        row = take(t.node_infoset, node)
         mask = take(t.legal_mask, row)
-        baseline = (sub.sigma * x).sum(axis=1, keepdims=True)
+        baseline = (sigma * x).sum(axis=1, keepdims=True)
         regret = jnp.where(mask, weight[:, None] * (x - baseline), 0)
         sink = rows - 1
         regret_row = jnp.where(mine, row, sink)
@@ -206,10 +251,10 @@ class MonteCarlo(Estimator):
         else:
             target_here = decision & (acting == self.average_target(player, num))
         own = passes.pick_player(reach, jnp.clip(acting, 0, num - 1))
-        w = jnp.where(target_here, self.average_weight(own, sample_reach), 0) / plan.samples
+        w = jnp.where(target_here, self.average_weight(own, safe), 0) / samples
         average_row = jnp.where(target_here, row, sink)
-        return RowEstimate(sub.member, regret_row.astype(jnp.int32), regret,
-                           average_row.astype(jnp.int32), w[:, None] * sub.sigma)
+        return RowEstimate(member, regret_row.astype(jnp.int32), regret,
+                           average_row.astype(jnp.int32), w[:, None] * sigma)
 
 
     # -- counts: every traversal of a half-step in one pass over the whole tree -----------

@@ -1,0 +1,270 @@
+"""Depth-first walks: Monte Carlo traversals whose work follows the nodes they reach.
+
+A sampling scheme (:class:`~jaxcfr.kernels.subtree.Scheme`: chance, external or outcome
+sampling) enumerates the children of some nodes and samples one child of the others.
+:func:`walk` runs each traversal as one *lane*: a ``lax.while_loop`` that walks the tree
+depth first with an explicit stack of one frame per depth (``D`` frames: the tree's
+depth bounds it), ``vmap``-ped over the lanes (batch members x draws). One loop step
+either
+
+* *pushes* the next child of the node on top of the stack (an enumerating node's next
+  child, or the one child a sampling node draws from the next uniform number); a leaf is
+  folded into its parent's frame at once, an inner node gets a frame; or
+* *finishes* the node on top (every child taken): a decision node's counterfactual facts
+  are written to the lane's next output slot, its value is folded into its parent's frame,
+  and the frame is popped.
+
+So a traversal costs one step per node it reaches plus one per inner node it reaches,
+whatever the tree's width: no level is padded to the most any draw could reach (the
+level-by-level builder of :func:`jaxcfr.kernels.subtree.build_subtree` pays for every slot
+of its fixed capacity), an outcome-sampling trajectory stops where it ends, and the
+program is one loop body (it compiles about as fast as the exact step, where the
+level-by-level builder unrolls one body per level). Lanes run in lockstep: a batch of
+lanes takes as many steps as its longest traversal.
+
+What a frame carries for its node ``h``: the value accumulated so far
+``v(h) = u(h) + sum over taken children c of (p / q)(c) v(c)`` for every player (``p``
+the edge's target probability, strategy x chance; ``q`` the probability the scheme took
+it, 1 where it enumerates), ``x(h, a) = v(ha)[acting player] / q(ha)`` of the taken
+children, the strategy at ``h``, the own reach of every player and chance and the sample
+reach ``Q(h)`` (the product of ``q`` above ``h``). A finished decision node's slot holds
+those (:class:`Walked`); the estimators turn them into regrets and averaging
+contributions exactly as they do a sampled subtree's nodes
+(:meth:`jaxcfr.solvers.monte_carlo.MonteCarlo.from_walks`).
+
+Randomness: lane ``l`` reads its own block of ``U`` uniform numbers, the ``k``-th draw
+of its walk (in depth-first order, children in slot order) reading number ``k``. A
+batch member's numbers come from its key alone, so a member equals its separate run.
+
+Shapes: ``N`` nodes, ``A`` actions, ``P`` players, ``D`` depth levels (frames), ``L``
+lanes (``B`` members x ``samples`` draws, member-major), ``S`` output slots per lane
+(the most decision nodes one traversal finishes), ``U`` uniform numbers per lane (the
+most draws one traversal makes), ``K`` the widest node that may sample.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcfr.kernels.passes import gather as take
+from jaxcfr.kernels.subtree import SampleTables, Scheme
+from jaxcfr.kernels.subtree import _inverse_cdf as inverse_cdf
+from jaxcfr.tensors import DECISION, PADDING, GameTensors, LoweredGame
+
+__all__ = ["WalkPlan", "Walked", "make_walk_plan", "walk"]
+
+
+class WalkPlan(NamedTuple):
+    """Static bounds of a scheme's walks on one game (hashable: compiled code depends on
+    it); a stack's are the most over its members."""
+    depth: int          # D: frames (levels of the tree)
+    slots: int          # S: most decision nodes one traversal finishes
+    draws: int          # U: most numbers one traversal draws (at least 1)
+    max_children: int   # K: the widest node the scheme may sample from
+    samples: int = 1    # traversals per member (lanes per member)
+
+
+class Walked(NamedTuple):
+    """The decision nodes the lanes finished, ``S`` slots per lane, lane-major (``[L * S]``
+    with lane ``l = b * samples + k``: member ``b``, draw ``k``); a slot past the lane's
+    last finished node is invalid (node 0, zeros)."""
+    node: jax.Array     # [L * S] int32  the finished decision node
+    valid: jax.Array    # [L * S] bool   the slot holds one
+    member: jax.Array   # [L * S] int32  batch member of the lane
+    x: jax.Array        # [L * S, A] float  v(ha)[acting] / q(ha) at the taken children's slots
+    sigma: jax.Array    # [L * S, A] float  the current strategy at the node
+    reach: jax.Array    # [L * S, P + 1] float  own reach of every player and chance
+    sample_reach: jax.Array  # [L * S] float  Q(h), the probability the walk reached it
+
+
+# -- host: bounds -------------------------------------------------------------------------------
+def _bounds(t: GameTensors, tables: SampleTables, levels, enumerated: np.ndarray
+            ) -> tuple[int, int]:
+    """The most decision nodes one traversal reaches and the most draws it makes (sum over
+    enumerated children, max over sampled ones), bottom-up level by level."""
+    parent = np.asarray(t.parent)
+    kind = np.asarray(t.node_kind)
+    inner = np.asarray(tables.num_children) > 0
+    slots = (kind == DECISION).astype(np.int64)
+    draws = (inner & ~enumerated).astype(np.int64)
+    below_slots = np.zeros_like(slots)
+    below_draws = np.zeros_like(draws)
+    for d in range(len(levels) - 2, 0, -1):
+        lo, hi = levels[d], levels[d + 1]
+        real = kind[lo:hi] != PADDING
+        up = parent[lo:hi][real]
+        s, u = (slots + below_slots)[lo:hi][real], (draws + below_draws)[lo:hi][real]
+        summed_s, summed_u = np.zeros_like(slots), np.zeros_like(draws)
+        np.add.at(summed_s, up, s)
+        np.add.at(summed_u, up, u)
+        most_s, most_u = np.zeros_like(slots), np.zeros_like(draws)
+        np.maximum.at(most_s, up, s)
+        np.maximum.at(most_u, up, u)
+        a, b = levels[d - 1], levels[d]
+        below_slots[a:b] = np.where(enumerated[a:b], summed_s[a:b], most_s[a:b])
+        below_draws[a:b] = np.where(enumerated[a:b], summed_u[a:b], most_u[a:b])
+    return int(slots[0] + below_slots[0]), int(draws[0] + below_draws[0])
+
+
+def make_walk_plan(lowered: LoweredGame, scheme: Scheme, tables: SampleTables,
+                   samples: int = 1) -> WalkPlan:
+    """The bounds of ``scheme``'s walks on ``lowered`` (one game or a stack; ``tables``:
+    :func:`~jaxcfr.kernels.subtree.child_tables` of it), every traverser's."""
+    t = lowered.tensors
+    batched = lowered.batch_size is not None
+    members = ([GameTensors(*(np.asarray(x)[b] for x in t)) for b in range(lowered.batch_size)]
+               if batched else [t])
+    member_tables = ([SampleTables(*(np.asarray(x)[b] for x in tables))
+                      for b in range(lowered.batch_size)] if batched else [tables])
+    slots, draws, widest = 1, 1, 1
+    for tm, tab in zip(members, member_tables):
+        kind, owner = np.asarray(tm.node_kind), np.asarray(tm.node_player)
+        for i in range(lowered.num_players):
+            enum = np.asarray(scheme.enumerates(kind, owner, i))
+            s, u = _bounds(tm, tab, lowered.level_start, enum)
+            slots, draws = max(slots, s), max(draws, u)
+        may = np.asarray(scheme.may_sample(kind)) & (np.asarray(tab.num_children) > 0)
+        if may.any():
+            widest = max(widest, int(np.asarray(tab.num_children)[may].max()))
+    return WalkPlan(len(lowered.level_start) - 1, slots, draws, widest, int(samples))
+
+
+# -- device: the walk ------------------------------------------------------------------------
+def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, policy,
+         members: int, uniforms: jax.Array, traverser, exploration: jax.Array,
+         num_players: int) -> Walked:
+    """Walk ``plan.samples`` traversals of each of ``members`` batch members, depth first.
+
+    Args:
+      scheme: which nodes enumerate, how the others draw (:class:`Scheme`).
+      policy: ``policy(rows [M], member [M]) -> [M, A]``: the current strategy of the
+        given rows (read lazily: only reached rows are ever regret-matched).
+      uniforms: ``[B, samples * U]``: member ``b``'s numbers, draw ``k``'s block
+        ``k * U:(k + 1) * U``.
+      traverser: the updating player (a traced int), or ``None`` (chance sampling of
+        every player at once).
+      exploration: ``[B]`` outcome sampling's epsilon at the traverser's decisions.
+      num_players: ``P``.
+
+    The loop's state is packed into few arrays (one integer and one float row per frame,
+    one float row per output slot) and a node's facts into one integer and one float row
+    of two tables, so a step is a few gathers and in-place row updates: XLA's CPU backend
+    pays per array touched, not per number.
+    """
+    depth, slots, k = plan.depth, plan.slots, plan.max_children
+    actions = t.legal_mask.shape[1]
+    num = num_players
+    dtype = uniforms.dtype
+    lanes = members * plan.samples
+    member = jnp.repeat(jnp.arange(members, dtype=jnp.int32), plan.samples)        # [L]
+    eps = take(exploration, member).astype(dtype)                                   # [L]
+    u = uniforms.reshape(lanes, plan.draws)                                          # [L, U]
+    n = t.node_kind.shape[0]
+    # a node's facts, one row each, padded by K rows so that children are one window
+    facts = jnp.stack([t.node_kind.astype(jnp.int32), t.node_player.astype(jnp.int32),
+                       tables.first_child, tables.num_children,
+                       t.node_infoset.astype(jnp.int32), t.edge_owner.astype(jnp.int32),
+                       tables.edge_slot[:n]], axis=1)                               # [N, 7]
+    facts = jnp.concatenate([facts, jnp.zeros((k, 7), jnp.int32)])                  # [N + K, 7]
+    KIND, OWNER, FIRST, COUNT, ROW, EDGE_OWNER, SLOT = range(7)
+    amounts = jnp.concatenate([t.payoff.astype(dtype), tables.chance[:n, None].astype(dtype)],
+                              axis=1)
+    amounts = jnp.concatenate([amounts, jnp.zeros((k, num + 1), dtype)])          # [N + K, P + 1]
+    # a frame's float row: value [P] | x [A] | sigma [A] | reach [P + 1] | Q | p / q | q
+    V, X, SIG, R = 0, num, num + actions, num + 2 * actions
+    SQ, RATIO, Q = R + num + 1, R + num + 2, R + num + 3
+    width = Q + 1
+    players = jnp.arange(num + 1)
+    cols = jnp.arange(width)
+
+    def strategy(node_row, m):                                                  # [A]
+        return policy(node_row[None], m[None])[0].astype(dtype)
+
+    def init(m):
+        root_row = jnp.concatenate([amounts[0, :num], jnp.zeros(actions, dtype),
+                                    strategy(facts[0, ROW], m), jnp.ones(num + 4, dtype)])
+        ff = jnp.zeros((depth, width), dtype).at[0].set(root_row)
+        fi = jnp.zeros((depth, 2), jnp.int32)                     # node, children taken
+        of = jnp.zeros((slots + 1, width), dtype)                 # the last row: scratch
+        on = jnp.zeros(slots + 1, jnp.int32)
+        zero = jnp.zeros((), jnp.int32)
+        return zero, jnp.zeros((), bool), zero, zero, ff, fi, of, on
+
+    def step(carry, m, e, numbers):
+        """One step of one lane (a finished lane's step changes nothing)."""
+        sp, done, drawn, written, ff, fi, of, on = carry
+        zero = jnp.zeros((), jnp.int32)
+        alive = ~done
+        h, j = fi[sp, 0], fi[sp, 1]
+        top = ff[sp]                                                       # [F]
+        fh = facts[h]
+        kind, owner, at, nk = fh[KIND], fh[OWNER], fh[FIRST], fh[COUNT]
+        enum = scheme.enumerates(kind, owner, traverser)
+        push = alive & (j < jnp.where(enum, nk, jnp.minimum(nk, 1)))
+        kids = jax.lax.dynamic_slice_in_dim(facts, at, k)                  # [K, 7]
+        kid_amounts = jax.lax.dynamic_slice_in_dim(amounts, at, k)         # [K, P + 1]
+        present = jnp.arange(k) < nk
+        sigma_h = jax.lax.dynamic_slice_in_dim(top, SIG, actions)
+        p_kids = jnp.where(present, take(sigma_h, kids[:, SLOT]) * kid_amounts[:, num], 0)
+        q_kids = scheme.proposal(p_kids[None], present[None], nk[None], kind[None],
+                                 owner[None], traverser, e[None, None])[0]
+        pick = inverse_cdf(q_kids[None], numbers[jnp.minimum(drawn, plan.draws - 1)][None])[0]
+        slot = jnp.where(enum, j, pick)
+        fc, payoff_c = kids[slot], kid_amounts[slot, :num]
+        c = (at + slot).astype(jnp.int32)
+        p = p_kids[slot]
+        q = jnp.where(enum, jnp.ones((), dtype), q_kids[slot].astype(dtype))
+        leaf = fc[COUNT] == 0
+        finish = alive & ~push
+        # fold a value into a frame: a leaf just pushed, or the finished node on top
+        into = jnp.maximum(jnp.where(push, sp, sp - 1), 0)
+        value = jnp.where(push, payoff_c, top[:num])
+        ratio = jnp.where(push, p / q, top[RATIO])
+        q_in = jnp.where(push, q, top[Q])
+        edge_owner = jnp.where(push, fc[EDGE_OWNER], fh[EDGE_OWNER])
+        edge_slot = jnp.where(push, fc[SLOT], fh[SLOT])
+        fold = (push & leaf) | (finish & (sp > 0))
+        seat = jnp.minimum(edge_owner, num - 1)
+        target = ff[into]
+        folded = jnp.where(cols < num, target + jnp.pad(ratio * value, (0, width - num)),
+                           jnp.where(cols == X + edge_slot, value[seat] / q_in, target))
+        ff = ff.at[into].set(jnp.where(fold, folded, target))
+        fi = fi.at[sp, 1].add(push.astype(jnp.int32))
+        # a finished decision node: its slot (else the scratch row)
+        record = finish & (kind == DECISION)
+        w = jnp.where(record, written, slots)
+        of = of.at[w].set(top)
+        on = on.at[w].set(h)
+        # an inner child just pushed: its frame (else the dead row above the top)
+        below = jnp.minimum(sp + 1, depth - 1)
+        reach = jax.lax.dynamic_slice_in_dim(top, R, num + 1)
+        reach_c = reach * jnp.where(players == fc[EDGE_OWNER], p, 1)
+        new = jnp.concatenate([payoff_c, jnp.zeros(actions, dtype), strategy(fc[ROW], m),
+                               reach_c, jnp.stack([top[SQ] * q, p / q, q])])
+        grow = push & ~leaf
+        ff = ff.at[below].set(jnp.where(grow, new, ff[below]))
+        fi = fi.at[below].set(jnp.where(grow, jnp.stack([c, zero]), fi[below]))
+        drawn = drawn + (push & ~enum).astype(jnp.int32)
+        written = written + record.astype(jnp.int32)
+        done = done | (finish & (sp == 0))
+        sp = jnp.maximum(jnp.where(grow, sp + 1, jnp.where(finish, sp - 1, sp)), 0)
+        return sp, done, drawn, written, ff, fi, of, on
+
+    # the loop runs the lanes' steps side by side until every lane is done: its predicate
+    # is one flag, so a step updates rows in place (a vmapped while_loop would select
+    # between every lane's old and new state, whole buffers, at every step)
+    lanes_step = jax.vmap(step)
+    *_, written, _, _, of, on = jax.lax.while_loop(
+        lambda c: ~jnp.all(c[1]), lambda c: lanes_step(c, member, eps, u),
+        jax.vmap(init)(member))
+    on, of = on[:, :slots], of[:, :slots]
+    valid = jnp.arange(slots)[None, :] < written[:, None]
+
+    of = of.reshape(-1, width)
+    return Walked(on.reshape(-1), valid.reshape(-1), jnp.repeat(member, slots),
+                  of[:, X:X + actions], of[:, SIG:SIG + actions], of[:, R:R + num + 1],
+                  of[:, SQ])
