@@ -23,7 +23,7 @@ import jaxcfr
 from jaxcfr._util import precision
 from jaxcfr.kernels import subtree, walk
 from jaxcfr.solvers import estimators
-from jaxcfr.tensors import CHANCE_NODE, DECISION, to_device
+from jaxcfr.tensors import DECISION, to_device
 
 try:
     from tests.sampling_checks import assert_unbiased

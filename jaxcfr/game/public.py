@@ -30,12 +30,14 @@ moves it in place and ``clone`` copies it) and, at every state, says:
   (:class:`Fold`, :class:`Showdown` or :class:`PayoffTable`).
 
 Two to eight players (``num_players``); with more than two, terminals are ``Fold`` and
-``PayoffTable`` over the hand tuples (``Showdown`` takes two). How to choose between this and :class:`jaxcfr.Game`: write a
-``PublicGame`` when chance deals each player a hand once, at the start, and every
-later move and chance outcome is seen by both players (poker, liar's dice, bidding
-and signalling games); it keeps ``public nodes x hands`` entries where the history
-tree has ``public nodes x hand pairs``. Everything else (private moves later in the
-game, more than two players, imperfect recall) is a ``Game``.
+``PayoffTable`` over the hand tuples (``Showdown`` takes two).
+
+How to choose between this and :class:`jaxcfr.Game`: write a ``PublicGame`` when chance
+deals each player a hand once, at the start, and every later move and chance outcome is
+seen by every player (poker, liar's dice, bidding and signalling games); it keeps
+``public nodes x hands`` entries where the history tree has ``public nodes x hand
+pairs``. Everything else (private moves later in the game, hidden actions, imperfect
+recall) is a ``Game``.
 :func:`jaxcfr.game.public_expand.expand` turns any ``PublicGame`` into the ``Game``
 of the same game (its history tree), which is how its results are checked.
 

@@ -175,7 +175,7 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
                               axis=1)
     amounts = jnp.concatenate([amounts, jnp.zeros((k, num + 1), dtype)])          # [N + K, P + 1]
     # a frame's float row: value [P] | x [A] | sigma [A] | reach [P + 1] | Q | p / q | q
-    V, X, SIG, R = 0, num, num + actions, num + 2 * actions
+    X, SIG, R = num, num + actions, num + 2 * actions                     # value at column 0
     SQ, RATIO, Q = R + num + 1, R + num + 2, R + num + 3
     width = Q + 1
     players = jnp.arange(num + 1)

@@ -120,7 +120,7 @@ class MonteCarlo(Estimator):
 
     def describe(self) -> str:
         k = f" x{self.samples}" if self.samples > 1 else ""
-        how = " (counts)" if self.counts else (" (levels)" if self.walk == "levels" else "")
+        how = " (counts)" if self.counts else (" depth-first" if self.walk == "depth" else "")
         return self.name + k + how
 
     # -- the scheme: what the kernels ask (jaxcfr.kernels.subtree.Scheme) -----------------
