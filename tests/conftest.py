@@ -48,6 +48,10 @@ def pytest_runtest_teardown(item, nextitem):
             if thread.name == "jaxcfr-compile-evaluation":
                 thread.join()
         jax.clear_caches()
+        for name in ("cfr_cases", "tests.cfr_cases"):     # its runners hold programs too:
+            cases = sys.modules.get(name)                  # one kept into the next file
+            if cases is not None:                          # skips that file's compile,
+                cases._runner.cache_clear()                # which its tests count
         gc.collect()
 
 
