@@ -36,7 +36,8 @@ from jaxcfr.solvers.solver import Solver
 from jaxcfr.tensors import PublicStructure, PublicTensors
 
 __all__ = ["PublicExact", "public_solver", "public_device_tensors", "public_metrics",
-           "evaluate_public", "best_response_public", "hand_values_public"]
+           "evaluate_public", "best_response_public", "hand_values_public",
+           "range_values_public"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,3 +198,31 @@ def hand_values_public(lowered, strategy, node: int, *, dtype="float64"
     ev = np.where(mass > 0, np.sum(np.where(sigma > 0, sigma * action_ev, 0.0), axis=1),
                   np.nan)
     return {"ev": ev, "action_ev": action_ev, "reach": mass, "strategy": sigma}
+
+
+@functools.partial(jax.jit, static_argnames=("structure",))
+def _range_values(tensors, strategy, *, structure):
+    edge = kernels.edge_probabilities(tensors, structure, strategy)
+    reach = kernels.reach_pass(tensors, structure, edge)
+    best = [kernels.value_pass(tensors, structure, edge, reach, p, best=True)
+            for p in range(structure.num_players)]
+    return reach, jax.numpy.stack(best)
+
+
+def range_values_public(lowered, strategy, *, dtype="float64"
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """What re-solving at a public node reads of a profile ``strategy`` ``[I, A]`` (rows
+    normalised), on the host: ``(reach [N, P, H], best [P, N, H])``, each player's own
+    reach of every public node for each hand (its strategy's product, not the prior) and
+    each player's counterfactual best-response value of every node for each hand (it
+    best responds below the node, the others play ``strategy``; the public chance reach,
+    its prior weight, the not-blocked mask and the others' reach included, as
+    :func:`jaxcfr.kernels.public.value_pass`): at a public node ``n`` and a hand ``h``
+    of player ``o``, ``best[o, n, h]`` is the history tree's counterfactual
+    best-response value summed over the histories of ``n`` where ``o`` holds ``h``."""
+    dtype = precision.dtype_of(dtype)
+    with precision.scope(dtype):
+        tensors = public_device_tensors(lowered, dtype)
+        table = normalise(on_device(strategy, dtype), tensors.legal_mask)
+        reach, best = _range_values(tensors, table, structure=lowered.structure)
+        return to_host(reach, dtype=np.float64), to_host(best, dtype=np.float64)

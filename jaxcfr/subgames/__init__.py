@@ -11,7 +11,10 @@ whole a :class:`jaxcfr.Game` like any other; ``context`` holds a game and a blue
 with its values; ``selection`` names many subgames at once (a round, the subgames after
 an abstraction's dropped actions); ``solving`` builds the subgames of many paths, stacks
 them, solves them in one compiled run and composes the re-solved strategies back over the
-blueprint (``compose``).
+blueprint (``compose``). ``public`` does the same at a public node of a public tree
+(a :class:`~jaxcfr.game.public.PublicGame`): the subgame is a ``PublicGame`` whose hands
+are dealt with the blueprint's ranges, with the ``resolve`` gadget's per-hand
+alternatives; ``subgame`` and ``resolve`` route public trees there.
 
 Layer 8: may import the layers below (``_util`` up to ``api``); ``runs`` and ``cli`` may
 import it.
@@ -33,11 +36,14 @@ _WHERE = {"PublicState": "closure", "public_state": "closure",
           "Context": "context", "SubgameGame": "game", "GADGETS": "names",
           "off_abstraction": "selection", "paths_after_chance": "selection",
           "paths_at_depth": "selection", "select": "selection", "ResolveResult": "solving",
-          "resolve": "solving", "resolve_subgames": "solving", "subgame": "solving"}
+          "resolve": "solving", "resolve_subgames": "solving", "subgame": "solving",
+          "PublicSubgame": "public", "PublicContext": "public",
+          "public_paths_after_chance": "public", "public_paths_at_depth": "public"}
 
 __all__ = ["subgame", "resolve", "resolve_subgames", "ResolveResult", "Context", "SubgameGame",
            "GADGETS", "PublicState", "public_state", "paths_at_depth",
-           "paths_after_chance", "off_abstraction", "select"]
+           "paths_after_chance", "off_abstraction", "select", "PublicSubgame", "PublicContext",
+           "public_paths_after_chance", "public_paths_at_depth"]
 
 
 def __getattr__(name: str):

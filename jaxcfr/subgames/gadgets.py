@@ -213,6 +213,27 @@ class GadgetKind:
         """Nodes the gadget adds above the roots (besides the root of the gadget game)."""
         return 0
 
+    # -- on a public tree (jaxcfr.subgames.public) -------------------------------------
+    @property
+    def public_tree(self) -> bool:
+        """Whether the gadget is a public-tree construction: the roots of a public node are
+        dealt by chance (the deal's weights, :meth:`deal_weights`) and the opponent's
+        augmented sets are its hands there. A gadget where the opponent picks its set
+        above the roots (:attr:`opponent_picks`) is not: on a public tree the opponent
+        holds its hand before it moves."""
+        return not self.opponent_picks
+
+    def deal_weights(self, prior: np.ndarray, ranges: np.ndarray, player: int | None
+                     ) -> np.ndarray:
+        """``[P, H]`` the weights a public subgame deals its roots with
+        (:meth:`root_probability` on a public tree): ``prior`` ``[P, H]`` is chance's
+        (the prior weights, hands blocked at the node zeroed), ``ranges`` ``[P, H]`` the
+        blueprint's ranges there (``prior`` times each player's own reach). A safe gadget
+        deals by ``reach_-o``: the opponent's prior, the re-solver's range."""
+        out = np.array(ranges, np.float64, copy=True)
+        out[1 - player] = prior[1 - player]
+        return out
+
 
 @dataclasses.dataclass(frozen=True)
 class Resolve(GadgetKind):
@@ -271,6 +292,10 @@ class Unsafe(GadgetKind):
         return Gadget(self, None, None, roots[keep], np.zeros(int(keep.sum()), np.int64),
                       weight[keep] / total, np.asarray([total]), np.zeros(1), total, False,
                       constant_sum=float(index.lowered.constant_sum or 0.0))
+
+    def deal_weights(self, prior, ranges, player):
+        """The blueprint's reach of every root: every player's range."""
+        return np.array(ranges, np.float64, copy=True)
 
 
 #: Gadget name -> class, in the order the docs list them: the one table of gadget names

@@ -27,7 +27,6 @@ Example::
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import Any, Callable
 
@@ -45,6 +44,9 @@ from jaxcfr.solvers.parameters import single_setting
 from jaxcfr.subgames.compose import check_disjoint, compose
 from jaxcfr.subgames.context import Context, depth_limit_of, single
 from jaxcfr.subgames.gadgets import GADGETS, GadgetKind, assign_gifts, check_gadget
+from jaxcfr.subgames.public import (PublicContext, is_public, public_subgame,
+                                    resolve_public_subgames)
+from jaxcfr.subgames.result import ResolveResult
 from jaxcfr.subgames.game import SubgameGame
 from jaxcfr.tensors import LoweredGame
 
@@ -59,7 +61,11 @@ def subgame(game, blueprint, at, *, gadget: str | GadgetKind = "resolve",
     """The subgame at a history, with its gadget, as a :class:`jaxcfr.Game`.
 
     Args:
-      game: the full game (a game string, a Game, or its LoweredGame).
+      game: the full game (a game string, a Game, or its LoweredGame). A public tree (a
+        PublicGame, or a game string with ``tree='public'``) is re-solved on its public
+        tree (:mod:`jaxcfr.subgames.public`): ``at`` is then a public path (public actions
+        and outcomes, no private deal), the gadget ``resolve`` or ``unsafe``, and the
+        result a :class:`~jaxcfr.subgames.public.PublicSubgame`.
       blueprint: a :class:`jaxcfr.Profile` of it (or of an abstraction of it), or a
         ``[I, A]`` strategy table of the lowered game.
       at: the path: a list of the game's actions from the root, chance outcomes included;
@@ -82,6 +88,10 @@ def subgame(game, blueprint, at, *, gadget: str | GadgetKind = "resolve",
         chance node), ``subgame-unreached`` (nothing to re-solve there).
       ValueError: a safe gadget on a game that is not two-player zero-sum.
     """
+    if is_public(game):
+        return public_subgame(game, blueprint, at, gadget=gadget, player=player,
+                              depth_limit=depth_limit, continuations=continuations,
+                              abstraction=abstraction)
     context = Context(game, blueprint, abstraction=abstraction)
     kind = check_gadget(gadget, context.full)
     depth_limit = depth_limit_of(depth_limit)
@@ -98,55 +108,6 @@ def subgame(game, blueprint, at, *, gadget: str | GadgetKind = "resolve",
                         "for it", rule="subgame-unreached", history=state.path)
     g = assign_gifts([g], context.values, context.nested)[0]
     return context.build(state, g, depth_limit, continuations)
-
-
-@dataclasses.dataclass(repr=False)
-class ResolveResult:
-    """What :func:`resolve_subgames` returns.
-
-    Attributes:
-      profile: the composed profile of the full game (saved like any other).
-      table: its ``[I, A]`` strategy table of ``lowered``; ``blueprint_table`` the blueprint's.
-      lowered: the full game, lowered.
-      subgames: one dict per subgame game: ``path`` (of the public state), ``roots``,
-        ``player`` (the re-solver; ``None``: every player), ``gadget``, ``nodes``,
-        ``infosets``, ``nash_conv`` (of the re-solved gadget game), ``mass`` (``Z``),
-        ``stack`` (which compiled run solved it).
-      skipped: ``(path, player, why)`` of each re-solve left out (nothing to re-solve).
-      bound: the most the composed profile's exploitability can exceed the blueprint's
-        (``sum of Z * NashConv / 2`` over the gadget games), where the gadgets guarantee it
-        (safe, not depth-limited, not nested); else ``None``.
-      metrics / blueprint_metrics: :func:`jaxcfr.evaluate` of the composed profile and of
-        the blueprint in the full game (JSON values), when ``evaluate=True``.
-      seconds: ``values`` (counterfactual values), ``build``, ``lower``, ``solve`` (compile
-        included), ``compile``, ``compose``, ``evaluate``, ``total``.
-      stacks: per compiled run: members, nodes of the stack, seconds, compile seconds.
-    """
-    profile: Profile
-    table: np.ndarray
-    blueprint_table: np.ndarray
-    lowered: LoweredGame
-    subgames: list[dict[str, Any]]
-    skipped: list[tuple]
-    bound: float | None
-    metrics: dict[str, Any] | None
-    blueprint_metrics: dict[str, Any] | None
-    seconds: dict[str, float]
-    stacks: list[dict[str, Any]]
-
-    def __repr__(self) -> str:
-        m = self.metrics
-        shown = "" if m is None else (
-            f", {m['metric_name']} {self.blueprint_metrics['metric']:.4g} -> {m['metric']:.4g}")
-        return (f"ResolveResult({len(self.subgames)} subgame games in {len(self.stacks)} "
-                f"compiled runs{shown})")
-
-    def report(self) -> dict[str, Any]:
-        """A JSON-ready summary (what ``jaxcfr resolve --json`` prints)."""
-        return jsonable({"subgames": self.subgames, "skipped": [list(s) for s in self.skipped],
-                         "bound": self.bound, "metrics": self.metrics,
-                         "blueprint_metrics": self.blueprint_metrics, "seconds": self.seconds,
-                         "stacks": self.stacks})
 
 
 def resolve_subgames(game, blueprint, at, *, gadget: str | GadgetKind = "resolve",
@@ -177,6 +138,12 @@ def resolve_subgames(game, blueprint, at, *, gadget: str | GadgetKind = "resolve
         (per game), ``"solving subgames"`` (per compiled run), ``"evaluating"`` (the two
         profiles); :meth:`jaxcfr.runs.progress.Status.phase` draws it.
     """
+    if is_public(game) or isinstance(context, PublicContext):
+        return resolve_public_subgames(
+            game, blueprint, at, gadget=gadget, algorithm=algorithm, iterations=iterations,
+            depth_limit=depth_limit, continuations=continuations, abstraction=abstraction,
+            precision=precision, batching=batching, evaluate_profiles=evaluate_profiles,
+            context=context, progress=progress, **solve_options)
     arguments.positive_int("iterations", iterations)
     tell = progress or (lambda phase, done, total: None)
     single_setting(solve_options, why="resolve", because="the subgames are the batch")
