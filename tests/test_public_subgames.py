@@ -211,3 +211,26 @@ def test_what_public_trees_refuse(leduc):
     table[base:base + 6, list(low.node_actions[0]).index("call")] = 1.0
     with pytest.raises(GameError, match="subgame-unreached"):
         subgame(game, table, ["raise"], gadget="resolve", player=0)
+def test_the_resolve_command_takes_public_strings(leduc, tmp_path, capsys):
+    from jaxcfr.cli.app import main
+    blueprint = jaxcfr.solve(LEDUC, "cfr", 10, precision="float64").to_profile()
+    blueprint.game = LEDUC
+    blueprint.save(tmp_path / "bp")
+    out = tmp_path / "composed"
+    status = main(["resolve", LEDUC, str(tmp_path / "bp.npz"), "--at", "call,call,2",
+                   "--at", "raise,call,3", "--iterations", "30", "--precision", "float64",
+                   "--out", str(out), "--json", "--no-cache"])
+    assert status == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["public_states"] == 2 and report["subgame_games"] == 4
+    assert report["resolved"]["exploitability"] <= (report["blueprint"]["exploitability"]
+                                                    + report["bound"] + EPS)
+    assert jaxcfr.Profile.load(report["out"]).game == LEDUC
+    assert main(["resolve", LEDUC, str(tmp_path / "bp.npz"), "--after-chance", "1",
+                 "--gadget", "unsafe", "--iterations", "5", "--json", "--no-cache"]) == 0
+    assert json.loads(capsys.readouterr().out)["public_states"] == 30
+    assert main(["resolve", LEDUC, str(tmp_path / "bp.npz"), "--at", "call,bet"]) == 2
+    assert "[subgame-path]" in capsys.readouterr().err
+    assert main(["resolve", LEDUC, str(tmp_path / "bp.npz"), "--at", "call",
+                 "--gadget", "maxmargin"]) == 2
+    assert "gadget='resolve'" in capsys.readouterr().err

@@ -4,6 +4,10 @@ The subgames are named by paths (``--at 0,1,call,call,2``, repeatable; labels co
 text), by every public state after the K-th chance event (``--after-chance K``) or at a
 depth (``--at-depth D``), or by every subgame after an action an abstraction dropped
 (``--off-abstraction ABSTRACTION``: the blueprint was trained on it; nested re-solving).
+A public tree (``leduc_poker(tree='public')``) is re-solved on its public tree
+(:mod:`jaxcfr.subgames.public`): ``--at`` takes public paths (``call,call,2``: no private
+deal), ``--after-chance K`` counts public chance events (public Leduc's second round: 1),
+``--at-depth D`` public moves; ``--gadget resolve`` or ``unsafe``.
 They are solved in stacked compiled runs (:func:`jaxcfr.subgames.resolve_subgames`) and
 the blueprint's and the composed profile's exact metrics in the full game are printed;
 ``--out PATH`` saves the composed profile. :mod:`jaxcfr.cli.app` lists the command.
@@ -80,16 +84,22 @@ def run_resolve(args: argparse.Namespace) -> int:
     from jaxcfr.subgames import Context, resolve_subgames, select
     from jaxcfr._util.bars import on_terminal
     from jaxcfr.runs.progress import make_status
+    from jaxcfr.subgames.public import is_public
     blueprint = Profile.load(path)
     root = load_game(args.game)
+    public = is_public(root)
     # on a terminal: lowering, the phases of re-solving and compiling as bars (a log file
     # gets the result lines only, as before)
     with make_status(quiet=not on_terminal(sys.stderr)) as status:
-        full = lower_reporting(args.game, status, cache=not args.no_cache, name=args.game)
-        context = Context(full, blueprint, root=root, abstraction=args.off_abstraction)
-        states = select(context, at=None if args.at is None else [parse_path(a) for a in args.at],
-                        after_chance=args.after_chance, at_depth=args.at_depth,
-                        off_menu=args.off_abstraction is not None, by_text=True)
+        if public:
+            full, context, states = _public_context(args, root, blueprint, status)
+        else:
+            full = lower_reporting(args.game, status, cache=not args.no_cache, name=args.game)
+            context = Context(full, blueprint, root=root, abstraction=args.off_abstraction)
+            states = select(context, at=None if args.at is None else
+                            [parse_path(a) for a in args.at], after_chance=args.after_chance,
+                            at_depth=args.at_depth, off_menu=args.off_abstraction is not None,
+                            by_text=True)
         result = resolve_subgames(full, blueprint, states, gadget=args.gadget,
                                   algorithm=args.algorithm, iterations=args.iterations,
                                   depth_limit=args.depth_limit,
@@ -106,14 +116,16 @@ def run_resolve(args: argparse.Namespace) -> int:
            "public_states": len(states), "subgame_games": len(result.subgames),
            "blueprint": report["blueprint_metrics"], "resolved": report["metrics"],
            "bound": report["bound"], "seconds": report["seconds"], "stacks": report["stacks"],
-           "skipped": len(result.skipped), "out": saved}
+           "skipped": len(result.skipped), "out": saved,
+           "tree": "public" if public else "history"}
     if args.json:
         print(json.dumps(out))
         return 0
     name = out["resolved"]["metric_name"]
     print(f"game            {args.game}")
     print(f"blueprint       {path}")
-    print(f"subgames        {len(states)} public states, {len(result.subgames)} gadget games "
+    print(f"subgames        {len(states)} public {'nodes' if public else 'states'}, "
+          f"{len(result.subgames)} gadget games "
           f"({args.gadget}; {len(result.skipped)} re-solves with nothing to do), "
           f"{len(result.stacks)} compiled runs")
     print(f"{name:<15} {out['blueprint']['metric']:.6g} (blueprint) -> "
@@ -126,3 +138,30 @@ def run_resolve(args: argparse.Namespace) -> int:
     if saved:
         print(f"saved           {saved}")
     return 0
+
+
+def _public_context(args, root, blueprint, status):
+    """A public tree's ``(lowered, PublicContext, public nodes)`` for the command's flags:
+    ``--at`` public paths (public actions and outcomes, no private deal), ``--after-chance``
+    counting public chance events, ``--at-depth`` public moves."""
+    from jaxcfr.engine.loop import lower_public_reporting
+    from jaxcfr.subgames.closure import parse_path
+    from jaxcfr.subgames.public import (PublicContext, public_paths_after_chance,
+                                        public_paths_at_depth)
+    if args.off_abstraction is not None:
+        raise ValueError("--off-abstraction re-solves after an abstraction's dropped actions; "
+                         "public trees have no abstractions")
+    if args.depth_limit is not None:
+        raise ValueError("--depth-limit is for history trees; a public subgame is re-solved "
+                         "to the end")
+    full = lower_public_reporting(root, status, text=args.game, cache=not args.no_cache,
+                                  name=args.game)
+    context = PublicContext(root, blueprint, lowered=full)
+    if args.at is not None:
+        nodes = context.nodes([parse_path(a) for a in args.at], by_text=True)
+    elif args.after_chance is not None:
+        nodes = context.nodes([list(p) for p in public_paths_after_chance(context,
+                                                                          args.after_chance)])
+    else:
+        nodes = context.nodes([list(p) for p in public_paths_at_depth(context, args.at_depth)])
+    return full, context, [list(full.history(n)) for n in nodes]
