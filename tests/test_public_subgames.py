@@ -234,3 +234,19 @@ def test_the_resolve_command_takes_public_strings(leduc, tmp_path, capsys):
     assert main(["resolve", LEDUC, str(tmp_path / "bp.npz"), "--at", "call",
                  "--gadget", "maxmargin"]) == 2
     assert "gadget='resolve'" in capsys.readouterr().err
+
+
+def test_a_config_trains_a_public_tree_then_resolves(tmp_path):
+    from jaxcfr.runs import config_from_dict, train
+    raw = {"name": "public_resolve", "game": {"name": "kuhn_poker(tree='public')"},
+           "solver": {"algorithm": "cfr", "iterations": 10},
+           "run": {"eval_every": 10, "precision": "float64", "plot": False, "quiet": True},
+           "resolve": {"gadget": "resolve", "iterations": 50, "at": ["pass", "bet"]}}
+    result = train(config_from_dict(raw), out_dir=str(tmp_path / "run"), log=lambda _: None)
+    report = json.loads((result.run_dir / "resolve.json").read_text())
+    assert report["public_states"] == 2 and len(report["subgames"]) == 4
+    assert all(s["tree"] == "public" for s in report["subgames"])
+    assert report["metrics"]["exploitability"] <= (report["blueprint_metrics"]["exploitability"]
+                                                   + report["bound"] + EPS)
+    assert jaxcfr.Profile.load(result.run_dir / "resolved.npz").game == \
+        "kuhn_poker(tree='public')"

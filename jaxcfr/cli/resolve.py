@@ -141,27 +141,19 @@ def run_resolve(args: argparse.Namespace) -> int:
 
 
 def _public_context(args, root, blueprint, status):
-    """A public tree's ``(lowered, PublicContext, public nodes)`` for the command's flags:
-    ``--at`` public paths (public actions and outcomes, no private deal), ``--after-chance``
-    counting public chance events, ``--at-depth`` public moves."""
+    """A public tree's ``(lowered, PublicContext, public paths)`` for the command's flags
+    (:func:`jaxcfr.subgames.public.select_public`)."""
     from jaxcfr.engine.loop import lower_public_reporting
     from jaxcfr.subgames.closure import parse_path
-    from jaxcfr.subgames.public import (PublicContext, public_paths_after_chance,
-                                        public_paths_at_depth)
-    if args.off_abstraction is not None:
-        raise ValueError("--off-abstraction re-solves after an abstraction's dropped actions; "
-                         "public trees have no abstractions")
+    from jaxcfr.subgames.public import PublicContext, select_public
     if args.depth_limit is not None:
         raise ValueError("--depth-limit is for history trees; a public subgame is re-solved "
                          "to the end")
     full = lower_public_reporting(root, status, text=args.game, cache=not args.no_cache,
                                   name=args.game)
     context = PublicContext(root, blueprint, lowered=full)
-    if args.at is not None:
-        nodes = context.nodes([parse_path(a) for a in args.at], by_text=True)
-    elif args.after_chance is not None:
-        nodes = context.nodes([list(p) for p in public_paths_after_chance(context,
-                                                                          args.after_chance)])
-    else:
-        nodes = context.nodes([list(p) for p in public_paths_at_depth(context, args.at_depth)])
-    return full, context, [list(full.history(n)) for n in nodes]
+    paths = select_public(context, at=None if args.at is None else
+                          [parse_path(a) for a in args.at], after_chance=args.after_chance,
+                          at_depth=args.at_depth, off_menu=args.off_abstraction is not None,
+                          by_text=True)
+    return full, context, paths

@@ -69,7 +69,7 @@ from jaxcfr.subgames.result import ResolveResult
 
 __all__ = ["PublicGadget", "PublicSubgame", "PublicContext", "public_subgame",
            "resolve_public_subgames", "compose_public", "public_paths_after_chance",
-           "public_paths_at_depth", "is_public"]
+           "public_paths_at_depth", "is_public", "select_public", "check_public_gadget"]
 
 
 def is_public(game) -> bool:
@@ -572,6 +572,29 @@ def public_paths_at_depth(game, depth: int) -> list[tuple]:
         raise ValueError(f"no public decision node lies at depth {depth} of "
                          f"{full.name or 'the game'}")
     return out
+
+
+def select_public(context: PublicContext, *, at=None, after_chance: int | None = None,
+                  at_depth: int | None = None, off_menu: bool = False,
+                  by_text: bool = False) -> list[list]:
+    """:func:`jaxcfr.subgames.select` of a public tree (the command line's and a run
+    config's ``[resolve]``): one public path per public decision node named by public
+    paths (``at``), after the ``after_chance``-th public chance event or at public depth
+    ``at_depth``; exactly one. ``off_menu`` is refused (public trees have no
+    abstractions)."""
+    if off_menu:
+        raise ValueError("off_abstraction re-solves after an abstraction's dropped actions; "
+                         "public trees have no abstractions")
+    given = [x for x in (at, after_chance, at_depth) if x is not None]
+    if len(given) != 1:
+        raise ValueError("name the subgames one way: paths (at), after_chance or at_depth")
+    if at is not None:
+        nodes = context.nodes(list(at), by_text=by_text)
+    elif after_chance is not None:
+        nodes = context.nodes([list(p) for p in public_paths_after_chance(context, after_chance)])
+    else:
+        nodes = context.nodes([list(p) for p in public_paths_at_depth(context, at_depth)])
+    return [list(context.full.history(n)) for n in nodes]
 
 
 # -- helpers ----------------------------------------------------------------------------
