@@ -28,7 +28,9 @@ __all__ = ["add_resolve_arguments", "run_resolve"]
 def add_resolve_arguments(p: argparse.ArgumentParser) -> None:
     from jaxcfr._util.precision import PRECISIONS
     from jaxcfr.subgames.names import BATCHING, GADGETS
-    p.add_argument("game", help="the full game (a game string or a .efg path)")
+    p.add_argument("game", help="the full game (a game string or a .efg path; a public tree, "
+                   "e.g. \"leduc_poker(tree='public')\", is re-solved at public nodes: public "
+                   "paths, public chance events)")
     p.add_argument("profile", help="the blueprint: a saved profile (.npz / .json / stem) or a "
                    "run directory (its profile.npz)")
     where = p.add_mutually_exclusive_group(required=True)
