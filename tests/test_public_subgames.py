@@ -24,7 +24,7 @@ from jaxcfr.lowering.public import lower_public
 from jaxcfr.subgames import (Context, PublicSubgame, public_paths_after_chance,
                              public_paths_at_depth, resolve_subgames, subgame)
 from jaxcfr.subgames.game import is_gadget_key
-from jaxcfr.subgames.public import PublicContext
+from jaxcfr.subgames.public import PublicContext, public_subgame
 from jaxcfr_games.public_kuhn import PublicKuhn
 from jaxcfr_games.public_leduc import PublicLeduc
 
@@ -250,3 +250,29 @@ def test_a_config_trains_a_public_tree_then_resolves(tmp_path):
                                                    + report["bound"] + EPS)
     assert jaxcfr.Profile.load(result.run_dir / "resolved.npz").game == \
         "kuhn_poker(tree='public')"
+
+
+@pytest.mark.slow
+def test_a_holdem_spot_resolves_with_ranked_terminals():
+    """A hold'em river spot (175 + 252 hands, ranked showdowns): the resolve gadget game
+    (its alternative a dense payoff table beside ranked folds and showdowns) has the same
+    values lowered ranked as dense, and re-solving the nodes after the first action stays
+    within the blueprint's exploitability plus the bound, in float64."""
+    from jaxcfr.solvers.public import evaluate_public
+    name = "holdem_spot"
+    blueprint = jaxcfr.solve(name, "cfr+", 10, precision="float64").to_profile()
+    context = PublicContext(name, blueprint)
+    sub = public_subgame(name, blueprint, ["Check"], context=context)
+    ranked, dense = lower_public(sub, terminals="ranked"), lower_public(sub, terminals="dense")
+    assert ranked.ranked and not dense.ranked
+    uniform = np.asarray(ranked.tensors.legal_mask, np.float64)
+    a = evaluate_public(ranked, uniform)
+    b = evaluate_public(dense, uniform)
+    np.testing.assert_allclose(a["values"], b["values"], atol=1e-9)
+    np.testing.assert_allclose(a["best_response_values"], b["best_response_values"], atol=1e-9)
+    paths = [[x] for x in context.full.node_actions[0]]
+    result = resolve_subgames(name, blueprint, paths, iterations=30, precision="float64",
+                              context=context)
+    assert len(result.subgames) == 2 * len(paths)
+    assert result.metrics["exploitability"] <= (result.blueprint_metrics["exploitability"]
+                                                + result.bound + EPS)
