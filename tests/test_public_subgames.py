@@ -276,3 +276,19 @@ def test_a_holdem_spot_resolves_with_ranked_terminals():
     assert len(result.subgames) == 2 * len(paths)
     assert result.metrics["exploitability"] <= (result.blueprint_metrics["exploitability"]
                                                 + result.bound + EPS)
+
+
+def test_three_player_unsafe_subgames_are_the_history_trees():
+    """Three-player Kuhn: the unsafe subgame after "pass" equals the expanded history
+    tree's (NashConv and values after the same iterations); safe gadgets are refused."""
+    game = PublicKuhn(players=3)
+    blueprint = jaxcfr.solve(game, "cfr", 10, precision="float64").to_profile()
+    sub = subgame(game, blueprint, ["pass"], gadget="unsafe")
+    hsub = subgame(expand(game), blueprint, [(0, 1, 2), "pass"], gadget="unsafe")
+    assert sub.gadget.total == pytest.approx(hsub.gadget.total, rel=1e-12)
+    a = jaxcfr.solve(lower_public(sub), "cfr", 20, precision="float64").final
+    b = jaxcfr.solve(jaxcfr.lower(hsub), "cfr", 20, precision="float64").final
+    np.testing.assert_allclose(a["values"], b["values"], atol=1e-12)
+    assert a["nash_conv"] == pytest.approx(b["nash_conv"], abs=1e-12)
+    with pytest.raises(ValueError, match="two-player zero-sum.*3 players.*unsafe"):
+        subgame(game, blueprint, ["pass"], gadget="resolve")

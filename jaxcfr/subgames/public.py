@@ -540,12 +540,11 @@ def public_paths_after_chance(game, count: int) -> list[tuple]:
     count = arguments.positive_int("after_chance", count)
     t = full.tensors
     events = _chance_events(full)
-    out, seen = [], set()
+    out = []
     for n in np.flatnonzero(t.node_base >= 0):
         par = int(t.parent[n])
         if par >= 0 and full.node_kind[par] == CHANCE_NODE and events[n] == count:
             out.append(full.history(int(n)))
-            seen.add(int(events[n]))
     if not out:
         there = sorted({int(events[n]) for n in np.flatnonzero(t.node_base >= 0)
                         if t.parent[n] >= 0 and full.node_kind[int(t.parent[n])] == CHANCE_NODE})
