@@ -13,6 +13,7 @@ import numpy as np
 
 from jaxcfr._util.serialize import jsonable
 from jaxcfr.profiles.profile import Profile
+from jaxcfr.tensors import LoweredGame
 
 __all__ = ["ResolveResult"]
 
