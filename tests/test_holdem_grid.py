@@ -185,3 +185,33 @@ def test_per_hand_values_of_a_node():
     bare = hand_grid(result.lowered, ("AllIn(200)",),
                      average_strategy=result.average_strategy)
     assert bare.ev is None and "ev" not in bare.csv().splitlines()[0]
+
+
+def test_the_picture_draws_each_cells_frequencies_as_bands(tmp_path):
+    # the hand-written root strategy above: AsAx bets (3 of AA's 6), AsKs bets (1 of the
+    # half-weight AKs' 4 x 0.5), 72o checks; bands are as wide as the frequencies and as
+    # high as the cell's range over its combinations (AA 6/6, AKs 2/4, 72o 12/12)
+    from jaxcfr_games.holdem.grid_plot import action_colours, band_rectangles, grid_figure
+    low = lowered()
+    avg = np.zeros(tuple(low.tensors.legal_mask.shape))
+    _set(low, avg, (), lambda h: {"Bet(60)": 1.0} if "As" in h else {"Check": 1.0})
+    grid = hand_grid(low, average_strategy=avg)
+    bands = {(i, j, grid.actions[k]): (left, width, height)
+             for i, j, k, left, width, height in band_rectangles(grid)}
+    assert bands == {(0, 0, "Check"): (0.0, 0.5, 1.0), (0, 0, "Bet(60)"): (0.5, 0.5, 1.0),
+                     (0, 1, "Check"): (0.0, 0.75, 0.5), (0, 1, "Bet(60)"): (0.75, 0.25, 0.5),
+                     (12, 7, "Check"): (0.0, 1.0, 1.0)}
+    # folds blue, checks and calls green, bets by size towards red, all-ins darkest
+    fold, call, small, big, shove = action_colours(
+        ["Fold", "Call", "Raise(150)", "Raise(300)", "AllIn(400)"])
+    assert fold != call and len({small, big, shove}) == 3
+    assert action_colours(["Check", "Bet(60)", "AllIn(200)"])[0] == call
+    figure = grid_figure(grid)
+    drawn = [p for p in figure.axes[0].patches if p.get_width() < 1]     # the bands
+    assert sorted(round(p.get_width(), 12) for p in drawn) == [0.25, 0.5, 0.5, 0.75]
+    for name in ("grid.png", "grid.svg"):
+        grid.write(tmp_path / name)
+        assert (tmp_path / name).stat().st_size > 1000
+    assert (tmp_path / "grid.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(HoldemError, match=r"\.csv, \.json or a picture"):
+        grid.write(tmp_path / "grid.txt")

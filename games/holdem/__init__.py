@@ -12,6 +12,7 @@ imports only the game protocol. Modules, one concept each:
 - :mod:`.spot`: ``holdem_spot``, the spot as a public-tree game.
 - :mod:`.isomorphism`: suit symmetries of a spot and the classes of cards to deal.
 - :mod:`.grid`: the 13x13 hand grid of a solved node's strategy (text, CSV, JSON).
+- :mod:`.grid_plot`: its picture, one colour band per action in each cell (matplotlib).
 
 See docs/holdem.md.
 """

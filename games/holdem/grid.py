@@ -14,7 +14,8 @@ reaches holds NaN.
 ``jaxcfr.solve("holdem_spot(...)")``, a :class:`~jaxcfr.api.public.PublicSolveResult`)
 or any ``(lowered, average_strategy)`` pair, and gives a :class:`HandGrid`: printed as
 text (one grid of percentages per action), written as CSV (one row per combination) or
-JSON (the grids and the combinations).
+JSON (the grids and the combinations), or drawn (one colour band per action in each
+cell: :mod:`.grid_plot`, a ``.png``/``.svg``/``.pdf`` path to :meth:`HandGrid.write`).
 
 Example::
 
@@ -155,14 +156,20 @@ class HandGrid:
                 "overall": self.overall.tolist(), "hands": self.rows()}
 
     def write(self, path) -> None:
-        """Write :meth:`csv` (a ``.csv`` path) or :meth:`to_json` (``.json``)."""
+        """Write :meth:`csv` (a ``.csv`` path), :meth:`to_json` (``.json``) or the
+        picture (``.png``, ``.svg``, ``.pdf``: :func:`~.grid_plot.plot_grid`)."""
+        from .grid_plot import FORMATS, plot_grid
         path = str(path)
+        if path.lower().endswith(FORMATS):
+            plot_grid(self, path)
+            return
         if path.endswith(".csv"):
             text = self.csv()
         elif path.endswith(".json"):
             text = json.dumps(self.to_json(), indent=1)
         else:
-            raise HoldemError(f"a hand grid is written as .csv or .json, got {path!r}")
+            raise HoldemError(f"a hand grid is written as .csv, .json or a picture "
+                              f"({', '.join(FORMATS)}), got {path!r}")
         with open(path, "w") as f:
             f.write(text)
 

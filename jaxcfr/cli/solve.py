@@ -59,8 +59,9 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
                         "public node reached by HISTORY (actions and dealt cards separated "
                         "by commas, e.g. 'Check, Bet(60)'; '' the root)")
     p.add_argument("--grid-out", metavar="PATH",
-                   help="write the --grid grid as CSV (PATH.csv: one row per combination) "
-                        "or JSON (PATH.json)")
+                   help="write the --grid grid as CSV (PATH.csv: one row per combination), "
+                        "JSON (PATH.json) or a picture (PATH.png, .svg, .pdf: one colour "
+                        "band per action in each cell; needs matplotlib)")
     p.add_argument("--lock", metavar="FILE.json",
                    help="node locking: fix strategies at chosen information sets and solve "
                         "the rest (a JSON list of {\"infoset\": KEY, \"strategy\": "
@@ -193,9 +194,11 @@ def run_solve(args) -> int:
     if args.grid_out is not None and args.grid is None:
         raise ArgumentError("--grid-out writes the grid of --grid: give --grid too",
                             argument="--grid-out")
-    if args.grid_out is not None and not args.grid_out.endswith((".csv", ".json")):
-        raise ArgumentError(f"--grid-out is written as .csv or .json, got {args.grid_out!r}",
-                            argument="--grid-out")
+    from jaxcfr_games.holdem.grid_plot import FORMATS as PICTURES    # (NumPy only)
+    formats = (".csv", ".json", *PICTURES)
+    if args.grid_out is not None and not args.grid_out.lower().endswith(formats):
+        raise ArgumentError(f"--grid-out is written as {', '.join(formats)}, got "
+                            f"{args.grid_out!r}", argument="--grid-out")
     history = None
     if args.grid is not None:
         from jaxcfr_games.holdem.grid import parse_history
