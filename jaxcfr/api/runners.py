@@ -21,6 +21,7 @@ from jaxcfr.api.locks import resolve_lock
 from jaxcfr.engine.runner import Runner
 from jaxcfr.engine.loop import lower_public_reporting
 from jaxcfr.lowering.public import public_game_of
+from jaxcfr.lowering.public_stack import PublicStack
 
 __all__ = ["make_runner"]
 
@@ -34,7 +35,9 @@ def make_runner(game, options: "SolveOptions", *, status=None, mesh=None,  # noq
     A public tree (a PublicGame, a lowered one, or a game string naming one:
     :func:`~jaxcfr.lowering.public.public_game_of`) is lowered by
     :func:`~jaxcfr.lowering.public.lower_public` and run by the same Runner (the seam
-    chooses its value kernel), full width, in one process, with its chance enumerated.
+    chooses its value kernel), full width, in one process, with its chance enumerated;
+    so is a stack of them (a :class:`~jaxcfr.lowering.public_stack.PublicStack`, its
+    members padded to one shape and stepped by the seam's stack layout).
 
     Args:
       game: a game string, a Game or a LoweredGame (a stack: its batch of games).
@@ -50,7 +53,7 @@ def make_runner(game, options: "SolveOptions", *, status=None, mesh=None,  # noq
       lower_kwargs: how a game is lowered (``cache``, ``workers``, ``sort_infosets``,
         ``name``, ``abstraction``: :func:`jaxcfr.lower`).
     """
-    public = public_game_of(game)
+    public = game if isinstance(game, PublicStack) else public_game_of(game)
     if public is not None:                     # a public tree (docs/public_trees.md)
         text = game if isinstance(game, (str, os.PathLike)) else None
         return _public_runner(public, options, mesh=mesh, spell=spell, status=status,
@@ -85,7 +88,8 @@ def make_runner(game, options: "SolveOptions", *, status=None, mesh=None,  # noq
 
 def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=None,
                    cache=None, memory_budget: int | None = None) -> Runner:
-    """The Runner of a public tree ``game`` (a PublicGame or a PublicLowered): what does
+    """The Runner of a public tree ``game`` (a PublicGame, a PublicLowered or a
+    PublicStack, already lowered and padded): what does
     not apply to it refused, named as ``spell`` renders it; lowering is told to
     ``status``, checked against the memory budget, and goes through the cache of lowered
     games when ``cache`` asks and the game came as the string ``text``."""
@@ -100,8 +104,8 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
         raise ArgumentError(f"a public tree is solved full width: the estimator "
                             f"{estimator.describe()!r} samples (leave "
                             f"{spell('sampling')} unset)", spell("sampling"))
-    lowered = lower_public_reporting(game, status, text=text, cache=cache, name=name,
-                                     memory_budget=memory_budget)
+    lowered = game if isinstance(game, PublicStack) else lower_public_reporting(
+        game, status, text=text, cache=cache, name=name, memory_budget=memory_budget)
     runner = Runner(lowered, options.solver, options.parameters, precision=options.precision,
                     chunk=options.device.chunk,
                     compilation_cache=options.device.compilation_cache)

@@ -475,9 +475,12 @@ class Runner:
         """The average profile of every member, games outer and settings inner."""
         table = self.profile(state)                                  # [(B,) I, A, *H]
         games = self.lowered.members if self.games_batched else (self.lowered,)
+        # a stack of public trees pads its members' rows: each member's own table
+        own = getattr(self.lowered, "member_tables", None)
+        tables = own(table) if own is not None else table
         out = []
         for b, game in enumerate(games):
-            t = table[b] if self.games_batched else table
+            t = tables[b] if self.games_batched else table
             for h in (range(self.hp_batch[0]) if self.hp_batch else [None]):
                 out.append(Profile.from_lowered(game, t if h is None else t[..., h]))
         return out

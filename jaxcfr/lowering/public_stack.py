@@ -98,6 +98,9 @@ class PublicStack:
                                           # values in percent of the pot), else None
 
     num_players = 2
+    nash_value = None                     # (what a run's evaluation reads of a stacked game)
+    br_rounds = 1                         # the public kernel's best response is one pass
+    perfect_recall = True
 
     def __repr__(self) -> str:
         return (f"PublicStack({self.batch_size} games: {self.num_nodes:,} public nodes, "
@@ -132,6 +135,11 @@ class PublicStack:
     @property
     def nbytes(self) -> int:
         return int(sum(np.asarray(t).nbytes for t in self.tensors))
+
+    def member_tables(self, table) -> list[np.ndarray]:
+        """Each member's own ``[I_b, A_b, *b]`` of a stack's table ``[B, I, A, *b]``
+        (:func:`unstack_public_rows`; a Runner's profiles of the stack)."""
+        return unstack_public_rows(self, table)
 
     def sizes(self) -> dict[str, Any]:
         """The padded sizes per member, and the members'."""

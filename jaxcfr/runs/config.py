@@ -5,6 +5,8 @@ A config has three sections (every key optional except the game)::
     [game]
     name = "leduc_poker"            # a game string, or an .efg path (relative to this file)
     # names = ["kuhn_poker", ...]   # or several games, stacked into one batched run
+                                    # (public trees, e.g. holdem_spot(...): a public stack)
+    # boards = "river:Td9d6h5c"     # game.name a holdem_spot on many boards (a stack)
     # abstraction = "bet_menu(fractions=[1.0])"   # train an action abstraction (a list: a batch)
     # bucketing = "suit_isomorphism"              # train a bucketing (a list: a batch)
 
@@ -77,7 +79,7 @@ __all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ResolveConfig",
 #: Keys that change what is computed: a checkpoint only resumes under equal values (and
 #: so do the solver's parameters, ``solver.<name>``: :func:`compute_keys`).
 COMPUTE_KEYS = ("game.name", "game.names", "game.sort_infosets", "game.abstraction",
-                "game.bucketing", "solver.algorithm",
+                "game.bucketing", "game.boards", "solver.algorithm",
                 "solver.alternating", "solver.combine", "solver.sampling", "solver.samples",
                 "solver.counts",
                 "solver.chance", "solver.draws", "run.precision", "run.seed", "run.seeds")
@@ -115,7 +117,8 @@ _PARAMETER_TYPE = float | tuple[float, ...]
 
 @dataclasses.dataclass(frozen=True)
 class GameConfig:
-    """``[game]``: one game string, or several (``names``) stacked into a batch."""
+    """``[game]``: one game string, or several (``names``) stacked into a batch; or one
+    hold'em spot (``name``) on several ``boards`` (:mod:`jaxcfr.runs.boards`), a stack."""
     name: str | None = None                 # game string or .efg path
     names: tuple[str, ...] | None = None    # a batch of games of the same player count
     sort_infosets: bool = True              # Gambit's canonical row order
@@ -127,10 +130,17 @@ class GameConfig:
     # rank_buckets(...)) for every member, or a list of them for game.name (a batch);
     # with game.abstraction too, each member is "abstraction + bucketing"
     bucketing: str | tuple[str, ...] | None = None
+    # game.name (a holdem_spot) on each of these boards: a spec ("river:Td9d6h5c",
+    # "turn:Td9d6h", "random:64", "Td9d6h5c2s,Td9d6h5c3s") or a list of boards; a stack
+    boards: str | tuple[str, ...] | None = None
 
     @property
     def strings(self) -> tuple[str, ...]:
-        """Every game string of the run (one unless batched)."""
+        """Every game string of the run (one unless batched; with ``boards``, the spot's
+        string on each board)."""
+        if self.boards is not None:
+            from jaxcfr.runs.boards import board_members
+            return board_members(self.name, self.boards)
         return self.names if self.names is not None else (self.name,)
 
     @property
@@ -147,7 +157,7 @@ class GameConfig:
     def batched(self) -> bool:
         """Whether the games are stacked (``names``, or a list of abstractions or bucketings)."""
         return self.names is not None or isinstance(self.abstraction, tuple) \
-            or isinstance(self.bucketing, tuple)
+            or isinstance(self.bucketing, tuple) or self.boards is not None
 
     @property
     def abstracted(self) -> bool:
@@ -388,6 +398,8 @@ def config_from_dict(raw: dict[str, Any], *, source: str = "<dict>",
             _coerce(value, hint, f"{where}: {key}")      # so do wrong types
             if section == "game" and field in ("name", "names"):
                 raw.setdefault("game", {}).pop("names" if field == "name" else "name", None)
+                if field == "names":                     # a batch of its own: no boards
+                    raw["game"].pop("boards", None)
                 value = _resolve_value(value, Path.cwd())
             raw.setdefault(section, {})[field] = value
         elif key in _TOP_LEVEL:
@@ -507,6 +519,7 @@ def _build(raw: dict[str, Any], source: str, given: dict[str, str] | None = None
     if "game" not in sections:
         raise ConfigError(f"{source}: missing [game] section (set game.name)")
     config = Config(**sections, **top, source=source)
+    _check_boards(config, source, given or {})
     _check_code(config, source, given or {}, trust_code, folder)
     _check_values(config, source, given or {})
     return config
@@ -524,6 +537,27 @@ def _in_declared_order(s: SolverConfig) -> SolverConfig:
     names = [p.name for p in solver.parameters]
     key = lambda item: names.index(item[0]) if item[0] in names else len(names)  # noqa: E731
     return dataclasses.replace(s, parameters=tuple(sorted(s.parameters, key=key)))
+
+
+def _check_boards(c: Config, source: str, given: dict[str, str]) -> None:
+    """``game.boards``: with one ``game.name``, a hold'em spot, no abstraction; a spec
+    or list of boards that :func:`~jaxcfr.runs.boards.board_members` reads."""
+    g = c.game
+    if g.boards is None:
+        return
+    from jaxcfr.runs.boards import BoardsError, board_members
+
+    def fail(msg):
+        raise ConfigError(f"{given.get('game.boards', source)}: game.boards: {msg}")
+    if g.names is not None:
+        fail("boards go with one game.name (the spot played on every board), not game.names")
+    if g.abstraction is not None or g.bucketing is not None:
+        fail("a stack of boards is solved on its public trees, without game.abstraction or "
+             "game.bucketing")
+    try:
+        board_members(g.name, g.boards)
+    except BoardsError as e:
+        fail(str(e))
 
 
 def _check_code(c: Config, source: str, given: dict[str, str], trust_code: bool,

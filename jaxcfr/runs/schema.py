@@ -34,7 +34,7 @@ class ConfigError(ValueError):
 
 #: ``[section]`` -> its keys (the solver's parameters, :data:`PARAMETER_NAMES`, besides).
 SECTION_KEYS = {
-    "game": ("name", "names", "sort_infosets", "cache", "abstraction", "bucketing"),
+    "game": ("name", "names", "sort_infosets", "cache", "abstraction", "bucketing", "boards"),
     "solver": ("algorithm", "iterations", "alternating", "combine", "sampling", "samples",
                "counts", "chance", "draws", "lock"),
     "run": ("eval_every", "checkpoint_every", "keep_checkpoints", "precision", "out_dir",

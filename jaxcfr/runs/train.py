@@ -48,16 +48,20 @@ from jaxcfr._util.signals import DeferredStop
 from jaxcfr.api.runners import make_runner
 from jaxcfr.engine.distributed import (Cluster, any_process, check_same, together,
                                        wait_for_every_process)
-from jaxcfr.engine.loop import Hooks, compile_reporting, iteration_of, lower_reporting, run_loop
+from jaxcfr.engine.loop import (Hooks, compile_reporting, iteration_of, lower_public_reporting,
+                                lower_reporting, run_loop)
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.engine.runner import batch_mesh
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.registry import load_abstraction
+from jaxcfr.lowering.public import lower_public, public_game_of
+from jaxcfr.lowering.public_stack import PublicStack, stack_public
 from jaxcfr.lowering.stack import stack
 from jaxcfr.profiles.lifting import lifted_row
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.runs import checkpoint
 from jaxcfr.runs.checkpoint import CheckpointError
+from jaxcfr.runs.progress import pot_of
 from jaxcfr.runs.config import (Config, check_config, check_sampled_chance, compute_keys,
                                 config_spelling, to_toml)
 from jaxcfr.runs.rundir import RunDir, default_run_dir
@@ -122,10 +126,13 @@ class TrainResult:
 # -- game and members -------------------------------------------------------------
 def build_lowered(config: Config, status=None) -> LoweredGame:
     """Lower the config's game, or stack its games (``game.names``, or a list of
-    abstractions), through the cache of lowered games unless ``game.cache`` is false
+    abstractions; public trees, or ``game.boards``: :func:`public_stack`), through the cache of lowered games unless ``game.cache`` is false
     (abstracted games are not cached); an abstracted member is named
     ``"<game> | <abstraction>"``; ``status`` (optional, see
     :func:`jaxcfr.engine.loop.lower_reporting`) hears about each."""
+    stacked = public_stack(config, status)
+    if stacked is not None:
+        return stacked
     parts = []
     for s, a in config.game.members:
         extra = {} if a is None else {"abstraction": load_abstraction(a)}
@@ -133,6 +140,41 @@ def build_lowered(config: Config, status=None) -> LoweredGame:
                                      sort_infosets=config.game.sort_infosets,
                                      name=s if a is None else f"{s} | {a}", **extra))
     return stack(parts) if config.game.batched else parts[0]
+
+
+def public_stack(config: Config, status=None) -> PublicStack | None:
+    """The config's batch as one :class:`~jaxcfr.lowering.public_stack.PublicStack` when
+    its games are public trees (``game.names`` of them, or ``game.boards``), else
+    ``None``: each member lowered through the cache of lowered games (``game.cache``) and
+    told to ``status``, then padded to one shape (members of ranked and dense terminals
+    are all lowered ranked). A batch that mixes public and history trees, or public trees
+    with an abstraction, is refused naming the key and the member."""
+    g = config.game
+    if not g.batched:
+        return None
+    key = "game.boards" if g.boards is not None else "game.names"
+    games = [public_game_of(s) for s in g.strings]
+    if all(x is None for x in games):
+        return None
+    if g.abstracted:
+        raise ArgumentError(f"{key}: a stack of public trees is solved on its public trees, "
+                            "without game.abstraction or game.bucketing", key)
+    for s, x in zip(g.strings, games):
+        if x is None:
+            raise ArgumentError(f"{key}: the members are public trees and history trees "
+                                f"mixed; {s!r} is not a public tree (give every member "
+                                "tree='public', or none)", key)
+    lowered = [lower_public_reporting(x, status, text=s, cache=g.cache, name=s)
+               for s, x in zip(g.strings, games)]
+    if len({m.ranked for m in lowered}) > 1:          # some ranked: all ranked
+        lowered = [m if m.ranked else lower_public(x, terminals="ranked", name=s)
+                   for m, s, x in zip(lowered, g.strings, games)]
+    try:
+        stacked = stack_public(lowered)
+    except ValueError as e:
+        raise ArgumentError(f"{key}: {e}", key) from None
+    pots = tuple(pot_of(x) for x in games)        # hold'em spots: metrics in % of the pot
+    return dataclasses.replace(stacked, pots=None if None in pots else pots)
 
 
 # -- the run ----------------------------------------------------------------------
