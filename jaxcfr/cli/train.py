@@ -110,8 +110,9 @@ def run_train(args: argparse.Namespace) -> int:
     if args.quiet:
         overrides.append("run.quiet=true")
     config = load_config(config_path, overrides=overrides, trust_code=args.trust_code)
-    # a poker spot (holdem_spot): the exploitability also in percent of its pot
-    pot = None if config.game.batched else pot_of(public_game_of(config.game.members[0][0]))
+    # a poker spot (holdem_spot): the exploitability also in percent of its pot (a stack
+    # of spots: each member's in percent of its own)
+    pot = _pots(config, public_game_of, pot_of)
     display = make_progress(config.solver.iterations, quiet=config.run.quiet, stream=sys.stderr,
                             pot=pot)
     try:
@@ -204,8 +205,25 @@ def _fmt(x: Any) -> str:
     return f"{x:.6g}"
 
 
-def _print_summary(result, pot: float | None = None) -> None:
-    """The run's summary; ``pot``: a poker spot's, the exploitability also in percent."""
+def _pots(config, public_game_of, pot_of):
+    """The starting pot of the run's poker spot, or one per member of a stack of spots
+    (a tuple), in whose percent the exploitability is shown; else ``None``."""
+    g = config.game
+    if not g.batched:
+        return pot_of(public_game_of(g.members[0][0]))
+    if g.abstracted:
+        return None
+    strings = g.strings
+    if g.boards is not None:                        # one spot on many boards: one pot
+        pot = pot_of(public_game_of(strings[0]))
+        return None if pot is None else (pot,) * len(strings)
+    pots = tuple(pot_of(public_game_of(s)) for s in strings)
+    return None if None in pots else pots
+
+
+def _print_summary(result, pot=None) -> None:
+    """The run's summary; ``pot``: a poker spot's (or one per member of a stack of
+    spots), the exploitability also in percent."""
     final = result.final or {}
     cfg = result.config
     print(f"run directory   {result.run_dir}")
@@ -227,11 +245,20 @@ def _print_summary(result, pot: float | None = None) -> None:
         _print_abstraction(result.abstraction, result.run_dir, result.best_member,
                            final.get("values"), bool(result.members))
     elif result.members:
-        width = max(len(m) for m in result.members)
-        print(f"{'member':<{width}}  {name:>14}  values")
-        for m, label in enumerate(result.members):
+        labels = result.members
+        if cfg.game.boards is not None:             # one spot on many boards: the boards
+            from jaxcfr.runs.boards import chosen_boards
+            labels = list(chosen_boards(cfg.game.name, cfg.game.boards))
+        pots = pot if isinstance(pot, tuple) and len(pot) == len(labels) else None
+        width = max(len(m) for m in labels)
+        share = f"  {'% of pot':>9}" if pots and name == "exploitability" else ""
+        print(f"{'member':<{width}}  {name:>14}{share}  values")
+        for m, label in enumerate(labels):
             star = " *" if m == result.best_member else ""
-            print(f"{label:<{width}}  {_fmt(final['metric'][m]):>14}  "
+            metric = final["metric"][m]
+            cell = (f"  {100 * metric / pots[m]:>8.4f}%" if share and metric is not None
+                    else " " * len(share))
+            print(f"{label:<{width}}  {_fmt(metric):>14}{cell}  "
                   f"{_fmt(final['values'][m])}{star}")
         print(f"(* best member: written to {result.run_dir / 'profile.npz'})")
     else:

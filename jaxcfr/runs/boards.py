@@ -20,17 +20,36 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["board_members", "BoardsError"]
+__all__ = ["board_members", "chosen_boards", "BoardsError"]
 
 
 class BoardsError(ValueError):
     """``game.boards`` (or the spot it goes with) is not usable; the message says why."""
 
 
-@functools.lru_cache(maxsize=64)
 def board_members(spot: str | None, boards: str | tuple[str, ...]) -> tuple[str, ...]:
     """The game string of ``spot`` (a ``holdem_spot(...)``; its own ``board``, if any,
     replaced) on each board ``boards`` names (a spec string, or a tuple of boards).
+
+    Raises:
+      BoardsError: as :func:`chosen_boards`.
+    """
+    return _expand(spot, boards)[1]
+
+
+def chosen_boards(spot: str | None, boards: str | tuple[str, ...]) -> tuple[str, ...]:
+    """The boards ``boards`` names, in order (the members' labels).
+
+    Raises:
+      BoardsError: as :func:`board_members`.
+    """
+    return _expand(spot, boards)[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _expand(spot: str | None, boards: str | tuple[str, ...]
+            ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(boards, member game strings)`` (see :func:`board_members`).
 
     Raises:
       BoardsError: ``spot`` is not a hold'em spot, or ``boards`` is not a spec or a list
@@ -63,4 +82,4 @@ def board_members(spot: str | None, boards: str | tuple[str, ...]) -> tuple[str,
         raise BoardsError(f"{boards!r}: {e}") from None
     params.pop("board", None)
     rest = "".join(f", {k}={v!r}" for k, v in params.items())
-    return tuple(f"holdem_spot(board={b!r}{rest})" for b in chosen)
+    return tuple(chosen), tuple(f"holdem_spot(board={b!r}{rest})" for b in chosen)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Sequence, TextIO
 
 from jaxcfr._util.bars import Bar
 
@@ -40,14 +40,23 @@ LINE_EVERY = 10.0
 ProgressFn = Callable[[int, "dict[str, Any] | None"], None]
 
 
-def format_metric(record: dict[str, Any], pot: float | None = None) -> str:
+def format_metric(record: dict[str, Any], pot: float | Sequence[float] | None = None) -> str:
     """``"exploitability 1.23e-03"``, or a range ``min..max (n runs)`` for a batch; with
     ``pot`` (a poker spot's starting pot, :func:`pot_of`) a single exploitability also in
-    percent of it: ``"exploitability 1.23e-01 (0.1230% of the pot)"``."""
+    percent of it: ``"exploitability 1.23e-01 (0.1230% of the pot)"``; with one pot per
+    member (a stack of spots) each member's in percent of its own pot, as a range:
+    ``"exploitability 0.0012%..0.1230% of the pot (48 spots)"``."""
     metric = record["metric"]
     name = record["metric_name"]
-    if pot is not None and name == "exploitability" and isinstance(metric, float):
+    if pot is not None and name == "exploitability" and isinstance(metric, float) \
+            and isinstance(pot, (int, float)):
         return f"{name} {metric:.3e} ({100 * metric / pot:.4f}% of the pot)"
+    if pot is not None and name == "exploitability" and isinstance(metric, list) \
+            and not isinstance(pot, (int, float)) and len(pot) == len(metric) \
+            and None not in metric:
+        pct = [100 * m / p for m, p in zip(metric, pot)]
+        return (f"{name} {min(pct):.4f}%..{max(pct):.4f}% of the pot (mean "
+                f"{sum(pct) / len(pct):.4f}%, {len(pct)} spots)")
     if isinstance(metric, list):
         vals = [m for m in metric if m is not None]
         if not vals:
@@ -66,7 +75,7 @@ class ProgressBar:
     compiling, so that the rate and the ETA measure iterations only)."""
 
     def __init__(self, total: int, stream: TextIO | None = None, desc: str = "iterations",
-                 pot: float | None = None):
+                 pot: float | Sequence[float] | None = None):
         self.total = max(1, int(total))
         self.stream = stream or sys.stderr
         self.desc = desc
@@ -92,7 +101,7 @@ class LogLines:
     ``iteration 300/2000`` after a chunk when ``every`` seconds passed without a line."""
 
     def __init__(self, total: int, stream: TextIO | None = None, every: float = LINE_EVERY,
-                 pot: float | None = None):
+                 pot: float | Sequence[float] | None = None):
         self.total = int(total)
         self.pot = pot
         self.stream = stream or sys.stderr
@@ -133,7 +142,7 @@ class _Silent:
 
 
 def make_progress(total: int, *, quiet: bool = False, stream: TextIO | None = None,
-                  pot: float | None = None):
+                  pot: float | Sequence[float] | None = None):
     """The display for ``stream`` (default stderr): bar on a TTY, lines otherwise, or
     silence; ``pot``: a poker spot's starting pot, the exploitability also shown in percent
     of it."""

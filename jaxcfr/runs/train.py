@@ -473,6 +473,8 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
             except GameError as e:       # e.g. the full game is over the memory budget
                 log(f"warning: the lifted profiles were not evaluated in the full game: {e}")
         best = _write_profiles(run, profiles, labels, metrics, rows)
+        if isinstance(lowered, PublicStack) and run.writer and metrics:
+            _write_spots(run, config, lowered, metrics[-1])
         if run.writer:
             _write_plot(run, config, metrics, labels, log, rows)
     resolved = None
@@ -566,6 +568,32 @@ def _write_profiles(run: RunDir, profiles: list[Profile], labels, metrics,
     return best
 
 
+def _write_spots(run: RunDir, config: Config, stacked: PublicStack, final) -> None:
+    """``spots.json``: a stack of public trees' last evaluation, one row per member: its
+    game string (and board, with ``game.boards``), exploitability (or NashConv) and values
+    in chips and, for poker spots (the stack's ``pots``), in percent of its pot."""
+    boards = None
+    if config.game.boards is not None:
+        from jaxcfr.runs.boards import chosen_boards
+        boards = chosen_boards(config.game.name, config.game.boards)
+    rows = []
+    for m, game in enumerate(stacked.members):
+        row = {"member": m, "game": game.name, "board": None if boards is None else boards[m],
+               "metric_name": final["metric_name"], "metric": final["metric"][m],
+               "exploitability": (None if final["exploitability"] is None
+                                  else final["exploitability"][m]),
+               "values": final["values"][m], "pot": None, "metric_pot_percent": None,
+               "values_pot_percent": None}
+        if stacked.pots is not None:
+            pot = float(stacked.pots[m])
+            row.update(pot=pot, metric_pot_percent=(None if row["metric"] is None
+                                                    else 100 * row["metric"] / pot),
+                       values_pot_percent=[100 * v / pot for v in row["values"]])
+        rows.append(row)
+    atomic_write_text(run.path / "spots.json", json.dumps(
+        {"iteration": final["iteration"], "spots": rows}, indent=1))
+
+
 def _write_plot(run: RunDir, config: Config, metrics, labels, log, rows=None) -> None:
     if not config.run.plot:
         return
@@ -575,7 +603,8 @@ def _write_plot(run: RunDir, config: Config, metrics, labels, log, rows=None) ->
         log("matplotlib is not installed: skipping convergence.png")
         return
     buf = io.BytesIO()
-    games = ", ".join(config.game.strings)
+    games = (f"{config.game.name} on {len(config.game.strings)} boards"
+             if config.game.boards is not None else ", ".join(config.game.strings))
     full = None if rows is None else [r["full_game_metric"] for r in rows]
     if plot_convergence(metrics, buf, title=f"{games}: {config.solver.algorithm}",
                         members=labels or None, full_game=full):
