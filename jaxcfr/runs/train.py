@@ -126,8 +126,9 @@ class TrainResult:
 # -- game and members -------------------------------------------------------------
 def build_lowered(config: Config, status=None) -> LoweredGame:
     """Lower the config's game, or stack its games (``game.names``, or a list of
-    abstractions; public trees, or ``game.boards``: :func:`public_stack`), through the cache of lowered games unless ``game.cache`` is false
-    (abstracted games are not cached); an abstracted member is named
+    abstractions; public trees, or ``game.boards``: :func:`public_stack`), through the
+    cache of lowered games unless ``game.cache`` is false (abstracted games are not
+    cached); an abstracted member is named
     ``"<game> | <abstraction>"``; ``status`` (optional, see
     :func:`jaxcfr.engine.loop.lower_reporting`) hears about each."""
     stacked = public_stack(config, status)
