@@ -198,10 +198,11 @@ def test_the_river_boards_config_runs_from_the_command_line(tmp_path, capsys):
 @pytest.mark.parametrize("game, overrides, match", [
     ({"name": "kuhn_poker", "boards": ["Td9d6h5c2s"]}, [],
      r"game\.boards: .*holdem_spot.*'kuhn_poker'"),
-    ({"name": SPOT, "boards": "river:Td9d6h"}, [], r"game\.boards: 'river:Td9d6h'"),
+    ({"name": SPOT, "boards": "river:Td9d6h"}, [],
+     r"game\.boards: .*'river:Td9d6h'.*turn board of 4 cards"),
     ({"name": SPOT, "boards": ["Td9d6h5c2s", "Td9d6h5c2s"]}, [], r"game\.boards: .*Td9d6h5c2s"),
     ({"name": SPOT, "boards": []}, [], r"game\.boards: .*non-empty list"),
-    ({"name": SPOT, "boards": "random:0"}, [], r"game\.boards: 'random:0'"),
+    ({"name": SPOT, "boards": "random:0"}, [], r"game\.boards: .*'random:0'"),
     ({"name": SPOT, "boards": ["Td9d6h5c2s"], "bucketing": "suit_isomorphism"}, [],
      r"game\.boards: .*bucketing"),
     ({"name": SPOT}, ["game.boards=7"], r"game\.boards"),

@@ -79,7 +79,7 @@ def _expand(spot: str | None, boards: str | tuple[str, ...]
     try:
         chosen = parse_boards(spec)
     except HoldemError as e:
-        raise BoardsError(f"{boards!r}: {e}") from None
+        raise BoardsError(str(e)) from None
     params.pop("board", None)
     rest = "".join(f", {k}={v!r}" for k, v in params.items())
     return tuple(chosen), tuple(f"holdem_spot(board={b!r}{rest})" for b in chosen)
