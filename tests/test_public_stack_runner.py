@@ -226,3 +226,22 @@ def test_each_board_of_the_run_is_its_own_solve(tmp_path):
         own = jaxcfr.solve_public(jaxcfr.load_game(member), "cfr+", 30, precision="float64")
         np.testing.assert_allclose(result.final["exploitability"][b],
                                    own.final["exploitability"], rtol=1e-9)
+
+
+def test_a_batch_of_settings_crosses_the_stack(tmp_path):
+    """solver.alpha = [1.5, 2.0] on a 2-board stack: four members (boards outer), each
+    the solve_public stack's of that setting; spots.json has a row for each."""
+    config = config_from_dict({"name": "pubstack",
+                               "game": {"name": SPOT, "boards": list(BOARDS)},
+                               "solver": {"algorithm": "dcfr", "iterations": 8,
+                                          "alpha": [1.5, 2.0]},
+                               "run": {"eval_every": 8, "chunk": 8, "precision": "float64",
+                                       "quiet": True, "plot": False}})
+    result = train(config, out_dir=str(tmp_path / "r"))
+    spots = [jaxcfr.load_game(m) for m in board_members(SPOT, BOARDS)]
+    ref = solve_public_stack(spots, "dcfr", 8, precision="float64", chunk=8, alpha=[1.5, 2.0])
+    np.testing.assert_allclose(result.final["exploitability"],
+                               np.asarray(ref.final["exploitability"]).reshape(-1), rtol=1e-12)
+    rows = json.loads((tmp_path / "r" / "spots.json").read_text())["spots"]
+    assert [r["board"] for r in rows] == [BOARDS[0]] * 2 + [BOARDS[1]] * 2
+    assert all(r["label"].endswith(f"alpha={a}") for r, a in zip(rows, ("1.5", "2") * 2))

@@ -570,23 +570,28 @@ def _write_profiles(run: RunDir, profiles: list[Profile], labels, metrics,
 
 
 def _write_spots(run: RunDir, config: Config, stacked: PublicStack, final) -> None:
-    """``spots.json``: a stack of public trees' last evaluation, one row per member: its
-    game string (and board, with ``game.boards``), exploitability (or NashConv) and values
-    in chips and, for poker spots (the stack's ``pots``), in percent of its pot."""
+    """``spots.json``: a stack of public trees' last evaluation, one row per member (games
+    outer, a batch of settings inner): its label, game string (and board, with
+    ``game.boards``), exploitability (or NashConv) and values in chips and, for poker
+    spots (the stack's ``pots``), in percent of its pot."""
     boards = None
     if config.game.boards is not None:
         from jaxcfr.runs.boards import chosen_boards
         boards = chosen_boards(config.game.name, config.game.boards)
     rows = []
-    for m, game in enumerate(stacked.members):
-        row = {"member": m, "game": game.name, "board": None if boards is None else boards[m],
+    per_game = len(final["metric"]) // stacked.batch_size    # settings per game (inner)
+    for m, label in enumerate(final["members"]):
+        b = m // per_game
+        game = stacked.members[b]
+        row = {"member": m, "label": label, "game": game.name,
+               "board": None if boards is None else boards[b],
                "metric_name": final["metric_name"], "metric": final["metric"][m],
                "exploitability": (None if final["exploitability"] is None
                                   else final["exploitability"][m]),
                "values": final["values"][m], "pot": None, "metric_pot_percent": None,
                "values_pot_percent": None}
         if stacked.pots is not None:
-            pot = float(stacked.pots[m])
+            pot = float(stacked.pots[b])
             row.update(pot=pot, metric_pot_percent=(None if row["metric"] is None
                                                     else 100 * row["metric"] / pot),
                        values_pot_percent=[100 * v / pot for v in row["values"]])
