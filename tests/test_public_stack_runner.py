@@ -20,6 +20,7 @@ import pytest
 import jaxcfr
 from jaxcfr.api.public_stack import solve_public_stack
 from jaxcfr.cli.app import main as cli_main
+from jaxcfr.engine.seam import SHARED_MIN_MEMBERS, Mapped, Vmapped, choose_seam
 from jaxcfr.lowering.public_stack import PublicStack, stack_public
 from jaxcfr.profiles.profile import Profile
 from jaxcfr.runs import ConfigError, load_config, train
@@ -91,6 +92,23 @@ def test_each_member_of_the_runner_s_stack_is_its_own_solve(stack):
         mine = Profile.from_lowered(member, own.average_strategy)
         assert profiles[b].keys == mine.keys and profiles[b].game == member.name
         np.testing.assert_allclose(profiles[b].probs, mine.probs, rtol=0, atol=1e-12)
+
+
+def test_a_stack_of_public_trees_is_vmapped_wherever_it_is_not_mapped(stack):
+    """The seam never takes a public stack for a shared tree or a forest (history-tree
+    layouts): a large stack (or any on a GPU) vmaps, a small one on a CPU maps."""
+    estimator = jaxcfr.cfr_plus().estimator
+    assert type(choose_seam(stack, estimator, backend="gpu").layout) is Vmapped
+    assert type(choose_seam(stack, estimator, backend="cpu").layout) is Mapped
+    big = stack_public([jaxcfr.load_game(GAMES[0])] * SHARED_MIN_MEMBERS)
+    assert type(choose_seam(big, estimator, backend="cpu").layout) is Vmapped
+    runner = jaxcfr.Runner(big, jaxcfr.cfr_plus(), precision="float64", chunk=8)
+    state = runner.advance(runner.init(), 8)
+    ref = solve_public_stack(big, "cfr+", 8, precision="float64", chunk=8)
+    np.testing.assert_allclose(np.asarray(state.strategy_sum), np.asarray(
+        ref.state.strategy_sum), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(runner.evaluate(state)["exploitability"],
+                               ref.final["exploitability"], rtol=1e-12)
 
 
 def test_a_second_chunk_and_evaluation_compile_nothing(stack):

@@ -143,22 +143,25 @@ def choose_seam(lowered: LoweredGame, estimator: Estimator, *, sharded: bool = F
     How a stack is stepped: on a CPU a small stack steps its members one after another
     (:data:`SHARED_MIN_MEMBERS`); else members sharing one tree put the batch on a
     trailing axis (shared gathers); different trees become one forest; a sharded stack,
-    or one under a sampling estimator (each member samples its own tree), vmaps. The
+    one under a sampling estimator (each member samples its own tree), or a stack of
+    public trees (:class:`~jaxcfr.lowering.public_stack.PublicStack`: its members padded
+    to one shape, as :func:`jaxcfr.solve_public` of a list steps them) vmaps. The
     evaluation reads the step's tensors where they carry the value kernel's tables of
     these very tensors (one game, or a stack stepped as such), else the node tensors.
     """
     backend = jax.default_backend() if backend is None else backend
     dense = estimator.dense
     merged = dense and not estimator.seeded
+    kind = representation(lowered, sequence_form and dense)
     layout: Layout = Single()
     if lowered.batch_size is not None:
         layout = Vmapped()
         if not sharded and dense and lowered.batch_size < SHARED_MIN_MEMBERS \
                 and backend == "cpu":
             layout = Mapped()
-        elif not sharded and merged:
+        elif not sharded and merged and kind != "public":
             layout = Shared() if stack_shared(lowered) is not None else Forest()
-    values = choose_kernel(representation(lowered, sequence_form and dense), backend)
+    values = choose_kernel(kind, backend)
     if values.full_width_only and not merged:
         raise ValueError(f"a {values.representation} tree is solved full width: the "
                          f"estimator {estimator.describe()!r} samples (use the exact one, "
