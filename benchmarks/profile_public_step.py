@@ -71,26 +71,24 @@ def profile(game: str, preset: str = "dcfr", repeats: int = 3, dtype: str = "flo
         hp = solver.hyperparams(dtype)
         state = solver.init(t, dtype=dtype)
 
-        @jax.jit
-        def step(state):
-            return solver.step(t, s, solver.start(t, state), hp).state
-
+        # the tensors and the state are arguments, never constants baked into a program
+        step = jax.jit(lambda t, st, hp: solver.step(t, s, solver.start(t, st), hp).state)
         for _ in range(warm_iterations):
-            state = step(state)
-        strategy = jax.jit(lambda st: current_strategy(t, st, solver.predictive))
-        current = strategy(state)
+            state = step(t, state, hp)
+        strategy = jax.jit(lambda t, st: current_strategy(t, st, solver.predictive))
+        current = strategy(t, state)
         player = jax.numpy.asarray(0, jax.numpy.int32)
-        estimate = jax.jit(lambda c: solver.estimator.estimate(t, s, c, player).regret)
-        edge_of = jax.jit(lambda c: kernels.edge_probabilities(t, s, c))
-        reach_of = jax.jit(lambda c: kernels.reach_pass(t, s, kernels.edge_probabilities(
+        estimate = jax.jit(lambda t, c, p: solver.estimator.estimate(t, s, c, p).regret)
+        edge_of = jax.jit(lambda t, c: kernels.edge_probabilities(t, s, c))
+        reach_of = jax.jit(lambda t, c: kernels.reach_pass(t, s, kernels.edge_probabilities(
             t, s, c)))
-        value_of = jax.jit(lambda e, r: kernels.value_pass(t, s, e, r, player))
-        edge, reach = edge_of(current), reach_of(current)
-        times = {"step": _timed(lambda: step(state), repeats),
-                 "estimate": _timed(lambda: estimate(current), repeats),
-                 "reach": _timed(lambda: reach_of(current), repeats),
-                 "value": _timed(lambda: value_of(edge, reach), repeats),
-                 "regret_matching": _timed(lambda: strategy(state), repeats)}
+        value_of = jax.jit(lambda t, e, r, p: kernels.value_pass(t, s, e, r, p))
+        edge, reach = edge_of(t, current), reach_of(t, current)
+        times = {"step": _timed(lambda: step(t, state, hp), repeats),
+                 "estimate": _timed(lambda: estimate(t, current, player), repeats),
+                 "reach": _timed(lambda: reach_of(t, current), repeats),
+                 "value": _timed(lambda: value_of(t, edge, reach, player), repeats),
+                 "regret_matching": _timed(lambda: strategy(t, state), repeats)}
     P = s.num_players
     out = {"game": game, "preset": preset, "dtype": str(dtype),
            "public_nodes": public.num_nodes, "rows": public.num_rows,
