@@ -1,4 +1,5 @@
-"""``benchmarks/bench_public.py --target``: iterations to an exploitability on a public tree.
+"""``benchmarks/bench_public.py --target`` (iterations to an exploitability on a public tree)
+and ``benchmarks/profile_public_step.py`` (one iteration by parts).
 
 A light run on ``liars_dice(sides=3, tree='public')`` to a loose target: the figures it
 reports are checked against what they count (the state's tables, the lowered tensors) and
@@ -54,3 +55,25 @@ def test_target_reports_and_agrees_with_solve(bench_public):
 def test_target_refuses_a_history_game(bench_public):
     with pytest.raises(ValueError, match="not a public game"):
         bench_public.to_target("liars_dice(sides=3)", 1e-2, emit=lambda _: None)
+
+
+def test_profile_public_step_parts():
+    """``benchmarks/profile_public_step.py`` on a tiny public game: every part timed, the
+    derived parts the differences they are defined as."""
+    saved = list(sys.path)
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        profile = importlib.import_module("profile_public_step").profile
+    finally:
+        sys.path[:] = saved
+    out = profile(GAME, "cfr+", repeats=1, warm_iterations=2)
+    lowered = jaxcfr.lower_public(jaxcfr.load_game(GAME))
+    assert out["legal_fraction"] == pytest.approx(np.mean(lowered.tensors.legal_mask))
+    assert (out["rows"], out["actions"]) == (lowered.num_rows, lowered.tensors.legal_mask.shape[1])
+    for part in ("step", "estimate", "reach", "value", "regret_matching"):
+        assert out[part]["cpu_s"] >= 0 and out[part]["wall_s"] > 0
+    for clock in ("cpu_s", "wall_s"):
+        assert out["tables"][clock] == pytest.approx(
+            out["step"][clock] - 2 * out["estimate"][clock] - out["regret_matching"][clock])
+        assert out["estimate_rest"][clock] == pytest.approx(
+            out["estimate"][clock] - out["reach"][clock] - out["value"][clock])
