@@ -22,7 +22,8 @@ Prints one JSON line per check and a summary line (the last line), each a JSON o
   "cpu_s_per_iteration_with_evaluation", "process_peak_bytes"}``.
 
 CPU seconds, not wall: the project's machine is shared (give ``uptime``'s load beside the
-figures). ``liars_dice(sides=9)`` needs about 8 GB and 15 CPU-minutes (docs/lowering.md
+figures). ``liars_dice(sides=9)`` needs 15 CPU-minutes and peaked at 7.84 GB before the
+sequence tables were built narrow (about 6.6 GB expected since, not measured; docs/lowering.md
 "Liar's dice with nine sides, solved"); ``--sides 4`` runs in seconds.
 
 Usage::

@@ -246,6 +246,22 @@ def test_tables_are_built_narrow_and_equal_the_wide_construction(name, monkeypat
                                                      dtype, multiple))
 
 
+def test_tables_with_payoffs_at_inner_nodes_equal_the_wide_construction(monkeypatch):
+    """A node that is not terminal but has a payoff is a leaf too (dense ``payoff``, a
+    payoff put on every third decision and chance node of Leduc): the same bits."""
+    monkeypatch.setattr(sequence, "_CHUNK", 7)
+    lowered = C.lowered("leduc_poker")
+    t = lowered.tensors
+    payoff = np.array(t.payoff, dtype=np.float32)
+    inner = np.flatnonzero(np.asarray(t.node_kind) != TERMINAL_NODE)[::3]
+    payoff[inner] = np.float32(0.3) * np.array([1, -1], np.float32)
+    t = t._replace(payoff=payoff)
+    got = sequence.sequence_tables(t, lowered.level_start, 2, np.float32)
+    want = _reference_tables(t, lowered.level_start, 2, np.float32)
+    _assert_identical(got, want)
+    assert got.leaf_own.shape[1] > np.count_nonzero(np.asarray(t.node_kind) == TERMINAL_NODE)
+
+
 def test_tables_of_a_shared_structure_stack_equal_the_wide_construction(monkeypatch):
     """Trailing data axes (payoff ``[N, P, B]``, chance ``[N, B]``): the same bits, and
     the stacked (vmapped) tables built from narrow members equal the reference's."""
