@@ -11,9 +11,14 @@ RSS after importing jaxcfr and loading the game:
   the ``GameTensors`` alone, as held (compact host forms count what they hold),
   ``dense_tensors`` as the device sees them.
 
-Usage: ``python benchmarks/bench_lowering_memory.py [GAME ...]`` (default ``liars_dice(sides=7)``
-and ``goofspiel(cards=6)``; about 30 s each on a quiet core; ``liars_dice(sides=8)``, 8.4M
-nodes, about a minute and 1.3 GB).
+With ``--tables`` the child then builds the sequence form's tables (what a CFR run on the
+default kernel does next, :func:`jaxcfr.kernels.sequence.sequence_tables`, float32) and
+also reports ``tables_peak_per_node`` (the highest RSS of lowering and tables together,
+per node), ``tables_per_node`` (the tables' own bytes) and ``tables_cpu_s``.
+
+Usage: ``python benchmarks/bench_lowering_memory.py [--tables] [GAME ...]`` (default
+``liars_dice(sides=7)`` and ``goofspiel(cards=6)``; about 30 s each on a quiet core;
+``liars_dice(sides=8)``, 8.4M nodes, about a minute and 1.3 GB).
 """
 
 from __future__ import annotations
@@ -70,13 +75,29 @@ print(json.dumps({"game": sys.argv[1], "nodes": n, "rows": lowered.num_rows,
                   "counted_per_node": round(counted / n, 1),
                   "tensors_per_node": round(tensors / n, 1),
                   "dense_tensors_per_node": round(dense / n, 1), "lowering_cpu_s": round(cpu, 1)}))
+if sys.argv[2:] == ["tables"]:
+    from jaxcfr.kernels.sequence import sequence_tables
+    start = time.process_time()
+    tables = sequence_tables(t, lowered.level_start, lowered.num_players, np.float32)
+    cpu = time.process_time() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    held = sum(
+        a.nbytes for f in tables for a in (f if isinstance(f, tuple) else (f,)))
+    print(json.dumps({"game": sys.argv[1], "nodes": n,
+                      "tables_peak_per_node": round((peak - base) / n, 1),
+                      "tables_per_node": round(held / n, 1), "tables_cpu_s": round(cpu, 1)}))
 """
 
 
-def main(games) -> None:
+def main(games, tables: bool = False) -> None:
     for game in games:
-        print(json.dumps(fresh_python(["-c", CHILD, game], check=True).last_json()))
+        out = fresh_python(["-c", CHILD, game] + (["tables"] if tables else []), check=True)
+        for line in out.stdout.strip().splitlines()[-(2 if tables else 1):]:
+            print(json.dumps(json.loads(line)))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or GAMES)
+    args = sys.argv[1:]
+    with_tables = "--tables" in args
+    args = [a for a in args if a != "--tables"]
+    main(args or GAMES, tables=with_tables)

@@ -96,6 +96,8 @@ def test_wrong_type_names_key_and_file(tmp_path, line, key):
     ("[solver]\niterations = 0", "solver.iterations"),
     ('[solver]\nalgorithm = "cfr++"', "solver.algorithm"),
     ("[run]\neval_every = 0", "run.eval_every"),
+    ("[run]\nstop_at = 0", "run.stop_at"),
+    ('[run]\nstop_at = "low"', "run.stop_at"),
     ('[run]\nprecision = "float16"', "run.precision"),
     ('[solver]\nalgorithm = "dcfr"\ncombine = "zip"\nalpha = [1, 2]\ngamma = [1, 2, 3]',
      "solver.combine"),

@@ -28,7 +28,7 @@ from jaxcfr.kernels import passes
 from jaxcfr.kernels import sequence
 from jaxcfr.kernels.values import SequenceForm
 from jaxcfr.lowering.stack import shared_structure
-from jaxcfr.tensors import GameTensors, to_device
+from jaxcfr.tensors import DECISION, TERMINAL_NODE, GameTensors, to_device
 
 try:
     from tests import cfr_cases as C
@@ -142,6 +142,148 @@ def test_tables_are_sorted_and_padding_is_inert():
     b = values(jax.tree_util.tree_map(jnp.asarray, padded), strategy)
     for x, y in zip(a, b):
         np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-6, atol=1e-7)
+
+
+def _reference_tables(tensors, level_start, p, dtype, multiple=1):
+    """The tables built the straightforward way: every per-node quantity ``[N]``-sized in
+    int64 / float64 (the tensors made dense), cast to the tables' dtypes at the end."""
+    t = GameTensors(*(np.asarray(x) for x in tensors))
+    n = t.parent.shape[0]
+    rows, actions = t.legal_mask.shape
+    sink = rows - 1
+    empty = sink * actions
+    last = np.full((n, p), empty, dtype=np.int64)
+    own = np.zeros((n, p), dtype=np.int64)
+    prob = np.asarray(t.chance_prob, dtype=np.float64)
+    chance = np.ones_like(prob)
+    for d in range(1, len(level_start) - 1):
+        lo, hi = level_start[d], level_start[d + 1]
+        par = t.parent[lo:hi]
+        mine = t.edge_owner[lo:hi, None] == np.arange(p)[None, :]
+        last[lo:hi] = np.where(mine, t.edge_index[lo:hi, None], last[par])
+        own[lo:hi] = own[par] + mine
+        chance[lo:hi] = chance[par] * prob[lo:hi]
+    payoff = np.asarray(t.payoff, dtype=np.float64)
+    has_payoff = (payoff != 0).reshape(n, -1).any(axis=1)
+    leaves = np.flatnonzero((t.node_kind == TERMINAL_NODE) | has_payoff)
+    extra = -len(leaves) % multiple
+    leaf_own, leaf_others, leaf_value, leaf_node = [], [], [], []
+    for i in range(p):
+        order = leaves[np.argsort(last[leaves, i], kind="stable")]
+        seqs = np.concatenate([last[order], np.full((extra, p), empty)])
+        leaf_node.append(np.concatenate([order, np.zeros(extra, order.dtype)]))
+        leaf_own.append(seqs[:, i])
+        leaf_others.append(seqs[:, [j for j in range(p) if j != i]].T)
+        value = numerics.trail(chance[order], payoff.ndim - 1) * payoff[order, i]
+        leaf_value.append(np.concatenate([value, np.zeros((extra,) + value.shape[1:])]))
+    decision = np.flatnonzero(t.node_kind == DECISION)
+    owner = t.node_player[decision]
+    at = t.node_infoset[decision]
+    row_parent = np.full(rows, empty, dtype=np.int64)
+    row_depth = np.zeros(rows, dtype=np.int64)
+    row_parent[at] = last[decision, owner]
+    row_depth[at] = own[decision, owner]
+    depth = int(row_depth.max(initial=0))
+    ancestors = np.full((rows, max(depth, 1)), empty, dtype=np.int64)
+    current = row_parent
+    for k in range(depth):
+        ancestors[:, k] = current
+        current = row_parent[current // actions]
+    row_player = np.asarray(t.infoset_player)
+    own_rows = [np.flatnonzero(row_player == i) for i in range(p)]
+    width = max(len(r) for r in own_rows)
+    width += -width % multiple
+    player_rows = np.stack([np.concatenate([r, rows + np.arange(width - len(r))])
+                            for r in own_rows]).astype(np.int32)
+    level_rows = []
+    for d in range(1, depth + 1):
+        per_player = [np.flatnonzero((row_depth == d) & (row_player == i)) for i in range(p)]
+        per_player = [r[np.argsort(row_parent[r], kind="stable")] for r in per_player]
+        width = max(len(r) for r in per_player)
+        width += -width % multiple
+        level_rows.append(np.stack([np.concatenate([r, np.full(width - len(r), sink)])
+                                    for r in per_player]).astype(np.int32))
+    return sequence.SequenceTables(
+        leaf_own=np.stack(leaf_own).astype(np.int32),
+        leaf_others=np.stack(leaf_others).reshape(p, p - 1, -1).astype(np.int32),
+        leaf_value=np.stack(leaf_value).astype(dtype),
+        leaf_node=np.stack(leaf_node).astype(np.int32),
+        row_parent=row_parent.astype(np.int32),
+        row_ancestors=ancestors.astype(np.int32),
+        player_rows=player_rows,
+        level_rows=tuple(level_rows))
+
+
+def _assert_identical(got, want):
+    """Same tables to the bit: fields, dtypes, shapes and bytes."""
+    assert len(got.level_rows) == len(want.level_rows)
+    for name, a, b in zip(want._fields, got, want):
+        for x, y in (zip(a, b) if name == "level_rows" else ((a, b),)):
+            assert x.dtype == y.dtype and x.shape == y.shape, (name, x.dtype, y.dtype,
+                                                                x.shape, y.shape)
+            assert x.tobytes() == y.tobytes(), name
+
+
+NARROW = ["kuhn_poker", "kuhn_poker(players=3)", "different_depths", "goofspiel(cards=3)",
+          "liars_dice(sides=3)", "leduc_poker"]
+
+
+@pytest.mark.parametrize("name", NARROW)
+def test_tables_are_built_narrow_and_equal_the_wide_construction(name, monkeypatch):
+    """The tables, built in their own dtypes level by level in chunks (int32 indices,
+    float values in the run's dtype, a compact host ``payoff`` / ``chance_prob`` read by
+    slices), are bit-identical to the straightforward int64 / float64 construction: in
+    float32 and float64, padded to a multiple or not, with chunks of 5 nodes (levels split
+    across chunks) and the default."""
+    lowered = C.lowered(name)
+    p = lowered.num_players
+    for chunk in (5, sequence._CHUNK):
+        monkeypatch.setattr(sequence, "_CHUNK", chunk)
+        for dtype, multiple in ((np.float32, 1), (np.float64, 1), (np.float32, 7)):
+            got = sequence.sequence_tables(lowered.tensors, lowered.level_start, p, dtype,
+                                           multiple=multiple)
+            _assert_identical(got, _reference_tables(lowered.tensors, lowered.level_start, p,
+                                                     dtype, multiple))
+
+
+def test_tables_with_payoffs_at_inner_nodes_equal_the_wide_construction(monkeypatch):
+    """A node that is not terminal but has a payoff is a leaf too (dense ``payoff``, a
+    payoff put on every third decision and chance node of Leduc): the same bits."""
+    monkeypatch.setattr(sequence, "_CHUNK", 7)
+    lowered = C.lowered("leduc_poker")
+    t = lowered.tensors
+    payoff = np.array(t.payoff, dtype=np.float32)
+    inner = np.flatnonzero(np.asarray(t.node_kind) != TERMINAL_NODE)[::3]
+    payoff[inner] = np.float32(0.3) * np.array([1, -1], np.float32)
+    t = t._replace(payoff=payoff)
+    got = sequence.sequence_tables(t, lowered.level_start, 2, np.float32)
+    want = _reference_tables(t, lowered.level_start, 2, np.float32)
+    _assert_identical(got, want)
+    assert got.leaf_own.shape[1] > np.count_nonzero(np.asarray(t.node_kind) == TERMINAL_NODE)
+
+
+def test_tables_of_a_shared_structure_stack_equal_the_wide_construction(monkeypatch):
+    """Trailing data axes (payoff ``[N, P, B]``, chance ``[N, B]``): the same bits, and
+    the stacked (vmapped) tables built from narrow members equal the reference's."""
+    monkeypatch.setattr(sequence, "_CHUNK", 3)
+    base = C.lowered("kuhn_poker")
+    scaled = dataclasses.replace(base, tensors=base.tensors._replace(
+        payoff=np.asarray(base.tensors.payoff) * 3.0))
+    shared = shared_structure(jaxcfr.stack([base, scaled]))
+    got = sequence.sequence_tables(shared, base.level_start, 2, np.float32)
+    _assert_identical(got, _reference_tables(shared, base.level_start, 2, np.float32))
+    stack = C.small_stack()
+    got = sequence.stacked_sequence_tables(stack.tensors, stack.level_start, stack.num_players)
+    for b in range(stack.tensors.parent.shape[0]):
+        want = _reference_tables(GameTensors(*(np.asarray(x[b]) for x in stack.tensors)),
+                                 stack.level_start, stack.num_players, np.float32)
+        one = jax.tree_util.tree_map(lambda x, b=b: x[b], got)
+        assert one.row_parent.tobytes() == want.row_parent.tobytes()
+        for field, axis in (("leaf_own", 1), ("leaf_others", 2), ("leaf_value", 1),
+                            ("leaf_node", 1)):
+            mine, ref = getattr(one, field), getattr(want, field)
+            head = np.take(mine, np.arange(ref.shape[axis]), axis=axis)
+            assert head.dtype == ref.dtype and head.tobytes() == ref.tobytes(), field
 
 
 def test_leaves_before_a_first_move_keep_the_sink_at_zero():

@@ -217,6 +217,33 @@ def test_batched_games_and_hyperparameters(tmp_path):
     assert run.plot.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_stop_at_ends_the_run_at_the_first_evaluation_at_or_below_it(full_run, config_path,
+                                                                     tmp_path, capsys):
+    """``run.stop_at``: the run ends after the first evaluation whose metric is at or below
+    it (here the uninterrupted run's metric at iteration 60, so exactly there), not
+    interrupted, a checkpoint written there, the records those of the full run up to it
+    (bit for bit); ``jaxcfr train --target`` sets it."""
+    records = full_run[0].metrics
+    at = next(r for r in records if r["iteration"] == 60)["metric"]
+    assert all(r["metric"] > at for r in records if r["iteration"] < 60)    # the first
+    result = train(load_config(config_path, [f"run.stop_at={at!r}"]),
+                   out_dir=str(tmp_path / "stop"))
+    assert result.reached_target and not result.interrupted and result.iteration == 60
+    assert _strip(result.metrics) == _strip([r for r in records if r["iteration"] <= 60])
+    assert checkpoint.load_latest(Path(result.run_dir) / "checkpoints").iteration == 60
+    never = train(load_config(config_path, ["run.stop_at=1e-12", "solver.iterations=40"]),
+                  out_dir=str(tmp_path / "never"))
+    assert not never.reached_target and not never.interrupted and never.iteration == 40
+    out = tmp_path / "cli"
+    assert cli_main(["train", str(config_path), "--out", str(out), "--json",
+                     "--target", repr(at)]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["reached_target"] is True and shown["iteration"] == 60
+    with pytest.raises(SystemExit) as info:                 # argparse's own exit
+        cli_main(["train", str(config_path), "--target", "0"])
+    assert info.value.code == 2 and "--target must be positive" in capsys.readouterr().err
+
+
 # -- the command line ---------------------------------------------------------------
 def test_cli_train_and_eval(config_path, tmp_path, capsys):
     out = tmp_path / "cli"

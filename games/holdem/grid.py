@@ -112,6 +112,10 @@ class HandGrid:
                 lines.append(f"{RANKS[12 - i]:<4}" + "".join(cells))
         return "\n".join(lines)
 
+    def cells(self) -> list[list[str]]:
+        """``[13][13]`` the cells' labels (``"AA"``, ``"AKs"``, ``"AKo"``, ...)."""
+        return [[cell_label(i, j) for j in range(GRID_SIZE)] for i in range(GRID_SIZE)]
+
     def rows(self) -> list[dict]:
         """One record per combination: hand, cell, range at the node, each action's
         probability; with the values known, the hand's ``ev`` and each action's
@@ -150,8 +154,7 @@ class HandGrid:
                  for j in range(GRID_SIZE)] for i in range(GRID_SIZE)]
         return {"player": self.player, "history": list(self.history),
                 "actions": list(self.actions),
-                "cells": [[cell_label(i, j) for j in range(GRID_SIZE)]
-                          for i in range(GRID_SIZE)],
+                "cells": self.cells(),
                 "weights": self.weights.tolist(), "frequencies": freq,
                 "overall": self.overall.tolist(), "hands": self.rows()}
 

@@ -90,26 +90,26 @@ def grid_figure(grid, *, title: str | None = None):
     except ImportError as e:                      # pragma: no cover - the plot extra
         raise HoldemError("a picture of the grid needs matplotlib: "
                           "pip install 'jaxcfr[plot]'") from e
-    from .grid import GRID_SIZE, cell_label
-
     colours = action_colours(grid.actions)
+    labels = grid.cells()
+    size = len(labels)
     fig = Figure(figsize=(8.4, 9.0))
     ax = fig.add_subplot()
-    for i in range(GRID_SIZE):
-        for j in range(GRID_SIZE):
+    for i in range(size):
+        for j in range(size):
             ax.add_patch(Rectangle((j, i), 1, 1, facecolor=_GREY if grid.weights[i, j] <= 0
                                    else "#f4f4f4", edgecolor="none"))
     for i, j, k, left, width, height in band_rectangles(grid):
         ax.add_patch(Rectangle((j + left, i + 1 - height), width, height,
                                facecolor=colours[k], edgecolor="none"))
-    for i in range(GRID_SIZE):
-        for j in range(GRID_SIZE):
+    for i in range(size):
+        for j in range(size):
             ax.add_patch(Rectangle((j, i), 1, 1, facecolor="none", edgecolor="white",
                                    linewidth=1.0))
-            ax.text(j + 0.06, i + 0.08, cell_label(i, j), ha="left", va="top",
+            ax.text(j + 0.06, i + 0.08, labels[i][j], ha="left", va="top",
                     fontsize=7, color="black")
-    ax.set_xlim(0, GRID_SIZE)
-    ax.set_ylim(GRID_SIZE, 0)
+    ax.set_xlim(0, size)
+    ax.set_ylim(size, 0)
     ax.set_aspect("equal")
     ax.axis("off")
     ax.legend(handles=[Patch(facecolor=c, label=f"{a} {100 * float(f):.1f}%")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from jaxcfr.game.contract import GameError
+from jaxcfr._util.arguments import command_line_type, positive_float
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr._util.signals import INTERRUPTED, exit_status
 from jaxcfr.cli.options import heavy
@@ -32,6 +33,10 @@ def add_train_arguments(p: argparse.ArgumentParser, default_config: str | None =
     p.add_argument("--resume", metavar="RUN_DIR",
                    help="continue RUN_DIR from its newest valid checkpoint (from iteration 0 "
                         "if it has none yet)")
+    p.add_argument("--target", metavar="METRIC", type=command_line_type(
+                       positive_float, "--target", float),
+                   help="stop at the first evaluation whose metric (the exploitability, "
+                        "where the game has one) is at or below METRIC (run.stop_at)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--json", action="store_true", help="print the final metrics as one JSON object")
     add_trust_argument(p, "the config (or RUN_DIR's config)")
@@ -109,6 +114,8 @@ def run_train(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.quiet:
         overrides.append("run.quiet=true")
+    if args.target is not None:
+        overrides.append(f"run.stop_at={args.target!r}")
     config = load_config(config_path, overrides=overrides, trust_code=args.trust_code)
     # a poker spot (holdem_spot): the exploitability also in percent of its pot (a stack
     # of spots: each member's in percent of its own)
@@ -124,11 +131,15 @@ def run_train(args: argparse.Namespace) -> int:
         display.close()
     if args.json:
         print(json.dumps({"run_dir": str(result.run_dir), "iteration": result.iteration,
-                          "interrupted": result.interrupted, "members": result.members,
+                          "interrupted": result.interrupted,
+                          "reached_target": result.reached_target, "members": result.members,
                           "final": result.final, "abstraction": result.abstraction}))
     else:
         _print_summary(result, pot)
     status = 0
+    if result.reached_target and not args.json:
+        print(f"stopped at iteration {result.iteration}: the metric reached run.stop_at = "
+              f"{result.config.run.stop_at:g}", file=sys.stderr)
     if result.interrupted:
         what = "terminated" if result.stopped_by == "SIGTERM" else "interrupted"
         print(f"{what} at iteration {result.iteration}; checkpoint written. Resume with:\n"

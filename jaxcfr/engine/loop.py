@@ -70,6 +70,7 @@ class LoopResult:
     interrupted: bool
     iterations: int          # iterations this loop ran
     seconds: float           # their wall time (evaluations and hooks excluded)
+    reached: bool = False    # stopped early: an evaluation's metric was at or below stop_at
 
 
 def iteration_of(state: SolverState) -> int:
@@ -228,7 +229,8 @@ def _next_stop(it: int, total: int, eval_every: int, checkpoint_every: int) -> i
 def run_loop(runner: RunnerProtocol, state: SolverState, *, total: int, eval_every: int,
              checkpoint_every: int = 0, hooks: Hooks | None = None,
              compile_seconds: float | None = None,
-             wall: Callable[[], float] | None = None) -> LoopResult:
+             wall: Callable[[], float] | None = None,
+             stop_at: float | None = None) -> LoopResult:
     """Advance ``state`` to ``total`` iterations; evaluate, checkpoint and report on the way.
 
     Args:
@@ -240,6 +242,9 @@ def run_loop(runner: RunnerProtocol, state: SolverState, *, total: int, eval_eve
       hooks: see :class:`Hooks`.
       compile_seconds, wall: recorded in each record (``wall()``: seconds since the run
         started, over resumed segments).
+      stop_at: end the loop after the first evaluation whose ``metric`` (every member's,
+        in a batch) is at or below it (``reached=True``, not interrupted); ``None``: run
+        to ``total``.
     Raises:
       KeyboardInterrupt: when it arrives while a chunk runs (the state being advanced is
         then lost; the caller's last checkpoint is what survives). Between chunks a
@@ -253,9 +258,9 @@ def run_loop(runner: RunnerProtocol, state: SolverState, *, total: int, eval_eve
     it = iteration_of(state)
     records: list[dict[str, Any]] = []
     seg_iters, seg_seconds, run_iters, run_seconds = 0, 0.0, 0, 0.0
-    interrupted = False
+    interrupted = reached = False
     try:
-        while it < total and not stop_requested():
+        while it < total and not stop_requested() and not reached:
             stop = _next_stop(it, total, eval_every, checkpoint_every)
             while it < stop and not stop_requested():
                 n = min(runner.chunk, stop - it)
@@ -281,6 +286,7 @@ def run_loop(runner: RunnerProtocol, state: SolverState, *, total: int, eval_eve
                 records.append(rec)
                 if hooks.on_record is not None:
                     hooks.on_record(rec)
+                reached = stop_at is not None and _at_or_below(rec["metric"], stop_at)
             if (hooks.on_checkpoint is not None and checkpoint_every
                     and it % checkpoint_every == 0 and it < total):
                 hooks.on_checkpoint(it, state)
@@ -288,8 +294,15 @@ def run_loop(runner: RunnerProtocol, state: SolverState, *, total: int, eval_eve
         if _donated(state):                    # it arrived inside a chunk: nothing to keep
             raise
         interrupted = True
-    interrupted = interrupted or it < total
-    return LoopResult(state, it, records, interrupted, run_iters, run_seconds)
+    interrupted = interrupted or (it < total and not reached)
+    return LoopResult(state, it, records, interrupted, run_iters, run_seconds, reached)
+
+
+def _at_or_below(metric, bound: float) -> bool:
+    """Whether a record's ``metric`` (a number, or one per member) is at or below ``bound``
+    for every member."""
+    values = metric if isinstance(metric, list) else [metric]
+    return all(v is not None and v <= bound for v in values)
 
 
 def state_is_finite(state: SolverState) -> jax.Array:

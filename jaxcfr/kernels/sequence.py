@@ -55,6 +55,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcfr._util.tabled import TabledArray
 from jaxcfr.kernels.numerics import action_sum, trail
 from jaxcfr.tensors import DECISION, TERMINAL_NODE, GameTensors
 
@@ -125,25 +126,111 @@ def split_axes(tables: SequenceTables) -> SequenceTables:
 
 
 # -- host: the tables ---------------------------------------------------------------------
-def _walk(t: GameTensors, level_start, num_players: int):
-    """Per node: the last sequence and the own-decision count of every player, and the
-    chance reach ``[N, *d]`` (float64)."""
+#: Nodes per chunk of the host pass (:func:`_leaves_and_rows`): its temporaries (masks,
+#: gathers, the index arrays NumPy widens to int64) are bounded by it, not by ``N`` or a
+#: level's width.
+_CHUNK = 1 << 18
+
+
+def _index_dtype(bound: int) -> np.dtype:
+    """The dtype of an index table whose entries are below ``bound``: int32 (the device's
+    index type), int64 only past 2^31."""
+    return np.dtype(np.int32 if bound <= np.iinfo(np.int32).max else np.int64)
+
+
+def _counter_dtype(bound: int) -> np.dtype:
+    """The smallest signed integer dtype that holds ``0 .. bound``."""
+    return np.promote_types(np.int8, np.min_scalar_type(bound))
+
+
+def _host(x):
+    """``x`` as the host reads it: a compact host form (a ``TabledArray``: read by slices,
+    never made dense) as it is, anything else as a NumPy array."""
+    return x if isinstance(x, TabledArray) else np.asarray(x)
+
+
+class _Leaves(NamedTuple):
+    """The leaves in node order, and the rows' facts, from one pass over the nodes."""
+    node: np.ndarray        # [T] int32  the leaves, ascending
+    last: np.ndarray        # [T, P] int32  each player's last sequence at each leaf
+    value: np.ndarray       # [P, T, *d] float (the run's dtype) chance reach x player's payoff
+    row_parent: np.ndarray  # [I] int32  the owner's previous sequence (sink * A if none)
+    row_depth: np.ndarray   # [I] small int  the owner's decisions before the row
+
+
+def _leaves_and_rows(t: GameTensors, level_start, num_players: int, dtype) -> _Leaves:
+    """One pass over the levels, each in chunks of :data:`_CHUNK` nodes, holding only the
+    previous level's per-node state: every player's last sequence ``[n, P]`` (int32),
+    own-decision count ``[n, P]`` (the smallest integer type of the depth) and the chance
+    reach ``[n, *d]`` (float64, as the values are formed before they are rounded to
+    ``dtype``). No ``[N]``-sized array but the leaf mask (bool) is made; the results are
+    written straight into their final dtypes."""
     n = t.parent.shape[0]
     rows, actions = t.legal_mask.shape
     empty = (rows - 1) * actions
-    last = np.full((n, num_players), empty, dtype=np.int64)
-    own = np.zeros((n, num_players), dtype=np.int64)
-    prob = np.asarray(t.chance_prob, dtype=np.float64)
-    chance = np.ones_like(prob)
-    players = np.arange(num_players)
-    for d in range(1, len(level_start) - 1):
+    p = num_players
+    index = _index_dtype(rows * actions)
+    counter = _counter_dtype(len(level_start))
+    players = np.arange(p, dtype=np.int8 if p < 127 else np.int32)
+    payoff, prob = t.payoff, t.chance_prob
+    # leaves: terminal nodes and any node with a payoff (counted first, to size the tables)
+    is_leaf = np.zeros(n, bool)
+    for a in range(0, n, _CHUNK):
+        b = min(a + _CHUNK, n)
+        pay = np.asarray(payoff[a:b])
+        is_leaf[a:b] = ((t.node_kind[a:b] == TERMINAL_NODE)
+                        | (pay != 0).reshape(b - a, -1).any(axis=1))
+    num_leaves = int(np.count_nonzero(is_leaf))
+    chance_tail = tuple(prob.shape[1:])
+    pay_tail = tuple(payoff.shape[2:])
+    tail = np.broadcast_shapes((1,) + chance_tail + (1,) * (len(pay_tail) - len(chance_tail)),
+                               (1,) + pay_tail)[1:]
+    leaf_node = np.empty(num_leaves, _index_dtype(n))
+    leaf_last = np.empty((num_leaves, p), index)
+    leaf_value = np.empty((p, num_leaves) + tail, dtype)
+    row_parent = np.full(rows, empty, index)
+    row_depth = np.zeros(rows, counter)
+    filled = 0
+    prev = None                                     # (first node, last, own, chance)
+    for d in range(len(level_start) - 1):
         lo, hi = level_start[d], level_start[d + 1]
-        par = t.parent[lo:hi]
-        mine = t.edge_owner[lo:hi, None] == players[None, :]                 # [n, P]
-        last[lo:hi] = np.where(mine, t.edge_index[lo:hi, None], last[par])
-        own[lo:hi] = own[par] + mine
-        chance[lo:hi] = chance[par] * prob[lo:hi]
-    return last, own, chance
+        last = np.empty((hi - lo, p), index)
+        own = np.empty((hi - lo, p), counter)
+        chance = np.empty((hi - lo,) + chance_tail, np.float64)
+        for a in range(lo, hi, _CHUNK):
+            b = min(a + _CHUNK, hi)
+            if prev is None:                        # the roots: nothing chosen, reach 1
+                last_c = np.full((b - a, p), empty, index)
+                own_c = np.zeros((b - a, p), counter)
+                chance_c = np.ones((b - a,) + chance_tail)
+            else:
+                first, last_p, own_p, chance_p = prev
+                par = np.asarray(t.parent[a:b]) - first
+                mine = np.asarray(t.edge_owner[a:b])[:, None] == players[None, :]  # [c, P]
+                last_c = np.where(mine, np.asarray(t.edge_index[a:b])[:, None].astype(index),
+                                  last_p[par])
+                own_c = own_p[par] + mine.astype(counter)
+                chance_c = chance_p[par] * np.asarray(prob[a:b], np.float64)
+            last[a - lo:b - lo], own[a - lo:b - lo], chance[a - lo:b - lo] = (
+                last_c, own_c, chance_c)
+            k = np.flatnonzero(is_leaf[a:b])
+            if len(k):
+                at = slice(filled, filled + len(k))
+                leaf_node[at] = a + k
+                leaf_last[at] = last_c[k]
+                pay = np.asarray(payoff[a + k], np.float64)                  # [c, P, *d]
+                reach = trail(chance_c[k], pay.ndim - 1)
+                for i in range(p):
+                    leaf_value[i, at] = reach * pay[:, i]
+                filled += len(k)
+            k = np.flatnonzero(np.asarray(t.node_kind[a:b]) == DECISION)
+            if len(k):
+                owner = np.asarray(t.node_player[a + k]).astype(np.intp)
+                row = np.asarray(t.node_infoset[a + k])
+                row_parent[row] = last_c[k, owner]
+                row_depth[row] = own_c[k, owner]
+        prev = (lo, last, own, chance)
+    return _Leaves(leaf_node, leaf_last, leaf_value, row_parent, row_depth)
 
 
 def sequence_tables(tensors: GameTensors, level_start, num_players: int,
@@ -155,36 +242,38 @@ def sequence_tables(tensors: GameTensors, level_start, num_players: int,
     them too. Costs a few vectorised passes over the nodes (well under a second per
     million nodes). ``multiple``: pad the leaf axis ``T`` and each level's rows to a
     multiple of it (inert leaves in the sink, sink rows), to split them over devices.
+
+    Built in the tables' own dtypes (int32 indices, ``dtype`` values) level by level, in
+    chunks (:func:`_leaves_and_rows`): no ``[N]``-sized int64 or float64 array is made, and
+    a compact host form of ``payoff`` / ``chance_prob`` is never made dense. The values
+    are those of forming everything in int64 / float64 and rounding at the end (each leaf
+    value is one float64 product, rounded once), to the bit.
     """
-    t = GameTensors(*(np.asarray(x) for x in tensors))
+    t = GameTensors(*(_host(x) for x in tensors))
     rows, actions = t.legal_mask.shape
     sink = rows - 1
     empty = sink * actions
     p = num_players
-    last, own, chance = _walk(t, level_start, p)
-    payoff = np.asarray(t.payoff, dtype=np.float64)
-    has_payoff = (payoff != 0).reshape(payoff.shape[0], -1).any(axis=1)
-    leaves = np.flatnonzero((t.node_kind == TERMINAL_NODE) | has_payoff)
-    extra = -len(leaves) % multiple       # padding leaves: every sequence empty, value 0
-    leaf_own, leaf_others, leaf_value, leaf_node = [], [], [], []
+    found = _leaves_and_rows(t, level_start, p, dtype)
+    row_parent, row_depth = found.row_parent, found.row_depth
+    num_leaves = len(found.node)
+    width = num_leaves + (-num_leaves % multiple)  # padding leaves: sequences empty, value 0
+    leaf_own = np.full((p, width), empty, row_parent.dtype)
+    leaf_others = np.full((p, p - 1, width), empty, row_parent.dtype)
+    leaf_value = np.zeros((p, width) + found.value.shape[2:], dtype)
+    leaf_node = np.zeros((p, width), found.node.dtype)
     for i in range(p):
-        order = leaves[np.argsort(last[leaves, i], kind="stable")]
-        seqs = np.concatenate([last[order], np.full((extra, p), empty)])
-        leaf_node.append(np.concatenate([order, np.zeros(extra, order.dtype)]))
-        leaf_own.append(seqs[:, i])
-        leaf_others.append(seqs[:, [j for j in range(p) if j != i]].T)
-        value = trail(chance[order], payoff.ndim - 1) * payoff[order, i]
-        leaf_value.append(np.concatenate([value, np.zeros((extra,) + value.shape[1:])]))
-    # rows: the owner's previous sequence and own depth, read at any member
-    decision = np.flatnonzero(t.node_kind == DECISION)
-    owner = t.node_player[decision]
-    at = t.node_infoset[decision]
-    row_parent = np.full(rows, empty, dtype=np.int64)
-    row_depth = np.zeros(rows, dtype=np.int64)
-    row_parent[at] = last[decision, owner]
-    row_depth[at] = own[decision, owner]
+        order = np.argsort(found.last[:, i], kind="stable")
+        leaf_own[i, :num_leaves] = found.last[order, i]
+        for k, j in enumerate(j for j in range(p) if j != i):
+            leaf_others[i, k, :num_leaves] = found.last[order, j]
+        leaf_value[i, :num_leaves] = found.value[i, order]
+        leaf_node[i, :num_leaves] = found.node[order]
+        del order
+    del found
     depth = int(row_depth.max(initial=0))
-    ancestors = np.full((rows, max(depth, 1)), empty, dtype=np.int64)
+    ancestors = np.empty((rows, max(depth, 1)), row_parent.dtype)
+    ancestors[:] = empty
     current = row_parent
     for k in range(depth):
         ancestors[:, k] = current
@@ -203,14 +292,9 @@ def sequence_tables(tensors: GameTensors, level_start, num_players: int,
         level_rows.append(np.stack([np.concatenate([r, np.full(width - len(r), sink)])
                                     for r in per_player]).astype(np.int32))
     return SequenceTables(
-        leaf_own=np.stack(leaf_own).astype(np.int32),
-        leaf_others=np.stack(leaf_others).reshape(p, p - 1, -1).astype(np.int32),
-        leaf_value=np.stack(leaf_value).astype(dtype),
-        leaf_node=np.stack(leaf_node).astype(np.int32),
-        row_parent=row_parent.astype(np.int32),
-        row_ancestors=ancestors.astype(np.int32),
-        player_rows=player_rows,
-        level_rows=tuple(level_rows))
+        leaf_own=leaf_own, leaf_others=leaf_others, leaf_value=leaf_value,
+        leaf_node=leaf_node, row_parent=row_parent, row_ancestors=ancestors,
+        player_rows=player_rows, level_rows=tuple(level_rows))
 
 
 def _row_lists(lists, width: int, num_rows: int) -> np.ndarray:

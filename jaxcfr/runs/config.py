@@ -57,7 +57,7 @@ from typing import Any, Sequence
 
 from jaxcfr._util import arguments
 from jaxcfr._util.arguments import (ArgumentError, nonnegative_int, one_of, plain_name,
-                                    positive_int)
+                                    positive_float, positive_int)
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr.api.solve import DeviceOptions, LoadOptions, SolveOptions
 from jaxcfr.engine.runner import DEFAULT_CHUNK
@@ -233,6 +233,7 @@ class SolverConfig:
 class RunConfig:
     """``[run]``: evaluation, checkpoints and where the artefacts go."""
     eval_every: int = 100            # evaluate the average profile every N iterations (and last)
+    stop_at: float | None = None     # stop at the first evaluation whose metric is at or below
     checkpoint_every: int = 0        # checkpoint every N iterations; 0: only at the end / Ctrl-C
     keep_checkpoints: int = 3        # how many recent checkpoints to keep
     precision: str = "float32"       # or "float64"
@@ -689,6 +690,8 @@ def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
     if s.lock is not None:
         lock_rules(c, fail)
     rule("run.checkpoint_every", nonnegative_int)
+    if r.stop_at is not None:
+        rule("run.stop_at", positive_float)
     rule("run.precision", one_of, PRECISIONS)
     rule("solver.chance", one_of, CHANCE_CHOICES)
     rule("run.seed", arguments.seed)

@@ -37,7 +37,7 @@ SECTION_KEYS = {
     "game": ("name", "names", "sort_infosets", "cache", "abstraction", "bucketing", "boards"),
     "solver": ("algorithm", "iterations", "alternating", "combine", "sampling", "samples",
                "counts", "chance", "draws", "lock"),
-    "run": ("eval_every", "checkpoint_every", "keep_checkpoints", "precision", "out_dir",
+    "run": ("eval_every", "stop_at", "checkpoint_every", "keep_checkpoints", "precision", "out_dir",
             "seed", "seeds", "chunk", "quiet", "plot"),
     "resolve": ("gadget", "algorithm", "iterations", "at", "after_chance", "at_depth",
                 "off_abstraction", "depth_limit", "continuations", "batching"),

@@ -92,6 +92,8 @@ class TrainResult:
       interrupted: stopped by Ctrl-C, SIGTERM or a KeyboardInterrupt from ``progress``
         before the last iteration.
       stopped_by: ``"SIGINT"`` or ``"SIGTERM"`` when a signal stopped the run, else ``None``.
+      reached_target: the run stopped before ``solver.iterations`` because an evaluation's
+        metric was at or below ``run.stop_at`` (a checkpoint is written there).
       resumed_from: the checkpoint iteration a resumed run started from, else ``None``.
       compile_seconds: compile time of this process's chunk and evaluation.
       wall_seconds: wall time of the run, over all its resumed segments.
@@ -121,6 +123,7 @@ class TrainResult:
     stopped_by: str | None = None
     sampled_chance: dict[str, Any] | None = None
     resolve: dict[str, Any] | None = None   # [resolve]'s report (resolve.json), if it ran
+    reached_target: bool = False
 
 
 # -- game and members -------------------------------------------------------------
@@ -460,7 +463,8 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
             out = run_loop(runner, state, total=config.solver.iterations,
                            eval_every=config.run.eval_every,
                            checkpoint_every=config.run.checkpoint_every, hooks=hooks,
-                           compile_seconds=compile_seconds, wall=wall)
+                           compile_seconds=compile_seconds, wall=wall,
+                           stop_at=config.run.stop_at)
         except KeyboardInterrupt:
             log(f"aborted; the last checkpoint ({saved[0]}) is intact")
             raise
@@ -492,7 +496,7 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
         wall_seconds=wall(),
         iterations_per_second=out.iterations / out.seconds if out.seconds > 0 else None,
         abstraction=rows, stopped_by=guard.signal_name, sampled_chance=runner.report(),
-        resolve=resolved)
+        resolve=resolved, reached_target=out.reached)
 
 
 def _restore(runner: RunnerProtocol, template: SolverState,
