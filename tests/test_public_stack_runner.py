@@ -246,6 +246,7 @@ def test_each_board_of_the_run_is_its_own_solve(tmp_path):
                                    own.final["exploitability"], rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_a_batch_of_settings_crosses_the_stack(tmp_path):
     """solver.alpha = [1.5, 2.0] on a 2-board stack: four members (boards outer), each
     the solve_public stack's of that setting; spots.json has a row for each."""
