@@ -240,6 +240,7 @@ def run_solve(args) -> int:
     if args.target is not None:               # where it stopped: final["iteration"]
         out["target"] = args.target
         out["reached_target"] = result.reached_target
+        out["metric"] = final["metric"]       # what was compared (as the device computed it)
     if args.lock is not None:                 # the metrics are the restricted game's
         out["lock"] = args.lock
     if pot is not None:                       # a poker spot: also in percent of the pot
