@@ -89,17 +89,17 @@ def test_a_batch_stops_only_when_every_member_is_at_or_below_the_target():
 
 def test_a_public_stack_stops_only_when_every_member_is_there():
     games = [PublicKuhn(), PublicLeduc(ranks=3)]
-    full = jaxcfr.solve_public(games, "cfr+", 60, eval_every=5)
+    full = jaxcfr.solve_public(games, "cfr+", 40, eval_every=4)
     worst = [max(r["metric"]) for r in full.metrics]
     best = [min(r["metric"]) for r in full.metrics]
     i = next(i for i in range(1, len(worst))
              if all(worst[i] < w for w in worst[:i]) and any(b <= worst[i] for b in best[:i]))
-    got = jaxcfr.solve_public(games, "cfr+", 60, eval_every=5, target=worst[i])
+    got = jaxcfr.solve_public(games, "cfr+", 40, eval_every=4, target=worst[i])
     assert got.reached_target and got.final["iteration"] == full.metrics[i]["iteration"]
     assert _strip(got.metrics) == _strip(full.metrics[:i + 1])
     assert got.member(1).reached_target
     with pytest.raises(ArgumentError, match="give eval_every too"):
-        jaxcfr.solve_public(games, "cfr+", 60, target=0.1)
+        jaxcfr.solve_public(games, "cfr+", 40, target=0.1)
 
 
 def test_at_or_below_reads_every_member():

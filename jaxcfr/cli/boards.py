@@ -120,6 +120,6 @@ def run_boards(args, boards: list[str], spots: list, parameters: dict) -> int:
     print(f"speed  {result.iterations_per_second:,.1f} iterations/s of the whole stack "
           f"(compile {result.compile_seconds:.2f} s)")
     if args.target is not None:
-        from jaxcfr.cli.solve import target_line
+        from jaxcfr.cli.options import target_line
         print(target_line(result.reached_target, final, args.target, several=True))
     return 0

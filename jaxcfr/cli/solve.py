@@ -13,7 +13,7 @@ from jaxcfr._util.arguments import ArgumentError, command_line_spelling, command
     positive_float
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr._util.serialize import jsonable
-from jaxcfr.cli.options import GAME_HELP, add_cache_arguments
+from jaxcfr.cli.options import GAME_HELP, add_cache_arguments, target_line
 
 __all__ = ["add_solve_arguments", "run_solve"]
 
@@ -319,19 +319,6 @@ def run_solve(args) -> int:
             print()
             print(grid.text())
     return 0
-
-
-def target_line(reached: bool, final: dict, target: float, several: bool = False) -> str:
-    """The summary line of ``--target``: the iteration it was reached at, or not reached in
-    the iterations run (``final``: the last record; ``several``: a batch or a stack, whose
-    every member had to reach it)."""
-    name, it = final["metric_name"], final["iteration"]
-    if not reached:
-        return (f"target          not reached in {it} iterations: {name} above {target:g}"
-                + (" for some member" if several else ""))
-    if several:
-        return f"target          reached at iteration {it}: every member's {name} <= {target:g}"
-    return f"target          reached at iteration {it}: {name} {final['metric']:.6g} <= {target:g}"
 
 
 def sampled_traversals(estimator) -> dict:
