@@ -139,3 +139,18 @@ def test_mistakes_are_answered_before_jax_is_imported(tmp_path):
         assert status == 2 and words in done.stderr, (argv, done.stderr)
         assert not jax, f"{argv} imported JAX"
     assert "Traceback" not in done.stderr
+
+
+def test_target_stops_the_stack_of_boards(capsys):
+    """``--boards --target``: every board's exploitability is below a huge target at the first
+    evaluation, so the stack stops there (the stack's own test of every member:
+    tests/test_solve_target.py)."""
+    common = (SPOT, "--boards", "Td9d6h5c2s,Td9d6h5cAs", "--iterations", "30",
+              "--eval-every", "10", "--target", "1e9", "--quiet")
+    status, out, err = _run(capsys, "solve", *common, "--json")
+    assert status == 0, err
+    shown = json.loads(out)
+    assert shown["reached_target"] is True and shown["iteration"] == 10
+    status, out, err = _run(capsys, "solve", *common)
+    assert status == 0, err
+    assert "target          reached at iteration 10: every member's exploitability" in out

@@ -713,6 +713,15 @@ MISTAKES = [
     (["solve", "kuhn_poker", "--draws", "0"], "--draws must be a positive integer"),
     (["solve", "kuhn_poker", "--eval-every", "0"], "--eval-every must be a positive integer"),
     (["solve", "kuhn_poker", "--sampling", "bogus"], "invalid choice"),
+    (["solve", "kuhn_poker", "--eval-every", "10", "--target", "0"],
+     "--target must be positive, got 0"),
+    (["solve", "kuhn_poker", "--eval-every", "10", "--target", "nan"],
+     "--target must be a finite number, got nan"),
+    (["solve", "kuhn_poker", "--eval-every", "10", "--target", "low"],
+     "--target must be a finite number, got 'low'"),
+    (["solve", "kuhn_poker", "--target", "0.01"],
+     "--target is checked at evaluations, and there are none before the last iteration: "
+     "give --eval-every too"),
     # the parameters' names and values, by the rules the parts declare (solvers/names.py)
     (["solve", "leduc_poker", "--alpha", "-1"],
      "cfr+ takes no parameter --alpha; it takes --gamma, --seed"),

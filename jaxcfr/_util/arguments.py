@@ -25,7 +25,8 @@ import numbers
 from typing import Any, Callable, Iterable
 
 __all__ = ["ArgumentError", "positive_int", "nonnegative_int", "optional_positive_int",
-           "finite_float", "positive_float", "one_of", "plain_name", "command_line_type",
+           "finite_float", "positive_float", "stop_target", "one_of", "plain_name",
+           "command_line_type",
            "seed", "seeds",
            "exploration", "draws", "MAX_COUNT", "MAX_DRAWS", "api_spelling",
            "command_line_spelling"]
@@ -183,6 +184,19 @@ def positive_float(name: str, value: Any) -> float:
     v = finite_float(name, value)
     if v <= 0:
         raise ArgumentError(f"{name} must be positive, got {value!r}", argument=name)
+    return v
+
+
+def stop_target(name: str, value: Any, every_name: str, every: Any) -> float | None:
+    """``None``, or ``value`` as a float if it is a finite number above 0 and evaluations
+    check it (``every``, the evaluation cadence named ``every_name``, is given): a metric
+    to stop at (``jaxcfr.solve``'s ``target``, ``--target``)."""
+    if value is None:
+        return None
+    v = positive_float(name, value)
+    if every is None:
+        raise ArgumentError(f"{name} is checked at evaluations, and there are none before "
+                            f"the last iteration: give {every_name} too", argument=name)
     return v
 
 

@@ -37,7 +37,8 @@ __all__ = ["solve_public", "PublicSolveResult", "public_game_of"]
 
 def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cfr+",
                  iterations: int = 1000, *, precision: str = "float32",
-                 eval_every: int | None = None, chunk: int = 100,
+                 eval_every: int | None = None, target: float | None = None,
+                 chunk: int = 100,
                  report: Report | None = None, lock=None,
                  **parameters: Any) -> PublicSolveResult:
     """Solve a PublicGame on its public tree (see the module).
@@ -49,6 +50,8 @@ def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cf
       iterations: CFR iterations.
       precision: ``"float32"`` or ``"float64"``.
       eval_every: evaluate every this many iterations (default: only at the end).
+      target: stop at the first evaluation whose metric is at or below it (``iterations``
+        is then the most it runs; ``result.reached_target``): as :func:`jaxcfr.solve`'s.
       chunk: iterations per compiled call.
       report: :class:`jaxcfr.Report` (a callback per evaluation, progress).
       lock: node locking (:mod:`jaxcfr.api.locks`): ``{(public history, hand):
@@ -63,5 +66,5 @@ def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cf
                         f"naming one, got {game!r} (jaxcfr.solve takes any game)")
     solver = public_solver(make_solver(algorithm))
     return solve(game, solver, iterations, precision=precision, eval_every=eval_every,
-                 device=DeviceOptions(chunk=positive_int("chunk", chunk)), report=report,
-                 lock=lock, **parameters)
+                 target=target, device=DeviceOptions(chunk=positive_int("chunk", chunk)),
+                 report=report, lock=lock, **parameters)

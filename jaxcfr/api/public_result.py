@@ -40,6 +40,8 @@ class PublicSolveResult:
       compile_seconds: time to compile the chunks.
       iterations_per_second: iterations per second of the compiled chunks.
       chance: ``"exact"`` (as :class:`jaxcfr.SolveResult`'s).
+      reached_target: as :class:`jaxcfr.SolveResult`'s: the run stopped at an evaluation
+        at or below ``target`` (at ``final["iteration"]``).
 
     :meth:`to_profile` is the :class:`~jaxcfr.Profile` to save, load and evaluate
     (``jaxcfr eval``).
@@ -54,6 +56,7 @@ class PublicSolveResult:
     compile_seconds: float = 0.0
     iterations_per_second: float = 0.0
     chance: str = "exact"
+    reached_target: bool = False
 
     def strategy(self, player: int, hand, history: tuple = ()) -> dict:
         """The average strategy of ``player`` holding ``hand`` (a label) at the public

@@ -28,10 +28,11 @@ import jax
 import numpy as np
 
 from jaxcfr._util import precision as precisions
-from jaxcfr._util.arguments import ArgumentError, positive_int
+from jaxcfr._util.arguments import ArgumentError, positive_int, stop_target
 from jaxcfr._util.host_arrays import to_host
 from jaxcfr.api.public import PublicSolveResult
 from jaxcfr.api.public import solve_public as solve_public_tree
+from jaxcfr.engine.loop import at_or_below
 from jaxcfr.lowering.public_stack import PublicStack, stack_public, unstack_public_rows
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.public import public_solver
@@ -71,6 +72,8 @@ class PublicStackResult:
       seconds: wall time of the iterations and evaluations (compilation excluded).
       compile_seconds: time to compile the chunks.
       iterations_per_second: iterations of the whole stack per second of the chunks.
+      reached_target: the run stopped at an evaluation where every member's metric was
+        at or below ``target`` (at ``final["iteration"]``).
     """
     stack: PublicStack
     solver: Solver
@@ -81,6 +84,7 @@ class PublicStackResult:
     seconds: float
     compile_seconds: float = 0.0
     iterations_per_second: float = 0.0
+    reached_target: bool = False
 
     @property
     def batch_size(self) -> int:
@@ -101,7 +105,8 @@ class PublicStackResult:
         records = [_member_record(r, b) for r in self.metrics]
         return PublicSolveResult(lowered, self.solver, state, own(self.average_strategy),
                                  records, records[-1], self.seconds, self.compile_seconds,
-                                 self.iterations_per_second)
+                                 self.iterations_per_second,
+                                 reached_target=self.reached_target)
 
     def __repr__(self) -> str:
         conv = np.asarray(self.final["nash_conv"], np.float64)
@@ -121,14 +126,17 @@ def _member_record(record: dict, b: int) -> dict:
 
 def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int = 1000, *,
                        precision: str = "float32", eval_every: int | None = None,
-                       chunk: int = 100, terminals: str = "auto", callback=None,
-                       lock=None, **parameters: Any) -> PublicStackResult:
+                       target: float | None = None, chunk: int = 100,
+                       terminals: str = "auto", callback=None, lock=None,
+                       **parameters: Any) -> PublicStackResult:
     """Solve a stack of public-tree games in one compiled step (see the module).
 
     Args:
       games: a :class:`PublicStack`, or a list of PublicGames and lowered ones (stacked
         by :func:`~jaxcfr.lowering.public_stack.stack_public` with ``terminals``).
       algorithm, iterations, precision, eval_every, chunk: as :func:`jaxcfr.solve_public`.
+      target: stop at the first evaluation where every member's metric is at or below it
+        (``result.reached_target``): as :func:`jaxcfr.solve`'s; needs ``eval_every``.
       callback: called with every evaluation's record.
       lock: refused: node locking runs on one public tree at a time.
       parameters: the solver's traced parameters, shared by every member (lists of one
@@ -140,6 +148,7 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
     iterations = positive_int("iterations", iterations)
     chunk = positive_int("chunk", chunk)
     every = iterations if eval_every is None else positive_int("eval_every", eval_every)
+    target = stop_target("target", target, "eval_every", eval_every)
     if isinstance(games, PublicStack):
         stack = games
     elif isinstance(games, (list, tuple)):
@@ -163,8 +172,8 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
         hp = solver.hyperparams(dtype, **parameters)
         batch = np.broadcast_shapes(*(np.shape(x) for x in jax.tree_util.tree_leaves(hp)))
         state = stack_init(solver, stack, batch, dtype)
-        done = 0
-        while done < iterations:
+        done, reached = 0, False
+        while done < iterations and not reached:
             stop = min(iterations, (done // every + 1) * every)
             while done < stop:
                 n = min(chunk, stop - done)
@@ -183,10 +192,11 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
             records.append(_record(done, ev, stack.pots))
             if callback is not None:
                 callback(records[-1])
+            reached = target is not None and at_or_below(records[-1]["metric"], target)
         average = to_host(stack_average_strategy(tensors, state), dtype=np.float64)
     return PublicStackResult(stack, solver, state, average, records, records[-1],
                              time.perf_counter() - start - compile_seconds, compile_seconds,
-                             iterations / max(run_seconds, 1e-12))
+                             done / max(run_seconds, 1e-12), reached_target=reached)
 
 
 def _record(done: int, ev: dict, pots) -> dict:

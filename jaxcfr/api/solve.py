@@ -28,7 +28,7 @@ import numpy as np
 
 from jaxcfr._util import arguments
 from jaxcfr._util.arguments import ArgumentError, api_spelling, optional_positive_int, \
-    positive_int
+    positive_int, stop_target
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr.api.public_result import PublicSolveResult
 from jaxcfr.engine.loop import Hooks, compile_reporting, run_loop
@@ -70,6 +70,9 @@ class SolveResult:
       sampled_chance: under sampled chance, the host's figures: rows, draws, cache hits
         and :class:`jaxcfr.engine.sampled_chance.Timing` (draws per host second, the
         fraction of the wall time the device waited for the host); else ``None``.
+      reached_target: the run stopped at an evaluation whose metric (every member's) was
+        at or below ``target``: at iteration ``final["iteration"]``, possibly before
+        ``iterations`` (``False`` without a target, or when no evaluation reached it).
     """
     lowered: LoweredGame
     solver: Solver
@@ -83,6 +86,7 @@ class SolveResult:
     iterations_per_second: float
     chance: str = "exact"
     sampled_chance: dict[str, Any] | None = None
+    reached_target: bool = False
 
     def __repr__(self) -> str:
         final = self.final
@@ -95,7 +99,9 @@ class SolveResult:
             name = self.profile.game
         return (f"SolveResult({self.solver.name} on {name or '?'}"
                 f"{' (sampled chance)' if self.chance == 'sampled' else ''}: "
-                f"{final['iteration']} iterations, {final['metric_name']} {shown}, "
+                f"{final['iteration']} iterations"
+                f"{' (target reached)' if self.reached_target else ''}, "
+                f"{final['metric_name']} {shown}, "
                 f"{self.iterations_per_second:,.0f} it/s, compile {self.compile_seconds:.1f} s)")
 
 
@@ -193,6 +199,8 @@ class SolveOptions:
       solver: the solver, its estimator included.
       iterations: iterations to run.
       eval_every: evaluate every this many iterations (``None``: only at the end).
+      target: stop at the first evaluation whose metric is at or below it (``None``: run
+        every iteration); needs ``eval_every``.
       parameters: the solver's parameter values by name, checked by their declarations
         (:attr:`~jaxcfr.solvers.solver.Solver.parameters`; a list: a batch).
       chance: how chance is treated (a :class:`jaxcfr.engine.chance.ChanceMode`).
@@ -212,6 +220,7 @@ class SolveOptions:
     device: DeviceOptions = DeviceOptions()
     load: LoadOptions = LoadOptions()
     lock: Any = None
+    target: float | None = None
 
     @classmethod
     def check(cls, given: Mapping[str, Any], spell=api_spelling) -> "SolveOptions":
@@ -228,6 +237,7 @@ class SolveOptions:
         values = dict(a["parameters"] or {})
         iterations = positive_int(spell("iterations"), a["iterations"])
         eval_every = optional_positive_int(spell("eval_every"), a["eval_every"])
+        target = stop_target(spell("target"), a["target"], spell("eval_every"), eval_every)
         arguments.one_of(spell("precision"), a["precision"], PRECISIONS)
         device = _group(a["device"], DeviceOptions, "device", spell).check(spell)
         load = _group(a["load"], LoadOptions, "load", spell).check(spell)
@@ -250,7 +260,7 @@ class SolveOptions:
                 raise ArgumentError(f"{spell('lock')}: node locking needs the lowered tree, "
                                     "not sampled chance", argument=spell("lock"))
         options = cls(solver, iterations, eval_every, parameters, chance, a["precision"],
-                      device, load, lock)
+                      device, load, lock, target)
         if chance.always_samples:
             options.check_sampled_chance(spell)
         return options
@@ -290,10 +300,12 @@ def _group(value, kind: type, name: str, spell):
 def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *,
           estimator: Estimator | None = None, chance: str | ChanceMode = "auto",
           alternating: bool | None = None, eval_every: int | None = None,
-          precision: str = "float32", device: DeviceOptions | None = None,
-          load: LoadOptions | None = None, report: Report | None = None,
-          lock: Mapping | str | os.PathLike | None = None, **parameters) -> SolveResult:
-    """Solve ``game`` with ``algorithm`` for ``iterations`` iterations.
+          target: float | None = None, precision: str = "float32",
+          device: DeviceOptions | None = None, load: LoadOptions | None = None,
+          report: Report | None = None, lock: Mapping | str | os.PathLike | None = None,
+          **parameters) -> SolveResult:
+    """Solve ``game`` with ``algorithm`` for ``iterations`` iterations (at most, with
+    ``target``).
 
     Args:
       game: a game string (``"leduc_poker"``, ``"x.efg"``), a Game, or a LoweredGame
@@ -318,6 +330,14 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
       alternating: override the preset's update order.
       eval_every: evaluate the average profile every this many iterations (and at
         the end); ``None``: only at the end.
+      target: stop at the first evaluation whose metric (``record["metric"]``: the
+        exploitability where the game has one, else NashConv; in a batch or a stack,
+        every member's) is at or below it: ``iterations`` is then the most it runs, and
+        ``result.reached_target`` says whether it stopped there (at
+        ``result.final["iteration"]``), the records up to it being those of the full run.
+        A finite number above 0, checked at evaluations only: it needs ``eval_every``
+        (``jaxcfr train``'s ``run.stop_at``, ``--target``; the same test,
+        :func:`jaxcfr.engine.loop.run_loop`'s ``stop_at``).
       precision: ``"float32"`` or ``"float64"`` (scoped to this call).
       device: :class:`DeviceOptions` (chunk, compilation cache, cluster).
       load: :class:`LoadOptions` (cache of lowered games, lowering workers).
@@ -369,22 +389,24 @@ def solve_with(game: Any, options: SolveOptions, report: Report | None = None, *
                          workers=options.load.workers)
     try:
         result = _solve(runner, options.iterations, options.eval_every, report.callback,
-                        report.progress, report.status, profile=public is None)
+                        report.progress, report.status, profile=public is None,
+                        target=options.target)
     finally:
         runner.close()
     if public is not None:                      # what a public tree's result adds
         return PublicSolveResult(result.lowered, result.solver, result.state,
                                  result.average_strategy, result.metrics, result.final,
                                  result.seconds, result.compile_seconds,
-                                 result.iterations_per_second, result.chance)
+                                 result.iterations_per_second, result.chance,
+                                 reached_target=result.reached_target)
     return result
 
 
 def _solve(runner: RunnerProtocol, iterations, eval_every, callback, progress, status,
-           profile: bool = True) -> SolveResult:
+           profile: bool = True, target: float | None = None) -> SolveResult:
     """The run loop of :func:`solve_with`; ``profile``: make the result's
     :class:`~jaxcfr.Profile` (a public tree's is made on demand:
-    ``PublicSolveResult.to_profile``)."""
+    ``PublicSolveResult.to_profile``); ``target``: the loop's ``stop_at``."""
     state, compile_seconds = compile_reporting(runner, runner.init(), status)
     start = time.perf_counter()
 
@@ -401,7 +423,8 @@ def _solve(runner: RunnerProtocol, iterations, eval_every, callback, progress, s
     on_chunk(0)
     out = run_loop(runner, state, total=iterations, eval_every=eval_every or iterations,
                    hooks=Hooks(on_chunk=on_chunk, on_record=on_record),
-                   compile_seconds=compile_seconds, wall=lambda: time.perf_counter() - start)
+                   compile_seconds=compile_seconds, wall=lambda: time.perf_counter() - start,
+                   stop_at=target)
     if out.interrupted:            # between two chunks: solve has nothing to keep, so stop
         raise KeyboardInterrupt
     profiles = runner.profiles(out.state) if profile and runner.batch_members == 1 else []
@@ -412,4 +435,4 @@ def _solve(runner: RunnerProtocol, iterations, eval_every, callback, progress, s
         final=out.records[-1], seconds=time.perf_counter() - start,
         compile_seconds=compile_seconds,
         iterations_per_second=out.iterations / out.seconds if out.seconds > 0 else float("inf"),
-        chance=runner.chance, sampled_chance=runner.report())
+        chance=runner.chance, sampled_chance=runner.report(), reached_target=out.reached)

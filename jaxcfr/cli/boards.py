@@ -86,7 +86,7 @@ def run_boards(args, boards: list[str], spots: list, parameters: dict) -> int:
               f"stack", file=sys.stderr, flush=True)
     result = solve_public_stack(spots, args.algorithm, args.iterations,
                                 precision=args.precision, eval_every=args.eval_every,
-                                callback=callback, **given)
+                                target=args.target, callback=callback, **given)
     final = result.final
     exploit = np.asarray(final["exploitability"], np.float64)          # [B]
     values = np.asarray(final["values"], np.float64)                   # [B, 2]
@@ -98,7 +98,11 @@ def run_boards(args, boards: list[str], spots: list, parameters: dict) -> int:
            "values": values.tolist(),
            "values_pot_percent": (100 * values / pots[:, None]).tolist(),
            "seconds": result.seconds, "compile_seconds": result.compile_seconds,
-           "iterations_per_second": result.iterations_per_second}
+           "iterations_per_second": result.iterations_per_second,
+           "iteration": final["iteration"]}
+    if args.target is not None:
+        out["target"] = args.target
+        out["reached_target"] = result.reached_target
     if args.json:
         print(json.dumps(out))
         return 0
@@ -115,4 +119,7 @@ def run_boards(args, boards: list[str], spots: list, parameters: dict) -> int:
           f"chips")
     print(f"speed  {result.iterations_per_second:,.1f} iterations/s of the whole stack "
           f"(compile {result.compile_seconds:.2f} s)")
+    if args.target is not None:
+        from jaxcfr.cli.options import target_line
+        print(target_line(result.reached_target, final, args.target, several=True))
     return 0

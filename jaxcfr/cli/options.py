@@ -1,5 +1,6 @@
-"""What several commands share: the GAME argument's help, the lowering cache's options and
-lowering a game for a command with its status line."""
+"""What several commands share: the GAME argument's help, the lowering cache's options,
+lowering a game for a command with its status line, and the ``--target`` summary line
+(``jaxcfr solve``, with or without ``--boards``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import argparse
 
 from jaxcfr._util.arguments import positive_int
 
-__all__ = ["GAME_HELP", "add_cache_arguments", "lower_for_cli", "heavy"]
+__all__ = ["GAME_HELP", "add_cache_arguments", "lower_for_cli", "heavy", "target_line"]
 
 GAME_HELP = ("a game: a name from `jaxcfr games` (kuhn_poker, leduc_poker(ranks=4)), a .efg "
              "file, module:Class (imports and runs that module) or openspiel:NAME")
@@ -39,3 +40,16 @@ def heavy() -> None:
     with exiting_at_once("jaxcfr"):      # a signal in JAX's import ends the process at once
         from jaxcfr.engine.jax_compilation_cache import enable_compilation_cache
         enable_compilation_cache()
+
+
+def target_line(reached: bool, final: dict, target: float, several: bool = False) -> str:
+    """The summary line of ``--target``: the iteration it was reached at, or not reached in
+    the iterations run (``final``: the last record; ``several``: a batch or a stack, whose
+    every member had to reach it)."""
+    name, it = final["metric_name"], final["iteration"]
+    if not reached:
+        return (f"target          not reached in {it} iterations: {name} above {target:g}"
+                + (" for some member" if several else ""))
+    if several:
+        return f"target          reached at iteration {it}: every member's {name} <= {target:g}"
+    return f"target          reached at iteration {it}: {name} {final['metric']:.6g} <= {target:g}"

@@ -9,10 +9,11 @@ import sys
 
 import numpy as np
 
-from jaxcfr._util.arguments import ArgumentError, command_line_spelling
+from jaxcfr._util.arguments import ArgumentError, command_line_spelling, command_line_type, \
+    positive_float
 from jaxcfr._util.precision import PRECISIONS
 from jaxcfr._util.serialize import jsonable
-from jaxcfr.cli.options import GAME_HELP, add_cache_arguments
+from jaxcfr.cli.options import GAME_HELP, add_cache_arguments, target_line
 
 __all__ = ["add_solve_arguments", "run_solve"]
 
@@ -36,6 +37,12 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--eval-every", type=int, metavar="N",
                    help="evaluate and print the metrics every N iterations (default: only at "
                         "the end)")
+    p.add_argument("--target", metavar="METRIC",
+                   type=command_line_type(positive_float, "--target", float),
+                   help="stop at the first evaluation (--eval-every) whose metric (the "
+                        "exploitability, where the game has one; every member's in a batch) "
+                        "is at or below METRIC: --iterations is then the most it runs "
+                        "(jaxcfr train's --target)")
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
     p.add_argument("--sampling", choices=ESTIMATOR_NAMES, default="none",
                    help="the estimator: exact passes (none) or Monte Carlo (chance, external, "
@@ -137,7 +144,8 @@ def _numbers(text: str):
 
 
 def run_solve(args) -> int:
-    from jaxcfr._util.arguments import draws, optional_positive_int, positive_int
+    from jaxcfr._util.arguments import draws, optional_positive_int, positive_int, \
+        stop_target
     from jaxcfr.cli.options import heavy
     from jaxcfr.solvers.names import (PARAMETER_NAMES, check_named_parameters,
                                       resolve_algorithm)
@@ -147,6 +155,7 @@ def run_solve(args) -> int:
     algorithm = resolve_algorithm(args.algorithm, "--algorithm")
     positive_int("--iterations", args.iterations)
     optional_positive_int("--eval-every", args.eval_every)
+    stop_target("--target", args.target, "--eval-every", args.eval_every)
     positive_int("--samples", args.samples)
     draws("--draws", args.draws)
     check_named_parameters(algorithm, {name: getattr(args, name) for name in
@@ -179,7 +188,7 @@ def run_solve(args) -> int:
         "algorithm": args.algorithm, "iterations": args.iterations,
         "estimator": make_estimator(args.sampling, args.samples, spell, args.counts),
         "chance": Chance(args.chance, args.draws), "alternating": args.alternating,
-        "eval_every": args.eval_every, "precision": args.precision,
+        "eval_every": args.eval_every, "target": args.target, "precision": args.precision,
         "load": LoadOptions(cache=not args.no_cache, workers=args.workers),
         "lock": lock, "parameters": parameters}, spell)
 
@@ -226,7 +235,12 @@ def run_solve(args) -> int:
            "values": final["values"], "best_response_values": final["best_response_values"],
            "members": final["members"],
            "seconds": result.seconds, "compile_seconds": result.compile_seconds,
-           "iterations_per_second": result.iterations_per_second}
+           "iterations_per_second": result.iterations_per_second,
+           "iteration": final["iteration"]}
+    if args.target is not None:               # where it stopped: final["iteration"]
+        out["target"] = args.target
+        out["reached_target"] = result.reached_target
+        out["metric"] = final["metric"]       # what was compared (as the device computed it)
     if args.lock is not None:                 # the metrics are the restricted game's
         out["lock"] = args.lock
     if pot is not None:                       # a poker spot: also in percent of the pot
@@ -262,6 +276,8 @@ def run_solve(args) -> int:
                   + ", ".join(f"{v:.6f}" for v in final["values"][m]))
         print(f"speed           {result.iterations_per_second:,.1f} iterations/s, all members "
               f"(compile {result.compile_seconds:.2f} s)")
+        if args.target is not None:
+            print(target_line(result.reached_target, final, args.target, several=True))
     else:
         values = ", ".join(f"{v:.6f}" for v in np.asarray(final["values"]).reshape(-1))
         est = final["estimates"]
@@ -286,6 +302,8 @@ def run_solve(args) -> int:
                      f" chips  ({out['exploitability_pot_percent']:.4f}% of the pot)"))
         if final["nash_conv"] is not None:
             print(f"nash_conv       {float(np.asarray(final['nash_conv']).reshape(-1)[0]):.6g}")
+        if args.target is not None:
+            print(target_line(result.reached_target, final, args.target))
         if args.lock is not None:
             print(f"lock            {args.lock} (metrics of the restricted game: the locked "
                   "rows cannot deviate)")

@@ -39,7 +39,7 @@ from jaxcfr.tensors import LoweredGame
 
 __all__ = ["Hooks", "LoopResult", "run_loop", "make_record", "iteration_of",
            "lower_reporting", "lower_public_reporting", "compile_reporting",
-           "state_is_finite"]
+           "state_is_finite", "at_or_below"]
 
 
 
@@ -286,7 +286,7 @@ def run_loop(runner: RunnerProtocol, state: SolverState, *, total: int, eval_eve
                 records.append(rec)
                 if hooks.on_record is not None:
                     hooks.on_record(rec)
-                reached = stop_at is not None and _at_or_below(rec["metric"], stop_at)
+                reached = stop_at is not None and at_or_below(rec["metric"], stop_at)
             if (hooks.on_checkpoint is not None and checkpoint_every
                     and it % checkpoint_every == 0 and it < total):
                 hooks.on_checkpoint(it, state)
@@ -298,11 +298,14 @@ def run_loop(runner: RunnerProtocol, state: SolverState, *, total: int, eval_eve
     return LoopResult(state, it, records, interrupted, run_iters, run_seconds, reached)
 
 
-def _at_or_below(metric, bound: float) -> bool:
-    """Whether a record's ``metric`` (a number, or one per member) is at or below ``bound``
-    for every member."""
-    values = metric if isinstance(metric, list) else [metric]
-    return all(v is not None and v <= bound for v in values)
+def at_or_below(metric, bound: float) -> bool:
+    """Whether a record's ``metric`` (a number, or one per member: a list, nested for a
+    stack of games times a batch of settings) is at or below ``bound`` for every member
+    (a member without one, ``None``, is not); the one test of ``stop_at`` (``jaxcfr
+    train``'s ``run.stop_at``, :func:`jaxcfr.solve`'s ``target``, a public stack's)."""
+    if isinstance(metric, (list, tuple)):
+        return all(at_or_below(m, bound) for m in metric)
+    return metric is not None and metric <= bound
 
 
 def state_is_finite(state: SolverState) -> jax.Array:

@@ -305,14 +305,15 @@ class Config:
     def options(self) -> SolveOptions:
         """The run as the option objects ``jaxcfr.solve`` builds (:class:`SolveOptions`):
         the solver, its parameter values (:meth:`run_parameters`, checked), chance, the
-        precision, :class:`DeviceOptions` (``run.chunk``) and :class:`LoadOptions`
-        (``game.cache``)."""
+        precision, :class:`DeviceOptions` (``run.chunk``), :class:`LoadOptions`
+        (``game.cache``) and the target (``run.stop_at``)."""
         solver = self.make_solver()
         return SolveOptions(solver, self.solver.iterations, self.run.eval_every,
                             solver.check_parameters(self.run_parameters(), config_spelling),
                             Chance(self.solver.chance, self.solver.draws), self.run.precision,
                             DeviceOptions(chunk=self.run.chunk),
-                            LoadOptions(cache=self.game.cache), lock=self.solver.lock)
+                            LoadOptions(cache=self.game.cache), lock=self.solver.lock,
+                            target=self.run.stop_at)
 
     def run_parameters(self) -> dict[str, Any]:
         """The solver's parameter values of the run, what :class:`jaxcfr.Runner` takes:
