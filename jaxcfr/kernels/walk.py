@@ -4,7 +4,9 @@ A sampling scheme (:class:`~jaxcfr.kernels.subtree.Scheme`: chance, external or 
 sampling) enumerates the children of some nodes and samples one child of the others.
 :func:`walk` runs each traversal as one *lane*: a ``lax.while_loop`` that walks the tree
 depth first with an explicit stack of one frame per depth (``D`` frames: the tree's
-depth bounds it), ``vmap``-ped over the lanes (batch members x draws). One loop step
+depth bounds it), ``vmap``-ped over the lanes (traversers x batch members x draws: the
+traversers of a simultaneous update are lanes of the same loop, not one loop each). One
+loop step
 either
 
 * *pushes* the next child of the node on top of the stack (an enumerating node's next
@@ -34,10 +36,12 @@ contributions exactly as they do a sampled subtree's nodes
 
 Randomness: lane ``l`` reads its own block of ``U`` uniform numbers, the ``k``-th draw
 of its walk (in depth-first order, children in slot order) reading number ``k``. A
-batch member's numbers come from its key alone, so a member equals its separate run.
+batch member's numbers come from its key alone, so a member equals its separate run, and
+a traverser's lanes equal that traverser's walk alone.
 
 Shapes: ``N`` nodes, ``A`` actions, ``P`` players, ``D`` depth levels (frames), ``L``
-lanes (``B`` members x ``samples`` draws, member-major), ``S`` output slots per lane
+lanes (``T`` traversers x ``B`` members x ``samples`` draws, traverser-major, then
+member-major; ``T = 1`` for one traverser or chance sampling), ``S`` output slots per lane
 (the most decision nodes one traversal finishes), ``U`` uniform numbers per lane (the
 most draws one traversal makes), ``K`` the widest node that may sample.
 """
@@ -70,11 +74,12 @@ class WalkPlan(NamedTuple):
 
 class Walked(NamedTuple):
     """The decision nodes the lanes finished, ``S`` slots per lane, lane-major (``[L * S]``
-    with lane ``l = b * samples + k``: member ``b``, draw ``k``); a slot past the lane's
-    last finished node is invalid (node 0, zeros)."""
+    with lane ``l = (i * B + b) * samples + k``: traverser ``i``, member ``b``, draw
+    ``k``); a slot past the lane's last finished node is invalid (node 0, zeros)."""
     node: jax.Array     # [L * S] int32  the finished decision node
     valid: jax.Array    # [L * S] bool   the slot holds one
     member: jax.Array   # [L * S] int32  batch member of the lane
+    traverser: jax.Array | None  # [L * S] int32  the lane's traverser (None: chance sampling)
     x: jax.Array        # [L * S, A] float  v(ha)[acting] / q(ha) at the taken children's slots
     sigma: jax.Array    # [L * S, A] float  the current strategy at the node
     reach: jax.Array    # [L * S, P + 1] float  own reach of every player and chance
@@ -137,16 +142,19 @@ def make_walk_plan(lowered: LoweredGame, scheme: Scheme, tables: SampleTables,
 def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, policy,
          members: int, uniforms: jax.Array, traverser, exploration: jax.Array,
          num_players: int) -> Walked:
-    """Walk ``plan.samples`` traversals of each of ``members`` batch members, depth first.
+    """Walk ``plan.samples`` traversals of each of ``members`` batch members (of each of
+    ``T`` traversers), depth first, every lane under one loop.
 
     Args:
       scheme: which nodes enumerate, how the others draw (:class:`Scheme`).
       policy: ``policy(rows [M], member [M]) -> [M, A]``: the current strategy of the
         given rows (read lazily: only reached rows are ever regret-matched).
       uniforms: ``[B, samples * U]``: member ``b``'s numbers, draw ``k``'s block
-        ``k * U:(k + 1) * U``.
-      traverser: the updating player (a traced int), or ``None`` (chance sampling of
-        every player at once).
+        ``k * U:(k + 1) * U``; ``[T, B, samples * U]`` with ``T`` traversers: traverser
+        ``i``'s numbers at ``[i]``.
+      traverser: the updating player (a traced int), ``[T]`` traced ints (a simultaneous
+        update: one lane per traverser, member and draw, all stepping together), or
+        ``None`` (chance sampling of every player at once).
       exploration: ``[B]`` outcome sampling's epsilon at the traverser's decisions.
       num_players: ``P``.
 
@@ -159,8 +167,12 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
     actions = t.legal_mask.shape[1]
     num = num_players
     dtype = uniforms.dtype
-    lanes = members * plan.samples
-    member = jnp.repeat(jnp.arange(members, dtype=jnp.int32), plan.samples)        # [L]
+    who = None if traverser is None else jnp.reshape(traverser, -1).astype(jnp.int32)
+    groups = 1 if who is None else who.shape[0]                                     # T
+    lanes = groups * members * plan.samples
+    member = jnp.tile(jnp.repeat(jnp.arange(members, dtype=jnp.int32), plan.samples),
+                      groups)                                                       # [L]
+    lane_traverser = None if who is None else jnp.repeat(who, members * plan.samples)  # [L]
     eps = take(exploration, member).astype(dtype)                                   # [L]
     u = uniforms.reshape(lanes, plan.draws)                                          # [L, U]
     n = t.node_kind.shape[0]
@@ -194,7 +206,7 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         zero = jnp.zeros((), jnp.int32)
         return zero, jnp.zeros((), bool), zero, zero, ff, fi, of, on
 
-    def step(carry, m, e, numbers):
+    def step(carry, m, e, numbers, traverser):
         """One step of one lane (a finished lane's step changes nothing)."""
         sp, done, drawn, written, ff, fi, of, on = carry
         zero = jnp.zeros((), jnp.int32)
@@ -259,12 +271,13 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
     # between every lane's old and new state, whole buffers, at every step)
     lanes_step = jax.vmap(step)
     *_, written, _, _, of, on = jax.lax.while_loop(
-        lambda c: ~jnp.all(c[1]), lambda c: lanes_step(c, member, eps, u),
+        lambda c: ~jnp.all(c[1]), lambda c: lanes_step(c, member, eps, u, lane_traverser),
         jax.vmap(init)(member))
     on, of = on[:, :slots], of[:, :slots]
     valid = jnp.arange(slots)[None, :] < written[:, None]
 
     of = of.reshape(-1, width)
     return Walked(on.reshape(-1), valid.reshape(-1), jnp.repeat(member, slots),
+                  None if who is None else jnp.repeat(lane_traverser, slots),
                   of[:, X:X + actions], of[:, SIG:SIG + actions], of[:, R:R + num + 1],
                   of[:, SQ])
