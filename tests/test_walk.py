@@ -221,6 +221,24 @@ def test_a_simultaneous_update_walks_every_traverser_in_one_loop(game, scheme):
     assert np.abs(np.asarray(got.regret)).max() > 0.01              # not a trivial oracle
 
 
+def test_a_walk_records_only_the_nodes_its_update_reads():
+    """Kuhn: an outcome-sampling trajectory holds 2 or 3 decisions, of which the update
+    reads only the traverser's (its regrets, its strategy sums): at most 2, the plan's
+    slots; chance sampling of every player reads all of them (at most 4: the root, both
+    replies, the opener's last word); the slots of a simultaneous update hold exactly the
+    finished nodes of the traverser and of the player it averages for."""
+    lowered = _lowered("kuhn_poker")
+    plans = {name: estimators.ESTIMATORS[name](walk="depth").prepare(lowered)[0].bounds
+             for name in ("outcome", "chance")}
+    assert (plans["outcome"].slots, plans["chance"].slots) == (2, 4)
+    kind = np.asarray(lowered.tensors.node_kind)
+    owner = np.asarray(lowered.tensors.node_player)
+    out = estimators.OutcomeSampling()
+    assert not np.asarray(walk.recorded(out, kind, owner, 0, 2))[owner == 1].any()
+    assert np.array_equal(np.asarray(walk.recorded(out, kind, owner, None, 2)),
+                          kind == DECISION)
+
+
 def test_bounds_hold_for_every_walk():
     """Leduc, external sampling: the plan has one frame per level, and 200 walks of each
     traverser (one key each) finish between 1 and ``slots`` decision nodes (a walk past

@@ -13,8 +13,10 @@ either
   child, or the one child a sampling node draws from the next uniform number); a leaf is
   folded into its parent's frame at once, an inner node gets a frame; or
 * *finishes* the node on top (every child taken): a decision node's counterfactual facts
-  are written to the lane's next output slot, its value is folded into its parent's frame,
-  and the frame is popped.
+  are written to the lane's next output slot (only a node whose facts the update reads:
+  the traverser's, for its regrets, and the averaged player's, for its strategy sums;
+  :func:`recorded`), its value is folded into its parent's frame, and the frame is
+  popped.
 
 So a traversal costs one step per node it reaches plus one per inner node it reaches,
 whatever the tree's width: no level is padded to the most any draw could reach (the
@@ -42,7 +44,7 @@ a traverser's lanes equal that traverser's walk alone.
 Shapes: ``N`` nodes, ``A`` actions, ``P`` players, ``D`` depth levels (frames), ``L``
 lanes (``T`` traversers x ``B`` members x ``samples`` draws, traverser-major, then
 member-major; ``T = 1`` for one traverser or chance sampling), ``S`` output slots per lane
-(the most decision nodes one traversal finishes), ``U`` uniform numbers per lane (the
+(the most recorded decision nodes one traversal finishes), ``U`` uniform numbers per lane (the
 most draws one traversal makes), ``K`` the widest node that may sample.
 """
 
@@ -59,14 +61,14 @@ from jaxcfr.kernels.subtree import SampleTables, Scheme
 from jaxcfr.kernels.subtree import _inverse_cdf as inverse_cdf
 from jaxcfr.tensors import DECISION, PADDING, GameTensors, LoweredGame
 
-__all__ = ["WalkPlan", "Walked", "make_walk_plan", "walk"]
+__all__ = ["WalkPlan", "Walked", "make_walk_plan", "recorded", "walk"]
 
 
 class WalkPlan(NamedTuple):
     """Static bounds of a scheme's walks on one game (hashable: compiled code depends on
     it); a stack's are the most over its members."""
     depth: int          # D: frames (levels of the tree)
-    slots: int          # S: most decision nodes one traversal finishes
+    slots: int          # S: most recorded decision nodes one traversal finishes
     draws: int          # U: most numbers one traversal draws (at least 1)
     max_children: int   # K: the widest node the scheme may sample from
     samples: int = 1    # traversals per member (lanes per member)
@@ -86,15 +88,29 @@ class Walked(NamedTuple):
     sample_reach: jax.Array  # [L * S] float  Q(h), the probability the walk reached it
 
 
+def recorded(scheme: Scheme, kind, owner, traverser, num_players: int):
+    """``[M]`` bool: the decision nodes whose facts an update of ``traverser`` reads, so
+    whose slots a walk writes: the traverser's (regrets) and those of the player its
+    strategy sums go to (``scheme.average_target``); every decision node for ``None``
+    (chance sampling of every player). The others' slots would only carry zeros (an
+    outcome-sampling walk's opponent nodes, a third player's under external sampling).
+    NumPy or JAX alike."""
+    decision = kind == DECISION
+    if traverser is None:
+        return decision
+    return decision & ((owner == traverser)
+                       | (owner == scheme.average_target(traverser, num_players)))
+
+
 # -- host: bounds -------------------------------------------------------------------------------
-def _bounds(t: GameTensors, tables: SampleTables, levels, enumerated: np.ndarray
-            ) -> tuple[int, int]:
-    """The most decision nodes one traversal reaches and the most draws it makes (sum over
-    enumerated children, max over sampled ones), bottom-up level by level."""
+def _bounds(t: GameTensors, tables: SampleTables, levels, enumerated: np.ndarray,
+            kept: np.ndarray) -> tuple[int, int]:
+    """The most ``kept`` nodes one traversal finishes and the most draws it makes (sum
+    over enumerated children, max over sampled ones), bottom-up level by level."""
     parent = np.asarray(t.parent)
     kind = np.asarray(t.node_kind)
     inner = np.asarray(tables.num_children) > 0
-    slots = (kind == DECISION).astype(np.int64)
+    slots = kept.astype(np.int64)
     draws = (inner & ~enumerated).astype(np.int64)
     below_slots = np.zeros_like(slots)
     below_draws = np.zeros_like(draws)
@@ -118,7 +134,9 @@ def _bounds(t: GameTensors, tables: SampleTables, levels, enumerated: np.ndarray
 def make_walk_plan(lowered: LoweredGame, scheme: Scheme, tables: SampleTables,
                    samples: int = 1) -> WalkPlan:
     """The bounds of ``scheme``'s walks on ``lowered`` (one game or a stack; ``tables``:
-    :func:`~jaxcfr.kernels.subtree.child_tables` of it), every traverser's."""
+    :func:`~jaxcfr.kernels.subtree.child_tables` of it), every traverser's (a scheme that
+    samples per traverser, ``per_traverser``, always walks for one; the others for
+    ``None``, every player at once, or for one)."""
     t = lowered.tensors
     batched = lowered.batch_size is not None
     members = ([GameTensors(*(np.asarray(x)[b] for x in t)) for b in range(lowered.batch_size)]
@@ -128,9 +146,11 @@ def make_walk_plan(lowered: LoweredGame, scheme: Scheme, tables: SampleTables,
     slots, draws, widest = 1, 1, 1
     for tm, tab in zip(members, member_tables):
         kind, owner = np.asarray(tm.node_kind), np.asarray(tm.node_player)
-        for i in range(lowered.num_players):
+        who = list(range(lowered.num_players))
+        for i in who + ([] if scheme.per_traverser else [None]):
             enum = np.asarray(scheme.enumerates(kind, owner, i))
-            s, u = _bounds(tm, tab, lowered.level_start, enum)
+            kept = np.asarray(recorded(scheme, kind, owner, i, lowered.num_players))
+            s, u = _bounds(tm, tab, lowered.level_start, enum, kept)
             slots, draws = max(slots, s), max(draws, u)
         may = np.asarray(scheme.may_sample(kind)) & (np.asarray(tab.num_children) > 0)
         if may.any():
@@ -246,8 +266,8 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
                            jnp.where(cols == X + edge_slot, value[seat] / q_in, target))
         ff = ff.at[into].set(jnp.where(fold, folded, target))
         fi = fi.at[sp, 1].add(push.astype(jnp.int32))
-        # a finished decision node: its slot (else the scratch row)
-        record = finish & (kind == DECISION)
+        # a finished decision node the update reads: its slot (else the scratch row)
+        record = finish & recorded(scheme, kind, owner, traverser, num)
         w = jnp.where(record, written, slots)
         of = of.at[w].set(top)
         on = on.at[w].set(h)

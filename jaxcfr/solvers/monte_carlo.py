@@ -201,9 +201,10 @@ class MonteCarlo(Estimator):
         chance sampling; ``[T]``: each of ``T`` traversers, ``uniforms [T, B, ...]``
         theirs, the estimates traverser-major) depth first from ``uniforms``
         (:meth:`uniforms`; :func:`jaxcfr.kernels.walk.walk`: one lane per traversal, all
-        under one loop, each step one node reached); estimate the regrets and averaging contributions at the finished decision
-        nodes with the formulas of :meth:`from_uniforms`. The draws are independent, each
-        from its own block of numbers, and the estimate is their mean."""
+        under one loop, each step one node reached); estimate the regrets and averaging
+        contributions at the finished decision nodes with the formulas of
+        :meth:`from_uniforms`. The draws are independent, each from its own block of
+        numbers, and the estimate is their mean."""
         w = walk(t, tables, self.bounds, self, policy.rows, uniforms.shape[-2], uniforms,
                  player, eps, s.num_players)
         return self._slot_estimate(t, s.num_players, w.traverser, w.node, w.valid, w.member,
