@@ -22,6 +22,7 @@ import pytest
 import jaxcfr
 from jaxcfr._util import precision
 from jaxcfr.kernels import subtree, walk
+from jaxcfr.kernels.keys import fold
 from jaxcfr.solvers import estimators
 from jaxcfr.tensors import DECISION, to_device
 
@@ -151,6 +152,91 @@ def test_the_walk_equals_the_reference_walk(game, scheme, player):
             have = np.asarray(field)[..., b]
             np.testing.assert_allclose(have, want, rtol=1e-12, atol=1e-12)
         assert np.abs(sum(p[0] for p in parts)).max() > 0.01      # not a trivial oracle
+
+
+SIMULTANEOUS = [("kuhn_poker", "external"), ("kuhn_poker", "outcome"), ("kuhn_poker", "chance"),
+                ("kuhn_poker(players=3)", "external"), ("kuhn_poker(players=3)", "outcome"),
+                ("leduc_poker", "external"), ("leduc_poker", "outcome"),
+                ("leduc_poker", "chance")]
+
+
+@pytest.mark.parametrize("game, scheme", SIMULTANEOUS)
+def test_a_simultaneous_update_walks_every_traverser_in_one_loop(game, scheme):
+    """A simultaneous update (``player=None``), two members x two draws, float64: the
+    traversers' lanes step under one loop (one ``while`` whose lanes are traversers x
+    members x draws), and its estimate equals, to 1e-12, both the traversers walked one
+    loop each (the vmap over the traverser of the level-by-level path's shape) and the
+    NumPy walks of each traverser's numbers (chance sampling: one walk of all players)."""
+    lowered = _lowered(game)
+    rows, actions = lowered.tensors.legal_mask.shape
+    num, members, samples = lowered.num_players, 2, 2
+    with precision.scope(np.float64):
+        t, s = to_device(lowered.tensors, np.float64), lowered.structure
+        policy, sigma = _policy(lowered, 5, members)
+        est, tables = estimators.ESTIMATORS[scheme](samples=samples, walk="depth").prepare(
+            lowered)
+        tables = subtree.SampleTables(*(jnp.asarray(x) for x in tables))
+        eps = [0.5, 0.25]
+        hp = jaxcfr.make_solver("cfr", sampling="outcome").hyperparams(exploration=eps)
+        keys = jax.random.split(jax.random.key(3), members)
+
+        def fused(keys):
+            return estimators.densify(est.estimate(t, s, policy, None, keys, hp, tables),
+                                      rows, actions, members)
+
+        def one_loop_each(keys):
+            # the traversers walked apart: one loop per traverser, vmapped (the path before;
+            # chance sampling walks all players at once: the one traversal)
+            e = jnp.broadcast_to(jnp.reshape(est.epsilon(hp), -1), (members,))
+            if scheme == "chance":
+                return estimators.densify(est._traverse(t, s, policy, None, keys, e, tables),
+                                          rows, actions, members)
+            parts = jax.vmap(lambda i: est._traverse(t, s, policy, i, fold(keys, i), e,
+                                                     tables))(jnp.arange(num))
+            return estimators.densify(estimators.RowEstimate(
+                *(x.reshape((-1,) + x.shape[2:]) for x in parts)), rows, actions, members)
+        got = jax.jit(fused)(keys)
+        apart = jax.jit(one_loop_each)(keys)
+        loops = [e for e in jax.make_jaxpr(fused)(keys).jaxpr.eqns
+                 if e.primitive.name == "while"]
+        who = [None] if scheme == "chance" else list(range(num))
+        numbers = {i: np.asarray(est.uniforms(keys if i is None else fold(keys, i),
+                                              jnp.float64)) for i in who}
+    assert len(loops) == 1
+    done = loops[0].params["body_jaxpr"].jaxpr.outvars[1].aval     # the lanes' done flags
+    assert done.shape == (len(who) * members * samples,)
+    draws = est.bounds.draws
+    for b in range(members):
+        e = eps[b] if scheme == "outcome" else 0.0
+        parts = [reference_walk(lowered, est, sigma[b], i,
+                                numbers[i][b, k * draws:(k + 1) * draws], e, samples)
+                 for i in who for k in range(samples)]
+        for field, want in zip((got.regret, got.average), (sum(p[f] for p in parts)
+                                                           for f in (0, 1))):
+            np.testing.assert_allclose(np.asarray(field)[..., b], want, rtol=1e-12,
+                                       atol=1e-12)
+    for field in ("regret", "average"):
+        np.testing.assert_allclose(np.asarray(getattr(got, field)),
+                                   np.asarray(getattr(apart, field)), rtol=1e-12, atol=1e-12)
+    assert np.abs(np.asarray(got.regret)).max() > 0.01              # not a trivial oracle
+
+
+def test_a_walk_records_only_the_nodes_its_update_reads():
+    """Kuhn: an outcome-sampling trajectory holds 2 or 3 decisions, of which the update
+    reads only the traverser's (its regrets, its strategy sums): at most 2, the plan's
+    slots; chance sampling of every player reads all of them (at most 4: the root, both
+    replies, the opener's last word); the slots of a simultaneous update hold exactly the
+    finished nodes of the traverser and of the player it averages for."""
+    lowered = _lowered("kuhn_poker")
+    plans = {name: estimators.ESTIMATORS[name](walk="depth").prepare(lowered)[0].bounds
+             for name in ("outcome", "chance")}
+    assert (plans["outcome"].slots, plans["chance"].slots) == (2, 4)
+    kind = np.asarray(lowered.tensors.node_kind)
+    owner = np.asarray(lowered.tensors.node_player)
+    out = estimators.OutcomeSampling()
+    assert not np.asarray(walk.recorded(out, kind, owner, 0, 2))[owner == 1].any()
+    assert np.array_equal(np.asarray(walk.recorded(out, kind, owner, None, 2)),
+                          kind == DECISION)
 
 
 def test_bounds_hold_for_every_walk():

@@ -69,6 +69,14 @@ class Scheme(Protocol):
         marks the real children, ``count [M]`` counts them; ``kind`` / ``owner`` ``[M]``;
         ``exploration [M, 1]``: outcome sampling's epsilon of each node's member)."""
 
+    def average_target(self, player, num_players: int):
+        """The player whose strategy sums an update of ``player`` feeds (the depth-first
+        walk records only its nodes and the traverser's: :func:`jaxcfr.kernels.walk.recorded`)."""
+
+    #: The scheme samples per traverser (a simultaneous update walks once per player);
+    #: else one walk (``traverser=None``) updates every player.
+    per_traverser: bool
+
 
 class SampleTables(NamedTuple):
     """Where each node's children are (they are contiguous in the next level), and the

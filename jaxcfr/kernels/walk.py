@@ -4,15 +4,19 @@ A sampling scheme (:class:`~jaxcfr.kernels.subtree.Scheme`: chance, external or 
 sampling) enumerates the children of some nodes and samples one child of the others.
 :func:`walk` runs each traversal as one *lane*: a ``lax.while_loop`` that walks the tree
 depth first with an explicit stack of one frame per depth (``D`` frames: the tree's
-depth bounds it), ``vmap``-ped over the lanes (batch members x draws). One loop step
+depth bounds it), ``vmap``-ped over the lanes (traversers x batch members x draws: the
+traversers of a simultaneous update are lanes of the same loop, not one loop each). One
+loop step
 either
 
 * *pushes* the next child of the node on top of the stack (an enumerating node's next
   child, or the one child a sampling node draws from the next uniform number); a leaf is
   folded into its parent's frame at once, an inner node gets a frame; or
 * *finishes* the node on top (every child taken): a decision node's counterfactual facts
-  are written to the lane's next output slot, its value is folded into its parent's frame,
-  and the frame is popped.
+  are written to the lane's next output slot (only a node whose facts the update reads:
+  the traverser's, for its regrets, and the averaged player's, for its strategy sums;
+  :func:`recorded`), its value is folded into its parent's frame, and the frame is
+  popped.
 
 So a traversal costs one step per node it reaches plus one per inner node it reaches,
 whatever the tree's width: no level is padded to the most any draw could reach (the
@@ -34,11 +38,13 @@ contributions exactly as they do a sampled subtree's nodes
 
 Randomness: lane ``l`` reads its own block of ``U`` uniform numbers, the ``k``-th draw
 of its walk (in depth-first order, children in slot order) reading number ``k``. A
-batch member's numbers come from its key alone, so a member equals its separate run.
+batch member's numbers come from its key alone, so a member equals its separate run, and
+a traverser's lanes equal that traverser's walk alone.
 
 Shapes: ``N`` nodes, ``A`` actions, ``P`` players, ``D`` depth levels (frames), ``L``
-lanes (``B`` members x ``samples`` draws, member-major), ``S`` output slots per lane
-(the most decision nodes one traversal finishes), ``U`` uniform numbers per lane (the
+lanes (``T`` traversers x ``B`` members x ``samples`` draws, traverser-major, then
+member-major; ``T = 1`` for one traverser or chance sampling), ``S`` output slots per lane
+(the most recorded decision nodes one traversal finishes), ``U`` uniform numbers per lane (the
 most draws one traversal makes), ``K`` the widest node that may sample.
 """
 
@@ -55,14 +61,14 @@ from jaxcfr.kernels.subtree import SampleTables, Scheme
 from jaxcfr.kernels.subtree import _inverse_cdf as inverse_cdf
 from jaxcfr.tensors import DECISION, PADDING, GameTensors, LoweredGame
 
-__all__ = ["WalkPlan", "Walked", "make_walk_plan", "walk"]
+__all__ = ["WalkPlan", "Walked", "make_walk_plan", "recorded", "walk"]
 
 
 class WalkPlan(NamedTuple):
     """Static bounds of a scheme's walks on one game (hashable: compiled code depends on
     it); a stack's are the most over its members."""
     depth: int          # D: frames (levels of the tree)
-    slots: int          # S: most decision nodes one traversal finishes
+    slots: int          # S: most recorded decision nodes one traversal finishes
     draws: int          # U: most numbers one traversal draws (at least 1)
     max_children: int   # K: the widest node the scheme may sample from
     samples: int = 1    # traversals per member (lanes per member)
@@ -70,26 +76,41 @@ class WalkPlan(NamedTuple):
 
 class Walked(NamedTuple):
     """The decision nodes the lanes finished, ``S`` slots per lane, lane-major (``[L * S]``
-    with lane ``l = b * samples + k``: member ``b``, draw ``k``); a slot past the lane's
-    last finished node is invalid (node 0, zeros)."""
+    with lane ``l = (i * B + b) * samples + k``: traverser ``i``, member ``b``, draw
+    ``k``); a slot past the lane's last finished node is invalid (node 0, zeros)."""
     node: jax.Array     # [L * S] int32  the finished decision node
     valid: jax.Array    # [L * S] bool   the slot holds one
     member: jax.Array   # [L * S] int32  batch member of the lane
+    traverser: jax.Array | None  # [L * S] int32  the lane's traverser (None: chance sampling)
     x: jax.Array        # [L * S, A] float  v(ha)[acting] / q(ha) at the taken children's slots
     sigma: jax.Array    # [L * S, A] float  the current strategy at the node
     reach: jax.Array    # [L * S, P + 1] float  own reach of every player and chance
     sample_reach: jax.Array  # [L * S] float  Q(h), the probability the walk reached it
 
 
+def recorded(scheme: Scheme, kind, owner, traverser, num_players: int):
+    """``[M]`` bool: the decision nodes whose facts an update of ``traverser`` reads, so
+    whose slots a walk writes: the traverser's (regrets) and those of the player its
+    strategy sums go to (``scheme.average_target``); every decision node for ``None``
+    (chance sampling of every player). The others' slots would only carry zeros (an
+    outcome-sampling walk's opponent nodes, a third player's under external sampling).
+    NumPy or JAX alike."""
+    decision = kind == DECISION
+    if traverser is None:
+        return decision
+    return decision & ((owner == traverser)
+                       | (owner == scheme.average_target(traverser, num_players)))
+
+
 # -- host: bounds -------------------------------------------------------------------------------
-def _bounds(t: GameTensors, tables: SampleTables, levels, enumerated: np.ndarray
-            ) -> tuple[int, int]:
-    """The most decision nodes one traversal reaches and the most draws it makes (sum over
-    enumerated children, max over sampled ones), bottom-up level by level."""
+def _bounds(t: GameTensors, tables: SampleTables, levels, enumerated: np.ndarray,
+            kept: np.ndarray) -> tuple[int, int]:
+    """The most ``kept`` nodes one traversal finishes and the most draws it makes (sum
+    over enumerated children, max over sampled ones), bottom-up level by level."""
     parent = np.asarray(t.parent)
     kind = np.asarray(t.node_kind)
     inner = np.asarray(tables.num_children) > 0
-    slots = (kind == DECISION).astype(np.int64)
+    slots = kept.astype(np.int64)
     draws = (inner & ~enumerated).astype(np.int64)
     below_slots = np.zeros_like(slots)
     below_draws = np.zeros_like(draws)
@@ -113,7 +134,9 @@ def _bounds(t: GameTensors, tables: SampleTables, levels, enumerated: np.ndarray
 def make_walk_plan(lowered: LoweredGame, scheme: Scheme, tables: SampleTables,
                    samples: int = 1) -> WalkPlan:
     """The bounds of ``scheme``'s walks on ``lowered`` (one game or a stack; ``tables``:
-    :func:`~jaxcfr.kernels.subtree.child_tables` of it), every traverser's."""
+    :func:`~jaxcfr.kernels.subtree.child_tables` of it), every traverser's (a scheme that
+    samples per traverser, ``per_traverser``, always walks for one; the others for
+    ``None``, every player at once, or for one)."""
     t = lowered.tensors
     batched = lowered.batch_size is not None
     members = ([GameTensors(*(np.asarray(x)[b] for x in t)) for b in range(lowered.batch_size)]
@@ -123,9 +146,11 @@ def make_walk_plan(lowered: LoweredGame, scheme: Scheme, tables: SampleTables,
     slots, draws, widest = 1, 1, 1
     for tm, tab in zip(members, member_tables):
         kind, owner = np.asarray(tm.node_kind), np.asarray(tm.node_player)
-        for i in range(lowered.num_players):
+        who = list(range(lowered.num_players))
+        for i in who + ([] if scheme.per_traverser else [None]):
             enum = np.asarray(scheme.enumerates(kind, owner, i))
-            s, u = _bounds(tm, tab, lowered.level_start, enum)
+            kept = np.asarray(recorded(scheme, kind, owner, i, lowered.num_players))
+            s, u = _bounds(tm, tab, lowered.level_start, enum, kept)
             slots, draws = max(slots, s), max(draws, u)
         may = np.asarray(scheme.may_sample(kind)) & (np.asarray(tab.num_children) > 0)
         if may.any():
@@ -137,16 +162,19 @@ def make_walk_plan(lowered: LoweredGame, scheme: Scheme, tables: SampleTables,
 def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, policy,
          members: int, uniforms: jax.Array, traverser, exploration: jax.Array,
          num_players: int) -> Walked:
-    """Walk ``plan.samples`` traversals of each of ``members`` batch members, depth first.
+    """Walk ``plan.samples`` traversals of each of ``members`` batch members (of each of
+    ``T`` traversers), depth first, every lane under one loop.
 
     Args:
       scheme: which nodes enumerate, how the others draw (:class:`Scheme`).
       policy: ``policy(rows [M], member [M]) -> [M, A]``: the current strategy of the
         given rows (read lazily: only reached rows are ever regret-matched).
       uniforms: ``[B, samples * U]``: member ``b``'s numbers, draw ``k``'s block
-        ``k * U:(k + 1) * U``.
-      traverser: the updating player (a traced int), or ``None`` (chance sampling of
-        every player at once).
+        ``k * U:(k + 1) * U``; ``[T, B, samples * U]`` with ``T`` traversers: traverser
+        ``i``'s numbers at ``[i]``.
+      traverser: the updating player (a traced int), ``[T]`` traced ints (a simultaneous
+        update: one lane per traverser, member and draw, all stepping together), or
+        ``None`` (chance sampling of every player at once).
       exploration: ``[B]`` outcome sampling's epsilon at the traverser's decisions.
       num_players: ``P``.
 
@@ -159,8 +187,12 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
     actions = t.legal_mask.shape[1]
     num = num_players
     dtype = uniforms.dtype
-    lanes = members * plan.samples
-    member = jnp.repeat(jnp.arange(members, dtype=jnp.int32), plan.samples)        # [L]
+    who = None if traverser is None else jnp.reshape(traverser, -1).astype(jnp.int32)
+    groups = 1 if who is None else who.shape[0]                                     # T
+    lanes = groups * members * plan.samples
+    member = jnp.tile(jnp.repeat(jnp.arange(members, dtype=jnp.int32), plan.samples),
+                      groups)                                                       # [L]
+    lane_traverser = None if who is None else jnp.repeat(who, members * plan.samples)  # [L]
     eps = take(exploration, member).astype(dtype)                                   # [L]
     u = uniforms.reshape(lanes, plan.draws)                                          # [L, U]
     n = t.node_kind.shape[0]
@@ -194,7 +226,7 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         zero = jnp.zeros((), jnp.int32)
         return zero, jnp.zeros((), bool), zero, zero, ff, fi, of, on
 
-    def step(carry, m, e, numbers):
+    def step(carry, m, e, numbers, traverser):
         """One step of one lane (a finished lane's step changes nothing)."""
         sp, done, drawn, written, ff, fi, of, on = carry
         zero = jnp.zeros((), jnp.int32)
@@ -234,8 +266,8 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
                            jnp.where(cols == X + edge_slot, value[seat] / q_in, target))
         ff = ff.at[into].set(jnp.where(fold, folded, target))
         fi = fi.at[sp, 1].add(push.astype(jnp.int32))
-        # a finished decision node: its slot (else the scratch row)
-        record = finish & (kind == DECISION)
+        # a finished decision node the update reads: its slot (else the scratch row)
+        record = finish & recorded(scheme, kind, owner, traverser, num)
         w = jnp.where(record, written, slots)
         of = of.at[w].set(top)
         on = on.at[w].set(h)
@@ -259,12 +291,13 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
     # between every lane's old and new state, whole buffers, at every step)
     lanes_step = jax.vmap(step)
     *_, written, _, _, of, on = jax.lax.while_loop(
-        lambda c: ~jnp.all(c[1]), lambda c: lanes_step(c, member, eps, u),
+        lambda c: ~jnp.all(c[1]), lambda c: lanes_step(c, member, eps, u, lane_traverser),
         jax.vmap(init)(member))
     on, of = on[:, :slots], of[:, :slots]
     valid = jnp.arange(slots)[None, :] < written[:, None]
 
     of = of.reshape(-1, width)
     return Walked(on.reshape(-1), valid.reshape(-1), jnp.repeat(member, slots),
+                  None if who is None else jnp.repeat(lane_traverser, slots),
                   of[:, X:X + actions], of[:, SIG:SIG + actions], of[:, R:R + num + 1],
                   of[:, SQ])

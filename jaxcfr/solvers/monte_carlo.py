@@ -155,9 +155,17 @@ class MonteCarlo(Estimator):
                                (current.members,))
         if player is not None or not self.per_traverser:
             return self._traverse(t, s, current, player, keys, eps, arrays)
+        players = jnp.arange(s.num_players)
+        if self.walk == "depth":
+            # simultaneous, depth first: every traverser's lanes under one loop (a vmap
+            # over the traverser would batch the loop's predicate, and every step would
+            # select between each traverser's whole old and new state), traverser-major
+            # like the vmap below; each traverser's numbers from its own folded keys
+            dtype = current.regret.dtype
+            uniforms = jax.vmap(lambda i: self.uniforms(fold(keys, i), dtype))(players)
+            return self.from_walks(t, s, current, players, uniforms, eps, arrays)
         # simultaneous external / outcome sampling: one traversal per player, vmapped over
         # the traverser (one compiled traversal, not one per player), traverser-major
-        players = jnp.arange(s.num_players)
         parts = jax.vmap(lambda i: self._traverse(t, s, current, i, fold(keys, i), eps,
                                                   arrays))(players)
         return RowEstimate(*(x.reshape((-1,) + x.shape[2:]) for x in parts))
@@ -190,15 +198,17 @@ class MonteCarlo(Estimator):
     def from_walks(self, t, s, policy: LazyStrategy, player, uniforms, eps, tables
                    ) -> RowEstimate:
         """Walk every member's ``samples`` traversals for ``player`` (``None``: all players,
-        chance sampling) depth first from ``uniforms`` (:meth:`uniforms`;
-        :func:`jaxcfr.kernels.walk.walk`: one lane per traversal, each step one node
-        reached); estimate the regrets and averaging contributions at the finished decision
-        nodes with the formulas of :meth:`from_uniforms`. The draws are independent, each
-        from its own block of numbers, and the estimate is their mean."""
-        w = walk(t, tables, self.bounds, self, policy.rows, uniforms.shape[0], uniforms,
+        chance sampling; ``[T]``: each of ``T`` traversers, ``uniforms [T, B, ...]``
+        theirs, the estimates traverser-major) depth first from ``uniforms``
+        (:meth:`uniforms`; :func:`jaxcfr.kernels.walk.walk`: one lane per traversal, all
+        under one loop, each step one node reached); estimate the regrets and averaging
+        contributions at the finished decision nodes with the formulas of
+        :meth:`from_uniforms`. The draws are independent, each from its own block of
+        numbers, and the estimate is their mean."""
+        w = walk(t, tables, self.bounds, self, policy.rows, uniforms.shape[-2], uniforms,
                  player, eps, s.num_players)
-        return self._slot_estimate(t, s.num_players, player, w.node, w.valid, w.member, w.x,
-                                   w.sigma, w.reach, w.sample_reach, self.bounds.samples)
+        return self._slot_estimate(t, s.num_players, w.traverser, w.node, w.valid, w.member,
+                                   w.x, w.sigma, w.reach, w.sample_reach, self.bounds.samples)
 
     def from_uniforms(self, t, s, policy: LazyStrategy, player, uniforms, eps, tables
                       ) -> RowEstimate:
@@ -230,7 +240,8 @@ class MonteCarlo(Estimator):
         """The regrets and averaging contributions of sampled nodes, slot by slot (``[M]``):
         ``node``, ``valid``, ``member``, ``x [M, A]`` (``v(ha) / q(ha)`` at the sampled
         children), ``sigma [M, A]``, own ``reach [M, P + 1]``, ``sample_reach [M]``; the
-        mean over ``samples`` draws."""
+        mean over ``samples`` draws. ``player``: the updating player, ``None`` (chance
+        sampling) or ``[M]``, each slot's traverser (a simultaneous depth-first walk)."""
         rows = t.legal_mask.shape[0]
         # regret at the updated player's slots: W(h) (x(h, .) - sigma(h) . x(h, .))
         kind, acting = take(t.node_kind, node), take(t.node_player, node)
