@@ -311,6 +311,9 @@ class PublicStructure(NamedTuple):
     ranked: bool = False           # terminals by sorted strength and card removal, O(H) each
                                    # (else dense [H, H] per terminal)
     widths: tuple[int, ...] = ()   # [D + 1] the most children of a node of each level
+    player_decisions: tuple[int, ...] = ()   # [P] each player's decision nodes (D_p; ():
+                                   # not counted, e.g. a stack): the sizes of the per-player
+                                   # blocks of kernels.public.blocks
 
 
 __all__ += ["PublicTensors", "PublicStructure"]

@@ -206,3 +206,20 @@ def test_monte_carlo_compiles_once_for_every_seed(sampling, samples, counts):
         jax.block_until_ready((state, moved, again))
     _assert_nothing_compiled(compiled)
     assert not np.array_equal(np.asarray(moved.regret), np.asarray(again.regret))
+
+
+def test_a_public_trees_blocks_compile_once():
+    """A public tree's alternating run (its tables per player block inside the loop,
+    ``jaxcfr.solvers.public_blocks``): later chunks and new hyper-parameter values compile
+    nothing."""
+    from jaxcfr_games.public_kuhn import PublicKuhn
+    lowered = jaxcfr.lower_public(PublicKuhn())
+    runner = jaxcfr.Runner(lowered, jaxcfr.dcfr(), chunk=8)
+    state = _warm(runner)
+    with count_compiles() as counts:
+        state = runner.advance(state, 2 * runner.chunk + 3)
+        other = jaxcfr.Runner(lowered, jaxcfr.dcfr(), {"alpha": 3.0, "gamma": 4.0}, chunk=8)
+        moved = other.advance(other.init(), 2 * runner.chunk + 4)
+        jax.block_until_ready((state, moved))
+    _assert_nothing_compiled(counts)
+    assert not np.array_equal(np.asarray(state.regret), np.asarray(moved.regret))

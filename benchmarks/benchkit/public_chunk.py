@@ -8,13 +8,18 @@ import functools
 
 import jax
 
+from jaxcfr.solvers import public_blocks
+
 __all__ = ["public_chunk"]
 
 
 @functools.partial(jax.jit, static_argnames=("solver", "structure", "count"))
 def public_chunk(tensors, state, hp, *, solver, structure, count):
     """``count`` iterations of ``solver`` on ``tensors`` (a public tree's, on the device)
-    in one compiled loop; the solver state after them."""
+    in one compiled loop; the solver state after them (an alternating solver keeps the
+    tables per player inside the loop, as the Runner does: ``jaxcfr.solvers.public_blocks``)."""
+    if public_blocks.applies(solver, tensors, structure):
+        return public_blocks.iterate(solver, tensors, structure, state, hp, count)
     carry = jax.lax.fori_loop(0, count, lambda _, c: solver.step(tensors, structure, c, hp),
                               solver.start(tensors, state))
     return carry.state

@@ -45,7 +45,7 @@ from jaxcfr.kernels.numerics import check_payoff_range
 from jaxcfr.engine.seam import Layout, choose_seam
 from jaxcfr.lowering.stack import pad_to_multiple
 from jaxcfr.profiles.profile import Profile
-from jaxcfr.solvers import analytics
+from jaxcfr.solvers import analytics, public_blocks
 from jaxcfr.solvers.locking import Lock, evaluate_locked, evaluate_public_locked
 from jaxcfr.solvers.solver import (HyperParams, Solver, SolverState, average_strategy,
                                    current_strategy)
@@ -76,7 +76,10 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, array
     steps = jnp.minimum(n, chunk)
 
     def iterate(t, st, arr, step, start):
-        """``steps`` iterations (``Solver.step`` carries the current strategy along)."""
+        """``steps`` iterations (``Solver.step`` carries the current strategy along; one
+        public tree's alternating run keeps its tables per player: public_blocks)."""
+        if not layout.stacked and public_blocks.applies(solver, t, structure, lock):
+            return public_blocks.iterate(solver, t, structure, st, hp, steps)
         carry = jax.lax.fori_loop(0, steps, lambda i, c: step(t, c, arr), start(t, st))
         return carry.state
 

@@ -69,7 +69,7 @@ def action_sum(x, keepdims: bool = False):
     return total[:, None] if keepdims else total
 
 
-def normalise(weights, mask):
+def normalise(weights, mask, axis: int | None = None):
     """Rows of ``weights`` ``[I, A, *b]`` as distributions over ``mask`` ``[I, A]``.
 
     The positive part of ``weights`` scaled to sum 1 over each row's ``mask``; a row
@@ -79,11 +79,14 @@ def normalise(weights, mask):
     Args:
       weights: ``[I, A, *b]`` (or ``[A]`` with ``mask`` ``[A]`` for one row).
       mask: ``[I, A]`` bool with at least one True per row.
+      axis: the action axis of ``mask`` (default its last), e.g. 1 for a public tree's
+        tables by slot, ``weights`` ``[D, A, H, *b]`` and ``mask`` ``[D, A, H]``
+        (:func:`jaxcfr.kernels.public.to_blocks`): the same numbers as their rows.
     Returns:
       ``[I, A, *b]`` in ``weights``' dtype, rows summing to 1, 0 outside ``mask``.
     """
     xp = np if isinstance(weights, np.ndarray) and isinstance(mask, np.ndarray) else jnp
-    axis = mask.ndim - 1                                   # the action axis
+    axis = mask.ndim - 1 if axis is None else axis          # the action axis
     m = trail(mask, weights.ndim)
     positive = xp.where(m, xp.maximum(weights, 0), 0)
     if axis == 1:

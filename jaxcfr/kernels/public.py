@@ -35,14 +35,18 @@ per terminal).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxcfr.kernels.numerics import instantaneous_regret, trail
 from jaxcfr.tensors import PublicStructure, PublicTensors
 
 __all__ = ["edge_probabilities", "reach_pass", "value_pass", "counterfactual_action_values",
-           "counterfactual_regrets", "best_response", "metrics"]
+           "counterfactual_regrets", "best_response", "metrics", "Blocks", "blocks",
+           "to_blocks", "strategy_slots", "from_blocks", "block_offset", "block_regrets"]
 
 
 def _decisions(table: jax.Array, s: PublicStructure, pad: float) -> jax.Array:
@@ -382,6 +386,37 @@ def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax
     return jnp.concatenate(out[::-1], axis=0)
 
 
+def _player_slots(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
+                  edge_index: jax.Array, players, decisions: jax.Array | None = None
+                  ) -> tuple[jax.Array, jax.Array]:
+    """``(q [D', A, H, *b], own [D', H, *b])`` of the decisions ``decisions`` (``[D']``
+    decision ordinals; ``None``: all ``D``): the counterfactual action values of
+    ``players``' decisions by slot (other players' 0) and each decision's player's own
+    reach of it for each hand (0 for a blocked hand). ``by_slot`` ``[(D + 1) * A, H, *b]``
+    is the strategy by slot in any order of the decisions, ``edge_index`` ``[N]`` the
+    entry of ``by_slot`` on the edge into each node (its pad entry for chance and the
+    root)."""
+    edge = jnp.take(by_slot, edge_index, axis=0, mode="clip")                 # [N, H, *b]
+    reach = reach_pass(t, s, edge)                                            # [N, P, H, *b]
+    chosen = jnp.zeros(edge.shape, edge.dtype)
+    count = players if isinstance(players, tuple) else range(players.shape[0])
+    for k in count:
+        p = k if isinstance(players, tuple) else players[k]
+        v = value_pass(t, s, edge, reach, p)
+        chosen = chosen + jnp.where(trail(t.edge_owner == p, v.ndim), v, 0)
+    chosen = jnp.concatenate([chosen, jnp.zeros_like(chosen[:1])])           # node N: none
+    child_of, node = ((t.child_of, t.decision_node) if decisions is None else
+                      (jnp.take(t.child_of, decisions, axis=0),                # [D', A]
+                       jnp.take(t.decision_node, decisions)))                  # [D']
+    q = jnp.take(chosen, child_of, axis=0)                                   # [D', A, H, *b]
+    player = jnp.clip(t.node_player[node], 0, s.num_players - 1)             # [D']
+    here = jnp.take(reach, node, axis=0)                                     # [D', P, H, *b]
+    own = jnp.take_along_axis(here, trail(player, here.ndim), axis=1)[:, 0]  # [D', H, *b]
+    alive = t.alive[t.node_path[node]]                                       # [D', P, H]
+    mine = jnp.take_along_axis(alive, player[:, None, None], axis=1)[:, 0]   # [D', H]
+    return q, own * trail(mine, own.ndim)
+
+
 def _slot_values(t: PublicTensors, s: PublicStructure, strategy: jax.Array, players
                  ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """``(q [D, A, H, *b], own [I, *b], by_slot [(D + 1) * A, H, *b])``: the
@@ -390,24 +425,11 @@ def _slot_values(t: PublicTensors, s: PublicStructure, strategy: jax.Array, play
     the strategy by slot (:func:`_decisions`)."""
     rows, actions = t.legal_mask.shape
     by_slot = _decisions(strategy, s, 1.0)                                 # [(D+1)*A, H, *b]
-    edge = jnp.take(by_slot, t.edge_decision * actions + t.parent_slot, axis=0, mode="clip")
-    reach = reach_pass(t, s, edge)
+    q, own = _player_slots(t, s, by_slot, t.edge_decision * actions + t.parent_slot,
+                           players)
     batch = strategy.shape[2:]
-    chosen = jnp.zeros(edge.shape, edge.dtype)
-    count = players if isinstance(players, tuple) else range(players.shape[0])
-    for k in count:
-        p = k if isinstance(players, tuple) else players[k]
-        v = value_pass(t, s, edge, reach, p)
-        chosen = chosen + jnp.where(trail(t.edge_owner == p, v.ndim), v, 0)
-    chosen = jnp.concatenate([chosen, jnp.zeros_like(chosen[:1])])           # node N: none
-    q = jnp.take(chosen, t.child_of, axis=0)                                 # [D, A, H, *b]
-    player = jnp.clip(t.node_player[t.decision_node], 0, s.num_players - 1)  # [D]
-    here = jnp.take(reach, t.decision_node, axis=0)                          # [D, P, H, *b]
-    own = jnp.take_along_axis(here, trail(player, here.ndim), axis=1)[:, 0]  # [D, H, *b]
-    alive = t.alive[t.node_path[t.decision_node]]                            # [D, P, H]
-    mine = jnp.take_along_axis(alive, player[:, None, None], axis=1)[:, 0]   # [D, H]
-    own = (own * trail(mine, own.ndim)).reshape((rows - 1,) + batch)
-    own = jnp.concatenate([own, jnp.zeros((1,) + batch, edge.dtype)])
+    own = own.reshape((rows - 1,) + batch)
+    own = jnp.concatenate([own, jnp.zeros((1,) + batch, own.dtype)])
     return q, own, by_slot
 
 
@@ -416,6 +438,85 @@ def _to_rows(x: jax.Array) -> jax.Array:
     D, A, H = x.shape[:3]
     x = jnp.swapaxes(x, 1, 2).reshape((D * H, A) + x.shape[3:])
     return jnp.concatenate([x, jnp.zeros_like(x[:1])])
+
+
+class Blocks(NamedTuple):
+    """Where each player's decisions sit when the solver's tables are kept per player
+    (:func:`blocks`): player ``p``'s block is its ``D_p`` decisions in ascending order
+    (``PublicStructure.player_decisions``), the blocks side by side in seat order, then a
+    pad decision. The rows' order (``d * H + h``) is unchanged: only the loop's tables
+    are laid out this way (:func:`to_blocks`, :func:`from_blocks` at its boundary)."""
+    decisions: tuple   # P arrays [D_p] int32: player p's decision ordinals, ascending
+    position: jax.Array     # [D + 1] int32 each decision's place in the blocks (D: the pad)
+    edge_index: jax.Array   # [N] int32 the entry of the blocked strategy by slot
+                            #          ([(D + 1) * A, H]) on the edge into each node
+
+
+def blocks(t: PublicTensors, s: PublicStructure) -> Blocks:
+    """The :class:`Blocks` of one game (device arrays, computed once per compiled loop)."""
+    D = t.decision_node.shape[0]
+    actions = t.legal_mask.shape[1]
+    owner = t.node_player[t.decision_node]                                    # [D]
+    order = jnp.argsort(owner, stable=True).astype(jnp.int32)                 # [D]
+    ends = np.cumsum((0,) + tuple(s.player_decisions))
+    decisions = tuple(order[ends[p]:ends[p + 1]] for p in range(s.num_players))
+    position = jnp.concatenate([jnp.argsort(order).astype(jnp.int32),
+                                jnp.full((1,), D, jnp.int32)])                # [D + 1]
+    edge_index = jnp.take(position, t.edge_decision) * actions + t.parent_slot  # [N]
+    return Blocks(decisions, position, edge_index)
+
+
+def to_blocks(table: jax.Array, s: PublicStructure, b: Blocks, pad=0) -> tuple:
+    """A row table ``[I, A, *b]`` as each player's block ``[D_p, A, H_p, *b]`` (a tuple in
+    seat order: its decisions, its own ``H_p`` hands; the rows of padding hands and the
+    sink are left out, :func:`from_blocks` takes them back from the table)."""
+    actions = table.shape[1]
+    body = _decisions(table, s, pad).reshape((-1, actions, max(s.hands)) + table.shape[2:])
+    return tuple(jnp.take(body, d, axis=0)[:, :, :s.hands[p]]
+                 for p, d in enumerate(b.decisions))
+
+
+def strategy_slots(table: jax.Array, s: PublicStructure, b: Blocks) -> jax.Array:
+    """A strategy ``[I, A, *b]`` by slot in the blocks' order, padding hands included, and
+    the pad decision (ones) last: ``[D + 1, A, H, *b]`` (:func:`block_regrets`'s
+    ``current``)."""
+    body = _decisions(table, s, 1.0).reshape((-1, table.shape[1], max(s.hands))
+                                             + table.shape[2:])
+    return jnp.take(body, jnp.argsort(b.position), axis=0)
+
+
+def from_blocks(parts: tuple, table: jax.Array, s: PublicStructure, b: Blocks) -> jax.Array:
+    """Each player's block ``[D_p, A, H_p, *b]`` back into the rows ``[I, A, *b]`` of
+    ``table``: the blocks' rows replaced, its other rows (padding hands, the sink) kept."""
+    actions = table.shape[1]
+    H = max(s.hands)
+    batch = table.shape[2:]
+    body = _decisions(table, s, 0).reshape((-1, actions, H) + batch)       # [D + 1, A, H, *b]
+    whole = [jnp.concatenate([part, jnp.take(body, d, axis=0)[:, :, s.hands[p]:]], axis=2)
+             for p, (part, d) in enumerate(zip(parts, b.decisions))]       # [D_p, A, H, *b]
+    x = jnp.take(jnp.concatenate(whole), b.position[:-1], axis=0)          # [D, A, H, *b]
+    x = jnp.swapaxes(x, 1, 2).reshape((-1, actions) + batch)               # [D * H, A, *b]
+    return jnp.concatenate([x, table[-1:]])
+
+
+def block_offset(s: PublicStructure, player: int) -> int:
+    """The first decision of ``player``'s block in the blocks' order."""
+    return sum(s.player_decisions[:player])
+
+
+def block_regrets(t: PublicTensors, s: PublicStructure, current: jax.Array, b: Blocks,
+                  player: int, legal: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(regret [D_p, A, H_p, *b], own [D_p, H_p, *b])``: :func:`counterfactual_regrets`
+    and the own reach of ``player``'s rows alone (the same numbers, bit for bit), in the
+    blocks' layout. ``current`` ``[D + 1, A, H, *b]``: the current strategy by slot, the
+    blocks side by side (padding hands included) and the pad decision (ones) last;
+    ``legal`` ``[D_p, A, H_p]``: the player's legal slots."""
+    D1, A, H = current.shape[:3]
+    q, own = _player_slots(t, s, current.reshape((D1 * A, H) + current.shape[3:]),
+                           b.edge_index, (player,), b.decisions[player])
+    lo, hands = block_offset(s, player), s.hands[player]
+    mine = current[lo:lo + s.player_decisions[player], :, :hands]         # [D_p, A, H_p, *b]
+    return instantaneous_regret(q[:, :, :hands], mine, legal), own[:, :hands]
 
 
 def counterfactual_action_values(t: PublicTensors, s: PublicStructure, strategy: jax.Array,

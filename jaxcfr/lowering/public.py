@@ -112,9 +112,12 @@ class PublicLowered:
 
     @property
     def structure(self) -> PublicStructure:
+        t = self.tensors
+        owner = np.asarray(t.node_player)[np.asarray(t.decision_node)]
         return PublicStructure(self.level_start, self.num_players,
                                tuple(len(x) for x in self.hands.labels), self.ranked,
-                               self.widths)
+                               self.widths, tuple(int(n) for n in np.bincount(
+                                   owner, minlength=self.num_players)))
 
     @property
     def num_nodes(self) -> int:

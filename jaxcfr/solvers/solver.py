@@ -328,23 +328,38 @@ class Solver:
             averaged = trail(est.average_rows, ndim)
             # the rows averaged get the owner's reach x strategy, or the strategy itself
             contribution = est.average if self.average.reach_weighted else current
-            kept, kept_error = ((strategy_sum, strategy_error) if decay is None else
-                                (strategy_sum * decay, strategy_error * decay))
-            total, error = compensated.add(kept, kept_error, weight * contribution)
-            new_regret = (self.regret(regret, tf, hp) + inst if self.regret.before_adding
-                          else self.regret(regret + inst, tf, hp))
+            new_regret, total, error, new_prediction = self.fold(
+                acc[:4], inst, contribution, tf, hp, weight, decay)
             tables = (jnp.where(sel, new_regret, regret),
                       jnp.where(averaged, total, strategy_sum),
                       jnp.where(averaged, error, strategy_error),
                       # only a predictive rule reads it: others keep it at 0 (one table
                       # write less per half-step)
-                      jnp.where(sel, inst, prediction) if self.predictive else prediction)
+                      jnp.where(sel, new_prediction, prediction) if self.predictive
+                      else prediction)
             tables = lock_sums(tables, lock)          # the locked rows' average: the lock
             return tables + (self._rematched(tensors, current, tables, player, unroll, lock),)
 
         acc = self._alternate_players(structure.num_players, half_step,
                                       tuple(state[:-1]) + (carry.strategy,), keys, unroll)
         return Carry(SolverState(*acc[:-1], t), acc[-1])
+
+    def fold(self, tables: tuple, inst: jax.Array, contribution: jax.Array, tf: jax.Array,
+             hp: HyperParams, weight: jax.Array, decay: jax.Array | None) -> tuple:
+        """The rules applied to an updated player's entries: ``tables`` (the state's
+        ``regret``, ``strategy_sum``, ``strategy_error``, ``prediction``, each ``[R, A, *b]``
+        or any layout with the batch axes ``*b`` last, e.g. a public tree's blocks
+        ``[D_p, A, H_p, *b]``), the instantaneous regret ``inst`` and the averaging
+        ``contribution`` (both that shape) of iteration ``tf``, its averaging ``weight``
+        and ``decay`` (``[*b]``; ``None``: no decay). Returns the four new tables
+        (elementwise: the entries of other players are the caller's to keep)."""
+        regret, strategy_sum, strategy_error, prediction = tables
+        kept, kept_error = ((strategy_sum, strategy_error) if decay is None else
+                            (strategy_sum * decay, strategy_error * decay))
+        total, error = compensated.add(kept, kept_error, weight * contribution)
+        new_regret = (self.regret(regret, tf, hp) + inst if self.regret.before_adding
+                      else self.regret(regret + inst, tf, hp))
+        return new_regret, total, error, inst if self.predictive else prediction
 
     def _rematched(self, tensors, current: jax.Array, tables, player, by_rows: bool,
                    lock: Lock | None = None) -> jax.Array:
