@@ -215,3 +215,31 @@ def test_the_picture_draws_each_cells_frequencies_as_bands(tmp_path):
     assert (tmp_path / "grid.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(HoldemError, match=r"\.csv, \.json or a picture"):
         grid.write(tmp_path / "grid.txt")
+
+
+def test_grid_out_that_cannot_be_written_is_refused_before_the_solve(tmp_path, capsys,
+                                                                     monkeypatch):
+    # a directory, a missing folder or a file taken for a folder: exit 2 naming --grid-out,
+    # and nothing solved (the solve's work would be lost to a path mistake)
+    from jaxcfr.cli import app
+    monkeypatch.setattr("jaxcfr.api.solve.solve_with", lambda *a, **k: pytest.fail("solved"))
+    (tmp_path / "d.png").mkdir()
+    (tmp_path / "f").write_text("")
+    for path, words in ((tmp_path / "d.png", "is a directory"),
+                        (tmp_path / "nodir" / "x.png", "does not exist"),
+                        (tmp_path / "f" / "x.svg", "does not exist (it is a file)")):
+        capsys.readouterr()
+        assert app.main(["solve", SPOT, "--iterations", "5", "--grid", "Check",
+                         "--grid-out", str(path), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert f"--grid-out {str(path)!r}" in err and words in err, err
+        assert "Traceback" not in err
+
+
+def test_grid_written_whatever_the_case_of_its_suffix(tmp_path):
+    # the command line takes x.CSV (its suffix check ignores the case): so does write()
+    grid = hand_grid(jaxcfr.solve_public(lowered(), "cfr+", 5, precision="float64"))
+    grid.write(tmp_path / "g.CSV")
+    grid.write(tmp_path / "g.Json")
+    assert (tmp_path / "g.CSV").read_text() == grid.csv()
+    assert json.loads((tmp_path / "g.Json").read_text()) == json.loads(json.dumps(grid.to_json()))

@@ -166,9 +166,9 @@ class HandGrid:
         if path.lower().endswith(FORMATS):
             plot_grid(self, path)
             return
-        if path.endswith(".csv"):
+        if path.lower().endswith(".csv"):
             text = self.csv()
-        elif path.endswith(".json"):
+        elif path.lower().endswith(".json"):
             text = json.dumps(self.to_json(), indent=1)
         else:
             raise HoldemError(f"a hand grid is written as .csv, .json or a picture "

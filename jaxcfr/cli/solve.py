@@ -144,8 +144,8 @@ def _numbers(text: str):
 
 
 def run_solve(args) -> int:
-    from jaxcfr._util.arguments import draws, optional_positive_int, positive_int, \
-        stop_target
+    from jaxcfr._util.arguments import draws, optional_positive_int, output_file, \
+        positive_int, stop_target
     from jaxcfr.cli.options import heavy
     from jaxcfr.solvers.names import (PARAMETER_NAMES, check_named_parameters,
                                       resolve_algorithm)
@@ -208,6 +208,8 @@ def run_solve(args) -> int:
     if args.grid_out is not None and not args.grid_out.lower().endswith(formats):
         raise ArgumentError(f"--grid-out is written as {', '.join(formats)}, got "
                             f"{args.grid_out!r}", argument="--grid-out")
+    if args.grid_out is not None:              # before the solve whose grid it receives
+        output_file("--grid-out", args.grid_out)
     history = None
     if args.grid is not None:
         from jaxcfr_games.holdem.grid import parse_history
