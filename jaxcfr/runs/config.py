@@ -640,7 +640,9 @@ def _is(value: Any, kind: type) -> bool:
 
 def _describe(kind: Any) -> str:
     if typing.get_origin(kind) is tuple:
-        return f"a non-empty list of {_describe(typing.get_args(kind)[0])}s"
+        item = typing.get_args(kind)[0]
+        return "a non-empty list of " + {bool: "booleans", int: "integers", float: "numbers",
+                                         str: "strings"}[item]
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}[kind]
 
 
