@@ -243,3 +243,40 @@ def test_grid_written_whatever_the_case_of_its_suffix(tmp_path):
     grid.write(tmp_path / "g.Json")
     assert (tmp_path / "g.CSV").read_text() == grid.csv()
     assert json.loads((tmp_path / "g.Json").read_text()) == json.loads(json.dumps(grid.to_json()))
+
+
+@pytest.mark.parametrize("spot, histories", [
+    (SPOT, [(), ("Check",), ("Nope",), ("Check", "Check"), ("Bet(60)", "Fold"),
+            ("AllIn(200)",), ("Check", "Bet(60)"), ("Check", "Bet(60)", "Call", card("Ah"))]),
+    ("holdem_spot(board='Td9d6h', ranges=('AA', 'KK'), bets='60%', raises='', add_allin=0)",
+     [("Check", "Check", card("2c")), ("Check", "Check", card("Td")),
+      ("Check", "Check", card("2c"), "Bet(60)"), ("Check", "Check")]),
+])
+def test_check_history_raises_what_hand_grid_raises(spot, histories):
+    # the unlowered game walked: the same verdict and words as the lowered tree's grid
+    from jaxcfr_games.holdem.grid import check_history
+    game = jaxcfr.load_game(spot)
+    tree = jaxcfr.lower_public(game)
+    uniform = np.ones(tree.tensors.legal_mask.shape)
+    for history in histories:
+        said = []
+        for check in (lambda: check_history(game, history),
+                      lambda: hand_grid(tree, history, average_strategy=uniform)):
+            try:
+                check()
+                said.append(None)
+            except HoldemError as e:
+                said.append(str(e))
+        assert said[0] == said[1], history
+
+
+def test_a_grid_history_not_in_the_game_is_refused_before_the_solve(capsys, monkeypatch):
+    from jaxcfr.cli import app
+    monkeypatch.setattr("jaxcfr.api.solve.solve_with", lambda *a, **k: pytest.fail("solved"))
+    for history, words in (("Nope", "'Nope' is not a public action or dealt card after ()"),
+                           ("Check, Check", "is not a decision")):
+        assert app.main(["solve", SPOT, "--iterations", "5", "--grid", history,
+                         "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert f"--grid: {words}" in err or words in err, err
+        assert "Traceback" not in err

@@ -220,6 +220,12 @@ def run_solve(args) -> int:
     game = public_game_of(args.game) or args.game   # loaded once if it is a public tree
     if history is not None and pot_of(game) is None:
         raise ArgumentError(f"--grid: {args.game!r} is not a hold'em spot", argument="--grid")
+    if history is not None and hasattr(game, "clone"):   # a PublicGame: walked, not solved
+        from jaxcfr_games.holdem.grid import check_history
+        try:
+            check_history(game, history)
+        except ValueError as e:
+            raise ArgumentError(f"--grid: {e}", argument="--grid") from None
     pot = pot_of(game)
     display = make_progress(args.iterations, quiet=args.quiet, stream=sys.stderr, pot=pot)
     try:
