@@ -235,6 +235,9 @@ def test_the_river_boards_config_runs_from_the_command_line(tmp_path, capsys):
     ({"name": SPOT, "boards": ["Td9d6h5c2s"], "bucketing": "suit_isomorphism"}, [],
      r"game\.boards: .*bucketing"),
     ({"name": SPOT}, ["game.boards=7"], r"game\.boards"),
+    # the spot given by --set does not parse: the message blames that --set and game.name
+    ({"name": SPOT, "boards": ["Td9d6h5c2s"]}, ["game.name=\"holdem_spot(ranges=x)\""],
+     r"^--set game\.name=.*: game\.name: \[game-string\] parameter ranges .* not a literal"),
 ])
 def test_bad_boards_are_named_with_their_value(game, overrides, match):
     with pytest.raises(ConfigError, match=match):
