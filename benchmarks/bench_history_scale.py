@@ -41,6 +41,8 @@ import os
 import resource
 import time
 
+from benchkit.arguments import TARGET, checked_game, checked_preset, count
+
 __all__ = ["main"]
 
 
@@ -67,26 +69,28 @@ def _peak() -> int:
 def _arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", help="a game spec (default liars_dice(sides=SIDES))")
-    parser.add_argument("--sides", type=int, default=9, help="liar's dice sides (default 9)")
+    parser.add_argument("--sides", type=count("--sides"), default=9,
+                        help="liar's dice sides (default 9)")
     parser.add_argument("--preset", default="dcfr", help="solver preset (default dcfr)")
-    parser.add_argument("--target", type=float, default=1e-3,
+    parser.add_argument("--target", type=TARGET, default=1e-3,
                         help="stop at this exploitability or below (default 1e-3)")
-    parser.add_argument("--every", type=int, default=25,
+    parser.add_argument("--every", type=count("--every"), default=25,
                         help="iterations between evaluations (default 25)")
-    parser.add_argument("--max-iterations", type=int, default=2000,
+    parser.add_argument("--max-iterations", type=count("--max-iterations"), default=2000,
                         help="stop after this many iterations (default 2000)")
     parser.add_argument("--workers", type=int, default=None,
                         help="lowering workers (default: the library's choice)")
     parser.add_argument("--precision", default="float32", choices=("float32", "float64"))
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    checked_preset(parser, "--preset", args.preset)         # before the (long) lowering
+    checked_game(parser, "--game", args.game or f"liars_dice(sides={args.sides})")
+    return args
 
 
 def main(argv=None, emit=print) -> list[dict]:
     """Run the benchmark with command-line arguments ``argv``; each record goes to ``emit``
     as one JSON line, and the records are returned (lowering, checks, summary)."""
     args = _arguments(argv)
-    if args.every < 1 or args.max_iterations < 1:
-        raise SystemExit("--every and --max-iterations must be at least 1")
     import gc
 
     import jax

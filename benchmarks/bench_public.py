@@ -50,6 +50,7 @@ from jaxcfr.solvers.public import public_device_tensors, public_solver
 from jaxcfr_games.public_leduc import PublicLeduc
 from jaxcfr_games.public_liars_dice import PublicLiarsDice
 
+from benchkit.arguments import TARGET, checked_game, checked_preset, count
 from benchkit.public_chunk import public_chunk
 from benchkit.timing import cpu_seconds
 
@@ -189,23 +190,26 @@ def to_target(game: str, target: float, *, preset: str = "dcfr", check_every: in
     return out
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", nargs="+", default=["leduc13", "liars6"], choices=GAMES)
-    parser.add_argument("--iterations", type=int, default=100)
+    parser.add_argument("--iterations", type=count("--iterations"), default=100)
     parser.add_argument("--public-only", action="store_true")
-    parser.add_argument("--target", type=float, metavar="EPS",
+    parser.add_argument("--target", type=TARGET, metavar="EPS",
                         help="solve --game to exploitability EPS instead (iterations to a target)")
     parser.add_argument("--game", default="liars_dice(sides=9, tree='public')",
                         help="with --target: a public game string")
     parser.add_argument("--preset", default="dcfr", help="with --target: the solver preset")
-    parser.add_argument("--check-every", type=int, default=50,
+    parser.add_argument("--check-every", type=count("--check-every"), default=50,
                         help="with --target: iterations per compiled chunk between checks")
-    parser.add_argument("--max-iterations", type=int, default=2000,
+    parser.add_argument("--max-iterations", type=count("--max-iterations"), default=2000,
                         help="with --target: stop here if the target is not reached")
     parser.add_argument("--dtype", default="float32", choices=["float32", "float64"],
                         help="with --target: the solver's float type")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.target is not None:              # before the (long) lowering
+        checked_preset(parser, "--preset", args.preset)
+        checked_game(parser, "--game", args.game, public=True)
     print(json.dumps({"date": datetime.datetime.now(datetime.timezone.utc).isoformat(
         timespec="minutes"), "machine": f"{platform.processor() or platform.machine()}, "
         f"{jax.devices()[0].platform}, jax {jax.__version__}", "load_average": os.getloadavg()}))

@@ -44,6 +44,8 @@ from jaxcfr.solvers.public import public_device_tensors, public_solver
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.solver import current_strategy
 
+from benchkit.arguments import checked_game, checked_preset, count
+
 
 def _timed(fn, repeats: int) -> tuple[float, float]:
     """``(cpu s, wall s)`` of ``fn()`` (its result waited for), least of ``repeats``."""
@@ -107,13 +109,15 @@ def profile(game: str, preset: str = "dcfr", repeats: int = 3, dtype: str = "flo
     return out
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", default="liars_dice(sides=9, tree='public')")
     parser.add_argument("--preset", default="dcfr")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=count("--repeats"), default=3)
     parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    checked_preset(parser, "--preset", args.preset)         # before the (long) lowering
+    checked_game(parser, "--game", args.game, public=True)
     print(json.dumps({"date": datetime.datetime.now(datetime.timezone.utc).isoformat(
         timespec="minutes"), "machine": f"{platform.processor() or platform.machine()}, "
         f"{jax.devices()[0].platform}, jax {jax.__version__}",

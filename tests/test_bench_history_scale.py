@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,10 +19,15 @@ SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_history_sca
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_history_scale", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    saved = list(sys.path)
+    sys.path.insert(0, str(SCRIPT.parent))     # as run: benchmarks/ first (benchkit)
+    try:
+        spec = importlib.util.spec_from_file_location("bench_history_scale", SCRIPT)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path[:] = saved
 
 
 def _run(bench, *argv):
@@ -64,3 +70,22 @@ def test_stops_at_the_target(bench):
     assert checks[-1]["exploitability"] <= 1e-2
     assert all(c["exploitability"] > 1e-2 for c in checks[:-1])
     assert summary["iterations"] == checks[-1]["iteration"] < 200
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--target", "0"], "--target must be positive, got 0.0"),
+    (["--target", "nan"], "--target must be a finite number, got nan"),
+    (["--target", "inf"], "--target must be a finite number, got inf"),
+    (["--every", "0"], "--every must be a positive integer"),
+    (["--max-iterations", "-5"], "--max-iterations must be a positive integer"),
+    (["--game", "nosuch"], "--game 'nosuch': [game-string] unknown game 'nosuch'"),
+    (["--preset", "nosuch"], "unknown --preset 'nosuch'"),
+])
+def test_bad_arguments_are_usage_errors(bench, capsys, argv, words):
+    # exit 2 with one line naming the argument, before any lowering (a target of 0, nan or
+    # inf would never stop the run: it ran to --max-iterations)
+    with pytest.raises(SystemExit) as e:
+        bench.main(argv, emit=lambda line: pytest.fail(f"ran: {line}"))
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err, err

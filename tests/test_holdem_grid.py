@@ -215,3 +215,68 @@ def test_the_picture_draws_each_cells_frequencies_as_bands(tmp_path):
     assert (tmp_path / "grid.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(HoldemError, match=r"\.csv, \.json or a picture"):
         grid.write(tmp_path / "grid.txt")
+
+
+def test_grid_out_that_cannot_be_written_is_refused_before_the_solve(tmp_path, capsys,
+                                                                     monkeypatch):
+    # a directory, a missing folder or a file taken for a folder: exit 2 naming --grid-out,
+    # and nothing solved (the solve's work would be lost to a path mistake)
+    from jaxcfr.cli import app
+    monkeypatch.setattr("jaxcfr.api.solve.solve_with", lambda *a, **k: pytest.fail("solved"))
+    (tmp_path / "d.png").mkdir()
+    (tmp_path / "f").write_text("")
+    for path, words in ((tmp_path / "d.png", "is a directory"),
+                        (tmp_path / "nodir" / "x.png", "does not exist"),
+                        (tmp_path / "f" / "x.svg", "does not exist (it is a file)")):
+        capsys.readouterr()
+        assert app.main(["solve", SPOT, "--iterations", "5", "--grid", "Check",
+                         "--grid-out", str(path), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert f"--grid-out {str(path)!r}" in err and words in err, err
+        assert "Traceback" not in err
+
+
+def test_grid_written_whatever_the_case_of_its_suffix(tmp_path):
+    # the command line takes x.CSV (its suffix check ignores the case): so does write()
+    grid = hand_grid(jaxcfr.solve_public(lowered(), "cfr+", 5, precision="float64"))
+    grid.write(tmp_path / "g.CSV")
+    grid.write(tmp_path / "g.Json")
+    assert (tmp_path / "g.CSV").read_text() == grid.csv()
+    assert json.loads((tmp_path / "g.Json").read_text()) == json.loads(json.dumps(grid.to_json()))
+
+
+@pytest.mark.parametrize("spot, histories", [
+    (SPOT, [(), ("Check",), ("Nope",), ("Check", "Check"), ("Bet(60)", "Fold"),
+            ("AllIn(200)",), ("Check", "Bet(60)"), ("Check", "Bet(60)", "Call", card("Ah"))]),
+    ("holdem_spot(board='Td9d6h', ranges=('AA', 'KK'), bets='60%', raises='', add_allin=0)",
+     [("Check", "Check", card("2c")), ("Check", "Check", card("Td")),
+      ("Check", "Check", card("2c"), "Bet(60)"), ("Check", "Check")]),
+])
+def test_check_history_raises_what_hand_grid_raises(spot, histories):
+    # the unlowered game walked: the same verdict and words as the lowered tree's grid
+    from jaxcfr_games.holdem.grid import check_history
+    game = jaxcfr.load_game(spot)
+    tree = jaxcfr.lower_public(game)
+    uniform = np.ones(tree.tensors.legal_mask.shape)
+    for history in histories:
+        said = []
+        for check in (lambda: check_history(game, history),
+                      lambda: hand_grid(tree, history, average_strategy=uniform)):
+            try:
+                check()
+                said.append(None)
+            except HoldemError as e:
+                said.append(str(e))
+        assert said[0] == said[1], history
+
+
+def test_a_grid_history_not_in_the_game_is_refused_before_the_solve(capsys, monkeypatch):
+    from jaxcfr.cli import app
+    monkeypatch.setattr("jaxcfr.api.solve.solve_with", lambda *a, **k: pytest.fail("solved"))
+    for history, words in (("Nope", "'Nope' is not a public action or dealt card after ()"),
+                           ("Check, Check", "is not a decision")):
+        assert app.main(["solve", SPOT, "--iterations", "5", "--grid", history,
+                         "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert f"--grid: {words}" in err or words in err, err
+        assert "Traceback" not in err

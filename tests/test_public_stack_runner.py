@@ -162,6 +162,16 @@ def test_resume_refuses_another_stack(tmp_path):
         train(other, resume=str(tmp_path / "run"))
 
 
+def test_resume_on_other_boards_names_the_checkpoint_s_boards(tmp_path):
+    # the spot (game.name) is the same: the message says which boards the run was on
+    train(_config(boards=list(BOARDS), iterations=2), out_dir=str(tmp_path / "run"))
+    with pytest.raises(checkpoint.CheckpointError,
+                       match=r"another game \(game holdem_spot\(.*\) on game\.boards "
+                             r"\['Td9d6h5c2s', 'AsKd6h5c2s'\]; fingerprint"):
+        train(_config(boards=["Td9d6h5c2s", "Td9d6h5c3s"], iterations=4),
+              resume=str(tmp_path / "run"))
+
+
 def test_boards_expand_to_one_spot_per_board():
     members = board_members(SPOT, BOARDS)
     assert [jaxcfr.load_game(m).board() for m in members] == [parse_board(b) for b in BOARDS]
@@ -219,11 +229,15 @@ def test_the_river_boards_config_runs_from_the_command_line(tmp_path, capsys):
     ({"name": SPOT, "boards": "river:Td9d6h"}, [],
      r"game\.boards: .*'river:Td9d6h'.*turn board of 4 cards"),
     ({"name": SPOT, "boards": ["Td9d6h5c2s", "Td9d6h5c2s"]}, [], r"game\.boards: .*Td9d6h5c2s"),
-    ({"name": SPOT, "boards": []}, [], r"game\.boards: .*non-empty list"),
+    ({"name": SPOT, "boards": []}, [],
+     r"game\.boards: expected a string or a non-empty list of strings, got a list \[\]"),
     ({"name": SPOT, "boards": "random:0"}, [], r"game\.boards: .*'random:0'"),
     ({"name": SPOT, "boards": ["Td9d6h5c2s"], "bucketing": "suit_isomorphism"}, [],
      r"game\.boards: .*bucketing"),
     ({"name": SPOT}, ["game.boards=7"], r"game\.boards"),
+    # the spot given by --set does not parse: the message blames that --set and game.name
+    ({"name": SPOT, "boards": ["Td9d6h5c2s"]}, ["game.name=\"holdem_spot(ranges=x)\""],
+     r"^--set game\.name=.*: game\.name: \[game-string\] parameter ranges .* not a literal"),
 ])
 def test_bad_boards_are_named_with_their_value(game, overrides, match):
     with pytest.raises(ConfigError, match=match):

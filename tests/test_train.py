@@ -244,6 +244,31 @@ def test_stop_at_ends_the_run_at_the_first_evaluation_at_or_below_it(full_run, c
     assert info.value.code == 2 and "--target must be positive" in capsys.readouterr().err
 
 
+def test_resuming_at_a_met_target_runs_nothing(full_run, config_path, tmp_path):
+    """A run resumed where an evaluation already met ``run.stop_at`` (it stopped there, or
+    the target given now is above that metric) is reached at once: no iteration run, the
+    checkpoint and the records as they were; a lower target goes on to its own first
+    evaluation at or below it (the full run's records, bit for bit)."""
+    records = full_run[0].metrics
+    at = next(r for r in records if r["iteration"] == 60)["metric"]
+    out = tmp_path / "stop"
+    train(load_config(config_path, [f"run.stop_at={at!r}"]), out_dir=str(out))
+    for target in (at, 2 * at):
+        again = train(load_config(out / "config.toml", [f"run.stop_at={target!r}"]),
+                      resume=str(out))
+        assert again.reached_target and not again.interrupted
+        assert again.iteration == again.resumed_from == 60
+        assert _strip(again.metrics) == _strip([r for r in records if r["iteration"] <= 60])
+        assert checkpoint.load_latest(out / "checkpoints").iteration == 60
+    lower = next(r for r in records if r["iteration"] > 60)
+    assert lower["metric"] < at                   # (the next evaluation, lower)
+    more = train(load_config(out / "config.toml", [f"run.stop_at={lower['metric']!r}"]),
+                 resume=str(out))
+    assert more.reached_target and more.iteration == lower["iteration"]
+    assert _strip(more.metrics) == _strip([r for r in records
+                                           if r["iteration"] <= lower["iteration"]])
+
+
 # -- the command line ---------------------------------------------------------------
 def test_cli_train_and_eval(config_path, tmp_path, capsys):
     out = tmp_path / "cli"

@@ -4,7 +4,8 @@
 * :mod:`benchkit.fresh`: one fresh Python process, timed from outside;
 * :mod:`benchkit.peers`: the peer solvers ``bench.py`` times against jaxcfr;
 * :mod:`benchkit.racing`: races of exploitability against time, and their plot;
-* :mod:`benchkit.gpu`: the parts of ``gpu_check.py``, the one prepared GPU run.
+* :mod:`benchkit.gpu`: the parts of ``gpu_check.py``, the one prepared GPU run;
+* :mod:`benchkit.arguments`: command-line rules (``--target``, counts, a game, a preset).
 
 The programs run as ``python benchmarks/NAME.py`` (their folder is then first on
 ``sys.path``, so ``import benchkit`` finds this package); nothing here is a program.

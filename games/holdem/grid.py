@@ -36,7 +36,8 @@ import numpy as np
 
 from .cards import RANKS, HoldemError, card
 
-__all__ = ["HandGrid", "hand_grid", "grid_cell", "cell_label", "parse_history", "GRID_SIZE"]
+__all__ = ["HandGrid", "hand_grid", "check_history", "grid_cell", "cell_label",
+           "parse_history", "GRID_SIZE"]
 
 GRID_SIZE = 13
 
@@ -166,9 +167,9 @@ class HandGrid:
         if path.lower().endswith(FORMATS):
             plot_grid(self, path)
             return
-        if path.endswith(".csv"):
+        if path.lower().endswith(".csv"):
             text = self.csv()
-        elif path.endswith(".json"):
+        elif path.lower().endswith(".json"):
             text = json.dumps(self.to_json(), indent=1)
         else:
             raise HoldemError(f"a hand grid is written as .csv, .json or a picture "
@@ -190,6 +191,29 @@ def parse_history(text: str) -> tuple:
     if any(not x for x in items):
         raise HoldemError(f"empty step in the public history {text!r}")
     return tuple(card(x) if len(x) == 2 and x[0] in RANKS else x for x in items)
+
+
+def check_history(game, history=()) -> None:
+    """Raise what :func:`hand_grid` would of ``history`` on the public game ``game`` (a
+    ``PublicGame`` state, e.g. a loaded ``holdem_spot``), without lowering or solving it:
+    each step a legal public action or chance outcome of the state before it, ending at a
+    decision. ``jaxcfr solve --grid`` checks its history so before the solve."""
+    state = game.clone()
+    history = tuple(history)
+    for i, x in enumerate(history):
+        if state.is_terminal():
+            moves = []
+        elif state.is_chance():
+            moves = [o for o, p in state.chance_outcomes() if p > 0]
+        else:
+            moves = list(state.legal_actions())
+        if x not in moves:
+            raise HoldemError(f"{x!r} is not a public action or dealt card after "
+                              f"{history[:i]!r}")
+        state.step(x)
+    if state.is_terminal() or state.is_chance():
+        raise HoldemError(f"the node after {history!r} is not a decision (a terminal or a "
+                          f"card to deal)")
 
 
 def hand_grid(result, history=(), *, average_strategy=None, values=None) -> HandGrid:

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import numbers
 from typing import Any, Callable, Iterable
 
 __all__ = ["ArgumentError", "positive_int", "nonnegative_int", "optional_positive_int",
            "finite_float", "positive_float", "stop_target", "one_of", "plain_name",
-           "command_line_type",
+           "command_line_type", "output_file",
            "seed", "seeds",
            "exploration", "draws", "MAX_COUNT", "MAX_DRAWS", "api_spelling",
            "command_line_spelling"]
@@ -206,6 +207,21 @@ def finite_float(name: str, value: Any) -> float:
             not math.isfinite(float(value)):
         raise ArgumentError(f"{name} must be a finite number, got {value!r}", argument=name)
     return float(value)
+
+
+def output_file(name: str, value: str) -> str:
+    """``value`` if a file can be written there: not a directory, in a folder that exists
+    (checked before the work whose result it receives, so that a wrong path costs
+    nothing)."""
+    if os.path.isdir(value):
+        raise ArgumentError(f"{name} {value!r} is a directory: name the file to write",
+                            argument=name)
+    folder = os.path.dirname(value) or "."
+    if not os.path.isdir(folder):
+        raise ArgumentError(f"{name} {value!r}: the folder {folder!r} does not exist"
+                            + (" (it is a file)" if os.path.exists(folder) else ""),
+                            argument=name)
+    return value
 
 
 def one_of(name: str, value: Any, choices: Iterable[str]) -> str:

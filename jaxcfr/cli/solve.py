@@ -144,8 +144,8 @@ def _numbers(text: str):
 
 
 def run_solve(args) -> int:
-    from jaxcfr._util.arguments import draws, optional_positive_int, positive_int, \
-        stop_target
+    from jaxcfr._util.arguments import draws, optional_positive_int, output_file, \
+        positive_int, stop_target
     from jaxcfr.cli.options import heavy
     from jaxcfr.solvers.names import (PARAMETER_NAMES, check_named_parameters,
                                       resolve_algorithm)
@@ -208,6 +208,8 @@ def run_solve(args) -> int:
     if args.grid_out is not None and not args.grid_out.lower().endswith(formats):
         raise ArgumentError(f"--grid-out is written as {', '.join(formats)}, got "
                             f"{args.grid_out!r}", argument="--grid-out")
+    if args.grid_out is not None:              # before the solve whose grid it receives
+        output_file("--grid-out", args.grid_out)
     history = None
     if args.grid is not None:
         from jaxcfr_games.holdem.grid import parse_history
@@ -218,6 +220,12 @@ def run_solve(args) -> int:
     game = public_game_of(args.game) or args.game   # loaded once if it is a public tree
     if history is not None and pot_of(game) is None:
         raise ArgumentError(f"--grid: {args.game!r} is not a hold'em spot", argument="--grid")
+    if history is not None and hasattr(game, "clone"):   # a PublicGame: walked, not solved
+        from jaxcfr_games.holdem.grid import check_history
+        try:
+            check_history(game, history)
+        except ValueError as e:
+            raise ArgumentError(f"--grid: {e}", argument="--grid") from None
     pot = pot_of(game)
     display = make_progress(args.iterations, quiet=args.quiet, stream=sys.stderr, pot=pot)
     try:

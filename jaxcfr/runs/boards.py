@@ -24,7 +24,12 @@ __all__ = ["board_members", "chosen_boards", "BoardsError"]
 
 
 class BoardsError(ValueError):
-    """``game.boards`` (or the spot it goes with) is not usable; the message says why."""
+    """``game.boards`` (or the spot it goes with) is not usable; the message says why, and
+    ``key`` which config key holds the mistake (``game.name``: the spot does not parse)."""
+
+    def __init__(self, message: str, key: str = "game.boards"):
+        super().__init__(message)
+        self.key = key
 
 
 def board_members(spot: str | None, boards: str | tuple[str, ...]) -> tuple[str, ...]:
@@ -62,7 +67,7 @@ def _expand(spot: str | None, boards: str | tuple[str, ...]
     try:
         name, params = parse_game_string(spot.strip())
     except GameError as e:
-        raise BoardsError(str(e)) from None
+        raise BoardsError(str(e), key="game.name") from None
     if name != "holdem_spot" or params.get("tree", "public") != "public":
         raise BoardsError(f"game.boards takes a hold'em spot in game.name (holdem_spot(...)), "
                           f"got {spot!r}")

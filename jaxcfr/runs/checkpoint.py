@@ -243,6 +243,8 @@ def _non_finite(arrays: Mapping[str, np.ndarray]) -> str | None:
 def _game_name(game: Mapping[str, Any]) -> str:
     if "names" in game:
         return "games " + ", ".join(map(str, game["names"]))
+    if "boards" in game:                  # a spot on many boards: the boards tell them apart
+        return f"game {game.get('name', '?')} on game.boards {game['boards']!r}"
     return f"game {game.get('name', '?')}"
 
 

@@ -549,8 +549,8 @@ def _check_boards(c: Config, source: str, given: dict[str, str]) -> None:
         return
     from jaxcfr.runs.boards import BoardsError, board_members
 
-    def fail(msg):
-        raise ConfigError(f"{given.get('game.boards', source)}: game.boards: {msg}")
+    def fail(msg, key="game.boards"):
+        raise ConfigError(f"{given.get(key, source)}: {key}: {msg}")
     if g.names is not None:
         fail("boards go with one game.name (the spot played on every board), not game.names")
     if g.abstraction is not None or g.bucketing is not None:
@@ -559,7 +559,7 @@ def _check_boards(c: Config, source: str, given: dict[str, str]) -> None:
     try:
         board_members(g.name, g.boards)
     except BoardsError as e:
-        fail(str(e))
+        fail(str(e), e.key)
 
 
 def _check_code(c: Config, source: str, given: dict[str, str], trust_code: bool,
@@ -640,7 +640,9 @@ def _is(value: Any, kind: type) -> bool:
 
 def _describe(kind: Any) -> str:
     if typing.get_origin(kind) is tuple:
-        return f"a non-empty list of {_describe(typing.get_args(kind)[0])}s"
+        item = typing.get_args(kind)[0]
+        return "a non-empty list of " + {bool: "booleans", int: "integers", float: "numbers",
+                                         str: "strings"}[item]
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}[kind]
 
 

@@ -48,8 +48,9 @@ from jaxcfr._util.signals import DeferredStop
 from jaxcfr.api.runners import make_runner
 from jaxcfr.engine.distributed import (Cluster, any_process, check_same, together,
                                        wait_for_every_process)
-from jaxcfr.engine.loop import (Hooks, compile_reporting, iteration_of, lower_public_reporting,
-                                lower_reporting, run_loop)
+from jaxcfr.engine.loop import (Hooks, LoopResult, at_or_below, compile_reporting,
+                                iteration_of, lower_public_reporting, lower_reporting,
+                                run_loop)
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.engine.runner import batch_mesh
 from jaxcfr.game.contract import GameError
@@ -460,11 +461,19 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
                       on_record=on_record, on_checkpoint=on_checkpoint,
                       stop_requested=lambda: any_process(guard.requested))
         try:
-            out = run_loop(runner, state, total=config.solver.iterations,
-                           eval_every=config.run.eval_every,
-                           checkpoint_every=config.run.checkpoint_every, hooks=hooks,
-                           compile_seconds=compile_seconds, wall=wall,
-                           stop_at=config.run.stop_at)
+            # resumed where an evaluation already met run.stop_at (a run that stopped
+            # there, or a target now above its metric): it is reached, nothing to run
+            last = metrics[-1] if ckpt is not None and metrics else None
+            if (config.run.stop_at is not None and last is not None
+                    and last["iteration"] == start
+                    and at_or_below(last["metric"], config.run.stop_at)):
+                out = LoopResult(state, start, [], False, 0, 0.0, reached=True)
+            else:
+                out = run_loop(runner, state, total=config.solver.iterations,
+                               eval_every=config.run.eval_every,
+                               checkpoint_every=config.run.checkpoint_every, hooks=hooks,
+                               compile_seconds=compile_seconds, wall=wall,
+                               stop_at=config.run.stop_at)
         except KeyboardInterrupt:
             log(f"aborted; the last checkpoint ({saved[0]}) is intact")
             raise
