@@ -21,7 +21,9 @@ opponent's reach vector:
 
 Then values go up the public tree, each node gathering its children (a sum over them,
 the edge weighted by ``i``'s own strategy when ``i`` chose it; a max over them at
-``i``'s decisions for a best response), and the counterfactual action value of row
+``i``'s decisions for a best response; at a chance node with merged outcomes,
+``PublicTensors.merge_*``, also each merged outcome's value: its representative child's
+vector with the hands renamed), and the counterfactual action value of row
 ``(n, h)`` is the value of the child ``n a`` for ``h``: the same numbers as the history
 tree's sums over histories (``tests/test_public.py``, to 1e-12 in float64). Every pass
 is a gather of whole hand vectors, never a scatter.
