@@ -129,3 +129,31 @@ def test_a_merged_card_is_refused_clearly(turn):
         result.strategy(0, result.lowered.hands.labels[0][0], ("Check", "Check", card("As")))
     with pytest.raises(Exception, match="without merged"):
         jaxcfr.solve_public(merged, "cfr+", 2, lock={(("Check",), None): {"Check": 1.0}})
+
+
+def test_the_game_string_takes_the_option_and_inspect_counts_the_merges(turn):
+    _, merged = turn
+    spot = jaxcfr.load_game("holdem_spot(board='Td9d6h5d', ranges=('AA,KK,QQ,AKs,T9s', "
+                            "'AA,KK,JJ,AQs,87s'), bets='60%, a', raises='2.5x', "
+                            "isomorphism=True)")
+    low = lower_public(spot)
+    assert low.merged == merged.merged
+    assert low.sizes()["merged_outcomes"] == len(merged.merged)
+    assert "merged_outcomes" not in lower_public(HoldemSpot(**TURN)).sizes()
+
+
+def test_the_renaming_has_teeth(turn, monkeypatch):
+    # the merge read through the identity instead of the suit renaming is off by chips
+    import jaxcfr_games.holdem.spot as spot_module
+    plain, _ = turn
+    real = spot_module._Spot.merges
+
+    def identity(self, board):
+        return {m: (rep, tuple(np.arange(len(x)) for x in src))
+                for m, (rep, src) in real(self, board).items()}
+    monkeypatch.setattr(spot_module._Spot, "merges", identity)
+    wrong = lower_public(HoldemSpot(**TURN, isomorphism=True))
+    a = jaxcfr.solve_public(plain, "cfr+", 4, precision="float64")
+    b = jaxcfr.solve_public(wrong, "cfr+", 4, precision="float64")
+    assert np.max(np.abs(np.asarray(a.final["best_response_values"])
+                         - np.asarray(b.final["best_response_values"]))) > 1e-3

@@ -163,11 +163,15 @@ class PublicLowered:
     def sizes(self) -> dict[str, Any]:
         """The sizes ``jaxcfr inspect`` prints (``infosets``: each player's rows, those of
         hands blocked at their node included, padding rows not; ``hands``: each player's
-        hand count)."""
-        return {"nodes": self.num_nodes, "infosets": list(self.rows_per_player),
-                "max_actions": self.max_actions, "depth": self.depth, "bytes": self.nbytes,
-                "hands": list(self.structure.hands), "tree": "public",
-                "terminals": "ranked" if self.ranked else "dense"}
+        hand count; ``merged_outcomes``: the chance outcomes merged into a
+        suit-isomorphic representative, when there are any)."""
+        out = {"nodes": self.num_nodes, "infosets": list(self.rows_per_player),
+               "max_actions": self.max_actions, "depth": self.depth, "bytes": self.nbytes,
+               "hands": list(self.structure.hands), "tree": "public",
+               "terminals": "ranked" if self.ranked else "dense"}
+        if self.merged:
+            out["merged_outcomes"] = len(self.merged)
+        return out
 
     def history(self, node: int) -> tuple:
         """The public actions and outcomes from the root to ``node``."""
