@@ -54,9 +54,9 @@ def test_the_turn_spot_merges_clubs_with_spades(turn):
                                                           marks=pytest.mark.slow)])
 def test_merged_solve_is_exact_every_iteration(turn, solver):
     plain, merged = turn
-    a = jaxcfr.solve_public(plain, solver, 12, precision="float64", eval_every=1, chunk=1)
-    b = jaxcfr.solve_public(merged, solver, 12, precision="float64", eval_every=1, chunk=1)
-    assert len(a.metrics) == len(b.metrics) == 12
+    a = jaxcfr.solve_public(plain, solver, 8, precision="float64", eval_every=1, chunk=1)
+    b = jaxcfr.solve_public(merged, solver, 8, precision="float64", eval_every=1, chunk=1)
+    assert len(a.metrics) == len(b.metrics) == 8
     for x, y in zip(a.metrics, b.metrics):
         assert x["iteration"] == y["iteration"]
         assert _close(x["values"], y["values"])
