@@ -48,6 +48,10 @@ SPOTS = {
                    ("river", "full"), 2500),
     "river_readme": (lambda: HoldemSpot(), 1000, ("river", "readme"), 10000),
     "turn_readme": (lambda: HoldemSpot(board="Td9d6h5c"), 10, ("turn", "readme"), 80),
+    # a turn that keeps clubs ~ spades (the 5c above pins clubs), without and with the
+    # merge of suit-isomorphic river cards (jaxcfr alone: the peer's driver has no such spot)
+    "turn_5d": (lambda: HoldemSpot(board="Td9d6h5d"), 10, None, 0),
+    "turn_5d_iso": (lambda: HoldemSpot(board="Td9d6h5d", isomorphism=True), 10, None, 0),
 }
 
 
@@ -69,7 +73,8 @@ def bench(name: str, rounds: int, peer: str | None) -> dict:
     lowered = jaxcfr.lower_public(make())
     dtype = np.dtype(np.float32)
     solver = public_solver(jaxcfr.postflop_dcfr())
-    out = {"spot": name, "nodes": lowered.num_nodes, "hands": list(lowered.structure.hands),
+    out = {"spot": name, "nodes": lowered.num_nodes, "merged": len(lowered.merged),
+           "hands": list(lowered.structure.hands),
            "jaxcfr_iterations": iterations, "peer_iterations": peer_iterations}
     with precision.scope(dtype):
         tensors = public_device_tensors(lowered, dtype)
@@ -86,7 +91,7 @@ def bench(name: str, rounds: int, peer: str | None) -> dict:
         ours, theirs = [], []
         for _ in range(rounds):
             ours.append(_jaxcfr_round(run, iterations))
-            if peer:
+            if peer and peer_args:
                 theirs.append(_peer_round(peer, peer_args, peer_iterations))
     for side, runs, n in (("jaxcfr", ours, iterations), ("peer", theirs, peer_iterations)):
         if not runs:

@@ -301,6 +301,13 @@ class PublicTensors(NamedTuple):
     same_stronger: np.ndarray   # [S, P, H] float 1: ... stronger
     legal_mask: np.ndarray      # [I, A] bool legal actions per row (sink: slot 0 only)
     infoset_player: np.ndarray  # [I] int32 the row's player; NO_PLAYER for the sink
+    # merged public chance outcomes (suit isomorphism, PublicGame.chance_merges; E = 0:
+    # none): the E outcomes not walked, each read from its class's representative child
+    merge_parent: np.ndarray = np.zeros(0, np.int32)    # [E] int32 the chance node
+    merge_child: np.ndarray = np.zeros(0, np.int32)     # [E] int32 the representative child
+    merge_source: np.ndarray = np.zeros((0, 2, 0), np.int32)  # [E, P, H] int32 player p's
+                                #   value of hand h after the outcome is the representative
+                                #   child's value of hand merge_source[e, p, h]
 
 
 class PublicStructure(NamedTuple):
@@ -314,6 +321,9 @@ class PublicStructure(NamedTuple):
     player_decisions: tuple[int, ...] = ()   # [P] each player's decision nodes (D_p; ():
                                    # not counted, e.g. a stack): the sizes of the per-player
                                    # blocks of kernels.public.blocks
+    merges: tuple = ()             # [D + 1] (start, end) per level: the merged outcomes
+                                   # (PublicTensors.merge_*) whose chance node is on that
+                                   # level; (): none (the passes skip them)
 
 
 __all__ += ["PublicTensors", "PublicStructure"]

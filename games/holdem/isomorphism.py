@@ -17,9 +17,10 @@ rainbow flop has none. Range strings such as ``"66+,A8s+,AJo+"`` are suit-symmet
 single combinations (``AsKs``) or weights that differ by suit break the symmetry, and
 then ``G`` is smaller or trivial, never wrong.
 
-This module finds the classes and permutations (plain NumPy). The public tree's
-lowering deals every card today; merging the classes there needs the hand permutation at
-chance nodes of the public-tree kernels (docs/holdem.md, "Not built yet").
+This module finds the classes and permutations (plain NumPy);
+``holdem_spot(..., isomorphism=True)`` merges them on the public tree
+(:meth:`~.spot.HoldemSpot.chance_merges`, ``PublicTensors.merge_*``; docs/holdem.md,
+"Suit isomorphism").
 """
 
 from __future__ import annotations

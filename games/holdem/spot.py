@@ -40,6 +40,7 @@ from jaxcfr.game import CHANCE, TERMINAL, Fold, GameError, PublicGame, Showdown
 
 from .bets import STREETS, BetTree, build_tree, tree_config
 from .cards import HANDS, NUM_CARDS, HoldemError, board_str, card_str, hand_str, parse_board
+from .isomorphism import card_classes, hand_permutation, permute_card, suit_symmetries
 from .ranges import parse_range, range_hands
 from .strength import board_strengths
 
@@ -65,7 +66,7 @@ class _Spot:
     caches of strengths and showdown operators)."""
 
     def __init__(self, board, ranges, pot, stack, bets, raises, turn_donk, river_donk,
-                 add_allin, force_allin, merging):
+                 add_allin, force_allin, merging, isomorphism):
         self.board = parse_board(board)
         street = len(self.board) - 3
         self.config = tree_config(street, pot, stack, bets, raises, turn_donk=turn_donk,
@@ -75,8 +76,10 @@ class _Spot:
         if not isinstance(ranges, (tuple, list)) or len(ranges) != 2:
             raise HoldemError(f"ranges must be a pair (OOP's, IP's), got {ranges!r}")
         self.index, self.weights, self.labels, self.cards = [], [], [], []
+        full = []
         for p in range(2):
             w = _weights(ranges[p], p)
+            full.append(w)
             idx = range_hands(w, self.board)
             if not len(idx):
                 raise HoldemError(f"{('OOP', 'IP')[p]}'s range has no hand the board "
@@ -89,6 +92,26 @@ class _Spot:
         self.actions = [tuple(str(a) for a in n.actions) for n in self.tree.nodes]
         self._strengths: dict = {}
         self._showdowns: dict = {}
+        # suit isomorphism: the permutations fixing the board and both ranges (identity
+        # alone when off), the merges of each board's chance node (cached by board)
+        self.symmetries = suit_symmetries(self.board, full) if isomorphism else []
+        self._merges: dict = {}
+
+    def merges(self, board: tuple) -> dict:
+        """``{card: (representative, (sources_0, sources_1))}`` of the chance node after
+        ``board`` (:meth:`HoldemSpot.chance_merges`)."""
+        out = self._merges.get(board)
+        if out is None:
+            shown = set(board)
+            group = [g for g in self.symmetries
+                     if {permute_card(g, c) for c in board} == shown]
+            out = {}
+            for rep, members in card_classes(board, group):
+                for m in members[1:]:
+                    out[m] = (rep, tuple(np.argsort(hand_permutation(group, rep, m, idx))
+                                         for idx in self.index))
+            self._merges[board] = out
+        return out
 
     def showdown(self, board: tuple, stake: float) -> Showdown:
         key = (board, stake)
@@ -113,6 +136,8 @@ class HoldemSpot(PublicGame):
         a dict by street).
       turn_donk, river_donk: OOP's donk sizes (``None``: none).
       add_allin, force_allin, merging: postflop-solver's thresholds.
+      isomorphism: merge the suit-isomorphic cards dealt (:meth:`chance_merges`,
+        :mod:`.isomorphism`): one subtree per class, exact (docs/holdem.md).
     """
 
     __slots__ = ("_s", "_node", "_dealt")
@@ -120,10 +145,10 @@ class HoldemSpot(PublicGame):
     def __init__(self, board="Td9d6h5c2s", ranges=README_RANGES, pot: int = 100,
                  stack: int = 200, bets="60%, e, a", raises="2.5x", turn_donk=None,
                  river_donk="50%", add_allin: float = 1.5, force_allin: float = 0.15,
-                 merging: float = 0.1):
+                 merging: float = 0.1, isomorphism: bool = False):
         try:
             self._s = _Spot(board, ranges, pot, stack, bets, raises, turn_donk, river_donk,
-                            add_allin, force_allin, merging)
+                            add_allin, force_allin, merging, bool(isomorphism))
         except HoldemError as e:
             raise ValueError(f"holdem_spot: {e}") from None
         self._node = 0
@@ -173,6 +198,16 @@ class HoldemSpot(PublicGame):
 
     def outcome_cards(self, outcome):
         return (outcome,)
+
+    def chance_merges(self):
+        """The cards to deal that a suit permutation fixing the board dealt so far and
+        both ranges takes to a smaller card (its class's representative): ``{card:
+        (representative, sources)}``, ``sources[p][h]`` the hand whose values after the
+        representative are hand ``h``'s after the card (``g^-1(h)``). Empty without
+        ``isomorphism`` or a symmetry."""
+        if self._here.kind != "chance" or not self._s.symmetries:
+            return None
+        return self._s.merges(self.board())
 
     def step(self, action):
         n = self._here

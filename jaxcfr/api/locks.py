@@ -198,6 +198,10 @@ def _hands(lowered: PublicLowered, player: int, hand, holdem, where: str) -> lis
 
 def public_lock(lowered: PublicLowered, mapping: Mapping) -> Lock:
     """The lock of a public tree (keys ``(public history, hand)``; see the module)."""
+    if lowered.merged:
+        raise LockError("node locking takes a public tree without merged (suit-isomorphic) "
+                        "chance outcomes: a lock can break the symmetry the merge relies "
+                        "on; lower the game without isomorphism")
     holdem = _holdem(lowered)
     t = lowered.tensors
     rows: dict[int, dict] = {}

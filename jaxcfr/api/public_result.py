@@ -134,6 +134,9 @@ def _node_of(lowered: PublicLowered, history: tuple) -> int:
         children = np.flatnonzero(t.parent == node)
         match = [c for c in children if lowered.node_action[c] == x]
         if not match:
+            merged = lowered.merged_error(node, x)
+            if merged is not None:
+                raise ArgumentError(merged)
             raise ArgumentError(f"{x!r} is not a public action or outcome after "
                                 f"{lowered.history(node)!r}")
         node = int(match[0])

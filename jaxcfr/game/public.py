@@ -104,6 +104,17 @@ class PublicGame(abc.ABC):
         """The cards a public chance outcome shows (hands holding one are blocked)."""
         return ()
 
+    def chance_merges(self) -> dict | None:
+        """At a chance node, the outcomes whose subtrees are another outcome's up to a
+        renaming of the hands (suit isomorphism): ``{outcome: (representative,
+        sources)}``, ``sources`` per player ``[H_p]`` ints: every player's value (and
+        strategy) of hand ``h`` after ``outcome`` is that of hand ``sources[p][h]`` after
+        ``representative``, for every profile that is itself symmetric (which CFR keeps
+        from its symmetric start). The lowering walks the representatives only and reads
+        each merged outcome's values from its representative's, permuted
+        (:class:`~jaxcfr.tensors.PublicTensors`' ``merge_*``). Default ``None``: none."""
+        return None
+
     @abc.abstractmethod
     def step(self, action: Hashable) -> None:
         """Apply an action or a chance outcome in place (GameError if not legal)."""

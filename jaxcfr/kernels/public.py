@@ -21,7 +21,9 @@ opponent's reach vector:
 
 Then values go up the public tree, each node gathering its children (a sum over them,
 the edge weighted by ``i``'s own strategy when ``i`` chose it; a max over them at
-``i``'s decisions for a best response), and the counterfactual action value of row
+``i``'s decisions for a best response; at a chance node with merged outcomes,
+``PublicTensors.merge_*``, also each merged outcome's value: its representative child's
+vector with the hands renamed), and the counterfactual action value of row
 ``(n, h)`` is the value of the child ``n a`` for ``h``: the same numbers as the history
 tree's sums over histories (``tests/test_public.py``, to 1e-12 in float64). Every pass
 is a gather of whole hand vectors, never a scatter.
@@ -379,11 +381,27 @@ def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax
             mask = trail(present, kids.ndim)
             here = leaf[lo:hi] + jnp.where(mask, weight * kids, 0).sum(axis=1)
             top = jnp.where(mask, kids, -jnp.inf).max(axis=1) if best and width else None
+        if s.merges and s.merges[d][1] > s.merges[d][0]:
+            here = here + _merged_values(t, s.merges[d], below, start, lo, hi, i)
         if top is not None:
             here = jnp.where(trail(t.node_player[lo:hi] == i, here.ndim), top, here)
         below = here
         out.append(below)
     return jnp.concatenate(out[::-1], axis=0)
+
+
+def _merged_values(t: PublicTensors, span: tuple, below: jax.Array, start: int, lo: int,
+                   hi: int, i) -> jax.Array:
+    """``[hi - lo, H, *b]``: what the merged outcomes ``span`` (``(start, end)`` into
+    ``t.merge_*``) of the chance nodes ``lo:hi`` add to their values: each one its
+    representative child's value vector (``below``, the level from node ``start``)
+    permuted by ``merge_source`` for player ``i``."""
+    a, b = span
+    kids = jnp.take(below, t.merge_child[a:b] - start, axis=0)               # [e, H, *b]
+    source = _pick(t.merge_source[a:b], i)                                   # [e, H]
+    moved = _rows_take(kids, source)                                         # [e, H, *b]
+    return jax.ops.segment_sum(moved, t.merge_parent[a:b] - lo, hi - lo,
+                               indices_are_sorted=True)
 
 
 def _player_slots(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,

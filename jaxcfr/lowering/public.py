@@ -54,7 +54,7 @@ from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
 from jaxcfr.tensors import NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors
 
 __all__ = ["PublicLowered", "lower_public", "public_game_of", "public_footprint",
-           "PublicSize", "check_public_budget"]
+           "PublicSize", "check_public_budget", "merge_levels"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -71,6 +71,9 @@ class PublicLowered:
     name: str = ""
     ranked: bool = False                  # folds and showdowns by the ranked operators
     widths: tuple = ()                    # [D + 1] most children of a node, per level
+    merged: tuple = ()                    # [E] (chance node, outcome) of each merged
+                                          # outcome (tensors.merge_*): not walked, its
+                                          # subtree read from its class's representative
 
     # what the Runner, the evaluation and profiles read of any lowered game
     # (jaxcfr.engine.runner, jaxcfr.solvers.analytics, jaxcfr.profiles.profile)
@@ -117,7 +120,8 @@ class PublicLowered:
         return PublicStructure(self.level_start, self.num_players,
                                tuple(len(x) for x in self.hands.labels), self.ranked,
                                self.widths, tuple(int(n) for n in np.bincount(
-                                   owner, minlength=self.num_players)))
+                                   owner, minlength=self.num_players)),
+                               merge_levels(t.merge_parent, self.level_start))
 
     @property
     def num_nodes(self) -> int:
@@ -159,11 +163,15 @@ class PublicLowered:
     def sizes(self) -> dict[str, Any]:
         """The sizes ``jaxcfr inspect`` prints (``infosets``: each player's rows, those of
         hands blocked at their node included, padding rows not; ``hands``: each player's
-        hand count)."""
-        return {"nodes": self.num_nodes, "infosets": list(self.rows_per_player),
-                "max_actions": self.max_actions, "depth": self.depth, "bytes": self.nbytes,
-                "hands": list(self.structure.hands), "tree": "public",
-                "terminals": "ranked" if self.ranked else "dense"}
+        hand count; ``merged_outcomes``: the chance outcomes merged into a
+        suit-isomorphic representative, when there are any)."""
+        out = {"nodes": self.num_nodes, "infosets": list(self.rows_per_player),
+               "max_actions": self.max_actions, "depth": self.depth, "bytes": self.nbytes,
+               "hands": list(self.structure.hands), "tree": "public",
+               "terminals": "ranked" if self.ranked else "dense"}
+        if self.merged:
+            out["merged_outcomes"] = len(self.merged)
+        return out
 
     def history(self, node: int) -> tuple:
         """The public actions and outcomes from the root to ``node``."""
@@ -187,6 +195,27 @@ class PublicLowered:
             for h, label in enumerate(self.hands.labels[p]):
                 out[base + h] = (p, (label, hist))
         return out
+
+    def merged_into(self, node: int, outcome) -> int | None:
+        """The representative child that the merged outcome ``outcome`` of chance node
+        ``node`` is read from (suit isomorphism: :attr:`merged`), else ``None``."""
+        t = self.tensors
+        for e, (n, x) in enumerate(self.merged):
+            if n == node and x == outcome:
+                return int(t.merge_child[e])
+        return None
+
+    def merged_error(self, node: int, outcome) -> str | None:
+        """Why the public history cannot go on with ``outcome`` at ``node`` when it is a
+        merged outcome (its rows are not kept: the profile there is the representative's
+        with the hands renamed by the suit permutation), else ``None``."""
+        rep = self.merged_into(node, outcome)
+        if rep is None:
+            return None
+        return (f"{outcome!r} after {self.history(node)!r} is merged into its suit-isomorphic "
+                f"representative {self.node_action[rep]!r} (isomorphism): its strategy is "
+                f"the representative's with the suits renamed; lower the game without "
+                f"isomorphism for its own rows")
 
     def live_rows(self) -> np.ndarray:
         """``[I]`` bool: the rows the history tree has: a hand of positive weight, not
@@ -215,6 +244,16 @@ class PublicLowered:
             ok = pairs.any(axis=1) if p == 0 else pairs.any(axis=0)
             out[t.node_base[n]:t.node_base[n] + sizes[p]] = ok
         return out
+
+
+def merge_levels(merge_parent: np.ndarray, level_start: tuple) -> tuple:
+    """``PublicStructure.merges``: per level, the ``(start, end)`` of the merged outcomes
+    (``merge_parent`` ``[E]``, ascending) whose chance node is on it; ``()`` when none."""
+    merge_parent = np.asarray(merge_parent)
+    if not merge_parent.shape[0]:
+        return ()
+    cut = np.searchsorted(merge_parent, np.asarray(level_start), "left")
+    return tuple((int(cut[d]), int(cut[d + 1])) for d in range(len(level_start) - 1))
 
 
 class PublicSize(NamedTuple):
@@ -370,6 +409,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     walked = _Walked(H, ranked, P)
     level_start = [0]
     values: list[tuple[int, Any]] = []
+    merge_edges: list[tuple] = []          # (chance node, outcome, representative, sources)
     while frontier:
         nxt = []
         for state, history, par, sl, own, pr, re, pid, act in frontier:
@@ -391,16 +431,20 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
             if node.kind == TERMINAL_NODE:
                 values.append((n, node.value))
                 continue
-            last = len(node.actions) - 1
-            for a, x in enumerate(node.actions):
-                child = state if a == last else state.clone()
+            merges = _chance_merges(state, history) if node.kind == CHANCE_NODE else {}
+            kept = [a for a, x in enumerate(node.actions) if x not in merges]
+            for x, (rep, source) in merges.items():
+                merge_edges.append((n, x, rep, source))
+            for k, a in enumerate(kept):
+                x = node.actions[a]
+                child = state if k == len(kept) - 1 else state.clone()
                 child.step(x)
                 if node.kind == CHANCE_NODE:
                     blocked = np.zeros((P, H), bool)
                     for p in range(P):
                         blocked[p, :sizes[p]] = node.blocked[a][p]
                     cid = path_id(alive_sets[pid] & ~blocked)
-                    nxt.append((child, history + (x,), n, a, P, node.probs[a],
+                    nxt.append((child, history + (x,), n, k, P, node.probs[a],
                                 re * node.probs[a], cid, x))
                 else:
                     nxt.append((child, history + (x,), n, a, node.player, 1.0, re, pid, x))
@@ -490,6 +534,8 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     ends = np.concatenate([np.asarray(x, np.int64) for x in (fold_node, show_node, table_node)])
     leaf_index[ends] = np.arange(len(ends), dtype=np.int32)
     f = np.dtype(dtype)
+    merge_parent, merge_child, merge_source = _merge_tables(merge_edges, parent, action,
+                                                            sizes, H)
     tensors = PublicTensors(
         parent=parent_a, parent_slot=np.asarray(slot, np.int32),
         edge_owner=np.asarray(owner, np.int32), edge_decision=edge_decision,
@@ -506,10 +552,47 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
         table_node=np.asarray(table_node, np.int32),
         table_index=np.asarray(table_index, np.int32), tables=tables.astype(f),
         legal_mask=legal, infoset_player=infoset_player,
+        merge_parent=merge_parent, merge_child=merge_child, merge_source=merge_source,
         **_rank_tables(hands, strengths if ranked else np.zeros((0, 2, H)), H, ranked, f))
     return PublicLowered(tensors, tuple(level_start), hands, tuple(action), kind_a,
                          tuple(acts), _constant_sum(values, hands),
-                         _nash_value(game), name or type(game).__name__, ranked, widths)
+                         _nash_value(game), name or type(game).__name__, ranked, widths,
+                         tuple((n, x) for n, x, _, _ in merge_edges))
+
+
+def _chance_merges(state: PublicGame, history: tuple) -> dict:
+    """``state.chance_merges()`` checked: ``{outcome: (representative, sources)}``."""
+    merges = state.chance_merges() or {}
+    outcomes = {x for x, _ in state.chance_outcomes()}
+    for x, (rep, _) in merges.items():
+        if x not in outcomes or rep not in outcomes or rep in merges or rep == x:
+            raise GameError(f"chance_merges() after {history!r}: {x!r} -> {rep!r} is not an "
+                            "outcome merged into a walked representative",
+                            rule="chance-merges")
+    return merges
+
+
+def _merge_tables(edges: list, parent: list, action: list, sizes: tuple, H: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(merge_parent [E], merge_child [E], merge_source [E, P, H])`` of the merged
+    outcomes (:class:`~jaxcfr.tensors.PublicTensors`), sorted by chance node; a padding
+    hand's source is itself."""
+    child = {(parent[c], action[c]): c for c in range(len(parent)) if parent[c] >= 0}
+    P = len(sizes)
+    mp = np.zeros(len(edges), np.int32)
+    mc = np.zeros(len(edges), np.int32)
+    ms = np.tile(np.arange(H, dtype=np.int32), (len(edges), P, 1))
+    for e, (n, _, rep, source) in enumerate(edges):
+        mp[e], mc[e] = n, child[(n, rep)]
+        for p in range(P):
+            src = np.asarray(source[p], np.int64)
+            if sorted(src.tolist()) != list(range(sizes[p])):
+                raise GameError(f"chance_merges(): player {p}'s sources after outcome "
+                                f"{edges[e][1]!r} are not a permutation of its hands",
+                                rule="chance-merges")
+            ms[e, p, :sizes[p]] = src
+    order = np.argsort(mp, kind="stable")
+    return mp[order], mc[order], ms[order]
 
 
 class _Walked:

@@ -113,7 +113,8 @@ def store(path: Path, ident: dict[str, Any], lowered: PublicLowered) -> str | No
         "deal_total": float(h.deal_total), "node_action": tuple(lowered.node_action),
         "node_actions": tuple(lowered.node_actions), "constant_sum": lowered.constant_sum,
         "nash_value": lowered.nash_value, "name": lowered.name,
-        "ranked": bool(lowered.ranked), "widths": tuple(lowered.widths)},
+        "ranked": bool(lowered.ranked), "widths": tuple(lowered.widths),
+        "merged": tuple(lowered.merged)},
         pickle.HIGHEST_PROTOCOL)
     try:
         plain_loads(tables)
@@ -155,7 +156,8 @@ def load(path: Path, ident: dict[str, Any], *,
                          t["cards"], arrays["compatible"], t["deal_total"])
         lowered = PublicLowered(tensors, level_start, hands, t["node_action"],
                                 arrays["node_kind"], t["node_actions"], t["constant_sum"],
-                                t["nash_value"], t["name"], t["ranked"], t["widths"])
+                                t["nash_value"], t["name"], t["ranked"], t["widths"],
+                                t.get("merged", ()))
         if fingerprint(lowered) != header["fingerprint"]:
             return None, "corrupt (tensors do not match their fingerprint)"
         if lowered.public_size != size or len(lowered.node_action) != size.nodes:

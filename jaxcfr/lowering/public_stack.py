@@ -75,6 +75,7 @@ PADDED_AXES: dict[str, tuple[str, ...]] = {
     "fold_pair": ("P", "M"), "pair_start": ("P", "Hr", "J"), "pair_end": ("P", "Hr", "J"),
     "same": ("P", "Hr"), "same_weaker": ("S", "P", "Hr"), "same_stronger": ("S", "P", "Hr"),
     "legal_mask": ("I", "A"), "infoset_player": ("I",),
+    "merge_parent": ("E",), "merge_child": ("E",), "merge_source": ("E", "P", "H"),
 }
 #: Fields holding hand indices whose zero pad (the member's ``H``) becomes the stack's.
 _HAND_INDEX = ("rank_order", "pair_order", "fold_pair", "same")
@@ -188,6 +189,11 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
     if many:
         raise ValueError(f"stacks of public trees take two-player games; member {many[0]} "
                          f"has {games[many[0]].num_players} players (solve it alone)")
+    merged = [b for b, g in enumerate(games) if g.merged]
+    if merged:
+        raise ValueError(f"stacks of public trees take no merged (suit-isomorphic) chance "
+                         f"outcomes; member {merged[0]} has {len(games[merged[0]].merged)} "
+                         "(lower it without isomorphism)")
     ranked = {g.ranked for g in games}
     if len(ranked) > 1:
         kinds = ["ranked" if g.ranked else "dense" for g in games]

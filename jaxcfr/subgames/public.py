@@ -253,6 +253,10 @@ class PublicContext:
         self.root = root
         name = game if isinstance(game, str) else type(game).__name__
         self.full = lowered if lowered is not None else lower_public(root, name=name)
+        if self.full.merged:
+            raise ValueError("subgame solving takes a public tree without merged "
+                             "(suit-isomorphic) chance outcomes; load the game without "
+                             "isomorphism")
         self.table = _blueprint_table(self.full, blueprint)
         self._values = None
 
