@@ -314,6 +314,9 @@ class PublicStructure(NamedTuple):
     player_decisions: tuple[int, ...] = ()   # [P] each player's decision nodes (D_p; ():
                                    # not counted, e.g. a stack): the sizes of the per-player
                                    # blocks of kernels.public.blocks
+    legal_groups: tuple[tuple[tuple[int, int], ...], ...] = ()   # [P] each player's decisions
+                                   # by their count k of actions legal for any hand:
+                                   # ((k, D_pk), ...) ascending k (kernels.public.slots)
 
 
 __all__ += ["PublicTensors", "PublicStructure"]
