@@ -4,16 +4,21 @@ The state's tables are rows ``[I, A, *b]`` (``d * H + h``: every player's decisi
 padded to the most hands ``H``). Inside a loop of alternating iterations on one public
 tree, unlocked, :func:`iterate` keeps them instead as each player's block
 ``[D_p, A, H_p, *b]`` (its ``D_p`` decisions, its own ``H_p`` hands:
-:func:`jaxcfr.kernels.public.to_blocks`), so that a player's half-step reads and writes
-its own block alone: its regrets come by slot from
-:func:`jaxcfr.kernels.public.block_regrets`, the rules (:meth:`Solver.fold`) and regret
-matching run on the block, and no table goes through the rows' layout (a transpose and a
-select over every player's rows per half-step on the row path). The current strategy is
-carried by slot, ``[D + 1, A, H, *b]`` (the blocks side by side, a pad decision last),
-which is what the passes gather from. The rows come back at the loop's end
-(:func:`jaxcfr.kernels.public.from_blocks`): checkpoints, evaluations and profiles see the
-rows as before, and every number is the row path's, bit for bit (the same operations on
-the same entries, players in seat order; ``tests/test_public_blocks.py``).
+:func:`jaxcfr.kernels.public.to_blocks`), split into groups ``[D_pk, k, H_p, *b]``: where
+few actions are legal (:func:`compacts`) the player's decisions of ``k`` legal actions
+with those ``k`` columns alone, else one group of all ``A`` columns
+(:func:`jaxcfr.kernels.public.slots`, ``to_slots``). A player's half-step reads and writes
+its own groups alone: its regrets come by slot from
+:func:`jaxcfr.kernels.public.slot_regrets`, the rules (:meth:`Solver.fold`) and regret
+matching run on each group, and no table goes through the rows' layout (a transpose and a
+select over every player's rows per half-step on the row path) or its padded columns. The
+current strategy is carried by slot, ``[S + 1, H, *b]`` (the groups' slots side by side,
+padding hands included, a pad of ones last), which is what the passes gather from. The
+rows come back at the loop's end (``from_slots``,
+:func:`jaxcfr.kernels.public.from_blocks`): checkpoints, evaluations and profiles see the
+rows as before, and every number is the row path's (the same operations on the same
+entries, players in seat order; bit for bit where XLA fuses the programs alike, else to a
+few ulps: ``tests/test_public_blocks.py``).
 
 Other runs (simultaneous updates, node locking, stacks, sampling) take the row path
 (:meth:`Solver.step`); :func:`applies` says which.
