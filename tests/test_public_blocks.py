@@ -4,11 +4,12 @@ An alternating, unlocked run on one public tree keeps its tables per player bloc
 ``[D_p, A, H_p]`` inside the compiled loop. Oracles, in float64, against the row path
 (``Solver.step`` in a ``fori_loop`` on the ``[I, A]`` tables, as before the blocks):
 
-* every preset (made alternating), on public Kuhn, Leduc, liar's dice, three-player Kuhn
-  and a hold'em river spot with ranked terminals: the state after every iteration (one
+* every preset (made alternating), on public Kuhn, Leduc, liar's dice (2 and 3 sides),
+  three-player Kuhn and a hold'em river spot with ranked terminals, by blocks of all
+  ``A`` columns and (forced) of the legal columns alone: the state after every iteration (one
   compiled loop per iteration, the blocks converted at each end) and after one loop of
   all of them, and the exploitability of the average after every iteration. Bit for bit
-  on the two-player card games and liar's dice with every preset but postflop-dcfr; to
+  on the two-player card games and liar's dice 2 with every preset but postflop-dcfr; to
   1e-12 of the table's largest entry elsewhere: the two programs fuse differently, and
   XLA's CPU code contracts multiply-adds into FMAs per fusion (measured: a few units in
   the last place, e.g. 1 ulp of a hold'em regret after 4 iterations), which no change of
