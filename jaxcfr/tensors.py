@@ -324,6 +324,9 @@ class PublicStructure(NamedTuple):
     merges: tuple = ()             # [D + 1] (start, end) per level: the merged outcomes
                                    # (PublicTensors.merge_*) whose chance node is on that
                                    # level; (): none (the passes skip them)
+    legal_groups: tuple[tuple[tuple[int, int], ...], ...] = ()   # [P] each player's decisions
+                                   # by their count k of actions legal for any hand:
+                                   # ((k, D_pk), ...) ascending k (kernels.public.slots)
 
 
 __all__ += ["PublicTensors", "PublicStructure"]

@@ -4,11 +4,12 @@ An alternating, unlocked run on one public tree keeps its tables per player bloc
 ``[D_p, A, H_p]`` inside the compiled loop. Oracles, in float64, against the row path
 (``Solver.step`` in a ``fori_loop`` on the ``[I, A]`` tables, as before the blocks):
 
-* every preset (made alternating), on public Kuhn, Leduc, liar's dice, three-player Kuhn
-  and a hold'em river spot with ranked terminals: the state after every iteration (one
+* every preset (made alternating), on public Kuhn, Leduc, liar's dice (2 and 3 sides),
+  three-player Kuhn and a hold'em river spot with ranked terminals, by blocks of all
+  ``A`` columns and (forced) of the legal columns alone: the state after every iteration (one
   compiled loop per iteration, the blocks converted at each end) and after one loop of
   all of them, and the exploitability of the average after every iteration. Bit for bit
-  on the two-player card games and liar's dice with every preset but postflop-dcfr; to
+  on the two-player card games and liar's dice 2 with every preset but postflop-dcfr; to
   1e-12 of the table's largest entry elsewhere: the two programs fuse differently, and
   XLA's CPU code contracts multiply-adds into FMAs per fusion (measured: a few units in
   the last place, e.g. 1 ulp of a hold'em regret after 4 iterations), which no change of
@@ -38,21 +39,23 @@ GAMES = {
     "kuhn": PublicKuhn,
     "leduc": PublicLeduc,
     "liars_dice": lambda: PublicLiarsDice(1, 2),
+    "liars_dice3": lambda: PublicLiarsDice(1, 3),
     "kuhn3": lambda: PublicKuhn(players=3),
     "holdem": lambda: HoldemSpot(board="Td9d6h5c2s", ranges=("AA,T9s", "QQ,87s:0.5"), pot=10,
                                  stack=25, bets="50%, a", raises="2x", river_donk=None),
 }
 
 #: (game, preset) pairs whose tables are equal bit for bit (the others to 1e-12).
-INEXACT_GAMES = {"kuhn3", "holdem"}
+INEXACT_GAMES = {"kuhn3", "holdem", "liars_dice3"}
 INEXACT_PRESETS = {"postflop-dcfr"}
 
 
 @functools.partial(jax.jit, static_argnames=("solver", "structure", "count", "blocks"))
 def _loop(tensors, state, hp, *, solver, structure, count, blocks):
-    """``count`` iterations in one compiled loop, by blocks or by rows."""
-    if blocks:
-        return public_blocks.iterate(solver, tensors, structure, state, hp, count)
+    """``count`` iterations in one compiled loop, by rows (``blocks`` None) or by blocks
+    (``blocks``: whether they keep the legal columns alone)."""
+    if blocks is not None:
+        return public_blocks.iterate(solver, tensors, structure, state, hp, count, blocks)
     carry = jax.lax.fori_loop(0, count, lambda _, c: solver.step(tensors, structure, c, hp),
                               solver.start(tensors, state))
     return carry.state
@@ -69,7 +72,7 @@ def _same(a, b, exact: bool, what: str) -> None:
                                        err_msg=f"{what}: {field}")
 
 
-def _check(game: str, name: str, iterations: int) -> None:
+def _check(game: str, name: str, iterations: int, compact: bool) -> None:
     lowered = jaxcfr.lower_public(GAMES[game]())
     s = lowered.structure
     solver = public_solver(jaxcfr.make_solver(name, alternating=True))
@@ -81,27 +84,49 @@ def _check(game: str, name: str, iterations: int) -> None:
         assert public_blocks.applies(solver, t, s)
         rows, blocks = start, start
         for k in range(iterations):
-            rows = _loop(t, rows, hp, solver=solver, structure=s, count=1, blocks=False)
-            blocks = _loop(t, blocks, hp, solver=solver, structure=s, count=1, blocks=True)
+            rows = _loop(t, rows, hp, solver=solver, structure=s, count=1, blocks=None)
+            blocks = _loop(t, blocks, hp, solver=solver, structure=s, count=1, blocks=compact)
             _same(rows, blocks, exact, f"{game} {name} iteration {k + 1}")
             ours = evaluate_public(lowered, blocks.strategy_sum, tensors=t)["nash_conv"]
             theirs = evaluate_public(lowered, rows.strategy_sum, tensors=t)["nash_conv"]
             assert ours == theirs if exact else abs(ours - theirs) <= 1e-12 * max(1, theirs)
-        whole = _loop(t, start, hp, solver=solver, structure=s, count=iterations, blocks=True)
-        _same(_loop(t, start, hp, solver=solver, structure=s, count=iterations, blocks=False),
+        whole = _loop(t, start, hp, solver=solver, structure=s, count=iterations,
+                      blocks=compact)
+        _same(_loop(t, start, hp, solver=solver, structure=s, count=iterations, blocks=None),
               whole, exact, f"{game} {name}, one loop")
 
 
 def _cases():
-    light = {("kuhn", "cfr+"), ("kuhn", "postflop-dcfr"), ("holdem", "pcfr+"),
-             ("kuhn3", "dcfr"), ("liars_dice", "lcfr")}
-    return [pytest.param(g, n, id=f"{g}-{n}", marks=() if (g, n) in light else pytest.mark.slow)
-            for g in GAMES for n in jaxcfr.ALGORITHMS]
+    light = {("kuhn", "cfr+", False), ("kuhn", "postflop-dcfr", True),
+             ("holdem", "pcfr+", False), ("holdem", "dcfr", True), ("kuhn3", "dcfr", False),
+             ("liars_dice", "lcfr", False), ("liars_dice", "dcfr", True),
+             ("liars_dice3", "pcfr+", True)}
+    return [pytest.param(g, n, c, id=f"{g}-{n}-{'compact' if c else 'blocks'}",
+                         marks=() if (g, n, c) in light else pytest.mark.slow)
+            for g in GAMES for n in jaxcfr.ALGORITHMS for c in (False, True)]
 
 
-@pytest.mark.parametrize("game,name", _cases())
-def test_blocks_are_the_row_path(game, name):
-    _check(game, name, 6)
+@pytest.mark.parametrize("game,name,compact", _cases())
+def test_blocks_are_the_row_path(game, name, compact):
+    """By blocks of all ``A`` columns, and of the legal columns alone (forced here; a run
+    keeps them where the legal share is at most ``COMPACT_SHARE``)."""
+    _check(game, name, 6, compact)
+
+
+def test_legal_groups_count_each_decisions_legal_actions():
+    lowered = jaxcfr.lower_public(PublicLiarsDice(1, 3))
+    s, t = lowered.structure, lowered.tensors
+    H, A = max(s.hands), t.legal_mask.shape[1]
+    legal = np.asarray(t.legal_mask)[:-1].reshape(-1, H, A)[:, 0]          # [D, A]
+    owner = np.asarray(t.node_player)[np.asarray(t.decision_node)]
+    for p in range(2):
+        counts = legal[owner == p].sum(axis=1)
+        assert s.legal_groups[p] == tuple((int(k), int((counts == k).sum()))
+                                          for k in np.unique(counts))
+        assert sum(n for _, n in s.legal_groups[p]) == s.player_decisions[p]
+    assert public_blocks.compacts(t, s)                          # liar's dice: few legal
+    kuhn = jaxcfr.lower_public(PublicKuhn())
+    assert not public_blocks.compacts(kuhn.tensors, kuhn.structure)   # every action legal
 
 
 def test_player_decisions_count_each_players_decisions():

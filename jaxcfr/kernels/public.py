@@ -48,7 +48,8 @@ from jaxcfr.tensors import PublicStructure, PublicTensors
 
 __all__ = ["edge_probabilities", "reach_pass", "value_pass", "counterfactual_action_values",
            "counterfactual_regrets", "best_response", "metrics", "Blocks", "blocks",
-           "to_blocks", "strategy_slots", "from_blocks", "block_offset", "block_regrets"]
+           "to_blocks", "from_blocks", "slot_groups", "Slots", "slots", "slot_offset",
+           "to_slots", "from_slots", "slot_strategy", "slot_regrets"]
 
 
 def _decisions(table: jax.Array, s: PublicStructure, pad: float) -> jax.Array:
@@ -405,15 +406,16 @@ def _merged_values(t: PublicTensors, span: tuple, below: jax.Array, start: int, 
 
 
 def _player_slots(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
-                  edge_index: jax.Array, players, decisions: jax.Array | None = None
+                  edge_index: jax.Array, players, at: tuple | None = None
                   ) -> tuple[jax.Array, jax.Array]:
-    """``(q [D', A, H, *b], own [D', H, *b])`` of the decisions ``decisions`` (``[D']``
-    decision ordinals; ``None``: all ``D``): the counterfactual action values of
+    """``(q [*c, H, *b], own [D', H, *b])``: the counterfactual action values of
     ``players``' decisions by slot (other players' 0) and each decision's player's own
-    reach of it for each hand (0 for a blocked hand). ``by_slot`` ``[(D + 1) * A, H, *b]``
-    is the strategy by slot in any order of the decisions, ``edge_index`` ``[N]`` the
-    entry of ``by_slot`` on the edge into each node (its pad entry for chance and the
-    root)."""
+    reach of it for each hand (0 for a blocked hand). ``at``: ``(child [*c], node [D'])``,
+    the child node of each slot wanted (``N``: none) and the node of each decision wanted
+    (``None``: every decision's slots ``t.child_of`` ``[D, A]`` and ``t.decision_node``).
+    ``by_slot`` ``[E, H, *b]`` is the strategy by slot in any layout, a pad entry of ones
+    included, ``edge_index`` ``[N]`` the entry of ``by_slot`` on the edge into each node
+    (the pad for chance and the root)."""
     edge = jnp.take(by_slot, edge_index, axis=0, mode="clip")                 # [N, H, *b]
     reach = reach_pass(t, s, edge)                                            # [N, P, H, *b]
     chosen = jnp.zeros(edge.shape, edge.dtype)
@@ -423,10 +425,8 @@ def _player_slots(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
         v = value_pass(t, s, edge, reach, p)
         chosen = chosen + jnp.where(trail(t.edge_owner == p, v.ndim), v, 0)
     chosen = jnp.concatenate([chosen, jnp.zeros_like(chosen[:1])])           # node N: none
-    child_of, node = ((t.child_of, t.decision_node) if decisions is None else
-                      (jnp.take(t.child_of, decisions, axis=0),                # [D', A]
-                       jnp.take(t.decision_node, decisions)))                  # [D']
-    q = jnp.take(chosen, child_of, axis=0)                                   # [D', A, H, *b]
+    child_of, node = (t.child_of, t.decision_node) if at is None else at
+    q = jnp.take(chosen, child_of, axis=0)                                   # [*c, H, *b]
     player = jnp.clip(t.node_player[node], 0, s.num_players - 1)             # [D']
     here = jnp.take(reach, node, axis=0)                                     # [D', P, H, *b]
     own = jnp.take_along_axis(here, trail(player, here.ndim), axis=1)[:, 0]  # [D', H, *b]
@@ -461,27 +461,23 @@ def _to_rows(x: jax.Array) -> jax.Array:
 class Blocks(NamedTuple):
     """Where each player's decisions sit when the solver's tables are kept per player
     (:func:`blocks`): player ``p``'s block is its ``D_p`` decisions in ascending order
-    (``PublicStructure.player_decisions``), the blocks side by side in seat order, then a
-    pad decision. The rows' order (``d * H + h``) is unchanged: only the loop's tables
-    are laid out this way (:func:`to_blocks`, :func:`from_blocks` at its boundary)."""
+    (``PublicStructure.player_decisions``), the blocks side by side in seat order. The
+    rows' order (``d * H + h``) is unchanged: only the loop's tables are laid out this way
+    (:func:`to_blocks`, :func:`from_blocks` at its boundary)."""
     decisions: tuple   # P arrays [D_p] int32: player p's decision ordinals, ascending
     position: jax.Array     # [D + 1] int32 each decision's place in the blocks (D: the pad)
-    edge_index: jax.Array   # [N] int32 the entry of the blocked strategy by slot
-                            #          ([(D + 1) * A, H]) on the edge into each node
 
 
 def blocks(t: PublicTensors, s: PublicStructure) -> Blocks:
     """The :class:`Blocks` of one game (device arrays, computed once per compiled loop)."""
     D = t.decision_node.shape[0]
-    actions = t.legal_mask.shape[1]
     owner = t.node_player[t.decision_node]                                    # [D]
     order = jnp.argsort(owner, stable=True).astype(jnp.int32)                 # [D]
     ends = np.cumsum((0,) + tuple(s.player_decisions))
     decisions = tuple(order[ends[p]:ends[p + 1]] for p in range(s.num_players))
     position = jnp.concatenate([jnp.argsort(order).astype(jnp.int32),
                                 jnp.full((1,), D, jnp.int32)])                # [D + 1]
-    edge_index = jnp.take(position, t.edge_decision) * actions + t.parent_slot  # [N]
-    return Blocks(decisions, position, edge_index)
+    return Blocks(decisions, position)
 
 
 def to_blocks(table: jax.Array, s: PublicStructure, b: Blocks, pad=0) -> tuple:
@@ -492,15 +488,6 @@ def to_blocks(table: jax.Array, s: PublicStructure, b: Blocks, pad=0) -> tuple:
     body = _decisions(table, s, pad).reshape((-1, actions, max(s.hands)) + table.shape[2:])
     return tuple(jnp.take(body, d, axis=0)[:, :, :s.hands[p]]
                  for p, d in enumerate(b.decisions))
-
-
-def strategy_slots(table: jax.Array, s: PublicStructure, b: Blocks) -> jax.Array:
-    """A strategy ``[I, A, *b]`` by slot in the blocks' order, padding hands included, and
-    the pad decision (ones) last: ``[D + 1, A, H, *b]`` (:func:`block_regrets`'s
-    ``current``)."""
-    body = _decisions(table, s, 1.0).reshape((-1, table.shape[1], max(s.hands))
-                                             + table.shape[2:])
-    return jnp.take(body, jnp.argsort(b.position), axis=0)
 
 
 def from_blocks(parts: tuple, table: jax.Array, s: PublicStructure, b: Blocks) -> jax.Array:
@@ -517,24 +504,134 @@ def from_blocks(parts: tuple, table: jax.Array, s: PublicStructure, b: Blocks) -
     return jnp.concatenate([x, table[-1:]])
 
 
-def block_offset(s: PublicStructure, player: int) -> int:
-    """The first decision of ``player``'s block in the blocks' order."""
-    return sum(s.player_decisions[:player])
+def slot_groups(s: PublicStructure, actions: int, compact: bool) -> tuple:
+    """Each player's groups of decisions in the loop's layout (:func:`slots`), static:
+    ``P`` tuples of ``(k, D_pk)``. ``compact``: the decisions grouped by their count ``k``
+    of legal actions (``PublicStructure.legal_groups``, ascending ``k``), only those
+    columns kept; else one group per player, every column, ``((A, D_p),)``."""
+    if compact:
+        return s.legal_groups
+    return tuple(((actions, n),) for n in s.player_decisions)
 
 
-def block_regrets(t: PublicTensors, s: PublicStructure, current: jax.Array, b: Blocks,
-                  player: int, legal: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``(regret [D_p, A, H_p, *b], own [D_p, H_p, *b])``: :func:`counterfactual_regrets`
-    and the own reach of ``player``'s rows alone (the same numbers, bit for bit), in the
-    blocks' layout. ``current`` ``[D + 1, A, H, *b]``: the current strategy by slot, the
-    blocks side by side (padding hands included) and the pad decision (ones) last;
-    ``legal`` ``[D_p, A, H_p]``: the player's legal slots."""
-    D1, A, H = current.shape[:3]
-    q, own = _player_slots(t, s, current.reshape((D1 * A, H) + current.shape[3:]),
-                           b.edge_index, (player,), b.decisions[player])
-    lo, hands = block_offset(s, player), s.hands[player]
-    mine = current[lo:lo + s.player_decisions[player], :, :hands]         # [D_p, A, H_p, *b]
-    return instantaneous_regret(q[:, :, :hands], mine, legal), own[:, :hands]
+class Slots(NamedTuple):
+    """The layout of the tables and the current strategy inside a loop of per-player
+    blocks (:func:`slots`). Player ``p``'s block ``[D_p, A, H_p]`` is split into groups
+    ``[D_pk, k, H_p]`` (:func:`slot_groups`): its decisions of ``k`` columns each, those
+    columns the decision's legal actions in order (compact) or all ``A`` of them. A slot
+    is one (decision, column) pair: the current strategy is kept by slot, ``[S + 1, H]``
+    (player by player, group by group, decision-major; the last a pad of ones), ``S``
+    the number of slots."""
+    groups: tuple      # static: P tuples of (k, D_pk) (slot_groups)
+    compact: bool      # static: whether the groups keep the legal columns alone
+    order: tuple       # P arrays [D_p] int32: the places in p's block of its decisions,
+                       #   group by group
+    columns: tuple     # P tuples of arrays [D_pk, k] int32: each group's action columns
+    source: jax.Array  # [S + 1] int32 each slot's entry d * A + a of a table by slot
+                       #   (_decisions; D * A: the pad)
+    edge_index: jax.Array  # [N] int32 the slot of the edge into each node (S: the pad)
+    children: tuple    # P arrays [S_p] int32: the child node of each of p's slots (N: none)
+    nodes: tuple       # P arrays [D_p] int32: the node of each of p's decisions, slot order
+
+
+def slots(t: PublicTensors, s: PublicStructure, b: Blocks, compact: bool) -> Slots:
+    """The :class:`Slots` of one game (device arrays, computed once per compiled loop).
+    A decision's columns are the actions legal for any of its owner's hands (the rows'
+    masks are kept, gathered like the tables: :func:`to_slots` of the legal mask)."""
+    D = t.decision_node.shape[0]
+    A = t.legal_mask.shape[1]
+    H = max(s.hands)
+    groups = slot_groups(s, A, compact)
+    owner = t.node_player[t.decision_node]                                    # [D]
+    own = jnp.arange(H) < jnp.asarray(s.hands)[owner][:, None]                # [D, H]
+    legal = (t.legal_mask[:-1].reshape(D, H, A) & own[:, :, None]).any(axis=1)  # [D, A]
+    count = legal.sum(axis=1)                                                 # [D]
+    every = jnp.argsort(~legal, axis=1, stable=True).astype(jnp.int32) if compact else \
+        jnp.broadcast_to(jnp.arange(A, dtype=jnp.int32), (D, A))              # [D, A]
+    total = sum(k * n for g in groups for k, n in g)                          # S
+    slot_of = jnp.full(((D + 1) * A,), total, jnp.int32)
+    order, columns, source, children, nodes = [], [], [], [], []
+    offset = 0
+    for p, d in enumerate(b.decisions):
+        place = (jnp.argsort(jnp.take(count, d), stable=True).astype(jnp.int32) if compact
+                 else jnp.arange(d.shape[0], dtype=jnp.int32))                # [D_p]
+        mine = jnp.take(d, place)                                             # [D_p]
+        cols, kids, start = [], [], 0
+        for k, n in groups[p]:
+            dec = mine[start:start + n]                                       # [D_pk]
+            c = every[dec, :k]                                                # [D_pk, k]
+            flat = (dec[:, None] * A + c).reshape(-1)                         # [D_pk * k]
+            slot_of = slot_of.at[flat].set(offset + jnp.arange(n * k, dtype=jnp.int32))
+            cols.append(c)
+            source.append(flat)
+            kids.append(t.child_of[dec[:, None], c].reshape(-1))
+            start, offset = start + n, offset + n * k
+        order.append(place)
+        columns.append(tuple(cols))
+        children.append(jnp.concatenate(kids))
+        nodes.append(jnp.take(t.decision_node, mine))
+    source = jnp.concatenate(source + [jnp.full((1,), D * A, jnp.int32)])
+    edge_index = jnp.take(slot_of, t.edge_decision * A + t.parent_slot, mode="clip")
+    return Slots(groups, compact, tuple(order), tuple(columns), source, edge_index,
+                 tuple(children), tuple(nodes))
+
+
+def slot_offset(sl: Slots, player: int) -> int:
+    """The first slot of ``player``'s groups in the current strategy by slot."""
+    return sum(k * n for g in sl.groups[:player] for k, n in g)
+
+
+def to_slots(block: jax.Array, sl: Slots, player: int) -> tuple:
+    """``player``'s block ``[D_p, A, H_p, *b]`` (:func:`to_blocks`) as its groups, a tuple
+    of ``[D_pk, k, H_p, *b]`` (:class:`Slots`; the block itself when not compact)."""
+    if not sl.compact:
+        return (block,)
+    x = jnp.take(block, sl.order[player], axis=0)
+    out, start = [], 0
+    for (k, n), c in zip(sl.groups[player], sl.columns[player]):
+        part = x[start:start + n]                                             # [D_pk, A, ...]
+        out.append(jnp.take_along_axis(part, trail(c, part.ndim), axis=1))    # [D_pk, k, ...]
+        start += n
+    return tuple(out)
+
+
+def from_slots(parts: tuple, block: jax.Array, sl: Slots, player: int) -> jax.Array:
+    """``player``'s groups (:func:`to_slots`) back into its block ``[D_p, A, H_p, *b]``:
+    the groups' entries replaced, the columns they leave out kept from ``block``."""
+    if not sl.compact:
+        return parts[0]
+    start = 0
+    for (k, n), c, part in zip(sl.groups[player], sl.columns[player], parts):
+        place = sl.order[player][start:start + n]                             # [D_pk]
+        block = block.at[place[:, None], c].set(part)
+        start += n
+    return block
+
+
+def slot_strategy(table: jax.Array, s: PublicStructure, sl: Slots) -> jax.Array:
+    """A strategy ``[I, A, *b]`` by slot, padding hands included, the pad (ones) last:
+    ``[S + 1, H, *b]`` (:func:`slot_regrets`'s ``current``)."""
+    return jnp.take(_decisions(table, s, 1.0), sl.source, axis=0)
+
+
+def slot_regrets(t: PublicTensors, s: PublicStructure, current: jax.Array, sl: Slots,
+                 player: int, legal: tuple) -> tuple:
+    """:func:`counterfactual_regrets` and the own reach of ``player``'s rows alone (the
+    same numbers, bit for bit), group by group: a tuple of ``(regret [D_pk, k, H_p, *b],
+    own [D_pk, H_p, *b])``. ``current`` ``[S + 1, H, *b]``: the current strategy by slot
+    (:func:`slot_strategy`); ``legal``: the player's groups of its legal mask
+    (``[D_pk, k, H_p]`` each)."""
+    q, own = _player_slots(t, s, current, sl.edge_index, (player,),
+                           (sl.children[player], sl.nodes[player]))  # [S_p, H, *b], [D_p, ..]
+    lo, hands, batch = slot_offset(sl, player), s.hands[player], current.shape[2:]
+    out, start, first = [], 0, 0
+    for (k, n), mask in zip(sl.groups[player], legal):
+        shape = (n, k, current.shape[1]) + batch
+        qk = q[first:first + n * k].reshape(shape)[:, :, :hands]             # [D_pk, k, H_p]
+        mine = current[lo + first:lo + first + n * k].reshape(shape)[:, :, :hands]
+        out.append((instantaneous_regret(qk, mine, mask), own[start:start + n, :hands]))
+        start, first = start + n, first + n * k
+    return tuple(out)
 
 
 def counterfactual_action_values(t: PublicTensors, s: PublicStructure, strategy: jax.Array,

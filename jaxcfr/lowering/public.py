@@ -117,11 +117,17 @@ class PublicLowered:
     def structure(self) -> PublicStructure:
         t = self.tensors
         owner = np.asarray(t.node_player)[np.asarray(t.decision_node)]
-        return PublicStructure(self.level_start, self.num_players,
-                               tuple(len(x) for x in self.hands.labels), self.ranked,
+        hands = tuple(len(x) for x in self.hands.labels)
+        own = np.arange(max(hands)) < np.asarray(hands)[owner][:, None]      # [D, H]
+        legal = (np.asarray(t.legal_mask)[:-1].reshape(len(owner), max(hands), -1)
+                 & own[:, :, None]).any(axis=1)                         # [D, A] own hands'
+        count = legal.sum(axis=1)                                       # [D] legal actions
+        groups = tuple(tuple((int(k), int(n)) for k, n in zip(*np.unique(
+            count[owner == p], return_counts=True))) for p in range(self.num_players))
+        return PublicStructure(self.level_start, self.num_players, hands, self.ranked,
                                self.widths, tuple(int(n) for n in np.bincount(
                                    owner, minlength=self.num_players)),
-                               merge_levels(t.merge_parent, self.level_start))
+                               merge_levels(t.merge_parent, self.level_start), groups)
 
     @property
     def num_nodes(self) -> int:

@@ -4,16 +4,21 @@ The state's tables are rows ``[I, A, *b]`` (``d * H + h``: every player's decisi
 padded to the most hands ``H``). Inside a loop of alternating iterations on one public
 tree, unlocked, :func:`iterate` keeps them instead as each player's block
 ``[D_p, A, H_p, *b]`` (its ``D_p`` decisions, its own ``H_p`` hands:
-:func:`jaxcfr.kernels.public.to_blocks`), so that a player's half-step reads and writes
-its own block alone: its regrets come by slot from
-:func:`jaxcfr.kernels.public.block_regrets`, the rules (:meth:`Solver.fold`) and regret
-matching run on the block, and no table goes through the rows' layout (a transpose and a
-select over every player's rows per half-step on the row path). The current strategy is
-carried by slot, ``[D + 1, A, H, *b]`` (the blocks side by side, a pad decision last),
-which is what the passes gather from. The rows come back at the loop's end
-(:func:`jaxcfr.kernels.public.from_blocks`): checkpoints, evaluations and profiles see the
-rows as before, and every number is the row path's, bit for bit (the same operations on
-the same entries, players in seat order; ``tests/test_public_blocks.py``).
+:func:`jaxcfr.kernels.public.to_blocks`), split into groups ``[D_pk, k, H_p, *b]``: where
+few actions are legal (:func:`compacts`) the player's decisions of ``k`` legal actions
+with those ``k`` columns alone, else one group of all ``A`` columns
+(:func:`jaxcfr.kernels.public.slots`, ``to_slots``). A player's half-step reads and writes
+its own groups alone: its regrets come by slot from
+:func:`jaxcfr.kernels.public.slot_regrets`, the rules (:meth:`Solver.fold`) and regret
+matching run on each group, and no table goes through the rows' layout (a transpose and a
+select over every player's rows per half-step on the row path) or its padded columns. The
+current strategy is carried by slot, ``[S + 1, H, *b]`` (the groups' slots side by side,
+padding hands included, a pad of ones last), which is what the passes gather from. The
+rows come back at the loop's end (``from_slots``,
+:func:`jaxcfr.kernels.public.from_blocks`): checkpoints, evaluations and profiles see the
+rows as before, and every number is the row path's (the same operations on the same
+entries, players in seat order; bit for bit where XLA fuses the programs alike, else to a
+few ulps: ``tests/test_public_blocks.py``).
 
 Other runs (simultaneous updates, node locking, stacks, sampling) take the row path
 (:meth:`Solver.step`); :func:`applies` says which.
@@ -29,7 +34,7 @@ from jaxcfr.solvers.parameters import HyperParams
 from jaxcfr.solvers.solver import Solver, SolverState
 from jaxcfr.tensors import PublicStructure, PublicTensors
 
-__all__ = ["applies", "iterate"]
+__all__ = ["applies", "compacts", "iterate", "COMPACT_SHARE"]
 
 
 def applies(solver: Solver, t, structure, lock=None) -> bool:
@@ -43,15 +48,40 @@ def applies(solver: Solver, t, structure, lock=None) -> bool:
             and solver.alternating and solver.estimator.dense and lock is None)
 
 
+#: The blocks keep only the legal columns (``kernels.public.slot_groups`` compact) when the
+#: legal (decision, action) pairs are at most this share of the decisions' ``A`` columns.
+#: Measured (docs/public_trees.md, "legal columns"): liar's dice (14-17% legal) 4.3 to 5.7x
+#: less CPU time per iteration than all columns, hold'em rivers and turn (75-83% legal)
+#: the same within noise; a game with nearly every action legal gains nothing, so keeps
+#: one group per player.
+COMPACT_SHARE = 0.9
+
+
+def compacts(t, s) -> bool:
+    """Whether :func:`iterate` keeps the legal columns alone on a game of tensors ``t``
+    and structure ``s`` (static: from the structure's legal groups)."""
+    if not s.legal_groups:
+        return False
+    legal = sum(k * n for g in s.legal_groups for k, n in g)
+    return legal <= COMPACT_SHARE * t.legal_mask.shape[1] * sum(s.player_decisions)
+
+
 def iterate(solver: Solver, t: PublicTensors, s: PublicStructure, state: SolverState,
-            hp: HyperParams, steps) -> SolverState:
+            hp: HyperParams, steps, compact: bool | None = None) -> SolverState:
     """``steps`` (a traced or Python int) iterations of ``solver`` from ``state``
     (``[I, A, *b]`` tables), the tables kept per player inside the loop: the state
-    :meth:`Solver.step` would reach, bit for bit."""
+    :meth:`Solver.step` would reach, bit for bit. ``compact``: keep the legal columns
+    alone (``None``: :func:`compacts` decides)."""
+    compact = compacts(t, s) if compact is None else compact
     b = kernels.blocks(t, s)
-    legal = kernels.to_blocks(t.legal_mask, s, b, False)                 # P x [D_p, A, H_p]
-    tables = tuple(zip(*(kernels.to_blocks(x, s, b) for x in state[:-1])))  # P x 4 x block
-    current = kernels.strategy_slots(solver.strategy(t, state), s, b)      # [D + 1, A, H, *b]
+    sl = kernels.slots(t, s, b, compact)
+    P = s.num_players
+    legal = tuple(kernels.to_slots(x, sl, p)                        # P x G_p x [D_pk, k, H_p]
+                  for p, x in enumerate(kernels.to_blocks(t.legal_mask, s, b, False)))
+    whole = [kernels.to_blocks(x, s, b) for x in state[:-1]]        # 4 x P x [D_p, A, H_p, *b]
+    tables = tuple(tuple(zip(*(kernels.to_slots(x[p], sl, p) for x in whole)))
+                   for p in range(P))                                   # P x G_p x 4 x group
+    current = kernels.slot_strategy(solver.strategy(t, state), s, sl)      # [S + 1, H, *b]
     predictive = solver.predictive
 
     def one(_, carry):
@@ -61,19 +91,29 @@ def iterate(solver: Solver, t: PublicTensors, s: PublicStructure, state: SolverS
         weight = solver.average.weight(tf, hp)                               # [*b]
         decay = solver.average.decay(tf, hp) if solver.average.decays else None
         out = list(tables)
-        for p in range(s.num_players):                          # alternating, seat order
-            lo, hands = kernels.block_offset(s, p), s.hands[p]
-            regret, own = kernels.block_regrets(t, s, current, b, p, legal[p])
-            mine = current[lo:lo + s.player_decisions[p], :, :hands]  # [D_p, A, H_p, *b]
-            contribution = own[:, None] * mine if solver.average.reach_weighted else mine
-            out[p] = solver.fold(tables[p], regret, contribution, tf, hp, weight, decay)
-            summed = out[p][0] + out[p][3] if predictive else out[p][0]
-            matched = normalise(summed, legal[p], axis=1)                # [D_p, A, H_p, *b]
-            current = jax.lax.dynamic_update_slice(
-                current, matched, (lo,) + (0,) * (current.ndim - 1))
+        for p in range(P):                                      # alternating, seat order
+            lo, hands = kernels.slot_offset(sl, p), s.hands[p]
+            parts = []
+            for (k, n), old, (regret, own) in zip(
+                    sl.groups[p], tables[p],
+                    kernels.slot_regrets(t, s, current, sl, p, legal[p])):
+                shape = (n, k, current.shape[1]) + current.shape[2:]
+                mine = current[lo:lo + n * k].reshape(shape)[:, :, :hands]  # [D_pk, k, H_p]
+                contribution = own[:, None] * mine if solver.average.reach_weighted else mine
+                parts.append(solver.fold(old, regret, contribution, tf, hp, weight, decay))
+                lo += n * k
+            out[p] = tuple(parts)
+            lo = kernels.slot_offset(sl, p)
+            for (k, n), new, mask in zip(sl.groups[p], parts, legal[p]):
+                summed = new[0] + new[3] if predictive else new[0]
+                matched = normalise(summed, mask, axis=1)                    # [D_pk, k, H_p]
+                current = jax.lax.dynamic_update_slice(
+                    current, matched.reshape((n * k,) + matched.shape[2:]),
+                    (lo,) + (0,) * (current.ndim - 1))
+                lo += n * k
         return tuple(out), current, it
 
     tables, _, done = jax.lax.fori_loop(0, steps, one, (tables, current, state.iteration))
-    return SolverState(*(kernels.from_blocks(tuple(tables[p][k] for p in range(s.num_players)),
-                                             x, s, b)
-                         for k, x in enumerate(state[:-1])), done)
+    return SolverState(*(kernels.from_blocks(
+        tuple(kernels.from_slots(tuple(g[i] for g in tables[p]), whole[i][p], sl, p)
+              for p in range(P)), x, s, b) for i, x in enumerate(state[:-1])), done)
