@@ -119,7 +119,8 @@ class PublicLowered:
         owner = np.asarray(t.node_player)[np.asarray(t.decision_node)]
         hands = tuple(len(x) for x in self.hands.labels)
         own = np.arange(max(hands)) < np.asarray(hands)[owner][:, None]      # [D, H]
-        legal = (np.asarray(t.legal_mask)[:-1].reshape(len(owner), max(hands), -1)
+        mask = np.asarray(t.legal_mask)                                 # [I, A]
+        legal = (mask[:-1].reshape(len(owner), max(hands), mask.shape[1])
                  & own[:, :, None]).any(axis=1)                         # [D, A] own hands'
         count = legal.sum(axis=1)                                       # [D] legal actions
         groups = tuple(tuple((int(k), int(n)) for k, n in zip(*np.unique(
