@@ -113,8 +113,10 @@ class PublicLowered:
                 f"{'+'.join(str(h) for h in self.structure.hands)} hands, {rows} rows, "
                 f"{self.max_actions} actions max, depth {len(self.level_start) - 2})")
 
-    @property
+    @functools.cached_property
     def structure(self) -> PublicStructure:
+        """The static facts of the compiled passes (derived once: the legal groups
+        reduce the ``[I, A]`` legal mask, which every solve and evaluation asks for)."""
         t = self.tensors
         owner = np.asarray(t.node_player)[np.asarray(t.decision_node)]
         hands = tuple(len(x) for x in self.hands.labels)
