@@ -37,33 +37,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
 import time
 
 from benchkit.arguments import TARGET, checked_game, checked_preset, count
+from benchkit.memory import peak_rss, rss
+from benchkit.timing import cpu_seconds
 
 __all__ = ["main"]
-
-
-def _cpu() -> float:
-    """CPU seconds of this process and of its finished children (the lowering's workers)."""
-    total = 0.0
-    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
-        use = resource.getrusage(who)
-        total += use.ru_utime + use.ru_stime
-    return total
-
-
-def _rss() -> int:
-    """This process's resident bytes now."""
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def _peak() -> int:
-    """This process's highest resident bytes so far."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def _arguments(argv):
@@ -106,11 +86,11 @@ def main(argv=None, emit=print) -> list[dict]:
     spec = args.game or f"liars_dice(sides={args.sides})"
     game = jaxcfr.load_game(spec)
     gc.collect()
-    base = _rss()
-    start = _cpu()
+    base = rss()
+    start = cpu_seconds(children=True)
     lowered = jaxcfr.lower(game, name=spec, workers=args.workers)
-    lowering_cpu = _cpu() - start
-    lowering_peak = max(_peak() - base, 0)
+    lowering_cpu = cpu_seconds(children=True) - start
+    lowering_peak = max(peak_rss() - base, 0)
     nodes = lowered.num_nodes
     report({"phase": "lowering", "game": spec, "nodes": nodes,
             "infosets": lowered.num_rows - 1, "lowering_cpu_s": round(lowering_cpu, 1),
@@ -124,25 +104,25 @@ def main(argv=None, emit=print) -> list[dict]:
     exploitability = float("inf")
     iteration = 0
     with runner:
-        start = _cpu()
+        start = cpu_seconds(children=True)
         state, _ = runner.compile(runner.init())
-        compile_cpu = _cpu() - start
+        compile_cpu = cpu_seconds(children=True) - start
         while iteration < args.max_iterations:
             step = min(args.every, args.max_iterations - iteration)
-            start = _cpu()
+            start = cpu_seconds(children=True)
             state = jax.block_until_ready(runner.advance(state, step))
-            solve_cpu += _cpu() - start
+            solve_cpu += cpu_seconds(children=True) - start
             iteration += step
-            start = _cpu()
+            start = cpu_seconds(children=True)
             metrics = runner.evaluate(state)
             value = metrics["exploitability"]
             if value is None:
                 value = metrics["nash_conv"]
             exploitability = float(value)
-            evaluate_cpu += _cpu() - start
+            evaluate_cpu += cpu_seconds(children=True) - start
             report({"phase": "check", "iteration": iteration,
                     "exploitability": exploitability, "solve_cpu_s": round(solve_cpu, 3),
-                    "evaluate_cpu_s": round(evaluate_cpu, 3), "rss_bytes": _rss()})
+                    "evaluate_cpu_s": round(evaluate_cpu, 3), "rss_bytes": rss()})
             if exploitability <= args.target:
                 break
     report({"phase": "summary", "game": spec, "preset": args.preset, "nodes": nodes,
@@ -155,7 +135,7 @@ def main(argv=None, emit=print) -> list[dict]:
             "cpu_s_per_iteration": round(solve_cpu / max(iteration, 1), 4),
             "cpu_s_per_iteration_with_evaluation":
                 round((solve_cpu + evaluate_cpu) / max(iteration, 1), 4),
-            "process_peak_bytes": _peak(), "date": time.strftime("%Y-%m-%d %H:%M UTC",
+            "process_peak_bytes": peak_rss(), "date": time.strftime("%Y-%m-%d %H:%M UTC",
                                                                  time.gmtime())})
     return records
 

@@ -36,7 +36,6 @@ import datetime
 import json
 import os
 import platform
-import resource
 import time
 
 import jax
@@ -51,6 +50,7 @@ from jaxcfr_games.public_leduc import PublicLeduc
 from jaxcfr_games.public_liars_dice import PublicLiarsDice
 
 from benchkit.arguments import TARGET, checked_game, checked_preset, count
+from benchkit.memory import peak_rss
 from benchkit.public_chunk import public_chunk
 from benchkit.timing import cpu_seconds
 
@@ -126,11 +126,6 @@ def bench(key: str, iterations: int, public_only: bool) -> dict:
     return out
 
 
-def _peak_rss() -> int:
-    """The process's peak resident memory so far, bytes (Linux ``ru_maxrss`` is KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
 def to_target(game: str, target: float, *, preset: str = "dcfr", check_every: int = 50,
               max_iterations: int = 2000, dtype: str = "float32", emit=print) -> dict:
     """Lower the public game ``game`` (a game string), then run ``preset`` in compiled
@@ -143,11 +138,11 @@ def to_target(game: str, target: float, *, preset: str = "dcfr", check_every: in
     if not isinstance(made, jaxcfr.PublicGame):
         raise ValueError(f"{game!r} is not a public game (add tree='public')")
     dtype = np.dtype(dtype)
-    rss, cpu, wall = _peak_rss(), _cpu(), time.perf_counter()
+    rss, cpu, wall = peak_rss(), _cpu(), time.perf_counter()
     public = jaxcfr.lower_public(made)
     out = {"game": game, "preset": preset, "dtype": str(dtype), "target": target,
            "lowering_cpu_s": _cpu() - cpu, "lowering_wall_s": time.perf_counter() - wall,
-           "lowering_peak_rss_bytes_above_start": _peak_rss() - rss,
+           "lowering_peak_rss_bytes_above_start": peak_rss() - rss,
            "public_nodes": public.num_nodes, "rows": public.num_rows,
            "actions": int(public.tensors.legal_mask.shape[1]),
            "legal_fraction": float(np.mean(public.tensors.legal_mask)),
@@ -184,7 +179,7 @@ def to_target(game: str, target: float, *, preset: str = "dcfr", check_every: in
               "check_cpu_s": round(_cpu() - cpu, 3)})
     out.update(iterations=iterations, exploitability=exploitability,
                reached=exploitability <= target, solve_cpu_s=solve_cpu, solve_wall_s=solve_wall,
-               cpu_s_per_iteration=solve_cpu / iterations, peak_rss_bytes=_peak_rss(),
+               cpu_s_per_iteration=solve_cpu / iterations, peak_rss_bytes=peak_rss(),
                load_average=list(os.getloadavg()))
     emit({"summary": out})
     return out

@@ -1,6 +1,7 @@
 """What the benchmark programs share (``benchmarks/README.md`` lists the programs).
 
 * :mod:`benchkit.timing`: CPU and wall clocks (this process, its finished children);
+* :mod:`benchkit.memory`: this process's resident bytes, now and at the peak;
 * :mod:`benchkit.fresh`: one fresh Python process, timed from outside;
 * :mod:`benchkit.peers`: the peer solvers ``bench.py`` times against jaxcfr;
 * :mod:`benchkit.racing`: races of exploitability against time, and their plot;
