@@ -154,3 +154,20 @@ def test_target_stops_the_stack_of_boards(capsys):
     status, out, err = _run(capsys, "solve", *common)
     assert status == 0, err
     assert "target          reached at iteration 10: every member's exploitability" in out
+
+
+def test_a_stack_over_the_memory_budget_is_refused_at_once(capsys, monkeypatch):
+    """Thousands of boards that do not fit the budget: refused with the count, the bytes
+    and the budget after sizing a few spots, in one line, before the others are built or
+    lowered (they would take minutes) and before anything compiles."""
+    import jaxcfr.cli.boards as boards_cli
+    built = []
+    real = boards_cli._Spots.__getitem__
+    monkeypatch.setattr(boards_cli._Spots, "__getitem__",
+                        lambda self, b: built.append(b) or real(self, b))
+    monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", str(300 << 20))
+    status, out, err = _run(capsys, "solve", SPOT, "--boards", "random:5000")
+    assert status == 2 and out == ""
+    assert "[memory-budget] a stack of 5,000 spots" in err and "over the memory budget of " \
+        "300.0 MiB" in err and "Traceback" not in err
+    assert len(set(built)) <= 16

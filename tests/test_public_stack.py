@@ -276,3 +276,32 @@ def test_a_batch_of_settings_on_a_stack():
     np.testing.assert_allclose(stacked.final["nash_conv"][1], alone.final["nash_conv"],
                                rtol=1e-12)
     assert stacked.member(1).average_strategy.shape == alone.average_strategy.shape
+
+
+def test_a_stack_over_the_memory_budget_is_refused_before_its_other_members(monkeypatch):
+    """A stack too large for the budget is refused as soon as its first members show it
+    (the estimate is the padded member's footprint times the count, the runtime's share
+    once), not after every member is lowered; a stack that fits is stacked as before."""
+    from jaxcfr.lowering import public_stack as module
+    from jaxcfr.lowering.budget import MemoryBudgetError
+    from jaxcfr.lowering.public import public_footprint
+    calls = []
+    real = module.lower_public
+    monkeypatch.setattr(module, "lower_public", lambda g, **k: calls.append(g) or real(g, **k))
+    games = [PublicKuhn()] * 200
+    one = jaxcfr.lower_public(PublicKuhn()).public_size
+    need = module.stack_footprint([one], 200)
+    assert need.device == public_footprint(one).device + 199 * (
+        public_footprint(one).device - (256 << 20))
+    with pytest.raises(MemoryBudgetError, match=r"a stack of 200 members .* over the memory "
+                                                r"budget .*stack fewer members"):
+        stack_public(games, memory_budget=need.total - 1)
+    assert len(calls) == 1                          # refused after the first member
+    calls.clear()
+    assert stack_public(games[:3], memory_budget=need.total).batch_size == 3
+    seen = []
+    with pytest.raises(MemoryBudgetError, match="a stack of 200 spots"):
+        module.precheck_stack(lambda b: seen.append(b) or jaxcfr.lower_public(games[b]), 200,
+                              need.total - 1, what="spots")
+    assert seen == sorted(set(seen)) and len(seen) == module.PRECHECK_MEMBERS
+    assert seen[0] == 0 and seen[-1] == 199         # spread over the whole stack

@@ -10,6 +10,7 @@ second evaluation compile nothing. Games: public Kuhn and public Leduc with 3 an
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -278,3 +279,23 @@ def test_a_batch_of_settings_crosses_the_stack(tmp_path):
     rows = json.loads((tmp_path / "r" / "spots.json").read_text())["spots"]
     assert [r["board"] for r in rows] == [BOARDS[0]] * 2 + [BOARDS[1]] * 2
     assert all(r["label"].endswith(f"alpha={a}") for r, a in zip(rows, ("1.5", "2") * 2))
+
+
+def test_a_stack_of_boards_over_the_memory_budget_is_refused_at_once(tmp_path, monkeypatch):
+    """``game.boards = "random:5000"`` on a small budget: refused after sizing a few
+    members (the others are neither loaded nor lowered), naming the count and the
+    budget."""
+    import importlib
+    from jaxcfr.lowering.budget import MemoryBudgetError
+    train_module = importlib.import_module("jaxcfr.runs.train")   # (runs.train: the function)
+    lowered = []
+    real = train_module.lower_public_reporting
+    monkeypatch.setattr(train_module, "lower_public_reporting",
+                        lambda game, *a, **k: lowered.append(game) or real(game, *a, **k))
+    monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", str(300 << 20))
+    config = _config(boards="random:5000")
+    with pytest.raises(MemoryBudgetError, match=r"a stack of 5,000 members .* over the "
+                                                r"memory budget of 300\.0 MiB"):
+        train(dataclasses.replace(config, game=dataclasses.replace(config.game, cache=False)),
+              out_dir=str(tmp_path / "run"))
+    assert len(lowered) <= 16

@@ -56,14 +56,40 @@ def boards_spots(args) -> tuple[list[str], list]:
         boards = parse_boards(args.boards)
     except HoldemError as e:
         raise ArgumentError(f"--boards: {e}", argument="--boards") from None
-    try:
-        spots = board_spots(boards, **params)
-    except (HoldemError, ValueError, TypeError) as e:
+    try:                         # the spot's parameters checked on the first board now;
+        first = board_spots(boards[:1], **params)       # the rest built in run_boards, once
+    except (HoldemError, ValueError, TypeError) as e:    # the stack is known to fit
         raise ArgumentError(f"{args.game}: {e}", argument="--boards") from None
-    return boards, spots
+    return boards, _Spots(boards, params, first[0])
 
 
-def run_boards(args, boards: list[str], spots: list, parameters: dict) -> int:
+class _Spots:
+    """The spot on each board, built when first asked for (``len`` is the boards'): a
+    stack too large for the memory budget is refused after its first spot, not after
+    building every one. A board the spot cannot take raises :class:`ArgumentError`."""
+
+    def __init__(self, boards: list[str], params: dict, first):
+        self.boards, self.params, self._built = boards, params, {0: first}
+
+    def __len__(self) -> int:
+        return len(self.boards)
+
+    def __getitem__(self, b: int):
+        if b not in self._built:
+            from jaxcfr_games.holdem.boards import board_spots
+            from jaxcfr_games.holdem.cards import HoldemError
+            try:
+                self._built[b] = board_spots(self.boards[b:b + 1], **self.params)[0]
+            except (HoldemError, ValueError, TypeError) as e:
+                raise ArgumentError(f"--boards: board {self.boards[b]}: {e}",
+                                    argument="--boards") from None
+        return self._built[b]
+
+    def __iter__(self):
+        return (self[b] for b in range(len(self)))
+
+
+def run_boards(args, boards: list[str], spots, parameters: dict) -> int:
     """Solve ``spots`` (one per board) as one stack with ``args``' solver options and the
     traced ``parameters`` (scalars: one setting for every board), then print the table or
     the JSON object. Called once JAX may be imported."""
@@ -75,6 +101,9 @@ def run_boards(args, boards: list[str], spots: list, parameters: dict) -> int:
                             f"{flag} is a list", argument=flag)
     given = {k: v for k, v in parameters.items() if v is not None}
     pot = float(spots[0].pot)
+    from jaxcfr.lowering.public import lower_public
+    from jaxcfr.lowering.public_stack import precheck_stack
+    precheck_stack(lambda b: lower_public(spots[b]), len(spots), what="spots")
 
     def callback(record):                       # progress on stderr, one line an evaluation
         if not args.quiet and record["exploitability_pot_percent"] is not None:
@@ -82,9 +111,9 @@ def run_boards(args, boards: list[str], spots: list, parameters: dict) -> int:
             print(f"iteration {record['iteration']:>8}  exploitability {pct.mean():.4f}% of "
                   f"the pot on average, {pct.max():.4f}% at most", file=sys.stderr, flush=True)
     if not args.quiet:
-        print(f"jaxcfr: stacking {len(spots)} spots, compiling {args.algorithm} once for the "
-              f"stack", file=sys.stderr, flush=True)
-    result = solve_public_stack(spots, args.algorithm, args.iterations,
+        print(f"jaxcfr: lowering and stacking {len(spots):,} spots, compiling "
+              f"{args.algorithm} once for the stack", file=sys.stderr, flush=True)
+    result = solve_public_stack(list(spots), args.algorithm, args.iterations,
                                 precision=args.precision, eval_every=args.eval_every,
                                 target=args.target, callback=callback, **given)
     final = result.final

@@ -44,15 +44,19 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from jaxcfr.game.public import PublicGame
-from jaxcfr.lowering.public import PublicLowered, lower_public
+from jaxcfr.lowering.budget import (MemoryBudgetError, MemoryFootprint, default_memory_budget,
+                                    format_bytes)
+from jaxcfr.lowering.public import (_DEVICE_FIXED, PublicLowered, PublicSize, lower_public,
+                                    public_footprint)
 from jaxcfr.tensors import NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors
 
-__all__ = ["PublicStack", "stack_public", "unstack_public_rows", "PADDED_AXES"]
+__all__ = ["PublicStack", "stack_public", "unstack_public_rows", "PADDED_AXES",
+           "stack_footprint", "check_stack_budget", "precheck_stack", "PRECHECK_MEMBERS"]
 
 #: The axes of every :class:`PublicTensors` field, by name (``N`` nodes, ``D`` decisions,
 #: ``A`` actions, ``I`` rows, ``H`` hands, ``Hr`` hands of the ranked tables (0 when
@@ -151,8 +155,61 @@ class PublicStack:
                 "member_hands": [list(m.structure.hands) for m in self.members]}
 
 
-def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str = "auto"
-                 ) -> PublicStack:
+def padded_size(sizes: Sequence[PublicSize]) -> PublicSize:
+    """The sizes every member is padded to: each field's largest over ``sizes`` (the node
+    count is a lower bound: the stack pads level by level)."""
+    sizes = list(sizes)
+    return PublicSize(*(max(getattr(z, f) for z in sizes) for f in PublicSize._fields))
+
+
+def stack_footprint(sizes: Sequence[PublicSize], count: int) -> MemoryFootprint:
+    """The bytes a stack of ``count`` members needs, each padded to the largest of
+    ``sizes`` (the members lowered so far: :attr:`PublicLowered.public_size`): every member
+    kept lowered on the host and its padded tables, state and temporaries on the device,
+    the runtime's fixed share once."""
+    one = public_footprint(padded_size(sizes))
+    n = int(count)
+    device = _DEVICE_FIXED + n * (one.device - _DEVICE_FIXED)
+    return MemoryFootprint(one.lowering, n * one.lowered, device,
+                           one.lowering + n * one.lowered + device)
+
+
+def check_stack_budget(sizes: Sequence[PublicSize], count: int, budget: int | None = None,
+                       *, what: str = "members") -> None:
+    """Raise :class:`~jaxcfr.lowering.budget.MemoryBudgetError` when a stack of ``count``
+    members, padded to the largest of ``sizes`` (those lowered so far), needs more than
+    ``budget`` bytes (default :func:`~jaxcfr.lowering.budget.default_memory_budget`): a
+    stack too large for the machine is refused after its first member, not after all of
+    them. The error names the count, the bytes per member, the total and the budget."""
+    budget = default_memory_budget() if budget is None else int(budget)
+    need = stack_footprint(sizes, count)
+    if need.total > budget:
+        z = padded_size(sizes)
+        per = (need.total - _DEVICE_FIXED - need.lowering) / max(int(count), 1)
+        raise MemoryBudgetError(
+            f"a stack of {int(count):,} {what} of up to {z.describe()} needs about "
+            f"{format_bytes(need.total)} ({format_bytes(per)} a member), over the memory "
+            f"budget of {format_bytes(budget)}: stack fewer {what}, or set memory_budget= "
+            "or JAXCFR_MEMORY_BUDGET=BYTES to raise it", rule="memory-budget")
+
+
+#: How many members, spread over a stack, :func:`precheck_stack` lowers to size it.
+PRECHECK_MEMBERS = 16
+
+
+def precheck_stack(lowered_at: Callable[[int], PublicLowered], count: int,
+                   budget: int | None = None, *, what: str = "members") -> None:
+    """Size a stack of ``count`` members before building it: lower up to
+    :data:`PRECHECK_MEMBERS` of them, spread evenly over the stack (``lowered_at(b)``:
+    member ``b`` lowered), and :func:`check_stack_budget` with their sizes. Members differ
+    (a board blocks other hands), so this is an estimate: :func:`stack_public` checks
+    again as it lowers each member."""
+    picks = sorted({int(b) for b in np.linspace(0, count - 1, min(count, PRECHECK_MEMBERS))})
+    check_stack_budget([lowered_at(b).public_size for b in picks], count, budget, what=what)
+
+
+def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str = "auto",
+                 memory_budget: int | None = None) -> PublicStack:
     """Pad public trees to one shape and stack them on a leading axis ``B``.
 
     Args:
@@ -160,8 +217,12 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
         ``terminals``) or lowered ones (:func:`~jaxcfr.lowering.public.lower_public`).
       terminals: for the games lowered here (``"auto"``: ranked when any member's hands
         ask for it, so that all agree).
+      memory_budget: bytes (default :func:`~jaxcfr.lowering.budget.default_memory_budget`);
+        the stack is checked against it after each member (:func:`check_stack_budget`).
 
     Raises:
+      MemoryBudgetError: the stack would not fit the budget (raised after the first
+        member that shows it, before the rest are lowered).
       ValueError: no games, a member that is neither, a member of more than two players,
         or members that mix ranked and dense terminals (lower them with one
         ``terminals=``).
@@ -175,16 +236,23 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
                              f"member {b} is a {type(g).__name__}")
     pots = tuple(getattr(g, "pot", None) for g in games)
     pots = pots if all(isinstance(x, (int, float)) and x > 0 for x in pots) else None
+    sizes: list[PublicSize] = []
+
+    def lowered(g, **kwargs) -> PublicLowered:     # each member checked as it comes
+        out = g if isinstance(g, PublicLowered) else lower_public(g, **kwargs)
+        sizes.append(out.public_size)
+        check_stack_budget(sizes, len(games), memory_budget)
+        return out
+
     if terminals == "auto" and any(isinstance(g, PublicGame) for g in games):
-        lowered = [g if isinstance(g, PublicLowered) else lower_public(g) for g in games]
-        if len({g.ranked for g in lowered}) > 1:       # some ranked: all ranked
-            lowered = [g if g.ranked or isinstance(games[b], PublicLowered)
-                       else lower_public(games[b], terminals="ranked")
-                       for b, g in enumerate(lowered)]
-        games = lowered
+        members = [lowered(g) for g in games]
+        if len({g.ranked for g in members}) > 1:       # some ranked: all ranked
+            members = [g if g.ranked or isinstance(games[b], PublicLowered)
+                       else lowered(games[b], terminals="ranked")
+                       for b, g in enumerate(members)]
+        games = members
     else:
-        games = [g if isinstance(g, PublicLowered) else lower_public(g, terminals=terminals)
-                 for g in games]
+        games = [lowered(g, terminals=terminals) for g in games]
     many = [b for b, g in enumerate(games) if g.num_players != 2]
     if many:
         raise ValueError(f"stacks of public trees take two-player games; member {many[0]} "

@@ -56,7 +56,7 @@ from jaxcfr.engine.runner import batch_mesh
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.registry import load_abstraction
 from jaxcfr.lowering.public import lower_public, public_game_of
-from jaxcfr.lowering.public_stack import PublicStack, stack_public
+from jaxcfr.lowering.public_stack import PublicStack, precheck_stack, stack_public
 from jaxcfr.lowering.stack import stack
 from jaxcfr.profiles.lifting import lifted_row
 from jaxcfr.profiles.profile import Profile
@@ -158,28 +158,53 @@ def public_stack(config: Config, status=None) -> PublicStack | None:
     if not g.batched:
         return None
     key = "game.boards" if g.boards is not None else "game.names"
-    games = [public_game_of(s) for s in g.strings]
-    if all(x is None for x in games):
+    strings = g.strings
+    first = public_game_of(strings[0])
+
+    def mixed(s: str) -> ArgumentError:
+        return ArgumentError(f"{key}: the members are public trees and history trees mixed; "
+                             f"{s!r} is not a public tree (give every member tree='public', "
+                             "or none)", key)
+    if first is None:
+        other = next((s for s in strings[1:] if public_game_of(s) is not None), None)
+        if other is not None:
+            raise mixed(strings[0])
         return None
     if g.abstracted:
         raise ArgumentError(f"{key}: a stack of public trees is solved on its public trees, "
                             "without game.abstraction or game.bucketing", key)
-    for s, x in zip(g.strings, games):
+
+    def game_at(b: int):                     # members loaded one at a time, as needed
+        x = first if b == 0 else public_game_of(strings[b])
         if x is None:
-            raise ArgumentError(f"{key}: the members are public trees and history trees "
-                                f"mixed; {s!r} is not a public tree (give every member "
-                                "tree='public', or none)", key)
-    lowered = [lower_public_reporting(x, status, text=s, cache=g.cache, name=s)
-               for s, x in zip(g.strings, games)]
+            raise mixed(strings[b])
+        return x
+
+    count, many = len(strings), len(strings) > STATUS_MEMBERS
+    precheck_stack(lambda b: lower_public_reporting(game_at(b), None, text=strings[b],
+                                                    cache=g.cache),
+                   count, what="members")                  # (MemoryBudgetError: too large)
+    lowered, pots = [], []
+    for b, s in enumerate(strings):
+        x = game_at(b)
+        lowered.append(lower_public_reporting(x, None if many else status, text=s,
+                                              cache=g.cache, name=s))
+        pots.append(pot_of(x))                # hold'em spots: metrics in % of the pot
+        if many and status is not None:
+            status.phase(f"lowering {count:,} members", b + 1, count)
     if len({m.ranked for m in lowered}) > 1:          # some ranked: all ranked
-        lowered = [m if m.ranked else lower_public(x, terminals="ranked", name=s)
-                   for m, s, x in zip(lowered, g.strings, games)]
+        lowered = [m if m.ranked else lower_public(game_at(b), terminals="ranked", name=s)
+                   for b, (m, s) in enumerate(zip(lowered, strings))]
     try:
         stacked = stack_public(lowered)
     except ValueError as e:
         raise ArgumentError(f"{key}: {e}", key) from None
-    pots = tuple(pot_of(x) for x in games)        # hold'em spots: metrics in % of the pot
-    return dataclasses.replace(stacked, pots=None if None in pots else pots)
+    return dataclasses.replace(stacked, pots=None if None in pots else tuple(pots))
+
+
+#: A stack of more members than this reports its lowering as one count, not member by
+#: member.
+STATUS_MEMBERS = 8
 
 
 # -- the run ----------------------------------------------------------------------
