@@ -205,3 +205,20 @@ def test_the_jax_free_value_check_leaves_what_it_cannot_judge_to_the_config(solv
     with pytest.raises(ConfigError) as info:
         config_from_dict(raw, source="c.toml")
     assert "c.toml" in str(info.value)
+
+
+def test_set_with_no_value_puts_a_key_back_to_its_default(tmp_path):
+    """``--set run.stop_at=``: a config's target (or any key) removed from the command
+    line, the key back to its default; an unknown key is still named."""
+    path = _write(tmp_path, '[game]\nname = "kuhn_poker"\n[solver]\niterations = 7\n'
+                            '[run]\nstop_at = 0.01\neval_every = 5\n')
+    assert parse_override("run.stop_at=") == ("run.stop_at", None)
+    assert parse_override("run.stop_at = ") == ("run.stop_at", None)
+    assert load_config(path).run.stop_at == 0.01
+    c = load_config(path, overrides=["run.stop_at=", "solver.iterations="])
+    (tmp_path / "d").mkdir()
+    default = load_config(_write(tmp_path / "d", '[game]\nname = "kuhn_poker"\n'))
+    assert c.run.stop_at is None and c.solver.iterations == default.solver.iterations
+    assert c.run.eval_every == 5
+    with pytest.raises(ConfigError, match=r"--set run\.stop_att=.*did you mean run\.stop_at"):
+        load_config(path, overrides=["run.stop_att="])

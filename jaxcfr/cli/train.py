@@ -27,7 +27,8 @@ def add_train_arguments(p: argparse.ArgumentParser, default_config: str | None =
                    + (f"; default: {default_config}" if default_config else ""))
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key, e.g. solver.iterations=500 (repeatable; "
-                        "VALUE is a TOML literal, else a string; keys: docs/runs.md)")
+                        "VALUE is a TOML literal, else a string; KEY= with no value puts "
+                        "the key back to its default; keys: docs/runs.md)")
     p.add_argument("--out", metavar="DIR", help="run directory, new or empty (default: "
                    "run.out_dir, else runs/<name>-<time>)")
     p.add_argument("--resume", metavar="RUN_DIR",

@@ -395,6 +395,16 @@ def config_from_dict(raw: dict[str, Any], *, source: str = "<dict>",
         section, _, field = key.partition(".")
         where = f"--set {text}"
         given[key] = where
+        if value is None:                          # KEY= : back to the default
+            if section in _SECTIONS and field:
+                _field_type(section, field, where)       # (an unknown key fails here)
+                raw.get(section, {}).pop(field, None)
+            elif key in _TOP_LEVEL:
+                raw.pop(key, None)
+            else:
+                raise ConfigError(f"{where}: unknown key {key!r}"
+                                  f"{_did_you_mean(key, _all_keys())}")
+            continue
         if section in _SECTIONS and field:
             hint = _field_type(section, field, where)   # unknown keys fail here
             _coerce(value, hint, f"{where}: {key}")      # so do wrong types
@@ -420,13 +430,17 @@ def parse_override(text: str) -> tuple[str, Any]:
     """``"solver.iterations=500"`` -> ``("solver.iterations", 500)``.
 
     The value is read as a TOML literal (``500``, ``1.5``, ``true``, ``[1, 2]``,
-    ``"text"``); anything that is not one is taken as a plain string.
+    ``"text"``); anything that is not one is taken as a plain string. Nothing after the
+    ``=`` (``"run.stop_at="``) gives ``None``: the key goes back to its default (TOML has
+    no null, so no value a config can hold is ``None``).
     """
     key, sep, value = text.partition("=")
     key = key.strip()
     if not sep or not key:
         raise ConfigError(f"--set {text}: expected KEY=VALUE, e.g. solver.iterations=500")
     value = value.strip()
+    if not value:
+        return key, None
     try:
         return key, tomllib.loads(f"v = {value}")["v"]
     except tomllib.TOMLDecodeError:
