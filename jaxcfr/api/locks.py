@@ -21,8 +21,22 @@ illegal action, or probabilities that do not sum to 1.
 
 A lock file (JSON) is a list of entries ``{"infoset": KEY, "player": P (optional),
 "strategy": {ACTION: P}}`` (history trees) or ``{"history": [STEPS] or "Check, Bet(60)",
-"hand": "AKs" (optional: every hand), "strategy": {...}}`` (public trees), or an object
-``{KEY: {ACTION: P}}`` of history-tree keys.
+"hand": "AKs" (optional: every hand), "member": M (optional), "strategy": {...}}`` (public
+trees), or an object ``{KEY: {ACTION: P}}`` of history-tree keys.
+
+A stack of public trees (:class:`~jaxcfr.lowering.public_stack.PublicStack`;
+:func:`resolve_stack_lock`) is locked per member: ``lock=`` is
+
+* one lock (a mapping as above, a lock file): every entry applies to each member where
+  its public history is a decision of the named player and its hands are dealt (a
+  member without that node is not locked there; an entry found in no member is an
+  error), and a lock file's entry with a ``"member"`` (its index, or its name: the
+  member game's name, a board of ``game.boards``) applies to that member only;
+* a list of one lock (or ``None``) per member, or a mapping ``{member: lock}`` (index
+  or name), each resolved against its own member as :func:`resolve_lock` does.
+
+Members without a lock play unlocked (their mask is all false: the same program, the
+same numbers as an unlocked member).
 """
 
 from __future__ import annotations
@@ -30,14 +44,23 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from jaxcfr.lowering.public import PublicLowered
+from jaxcfr.lowering.public_stack import PublicStack, stack_public_rows
 from jaxcfr.solvers.locking import Lock, LockError, lock_from_rows
 
-__all__ = ["resolve_lock", "history_lock", "public_lock", "read_lock_file", "LockError"]
+__all__ = ["resolve_lock", "resolve_stack_lock", "history_lock", "public_lock",
+           "read_lock_file", "ForMember", "LockError"]
+
+
+class ForMember(NamedTuple):
+    """A lock entry's key that applies to one member of a stack only (a lock file's
+    ``"member"`` field): ``member`` its index or name, ``key`` the information set."""
+    member: int | str
+    key: Any
 
 
 def resolve_lock(lowered, lock) -> Lock | None:
@@ -56,6 +79,10 @@ def resolve_lock(lowered, lock) -> Lock | None:
     if not isinstance(lock, Mapping):
         raise LockError(f"a lock is a mapping from information set to {{action: "
                         f"probability}} (or a lock file), got {type(lock).__name__}")
+    tagged = next((k for k in lock if isinstance(k, ForMember)), None)
+    if tagged is not None:
+        raise LockError(f"the lock's entry for member {tagged.member!r} applies to a stack "
+                        "of public trees, not to one game")
     if isinstance(lowered, PublicLowered):
         return public_lock(lowered, lock)
     if getattr(lowered, "batch_size", None) is not None:
@@ -198,6 +225,15 @@ def _hands(lowered: PublicLowered, player: int, hand, holdem, where: str) -> lis
 
 def public_lock(lowered: PublicLowered, mapping: Mapping) -> Lock:
     """The lock of a public tree (keys ``(public history, hand)``; see the module)."""
+    rows, names, _ = _public_rows(lowered, [(k, v, True) for k, v in mapping.items()])
+    return _finish(lowered, rows, *names)
+
+
+def _public_rows(lowered: PublicLowered, entries, where: str = ""):
+    """``(rows {row: strategy}, (actions_of, name_of), hit [E] bool)`` of ``entries``
+    ``[(key, strategy, strict)]`` on ``lowered`` (later entries override earlier ones'
+    rows). A strict entry whose node or hands ``lowered`` lacks is an error; another is
+    skipped there (``hit`` false). ``where``: the member, for the errors."""
     if lowered.merged:
         raise LockError("node locking takes a public tree without merged (suit-isomorphic) "
                         "chance outcomes: a lock can break the symmetry the merge relies "
@@ -206,7 +242,8 @@ def public_lock(lowered: PublicLowered, mapping: Mapping) -> Lock:
     t = lowered.tensors
     rows: dict[int, dict] = {}
     node_of_row: dict[int, int] = {}
-    for key, strategy in mapping.items():
+    hit = []
+    for key, strategy, strict in entries:
         if isinstance(key, tuple) and len(key) == 3 and isinstance(key[0], (int, np.integer)):
             player, hand, history = key
         elif isinstance(key, tuple) and len(key) == 2:
@@ -215,13 +252,21 @@ def public_lock(lowered: PublicLowered, mapping: Mapping) -> Lock:
             raise LockError(f"a public tree's information set is (public history, hand), "
                             f"got {key!r}")
         steps = _history_steps(history, holdem)
-        node = _node(lowered, steps, holdem)
-        acting = int(t.node_player[node])
-        if player is not None and int(player) != acting:
-            raise LockError(f"player {player} does not act after {steps!r} (player "
-                            f"{acting} does)")
-        where = f"{steps!r}" if steps else "the root"
-        for h in _hands(lowered, acting, hand, holdem, where):
+        try:
+            node = _node(lowered, steps, holdem)
+            acting = int(t.node_player[node])
+            if player is not None and int(player) != acting:
+                raise LockError(f"player {player} does not act after {steps!r} (player "
+                                f"{acting} does)")
+            at = f"{steps!r}" if steps else "the root"
+            hands = _hands(lowered, acting, hand, holdem, at)
+        except LockError as e:
+            if strict:
+                raise LockError(f"{where}{e}") from None
+            hit.append(False)
+            continue
+        hit.append(True)
+        for h in hands:
             row = int(t.node_base[node]) + h
             rows.pop(row, None)
             rows[row] = strategy
@@ -231,9 +276,105 @@ def public_lock(lowered: PublicLowered, mapping: Mapping) -> Lock:
         node = node_of_row[row]
         player = int(t.node_player[node])
         label = lowered.hands.labels[player][row - int(t.node_base[node])]
-        return f"player {player}'s hand {label} after {lowered.history(node)!r}"
-    return _finish(lowered, rows, lambda row: tuple(lowered.node_actions[node_of_row[row]]),
-                   name_of)
+        return f"{where}player {player}'s hand {label} after {lowered.history(node)!r}"
+    return rows, (lambda row: tuple(lowered.node_actions[node_of_row[row]]), name_of), hit
+
+
+# -- stacks of public trees --------------------------------------------------------------
+
+def resolve_stack_lock(stack: PublicStack, lock, labels: Sequence[str] | None = None
+                       ) -> Lock | None:
+    """``lock`` (see the module: one lock for every member where its nodes exist, a list
+    of one per member, ``{member: lock}``, a lock file, a :class:`Lock` of the stack's
+    tables ``[B, I, A]``, ``[B, I]``; ``None``) as the host :class:`Lock` of the stack's
+    padded rows: strategy ``[B, I, A]``, mask ``[B, I]`` (a member without a lock: all
+    false). ``labels``: further names of the members (the boards of ``game.boards``)."""
+    if lock is None:
+        return None
+    B = stack.batch_size
+    if isinstance(lock, Lock):
+        shape = tuple(stack.tensors.legal_mask.shape)
+        if np.shape(lock.strategy) != shape or np.shape(lock.mask) != shape[:2]:
+            raise LockError(f"a Lock of tables {np.shape(lock.strategy)} and "
+                            f"{np.shape(lock.mask)} does not fit the stack's [B, I, A] = "
+                            f"{shape}")
+        return lock
+    if isinstance(lock, (str, os.PathLike)):
+        lock = read_lock_file(lock)
+    names = [m.name for m in stack.members]
+
+    def index(member) -> int:
+        if isinstance(member, (int, np.integer)) and not isinstance(member, bool):
+            if not 0 <= member < B:
+                raise LockError(f"member {member} is not in the stack of {B} members")
+            return int(member)
+        for known in (names, labels or ()):
+            if member in known and list(known).count(member) == 1:
+                return list(known).index(member)
+        raise LockError(f"{member!r} names no member of the stack (an index 0 to {B - 1}, "
+                        f"or a member's name{' or board' if labels else ''})")
+
+    per: list = [None] * B
+    if isinstance(lock, (list, tuple)):
+        if len(lock) != B:
+            raise LockError(f"a list of locks has one per member: {len(lock)} for a stack "
+                            f"of {B}")
+        per = list(lock)
+    elif isinstance(lock, Mapping) and lock and all(
+            isinstance(k, (int, np.integer, str)) for k in lock):
+        for member, given in lock.items():
+            per[index(member)] = given
+    elif isinstance(lock, Mapping):
+        return _shared_lock(stack, lock, index)
+    else:
+        raise LockError(f"a stack's lock is a lock (a mapping from information set to "
+                        f"{{action: probability}}, a lock file), a list of one per member or "
+                        f"{{member: lock}}, got {type(lock).__name__}")
+    locks = []
+    for b, (member, given) in enumerate(zip(stack.members, per)):
+        try:
+            locks.append(None if given is None else resolve_lock(member, given))
+        except LockError as e:
+            raise LockError(f"member {b} ({member.name}): {e}") from None
+    return _stacked(stack, locks)
+
+
+def _shared_lock(stack: PublicStack, mapping: Mapping, index) -> Lock:
+    """One lock's entries on every member where they exist; :class:`ForMember` keys on
+    their member only (strictly)."""
+    entries = []
+    for key, strategy in mapping.items():
+        if isinstance(key, ForMember):
+            entries.append((index(key.member), key.key, strategy))
+        else:
+            entries.append((None, key, strategy))
+    if not entries:
+        raise LockError("the lock names no information set")
+    found = np.zeros(len(entries), bool)
+    locks = []
+    for b, member in enumerate(stack.members):
+        mine = [(k, v, m is not None) for m, k, v in entries if m is None or m == b]
+        where = f"member {b} ({member.name}): "
+        rows, names, hit = _public_rows(member, mine, where)
+        found[[e for e, (m, _, _) in enumerate(entries) if m is None or m == b]] |= hit
+        locks.append(_finish(member, rows, *names) if rows else None)
+    missing = [entries[e][1] for e in np.flatnonzero(~found)]
+    if missing:
+        raise LockError(f"unknown information set {missing[0]!r}: no member of the stack "
+                        "has it (its public history, its player or its hands)")
+    return _stacked(stack, locks)
+
+
+def _stacked(stack: PublicStack, locks: list) -> Lock:
+    """Per-member host locks (``None``: unlocked) as the stack's padded tables."""
+    strategy, mask = [], []
+    for member, lock in zip(stack.members, locks):
+        shape = tuple(member.tensors.legal_mask.shape)
+        strategy.append(np.zeros(shape) if lock is None else np.asarray(lock.strategy))
+        rows = np.zeros(shape[0], bool) if lock is None else np.asarray(lock.mask, bool)
+        mask.append(np.broadcast_to(rows[:, None], shape))
+    return Lock(stack_public_rows(stack, strategy),
+                stack_public_rows(stack, mask, False)[..., 0])
 
 
 # -- lock files --------------------------------------------------------------------------
@@ -258,7 +399,7 @@ def read_lock_file(path) -> dict:
         if not isinstance(entry, dict) or "strategy" not in entry:
             raise LockError(f"entry {k} of the lock file must be an object with a "
                             f"'strategy', got {entry!r}")
-        unknown = set(entry) - {"infoset", "player", "history", "hand", "strategy"}
+        unknown = set(entry) - {"infoset", "player", "history", "hand", "member", "strategy"}
         if unknown:
             raise LockError(f"entry {k} of the lock file has unknown fields "
                             f"{sorted(unknown)}")
@@ -274,6 +415,12 @@ def read_lock_file(path) -> dict:
         else:
             raise LockError(f"entry {k} of the lock file names no information set (an "
                             "'infoset', or a 'history' and a 'hand')")
+        if entry.get("member") is not None:
+            member = entry["member"]
+            if not isinstance(member, (int, str)) or isinstance(member, bool):
+                raise LockError(f"entry {k} of the lock file: 'member' is a member's index "
+                                f"or name, got {member!r}")
+            key = ForMember(member, key)
         out.pop(key, None)
         out[key] = entry["strategy"]
     return out

@@ -9,6 +9,13 @@ may differ in anything a public tree holds: board, ranges, bet sizes, tree shape
 hand counts. Each member's trajectory is its own separate solve's (in float64 to
 rounding, ``tests/test_public_stack.py``).
 
+Per member, in the same compiled step: node locking (``lock=``: one lock for every
+member where its nodes exist, or one per member; :func:`jaxcfr.api.locks.
+resolve_stack_lock`), and the solver's parameters (``per_member=True``: each list gives
+one value per member, ``alpha=[1.5, 2, 3]`` on a stack of three, where a plain list is a
+batch of settings every member runs). Each such member is its own solve with its own
+lock and parameters (``tests/test_public_stack_members.py``).
+
 Example::
 
     >>> import jaxcfr
@@ -29,15 +36,17 @@ import numpy as np
 
 from jaxcfr._util import precision as precisions
 from jaxcfr._util.arguments import ArgumentError, positive_int, stop_target
-from jaxcfr._util.host_arrays import to_host
+from jaxcfr._util.host_arrays import on_device, to_host
+from jaxcfr.api.locks import resolve_stack_lock
 from jaxcfr.api.public import PublicSolveResult
 from jaxcfr.api.public import solve_public as solve_public_tree
 from jaxcfr.engine.loop import at_or_below
 from jaxcfr.lowering.public_stack import PublicStack, stack_public, unstack_public_rows
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.public import public_solver
-from jaxcfr.solvers.public_stack import (evaluate_public_stack, stack_average_strategy,
-                                         stack_chunk, stack_device_tensors, stack_init)
+from jaxcfr.solvers.public_stack import (evaluate_public_stack, evaluate_public_stack_locked,
+                                         stack_average_strategy, stack_chunk,
+                                         stack_device_lock, stack_device_tensors, stack_init)
 from jaxcfr.solvers.solver import Solver, SolverState
 
 __all__ = ["solve_public", "solve_public_stack", "PublicStackResult"]
@@ -74,6 +83,8 @@ class PublicStackResult:
       iterations_per_second: iterations of the whole stack per second of the chunks.
       reached_target: the run stopped at an evaluation where every member's metric was
         at or below ``target`` (at ``final["iteration"]``).
+      lock: the stack's host lock (strategy ``[B, I, A]``, mask ``[B, I]``), or ``None``;
+        the metrics are then each member's restricted game's.
     """
     stack: PublicStack
     solver: Solver
@@ -85,6 +96,7 @@ class PublicStackResult:
     compile_seconds: float = 0.0
     iterations_per_second: float = 0.0
     reached_target: bool = False
+    lock: Any = None
 
     @property
     def batch_size(self) -> int:
@@ -128,7 +140,7 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
                        precision: str = "float32", eval_every: int | None = None,
                        target: float | None = None, chunk: int = 100,
                        terminals: str = "auto", callback=None, lock=None,
-                       **parameters: Any) -> PublicStackResult:
+                       per_member: bool = False, **parameters: Any) -> PublicStackResult:
     """Solve a stack of public-tree games in one compiled step (see the module).
 
     Args:
@@ -138,13 +150,16 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
       target: stop at the first evaluation where every member's metric is at or below it
         (``result.reached_target``): as :func:`jaxcfr.solve`'s; needs ``eval_every``.
       callback: called with every evaluation's record.
-      lock: refused: node locking runs on one public tree at a time.
+      lock: node locking per member (:func:`jaxcfr.api.locks.resolve_stack_lock`): one
+        lock (a mapping, a lock file) applied to every member where its nodes exist, a
+        list of one lock (or ``None``) per member, or ``{member index or name: lock}``;
+        a member's metrics are then its restricted game's.
+      per_member: the parameters' lists give one value per member (each list as long
+        as the stack), in one compiled step, instead of a batch of settings.
       parameters: the solver's traced parameters, shared by every member (lists of one
-        length: a batch of settings, a trailing axis ``*b`` of every table).
+        length: a batch of settings, a trailing axis ``*b`` of every table; with
+        ``per_member``, one value per member).
     """
-    if lock is not None:
-        raise ArgumentError("node locking (lock=) runs on one public tree at a time, not on a "
-                            "stack: solve the locked spot on its own", "lock")
     iterations = positive_int("iterations", iterations)
     chunk = positive_int("chunk", chunk)
     every = iterations if eval_every is None else positive_int("eval_every", eval_every)
@@ -163,14 +178,21 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
                             f"got {type(games).__name__}")
     solver = public_solver(make_solver(algorithm))
     dtype = precisions.dtype_of(precision)
+    host_lock = resolve_stack_lock(stack, lock)
+    per_member = bool(per_member)
     start = time.perf_counter()
     records: list = []
     compiled: dict[int, Any] = {}
     compile_seconds = run_seconds = 0.0
     with precisions.scope(dtype):
         tensors = stack_device_tensors(stack, dtype)
+        device_lock = stack_device_lock(host_lock, dtype)
         hp = solver.hyperparams(dtype, **parameters)
-        batch = np.broadcast_shapes(*(np.shape(x) for x in jax.tree_util.tree_leaves(hp)))
+        if per_member:
+            hp = member_parameters(hp, stack.batch_size)
+            batch = ()
+        else:
+            batch = np.broadcast_shapes(*(np.shape(x) for x in jax.tree_util.tree_leaves(hp)))
         state = stack_init(solver, stack, batch, dtype)
         done, reached = 0, False
         while done < iterations and not reached:
@@ -179,16 +201,21 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
                 n = min(chunk, stop - done)
                 if n not in compiled:
                     clock = time.perf_counter()
-                    compiled[n] = stack_chunk.lower(tensors, state, hp, solver=solver,
-                                                    structure=stack.structure,
-                                                    count=n).compile()
+                    compiled[n] = stack_chunk.lower(tensors, state, hp, device_lock,
+                                                    solver=solver, structure=stack.structure,
+                                                    count=n, per_member=per_member).compile()
                     compile_seconds += time.perf_counter() - clock
                 clock = time.perf_counter()
-                state = compiled[n](tensors, state, hp)
+                state = compiled[n](tensors, state, hp, device_lock)
                 jax.block_until_ready(state.regret)
                 run_seconds += time.perf_counter() - clock
                 done += n
-            ev = evaluate_public_stack(stack, state.strategy_sum, dtype=dtype, tensors=tensors)
+            if host_lock is None:
+                ev = evaluate_public_stack(stack, state.strategy_sum, dtype=dtype,
+                                           tensors=tensors)
+            else:
+                ev = evaluate_public_stack_locked(stack, state.strategy_sum, host_lock,
+                                                  dtype=dtype, tensors=tensors)
             records.append(_record(done, ev, stack.pots))
             if callback is not None:
                 callback(records[-1])
@@ -196,7 +223,21 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
         average = to_host(stack_average_strategy(tensors, state), dtype=np.float64)
     return PublicStackResult(stack, solver, state, average, records, records[-1],
                              time.perf_counter() - start - compile_seconds, compile_seconds,
-                             done / max(run_seconds, 1e-12), reached_target=reached)
+                             done / max(run_seconds, 1e-12), reached_target=reached,
+                             lock=host_lock)
+
+
+def member_parameters(hp, members: int, spell=str):
+    """``hp`` (:class:`~jaxcfr.solvers.parameters.HyperParams`, scalars or ``[H]``) as one
+    setting per member of a stack of ``members``: every value ``[members]`` (a list must
+    have one value per member; a scalar is every member's)."""
+    shape = hp.batch_shape
+    if shape not in ((), (members,)):
+        name = next(k for k, v in hp.items() if np.shape(v) == shape)
+        raise ArgumentError(f"per-member parameters give one value per member: "
+                            f"{spell(name)} has {shape[0]} values for a stack of {members}",
+                            spell(name))
+    return hp.map(lambda v: on_device(np.broadcast_to(to_host(v), (members,)).copy()))
 
 
 def _record(done: int, ev: dict, pots) -> dict:

@@ -55,8 +55,9 @@ from jaxcfr.lowering.public import (_DEVICE_FIXED, PublicLowered, PublicSize, lo
                                     public_footprint)
 from jaxcfr.tensors import NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors
 
-__all__ = ["PublicStack", "stack_public", "unstack_public_rows", "PADDED_AXES",
-           "stack_footprint", "check_stack_budget", "precheck_stack", "PRECHECK_MEMBERS"]
+__all__ = ["PublicStack", "stack_public", "unstack_public_rows", "stack_public_rows",
+           "PADDED_AXES", "stack_footprint", "check_stack_budget", "precheck_stack",
+           "PRECHECK_MEMBERS"]
 
 #: The axes of every :class:`PublicTensors` field, by name (``N`` nodes, ``D`` decisions,
 #: ``A`` actions, ``I`` rows, ``H`` hands, ``Hr`` hands of the ranked tables (0 when
@@ -403,4 +404,30 @@ def unstack_public_rows(stack: PublicStack, table) -> list[np.ndarray]:
         x = x.reshape((d_old * h_old,) + table.shape[2:])
         x = np.concatenate([x, table[b, -1:]])
         out.append(x[:, :g.max_actions])
+    return out
+
+
+def stack_public_rows(stack: PublicStack, tables, fill=0) -> np.ndarray:
+    """Each member's table ``[I_b, A_b, *b]`` (a list of ``B``) placed in the stack's
+    ``[B, I, A, *b]`` (the inverse of :func:`unstack_public_rows`): member ``b``'s row
+    ``d * H_b + h`` at the stack's row ``d * H + h``, its sink at the last row, ``fill``
+    at the padded rows and actions."""
+    tables = [np.asarray(x) for x in tables]
+    if len(tables) != stack.batch_size:
+        raise ValueError(f"{len(tables)} tables for a stack of {stack.batch_size} members")
+    trailing = tables[0].shape[2:]
+    H = max(stack.structure.hands)
+    D = (stack.num_rows - 1) // H
+    out = np.full((stack.batch_size, stack.num_rows, stack.max_actions) + trailing, fill,
+                  np.result_type(*tables))
+    for b, (g, x) in enumerate(zip(stack.members, tables)):
+        h_old = max(g.structure.hands)
+        d_old = (g.num_rows - 1) // max(h_old, 1)
+        if x.shape[:2] != (g.num_rows, g.max_actions) or x.shape[2:] != trailing:
+            raise ValueError(f"member {b}'s table {x.shape} does not fit its [I, A] = "
+                             f"{(g.num_rows, g.max_actions)}")
+        body = np.full((D, H, stack.max_actions) + trailing, fill, out.dtype)
+        body[:d_old, :h_old, :g.max_actions] = x[:-1].reshape((d_old, h_old) + x.shape[1:])
+        out[b, :-1] = body.reshape((D * H,) + body.shape[2:])
+        out[b, -1, :g.max_actions] = x[-1]
     return out

@@ -13,6 +13,13 @@ serves every stack of the same padded shape.
 Shapes: the state's tables are ``[B, I, A, *b]`` (``*b`` a batch of parameter settings,
 shared by every member), its iteration ``[B]``; metrics are ``[B, P, *b]``.
 
+Per member (traced arguments, vmapped with the members' tensors; a new value compiles
+nothing): a node lock :class:`~jaxcfr.solvers.locking.Lock` of the stack's padded rows
+(strategy ``[B, I, A]``, mask ``[B, I]``; a member with no locked row plays unlocked),
+and with ``per_member`` the solver's parameters :class:`~jaxcfr.solvers.parameters.
+HyperParams` with values ``[B]``: member ``b`` runs with the ``b``-th value of each (the
+batch a sweep would put on a trailing axis, laid along the members instead).
+
 Example::
 
     >>> solver = public_solver(jaxcfr.cfr_plus())
@@ -35,11 +42,14 @@ from jaxcfr._util import precision
 from jaxcfr._util.host_arrays import on_device, to_host
 from jaxcfr.kernels import public as kernels
 from jaxcfr.kernels.numerics import normalise
+from jaxcfr.solvers.locking import Lock, apply as apply_lock, locked_public_metrics
+from jaxcfr.solvers.metric_record import metrics as metric_keys
 from jaxcfr.solvers.solver import Solver, SolverState
 from jaxcfr.tensors import PublicStructure, PublicTensors
 
 __all__ = ["stack_device_tensors", "stack_init", "stack_update", "stack_chunk",
-           "stack_metrics", "stack_average_strategy", "evaluate_public_stack"]
+           "stack_metrics", "stack_average_strategy", "evaluate_public_stack",
+           "stack_device_lock", "evaluate_public_stack_locked", "member_step"]
 
 
 def stack_device_tensors(stack, dtype) -> PublicTensors:
@@ -57,26 +67,65 @@ def stack_init(solver: Solver, stack, batch_shape: tuple[int, ...] = (),
                        on_device(np.zeros(shape[:1], np.int32)))
 
 
-def _loop(tensors, state, hp, solver: Solver, structure: PublicStructure, count: int):
-    step = jax.vmap(lambda t, c: solver.step(t, structure, c, hp))
-    start = jax.vmap(solver.start)
-    carry = jax.lax.fori_loop(0, count, lambda _, c: step(tensors, c), start(tensors, state))
+def member_step(solver: Solver, structure, hp, lock, per_member: bool):
+    """``(step, start)`` of one member, for ``jax.vmap`` / ``lax.map`` over the members:
+    ``step(t, carry, arrays, member)`` and ``start(t, state, member)``, where ``member``
+    is the member's own ``(lock, hp)`` (its slice of the stack's ``lock`` ``[B, ...]``
+    and, with ``per_member``, of ``hp`` ``[B, *b]``; else ``hp`` is shared), what
+    :func:`members` gives with the tensors."""
+    def own(member):
+        lk, h = member
+        return lk, (h if per_member else hp)
+
+    def step(t, carry, arrays, member):
+        lk, h = own(member)
+        return solver.step(t, structure, carry, h, arrays, lk)
+
+    def start(t, state, member):
+        return solver.start(t, state, own(member)[0])
+    return step, start
+
+
+def members(lock, hp, per_member: bool):
+    """What travels with each member's tensors: ``(lock [B, ...] or None, hp [B, *b]
+    with per_member, else None)``."""
+    return lock, (hp if per_member else None)
+
+
+def _loop(tensors, state, hp, lock, solver: Solver, structure: PublicStructure, count: int,
+          per_member: bool):
+    step, start = member_step(solver, structure, hp, lock, per_member)
+    own = members(lock, hp, per_member)
+    vstep = jax.vmap(lambda t, c, m: step(t, c, None, m))
+    carry = jax.lax.fori_loop(0, count, lambda _, c: vstep(tensors, c, own),
+                              jax.vmap(start)(tensors, state, own))
     return carry.state
 
 
-@functools.partial(jax.jit, static_argnames=("solver", "structure"))
-def stack_update(tensors: PublicTensors, state: SolverState, hp, *, solver: Solver,
-                 structure: PublicStructure) -> SolverState:
+@functools.partial(jax.jit, static_argnames=("solver", "structure", "per_member"))
+def stack_update(tensors: PublicTensors, state: SolverState, hp, lock: Lock | None = None,
+                 *, solver: Solver, structure: PublicStructure, per_member: bool = False
+                 ) -> SolverState:
     """One iteration of ``solver`` (on public trees: :func:`~jaxcfr.solvers.public.
-    public_solver`) on every member of the stack."""
-    return _loop(tensors, state, hp, solver, structure, 1)
+    public_solver`) on every member of the stack (``lock``, ``per_member``: see the
+    module)."""
+    return _loop(tensors, state, hp, lock, solver, structure, 1, per_member)
 
 
-@functools.partial(jax.jit, static_argnames=("solver", "structure", "count"))
-def stack_chunk(tensors: PublicTensors, state: SolverState, hp, *, solver: Solver,
-                structure: PublicStructure, count: int) -> SolverState:
+@functools.partial(jax.jit, static_argnames=("solver", "structure", "count", "per_member"))
+def stack_chunk(tensors: PublicTensors, state: SolverState, hp, lock: Lock | None = None,
+                *, solver: Solver, structure: PublicStructure, count: int,
+                per_member: bool = False) -> SolverState:
     """``count`` iterations on every member in one compiled loop."""
-    return _loop(tensors, state, hp, solver, structure, count)
+    return _loop(tensors, state, hp, lock, solver, structure, count, per_member)
+
+
+def stack_device_lock(lock: Lock | None, dtype) -> Lock | None:
+    """A stack's host lock (``[B, I, A]``, ``[B, I]``) on the device, in ``dtype``."""
+    if lock is None:
+        return None
+    return Lock(on_device(np.asarray(lock.strategy), precision.dtype_of(dtype)),
+                on_device(np.asarray(lock.mask, bool)))
 
 
 @functools.partial(jax.jit, static_argnames=("structure",))
@@ -123,3 +172,31 @@ def evaluate_public_stack(stack, strategy, *, dtype="float64",
     constant = all(m.constant_sum is not None for m in stack.members)
     return {"values": values, "best_response_values": br, "nash_conv": nash_conv,
             "exploitability": nash_conv / 2 if constant else None}
+
+
+@functools.partial(jax.jit, static_argnames=("structure",))
+def _locked_metrics(tensors, strategy, lock, *, structure):
+    def one(t, table, lk):
+        return locked_public_metrics(t, structure, apply_lock(table, lk), lk.mask)
+    return jax.vmap(one)(tensors, strategy, lock)
+
+
+def evaluate_public_stack_locked(stack, strategy, lock: Lock, *, dtype="float64",
+                                 tensors: PublicTensors | None = None) -> dict[str, Any]:
+    """:func:`evaluate_public_stack` in each member's game restricted by its lock
+    (:func:`jaxcfr.solvers.locking.evaluate_public_locked` of every member, vmapped:
+    ``lock`` the stack's ``[B, I, A]``, ``[B, I]``; a member with no locked row has the
+    ordinary best responses). Rows are normalised; locked rows are the lock. The keys of
+    :func:`jaxcfr.evaluate` (``nash_gap`` ``None``), shapes ``[B, P, *b]`` and ``[B, *b]``."""
+    dtype = precision.dtype_of(dtype)
+    with precision.scope(dtype):
+        if tensors is None:
+            tensors = stack_device_tensors(stack, dtype)
+        table = _normalise(on_device(strategy, dtype), tensors.legal_mask)
+        values, br = _locked_metrics(tensors, table, stack_device_lock(lock, dtype),
+                                     structure=stack.structure)
+        values = to_host(values, dtype=np.float64)
+        br = to_host(br, dtype=np.float64)
+    nash_conv = (br - values).sum(axis=1)
+    constant = all(m.constant_sum is not None for m in stack.members)
+    return metric_keys(values, br, nash_conv, nash_conv / 2 if constant else None)
