@@ -42,6 +42,7 @@ from jaxcfr.api.public import PublicSolveResult
 from jaxcfr.api.public import solve_public as solve_public_tree
 from jaxcfr.engine.loop import at_or_below
 from jaxcfr.lowering.public_stack import PublicStack, stack_public, unstack_public_rows
+from jaxcfr.solvers.parameters import along_members
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.public import public_solver
 from jaxcfr.solvers.public_stack import (evaluate_public_stack, evaluate_public_stack_locked,
@@ -140,7 +141,8 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
                        precision: str = "float32", eval_every: int | None = None,
                        target: float | None = None, chunk: int = 100,
                        terminals: str = "auto", callback=None, lock=None,
-                       per_member: bool = False, **parameters: Any) -> PublicStackResult:
+                       per_member: bool = False, member_labels=None,
+                       **parameters: Any) -> PublicStackResult:
     """Solve a stack of public-tree games in one compiled step (see the module).
 
     Args:
@@ -154,6 +156,7 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
         lock (a mapping, a lock file) applied to every member where its nodes exist, a
         list of one lock (or ``None``) per member, or ``{member index or name: lock}``;
         a member's metrics are then its restricted game's.
+      member_labels: further names of the members a lock may use (their boards), or None.
       per_member: the parameters' lists give one value per member (each list as long
         as the stack), in one compiled step, instead of a batch of settings.
       parameters: the solver's traced parameters, shared by every member (lists of one
@@ -178,7 +181,7 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
                             f"got {type(games).__name__}")
     solver = public_solver(make_solver(algorithm))
     dtype = precisions.dtype_of(precision)
-    host_lock = resolve_stack_lock(stack, lock)
+    host_lock = resolve_stack_lock(stack, lock, member_labels)
     per_member = bool(per_member)
     start = time.perf_counter()
     records: list = []
@@ -189,7 +192,7 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
         device_lock = stack_device_lock(host_lock, dtype)
         hp = solver.hyperparams(dtype, **parameters)
         if per_member:
-            hp = member_parameters(hp, stack.batch_size)
+            hp = along_members(hp, stack.batch_size, place=on_device)
             batch = ()
         else:
             batch = np.broadcast_shapes(*(np.shape(x) for x in jax.tree_util.tree_leaves(hp)))
@@ -225,19 +228,6 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
                              time.perf_counter() - start - compile_seconds, compile_seconds,
                              done / max(run_seconds, 1e-12), reached_target=reached,
                              lock=host_lock)
-
-
-def member_parameters(hp, members: int, spell=str):
-    """``hp`` (:class:`~jaxcfr.solvers.parameters.HyperParams`, scalars or ``[H]``) as one
-    setting per member of a stack of ``members``: every value ``[members]`` (a list must
-    have one value per member; a scalar is every member's)."""
-    shape = hp.batch_shape
-    if shape not in ((), (members,)):
-        name = next(k for k, v in hp.items() if np.shape(v) == shape)
-        raise ArgumentError(f"per-member parameters give one value per member: "
-                            f"{spell(name)} has {shape[0]} values for a stack of {members}",
-                            spell(name))
-    return hp.map(lambda v: on_device(np.broadcast_to(to_host(v), (members,)).copy()))
 
 
 def _record(done: int, ev: dict, pots) -> dict:

@@ -17,7 +17,7 @@ from typing import Callable
 
 from jaxcfr._util.arguments import ArgumentError, api_spelling
 from jaxcfr.engine.protocol import RunnerProtocol
-from jaxcfr.api.locks import resolve_lock
+from jaxcfr.api.locks import resolve_lock, resolve_stack_lock
 from jaxcfr.engine.runner import Runner
 from jaxcfr.engine.loop import lower_public_reporting
 from jaxcfr.lowering.public import public_game_of
@@ -60,6 +60,9 @@ def make_runner(game, options: "SolveOptions", *, status=None, mesh=None,  # noq
                               name=lower_kwargs.get("name") or label, text=text,
                               cache=lower_kwargs.get("cache"),
                               memory_budget=lower_kwargs.get("memory_budget"))
+    if getattr(options, "per_member", False):
+        raise ArgumentError("per-member parameters take a stack of public trees",
+                            spell("combine"))
     lowered, sampled = options.chance.choose(game, status, **lower_kwargs)
     lock = getattr(options, "lock", None)
     if sampled is None:
@@ -106,10 +109,18 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
                             f"{spell('sampling')} unset)", spell("sampling"))
     lowered = game if isinstance(game, PublicStack) else lower_public_reporting(
         game, status, text=text, cache=cache, name=name, memory_budget=memory_budget)
+    stacked = isinstance(lowered, PublicStack)
+    per_member = getattr(options, "per_member", False)
+    if per_member and not stacked:
+        raise ArgumentError("per-member parameters take a stack of public trees, not one "
+                            "game", spell("combine"))
     runner = Runner(lowered, options.solver, options.parameters, precision=options.precision,
                     chunk=options.device.chunk,
-                    compilation_cache=options.device.compilation_cache)
+                    compilation_cache=options.device.compilation_cache,
+                    per_member=per_member)
     lock = getattr(options, "lock", None)
     if lock is not None:                     # node locking (jaxcfr.api.locks)
-        runner.set_lock(resolve_lock(lowered, lock))
+        runner.set_lock(resolve_stack_lock(lowered, lock, getattr(options, "member_labels",
+                                                                  None))
+                        if stacked else resolve_lock(lowered, lock))
     return runner

@@ -209,7 +209,12 @@ class SolveOptions:
       load: :class:`LoadOptions`.
       lock: node locking as given (a mapping, a lock file's path, a
         :class:`~jaxcfr.solvers.locking.Lock`; ``None``: none), resolved against the
-        game's rows once it is lowered (:func:`jaxcfr.api.locks.resolve_lock`).
+        game's rows once it is lowered (:func:`jaxcfr.api.locks.resolve_lock`; a stack
+        of public trees: :func:`~jaxcfr.api.locks.resolve_stack_lock`).
+      per_member: on a stack of public trees, the parameters' lists give one value per
+        member (a config's ``solver.combine = "members"``), not a batch of settings.
+      member_labels: further names of a stack's members that a lock may use (the boards
+        of ``game.boards``), or ``None``.
     """
     solver: Solver
     iterations: int
@@ -221,6 +226,8 @@ class SolveOptions:
     load: LoadOptions = LoadOptions()
     lock: Any = None
     target: float | None = None
+    per_member: bool = False
+    member_labels: tuple[str, ...] | None = None
 
     @classmethod
     def check(cls, given: Mapping[str, Any], spell=api_spelling) -> "SolveOptions":

@@ -19,8 +19,7 @@ from jaxcfr._util.arguments import ArgumentError
 __all__ = ["boards_spots", "run_boards"]
 
 #: ``jaxcfr solve`` options a stack of boards does not take, with the reason.
-_REFUSED = {"lock": ("--lock", "node locking runs on one spot at a time"),
-            "grid": ("--grid", "a grid is of one spot: solve that board on its own"),
+_REFUSED = {"grid": ("--grid", "a grid is of one spot: solve that board on its own"),
             "grid_out": ("--grid-out", "a grid is of one spot: solve that board on its own"),
             "counts": ("--counts", "a stack is solved by exact passes")}
 
@@ -89,9 +88,11 @@ class _Spots:
         return (self[b] for b in range(len(self)))
 
 
-def run_boards(args, boards: list[str], spots, parameters: dict) -> int:
+def run_boards(args, boards: list[str], spots, parameters: dict, lock=None) -> int:
     """Solve ``spots`` (one per board) as one stack with ``args``' solver options and the
-    traced ``parameters`` (scalars: one setting for every board), then print the table or
+    traced ``parameters`` (scalars: one setting for every board), under ``lock`` (a lock
+    file's entries, :func:`jaxcfr.api.locks.resolve_stack_lock`: on every board where its
+    nodes exist, or on the board an entry's ``member`` names), then print the table or
     the JSON object. Called once JAX may be imported."""
     from jaxcfr.api.public_stack import solve_public_stack
     batched = [k for k, v in parameters.items() if isinstance(v, list)]
@@ -115,7 +116,8 @@ def run_boards(args, boards: list[str], spots, parameters: dict) -> int:
               f"{args.algorithm} once for the stack", file=sys.stderr, flush=True)
     result = solve_public_stack(list(spots), args.algorithm, args.iterations,
                                 precision=args.precision, eval_every=args.eval_every,
-                                target=args.target, callback=callback, **given)
+                                target=args.target, callback=callback, lock=lock,
+                                member_labels=tuple(boards), **given)
     final = result.final
     exploit = np.asarray(final["exploitability"], np.float64)          # [B]
     values = np.asarray(final["values"], np.float64)                   # [B, 2]
@@ -132,6 +134,8 @@ def run_boards(args, boards: list[str], spots, parameters: dict) -> int:
     if args.target is not None:
         out["target"] = args.target
         out["reached_target"] = result.reached_target
+    if args.lock is not None:                 # the metrics are the restricted games'
+        out["lock"] = args.lock
     if args.json:
         print(json.dumps(out))
         return 0

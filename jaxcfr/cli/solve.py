@@ -183,7 +183,7 @@ def run_solve(args) -> int:
     parameters = {name: getattr(args, name) for name in list(named_parameters()) + ["seed"]}
     if boards is not None:
         from jaxcfr.cli.boards import run_boards
-        return run_boards(args, boards, spots, parameters)
+        return run_boards(args, boards, spots, parameters, lock)
     options = SolveOptions.check({
         "algorithm": args.algorithm, "iterations": args.iterations,
         "estimator": make_estimator(args.sampling, args.samples, spell, args.counts),

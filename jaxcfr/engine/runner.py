@@ -45,8 +45,11 @@ from jaxcfr.kernels.numerics import check_payoff_range
 from jaxcfr.engine.seam import Layout, choose_seam
 from jaxcfr.lowering.stack import pad_to_multiple
 from jaxcfr.profiles.profile import Profile
+from jaxcfr.lowering.public_stack import PublicStack
 from jaxcfr.solvers import analytics, public_blocks
 from jaxcfr.solvers.locking import Lock, evaluate_locked, evaluate_public_locked
+from jaxcfr.solvers.parameters import along_members
+from jaxcfr.solvers.public_stack import evaluate_public_stack_locked, member_step, members
 from jaxcfr.solvers.solver import (HyperParams, Solver, SolverState, average_strategy,
                                    current_strategy)
 from jaxcfr.tensors import (LoweredGame, PublicTensors, Structure, fingerprint, to_device,
@@ -58,12 +61,13 @@ __all__ = ["Runner", "DEFAULT_CHUNK", "batch_mesh", "enable_compilation_cache"]
 DEFAULT_CHUNK = 64
 
 
-@functools.partial(jax.jit, static_argnames=("solver", "structure", "layout", "chunk"),
+@functools.partial(jax.jit, static_argnames=("solver", "structure", "layout", "chunk",
+                                             "per_member"),
                    donate_argnames=("state",))
 @counted("chunk")
 def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, arrays,
-               lock=None, *, solver: Solver, structure: Structure, layout: Layout, chunk: int
-               ) -> SolverState:
+               lock=None, *, solver: Solver, structure: Structure, layout: Layout, chunk: int,
+               per_member: bool = False) -> SolverState:
     """``n`` (traced, at most ``chunk``) iterations of ``solver``.
 
     ``arrays``: what the solver's (prepared) estimator reads besides the tensors, e.g. a
@@ -71,9 +75,15 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, array
 
     ``layout`` (:class:`jaxcfr.engine.seam.Layout`) says how ``tensors`` hold a stack's
     state ``[B, I, A, *H]`` and steps it. ``lock``: a single game's
-    :class:`~jaxcfr.solvers.locking.Lock` (traced; ``None``: nothing locked).
+    :class:`~jaxcfr.solvers.locking.Lock` (traced; ``None``: nothing locked), or on a
+    stack of public trees its members' (``[B, I, A]``, ``[B, I]``). ``per_member``: on
+    such a stack, ``hp``'s values are ``[B]``, one setting per member. A stack's lock
+    and per-member parameters travel with each member's tensors through the layout
+    (:func:`jaxcfr.solvers.public_stack.member_step`).
     """
     steps = jnp.minimum(n, chunk)
+    own = layout.stacked and (lock is not None or per_member)
+    member_of, member_start = member_step(solver, structure, hp, lock, per_member)
 
     def iterate(t, st, arr, step, start):
         """``steps`` iterations (``Solver.step`` carries the current strategy along; one
@@ -84,14 +94,19 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, array
         return carry.state
 
     def step(t, carry, arr):
+        if own:                                 # (tensors, (lock, hp)) of one member
+            return member_of(t[0], carry, arr, t[1])
         return solver.step(t, structure, carry, hp, arr, lock)
 
     def start(t, st):
+        if own:
+            return member_start(t[0], st, t[1])
         return solver.start(t, st, lock)
 
     # a loop of traced length n <= chunk: the last chunk of a run skips its unused steps
     # without a per-step conditional (which would copy the state every iteration)
-    return layout.iterate(tensors, state, arrays, iterate, step, start)
+    packed = (tensors, members(lock, hp, per_member)) if own else tensors
+    return layout.iterate(packed, state, arrays, iterate, step, start)
 
 
 def _fit_rows(table: np.ndarray, rows: int) -> np.ndarray:
@@ -160,6 +175,12 @@ class Runner:
       compilation_cache: keep compiled programs on disk for later processes (``True``:
         :func:`~jaxcfr.engine.jax_compilation_cache.default_cache_dir`; a directory; ``False``:
         do not turn it on; see :mod:`jaxcfr.engine.jax_compilation_cache`).
+      per_member: on a stack of public trees
+        (:class:`~jaxcfr.lowering.public_stack.PublicStack`), the parameters' lists give
+        one value per member (each as long as the stack; scalars every member's) instead
+        of a batch of settings: the values ``[B]`` are traced and vmapped with the
+        members' tensors (:func:`~jaxcfr.solvers.parameters.along_members`), the state
+        stays ``[B, I, A]``.
     """
 
     chance = "exact"
@@ -169,7 +190,8 @@ class Runner:
 
     def __init__(self, lowered: LoweredGame, solver: Solver, parameters: dict | None = None,
                  *, precision: str = "float32", chunk: int = DEFAULT_CHUNK, mesh=None,
-                 sequence_form: bool = True, compilation_cache: bool | str = True):
+                 sequence_form: bool = True, compilation_cache: bool | str = True,
+                 per_member: bool = False):
         self.compilation_cache = use_compilation_cache(compilation_cache)
         self._evaluation_compile: threading.Thread | None = None
         self._evaluation_abandoned = threading.Event()   # the thread's work is no longer wanted
@@ -183,9 +205,15 @@ class Runner:
         parameters = solver.check_parameters(dict(parameters or {}))
         self.settings = {k: v for k, v in parameters.items()
                          if isinstance(v, list)}       # the parameters that vary in the batch
+        self.per_member = bool(per_member)
+        if self.per_member and (not isinstance(lowered, PublicStack) or mesh is not None):
+            raise ArgumentError("per-member parameters take a stack of public trees in one "
+                                "process (no mesh)", argument="per_member")
         with self.scope():
             self.hp: HyperParams = solver.hyperparams(self.dtype, **parameters)
-            self.hp_batch: tuple[int, ...] = self.hp.batch_shape
+            if self.per_member:                # one setting per member: [B], along the stack
+                self.hp = along_members(self.hp, lowered.batch_size, place=on_device)
+            self.hp_batch: tuple[int, ...] = () if self.per_member else self.hp.batch_shape
         if mesh is not None:
             # jax.make_mesh defaults to Explicit axes, under which the batched gathers need
             # per-op out_sharding; the passes are written for sharding propagation (Auto).
@@ -298,6 +326,9 @@ class Runner:
     def member_labels(self) -> list[str]:
         """One label per batch member, games outer and settings inner (``[]`` if single)."""
         games = [g.name for g in self.lowered.members] if self.games_batched else [None]
+        if self.per_member:                    # each game with its own setting
+            return [" ".join([g] + [f"{k}={v[b]:g}" for k, v in self.settings.items()])
+                    for b, g in enumerate(games)]
         n = self.hp_batch[0] if self.hp_batch else 0
         settings = [" ".join(f"{k}={v[i]:g}" for k, v in self.settings.items())
                     for i in range(n)] or [None]
@@ -382,7 +413,7 @@ class Runner:
         args = (self.step_tensors, state, self.hp, on_device(np.int32(n)), self.arrays,
                 self.lock)
         static = dict(solver=self.step_solver, structure=self.step_structure,
-                      layout=self.layout, chunk=self.chunk)
+                      layout=self.layout, chunk=self.chunk, per_member=self.per_member)
         if lower:
             return _run_chunk.lower(*args, **static)
         if self._chunk_compiled is not None:
@@ -520,14 +551,23 @@ class Runner:
 
     def set_lock(self, lock) -> None:
         """Lock rows (:class:`~jaxcfr.solvers.locking.Lock` of host tables ``[I, A]``,
-        ``[I]`` of the lowered game; ``None``: unlock): the chunks play it, evaluations
-        are the restricted game's (:func:`jaxcfr.solvers.locking.evaluate_locked`). A
-        traced argument: a new lock does not recompile. One game, full width, one
-        process."""
+        ``[I]`` of the lowered game, or ``[B, I, A]``, ``[B, I]`` of a stack of public
+        trees: :func:`jaxcfr.api.locks.resolve_stack_lock`; ``None``: unlock): the chunks
+        play it, evaluations are the restricted game's
+        (:func:`jaxcfr.solvers.locking.evaluate_locked`; a stack: each member's). A
+        traced argument: a new lock does not recompile. One game or a stack of public
+        trees, full width, one process."""
         if lock is not None:
-            if self.games_batched or self.split_game:
-                raise ArgumentError("node locking takes one game (not a stack, not split "
-                                    "over devices)", argument="lock")
+            public_stack = isinstance(self.lowered, PublicStack)
+            if (self.games_batched and not public_stack) or self.split_game:
+                raise ArgumentError("node locking takes one game or a stack of public trees "
+                                    "(not a stack of history trees, not split over "
+                                    "devices)", argument="lock")
+            want = tuple(self.lowered.tensors.legal_mask.shape)
+            if np.shape(lock.strategy) != want or np.shape(lock.mask) != want[:-1]:
+                raise ArgumentError(f"a Lock of tables {np.shape(lock.strategy)} and "
+                                    f"{np.shape(lock.mask)} does not fit the game's "
+                                    f"{want}", argument="lock")
             if not self.solver.estimator.dense:
                 raise ArgumentError(f"node locking needs a full-width estimator, not "
                                     f"{self.solver.estimator.describe()}", argument="lock")
@@ -540,8 +580,12 @@ class Runner:
         with self.scope():
             table = self._profile(state, average)
         if self.lock is not None:              # the restricted game's metrics
-            locked = (evaluate_public_locked if isinstance(self.tensors, PublicTensors)
-                      else evaluate_locked)
+            if isinstance(self.lowered, PublicStack):
+                locked = evaluate_public_stack_locked
+            elif isinstance(self.tensors, PublicTensors):
+                locked = evaluate_public_locked
+            else:
+                locked = evaluate_locked
             return locked(self.lowered, table, self.lock, dtype=self.dtype,
                           tensors=self.node_tensors())
         return analytics.evaluate(self.device_lowered, table, dtype=self.dtype,

@@ -181,7 +181,8 @@ class SolverConfig:
     algorithm: str = "cfr+"
     iterations: int = 1000
     alternating: bool | None = None         # None: the preset's default
-    combine: str = "product"                # lists of several keys: "product" grid or "zip"
+    combine: str = "product"                # lists of several keys: "product" grid or "zip";
+                                            # "members": one value per member of a stack
     sampling: str = "none"                  # the estimator: none (exact), chance, external,
                                             # outcome
     samples: int = 1                        # subtrees sampled per player and iteration
@@ -210,7 +211,7 @@ class SolverConfig:
         lists = {k: v for k, v in given.items() if isinstance(v, tuple)}
         if not lists:
             return given
-        if self.combine == "zip":
+        if self.combine in ("zip", "members"):
             return {k: (list(v) if isinstance(v, tuple) else v) for k, v in given.items()}
         names = list(lists)
         grid = list(itertools.product(*(lists[k] for k in names)))
@@ -313,7 +314,17 @@ class Config:
                             Chance(self.solver.chance, self.solver.draws), self.run.precision,
                             DeviceOptions(chunk=self.run.chunk),
                             LoadOptions(cache=self.game.cache), lock=self.solver.lock,
-                            target=self.run.stop_at)
+                            target=self.run.stop_at,
+                            per_member=self.solver.combine == "members",
+                            member_labels=self.member_labels())
+
+    def member_labels(self) -> tuple[str, ...] | None:
+        """Further names of a stack's members that a lock file's ``member`` may use: the
+        boards of ``game.boards``, else ``None``."""
+        if self.game.boards is None:
+            return None
+        from jaxcfr.runs.boards import chosen_boards
+        return chosen_boards(self.game.name, self.game.boards)
 
     def run_parameters(self) -> dict[str, Any]:
         """The solver's parameter values of the run, what :class:`jaxcfr.Runner` takes:
@@ -597,6 +608,23 @@ def _check_code(c: Config, source: str, given: dict[str, str], trust_code: bool,
             raise ConfigError(f"{given.get(key, source)}: {key}: {e}") from None
 
 
+def members_rules(c: Config, lengths: set[int], fail) -> None:
+    """``solver.combine = "members"``: a stack of games (``game.names``, ``game.boards``;
+    public trees, checked once lowered), every list one value per member, no seeds."""
+    g = c.game
+    if (g.names is None and g.boards is None) or g.abstracted:
+        fail("solver.combine", "'members' gives each member of a stack of public trees "
+             "(game.names or game.boards) its own value: this run has one game")
+    members = len(g.strings)
+    wrong = sorted(n for n in lengths if n != members)
+    if wrong:
+        fail("solver.combine", f"'members' needs one value per member: lists of {members} "
+             f"values (the stack's members), got {wrong[0]}")
+    if c.run.seeds is not None:
+        fail("run.seeds", "a batch of seeds does not combine with solver.combine = "
+             "'members' (one setting per member)")
+
+
 def lock_rules(c: Config, fail) -> None:
     """``solver.lock``: a readable lock file, one game, full width, the lowered tree (the
     rows themselves are checked against the game once it is lowered)."""
@@ -606,8 +634,10 @@ def lock_rules(c: Config, fail) -> None:
         read_lock_file(c.solver.lock)
     except LockError as e:
         fail("solver.lock", str(e))
-    if c.game.batched:
-        fail("solver.lock", "node locking takes one game, not a batch of games")
+    if c.game.batched and (c.game.abstracted or (c.game.names is None
+                                                 and c.game.boards is None)):
+        fail("solver.lock", "node locking takes one game or a stack of public trees "
+             "(game.names, game.boards), not a batch of abstractions")
     if c.solver.sampling != "none":
         fail("solver.lock", f"node locking needs a full-width estimator (solver.sampling = "
              f"\"none\"), not {c.solver.sampling!r}")
@@ -695,12 +725,14 @@ def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
         check_values(solver.part_parameters, s.given(), config_spelling, solver._owner())
     except ArgumentError as e:
         _raise_config(e, given, source)
-    if s.combine not in ("product", "zip"):
-        fail("solver.combine", f"must be 'product' or 'zip', got {s.combine!r}")
+    if s.combine not in ("product", "zip", "members"):
+        fail("solver.combine", f"must be 'product', 'zip' or 'members', got {s.combine!r}")
     lengths = {len(v) for v in s.given().values() if isinstance(v, tuple)}
     if s.combine == "zip" and len(lengths) > 1:
         fail("solver.combine", f"'zip' needs hyper-parameter lists of one length, got "
              f"{sorted(lengths)}")
+    if s.combine == "members":
+        members_rules(c, lengths, fail)
     for key in ("run.eval_every", "run.keep_checkpoints", "run.chunk"):
         rule(key, positive_int)
     rule("solver.draws", arguments.draws)

@@ -38,7 +38,8 @@ from jaxcfr._util.arguments import ArgumentError, finite_float
 from jaxcfr.solvers.names import _is_batch, check_values  # (JAX-free: the CLI checks first)
 
 __all__ = ["Parameter", "parameter", "declared", "without_values", "HyperParams",
-           "check_values", "make_hyperparams", "single_setting", "batched", "shown"]
+           "check_values", "make_hyperparams", "single_setting", "batched", "shown",
+           "along_members"]
 
 #: The metadata key of a :func:`parameter` field.
 _KEY = "jaxcfr.parameter"
@@ -206,3 +207,20 @@ def make_hyperparams(parameters: tuple[Parameter, ...], values: Mapping[str, Any
         array = np.asarray(value, np.int32 if p.integer else dtype)
         out[p.name] = place(np.broadcast_to(array, shape).copy())
     return HyperParams(out)
+
+
+def along_members(hp: HyperParams, members: int, spell=str,
+                  place: Callable[[np.ndarray], Any] = lambda x: x) -> HyperParams:
+    """``hp`` (values scalars or ``[H]``, as :func:`make_hyperparams` makes them) as one
+    setting per member of a stack of ``members``: every value ``[members]``, a list
+    giving one value per member (its length must be ``members``), a scalar every
+    member's. The batch a sweep puts on a trailing axis, laid along the stack's members
+    instead (vmapped with their tensors: ``jaxcfr.solve_public(..., per_member=True)``,
+    ``solver.combine = "members"``). ``place``: e.g. a copy to the device."""
+    shape = hp.batch_shape
+    if shape not in ((), (members,)):
+        name = next(k for k, v in hp.items() if np.shape(v) == shape)
+        raise ArgumentError(f"per-member parameters give one value per member: "
+                            f"{spell(name)} has {shape[0]} values for a stack of {members}",
+                            argument=spell(name))
+    return hp.map(lambda v: place(np.broadcast_to(np.asarray(v), (members,)).copy()))
