@@ -118,7 +118,6 @@ MISTAKES = [
     (["solve", SPOT, "--boards", "random:0"], "COUNT must be at least 1"),
     (["solve", "kuhn_poker", "--boards", "random:4"], "--boards takes a hold'em spot"),
     (["solve", "holdem_spot(ranges=('AA', 'KX'))", "--boards", "random:2"], "'KX'"),
-    (["solve", SPOT, "--boards", "random:2", "--lock", "l.json"], "--lock is not taken"),
     (["solve", SPOT, "--boards", "random:2", "--grid", ""], "--grid is not taken"),
     (["solve", SPOT, "--boards", "random:2", "--sampling", "outcome"], "by exact passes"),
 ]

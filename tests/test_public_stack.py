@@ -221,7 +221,7 @@ def test_bad_stacks_are_refused():
         jaxcfr.solve_public(mixed, "cfr+", 1)
     with pytest.raises(ArgumentError, match="at least one"):
         jaxcfr.solve_public([], "cfr+", 1)
-    with pytest.raises(ArgumentError, match="one public tree at a time"):
+    with pytest.raises(ArgumentError, match="no member of the stack has it"):
         jaxcfr.solve_public([PublicKuhn(), PublicKuhn()], "cfr+", 1,
                             lock={("", "J"): {"p": 1.0}})
     # games lowered here agree on the operators by themselves

@@ -276,7 +276,7 @@ def _public_rows(lowered: PublicLowered, entries, where: str = ""):
         node = node_of_row[row]
         player = int(t.node_player[node])
         label = lowered.hands.labels[player][row - int(t.node_base[node])]
-        return f"{where}player {player}'s hand {label} after {lowered.history(node)!r}"
+        return f"player {player}'s hand {label} after {lowered.history(node)!r}"
     return rows, (lambda row: tuple(lowered.node_actions[node_of_row[row]]), name_of), hit
 
 
@@ -356,8 +356,12 @@ def _shared_lock(stack: PublicStack, mapping: Mapping, index) -> Lock:
         mine = [(k, v, m is not None) for m, k, v in entries if m is None or m == b]
         where = f"member {b} ({member.name}): "
         rows, names, hit = _public_rows(member, mine, where)
-        found[[e for e, (m, _, _) in enumerate(entries) if m is None or m == b]] |= hit
-        locks.append(_finish(member, rows, *names) if rows else None)
+        mine_at = [e for e, (m, _, _) in enumerate(entries) if m is None or m == b]
+        found[np.asarray(mine_at, int)] |= np.asarray(hit, bool)
+        try:
+            locks.append(_finish(member, rows, *names) if rows else None)
+        except LockError as e:
+            raise LockError(f"{where}{e}") from None
     missing = [entries[e][1] for e in np.flatnonzero(~found)]
     if missing:
         raise LockError(f"unknown information set {missing[0]!r}: no member of the stack "
