@@ -211,22 +211,35 @@ def test_per_member_parameters_need_one_value_per_member(small):
         jaxcfr.solve_public(small, "dcfr", 2, per_member=True, alpha=[1.0, 2.0])
 
 
-def test_the_runner_compiles_once_for_every_lock_and_setting(small):
-    stack = stack_public(small)
-    runner = jaxcfr.Runner(stack, public_solver(make_solver("dcfr")),
-                           {"alpha": [1.5, 3.0, 0.5]}, chunk=4, per_member=True)
-    runner.set_lock(resolve_stack_lock(stack, [{((), 2): {"bet": 1.0}}, None, None]))
-    state = runner.advance(runner.init(), 4)
-    runner.evaluate(state)
-    state = runner.advance(state, 1)
-    jax.block_until_ready(state)
-    assert runner.member_labels()[1].endswith("alpha=3")
+@pytest.mark.parametrize("members", [2, pytest.param(16, marks=pytest.mark.slow)])
+def test_the_runner_steps_locks_and_settings_as_solve_public_does(kuhn, members):
+    # the Runner carries them through its layouts: 2 members are mapped on a CPU, 16
+    # vmapped (jaxcfr.engine.seam); solve_public's stack (checked above) is the oracle
+    from jaxcfr.engine.seam import Mapped, Vmapped
+    stack = stack_public([kuhn] * members)
+    locks = [{((), b % 3): {"bet": 1.0}} if b % 2 else None for b in range(members)]
+    alpha = [1.0 + b / 4 for b in range(members)]
+    runner = jaxcfr.Runner(stack, public_solver(make_solver("dcfr")), {"alpha": alpha},
+                           precision="float64", chunk=4, per_member=True)
+    assert type(runner.layout) is (Mapped if members < 16 else Vmapped)
+    runner.set_lock(resolve_stack_lock(stack, locks))
+    state = runner.advance(runner.init(), 6)
+    ref = jaxcfr.solve_public(stack, "dcfr", 6, precision="float64", chunk=4, lock=locks,
+                              per_member=True, alpha=alpha)
+    for field in ("regret", "strategy_sum"):
+        want = np.asarray(getattr(ref.state, field))
+        np.testing.assert_allclose(np.asarray(getattr(state, field)), want, rtol=0,
+                                   atol=1e-12 * max(1.0, np.abs(want).max()))
+    np.testing.assert_allclose(runner.evaluate(state)["nash_conv"], ref.final["nash_conv"],
+                               rtol=1e-12)
+    assert runner.member_labels()[1].endswith("alpha=1.25")
+    # compile once: more chunks, another lock, other values per member reuse the programs
     with count_compiles() as counts:
         state = runner.advance(state, 2 * 4 + 3)
-        runner.set_lock(resolve_stack_lock(stack, [None, None, {((), 0): {"pass": 1.0}}]))
+        runner.set_lock(resolve_stack_lock(stack, locks[::-1]))
         with runner.scope():
-            runner.hp = along_members(runner.solver.hyperparams(runner.dtype, alpha=[
-                2.0, 2.5, 1.0]), 3)
+            runner.hp = along_members(runner.solver.hyperparams(runner.dtype, alpha=alpha[
+                ::-1]), members)
         state = runner.advance(state, 4)
         runner.evaluate(state)
         jax.block_until_ready(state)
