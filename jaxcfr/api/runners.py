@@ -20,7 +20,7 @@ from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.api.locks import resolve_lock
 from jaxcfr.engine.runner import Runner
 from jaxcfr.engine.loop import lower_public_reporting
-from jaxcfr.lowering.public import public_game_of
+from jaxcfr.lowering.public import PublicLowered, public_game_of
 from jaxcfr.lowering.public_stack import PublicStack
 
 __all__ = ["make_runner"]
@@ -106,10 +106,16 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
                             f"{spell('sampling')} unset)", spell("sampling"))
     lowered = game if isinstance(game, PublicStack) else lower_public_reporting(
         game, status, text=text, cache=cache, name=name, memory_budget=memory_budget)
+    lock = getattr(options, "lock", None)
+    if lock is not None and getattr(lowered, "merged", ()) and not isinstance(
+            game, (PublicLowered, PublicStack)):
+        # a lock can break the suit symmetry that merged chance outcomes rely on (locked
+        # rows under one card of a class, or asymmetric ones above): walk every outcome
+        lowered = lower_public_reporting(game, status, name=name,
+                                         memory_budget=memory_budget, merges=False)
     runner = Runner(lowered, options.solver, options.parameters, precision=options.precision,
                     chunk=options.device.chunk,
                     compilation_cache=options.device.compilation_cache)
-    lock = getattr(options, "lock", None)
     if lock is not None:                     # node locking (jaxcfr.api.locks)
         runner.set_lock(resolve_lock(lowered, lock))
     return runner

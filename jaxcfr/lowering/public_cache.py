@@ -114,7 +114,8 @@ def store(path: Path, ident: dict[str, Any], lowered: PublicLowered) -> str | No
         "node_actions": tuple(lowered.node_actions), "constant_sum": lowered.constant_sum,
         "nash_value": lowered.nash_value, "name": lowered.name,
         "ranked": bool(lowered.ranked), "widths": tuple(lowered.widths),
-        "merged": tuple(lowered.merged)},
+        "merged": tuple(lowered.merged),
+        "merge_renaming": tuple(lowered.merge_renaming)},
         pickle.HIGHEST_PROTOCOL)
     try:
         plain_loads(tables)
@@ -157,7 +158,7 @@ def load(path: Path, ident: dict[str, Any], *,
         lowered = PublicLowered(tensors, level_start, hands, t["node_action"],
                                 arrays["node_kind"], t["node_actions"], t["constant_sum"],
                                 t["nash_value"], t["name"], t["ranked"], t["widths"],
-                                t.get("merged", ()))
+                                t.get("merged", ()), t.get("merge_renaming", ()))
         if fingerprint(lowered) != header["fingerprint"]:
             return None, "corrupt (tensors do not match their fingerprint)"
         if lowered.public_size != size or len(lowered.node_action) != size.nodes:
