@@ -121,7 +121,14 @@ def test_a_flop_merges_turn_and_river_cards_exactly():
               raises="a")
     plain, merged = _pair(**kw)
     assert merged.num_nodes < plain.num_nodes
-    _agree(plain, merged, "cfr+", 4)
+    a, b = _agree(plain, merged, "cfr+", 4)
+    # read through a merged turn card and a river card renamed by its suit permutation
+    keys, _, _ = merged.expanded_rows()
+    assert set(keys) == {k for k in plain.infoset_keys if k is not None}
+    history = ("Check", "Check", card("As"), "Check", "Check", card("Kc"))
+    labels = plain.hands.labels[0]
+    assert max(abs(b.strategy(0, h, history)[x] - p) for h in labels
+               for x, p in a.strategy(0, h, history).items()) < 1e-9
 
 
 def test_no_symmetry_is_unchanged_bit_for_bit():

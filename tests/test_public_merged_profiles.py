@@ -236,3 +236,26 @@ def test_a_lock_below_a_merged_card_walks_every_outcome():
     assert b.strategy(0, 2, ("check", 3)) == {"check": 0.0, "bet": 1.0}
     with pytest.raises(Exception, match="merges=False"):
         jaxcfr.solve_public(lower_public(TwoBoards()), "cfr+", 2, lock=lock)
+
+
+def test_a_subgame_below_a_merged_card_is_resolved_on_every_outcome(two):
+    from jaxcfr.subgames import resolve_subgames
+    plain, merged, a, b = two
+    at = [["check", 3], ["check", 0]]              # a merged card and its representative
+    runs = [resolve_subgames(game, blueprint, at, iterations=10, precision="float64")
+            for game, blueprint in ((TwoBoards(merge=False), b.to_profile()),
+                                    (TwoBoards(), b.to_profile()),
+                                    (TwoBoards(), b.average_strategy))]
+    for other in runs[1:]:
+        assert other.profile.keys == runs[0].profile.keys
+        assert np.array_equal(other.profile.probs, runs[0].profile.probs)
+        assert other.metrics["nash_conv"] == runs[0].metrics["nash_conv"]
+
+
+def test_a_stack_walks_every_outcome_of_its_members(trees):
+    from jaxcfr.lowering.public_stack import stack_public
+    plain, merged = trees
+    stack = stack_public([TwoBoards(), TwoBoards(merge=False)])
+    assert all(not m.merged and m.num_nodes == plain.num_nodes for m in stack.members)
+    with pytest.raises(ValueError, match="merges=False"):
+        stack_public([merged, plain])

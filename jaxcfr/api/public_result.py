@@ -119,8 +119,9 @@ class PublicSolveResult:
         """The average profile as a :class:`~jaxcfr.Profile` keyed by ``(player, (hand
         label, public history))`` (every hand's row at its node, padding rows dropped;
         with merged chance outcomes, every history of the unmerged tree, read from its
-        representative's row), recording the game's name: ``save`` it, ``Profile.load`` it back and evaluate it
-        (:func:`jaxcfr.evaluate_profile`, ``jaxcfr eval``). One setting only."""
+        representative's row), recording the game's name: ``save`` it, ``Profile.load``
+        it back and evaluate it (:func:`jaxcfr.evaluate_profile`, ``jaxcfr eval``). One
+        setting only."""
         if self.average_strategy.ndim != 2:
             raise ValueError("to_profile() takes the result of one setting (this run solved "
                              f"a batch: average_strategy {self.average_strategy.shape})")

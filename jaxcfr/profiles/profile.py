@@ -41,7 +41,8 @@ from jaxcfr.kernels.numerics import normalise
 from jaxcfr._util.serialize import jsonable
 from jaxcfr.tensors import LoweredGame
 
-__all__ = ["Profile", "evaluate_profile", "encode_label", "decode_label", "openspiel_counterpart"]
+__all__ = ["Profile", "evaluate_profile", "encode_label", "decode_label", "openspiel_counterpart",
+           "symmetric_on"]
 
 FORMAT = "jaxcfr-profile"
 FORMAT_VERSION = 1

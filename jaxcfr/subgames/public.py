@@ -252,16 +252,18 @@ class PublicContext:
             raise TypeError(f"not a public tree: {game!r}")
         self.root = root
         name = game if isinstance(game, str) else type(game).__name__
+        # a re-solved subgame breaks the suit symmetry that merged chance outcomes rely
+        # on: the full game is walked with every outcome, and a blueprint table of the
+        # merged tree is read through it (each history from its representative)
         merged = lowered if lowered is not None and lowered.merged else None
         if lowered is None or merged is not None:
-            # a re-solved subgame breaks the suit symmetry that merged chance outcomes
-            # rely on: the full game is walked with every outcome; a blueprint table of
-            # the merged tree is read through it (each history from its representative)
             lowered = lower_public(root, name=name, merges=False)
         self.full = lowered
-        if merged is not None and not isinstance(blueprint, Profile):
-            table = _blueprint_table(merged, blueprint)
-            blueprint = Profile.from_lowered(merged, table)
+        if not isinstance(blueprint, Profile) and np.shape(blueprint) != np.shape(
+                lowered.tensors.legal_mask):
+            merged = merged or lower_public(root, name=name)
+            if merged.merged:
+                blueprint = Profile.from_lowered(merged, _blueprint_table(merged, blueprint))
         self.table = _blueprint_table(self.full, blueprint)
         self._values = None
 
