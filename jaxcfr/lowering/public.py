@@ -252,11 +252,11 @@ class PublicLowered:
         renaming: dict = {}
         node, path = 0, []
         for x in tuple(history):
-            y = renaming.get(x, x)
+            y = _renamed(renaming, x)
             path.append(LocatedStep(node, x, y, hands))
             c = self.child(node, y)
             if c is None:
-                e = self._merge_at.get((node, y)) if self.merged else None
+                e = _renamed(self._merge_at, (node, y), None) if self.merged else None
                 if e is None:
                     raise ValueError(f"{x!r} is not a public action or outcome after "
                                      f"{tuple(s.step for s in path[:-1])!r}")
@@ -360,6 +360,15 @@ def _through(hands: tuple, source: np.ndarray) -> tuple:
     """``hands`` (``[P]`` of ``[H_p]``) composed with a merged outcome's ``merge_source``
     ``[P, H]``: hand ``h`` read at ``source[p][hands[p][h]]``."""
     return tuple(np.asarray(source[p], np.int64)[hands[p]] for p in range(len(hands)))
+
+
+def _renamed(table: dict, x, default=...):
+    """``table[x]``, else ``default`` (``x`` itself by default; an unhashable ``x`` is in
+    no table)."""
+    try:
+        return table.get(x, x if default is ... else default)
+    except TypeError:
+        return x if default is ... else default
 
 
 def _compose(first: dict, then: dict) -> dict:
