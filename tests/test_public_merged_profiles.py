@@ -259,3 +259,16 @@ def test_a_stack_walks_every_outcome_of_its_members(trees):
     assert all(not m.merged and m.num_nodes == plain.num_nodes for m in stack.members)
     with pytest.raises(ValueError, match="merges=False"):
         stack_public([merged, plain])
+
+
+def test_the_cache_keeps_merged_and_unmerged_trees_apart(tmp_path):
+    from jaxcfr.engine.loop import lower_public_reporting
+    text = "holdem_spot(board='Td9d6h5d', ranges=('AA', 'KK'), bets='a', raises='a')"
+    game = jaxcfr.load_game(text)
+    got = []
+    for merges in (True, False, True, False):
+        report: dict = {}
+        low = lower_public_reporting(game, text=text, cache=tmp_path, report=report,
+                                     merges=merges)
+        got.append((bool(low.merged), report["cache"].split(":")[0]))
+    assert got == [(True, "stored"), (False, "stored"), (True, "hit"), (False, "hit")]
