@@ -50,7 +50,7 @@ SPOTS = {
     "turn_readme": (lambda: HoldemSpot(board="Td9d6h5c"), 10, ("turn", "readme"), 80),
     # a turn that keeps clubs ~ spades (the 5c above pins clubs), without and with the
     # merge of suit-isomorphic river cards (jaxcfr alone: the peer's driver has no such spot)
-    "turn_5d": (lambda: HoldemSpot(board="Td9d6h5d"), 10, None, 0),
+    "turn_5d": (lambda: HoldemSpot(board="Td9d6h5d", isomorphism=False), 10, None, 0),
     "turn_5d_iso": (lambda: HoldemSpot(board="Td9d6h5d", isomorphism=True), 10, None, 0),
 }
 

@@ -238,31 +238,26 @@ def hand_grid(result, history=(), *, average_strategy=None, values=None) -> Hand
                           f"{tuple(t.legal_mask.shape)} (one solve, no batch), got "
                           f"{avg.shape}")
     history = tuple(history)
-    node, path = 0, []                 # path: (node, the step taken from it)
-    for x in history:
-        children = np.flatnonzero(t.parent == node)
-        match = [int(c) for c in children if lowered.node_action[c] == x]
-        if not match:
-            raise HoldemError(f"{x!r} is not a public action or dealt card after "
-                              f"{lowered.history(node)!r}")
-        path.append((node, x))
-        node = match[0]
+    try:                  # below a merged (suit-isomorphic) card: the representative's rows
+        at = lowered.locate(history)
+    except ValueError as e:
+        raise HoldemError(str(e).replace("outcome", "dealt card")) from None
+    node = at.node
     if t.node_base[node] < 0:                      # (decisions have rows, nothing else)
         raise HoldemError(f"the node after {history!r} is not a decision (a terminal or a "
                           f"card to deal)")
     player = int(t.node_player[node])
     labels = tuple(lowered.hands.labels[player])
     reach = np.asarray(lowered.hands.weights[player], np.float64).copy()          # [H]
-    rows = np.arange(len(labels))
-    for at, x in path:
-        if t.node_base[at] < 0:                    # a chance node on the path: a card
+    for step in at.path:
+        if t.node_base[step.node] < 0:             # a chance node on the path: a card
             cards = lowered.hands.cards[player]
-            reach[[x in c for c in cards]] = 0.0           # the dealt card blocks them
-        elif int(t.node_player[at]) == player:
-            a = list(lowered.node_actions[at]).index(x)
-            reach *= avg[int(t.node_base[at]) + rows, a]
+            reach[[step.step in c for c in cards]] = 0.0   # the dealt card blocks them
+        elif int(t.node_player[step.node]) == player:
+            a = list(lowered.node_actions[step.node]).index(step.read)
+            reach *= avg[int(t.node_base[step.node]) + step.hands[player], a]
     actions = tuple(lowered.node_actions[node])
-    strategy = avg[int(t.node_base[node]) + rows, :len(actions)]                 # [H, A]
+    strategy = avg[int(t.node_base[node]) + at.hands[player], :len(actions)]     # [H, A]
     weights = np.zeros((GRID_SIZE, GRID_SIZE))
     mass = np.zeros((GRID_SIZE, GRID_SIZE, len(actions)))
     for h, label in enumerate(labels):

@@ -98,8 +98,10 @@ class _Spot:
         self._merges: dict = {}
 
     def merges(self, board: tuple) -> dict:
-        """``{card: (representative, (sources_0, sources_1))}`` of the chance node after
-        ``board`` (:meth:`HoldemSpot.chance_merges`)."""
+        """``{card: (representative, (sources_0, sources_1), renaming)}`` of the chance
+        node after ``board`` (:meth:`HoldemSpot.chance_merges`): one symmetry ``g`` taking
+        the representative to the card gives both the hands' sources (``g^-1(h)``) and
+        the renaming of the cards dealt later (``{card: g^-1(card)}``)."""
         out = self._merges.get(board)
         if out is None:
             shown = set(board)
@@ -108,8 +110,11 @@ class _Spot:
             out = {}
             for rep, members in card_classes(board, group):
                 for m in members[1:]:
-                    out[m] = (rep, tuple(np.argsort(hand_permutation(group, rep, m, idx))
-                                         for idx in self.index))
+                    g = next(g for g in group if permute_card(g, rep) == m)
+                    inverse = tuple(int(i) for i in np.argsort(g))
+                    out[m] = (rep, tuple(np.argsort(hand_permutation([g], rep, m, idx))
+                                         for idx in self.index),
+                              {c: permute_card(inverse, c) for c in range(NUM_CARDS)})
             self._merges[board] = out
         return out
 
@@ -137,7 +142,10 @@ class HoldemSpot(PublicGame):
       turn_donk, river_donk: OOP's donk sizes (``None``: none).
       add_allin, force_allin, merging: postflop-solver's thresholds.
       isomorphism: merge the suit-isomorphic cards dealt (:meth:`chance_merges`,
-        :mod:`.isomorphism`): one subtree per class, exact (docs/holdem.md).
+        :mod:`.isomorphism`): one subtree per class, exact (docs/holdem.md); on by
+        default (it changes nothing where the board and ranges have no suit symmetry).
+        Profiles read a history through a merged card from its representative, the
+        suits renamed (``PublicLowered.locate``); ``False`` walks every card.
     """
 
     __slots__ = ("_s", "_node", "_dealt")
@@ -145,7 +153,7 @@ class HoldemSpot(PublicGame):
     def __init__(self, board="Td9d6h5c2s", ranges=README_RANGES, pot: int = 100,
                  stack: int = 200, bets="60%, e, a", raises="2.5x", turn_donk=None,
                  river_donk="50%", add_allin: float = 1.5, force_allin: float = 0.15,
-                 merging: float = 0.1, isomorphism: bool = False):
+                 merging: float = 0.1, isomorphism: bool = True):
         try:
             self._s = _Spot(board, ranges, pot, stack, bets, raises, turn_donk, river_donk,
                             add_allin, force_allin, merging, bool(isomorphism))
@@ -202,9 +210,10 @@ class HoldemSpot(PublicGame):
     def chance_merges(self):
         """The cards to deal that a suit permutation fixing the board dealt so far and
         both ranges takes to a smaller card (its class's representative): ``{card:
-        (representative, sources)}``, ``sources[p][h]`` the hand whose values after the
-        representative are hand ``h``'s after the card (``g^-1(h)``). Empty without
-        ``isomorphism`` or a symmetry."""
+        (representative, sources, renaming)}``, ``sources[p][h]`` the hand whose values
+        after the representative are hand ``h``'s after the card (``g^-1(h)``),
+        ``renaming`` the cards dealt later (``g^-1``). Empty without ``isomorphism`` or a
+        symmetry."""
         if self._here.kind != "chance" or not self._s.symmetries:
             return None
         return self._s.merges(self.board())

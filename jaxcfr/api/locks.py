@@ -237,7 +237,8 @@ def _public_rows(lowered: PublicLowered, entries, where: str = ""):
     if lowered.merged:
         raise LockError("node locking takes a public tree without merged (suit-isomorphic) "
                         "chance outcomes: a lock can break the symmetry the merge relies "
-                        "on; lower the game without isomorphism")
+                        "on; give the PublicGame or its game string (a locked solve walks "
+                        "every outcome), or lower it with merges=False")
     holdem = _holdem(lowered)
     t = lowered.tensors
     rows: dict[int, dict] = {}

@@ -60,9 +60,12 @@ class PublicSolveResult:
 
     def strategy(self, player: int, hand, history: tuple = ()) -> dict:
         """The average strategy of ``player`` holding ``hand`` (a label) at the public
-        decision node reached by ``history`` (public actions and outcomes): action -> p."""
+        decision node reached by ``history`` (public actions and outcomes): action -> p.
+        Below a merged (suit-isomorphic) chance outcome it is the representative's
+        strategy of the renamed hand (:meth:`~jaxcfr.lowering.public.PublicLowered.locate`)."""
         lowered = self.lowered
-        node = _node_of(lowered, tuple(history))
+        at = _locate(lowered, tuple(history))
+        node = at.node
         t = lowered.tensors
         if t.node_base[node] < 0 or t.node_player[node] != player:
             raise ArgumentError(f"player {player} does not act after {history!r}")
@@ -70,7 +73,7 @@ class PublicSolveResult:
             h = lowered.hands.labels[player].index(hand)
         except ValueError:
             raise ArgumentError(f"{hand!r} is not one of player {player}'s hands") from None
-        row = self.average_strategy[t.node_base[node] + h]                   # [A, *b]
+        row = self.average_strategy[t.node_base[node] + int(at.hands[player][h])]  # [A, *b]
         return {a: (float(x) if np.ndim(x) == 0 else np.asarray(x).tolist())
                 for a, x in zip(lowered.node_actions[node], row)}
 
@@ -79,41 +82,46 @@ class PublicSolveResult:
         under the average profile (:func:`jaxcfr.solvers.public.hand_values_public`):
         ``{"player", "actions" [A], "hands" [H], "ev" [H], "action_ev" [H, A], "reach"
         [H], "strategy" [H, A]}`` (NaN where a hand cannot be there); one solve, no
-        batch."""
+        batch. Below a merged (suit-isomorphic) chance outcome: the representative's, each
+        hand read at its renamed hand."""
         if np.ndim(self.average_strategy) != 2:
             raise ArgumentError("hand values are of one solve (no batch of settings)")
-        node = _node_of(self.lowered, tuple(history))
+        at = _locate(self.lowered, tuple(history))
+        node = at.node
         t = self.lowered.tensors
         if t.node_base[node] < 0:
             raise ArgumentError(f"the node after {tuple(history)!r} is not a decision")
-        out = hand_values_public(self.lowered, self.average_strategy, node)
         player = int(t.node_player[node])
+        out = {k: v[at.hands[player]] for k, v in
+               hand_values_public(self.lowered, self.average_strategy, node).items()}
         return {"player": player, "actions": tuple(self.lowered.node_actions[node]),
                 "hands": tuple(self.lowered.hands.labels[player]), **out}
 
     def profile(self) -> dict:
         """The average profile keyed by information set: ``{(player, hand label, public
         history): {action: probability}}`` for every hand that can hold at its node
-        (``PublicLowered.live_rows``); with a batch, each probability is a list."""
+        (``PublicLowered.live_rows``); with a batch, each probability is a list. The
+        histories through merged (suit-isomorphic) chance outcomes are there too, each
+        read from its representative's row (``PublicLowered.expanded_rows``)."""
         lowered = self.lowered
         live = lowered.live_rows()
-        width = max(lowered.structure.hands)
         out = {}
-        for row, key in enumerate(lowered.row_keys()):
-            if key is None or not live[row]:
+        for key, actions, row in zip(*lowered.expanded_rows()):
+            if not live[row]:
                 continue
             player, (hand, history) = key
-            node = int(lowered.tensors.decision_node[row // width])
             out[(player, hand, history)] = {
                 a: (float(x) if np.ndim(x) == 0 else np.asarray(x).tolist())
-                for a, x in zip(lowered.node_actions[node], self.average_strategy[row])}
+                for a, x in zip(actions, self.average_strategy[row])}
         return out
 
     def to_profile(self) -> Profile:
         """The average profile as a :class:`~jaxcfr.Profile` keyed by ``(player, (hand
-        label, public history))`` (every hand's row at its node, padding rows dropped),
-        recording the game's name: ``save`` it, ``Profile.load`` it back and evaluate it
-        (:func:`jaxcfr.evaluate_profile`, ``jaxcfr eval``). One setting only."""
+        label, public history))`` (every hand's row at its node, padding rows dropped;
+        with merged chance outcomes, every history of the unmerged tree, read from its
+        representative's row), recording the game's name: ``save`` it, ``Profile.load``
+        it back and evaluate it (:func:`jaxcfr.evaluate_profile`, ``jaxcfr eval``). One
+        setting only."""
         if self.average_strategy.ndim != 2:
             raise ValueError("to_profile() takes the result of one setting (this run solved "
                              f"a batch: average_strategy {self.average_strategy.shape})")
@@ -127,17 +135,8 @@ class PublicSolveResult:
                 f"{f['iteration']} iterations, nash_conv {shown})")
 
 
-def _node_of(lowered: PublicLowered, history: tuple) -> int:
-    node = 0
-    t = lowered.tensors
-    for x in history:
-        children = np.flatnonzero(t.parent == node)
-        match = [c for c in children if lowered.node_action[c] == x]
-        if not match:
-            merged = lowered.merged_error(node, x)
-            if merged is not None:
-                raise ArgumentError(merged)
-            raise ArgumentError(f"{x!r} is not a public action or outcome after "
-                                f"{lowered.history(node)!r}")
-        node = int(match[0])
-    return node
+def _locate(lowered: PublicLowered, history: tuple):
+    try:
+        return lowered.locate(history)
+    except ValueError as e:
+        raise ArgumentError(str(e)) from None

@@ -20,7 +20,7 @@ from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.api.locks import resolve_lock, resolve_stack_lock
 from jaxcfr.engine.runner import Runner
 from jaxcfr.engine.loop import lower_public_reporting
-from jaxcfr.lowering.public import public_game_of
+from jaxcfr.lowering.public import PublicLowered, public_game_of
 from jaxcfr.lowering.public_stack import PublicStack
 
 __all__ = ["make_runner"]
@@ -109,6 +109,13 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
                             f"{spell('sampling')} unset)", spell("sampling"))
     lowered = game if isinstance(game, PublicStack) else lower_public_reporting(
         game, status, text=text, cache=cache, name=name, memory_budget=memory_budget)
+    lock = getattr(options, "lock", None)
+    if lock is not None and getattr(lowered, "merged", ()) and not isinstance(
+            game, (PublicLowered, PublicStack)):
+        # a lock can break the suit symmetry that merged chance outcomes rely on (locked
+        # rows under one card of a class, or asymmetric ones above): walk every outcome
+        lowered = lower_public_reporting(game, status, name=name,
+                                         memory_budget=memory_budget, merges=False)
     stacked = isinstance(lowered, PublicStack)
     per_member = getattr(options, "per_member", False)
     if per_member and not stacked:
@@ -118,7 +125,6 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
                     chunk=options.device.chunk,
                     compilation_cache=options.device.compilation_cache,
                     per_member=per_member)
-    lock = getattr(options, "lock", None)
     if lock is not None:                     # node locking (jaxcfr.api.locks)
         runner.set_lock(resolve_stack_lock(lowered, lock, getattr(options, "member_labels",
                                                                   None))

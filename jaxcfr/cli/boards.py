@@ -104,7 +104,8 @@ def run_boards(args, boards: list[str], spots, parameters: dict, lock=None) -> i
     pot = float(spots[0].pot)
     from jaxcfr.lowering.public import lower_public
     from jaxcfr.lowering.public_stack import precheck_stack
-    precheck_stack(lambda b: lower_public(spots[b]), len(spots), what="spots")
+    precheck_stack(lambda b: lower_public(spots[b], merges=False), len(spots),   # (as stacked)
+                   what="spots")
 
     def callback(record):                       # progress on stderr, one line an evaluation
         if not args.quiet and record["exploitability_pot_percent"] is not None:

@@ -158,6 +158,7 @@ def lower_public_reporting(game, status=None, *, text: str | None = None, cache=
         lowered, report["cache"] = lower_public_cached(
             os.fspath(text), game, directory, lambda g: lower_public(g, **lower_kwargs),
             name=name, terminals=lower_kwargs.get("terminals", "auto"),
+            merges=lower_kwargs.get("merges", True),
             memory_budget=lower_kwargs.get("memory_budget"),
             log=None if status is None else status.note)
     if status is not None:

@@ -112,7 +112,14 @@ class PublicGame(abc.ABC):
         ``representative``, for every profile that is itself symmetric (which CFR keeps
         from its symmetric start). The lowering walks the representatives only and reads
         each merged outcome's values from its representative's, permuted
-        (:class:`~jaxcfr.tensors.PublicTensors`' ``merge_*``). Default ``None``: none."""
+        (:class:`~jaxcfr.tensors.PublicTensors`' ``merge_*``). Default ``None``: none.
+
+        An entry may carry a third element, ``renaming``: ``{later step: its
+        counterpart}``, the public actions and outcomes after ``outcome`` renamed to
+        those after ``representative`` (a hold'em card dealt later gets its suits renamed
+        by the same permutation); a step it does not name is unchanged (two-element
+        entries: every later step). Readers of a profile map a public history through a
+        merged outcome with it (``PublicLowered.locate``)."""
         return None
 
     @abc.abstractmethod

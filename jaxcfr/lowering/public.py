@@ -54,7 +54,7 @@ from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
 from jaxcfr.tensors import NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors
 
 __all__ = ["PublicLowered", "lower_public", "public_game_of", "public_footprint",
-           "PublicSize", "check_public_budget", "merge_levels"]
+           "PublicSize", "check_public_budget", "merge_levels", "Located", "LocatedStep"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -74,6 +74,9 @@ class PublicLowered:
     merged: tuple = ()                    # [E] (chance node, outcome) of each merged
                                           # outcome (tensors.merge_*): not walked, its
                                           # subtree read from its class's representative
+    merge_renaming: tuple = ()            # [E] {later step: its counterpart after the
+                                          # representative} per merged outcome (empty:
+                                          # later steps unchanged; locate())
 
     # what the Runner, the evaluation and profiles read of any lowered game
     # (jaxcfr.engine.runner, jaxcfr.solvers.analytics, jaxcfr.profiles.profile)
@@ -214,17 +217,100 @@ class PublicLowered:
                 return int(t.merge_child[e])
         return None
 
-    def merged_error(self, node: int, outcome) -> str | None:
-        """Why the public history cannot go on with ``outcome`` at ``node`` when it is a
-        merged outcome (its rows are not kept: the profile there is the representative's
-        with the hands renamed by the suit permutation), else ``None``."""
-        rep = self.merged_into(node, outcome)
-        if rep is None:
-            return None
-        return (f"{outcome!r} after {self.history(node)!r} is merged into its suit-isomorphic "
-                f"representative {self.node_action[rep]!r} (isomorphism): its strategy is "
-                f"the representative's with the suits renamed; lower the game without "
-                f"isomorphism for its own rows")
+    @functools.cached_property
+    def _merge_at(self) -> dict:
+        """``{(chance node, outcome): e}`` of the merged outcomes."""
+        return {(int(n), x): e for e, (n, x) in enumerate(self.merged)}
+
+    def child(self, node: int, step) -> int | None:
+        """The child of ``node`` its public action or outcome ``step`` leads to (``None``
+        when no kept child has that label)."""
+        t = self.tensors
+        lo = int(t.first_child[node])
+        for c in range(lo, lo + int(t.child_count[node])):
+            if self.node_action[c] == step:
+                return c
+        return None
+
+    def locate(self, history: tuple) -> "Located":
+        """Where the public history ``history`` (the game's own actions and outcomes,
+        merged outcomes included) is read in this tree.
+
+        Off merged outcomes it is the node ``history`` leads to, every hand its own row.
+        Through a merged outcome (suit isomorphism, :attr:`merged`) the subtree is its
+        representative's with the hands renamed: the walk goes on at the representative,
+        later steps renamed (:attr:`merge_renaming`), and player ``p``'s hand ``h`` is
+        read at hand ``hands[p][h]`` of the node reached (``PublicTensors.merge_source``,
+        composed along the path). Every reader of a profile maps a history this way
+        (strategies, hand values, profiles, grids).
+
+        Raises:
+          ValueError: a step that is no public action or outcome there.
+        """
+        t = self.tensors
+        hands = tuple(np.arange(len(x), dtype=np.int64) for x in self.hands.labels)
+        renaming: dict = {}
+        node, path = 0, []
+        for x in tuple(history):
+            y = _renamed(renaming, x)
+            path.append(LocatedStep(node, x, y, hands))
+            c = self.child(node, y)
+            if c is None:
+                e = _renamed(self._merge_at, (node, y), None) if self.merged else None
+                if e is None:
+                    raise ValueError(f"{x!r} is not a public action or outcome after "
+                                     f"{tuple(s.step for s in path[:-1])!r}")
+                hands = _through(hands, t.merge_source[e])
+                renaming = _compose(renaming, self.merge_renaming[e]
+                                    if self.merge_renaming else {})
+                c = int(t.merge_child[e])
+            node = c
+        return Located(node, hands, tuple(path))
+
+    def expanded(self):
+        """Every public node of the game as the unmerged tree has it (a node under a
+        merged outcome included, read from its representative): ``(node, history,
+        hands)`` per public node, ``node`` this tree's, ``history`` the game's own,
+        ``hands`` as :meth:`locate` gives them. Without merged outcomes: this tree's nodes,
+        every hand its own row."""
+        t = self.tensors
+        identity = tuple(np.arange(len(x), dtype=np.int64) for x in self.hands.labels)
+        merges: dict[int, list] = {}
+        for e, (n, _) in enumerate(self.merged):
+            merges.setdefault(int(n), []).append(e)
+        stack = [(0, (), identity, {}, {})]          # (node, history, hands, ren, inverse)
+        while stack:
+            node, history, hands, ren, inv = stack.pop()
+            yield node, history, hands
+            lo = int(t.first_child[node])
+            out = [(c, history + (inv.get(self.node_action[c], self.node_action[c]),), hands,
+                    ren, inv) for c in range(lo, lo + int(t.child_count[node]))]
+            for e in merges.get(node, ()):
+                x = self.merged[e][1]
+                ren2 = _compose(ren, self.merge_renaming[e] if self.merge_renaming else {})
+                out.append((int(t.merge_child[e]), history + (inv.get(x, x),),
+                            _through(hands, t.merge_source[e]), ren2,
+                            {v: k for k, v in ren2.items()}))
+            stack.extend(reversed(out))
+
+    def expanded_rows(self) -> tuple[list, list, np.ndarray]:
+        """The rows of the unmerged public tree: ``(keys [R], actions [R], rows [R])``,
+        ``keys`` as :attr:`infoset_keys` (``(player, (hand label, public history))``),
+        ``rows`` the row of this tree each is read from (:meth:`expanded`). Without merged
+        outcomes: this tree's rows, padding dropped."""
+        t = self.tensors
+        keys, actions, rows = [], [], []
+        for node, history, hands in self.expanded():
+            base = int(t.node_base[node])
+            if base < 0:
+                continue
+            p = int(t.node_player[node])
+            acts = tuple(self.node_actions[node])
+            for h, label in enumerate(self.hands.labels[p]):
+                keys.append((p, (label, history)))
+                actions.append(acts)
+                rows.append(base + int(hands[p][h]))
+        return keys, actions, np.asarray(rows, np.int64)
 
     def live_rows(self) -> np.ndarray:
         """``[I]`` bool: the rows the history tree has: a hand of positive weight, not
@@ -253,6 +339,46 @@ class PublicLowered:
             ok = pairs.any(axis=1) if p == 0 else pairs.any(axis=0)
             out[t.node_base[n]:t.node_base[n] + sizes[p]] = ok
         return out
+
+
+class LocatedStep(NamedTuple):
+    """One step of a public history as :meth:`PublicLowered.locate` reads it."""
+    node: int          # the node of the tree the step leaves
+    step: Any          # the game's own action or outcome
+    read: Any          # the step in the tree (renamed below a merged outcome)
+    hands: tuple       # [P] of [H_p] ints: the row (of ``node``) of each hand there
+
+
+class Located(NamedTuple):
+    """A public history located in a (merged) public tree (:meth:`PublicLowered.locate`)."""
+    node: int          # the node of the tree the history is read at
+    hands: tuple       # [P] of [H_p] ints: player p's hand h is read at hand hands[p][h]
+    path: tuple        # [len(history)] LocatedStep from the root
+
+
+def _through(hands: tuple, source: np.ndarray) -> tuple:
+    """``hands`` (``[P]`` of ``[H_p]``) composed with a merged outcome's ``merge_source``
+    ``[P, H]``: hand ``h`` read at ``source[p][hands[p][h]]``."""
+    return tuple(np.asarray(source[p], np.int64)[hands[p]] for p in range(len(hands)))
+
+
+def _renamed(table: dict, x, default=...):
+    """``table[x]``, else ``default`` (``x`` itself by default; an unhashable ``x`` is in
+    no table)."""
+    try:
+        return table.get(x, x if default is ... else default)
+    except TypeError:
+        return x if default is ... else default
+
+
+def _compose(first: dict, then: dict) -> dict:
+    """The renaming ``then`` after ``first`` (``{step: counterpart}``, absent unchanged)."""
+    if not first:
+        return dict(then)
+    out = {x: then.get(y, y) for x, y in first.items()}
+    for x, y in then.items():
+        out.setdefault(x, y)
+    return out
 
 
 def merge_levels(merge_parent: np.ndarray, level_start: tuple) -> tuple:
@@ -360,7 +486,8 @@ TERMINALS = ("auto", "ranked", "dense")
 
 def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                  terminals: str = "auto", memory_budget: int | None = None,
-                 progress: Callable[[int], None] | None = None) -> PublicLowered:
+                 progress: Callable[[int], None] | None = None,
+                 merges: bool = True) -> PublicLowered:
     """Walk ``game``'s public tree (checking every node) into a :class:`PublicLowered`.
 
     Args:
@@ -374,6 +501,9 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
         :class:`MemoryBudgetError` as soon as the public tree met so far needs more
         (:func:`public_footprint`), checked after every level and before the tables.
       progress: ``progress(public_nodes_walked)`` after every level of the public tree.
+      merges: walk one representative per class of the game's merged chance outcomes
+        (``PublicGame.chance_merges``: suit isomorphism); ``False`` walks every outcome
+        (what node locks and subgames that break the symmetry need).
 
     Raises:
       GameError: the first node that breaks the contract, named by its public history.
@@ -418,7 +548,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     walked = _Walked(H, ranked, P)
     level_start = [0]
     values: list[tuple[int, Any]] = []
-    merge_edges: list[tuple] = []          # (chance node, outcome, representative, sources)
+    merge_edges: list[tuple] = []  # (chance node, outcome, representative, sources, renaming)
     while frontier:
         nxt = []
         for state, history, par, sl, own, pr, re, pid, act in frontier:
@@ -440,10 +570,11 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
             if node.kind == TERMINAL_NODE:
                 values.append((n, node.value))
                 continue
-            merges = _chance_merges(state, history) if node.kind == CHANCE_NODE else {}
-            kept = [a for a, x in enumerate(node.actions) if x not in merges]
-            for x, (rep, source) in merges.items():
-                merge_edges.append((n, x, rep, source))
+            merged = (_chance_merges(state, history) if merges and node.kind == CHANCE_NODE
+                      else {})
+            kept = [a for a, x in enumerate(node.actions) if x not in merged]
+            for x, (rep, source, renaming) in merged.items():
+                merge_edges.append((n, x, rep, source, renaming))
             for k, a in enumerate(kept):
                 x = node.actions[a]
                 child = state if k == len(kept) - 1 else state.clone()
@@ -566,19 +697,33 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     return PublicLowered(tensors, tuple(level_start), hands, tuple(action), kind_a,
                          tuple(acts), _constant_sum(values, hands),
                          _nash_value(game), name or type(game).__name__, ranked, widths,
-                         tuple((n, x) for n, x, _, _ in merge_edges))
+                         tuple((n, x) for n, x, *_ in merge_edges),
+                         tuple(dict(r) for *_, r in merge_edges) if merge_edges else ())
 
 
 def _chance_merges(state: PublicGame, history: tuple) -> dict:
-    """``state.chance_merges()`` checked: ``{outcome: (representative, sources)}``."""
+    """``state.chance_merges()`` checked: ``{outcome: (representative, sources,
+    renaming)}`` (``renaming`` ``{}`` where the game gives none)."""
     merges = state.chance_merges() or {}
     outcomes = {x for x, _ in state.chance_outcomes()}
-    for x, (rep, _) in merges.items():
+    out = {}
+    for x, entry in merges.items():
+        if not isinstance(entry, tuple) or len(entry) not in (2, 3):
+            raise GameError(f"chance_merges() after {history!r}: {x!r} -> {entry!r} is not "
+                            "(representative, sources) or (representative, sources, "
+                            "renaming)", rule="chance-merges")
+        rep = entry[0]
         if x not in outcomes or rep not in outcomes or rep in merges or rep == x:
             raise GameError(f"chance_merges() after {history!r}: {x!r} -> {rep!r} is not an "
                             "outcome merged into a walked representative",
                             rule="chance-merges")
-    return merges
+        renaming = entry[2] if len(entry) == 3 else {}
+        if not isinstance(renaming, dict):
+            raise GameError(f"chance_merges() after {history!r}: the renaming of {x!r} is "
+                            f"not a dict, got {type(renaming).__name__}",
+                            rule="chance-merges")
+        out[x] = (rep, entry[1], renaming)
+    return out
 
 
 def _merge_tables(edges: list, parent: list, action: list, sizes: tuple, H: int
@@ -591,7 +736,7 @@ def _merge_tables(edges: list, parent: list, action: list, sizes: tuple, H: int
     mp = np.zeros(len(edges), np.int32)
     mc = np.zeros(len(edges), np.int32)
     ms = np.tile(np.arange(H, dtype=np.int32), (len(edges), P, 1))
-    for e, (n, _, rep, source) in enumerate(edges):
+    for e, (n, _, rep, source, _) in enumerate(edges):
         mp[e], mc[e] = n, child[(n, rep)]
         for p in range(P):
             src = np.asarray(source[p], np.int64)

@@ -9,7 +9,8 @@ is ``DIR/public-<Class>-<key>.npz``. The key is the sha256 of:
   the source files of its module's folder (the game's code and the modules beside it,
   such as a hold'em spot's cards and evaluator);
 * the lowering: :data:`FORMAT_VERSION`, jaxcfr's version, the sha256 of the modules
-  that decide the tables (:data:`_SOURCES`), ``terminals`` and the float type.
+  that decide the tables (:data:`_SOURCES`), ``terminals``, the float type and whether
+  merged chance outcomes are merged (``merges``: a stack walks every outcome).
 
 Nothing in an entry is trusted: it is read with ``allow_pickle=False``; a load compares
 its header with the key (else *stale*), checks the sizes against the memory budget
@@ -57,7 +58,7 @@ Log = Callable[[str], None]
 
 
 def public_identity(text: str, game: Any, *, terminals: str = "auto",
-                    dtype: Any = np.float64) -> dict[str, Any] | None:
+                    dtype: Any = np.float64, merges: bool = True) -> dict[str, Any] | None:
     """The key's fields of game string ``text``, loaded as the PublicGame ``game``;
     ``None`` when it cannot be cached (its class has no source file, or the string's
     parameters do not bind to it)."""
@@ -77,7 +78,8 @@ def public_identity(text: str, game: Any, *, terminals: str = "auto",
                          "source_sha256": sources_digest(folder)},
                 "format": FORMAT_VERSION, "jaxcfr": dist_version("jaxcfr"),
                 "lowering_sha256": sources_digest([_PACKAGE / s for s in _SOURCES]),
-                "terminals": terminals, "dtype": np.dtype(dtype).str}
+                "terminals": terminals, "dtype": np.dtype(dtype).str,
+                "merges": bool(merges)}
     except (GameError, OSError, TypeError, ValueError):
         return None
 
@@ -114,7 +116,8 @@ def store(path: Path, ident: dict[str, Any], lowered: PublicLowered) -> str | No
         "node_actions": tuple(lowered.node_actions), "constant_sum": lowered.constant_sum,
         "nash_value": lowered.nash_value, "name": lowered.name,
         "ranked": bool(lowered.ranked), "widths": tuple(lowered.widths),
-        "merged": tuple(lowered.merged)},
+        "merged": tuple(lowered.merged),
+        "merge_renaming": tuple(lowered.merge_renaming)},
         pickle.HIGHEST_PROTOCOL)
     try:
         plain_loads(tables)
@@ -157,7 +160,7 @@ def load(path: Path, ident: dict[str, Any], *,
         lowered = PublicLowered(tensors, level_start, hands, t["node_action"],
                                 arrays["node_kind"], t["node_actions"], t["constant_sum"],
                                 t["nash_value"], t["name"], t["ranked"], t["widths"],
-                                t.get("merged", ()))
+                                t.get("merged", ()), t.get("merge_renaming", ()))
         if fingerprint(lowered) != header["fingerprint"]:
             return None, "corrupt (tensors do not match their fingerprint)"
         if lowered.public_size != size or len(lowered.node_action) != size.nodes:
@@ -169,14 +172,15 @@ def load(path: Path, ident: dict[str, Any], *,
 def lower_public_cached(text: str, game: Any, directory: Path,
                         lower_fn: Callable[[Any], PublicLowered], *, name: str,
                         terminals: str = "auto", memory_budget: int | None = None,
-                        log: Log | None = None) -> tuple[PublicLowered, str]:
+                        log: Log | None = None, merges: bool = True
+                        ) -> tuple[PublicLowered, str]:
     """Game string ``text`` (loaded: ``game``) lowered: from the cache in ``directory``
     when a sound entry is there, else by ``lower_fn(game)``, then stored.
 
     Returns ``(lowered, status)``: ``status`` is ``"hit: PATH"``, ``"stored: PATH"`` or
     ``"not cached: WHY"``; ``log`` gets the same news as one-line messages.
     """
-    ident = public_identity(text, game, terminals=terminals)
+    ident = public_identity(text, game, terminals=terminals, merges=merges)
     if ident is None:
         return lower_fn(game), "not cached: the game string names no versioned code"
     return through_cache(entry_path(directory, ident), ident, lambda: lower_fn(game),

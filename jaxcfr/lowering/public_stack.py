@@ -240,7 +240,8 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
     sizes: list[PublicSize] = []
 
     def lowered(g, **kwargs) -> PublicLowered:     # each member checked as it comes
-        out = g if isinstance(g, PublicLowered) else lower_public(g, **kwargs)
+        # (merged chance outcomes are not stacked: each member walks every outcome)
+        out = g if isinstance(g, PublicLowered) else lower_public(g, merges=False, **kwargs)
         sizes.append(out.public_size)
         check_stack_budget(sizes, len(games), memory_budget)
         return out
@@ -262,7 +263,7 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
     if merged:
         raise ValueError(f"stacks of public trees take no merged (suit-isomorphic) chance "
                          f"outcomes; member {merged[0]} has {len(games[merged[0]].merged)} "
-                         "(lower it without isomorphism)")
+                         "(give its PublicGame, or lower it with merges=False)")
     ranked = {g.ranked for g in games}
     if len(ranked) > 1:
         kinds = ["ranked" if g.ranked else "dense" for g in games]

@@ -41,7 +41,8 @@ from jaxcfr.kernels.numerics import normalise
 from jaxcfr._util.serialize import jsonable
 from jaxcfr.tensors import LoweredGame
 
-__all__ = ["Profile", "evaluate_profile", "encode_label", "decode_label", "openspiel_counterpart"]
+__all__ = ["Profile", "evaluate_profile", "encode_label", "decode_label", "openspiel_counterpart",
+           "symmetric_on"]
 
 FORMAT = "jaxcfr-profile"
 FORMAT_VERSION = 1
@@ -74,8 +75,13 @@ class Profile:
     def from_lowered(cls, lowered: LoweredGame, strategy: np.ndarray) -> "Profile":
         """Wrap a ``[I, A]`` strategy table of ``lowered`` (the sink row is dropped; a
         public tree's rows are keyed ``(player, (hand label, public history))``, its
-        padding rows dropped)."""
+        padding rows dropped; one with merged (suit-isomorphic) chance outcomes gives
+        every history of the unmerged tree, read from its representative's row:
+        ``PublicLowered.expanded_rows``)."""
         strategy = np.asarray(strategy)
+        if getattr(lowered, "merged", ()):
+            keys, actions, rows = lowered.expanded_rows()
+            return cls(keys, actions, strategy[rows], game=lowered.name or None)
         keys = lowered.infoset_keys
         real = [r for r, k in enumerate(keys) if k is not None]    # (a public tree's padding)
         if len(real) == len(keys):
@@ -366,8 +372,18 @@ def evaluate_profile(profile: Profile, game=None, *, precision: str = "float32",
     if public is None:
         lowered = as_lowered(game)
     else:
-        lowered = public if isinstance(public, PublicLowered) else lower_public(public,
-                                                                                name=name)
+        # a profile need not be suit-symmetric: a PublicGame is walked with every chance
+        # outcome (exact for any profile); a tree lowered with merged outcomes evaluates
+        # only a profile that is symmetric on it, exactly
+        lowered = public if isinstance(public, PublicLowered) else lower_public(
+            public, name=name, merges=False)
+        if lowered.merged and not symmetric_on(profile, lowered):
+            raise ValueError("the profile is not exactly the same on suit-isomorphic public "
+                             "histories (a merged chance outcome's rows are not its "
+                             "representative's renamed, or the rows above it are not "
+                             "symmetric): a public tree lowered with merged chance outcomes "
+                             "cannot evaluate it; give the PublicGame or its game string "
+                             "(walked without merging), or lower it with merges=False")
     table, counts = profile.table(lowered)
     if len(profile) and counts["rows"] and not counts["found"]:
         raise ValueError(f"the profile has none of the {counts['rows']} information sets of "
@@ -377,6 +393,35 @@ def evaluate_profile(profile: Profile, game=None, *, precision: str = "float32",
     out.update(counts)
     out["game"] = name
     return out
+
+
+def symmetric_on(profile: Profile, lowered) -> bool:
+    """Whether the evaluation of ``profile`` on a public tree ``lowered`` whose chance
+    outcomes are merged (suit isomorphism) is exact: every history of the unmerged tree
+    that ``lowered`` reads from one row (``PublicLowered.expanded_rows``) has the same
+    distribution, and above each merged outcome every row is that of the hand the
+    outcome's renaming takes it to (``merge_source``: the reaches are symmetric), exactly.
+    A history the profile lacks plays uniformly, as :meth:`Profile.table` plays it."""
+    seen: dict[int, np.ndarray] = {}
+    for (player, key), actions, row in zip(*lowered.expanded_rows()):
+        p = profile.distribution(player, key, actions)
+        first = seen.setdefault(int(row), p)
+        if first is not p and not np.array_equal(first, p):
+            return False
+    table, _ = profile.table(lowered)
+    t = lowered.tensors
+    sizes = [len(x) for x in lowered.hands.labels]
+    for e, (n, _) in enumerate(lowered.merged):
+        a = int(t.parent[n])
+        while a >= 0:
+            base = int(t.node_base[a])
+            if base >= 0:
+                p = int(t.node_player[a])
+                rows = table[base:base + sizes[p]]
+                if not np.array_equal(rows, rows[t.merge_source[e, p, :sizes[p]]]):
+                    return False
+            a = int(t.parent[a])
+    return True
 
 
 def _history_text(text: str) -> str:

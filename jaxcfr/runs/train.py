@@ -181,19 +181,21 @@ def public_stack(config: Config, status=None) -> PublicStack | None:
         return x
 
     count, many = len(strings), len(strings) > STATUS_MEMBERS
+    # (merged chance outcomes are not stacked: each member walks every outcome)
     precheck_stack(lambda b: lower_public_reporting(game_at(b), None, text=strings[b],
-                                                    cache=g.cache),
+                                                    cache=g.cache, merges=False),
                    count, what="members")                  # (MemoryBudgetError: too large)
     lowered, pots = [], []
     for b, s in enumerate(strings):
         x = game_at(b)
         lowered.append(lower_public_reporting(x, None if many else status, text=s,
-                                              cache=g.cache, name=s))
+                                              cache=g.cache, name=s, merges=False))
         pots.append(pot_of(x))                # hold'em spots: metrics in % of the pot
         if many and status is not None:
             status.phase(f"lowering {count:,} members", b + 1, count)
     if len({m.ranked for m in lowered}) > 1:          # some ranked: all ranked
-        lowered = [m if m.ranked else lower_public(game_at(b), terminals="ranked", name=s)
+        lowered = [m if m.ranked else lower_public(game_at(b), terminals="ranked", name=s,
+                                                   merges=False)
                    for b, (m, s) in enumerate(zip(lowered, strings))]
     try:
         stacked = stack_public(lowered)

@@ -252,11 +252,18 @@ class PublicContext:
             raise TypeError(f"not a public tree: {game!r}")
         self.root = root
         name = game if isinstance(game, str) else type(game).__name__
-        self.full = lowered if lowered is not None else lower_public(root, name=name)
-        if self.full.merged:
-            raise ValueError("subgame solving takes a public tree without merged "
-                             "(suit-isomorphic) chance outcomes; load the game without "
-                             "isomorphism")
+        # a re-solved subgame breaks the suit symmetry that merged chance outcomes rely
+        # on: the full game is walked with every outcome, and a blueprint table of the
+        # merged tree is read through it (each history from its representative)
+        merged = lowered if lowered is not None and lowered.merged else None
+        if lowered is None or merged is not None:
+            lowered = lower_public(root, name=name, merges=False)
+        self.full = lowered
+        if not isinstance(blueprint, Profile) and np.shape(blueprint) != np.shape(
+                lowered.tensors.legal_mask):
+            merged = merged or lower_public(root, name=name)
+            if merged.merged:
+                blueprint = Profile.from_lowered(merged, _blueprint_table(merged, blueprint))
         self.table = _blueprint_table(self.full, blueprint)
         self._values = None
 
