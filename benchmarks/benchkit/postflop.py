@@ -3,7 +3,9 @@
 ``bench_holdem`` and ``bench_public_stack`` time it beside jaxcfr. The binary is not part
 of this repository: build it as docs/holdem.md "Building the peer" says, then give its
 path with ``--peer PATH`` or in ``$JAXCFR_PF_BENCH``. It runs on one thread
-(``RAYON_NUM_THREADS=1``) and prints its own CPU and wall totals of ``solve_step``.
+(``RAYON_NUM_THREADS=1``) and prints its own CPU and wall totals of ``solve_step``, the
+exploitability at each check (evaluations timed apart) and its ``memory_usage``;
+:func:`run_measured` adds the process's peak resident bytes, seen from outside.
 """
 
 from __future__ import annotations
@@ -12,11 +14,16 @@ import os
 import re
 import subprocess
 
-__all__ = ["ENV", "default_binary", "run", "totals"]
+__all__ = ["ENV", "default_binary", "run", "run_measured", "totals", "checks",
+           "memory_usage", "evaluations"]
 
 #: The environment variable naming the ``pf_bench`` binary.
 ENV = "JAXCFR_PF_BENCH"
 _TOTALS = re.compile(r"iterations=(\d+) iter_wall_total=([\d.]+)s iter_cpu_total=([\d.]+)s")
+_CHECK = re.compile(r"iter (\d+) exploitability=([\d.]+) \([^)]*\) iter_wall=([\d.]+)s "
+                    r"iter_cpu=([\d.]+)s")
+_MEMORY = re.compile(r"memory_usage\(\): uncompressed=([\d.]+) MiB")
+_EVALS = re.compile(r"exploitability evals=(\d+) wall_total=([\d.]+)s")
 
 
 def default_binary() -> str:
@@ -24,11 +31,26 @@ def default_binary() -> str:
     return os.environ.get(ENV, "")
 
 
+def run_measured(binary: str, spot: tuple[str, ...], iterations: int,
+                 check: int) -> tuple[str, int]:
+    """``pf_bench SPOT... ITERATIONS CHECK`` on one thread: its standard output and its
+    peak resident bytes (``wait4``'s ``ru_maxrss``, KiB on Linux). ``ITERATIONS`` 0 stops
+    after building the game, before its tables are allocated: its peak is the baseline."""
+    proc = subprocess.Popen([binary, *spot, str(iterations), str(check)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, RAYON_NUM_THREADS="1"))
+    out, err = proc.stdout.read(), proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"pf_bench {' '.join(spot)} failed ({proc.returncode}): "
+                           f"{err[-2000:]}")
+    return out, usage.ru_maxrss * 1024
+
+
 def run(binary: str, spot: tuple[str, ...], iterations: int, check: int) -> str:
     """``pf_bench SPOT... ITERATIONS CHECK`` on one thread; its standard output."""
-    return subprocess.run([binary, *spot, str(iterations), str(check)], capture_output=True,
-                          text=True, check=True,
-                          env=dict(os.environ, RAYON_NUM_THREADS="1")).stdout
+    return run_measured(binary, spot, iterations, check)[0]
 
 
 def totals(out: str, iterations: int) -> tuple[float, float]:
@@ -39,3 +61,24 @@ def totals(out: str, iterations: int) -> tuple[float, float]:
     if int(found.group(1)) != iterations:
         raise RuntimeError(f"the peer ran {found.group(1)} iterations, not {iterations}")
     return float(found.group(3)), float(found.group(2))
+
+
+def checks(out: str) -> list[tuple[int, float, float, float]]:
+    """``(iteration, exploitability in chips, solve_step wall s, solve_step CPU s)`` at
+    each check the output of :func:`run` printed (every check when ``CHECK`` >= 10; the
+    CPU seconds tick at 10 ms, the wall seconds are ``Instant``'s)."""
+    return [(int(i), float(e), float(w), float(c)) for i, e, w, c in _CHECK.findall(out)]
+
+
+def memory_usage(out: str) -> int:
+    """The game's own ``memory_usage()`` (uncompressed storage) in bytes (0.1 MiB steps)."""
+    found = _MEMORY.search(out)
+    if found is None:
+        raise RuntimeError(f"unexpected pf_bench output:\n{out}")
+    return round(float(found.group(1)) * 2 ** 20)
+
+
+def evaluations(out: str) -> tuple[int, float]:
+    """``(count, wall seconds)`` of the exploitability evaluations it timed apart."""
+    found = _EVALS.search(out)
+    return (int(found.group(1)), float(found.group(2))) if found else (0, 0.0)
