@@ -59,7 +59,7 @@ import jaxcfr
 from jaxcfr._util import precision
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.public import public_device_tensors, public_metrics, public_solver
-from jaxcfr_games.holdem.spot import HoldemSpot
+from jaxcfr_games.holdem.spot import README_RANGES, HoldemSpot
 
 from benchkit import memory, postflop
 from benchkit.arguments import TARGET, checked_preset, count
@@ -163,6 +163,7 @@ def child(name: str, preset: str, target: float, check: int, most: int) -> dict:
         tensors = public_device_tensors(lowered, dtype)
         hp = solver.hyperparams(dtype)
         state = solver.init(tensors, dtype=dtype)
+        before_compile = memory.peak_rss() - base                  # lowering, tensors, state
         cpu = time.process_time()
         chunk = public_chunk.lower(tensors, state, hp, solver=solver, structure=structure,
                                    count=check).compile()
@@ -198,7 +199,24 @@ def child(name: str, preset: str, target: float, check: int, most: int) -> dict:
             "tensor_bytes": _nbytes(tensors), "state_bytes": _nbytes(state),
             "table_bytes": int(state.regret.nbytes),
             "chunk_temp_bytes": int(getattr(temp, "temp_size_in_bytes", 0) or 0),
-            "peak_rss_above_base": memory.peak_rss() - base, "base_rss": base}
+            "peak_rss_above_base": memory.peak_rss() - base, "base_rss": base,
+            "peak_rss_before_compile_above_base": before_compile,
+            "rss_after_above_base": memory.rss() - base}
+
+
+#: The peer driver's spots as boards and ranges (``postflop_strategy_dump``'s arguments).
+_BOARDS = {"river": "Td9d6h5c2s", "turn": "Td9d6h5c"}
+_RANGES = {"readme": README_RANGES, "full": ("22+,A2+,K2+,Q2+,J2+,T2+,92+,82+,72+,62+,52+,"
+                                             "42+,32",) * 2}
+
+
+def peer_memory(peer: str, args: tuple) -> int | None:
+    """The peer's exact ``memory_usage()`` bytes of spot ``args`` (``pf_bench`` prints it
+    to 0.1 MiB), from ``postflop_strategy_dump`` when it is built beside ``pf_bench``."""
+    dumper = postflop.dumper_beside(peer)
+    if not dumper:
+        return None
+    return postflop.memory_of(dumper, _BOARDS[args[0]], _RANGES[args[1]], 100, 200)[0]
 
 
 def peer_to_target(peer: str, args: tuple, target: float, check: int, most: int,
@@ -215,7 +233,7 @@ def peer_to_target(peer: str, args: tuple, target: float, check: int, most: int,
             "exploitability": hit[1] if hit else seen[-1][1],
             "steps_wall_s": (hit or seen[-1])[2], "steps_cpu_s_ticks": (hit or seen[-1])[3],
             "eval_wall_s": eval_wall, "evaluations": evaluations,
-            "memory_usage_bytes": postflop.memory_usage(out),
+            "memory_usage_bytes": peer_memory(peer, args) or postflop.memory_usage(out),
             "peak_rss_above_base": peak - base_peak, "base_rss": base_peak}
 
 
@@ -259,7 +277,8 @@ def to_target(name: str, presets: list[str], target: float, check: int, most: in
         summary.update({k: _median(runs, k) for k in (
             "reached_at", "iterations", "exploitability", "steps_cpu_s", "steps_wall_s",
             "eval_cpu_s", "eval_wall_s", "lower_cpu_s", "compile_cpu_s", "tensor_bytes",
-            "state_bytes", "table_bytes", "chunk_temp_bytes", "peak_rss_above_base")})
+            "state_bytes", "table_bytes", "chunk_temp_bytes", "peak_rss_above_base",
+            "peak_rss_before_compile_above_base", "rss_after_above_base")})
         summary["cores"] = summary["steps_cpu_s"] / max(summary["steps_wall_s"], 1e-12)
         summary["cpu_ms_per_iteration"] = 1e3 * summary["steps_cpu_s"] / summary["iterations"]
         summary["trace"] = runs[-1]["trace"]
@@ -269,8 +288,6 @@ def to_target(name: str, presets: list[str], target: float, check: int, most: in
                 peer_summary["steps_cpu_s"], 1e-12)
             summary["ratio_device_bytes"] = (summary["tensor_bytes"] + summary["state_bytes"]
                                              ) / peer_summary["memory_usage_bytes"]
-            summary["ratio_peak_rss"] = summary["peak_rss_above_base"] / max(
-                peer_summary["peak_rss_above_base"], 1)
         out.append(summary)
     return out
 

@@ -6,6 +6,8 @@ path with ``--peer PATH`` or in ``$JAXCFR_PF_BENCH``. It runs on one thread
 (``RAYON_NUM_THREADS=1``) and prints its own CPU and wall totals of ``solve_step``, the
 exploitability at each check (evaluations timed apart) and its ``memory_usage``;
 :func:`run_measured` adds the process's peak resident bytes, seen from outside.
+:func:`memory_of` asks the peer's ``postflop_strategy_dump`` (built beside ``pf_bench``
+from ``benchmarks/peers/``) for the exact ``memory_usage`` of any board and ranges.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import re
 import subprocess
 
 __all__ = ["ENV", "default_binary", "run", "run_measured", "totals", "checks",
-           "memory_usage", "evaluations"]
+           "memory_usage", "evaluations", "dumper_beside", "memory_of"]
 
 #: The environment variable naming the ``pf_bench`` binary.
 ENV = "JAXCFR_PF_BENCH"
@@ -82,3 +84,20 @@ def evaluations(out: str) -> tuple[int, float]:
     """``(count, wall seconds)`` of the exploitability evaluations it timed apart."""
     found = _EVALS.search(out)
     return (int(found.group(1)), float(found.group(2))) if found else (0, 0.0)
+
+
+def dumper_beside(binary: str) -> str:
+    """The ``postflop_strategy_dump`` built beside ``pf_bench`` at ``binary`` (``""`` when
+    there is none: docs/holdem.md "Building the peer")."""
+    path = os.path.join(os.path.dirname(binary), "postflop_strategy_dump")
+    return path if binary and os.path.exists(path) else ""
+
+
+def memory_of(dumper: str, board: str, ranges: tuple[str, str], pot: int,
+              stack: int) -> tuple[int, tuple[int, int]]:
+    """The peer's ``memory_usage()`` in bytes (uncompressed: float32 storage) of the spot
+    ``board`` with ``ranges`` (OOP's, IP's), its example's sizes, and its hand counts."""
+    out = subprocess.run([dumper, board, *ranges, str(pot), str(stack), "0"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    return int(out[out.index("memory_usage") + 1]), (int(out[out.index("hands") + 1]),
+                                                     int(out[out.index("hands") + 2]))
