@@ -234,7 +234,8 @@ def peer_to_target(peer: str, args: tuple, target: float, check: int, most: int,
             "steps_wall_s": (hit or seen[-1])[2], "steps_cpu_s_ticks": (hit or seen[-1])[3],
             "eval_wall_s": eval_wall, "evaluations": evaluations,
             "memory_usage_bytes": peer_memory(peer, args) or postflop.memory_usage(out),
-            "peak_rss_above_base": peak - base_peak, "base_rss": base_peak}
+            "peak_rss_above_base": None if peak is None else peak - base_peak,
+            "base_rss": base_peak}
 
 
 def _median(runs: list[dict], key: str):

@@ -75,7 +75,7 @@ def run_peer(binary: str, iterations: int, check: int) -> dict:
     base = postflop.run_measured(binary, spot, 0, 1)[1]
     return {"cpu_per_iteration": cpu / iterations, "wall_per_iteration": wall / iterations,
             "exploitability": float(at.group(1)), "memory_mib": float(mem.group(1)),
-            "peak_rss_above_base": peak - base}
+            "peak_rss_above_base": None if peak is None else peak - base}
 
 
 def main() -> None:

@@ -33,21 +33,30 @@ def default_binary() -> str:
     return os.environ.get(ENV, "")
 
 
+#: GNU time, which reports its child's peak resident KiB (``%M``); a child of this process
+#: cannot report its own: Linux carries the peak of the process it was forked from (this
+#: Python) across ``exec``.
+_TIME = "/usr/bin/time"
+_PEAK = re.compile(r"pf_bench_peak_kib=(\d+)")
+
+
 def run_measured(binary: str, spot: tuple[str, ...], iterations: int,
-                 check: int) -> tuple[str, int]:
+                 check: int) -> tuple[str, int | None]:
     """``pf_bench SPOT... ITERATIONS CHECK`` on one thread: its standard output and its
-    peak resident bytes (``wait4``'s ``ru_maxrss``, KiB on Linux). ``ITERATIONS`` 0 stops
-    after building the game, before its tables are allocated: its peak is the baseline."""
-    proc = subprocess.Popen([binary, *spot, str(iterations), str(check)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, RAYON_NUM_THREADS="1"))
-    out, err = proc.stdout.read(), proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    peak resident bytes, measured by GNU time (``None`` without ``/usr/bin/time``).
+    ``ITERATIONS`` 0 stops after building the game, before its tables are allocated: its
+    peak is the baseline."""
+    timed = os.path.exists(_TIME)
+    command = [binary, *spot, str(iterations), str(check)]
+    if timed:
+        command = [_TIME, "-f", "pf_bench_peak_kib=%M", *command]
+    proc = subprocess.run(command, capture_output=True, text=True,
+                          env=dict(os.environ, RAYON_NUM_THREADS="1"))
     if proc.returncode != 0:
         raise RuntimeError(f"pf_bench {' '.join(spot)} failed ({proc.returncode}): "
-                           f"{err[-2000:]}")
-    return out, usage.ru_maxrss * 1024
+                           f"{proc.stderr[-2000:]}")
+    peak = _PEAK.search(proc.stderr) if timed else None
+    return proc.stdout, int(peak.group(1)) * 1024 if peak else None
 
 
 def run(binary: str, spot: tuple[str, ...], iterations: int, check: int) -> str:
