@@ -62,9 +62,14 @@ from jaxcfr.solvers.public import public_device_tensors, public_metrics, public_
 from jaxcfr_games.holdem.spot import README_RANGES, HoldemSpot
 
 from benchkit import memory, postflop
-from benchkit.arguments import TARGET, checked_preset, count
+from jaxcfr._util.arguments import command_line_type, positive_float
+
+from benchkit.arguments import checked_preset, count
 from benchkit.fresh import fresh_python
 from benchkit.public_chunk import public_chunk
+
+#: ``type=`` of ``--to-target``: a percentage of the pot above 0.
+PERCENT = command_line_type(positive_float, "--to-target", float)
 
 #: name: (spot, jaxcfr iterations per round, pf_bench arguments, peer iterations per round)
 SPOTS = {
@@ -301,7 +306,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=count("--rounds"), default=3)
     parser.add_argument("--peer", default=postflop.default_binary(),
                         help=f"pf_bench's path (default ${postflop.ENV}; '' for none)")
-    parser.add_argument("--to-target", type=TARGET, nargs="?", const=0.5, default=None,
+    parser.add_argument("--to-target", type=PERCENT, nargs="?", const=0.5, default=None,
                         metavar="PERCENT", help="solve each spot to this exploitability, "
                         "percent of the pot (default 0.5), in fresh processes")
     parser.add_argument("--presets", nargs="+", default=["postflop-dcfr"],
