@@ -19,8 +19,9 @@ Padding, axis by axis (every padded entry is inert by construction):
   a decision, not a terminal (``leaf_index`` is the zero pad).
 * ``H`` hands: the largest hand count of any player of any member; a padded hand has
   weight 0, is blocked everywhere (``alive`` 0), compatible with no hand (``compat``
-  0), and its rows are inert padding rows (owned by nobody, slot 0 only). In the ranked
-  tables the zero-pad hand index ``H`` of a member becomes the stack's ``H``.
+  0; ranked members keep no ``compat``, ``[0, 0]``), and its rows are inert padding
+  rows (owned by nobody, slot 0 only). In the ranked tables the zero-pad hand index
+  ``H`` of a member becomes the stack's ``H``.
 * ``D`` decisions (``I = D * H + 1`` rows): a member's decision ``d`` keeps its ordinal;
   padded decisions have only padding rows and no children (``child_of`` = ``N``).
 * ``A`` actions: padded slots are never legal and have no child.
