@@ -16,7 +16,12 @@ compiled call, compilation and lowering excluded on both sides; the peer's own
 ``iter_cpu_total``), the cores each side used (CPU / wall), each side's exploitability
 after ``--iterations`` (percent of the pot: jaxcfr's mean and worst over the stack),
 jaxcfr's lowering, stacking and compile seconds and its device bytes per spot (tensors
-and the four float32 solver tables) beside the peer's ``memory_usage``.
+and the four float32 solver tables) beside the peer's ``memory_usage`` (its own figure of
+its float32 storage, for each of the same boards and ranges when its
+``postflop_strategy_dump`` is built beside ``pf_bench``: ``benchkit.postflop.memory_of``),
+and each side's process: jaxcfr's peak resident bytes above its baseline (after importing
+JAX and jaxcfr) per spot, the peer's above a run of 0 iterations (its game built, its
+tables not allocated) for its one spot.
 
 Usage::
 
@@ -46,8 +51,9 @@ from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.public import public_solver
 from jaxcfr.solvers.public_stack import stack_chunk, stack_device_tensors, stack_init
 from jaxcfr_games.holdem.boards import board_spots, random_boards
+from jaxcfr_games.holdem.spot import README_RANGES
 
-from benchkit import postflop
+from benchkit import memory, postflop
 
 
 
@@ -61,13 +67,15 @@ def run_peer(binary: str, iterations: int, check: int) -> dict:
     once) for the CPU and wall per iteration and the memory; ``check`` iterations for the
     exploitability after them."""
     spot = ("river", "readme", "100", "200")
-    out = postflop.run(binary, spot, iterations, iterations)
+    out, peak = postflop.run_measured(binary, spot, iterations, iterations)
     cpu, wall = postflop.totals(out, iterations)
     mem = re.search(r"memory_usage\(\): uncompressed=([\d.]+) MiB", out)
     at = re.search(rf"iter {check} exploitability=([\d.]+)",
                    postflop.run(binary, spot, check, check))
+    base = postflop.run_measured(binary, spot, 0, 1)[1]
     return {"cpu_per_iteration": cpu / iterations, "wall_per_iteration": wall / iterations,
-            "exploitability": float(at.group(1)), "memory_mib": float(mem.group(1))}
+            "exploitability": float(at.group(1)), "memory_mib": float(mem.group(1)),
+            "peak_rss_above_base": None if peak is None else peak - base}
 
 
 def main() -> None:
@@ -86,8 +94,11 @@ def main() -> None:
         ap.error(f"give the peer's pf_bench: --peer PATH or ${postflop.ENV} (docs/holdem.md, "
                  "'Building the peer')")
 
+    jax.block_until_ready(jax.numpy.zeros(8) + 1)                     # the runtime is up
+    base_rss = memory.rss()
     clock, cpu = time.perf_counter(), time.process_time()
-    spots = board_spots(random_boards(args.spots, seed=0))
+    boards = random_boards(args.spots, seed=0)
+    spots = board_spots(boards)
     stack = jaxcfr.stack_public(spots, terminals=args.terminals)
     lowering = {"wall": time.perf_counter() - clock, "cpu": time.process_time() - cpu}
     solver = public_solver(make_solver("postflop-dcfr"))
@@ -101,6 +112,7 @@ def main() -> None:
                                      count=args.iterations).compile()
         compile_seconds = time.perf_counter() - clock
         device_bytes = _bytes(tensors) + _bytes(zero)
+        tensor_bytes, state_bytes = _bytes(tensors), _bytes(zero)
 
         ours, peers = [], []
         for r in range(args.rounds):
@@ -112,7 +124,12 @@ def main() -> None:
             print(f"round {r + 1}: jaxcfr {ours[-1]['cpu']:.2f} CPU-s "
                   f"({ours[-1]['wall']:.2f} s wall) for {args.spots} spots; peer "
                   f"{1e3 * peers[-1]['cpu_per_iteration']:.4f} CPU-ms per iteration", flush=True)
+    rss_after = memory.rss() - base_rss
+    peak_rss = memory.peak_rss() - base_rss
     ev = jaxcfr.evaluate_public_stack(stack, state.strategy_sum, dtype="float32")
+    dumper = postflop.dumper_beside(args.peer)
+    peer_memory = [postflop.memory_of(dumper, b, README_RANGES, 100, 200)[0]
+                   for b in boards] if dumper else []
     exploit = 100 * np.asarray(ev["exploitability"]) / np.asarray(stack.pots)
 
     cpu = float(np.median([o["cpu"] for o in ours]))
@@ -135,14 +152,26 @@ def main() -> None:
                    "exploitability_pot_percent_max": float(exploit.max()),
                    "lowering_and_stacking_cpu_s": lowering["cpu"],
                    "compile_s": compile_seconds,
-                   "device_bytes_per_spot": device_bytes / args.spots},
+                   "device_bytes_per_spot": device_bytes / args.spots,
+                   "tensor_bytes_per_spot": tensor_bytes / args.spots,
+                   "state_bytes_per_spot": state_bytes / args.spots,
+                   "peak_rss_above_base_per_spot": peak_rss / args.spots,
+                   "rss_after_solve_above_base_per_spot": rss_after / args.spots},
         "peer": {"cpu_s_per_spot": peer_cpu * args.iterations,
                  "cores": peer_cpu / peer_wall,
                  "spots_per_cpu_s": 1.0 / (peer_cpu * args.iterations),
                  "cpu_ms_per_iteration": 1e3 * peer_cpu,
                  "exploitability_pot_percent": 100 * peers[-1]["exploitability"] / 100,  # pot 100
-                 "memory_bytes": peers[-1]["memory_mib"] * 2 ** 20},
+                 "memory_bytes": peers[-1]["memory_mib"] * 2 ** 20,
+                 "memory_usage_bytes_same_boards_mean": (float(np.mean(peer_memory))
+                                                         if peer_memory else None),
+                 "memory_usage_bytes_same_boards_max": (max(peer_memory)
+                                                        if peer_memory else None),
+                 "peak_rss_above_base_one_spot": peers[-1]["peak_rss_above_base"]},
     }
+    if peer_memory:
+        report["ratio_device_bytes_per_spot"] = (report["jaxcfr"]["device_bytes_per_spot"]
+                                                 / float(np.mean(peer_memory)))
     report["ratio_spots_per_cpu_s"] = (report["jaxcfr"]["spots_per_cpu_s"]
                                        / report["peer"]["spots_per_cpu_s"])
     print(json.dumps(report, indent=2))

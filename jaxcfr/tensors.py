@@ -270,7 +270,9 @@ class PublicTensors(NamedTuple):
     alive: np.ndarray           # [K, P, H] float 1: the hand is not blocked (0: blocked, padding)
     weights: np.ndarray         # [P, H] float prior hand weights (0 at padding)
     compat: np.ndarray          # [H, H] float compatible[h0, h1] / Z (the deal's normaliser);
-                                #   [H]*P for P > 2 players: compatible[h0, ..., h_{P-1}] / Z
+                                #   [H]*P for P > 2 players: compatible[h0, ..., h_{P-1}] / Z;
+                                #   [0, 0] with the ranked operators, which never read it
+                                #   (the host's PublicLowered.compatibility has it)
     fold_node: np.ndarray       # [Tf] int32 terminal nodes of Fold operators
     fold_payoff: np.ndarray     # [Tf, P] float their payoffs
     show_node: np.ndarray       # [Ts] int32 terminal nodes of Showdown operators

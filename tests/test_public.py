@@ -148,6 +148,34 @@ def test_ranked_terminals_equal_dense_terminals_on_two_card_hands():
     assert checked >= 2
 
 
+def test_ranked_terminals_keep_no_compatibility_table():
+    """The ranked operators never read ``compat`` (``[H, H]``: on a full-range river
+    4.7 MB of the tensors' 4.9 MB in float32), so a ranked lowering leaves it empty; the
+    host's ``compatibility`` is the dense lowering's table (the device's values of both
+    lowerings agree: the test above)."""
+    dense = jaxcfr.lower_public(PublicKuhn(), terminals="dense")
+    ranked = jaxcfr.lower_public(PublicKuhn(), terminals="ranked")
+    assert ranked.tensors.compat.shape == (0, 0)
+    h0, h1 = dense.structure.hands
+    assert dense.tensors.compat.shape == (max(h0, h1),) * 2
+    for lowered in (dense, ranked):
+        np.testing.assert_array_equal(lowered.compatibility, dense.tensors.compat[:h0, :h1])
+
+
+def test_hand_values_read_the_host_compatibility():
+    """The host's hand values (which weigh the opponent's reach by the compatibility) of
+    a ranked lowering, whose device tensors keep no compatibility, are the dense one's."""
+    from jaxcfr.solvers.public import hand_values_public
+    dense = jaxcfr.lower_public(PublicKuhn(), terminals="dense")
+    ranked = jaxcfr.lower_public(PublicKuhn(), terminals="ranked")
+    table = _random_profile(dense, 3)
+    node = int(np.flatnonzero(dense.tensors.node_base >= 0)[1])
+    x, y = (hand_values_public(g, table, node) for g in (dense, ranked))
+    assert np.isfinite(x["ev"]).all()
+    np.testing.assert_allclose(x["reach"], y["reach"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(x["ev"], y["ev"], rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("terminals", ["dense", "ranked"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_regrets_by_slot_are_the_rows_regrets_bit_for_bit(terminals, dtype):

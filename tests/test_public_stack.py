@@ -186,6 +186,8 @@ def test_every_tensor_field_has_its_axes():
     lowered = jaxcfr.lower_public(PublicLeduc(ranks=3), terminals="ranked")
     for name, axes in PADDED_AXES.items():
         assert np.ndim(getattr(lowered.tensors, name)) == len(axes), name
+    # the ranked operators never read the [H, H] compatibility: empty in a stack as alone
+    assert stack_public([lowered, lowered]).tensors.compat.shape == (2, 0, 0)
 
 
 def test_solve_public_of_a_list_gives_per_spot_results():

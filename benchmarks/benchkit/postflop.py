@@ -3,7 +3,11 @@
 ``bench_holdem`` and ``bench_public_stack`` time it beside jaxcfr. The binary is not part
 of this repository: build it as docs/holdem.md "Building the peer" says, then give its
 path with ``--peer PATH`` or in ``$JAXCFR_PF_BENCH``. It runs on one thread
-(``RAYON_NUM_THREADS=1``) and prints its own CPU and wall totals of ``solve_step``.
+(``RAYON_NUM_THREADS=1``) and prints its own CPU and wall totals of ``solve_step``, the
+exploitability at each check (evaluations timed apart) and its ``memory_usage``;
+:func:`run_measured` adds the process's peak resident bytes, seen from outside.
+:func:`memory_of` asks the peer's ``postflop_strategy_dump`` (built beside ``pf_bench``
+from ``benchmarks/peers/``) for the exact ``memory_usage`` of any board and ranges.
 """
 
 from __future__ import annotations
@@ -12,11 +16,16 @@ import os
 import re
 import subprocess
 
-__all__ = ["ENV", "default_binary", "run", "totals"]
+__all__ = ["ENV", "default_binary", "run", "run_measured", "totals", "checks",
+           "memory_usage", "evaluations", "dumper_beside", "memory_of"]
 
 #: The environment variable naming the ``pf_bench`` binary.
 ENV = "JAXCFR_PF_BENCH"
 _TOTALS = re.compile(r"iterations=(\d+) iter_wall_total=([\d.]+)s iter_cpu_total=([\d.]+)s")
+_CHECK = re.compile(r"iter (\d+) exploitability=([\d.]+) \([^)]*\) iter_wall=([\d.]+)s "
+                    r"iter_cpu=([\d.]+)s")
+_MEMORY = re.compile(r"memory_usage\(\): uncompressed=([\d.]+) MiB")
+_EVALS = re.compile(r"exploitability evals=(\d+) wall_total=([\d.]+)s")
 
 
 def default_binary() -> str:
@@ -24,11 +33,35 @@ def default_binary() -> str:
     return os.environ.get(ENV, "")
 
 
+#: GNU time, which reports its child's peak resident KiB (``%M``); a child of this process
+#: cannot report its own: Linux carries the peak of the process it was forked from (this
+#: Python) across ``exec``.
+_TIME = "/usr/bin/time"
+_PEAK = re.compile(r"pf_bench_peak_kib=(\d+)")
+
+
+def run_measured(binary: str, spot: tuple[str, ...], iterations: int,
+                 check: int) -> tuple[str, int | None]:
+    """``pf_bench SPOT... ITERATIONS CHECK`` on one thread: its standard output and its
+    peak resident bytes, measured by GNU time (``None`` without ``/usr/bin/time``).
+    ``ITERATIONS`` 0 stops after building the game, before its tables are allocated: its
+    peak is the baseline."""
+    timed = os.path.exists(_TIME)
+    command = [binary, *spot, str(iterations), str(check)]
+    if timed:
+        command = [_TIME, "-f", "pf_bench_peak_kib=%M", *command]
+    proc = subprocess.run(command, capture_output=True, text=True,
+                          env=dict(os.environ, RAYON_NUM_THREADS="1"))
+    if proc.returncode != 0:
+        raise RuntimeError(f"pf_bench {' '.join(spot)} failed ({proc.returncode}): "
+                           f"{proc.stderr[-2000:]}")
+    peak = _PEAK.search(proc.stderr) if timed else None
+    return proc.stdout, int(peak.group(1)) * 1024 if peak else None
+
+
 def run(binary: str, spot: tuple[str, ...], iterations: int, check: int) -> str:
     """``pf_bench SPOT... ITERATIONS CHECK`` on one thread; its standard output."""
-    return subprocess.run([binary, *spot, str(iterations), str(check)], capture_output=True,
-                          text=True, check=True,
-                          env=dict(os.environ, RAYON_NUM_THREADS="1")).stdout
+    return run_measured(binary, spot, iterations, check)[0]
 
 
 def totals(out: str, iterations: int) -> tuple[float, float]:
@@ -39,3 +72,41 @@ def totals(out: str, iterations: int) -> tuple[float, float]:
     if int(found.group(1)) != iterations:
         raise RuntimeError(f"the peer ran {found.group(1)} iterations, not {iterations}")
     return float(found.group(3)), float(found.group(2))
+
+
+def checks(out: str) -> list[tuple[int, float, float, float]]:
+    """``(iteration, exploitability in chips, solve_step wall s, solve_step CPU s)`` at
+    each check the output of :func:`run` printed (every check when ``CHECK`` >= 10; the
+    CPU seconds tick at 10 ms, the wall seconds are ``Instant``'s)."""
+    return [(int(i), float(e), float(w), float(c)) for i, e, w, c in _CHECK.findall(out)]
+
+
+def memory_usage(out: str) -> int:
+    """The game's own ``memory_usage()`` (uncompressed storage) in bytes (0.1 MiB steps)."""
+    found = _MEMORY.search(out)
+    if found is None:
+        raise RuntimeError(f"unexpected pf_bench output:\n{out}")
+    return round(float(found.group(1)) * 2 ** 20)
+
+
+def evaluations(out: str) -> tuple[int, float]:
+    """``(count, wall seconds)`` of the exploitability evaluations it timed apart."""
+    found = _EVALS.search(out)
+    return (int(found.group(1)), float(found.group(2))) if found else (0, 0.0)
+
+
+def dumper_beside(binary: str) -> str:
+    """The ``postflop_strategy_dump`` built beside ``pf_bench`` at ``binary`` (``""`` when
+    there is none: docs/holdem.md "Building the peer")."""
+    path = os.path.join(os.path.dirname(binary), "postflop_strategy_dump")
+    return path if binary and os.path.exists(path) else ""
+
+
+def memory_of(dumper: str, board: str, ranges: tuple[str, str], pot: int,
+              stack: int) -> tuple[int, tuple[int, int]]:
+    """The peer's ``memory_usage()`` in bytes (uncompressed: float32 storage) of the spot
+    ``board`` with ``ranges`` (OOP's, IP's), its example's sizes, and its hand counts."""
+    out = subprocess.run([dumper, board, *ranges, str(pot), str(stack), "0"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    return int(out[out.index("memory_usage") + 1]), (int(out[out.index("hands") + 1]),
+                                                     int(out[out.index("hands") + 2]))

@@ -4,7 +4,9 @@
 //
 // Build beside pf_bench (see postflop_tree_dump.rs). Usage:
 //   postflop_strategy_dump BOARD OOP_RANGE IP_RANGE POT STACK ITERATIONS [trace]
-// ("trace": also "trace <iteration> <exploitability>" after every iteration)
+// ("trace": also "trace <iteration> <exploitability>" after every iteration; ITERATIONS 0: only
+// "memory_usage <bytes> <compressed bytes>" (the game's own figure, before allocation) and
+// "hands <oop> <ip>", for benchmarks/bench_public_stack.py)
 // Sizes as the peer's example (pf_bench): "60%, e, a" / "2.5x" everywhere, river donk "50%",
 // thresholds 1.5, 0.15, 0.1. Output: "ev <oop> <ip>", "br <oop> <ip>", "exploitability <x>",
 // then per node "# node [<path>] player <p>" (path: actions and dealt cards, comma-separated)
@@ -79,6 +81,12 @@ fn main() {
     };
     let iterations: u32 = a[6].parse().unwrap();
     let mut game = PostFlopGame::with_config(card_config, ActionTree::new(tree_config).unwrap()).unwrap();
+    if iterations == 0 {
+        let (bytes, compressed) = game.memory_usage();
+        println!("memory_usage {bytes} {compressed}");
+        println!("hands {} {}", game.private_cards(0).len(), game.private_cards(1).len());
+        return;
+    }
     game.allocate_memory(false);
     let trace = a.get(7).map(|x| x == "trace").unwrap_or(false);
     let mut lines = Vec::new();

@@ -158,6 +158,14 @@ class PublicLowered:
         return int(sum(np.asarray(t).nbytes for t in self.tensors))
 
     @property
+    def compatibility(self) -> np.ndarray:
+        """``[H_0, H_1]`` float64: ``compatible[h0, h1] / Z`` (the deal's normaliser) over
+        each player's own hands, two players: what ``tensors.compat`` holds padded, on the
+        host whatever the terminals (with ranked ones ``tensors.compat`` is empty: the
+        ranked operators never read it)."""
+        return np.asarray(self.hands.compatible, np.float64) / self.hands.deal_total
+
+    @property
     def depth(self) -> int:
         return len(self.level_start) - 2
 
@@ -443,8 +451,10 @@ def _tensor_bytes(z: PublicSize, f: int) -> int:
                 + z.terminals * (4 + z.players * f)
                 + f * h * z.players * (z.alive_sets + 1)
                 + f * h ** z.players * (1 + z.players * z.tables))
+    compat = 0 if z.ranked else h                # [H, H] compat: empty with ranked terminals
     out = (n * (40 + f) + d * 4 * (1 + a) + z.rows * (a + 4) + z.terminals * (4 + 2 * f)
-           + f * h * (2 * z.alive_sets + 2 + h + 2 * z.strength_tables + 2 * h * z.tables))
+           + f * h * (2 * z.alive_sets + 2 + compat + 2 * z.strength_tables
+                      + 2 * h * z.tables))
     if z.ranked:                  # rank orders and bounds, pair tables, same-hand flags
         out += z.strength_tables * h * (72 + 4 * f) + 56 * h
     return out
@@ -684,7 +694,8 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
         child_count=child_count.astype(np.int32), leaf_index=leaf_index,
         node_player=player_a, chance_reach=np.asarray(reach, f),
         node_path=np.asarray(path, np.int32), alive=np.stack(alive_sets).astype(f),
-        weights=weights.astype(f), compat=compat.astype(f),
+        weights=weights.astype(f),
+        compat=(np.zeros((0, 0)) if ranked else compat).astype(f),  # ranked: never read
         fold_node=np.asarray(fold_node, np.int32),
         fold_payoff=np.asarray(fold_pay, f).reshape(-1, P),
         show_node=np.asarray(show_node, np.int32), show_stake=np.asarray(show_stake, f),

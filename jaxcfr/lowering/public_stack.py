@@ -19,8 +19,9 @@ Padding, axis by axis (every padded entry is inert by construction):
   a decision, not a terminal (``leaf_index`` is the zero pad).
 * ``H`` hands: the largest hand count of any player of any member; a padded hand has
   weight 0, is blocked everywhere (``alive`` 0), compatible with no hand (``compat``
-  0), and its rows are inert padding rows (owned by nobody, slot 0 only). In the ranked
-  tables the zero-pad hand index ``H`` of a member becomes the stack's ``H``.
+  0; ranked members keep no ``compat``, ``[0, 0]``), and its rows are inert padding
+  rows (owned by nobody, slot 0 only). In the ranked tables the zero-pad hand index
+  ``H`` of a member becomes the stack's ``H``.
 * ``D`` decisions (``I = D * H + 1`` rows): a member's decision ``d`` keeps its ordinal;
   padded decisions have only padding rows and no children (``child_of`` = ``N``).
 * ``A`` actions: padded slots are never legal and have no child.
@@ -61,16 +62,17 @@ __all__ = ["PublicStack", "stack_public", "unstack_public_rows", "stack_public_r
 
 #: The axes of every :class:`PublicTensors` field, by name (``N`` nodes, ``D`` decisions,
 #: ``A`` actions, ``I`` rows, ``H`` hands, ``Hr`` hands of the ranked tables (0 when
-#: dense), ``P`` players, ``K`` blocked sets, ``Tf``/``Ts``/``Tt`` terminals of each
-#: operator, ``S`` strength tables, ``U`` payoff tables, ``M`` (hand, card) entries,
-#: ``J`` cards per hand of the ranked tables). A new field of PublicTensors needs its
-#: axes (and, if it holds indices, its remapping in :func:`_pad_member`) here.
+#: dense), ``Hd`` hands of the dense compatibility (0 when ranked), ``P`` players, ``K``
+#: blocked sets, ``Tf``/``Ts``/``Tt`` terminals of each operator, ``S`` strength tables,
+#: ``U`` payoff tables, ``M`` (hand, card) entries, ``J`` cards per hand of the ranked
+#: tables). A new field of PublicTensors needs its axes (and, if it holds indices, its
+#: remapping in :func:`_pad_member`) here.
 PADDED_AXES: dict[str, tuple[str, ...]] = {
     "parent": ("N",), "parent_slot": ("N",), "edge_owner": ("N",), "edge_decision": ("N",),
     "node_base": ("N",), "decision_node": ("D",), "child_of": ("D", "A"),
     "first_child": ("N",), "child_count": ("N",), "leaf_index": ("N",),
     "node_player": ("N",), "chance_reach": ("N",), "node_path": ("N",),
-    "alive": ("K", "P", "H"), "weights": ("P", "H"), "compat": ("H", "H"),
+    "alive": ("K", "P", "H"), "weights": ("P", "H"), "compat": ("Hd", "Hd"),
     "fold_node": ("Tf",), "fold_payoff": ("Tf", "P"), "show_node": ("Ts",),
     "show_stake": ("Ts",), "show_index": ("Ts",), "strengths": ("S", "P", "H"),
     "table_node": ("Tt",), "table_index": ("Tt",), "tables": ("U", "P", "H", "H"),
@@ -301,6 +303,7 @@ def _common_sizes(games: Sequence[PublicLowered], num_nodes: int, ranked: bool) 
                     sizes[axis] = max(sizes.get(axis, 0), int(n))
     sizes["H"] = max(max(g.structure.hands) for g in games)
     sizes["Hr"] = sizes["H"] if ranked else 0
+    sizes["Hd"] = 0 if ranked else sizes["H"]
     sizes["I"] = sizes["D"] * sizes["H"] + 1
     return sizes
 

@@ -186,7 +186,7 @@ def hand_values_public(lowered, strategy, node: int, *, dtype="float64"
     rows = int(t.node_base[node]) + np.arange(sizes[player])
     alive = np.asarray(t.alive[t.node_path[node]], np.float64)                 # [P, H]
     w = np.asarray(t.weights, np.float64)
-    compat = np.asarray(t.compat, np.float64)[:sizes[0], :sizes[1]]
+    compat = lowered.compatibility                                            # [H_0, H_1]
     if player == 1:
         compat = compat.T                                                     # [H_p, H_o]
     opponent = (w[other] * alive[other] * reach[node, other])[:sizes[other]]

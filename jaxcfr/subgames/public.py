@@ -355,7 +355,7 @@ class PublicContext:
             return PublicGadget(kind, None, None, node, path, tuple(weights),
                                 np.asarray([total]), np.zeros(1), total, False, constant)
         o = 1 - player
-        compat = np.asarray(t.compat, np.float64)[:sizes[0], :sizes[1]]            # C / Z
+        compat = full.compatibility                                                # C / Z
         if o == 1:
             compat = compat.T                                                      # [H_o, H_p]
         mass = chance * prior[o, :sizes[o]] * (compat @ ranges[player, :sizes[player]])
