@@ -6,7 +6,9 @@ is a frozen, hashable :class:`Estimator` (static in compiled code) with a host
 preparation and a device function. A *dense* one reads the current strategy
 ``[I, A, *b]`` and returns a :class:`DenseEstimate` of whole tables; a *sparse* one reads a
 :class:`LazyStrategy` (the strategy row by row) and returns a :class:`RowEstimate` of the rows
-it touched (:func:`densify` turns one into whole tables, for inspection and tests).
+it touched (:func:`densify` turns one into whole tables, for inspection and tests), or a
+:class:`CappedEstimate`: a row estimate in fewer slots than its static bound, with the exact
+way out when a draw needs more.
 
 Shapes: ``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, ``B`` batch members,
 ``M`` slots of a row estimate; ``*b`` trailing batch axes.
@@ -15,7 +17,7 @@ Shapes: ``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, ``B`` batch membe
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, Callable, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -25,8 +27,8 @@ from jaxcfr.kernels.numerics import normalise
 from jaxcfr.kernels.values import NODE_PASSES, ValueKernel
 from jaxcfr.tensors import GameTensors, LoweredGame, Structure
 
-__all__ = ["DenseEstimate", "RowEstimate", "LazyStrategy", "Estimator", "Exact", "densify",
-           "players_of", "rows_of"]
+__all__ = ["DenseEstimate", "RowEstimate", "CappedEstimate", "LazyStrategy", "Estimator",
+           "Exact", "densify", "either", "players_of", "rows_of"]
 
 
 class DenseEstimate(NamedTuple):
@@ -54,6 +56,29 @@ class RowEstimate(NamedTuple):
     regret: jax.Array        # [M, A]    instantaneous regret contribution
     average_row: jax.Array   # [M] int32 the averaged player's row at the slot (sink: none)
     average: jax.Array       # [M, A]    contribution to the strategy sums
+
+
+class CappedEstimate(NamedTuple):
+    """A sparse estimate whose used slots usually fit in fewer than its static bound.
+
+    ``capped()`` is the estimate over a capacity below the bound (every used slot, in the
+    bound's order: the same sums bit for bit) and is what a consumer reads unless
+    ``overflow``; then ``full()``, the estimate over the whole bound. Both are built only
+    where read (:func:`either`: under a ``lax.cond``), so a step that fits pays for the
+    capacity, not the bound.
+    """
+    overflow: jax.Array                  # [] bool  the used slots did not fit the capacity
+    capped: Callable[[], RowEstimate]    # the estimate in the capacity's slots
+    full: Callable[[], RowEstimate]      # the estimate in the bound's slots
+
+
+def either(est, use: Callable[[RowEstimate], Any]) -> Any:
+    """``use(est)`` for a :class:`RowEstimate`; for a :class:`CappedEstimate`, ``use`` of
+    its capped estimate, or of its full one where it overflowed (a ``lax.cond``: only
+    one branch runs)."""
+    if isinstance(est, CappedEstimate):
+        return jax.lax.cond(est.overflow, lambda: use(est.full()), lambda: use(est.capped()))
+    return use(est)
 
 
 class LazyStrategy(NamedTuple):
@@ -116,8 +141,13 @@ def rows_of(t: GameTensors, player) -> jax.Array:
     return t.infoset_player >= 0 if player is None else t.infoset_player == player
 
 
-def densify(est: RowEstimate, rows: int, actions: int, members: int = 1) -> DenseEstimate:
-    """A :class:`RowEstimate` as dense ``[I, A, B]`` tables (for inspection and tests)."""
+def densify(est: RowEstimate | CappedEstimate, rows: int, actions: int, members: int = 1
+            ) -> DenseEstimate:
+    """A :class:`RowEstimate` (or :class:`CappedEstimate`) as dense ``[I, A, B]`` tables
+    (for inspection and tests)."""
+    if isinstance(est, CappedEstimate):
+        return either(est, lambda e: densify(e, rows, actions, members))
+
     def scatter(row, values):
         index = (row[:, None] * actions + jnp.arange(actions)[None, :]) * members \
             + est.member[:, None]

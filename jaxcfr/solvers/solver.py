@@ -54,7 +54,8 @@ from jaxcfr._util.host_arrays import on_device
 from jaxcfr.kernels import compensated, passes
 from jaxcfr.kernels.keys import fold, iteration_keys
 from jaxcfr.kernels.numerics import normalise, trail
-from jaxcfr.solvers.estimators import Estimator, Exact, LazyStrategy, RowEstimate, rows_of
+from jaxcfr.solvers.estimators import (Estimator, Exact, LazyStrategy, RowEstimate, either,
+                                       rows_of)
 from jaxcfr.solvers.locking import Lock, apply as apply_lock, lock_sums
 from jaxcfr.solvers.parameters import (HyperParams, Parameter, check_values, declared,
                                        make_hyperparams, shown, without_values)
@@ -389,7 +390,9 @@ class Solver:
                    estimate: Callable[..., RowEstimate]) -> SolverState:
         """One iteration from estimates that list the rows they touched (sparse).
 
-        ``estimate(policy, player, keys, hp) -> RowEstimate`` reads the current strategy
+        ``estimate(policy, player, keys, hp) -> RowEstimate`` (or a
+        :class:`~jaxcfr.solvers.estimator_protocol.CappedEstimate`: applied under a
+        ``lax.cond``, its capped slots unless they overflowed) reads the current strategy
         lazily from ``policy`` (only the rows it visits are regret-matched); ``keys`` are
         the half-step's PRNG keys ``[B]`` and ``hp`` the hyper-parameters per member
         ``[B]``. Only the rows it returns are written, except under a regret rule that
@@ -413,7 +416,12 @@ class Solver:
         def half_step(player, keys, acc):
             regret, strategy_sum, strategy_error, prediction = acc   # [I * A * B] each
             policy = LazyStrategy(regret, prediction, rows.legal, members, self.predictive)
-            est = estimate(policy, player, keys, flat_hp)
+            return either(estimate(policy, player, keys, flat_hp),
+                          lambda est: apply(policy, player, est, acc))
+
+        def apply(policy, player, est, acc):
+            """The half-step's tables with ``est`` (a :class:`RowEstimate`) applied."""
+            regret, strategy_sum, strategy_error, prediction = acc
             row, member = est.regret_row, est.member
             new = policy.add_rows(regret, row, member, est.regret)
             if self.regret.every_row:           # dense: every row of the player changes
