@@ -200,8 +200,9 @@ def test_a_simultaneous_update_walks_every_traverser_in_one_loop(game, scheme):
                 *(x.reshape((-1,) + x.shape[2:]) for x in parts)), rows, actions, members)
         got = jax.jit(fused)(keys)
         apart = jax.jit(one_loop_each)(keys)
-        loops = [e for e in jax.make_jaxpr(fused)(keys).jaxpr.eqns
-                 if e.primitive.name == "while"]
+        loops = [e for e in jax.make_jaxpr(fused)(keys).jaxpr.eqns        # the walks'
+                 if e.primitive.name == "while"                # (not a pool's chunks)
+                 and e.params["body_jaxpr"].jaxpr.outvars[1].aval.dtype == bool]
         who = [None] if scheme == "chance" else list(range(num))
         numbers = {i: np.asarray(est.uniforms(keys if i is None else fold(keys, i),
                                               jnp.float64)) for i in who}
@@ -321,7 +322,8 @@ def test_a_pool_holds_the_used_slots_in_their_order():
     59 slots (the bound: 64; the walks use at most 59 with this seed), the pool holds every
     used slot of the bound's layout, in its order (lane after lane, slot after slot), field
     by field, and invalid slots after them; the regrets and strategy-sum contributions
-    scattered from the pool are those scattered from the bound's slots, bit for bit."""
+    scattered from the pool are those scattered from the bound's slots, bit for bit; chunks
+    of 8 slots from the 0th, 8th, ... used slot hold every used slot once, in order."""
     lowered, lanes, size = _lowered("kuhn_poker"), 16, 59
     t, s = to_device(lowered.tensors, np.float32), lowered.structure
     est, tables = estimators.ExternalSampling(walk="depth").prepare(lowered)
@@ -339,8 +341,9 @@ def test_a_pool_holds_the_used_slots_in_their_order():
                       est.uniforms(keys, jnp.float32), jnp.asarray(0), jnp.zeros(lanes),
                       s.num_players)
         p = walk.pooled(w, size)
-        return w, p, dense(w), dense(p)
-    w, p, bound, got = run(jax.random.split(jax.random.key(2), lanes))
+        chunks = [walk.pooled(w, 8, 8 * i) for i in range(8)]      # 64 slots: all of them
+        return w, p, dense(w), dense(p), jnp.concatenate([c.node for c in chunks])
+    w, p, bound, got, chunked = run(jax.random.split(jax.random.key(2), lanes))
     count, valid = np.asarray(w.count), np.asarray(w.valid)
     assert np.array_equal(valid.reshape(lanes, -1).sum(axis=1), count)
     used = int(count.sum())
@@ -354,6 +357,8 @@ def test_a_pool_holds_the_used_slots_in_their_order():
         assert np.array_equal(np.asarray(getattr(got, field)),
                               np.asarray(getattr(bound, field))), field
     assert np.abs(np.asarray(bound.regret)).max() > 0.01         # not a trivial oracle
+    # chunks of 8 from slot 0, 8, 16, ...: every used slot once, in order
+    assert np.array_equal(np.asarray(chunked)[:used], np.asarray(w.node)[valid])
 
 
 def test_pool_size_follows_the_probe_and_the_option():
@@ -378,9 +383,9 @@ def test_pool_size_follows_the_probe_and_the_option():
     ("leduc_poker", "outcome", 8, (1, None), False)])
 def test_a_pool_gives_the_bound_s_tables_bit_for_bit(game, scheme, samples, pools,
                                                      alternating):
-    """Every pool (one a lane: every step overflows and takes the bound's branch; Leduc
-    external's 10 a lane, near the walks' mean: some steps fit, some do not; the probe's:
-    most fit) gives the regret and strategy-sum tables of the bound (``pool=0``) after 30
+    """Every pool (one a lane: every step overflows into many chunks; Leduc external's 10 a
+    lane, near the walks' mean: some steps fit, some take two chunks; the probe's: most
+    fit) gives the regret and strategy-sum tables of the bound (``pool=0``) after 30
     iterations bit for bit, same seeds, two members (simultaneous or alternating)."""
     lowered = _lowered(game)
     tables = {}

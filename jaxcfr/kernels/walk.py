@@ -223,16 +223,17 @@ def pool_size(plan: WalkPlan, lanes: int, per_lane: int | None) -> int:
     return min(full, 8 * math.ceil(want / 8))
 
 
-def pooled(w: Walked, size: int) -> Walked:
-    """The used slots of ``w`` (a lane's first ``count``, lane after lane) moved, in their
-    order, into ``size`` slots (the rest invalid: node 0, zeros); every one of them only
-    where they fit (``w.count.sum() <= size``: else the caller must read ``w``). Sums over
-    the pool's slots in order add what sums over ``w``'s add, in the same order, without
-    the unused slots' zeros: the same floats, bit for bit."""
+def pooled(w: Walked, size: int, start=0) -> Walked:
+    """The used slots of ``w`` (a lane's first ``count``, lane after lane), from the
+    ``start``-th (a traced int) on, moved in their order into ``size`` slots (the rest
+    invalid: node 0, zeros). So chunks ``start = 0, size, 2 size, ...`` up to
+    ``w.count.sum()`` hold every used slot once; sums over them in order add what sums over
+    ``w``'s slots add, in the same order, without the unused slots' zeros: the same
+    floats, bit for bit."""
     lanes = w.count.shape[0]
     slots = w.node.shape[0] // lanes
     end = jnp.cumsum(w.count)                                                       # [L]
-    j = jnp.arange(size, dtype=jnp.int32)
+    j = start + jnp.arange(size, dtype=jnp.int32)
     lane = jnp.minimum(jnp.searchsorted(end, j, side="right"), lanes - 1)          # [C]
     used = j < end[-1]
     source = jnp.where(used, lane * slots + j - (end - w.count)[lane], 0)

@@ -7,8 +7,8 @@ preparation and a device function. A *dense* one reads the current strategy
 ``[I, A, *b]`` and returns a :class:`DenseEstimate` of whole tables; a *sparse* one reads a
 :class:`LazyStrategy` (the strategy row by row) and returns a :class:`RowEstimate` of the rows
 it touched (:func:`densify` turns one into whole tables, for inspection and tests), or a
-:class:`CappedEstimate`: a row estimate in fewer slots than its static bound, with the exact
-way out when a draw needs more.
+:class:`CappedEstimate`: a row estimate in chunks of fewer slots than its static bound (one
+chunk unless a draw needs more).
 
 Shapes: ``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, ``B`` batch members,
 ``M`` slots of a row estimate; ``*b`` trailing batch axes.
@@ -28,7 +28,7 @@ from jaxcfr.kernels.values import NODE_PASSES, ValueKernel
 from jaxcfr.tensors import GameTensors, LoweredGame, Structure
 
 __all__ = ["DenseEstimate", "RowEstimate", "CappedEstimate", "LazyStrategy", "Estimator",
-           "Exact", "densify", "either", "players_of", "rows_of"]
+           "Exact", "densify", "over_chunks", "players_of", "rows_of"]
 
 
 class DenseEstimate(NamedTuple):
@@ -59,26 +59,28 @@ class RowEstimate(NamedTuple):
 
 
 class CappedEstimate(NamedTuple):
-    """A sparse estimate whose used slots usually fit in fewer than its static bound.
+    """A sparse estimate in chunks of ``C`` slots, ``C`` below its static bound.
 
-    ``capped()`` is the estimate over a capacity below the bound (every used slot, in the
-    bound's order: the same sums bit for bit) and is what a consumer reads unless
-    ``overflow``; then ``full()``, the estimate over the whole bound. Both are built only
-    where read (:func:`either`: under a ``lax.cond``), so a step that fits pays for the
-    capacity, not the bound.
+    ``first`` holds the first ``C`` used slots (of the bound's layout, in its order);
+    where they did not all fit, ``chunk(i)`` (``i`` = 1 .. ``more``) holds the next ``C``
+    (invalid slots past the last). A consumer that applies the chunks in order
+    (:func:`over_chunks`) adds the same numbers in the same order as it would the bound's
+    slots, bit for bit, and a step that fits pays for ``C`` slots, not the bound.
     """
-    overflow: jax.Array                  # [] bool  the used slots did not fit the capacity
-    capped: Callable[[], RowEstimate]    # the estimate in the capacity's slots
-    full: Callable[[], RowEstimate]      # the estimate in the bound's slots
+    first: RowEstimate                            # the first C used slots
+    more: jax.Array                               # [] int32  further chunks (0: it fits)
+    chunk: Callable[[jax.Array], RowEstimate]     # chunk i >= 1 of C slots
 
 
-def either(est, use: Callable[[RowEstimate], Any]) -> Any:
-    """``use(est)`` for a :class:`RowEstimate`; for a :class:`CappedEstimate`, ``use`` of
-    its capped estimate, or of its full one where it overflowed (a ``lax.cond``: only
-    one branch runs)."""
-    if isinstance(est, CappedEstimate):
-        return jax.lax.cond(est.overflow, lambda: use(est.full()), lambda: use(est.capped()))
-    return use(est)
+def over_chunks(est, f: Callable[[RowEstimate, Any], Any], acc):
+    """``acc`` after ``f(chunk, acc)`` for each chunk of ``est`` in order: a
+    :class:`RowEstimate` is one chunk; a :class:`CappedEstimate` its first, then its
+    ``more`` others in a ``while`` loop (none where its slots fit; a loop, not a
+    ``lax.cond``, whose carry XLA updates in place: on CPU a ``cond`` copies it)."""
+    if not isinstance(est, CappedEstimate):
+        return f(est, acc)
+    acc = f(est.first, acc)
+    return jax.lax.fori_loop(1, est.more + 1, lambda i, a: f(est.chunk(i), a), acc)
 
 
 class LazyStrategy(NamedTuple):
@@ -125,6 +127,15 @@ class LazyStrategy(NamedTuple):
                                        (row, slice(None), member), values)
         return s.reshape(-1), e.reshape(-1)
 
+    def renormalise_rows(self, total, error, row, member) -> tuple[jax.Array, jax.Array]:
+        """The compensated pair (flat ``[I * A * B]`` each) with rows ``row`` of members
+        ``member`` renormalised (:func:`jaxcfr.kernels.compensated.renormalise_at`: the
+        second half of :meth:`add_rows_compensated`, whose first is :meth:`add_rows` of
+        the error; idempotent)."""
+        s, e = compensated.renormalise_at(self._view(total), self._view(error),
+                                          (row, slice(None), member))
+        return s.reshape(-1), e.reshape(-1)
+
     def set_rows(self, table, row, member, values) -> jax.Array:
         """``table`` with rows ``row`` of members ``member`` set to ``values [M, A]``
         (a repeated row must get the same values): flat ``[I * A * B]``."""
@@ -145,17 +156,20 @@ def densify(est: RowEstimate | CappedEstimate, rows: int, actions: int, members:
             ) -> DenseEstimate:
     """A :class:`RowEstimate` (or :class:`CappedEstimate`) as dense ``[I, A, B]`` tables
     (for inspection and tests)."""
-    if isinstance(est, CappedEstimate):
-        return either(est, lambda e: densify(e, rows, actions, members))
+    def scatter(e, acc):
+        regret, average, touched = acc
 
-    def scatter(row, values):
-        index = (row[:, None] * actions + jnp.arange(actions)[None, :]) * members \
-            + est.member[:, None]
-        return jnp.zeros(rows * actions * members, values.dtype).at[index].add(
-            values).reshape(rows, actions, members)
-    average = scatter(est.average_row, est.average)
-    return DenseEstimate(scatter(est.regret_row, est.regret), average,
-                    jnp.zeros(rows, bool).at[est.average_row].set(True).at[rows - 1].set(False))
+        def add(table, row, values):
+            index = (row[:, None] * actions + jnp.arange(actions)[None, :]) * members \
+                + e.member[:, None]
+            return table.at[index].add(values)
+        return (add(regret, e.regret_row, e.regret), add(average, e.average_row, e.average),
+                touched.at[e.average_row].set(True))
+    first = est.first if isinstance(est, CappedEstimate) else est
+    zero = jnp.zeros(rows * actions * members, first.regret.dtype)
+    regret, average, touched = over_chunks(est, scatter, (zero, zero, jnp.zeros(rows, bool)))
+    return DenseEstimate(regret.reshape(rows, actions, members),
+                         average.reshape(rows, actions, members), touched.at[rows - 1].set(False))
 
 
 @dataclasses.dataclass(frozen=True)

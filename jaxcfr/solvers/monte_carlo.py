@@ -90,8 +90,9 @@ class MonteCarlo(Estimator):
         (:func:`jaxcfr.kernels.walk.pool_size`), on average per lane; ``None`` (the
         default): from a probe of random walks on the game; ``0``: the static bound (one
         lane's most, for every lane). The estimate and its scatters run over the pool; a
-        step whose walks finished more recorded nodes than it holds runs them over the
-        bound instead (a ``lax.cond``): the same tables, bit for bit, whatever the pool.
+        step whose walks finished more recorded nodes than it holds estimates and
+        scatters the rest in further chunks of the pool's size, in order (a ``while``
+        loop): the same tables, bit for bit, whatever the pool.
       plan: the static capacities on one game (:meth:`prepare` fills it in; one by one).
       width: the most children of a node of the game (:meth:`prepare`; counts).
     """
@@ -216,8 +217,8 @@ class MonteCarlo(Estimator):
         under one loop, each step one node reached); estimate the regrets and averaging
         contributions at the finished decision nodes with the formulas of
         :meth:`from_uniforms`. The draws are independent, each from its own block of
-        numbers, and the estimate is their mean. The finished nodes are estimated in a pool
-        (:attr:`pool`) where it holds fewer slots than the bound: a
+        numbers, and the estimate is their mean. The finished nodes are estimated in chunks
+        of a pool's size (:attr:`pool`) where it holds fewer slots than the bound: a
         :class:`~jaxcfr.solvers.estimator_protocol.CappedEstimate`."""
         w = walk(t, tables, self.bounds, self, policy.rows, uniforms.shape[-2], uniforms,
                  player, eps, s.num_players)
@@ -229,8 +230,9 @@ class MonteCarlo(Estimator):
         size = pool_size(self.bounds, w.count.shape[0], self.pool)
         if size >= w.node.shape[0]:
             return estimate(w)
-        return CappedEstimate(jnp.sum(w.count) > size, lambda: estimate(pooled(w, size)),
-                              lambda: estimate(w))
+        more = jnp.maximum((jnp.sum(w.count) + size - 1) // size - 1, 0)
+        return CappedEstimate(estimate(pooled(w, size)), more,
+                              lambda i: estimate(pooled(w, size, i * size)))
 
     def from_uniforms(self, t, s, policy: LazyStrategy, player, uniforms, eps, tables
                       ) -> RowEstimate:
