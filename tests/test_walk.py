@@ -376,27 +376,30 @@ def test_pool_size_follows_the_probe_and_the_option():
         estimators.ExternalSampling(walk="depth", pool=-1)
 
 
-@pytest.mark.parametrize("game, scheme, samples, pools, alternating", [
-    ("kuhn_poker", "external", 4, (1,), False), ("kuhn_poker", "external", 4, (1,), True),
-    ("leduc_poker", "external", 8, (1, 10, None), False),
-    ("leduc_poker", "external", 8, (1, 10, None), True),
-    ("leduc_poker", "outcome", 8, (1, None), False)])
-def test_a_pool_gives_the_bound_s_tables_bit_for_bit(game, scheme, samples, pools,
+@pytest.mark.parametrize("game, scheme, samples, pools, algorithm, alternating", [
+    ("kuhn_poker", "external", 4, (1,), "cfr", False),
+    ("kuhn_poker", "external", 4, (1,), "cfr", True),
+    ("leduc_poker", "external", 8, (1, 10, None), "cfr", False),
+    ("leduc_poker", "external", 8, (1, 10, None), "cfr", True),
+    ("leduc_poker", "external", 8, (1, 10), "pcfr+", True),
+    ("leduc_poker", "outcome", 8, (1, None), "cfr", False)])
+def test_a_pool_gives_the_bound_s_tables_bit_for_bit(game, scheme, samples, pools, algorithm,
                                                      alternating):
     """Every pool (one a lane: every step overflows into many chunks; Leduc external's 10 a
     lane, near the walks' mean: some steps fit, some take two chunks; the probe's: most
-    fit) gives the regret and strategy-sum tables of the bound (``pool=0``) after 30
-    iterations bit for bit, same seeds, two members (simultaneous or alternating)."""
+    fit) gives the regret, strategy-sum and prediction tables of the bound (``pool=0``)
+    after 30 iterations bit for bit, same seeds, two members (simultaneous or alternating;
+    regret matching, or predictive RM+: a rule applied once a row across chunks)."""
     lowered = _lowered(game)
     tables = {}
     for pool in (0,) + pools:
-        solver = jaxcfr.Solver("cfr", jaxcfr.RegretMatching(), alternating=alternating,
-                               estimator=estimators.ESTIMATORS[scheme](
-                                   samples=samples, walk="depth", pool=pool))
+        solver = jaxcfr.make_solver(algorithm, alternating=alternating,
+                                    estimator=estimators.ESTIMATORS[scheme](
+                                        samples=samples, walk="depth", pool=pool))
         runner = jaxcfr.Runner(lowered, solver, {"seed": [3, 4]}, chunk=30)
         state = runner.advance(runner.init(), 30)
         tables[pool] = [np.asarray(x) for x in (state.regret, state.strategy_sum,
-                                                state.strategy_error)]
+                                                state.strategy_error, state.prediction)]
     assert np.abs(tables[0][0]).max() > 0.01                       # not a trivial oracle
     for pool in pools:
         for have, want in zip(tables[pool], tables[0]):
