@@ -12,6 +12,7 @@ Usage::
     python benchmarks/mccfr_bench.py --peer               # against OpenSpiel's C++ MCCFR
     python benchmarks/mccfr_bench.py --peer --only throughput   # (or compile, fresh, seeds)
     python benchmarks/mccfr_bench.py --peer --only walk    # depth first against level by level
+    python benchmarks/mccfr_bench.py --peer --only fresh --fresh-games leduc_poker
 
 An entry is ``algorithm/sampling[/samples[/counts]]``: ``cfr/external/4096/counts`` runs
 4,096 external-sampling traversals per player and iteration as counts over the whole tree
@@ -83,8 +84,10 @@ def costs(game: str, algorithm: str = "cfr+", repeats: int = 5) -> dict[str, flo
 
 def entry_solver(entry: str) -> jaxcfr.Solver:
     """The solver of an ``algorithm/sampling[/samples[/how]]`` entry: ``how`` is
-    ``counts`` (the traversals as counts), ``levels`` (one by one, level by level) or
-    ``depth`` (one by one, depth first); default: levels."""
+    ``counts`` (the traversals as counts), ``levels`` (one by one, level by level),
+    ``depth`` (one by one, depth first, the walks' output slots pooled) or ``bound``
+    (depth first over the static bound's slots, ``pool=0``: the walk before the pool);
+    default: levels."""
     parts = entry.split("/")
     algorithm, scheme = parts[0], parts[1]
     samples = int(parts[2]) if len(parts) > 2 else 1
@@ -93,6 +96,7 @@ def entry_solver(entry: str) -> jaxcfr.Solver:
         return jaxcfr.make_solver(algorithm)
     cls = jaxcfr.ESTIMATORS[scheme]
     estimator = (cls(samples=samples, counts=True) if how == "counts"
+                 else cls(samples=samples, walk="depth", pool=0) if how == "bound"
                  else cls(samples=samples, walk=how))
     return jaxcfr.make_solver(algorithm, estimator=estimator)
 
@@ -149,8 +153,10 @@ PEER_SAMPLES = {"external": ("1", "64", "512", "64/counts", "4096/counts"),
                 "outcome": ("1", "256", "4096", "4096/counts", "65536/counts")}
 #: the fresh-process race: target exploitability per game, jaxcfr's entry per scheme
 FRESH_TARGET = {"leduc_poker": 0.1, "liars_dice": 0.05}
-FRESH_ENTRY = {"external": ("cfr/external/64", "cfr/external/4096/counts"),
-               "outcome": ("cfr/outcome/1024", "cfr/outcome/65536/counts")}
+FRESH_ENTRY = {"external": ("cfr/external/64", "cfr/external/64/depth",
+                             "cfr/external/4096/counts"),
+               "outcome": ("cfr/outcome/1024", "cfr/outcome/1024/depth",
+                           "cfr/outcome/65536/counts")}
 
 
 def _peer_solver(game: str, scheme: str, seed: int = 1):
@@ -202,15 +208,19 @@ def throughput(game: str, scheme: str, samples=None, rounds: int = 3,
     return out
 
 
-def compile_seconds(game: str, samples: int = 64, rounds: int = 5) -> dict:
+#: the programs :func:`compile_seconds` compiles (``scheme[/how]``, :func:`entry_solver`)
+COMPILE_ENTRIES = ("none", "external", "outcome", "external/counts", "outcome/counts",
+                   "external/depth", "outcome/depth")
+
+
+def compile_seconds(game: str, samples: int = 64, rounds: int = 5,
+                    entries=COMPILE_ENTRIES) -> dict:
     """Seconds to compile one chunk of the exact, external and outcome CFR programs (the
     sampled ones with ``samples`` traversals one by one, and as counts): ``rounds``
     interleaved rounds (every program once per round, from its lowered form; the
     persistent cache off), each program's median and every round's seconds; the ratio to
     the exact program's median."""
     lowered = jaxcfr.lower(jaxcfr.load_game(game), name=game)
-    entries = ("none", "external", "outcome", "external/counts", "outcome/counts",
-               "external/depth", "outcome/depth")
     seconds = {entry: [] for entry in entries}
     for _ in range(rounds):
         for entry in entries:
@@ -341,7 +351,7 @@ def seeds_study(iterations: int = 10_000, seeds: int = 20) -> dict:
 
 #: the walk study (``--only walk``): jaxcfr's traversals one by one, depth first and level
 #: by level, one and a batch per traverser and iteration, against OpenSpiel (issue 32)
-WALK_SAMPLES = ("1/depth", "1/levels", "64/depth", "64/levels")
+WALK_SAMPLES = ("1/depth", "1/bound", "1/levels", "64/depth", "64/bound", "64/levels")
 
 
 def walk_study(games=PEER_GAMES, rounds: int = 2) -> dict:
@@ -349,16 +359,25 @@ def walk_study(games=PEER_GAMES, rounds: int = 2) -> dict:
     compile seconds of one chunk (one traversal per player, one round) and strategy
     updates (iterations) per CPU second, interleaved (:func:`throughput`); about a minute
     per game and scheme on a shared 2-core machine."""
-    return {"compile": [compile_seconds(g, samples=1, rounds=1) for g in games],
+    entries = COMPILE_ENTRIES + ("external/bound", "outcome/bound")
+    return {"compile": [compile_seconds(g, samples=1, rounds=1, entries=entries)
+                        for g in games],
             "throughput": [throughput(g, s, samples=WALK_SAMPLES, rounds=rounds)
                            for g in games for s in ("external", "outcome")]}
 
 
-def peer(out: pathlib.Path, only: str | None = None) -> None:
+#: the fresh-process races of ``--peer`` (game, scheme, rounds)
+FRESH_RACES = (("leduc_poker", "external", 2), ("leduc_poker", "outcome", 2),
+               ("liars_dice", "outcome", 1), ("liars_dice", "external", 1))
+
+
+def peer(out: pathlib.Path, only: str | None = None, fresh_games=None) -> None:
     """The peer figures into ``out / "mccfr.json"`` under ``peer`` (merged by part; each
     part's date and load average under ``peer["when"][part]``). The whole process keeps
     off the persistent compilation cache (compile seconds are compiles, not loads; the
-    fresh-process children are kept off it too)."""
+    fresh-process children are kept off it too). ``fresh_games``: the games of the
+    fresh-process races (default: all of :data:`FRESH_RACES`); a part run on fewer games
+    than before keeps the others' earlier results."""
     os.environ["JAXCFR_NO_COMPILATION_CACHE"] = "1"
     path = out / "mccfr.json"
     results = json.loads(path.read_text()) if path.exists() else {}
@@ -368,16 +387,18 @@ def peer(out: pathlib.Path, only: str | None = None) -> None:
         "throughput": lambda: [throughput(g, s) for g in PEER_GAMES
                                for s in ("external", "outcome")],
         "compile": lambda: [compile_seconds(g) for g in PEER_GAMES],
-        "fresh": lambda: [fresh("leduc_poker", "external"), fresh("leduc_poker", "outcome"),
-                          fresh("liars_dice", "outcome", rounds=1),
-                          fresh("liars_dice", "external", rounds=1)],
+        "fresh": lambda: [fresh(g, scheme, rounds=r) for g, scheme, r in FRESH_RACES
+                          if fresh_games is None or g in fresh_games],
         "seeds": seeds_study,
         "walk": walk_study}
     for name, run in parts.items():
         if only == name or (only is None and name != "walk"):
             when = {"date": time.strftime("%Y-%m-%d %H:%M"),
                     "load_average_before": list(os.getloadavg())}
-            section[name] = run()
+            result = run()
+            if name == "fresh" and fresh_games is not None:      # keep the other games'
+                result += [r for r in section.get(name, []) if r["game"] not in fresh_games]
+            section[name] = result
             when["load_average_after"] = list(os.getloadavg())
             section.setdefault("when", {})[name] = when
             path.write_text(json.dumps(results, indent=1) + "\n")
@@ -408,6 +429,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="only the figures against OpenSpiel, added to mccfr.json")
     parser.add_argument("--only", choices=("throughput", "compile", "fresh", "seeds", "walk"),
                         help="with --peer: one part of them")
+    parser.add_argument("--fresh-games", nargs="*",
+                        help="with --peer --only fresh: these games' races only")
     parser.add_argument("--fresh-run", nargs=5, metavar=("SIDE", "GAME", "SCHEME", "TARGET",
                                                          "ENTRY"), help=argparse.SUPPRESS)
     parser.add_argument("--started", help=argparse.SUPPRESS)
@@ -423,7 +446,7 @@ def main() -> None:
         fresh_run(side, game, scheme, float(target), entry)
         return
     if args.peer:
-        peer(out, args.only)
+        peer(out, args.only, args.fresh_games)
         return
     if args.target_only:
         path = out / "mccfr.json"

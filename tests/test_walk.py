@@ -12,6 +12,7 @@ walk. Every random number comes from a fixed seed: the tests are deterministic.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import jax
@@ -186,19 +187,22 @@ def test_a_simultaneous_update_walks_every_traverser_in_one_loop(game, scheme):
 
         def one_loop_each(keys):
             # the traversers walked apart: one loop per traverser, vmapped (the path before;
-            # chance sampling walks all players at once: the one traversal)
+            # chance sampling walks all players at once: the one traversal), over the
+            # bound's slots (a row estimate, not a pool's capped one)
             e = jnp.broadcast_to(jnp.reshape(est.epsilon(hp), -1), (members,))
+            bound = dataclasses.replace(est, pool=0)
             if scheme == "chance":
-                return estimators.densify(est._traverse(t, s, policy, None, keys, e, tables),
+                return estimators.densify(bound._traverse(t, s, policy, None, keys, e, tables),
                                           rows, actions, members)
-            parts = jax.vmap(lambda i: est._traverse(t, s, policy, i, fold(keys, i), e,
-                                                     tables))(jnp.arange(num))
+            parts = jax.vmap(lambda i: bound._traverse(t, s, policy, i, fold(keys, i), e,
+                                                       tables))(jnp.arange(num))
             return estimators.densify(estimators.RowEstimate(
                 *(x.reshape((-1,) + x.shape[2:]) for x in parts)), rows, actions, members)
         got = jax.jit(fused)(keys)
         apart = jax.jit(one_loop_each)(keys)
-        loops = [e for e in jax.make_jaxpr(fused)(keys).jaxpr.eqns
-                 if e.primitive.name == "while"]
+        loops = [e for e in jax.make_jaxpr(fused)(keys).jaxpr.eqns        # the walks'
+                 if e.primitive.name == "while"                # (not a pool's chunks)
+                 and e.params["body_jaxpr"].jaxpr.outvars[1].aval.dtype == bool]
         who = [None] if scheme == "chance" else list(range(num))
         numbers = {i: np.asarray(est.uniforms(keys if i is None else fold(keys, i),
                                               jnp.float64)) for i in who}
@@ -310,3 +314,93 @@ def test_leduc_below_0_1_depth_first():
                           estimator=jaxcfr.ExternalSampling(samples=64, walk="depth"), seed=0,
                           device=jaxcfr.DeviceOptions(chunk=500))
     assert result.final["exploitability"] < 0.1, result.final["exploitability"]
+
+
+# -- the pool: the lanes' output slots below the static bound, with the exact way out -------
+def test_a_pool_holds_the_used_slots_in_their_order():
+    """Kuhn, external sampling, 16 lanes (members) for traverser 0, float32: pooled into
+    59 slots (the bound: 64; the walks use at most 59 with this seed), the pool holds every
+    used slot of the bound's layout, in its order (lane after lane, slot after slot), field
+    by field, and invalid slots after them; the regrets and strategy-sum contributions
+    scattered from the pool are those scattered from the bound's slots, bit for bit; chunks
+    of 8 slots from the 0th, 8th, ... used slot hold every used slot once, in order."""
+    lowered, lanes, size = _lowered("kuhn_poker"), 16, 59
+    t, s = to_device(lowered.tensors, np.float32), lowered.structure
+    est, tables = estimators.ExternalSampling(walk="depth").prepare(lowered)
+    tables = subtree.SampleTables(*(jnp.asarray(x) for x in tables))
+    policy, _ = _policy(lowered, 2, lanes)
+
+    def dense(v):                                 # the estimate of walked slots [I, A, B]
+        return estimators.densify(est._slot_estimate(
+            t, s.num_players, jnp.asarray(0), v.node, v.valid, v.member, v.x, v.sigma,
+            v.reach, v.sample_reach, 1), *lowered.tensors.legal_mask.shape, lanes)
+
+    @jax.jit
+    def run(keys):
+        w = walk.walk(t, tables, est.bounds, est, policy.rows, lanes,
+                      est.uniforms(keys, jnp.float32), jnp.asarray(0), jnp.zeros(lanes),
+                      s.num_players)
+        p = walk.pooled(w, size)
+        chunks = [walk.pooled(w, 8, 8 * i) for i in range(8)]      # 64 slots: all of them
+        return w, p, dense(w), dense(p), jnp.concatenate([c.node for c in chunks])
+    w, p, bound, got, chunked = run(jax.random.split(jax.random.key(2), lanes))
+    count, valid = np.asarray(w.count), np.asarray(w.valid)
+    assert np.array_equal(valid.reshape(lanes, -1).sum(axis=1), count)
+    used = int(count.sum())
+    assert lanes < used < size < valid.size               # fits, with padding, below the bound
+    assert np.array_equal(np.asarray(p.valid), np.arange(size) < used)
+    for field in ("node", "member", "x", "sigma", "reach", "sample_reach"):
+        have, want = np.asarray(getattr(p, field)), np.asarray(getattr(w, field))
+        assert np.array_equal(have[:used], want[valid]), field
+        assert not np.asarray(have[used:], float).any(), field
+    for field in ("regret", "average"):
+        assert np.array_equal(np.asarray(getattr(got, field)),
+                              np.asarray(getattr(bound, field))), field
+    assert np.abs(np.asarray(bound.regret)).max() > 0.01         # not a trivial oracle
+    # chunks of 8 from slot 0, 8, 16, ...: every used slot once, in order
+    assert np.array_equal(np.asarray(chunked)[:used], np.asarray(w.node)[valid])
+
+
+def test_pool_size_follows_the_probe_and_the_option():
+    """The probe of Liar's dice external sampling: random walks finish far fewer recorded
+    nodes than the bound (609), so the default pool of 128 lanes is a fraction of 128 x 609;
+    ``pool=k`` gives k slots a lane (a multiple of 8), ``pool=0`` and any pool at or above
+    the bound give the bound (no pool)."""
+    plan = estimators.ExternalSampling(walk="depth").prepare(_lowered("liars_dice"))[0].bounds
+    assert plan.slots == 609 and 0 < plan.mean < plan.most < plan.slots
+    assert 128 * plan.mean < walk.pool_size(plan, 128, None) < 128 * plan.slots // 4
+    assert walk.pool_size(plan, 2, None) >= plan.most + plan.mean
+    assert walk.pool_size(plan, 128, 3) == 384
+    assert walk.pool_size(plan, 2, 0) == walk.pool_size(plan, 2, 10_000) == 2 * 609
+    with pytest.raises(jaxcfr.ArgumentError, match="pool"):
+        estimators.ExternalSampling(walk="depth", pool=-1)
+
+
+@pytest.mark.parametrize("game, scheme, samples, pools, algorithm, alternating", [
+    ("kuhn_poker", "external", 4, (1,), "cfr", False),
+    ("kuhn_poker", "external", 4, (1,), "cfr", True),
+    ("leduc_poker", "external", 8, (1, 10, None), "cfr", False),
+    ("leduc_poker", "external", 8, (1, 10, None), "cfr", True),
+    ("leduc_poker", "external", 8, (1, 10), "pcfr+", True),
+    ("leduc_poker", "outcome", 8, (1, None), "cfr", False)])
+def test_a_pool_gives_the_bound_s_tables_bit_for_bit(game, scheme, samples, pools, algorithm,
+                                                     alternating):
+    """Every pool (one a lane: every step overflows into many chunks; Leduc external's 10 a
+    lane, near the walks' mean: some steps fit, some take two chunks; the probe's: most
+    fit) gives the regret, strategy-sum and prediction tables of the bound (``pool=0``)
+    after 30 iterations bit for bit, same seeds, two members (simultaneous or alternating;
+    regret matching, or predictive RM+: a rule applied once a row across chunks)."""
+    lowered = _lowered(game)
+    tables = {}
+    for pool in (0,) + pools:
+        solver = jaxcfr.make_solver(algorithm, alternating=alternating,
+                                    estimator=estimators.ESTIMATORS[scheme](
+                                        samples=samples, walk="depth", pool=pool))
+        runner = jaxcfr.Runner(lowered, solver, {"seed": [3, 4]}, chunk=30)
+        state = runner.advance(runner.init(), 30)
+        tables[pool] = [np.asarray(x) for x in (state.regret, state.strategy_sum,
+                                                state.strategy_error, state.prediction)]
+    assert np.abs(tables[0][0]).max() > 0.01                       # not a trivial oracle
+    for pool in pools:
+        for have, want in zip(tables[pool], tables[0]):
+            assert np.array_equal(have, want), pool

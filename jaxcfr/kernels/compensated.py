@@ -59,6 +59,13 @@ def scatter_add(total: jax.Array, error: jax.Array, index: jax.Array, increment:
     computes the same pair). ``index`` may be a tuple over a multi-dimensional view of the
     tables (e.g. ``(row, slice(None), member)`` over ``[I, A, B]``); positions out of range
     (a sample's unused capacity) are dropped."""
-    error = error.at[index].add(increment, mode="drop")
+    return renormalise_at(total, error.at[index].add(increment, mode="drop"), index)
+
+
+def renormalise_at(total: jax.Array, error: jax.Array, index) -> tuple[jax.Array, jax.Array]:
+    """The pair ``(total, error)`` with each position at ``index`` renormalised
+    (:func:`two_sum` of its total and error; out of range: dropped). Idempotent: a
+    renormalised pair renormalises to itself, so a position listed again (in this call or
+    a later one) keeps its pair."""
     s, e = two_sum(total.at[index].get(mode="clip"), error.at[index].get(mode="clip"))
     return total.at[index].set(s, mode="drop"), error.at[index].set(e, mode="drop")

@@ -50,6 +50,7 @@ most draws one traversal makes), ``K`` the widest node that may sample.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import jax
@@ -61,7 +62,11 @@ from jaxcfr.kernels.subtree import SampleTables, Scheme
 from jaxcfr.kernels.subtree import _inverse_cdf as inverse_cdf
 from jaxcfr.tensors import DECISION, PADDING, GameTensors, LoweredGame
 
-__all__ = ["WalkPlan", "Walked", "make_walk_plan", "recorded", "walk"]
+__all__ = ["WalkPlan", "Walked", "make_walk_plan", "pool_size", "pooled", "recorded", "walk"]
+
+#: Random walks per traverser (and member of a stack) in the probe of a plan
+#: (:func:`make_walk_plan`: how many recorded nodes walks finish in practice).
+PROBE_WALKS = 256
 
 
 class WalkPlan(NamedTuple):
@@ -72,6 +77,11 @@ class WalkPlan(NamedTuple):
     draws: int          # U: most numbers one traversal draws (at least 1)
     max_children: int   # K: the widest node the scheme may sample from
     samples: int = 1    # traversals per member (lanes per member)
+    # the probe: recorded nodes one walk finishes under the uniform strategy
+    # (PROBE_WALKS walks per traverser and member): mean, standard deviation, most
+    mean: float = 0.0
+    spread: float = 0.0
+    most: int = 0
 
 
 class Walked(NamedTuple):
@@ -86,6 +96,7 @@ class Walked(NamedTuple):
     sigma: jax.Array    # [L * S, A] float  the current strategy at the node
     reach: jax.Array    # [L * S, P + 1] float  own reach of every player and chance
     sample_reach: jax.Array  # [L * S] float  Q(h), the probability the walk reached it
+    count: jax.Array    # [L] int32  recorded nodes each lane finished (its used slots)
 
 
 def recorded(scheme: Scheme, kind, owner, traverser, num_players: int):
@@ -131,6 +142,36 @@ def _bounds(t: GameTensors, tables: SampleTables, levels, enumerated: np.ndarray
     return int(slots[0] + below_slots[0]), int(draws[0] + below_draws[0])
 
 
+def _probe(t: GameTensors, tables: SampleTables, enumerated: np.ndarray, kept: np.ndarray,
+           walks: int, rng: np.random.Generator) -> np.ndarray:
+    """``[walks]``: the ``kept`` nodes each of ``walks`` random walks reaches (so finishes),
+    every walk at once level by level: an ``enumerated`` node takes all its children, the
+    others one, drawn on the chance probabilities (chance) or uniformly (decisions: the
+    uniform strategy)."""
+    first, num = np.asarray(tables.first_child), np.asarray(tables.num_children)
+    chance = np.asarray(tables.chance)
+    lane, node = np.arange(walks), np.zeros(walks, np.int64)
+    count = np.zeros(walks, np.int64)
+    while node.size:
+        count += np.bincount(lane[kept[node]], minlength=walks)
+        inner = num[node] > 0
+        lane, node = lane[inner], node[inner]
+        wide = num[node]
+        group = np.repeat(np.arange(node.size), wide)                 # the parent of each
+        child = first[node][group] + (np.arange(group.size)
+                                      - np.repeat(np.cumsum(wide) - wide, wide))
+        # one child of each sampling node: inverse CDF over the group's weights
+        weight = np.cumsum(chance[child])
+        end = np.cumsum(wide) - 1
+        before = np.where(end - wide >= 0, weight[np.maximum(end - wide, 0)], 0)
+        target = before + rng.uniform(size=node.size) * (weight[end] - before)
+        pick = np.minimum(np.searchsorted(weight, target, side="right"), end)
+        take_all = enumerated[node][group]
+        keep = take_all | (np.arange(group.size) == pick[group])
+        lane, node = lane[group][keep], child[keep]
+    return count
+
+
 def make_walk_plan(lowered: LoweredGame, scheme: Scheme, tables: SampleTables,
                    samples: int = 1) -> WalkPlan:
     """The bounds of ``scheme``'s walks on ``lowered`` (one game or a stack; ``tables``:
@@ -144,6 +185,8 @@ def make_walk_plan(lowered: LoweredGame, scheme: Scheme, tables: SampleTables,
     member_tables = ([SampleTables(*(np.asarray(x)[b] for x in tables))
                       for b in range(lowered.batch_size)] if batched else [tables])
     slots, draws, widest = 1, 1, 1
+    mean, spread, most = 0.0, 0.0, 0
+    rng = np.random.default_rng(0)                          # the plan is a function of the game
     for tm, tab in zip(members, member_tables):
         kind, owner = np.asarray(tm.node_kind), np.asarray(tm.node_player)
         who = list(range(lowered.num_players))
@@ -152,10 +195,54 @@ def make_walk_plan(lowered: LoweredGame, scheme: Scheme, tables: SampleTables,
             kept = np.asarray(recorded(scheme, kind, owner, i, lowered.num_players))
             s, u = _bounds(tm, tab, lowered.level_start, enum, kept)
             slots, draws = max(slots, s), max(draws, u)
+            finished = _probe(tm, tab, enum, kept, PROBE_WALKS, rng)
+            mean, spread = max(mean, float(finished.mean())), max(spread, float(finished.std()))
+            most = max(most, int(finished.max()))
         may = np.asarray(scheme.may_sample(kind)) & (np.asarray(tab.num_children) > 0)
         if may.any():
             widest = max(widest, int(np.asarray(tab.num_children)[may].max()))
-    return WalkPlan(len(lowered.level_start) - 1, slots, draws, widest, int(samples))
+    return WalkPlan(len(lowered.level_start) - 1, slots, draws, widest, int(samples),
+                    round(mean, 3), round(spread, 3), most)
+
+
+def pool_size(plan: WalkPlan, lanes: int, per_lane: int | None) -> int:
+    """The output slots ``C`` that ``lanes`` walks share after their loop (the estimate
+    and the scatters run over these, not the ``lanes x S`` of the static bound):
+    ``per_lane`` slots a lane on average, or (``None``) from the plan's probe: the mean
+    over the lanes plus four standard deviations of their sum, and at least the most one
+    probed walk finished plus the mean of the other lanes; a multiple of 8, and never more
+    than the bound ``lanes x S`` (the bound itself: no pool)."""
+    full = lanes * plan.slots
+    if per_lane == 0:
+        return full
+    if per_lane is None:
+        want = max(lanes * plan.mean + 4 * plan.spread * math.sqrt(lanes),
+                   plan.most + (lanes - 1) * plan.mean)
+    else:
+        want = lanes * per_lane
+    return min(full, 8 * math.ceil(want / 8))
+
+
+def pooled(w: Walked, size: int, start=0) -> Walked:
+    """The used slots of ``w`` (a lane's first ``count``, lane after lane), from the
+    ``start``-th (a traced int) on, moved in their order into ``size`` slots (the rest
+    invalid: node 0, zeros). So chunks ``start = 0, size, 2 size, ...`` up to
+    ``w.count.sum()`` hold every used slot once; sums over them in order add what sums over
+    ``w``'s slots add, in the same order, without the unused slots' zeros: the same
+    floats, bit for bit."""
+    lanes = w.count.shape[0]
+    slots = w.node.shape[0] // lanes
+    end = jnp.cumsum(w.count)                                                       # [L]
+    j = start + jnp.arange(size, dtype=jnp.int32)
+    lane = jnp.minimum(jnp.searchsorted(end, j, side="right"), lanes - 1)          # [C]
+    used = j < end[-1]
+    source = jnp.where(used, lane * slots + j - (end - w.count)[lane], 0)
+    pick = lambda x: take(x, source)                                                # noqa: E731
+    return Walked(jnp.where(used, pick(w.node), 0), used, pick(w.member),
+                  None if w.traverser is None else pick(w.traverser),
+                  *(jnp.where(used.reshape((-1,) + (1,) * (x.ndim - 1)), pick(x), 0)
+                    for x in (w.x, w.sigma, w.reach, w.sample_reach)),
+                  w.count)
 
 
 # -- device: the walk ------------------------------------------------------------------------
@@ -300,4 +387,4 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
     return Walked(on.reshape(-1), valid.reshape(-1), jnp.repeat(member, slots),
                   None if who is None else jnp.repeat(lane_traverser, slots),
                   of[:, X:X + actions], of[:, SIG:SIG + actions], of[:, R:R + num + 1],
-                  of[:, SQ])
+                  of[:, SQ], written)

@@ -6,7 +6,9 @@ is a frozen, hashable :class:`Estimator` (static in compiled code) with a host
 preparation and a device function. A *dense* one reads the current strategy
 ``[I, A, *b]`` and returns a :class:`DenseEstimate` of whole tables; a *sparse* one reads a
 :class:`LazyStrategy` (the strategy row by row) and returns a :class:`RowEstimate` of the rows
-it touched (:func:`densify` turns one into whole tables, for inspection and tests).
+it touched (:func:`densify` turns one into whole tables, for inspection and tests), or a
+:class:`CappedEstimate`: a row estimate in chunks of fewer slots than its static bound (one
+chunk unless a draw needs more).
 
 Shapes: ``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, ``B`` batch members,
 ``M`` slots of a row estimate; ``*b`` trailing batch axes.
@@ -15,7 +17,7 @@ Shapes: ``N`` nodes, ``I`` rows, ``A`` actions, ``P`` players, ``B`` batch membe
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, Callable, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -25,8 +27,8 @@ from jaxcfr.kernels.numerics import normalise
 from jaxcfr.kernels.values import NODE_PASSES, ValueKernel
 from jaxcfr.tensors import GameTensors, LoweredGame, Structure
 
-__all__ = ["DenseEstimate", "RowEstimate", "LazyStrategy", "Estimator", "Exact", "densify",
-           "players_of", "rows_of"]
+__all__ = ["DenseEstimate", "RowEstimate", "CappedEstimate", "LazyStrategy", "Estimator",
+           "Exact", "densify", "over_chunks", "players_of", "rows_of"]
 
 
 class DenseEstimate(NamedTuple):
@@ -54,6 +56,31 @@ class RowEstimate(NamedTuple):
     regret: jax.Array        # [M, A]    instantaneous regret contribution
     average_row: jax.Array   # [M] int32 the averaged player's row at the slot (sink: none)
     average: jax.Array       # [M, A]    contribution to the strategy sums
+
+
+class CappedEstimate(NamedTuple):
+    """A sparse estimate in chunks of ``C`` slots, ``C`` below its static bound.
+
+    ``first`` holds the first ``C`` used slots (of the bound's layout, in its order);
+    where they did not all fit, ``chunk(i)`` (``i`` = 1 .. ``more``) holds the next ``C``
+    (invalid slots past the last). A consumer that applies the chunks in order
+    (:func:`over_chunks`) adds the same numbers in the same order as it would the bound's
+    slots, bit for bit, and a step that fits pays for ``C`` slots, not the bound.
+    """
+    first: RowEstimate                            # the first C used slots
+    more: jax.Array                               # [] int32  further chunks (0: it fits)
+    chunk: Callable[[jax.Array], RowEstimate]     # chunk i >= 1 of C slots
+
+
+def over_chunks(est, f: Callable[[RowEstimate, Any], Any], acc):
+    """``acc`` after ``f(chunk, acc)`` for each chunk of ``est`` in order: a
+    :class:`RowEstimate` is one chunk; a :class:`CappedEstimate` its first, then its
+    ``more`` others in a ``while`` loop (none where its slots fit; a loop, not a
+    ``lax.cond``, whose carry XLA updates in place: on CPU a ``cond`` copies it)."""
+    if not isinstance(est, CappedEstimate):
+        return f(est, acc)
+    acc = f(est.first, acc)
+    return jax.lax.fori_loop(1, est.more + 1, lambda i, a: f(est.chunk(i), a), acc)
 
 
 class LazyStrategy(NamedTuple):
@@ -100,6 +127,15 @@ class LazyStrategy(NamedTuple):
                                        (row, slice(None), member), values)
         return s.reshape(-1), e.reshape(-1)
 
+    def renormalise_rows(self, total, error, row, member) -> tuple[jax.Array, jax.Array]:
+        """The compensated pair (flat ``[I * A * B]`` each) with rows ``row`` of members
+        ``member`` renormalised (:func:`jaxcfr.kernels.compensated.renormalise_at`: the
+        second half of :meth:`add_rows_compensated`, whose first is :meth:`add_rows` of
+        the error; idempotent)."""
+        s, e = compensated.renormalise_at(self._view(total), self._view(error),
+                                          (row, slice(None), member))
+        return s.reshape(-1), e.reshape(-1)
+
     def set_rows(self, table, row, member, values) -> jax.Array:
         """``table`` with rows ``row`` of members ``member`` set to ``values [M, A]``
         (a repeated row must get the same values): flat ``[I * A * B]``."""
@@ -116,16 +152,24 @@ def rows_of(t: GameTensors, player) -> jax.Array:
     return t.infoset_player >= 0 if player is None else t.infoset_player == player
 
 
-def densify(est: RowEstimate, rows: int, actions: int, members: int = 1) -> DenseEstimate:
-    """A :class:`RowEstimate` as dense ``[I, A, B]`` tables (for inspection and tests)."""
-    def scatter(row, values):
-        index = (row[:, None] * actions + jnp.arange(actions)[None, :]) * members \
-            + est.member[:, None]
-        return jnp.zeros(rows * actions * members, values.dtype).at[index].add(
-            values).reshape(rows, actions, members)
-    average = scatter(est.average_row, est.average)
-    return DenseEstimate(scatter(est.regret_row, est.regret), average,
-                    jnp.zeros(rows, bool).at[est.average_row].set(True).at[rows - 1].set(False))
+def densify(est: RowEstimate | CappedEstimate, rows: int, actions: int, members: int = 1
+            ) -> DenseEstimate:
+    """A :class:`RowEstimate` (or :class:`CappedEstimate`) as dense ``[I, A, B]`` tables
+    (for inspection and tests)."""
+    def scatter(e, acc):
+        regret, average, touched = acc
+
+        def add(table, row, values):
+            index = (row[:, None] * actions + jnp.arange(actions)[None, :]) * members \
+                + e.member[:, None]
+            return table.at[index].add(values)
+        return (add(regret, e.regret_row, e.regret), add(average, e.average_row, e.average),
+                touched.at[e.average_row].set(True))
+    first = est.first if isinstance(est, CappedEstimate) else est
+    zero = jnp.zeros(rows * actions * members, first.regret.dtype)
+    regret, average, touched = over_chunks(est, scatter, (zero, zero, jnp.zeros(rows, bool)))
+    return DenseEstimate(regret.reshape(rows, actions, members),
+                         average.reshape(rows, actions, members), touched.at[rows - 1].set(False))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -88,14 +88,16 @@ import numpy as np
 
 from jaxcfr._util.arguments import ArgumentError, positive_int
 from jaxcfr.solvers.names import ESTIMATOR_NAMES
-from jaxcfr.solvers.estimator_protocol import (DenseEstimate, Estimator, Exact, LazyStrategy,
-                                               RowEstimate, densify, players_of, rows_of)
+from jaxcfr.solvers.estimator_protocol import (CappedEstimate, DenseEstimate, Estimator, Exact,
+                                               LazyStrategy, RowEstimate, densify, over_chunks,
+                                               players_of, rows_of)
 from jaxcfr.solvers.monte_carlo import (ChanceSampling, ExternalSampling, MonteCarlo,
                                         OutcomeSampling, check_counted_samples)
 
 __all__ = ["Estimator", "Exact", "MonteCarlo", "ChanceSampling", "ExternalSampling",
            "OutcomeSampling", "DrawnForest", "ESTIMATORS", "make_estimator", "DenseEstimate",
-           "RowEstimate", "LazyStrategy", "densify", "players_of", "rows_of"]
+           "RowEstimate", "CappedEstimate", "LazyStrategy", "densify", "over_chunks", "players_of",
+           "rows_of"]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -30,9 +30,9 @@ from jaxcfr.kernels.numerics import exploration_mix, instantaneous_regret, trail
 from jaxcfr.kernels.passes import gather as take
 from jaxcfr.kernels.subtree import (Paths, SamplePlan, Subtree, build_subtree, child_tables,
                                     level_offsets, make_plan, sample_paths)
-from jaxcfr.kernels.walk import WalkPlan, make_walk_plan, walk
-from jaxcfr.solvers.estimator_protocol import (DenseEstimate, Estimator, LazyStrategy, RowEstimate,
-                                               players_of, rows_of)
+from jaxcfr.kernels.walk import Walked, WalkPlan, make_walk_plan, pool_size, pooled, walk
+from jaxcfr.solvers.estimator_protocol import (CappedEstimate, DenseEstimate, Estimator,
+                                               LazyStrategy, RowEstimate, players_of, rows_of)
 from jaxcfr.solvers.parameters import parameter
 from jaxcfr.tensors import CHANCE_NODE, DECISION, GameTensors
 
@@ -85,12 +85,21 @@ class MonteCarlo(Estimator):
     Attributes:
       samples: traversals (subtrees) per traverser and iteration.
       counts: run them as counts over the whole tree (see above).
+      walk: how traversals one by one run (:data:`WALKS`).
+      pool: depth first: the output slots the lanes of a step share after their walks
+        (:func:`jaxcfr.kernels.walk.pool_size`), on average per lane; ``None`` (the
+        default): from a probe of random walks on the game; ``0``: the static bound (one
+        lane's most, for every lane). The estimate and its scatters run over the pool; a
+        step whose walks finished more recorded nodes than it holds estimates and
+        scatters the rest in further chunks of the pool's size, in order (a ``while``
+        loop): the same tables, bit for bit, whatever the pool.
       plan: the static capacities on one game (:meth:`prepare` fills it in; one by one).
       width: the most children of a node of the game (:meth:`prepare`; counts).
     """
     samples: int = 1
     counts: bool = False
     walk: str = "levels"
+    pool: int | None = None
     plan: SamplePlan | None = None
     bounds: WalkPlan | None = None
     width: int | None = None
@@ -101,6 +110,10 @@ class MonteCarlo(Estimator):
         if self.walk not in WALKS:
             raise ArgumentError(f"walk must be one of {', '.join(WALKS)}, got {self.walk!r}",
                                 argument="walk")
+        if self.pool is not None and (isinstance(self.pool, bool)
+                                      or not isinstance(self.pool, int) or self.pool < 0):
+            raise ArgumentError(f"pool must be None or a whole number of slots >= 0, got "
+                                f"{self.pool!r}", argument="pool")
 
     @property
     def dense(self) -> bool:
@@ -196,7 +209,7 @@ class MonteCarlo(Estimator):
         return how(t, s, policy, player, self.uniforms(keys, policy.regret.dtype), eps, tables)
 
     def from_walks(self, t, s, policy: LazyStrategy, player, uniforms, eps, tables
-                   ) -> RowEstimate:
+                   ) -> RowEstimate | CappedEstimate:
         """Walk every member's ``samples`` traversals for ``player`` (``None``: all players,
         chance sampling; ``[T]``: each of ``T`` traversers, ``uniforms [T, B, ...]``
         theirs, the estimates traverser-major) depth first from ``uniforms``
@@ -204,11 +217,22 @@ class MonteCarlo(Estimator):
         under one loop, each step one node reached); estimate the regrets and averaging
         contributions at the finished decision nodes with the formulas of
         :meth:`from_uniforms`. The draws are independent, each from its own block of
-        numbers, and the estimate is their mean."""
+        numbers, and the estimate is their mean. The finished nodes are estimated in chunks
+        of a pool's size (:attr:`pool`) where it holds fewer slots than the bound: a
+        :class:`~jaxcfr.solvers.estimator_protocol.CappedEstimate`."""
         w = walk(t, tables, self.bounds, self, policy.rows, uniforms.shape[-2], uniforms,
                  player, eps, s.num_players)
-        return self._slot_estimate(t, s.num_players, w.traverser, w.node, w.valid, w.member,
-                                   w.x, w.sigma, w.reach, w.sample_reach, self.bounds.samples)
+
+        def estimate(v: Walked) -> RowEstimate:
+            return self._slot_estimate(t, s.num_players, v.traverser, v.node, v.valid,
+                                       v.member, v.x, v.sigma, v.reach, v.sample_reach,
+                                       self.bounds.samples)
+        size = pool_size(self.bounds, w.count.shape[0], self.pool)
+        if size >= w.node.shape[0]:
+            return estimate(w)
+        more = jnp.maximum((jnp.sum(w.count) + size - 1) // size - 1, 0)
+        return CappedEstimate(estimate(pooled(w, size)), more,
+                              lambda i: estimate(pooled(w, size, i * size)))
 
     def from_uniforms(self, t, s, policy: LazyStrategy, player, uniforms, eps, tables
                       ) -> RowEstimate:

@@ -54,7 +54,8 @@ from jaxcfr._util.host_arrays import on_device
 from jaxcfr.kernels import compensated, passes
 from jaxcfr.kernels.keys import fold, iteration_keys
 from jaxcfr.kernels.numerics import normalise, trail
-from jaxcfr.solvers.estimators import Estimator, Exact, LazyStrategy, RowEstimate, rows_of
+from jaxcfr.solvers.estimators import (Estimator, Exact, LazyStrategy, RowEstimate,
+                                       over_chunks, rows_of)
 from jaxcfr.solvers.locking import Lock, apply as apply_lock, lock_sums
 from jaxcfr.solvers.parameters import (HyperParams, Parameter, check_values, declared,
                                        make_hyperparams, shown, without_values)
@@ -389,7 +390,9 @@ class Solver:
                    estimate: Callable[..., RowEstimate]) -> SolverState:
         """One iteration from estimates that list the rows they touched (sparse).
 
-        ``estimate(policy, player, keys, hp) -> RowEstimate`` reads the current strategy
+        ``estimate(policy, player, keys, hp) -> RowEstimate`` (or a
+        :class:`~jaxcfr.solvers.estimator_protocol.CappedEstimate`: applied chunk by
+        chunk, the same tables bit for bit) reads the current strategy
         lazily from ``policy`` (only the rows it visits are regret-matched); ``keys`` are
         the half-step's PRNG keys ``[B]`` and ``hp`` the hyper-parameters per member
         ``[B]``. Only the rows it returns are written, except under a regret rule that
@@ -411,24 +414,43 @@ class Solver:
             return jnp.repeat(mine, actions * members)
 
         def half_step(player, keys, acc):
+            # the estimate is applied chunk by chunk (over_chunks: one chunk unless it is a
+            # CappedEstimate that overflowed), phase by phase, so that chunks add what one
+            # scatter of all their slots would, in the same order, bit for bit: sums first,
+            # then what reads them (the regret rule, the compensated renormalisation)
             regret, strategy_sum, strategy_error, prediction = acc   # [I * A * B] each
             policy = LazyStrategy(regret, prediction, rows.legal, members, self.predictive)
             est = estimate(policy, player, keys, flat_hp)
-            row, member = est.regret_row, est.member
-            new = policy.add_rows(regret, row, member, est.regret)
+            if self.predictive:                 # the row's most recent sampled regret
+                prediction = over_chunks(est, lambda e, p: policy.set_rows(
+                    p, e.regret_row, e.member, jnp.zeros_like(e.regret)), prediction)
+
+            def add(e, tables):
+                new, error, prediction = tables
+                new = policy.add_rows(new, e.regret_row, e.member, e.regret)
+                error = policy.add_rows(error, e.average_row, e.member,
+                                        weight[e.member][:, None] * e.average)
+                if self.predictive:
+                    prediction = policy.add_rows(prediction, e.regret_row, e.member, e.regret)
+                return new, error, prediction
+            new, strategy_error, prediction = over_chunks(
+                est, add, (regret, strategy_error, prediction))
             if self.regret.every_row:           # dense: every row of the player changes
                 applied = self.regret(new.reshape(-1, members), tf, flat_hp).reshape(-1)
                 new = jnp.where(rows_of_player(player), applied, new)
             elif type(self.regret).__call__ is not RegretRule.__call__:   # not the identity
-                slot_hp = flat_hp.map(lambda x: x[member][:, None])
-                new = policy.set_rows(new, row, member, self.regret(
-                    policy.take_rows(new, row, member), tf, slot_hp))
-            if self.predictive:                 # the row's most recent sampled regret
-                prediction = policy.add_rows(policy.set_rows(
-                    prediction, row, member, jnp.zeros_like(est.regret)), row, member, est.regret)
-            strategy_sum, strategy_error = policy.add_rows_compensated(
-                strategy_sum, strategy_error, est.average_row, member,
-                weight[member][:, None] * est.average)
+                def rule(e, tables):            # once a row: a later chunk skips it
+                    table, ruled = tables
+                    at = e.regret_row * members + e.member
+                    slot_hp = flat_hp.map(lambda x: x[e.member][:, None])
+                    row = jnp.where(ruled[at], num_rows, e.regret_row)          # dropped
+                    table = policy.set_rows(table, row, e.member, self.regret(
+                        policy.take_rows(table, e.regret_row, e.member), tf, slot_hp))
+                    return table, ruled.at[at].set(True)
+                new, _ = over_chunks(est, rule, (new, jnp.zeros(num_rows * members, bool)))
+            strategy_sum, strategy_error = over_chunks(
+                est, lambda e, pair: policy.renormalise_rows(*pair, e.average_row, e.member),
+                (strategy_sum, strategy_error))
             return new, strategy_sum, strategy_error, prediction
 
         acc = self._alternate_players(num_players, half_step,
