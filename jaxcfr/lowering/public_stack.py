@@ -58,8 +58,9 @@ __all__ = ["PublicStack", "stack_public", "unstack_public_rows", "PADDED_AXES"]
 #: ``A`` actions, ``I`` rows, ``H`` hands, ``Hr`` hands of the ranked tables (0 when
 #: dense), ``P`` players, ``K`` blocked sets, ``Tf``/``Ts``/``Tt`` terminals of each
 #: operator, ``S`` strength tables, ``U`` payoff tables, ``M`` (hand, card) entries,
-#: ``J`` cards per hand of the ranked tables, ``C`` cards held by any hand). A new field of PublicTensors needs its
-#: axes (and, if it holds indices, its remapping in :func:`_pad_member`) here.
+#: ``J`` cards per hand of the ranked tables, ``C`` cards held by any hand). A new field of
+#: PublicTensors needs its axes (and, if it holds indices, its remapping in
+#: :func:`_pad_member`) here.
 PADDED_AXES: dict[str, tuple[str, ...]] = {
     "parent": ("N",), "parent_slot": ("N",), "edge_owner": ("N",), "edge_decision": ("N",),
     "node_base": ("N",), "decision_node": ("D",), "child_of": ("D", "A"),
