@@ -296,6 +296,9 @@ class PublicTensors(NamedTuple):
                                 #           entries of p's hand's j-th card stop being weaker
     pair_hi: np.ndarray         # [S, P, H, J] int32 ... stop being weaker or equal
     fold_pair: np.ndarray       # [P, M] int32 player p's (hand, card) entries by card
+    hand_cards: np.ndarray      # [P, H, J] int32 the cards of p's hands, each an index into
+                                #           cards (-1: none); a fold's card removal
+    cards: np.ndarray           # [C] int32 the cards any hand holds (the game's card ids)
     pair_start: np.ndarray      # [P, H, J] int32 where the opponent's entries of p's hand's
     pair_end: np.ndarray        # [P, H, J] int32 j-th card start and end (in either order)
     same: np.ndarray            # [P, H] int32 the opponent's hand of the same two cards (H: none)

@@ -176,6 +176,31 @@ def test_hand_values_read_the_host_compatibility():
     np.testing.assert_allclose(x["ev"], y["ev"], rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_ranked_fold_by_cards_is_the_gathered_fold_bit_for_bit(dtype, monkeypatch):
+    """From ``FOLD_PRODUCT_FROM`` fold terminals on, a ranked fold adds a hand's cards by a
+    product with the hands-by-cards matrix: the same numbers as the gather of each hand's
+    terms, bit for bit (hands of two cards, of one, blocked, the hand of the same cards;
+    both compiled), with a trailing batch axis too."""
+    from jaxcfr.kernels import public as kernels
+    from jaxcfr_games.holdem.spot import HoldemSpot
+    lowered = jaxcfr.lower_public(HoldemSpot(ranges=("AA,AKs,KQo,T9s,65s", "AK,QQ,JTs,98s")),
+                                  terminals="ranked")
+    t = public_device_tensors(lowered, np.dtype(dtype))
+    H = int(t.same.shape[1])
+    rng = np.random.default_rng(3)
+    r = rng.random((5, H, 2)) * (rng.random((5, H, 1)) < 0.8)              # [T, H, b]
+    r = jax.numpy.asarray(r, dtype)
+    out = {}
+    for name, start in (("gather", 10 ** 9), ("product", 1)):
+        monkeypatch.setattr(kernels, "FOLD_PRODUCT_FROM", start)
+        fold = jax.jit(lambda t, r, i: kernels._ranked_fold(t, r, i))
+        out[name] = [np.asarray(fold(t, r, i)) for i in (0, 1)]
+    for a, b in zip(out["gather"], out["product"]):
+        assert np.array_equal(a, b)
+        assert np.abs(a).max() > 0
+
+
 @pytest.mark.parametrize("terminals", ["dense", "ranked"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_regrets_by_slot_are_the_rows_regrets_bit_for_bit(terminals, dtype):

@@ -267,18 +267,52 @@ def _terms(table: jax.Array, index: jax.Array) -> list:
     return [terms[:, g * H:(g + 1) * H] for g in range(G)]
 
 
+def _card_segments(t: PublicTensors, i) -> jax.Array:
+    """Where the opponent's (hand, card) entries of each card start, then end, in its
+    ``fold_pair`` order: ``[2C]`` int32 (the cards ``i``'s hands hold; 0 elsewhere)."""
+    cards = jnp.take(t.hand_cards, jnp.asarray(i), axis=0).reshape(-1)       # [H * J]
+    C = t.cards.shape[0]
+    cards = jnp.where(cards < 0, 2 * C, cards)                               # none: dropped
+    out = jnp.zeros((2 * C,), jnp.int32)
+    for k, x in enumerate((t.pair_start, t.pair_end)):
+        out = out.at[cards + k * C].set(jnp.take(x, jnp.asarray(i), axis=0).reshape(-1),
+                                        mode="drop")
+    return out
+
+
+#: From this many fold terminals on, a ranked fold adds each hand's cards by a product
+#: with the hands-by-cards matrix (:func:`_ranked_fold`): on a hold'em turn (486 folds)
+#: 9% less CPU time per iteration than the gather, on a river (6) 9 to 15% more.
+FOLD_PRODUCT_FROM = 64
+
+
 def _ranked_fold(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     """``sum_o compatible(h, o) r(o)`` for each of ``i``'s hands ``h`` (``[T, H, *b]``):
     the opponent's total, less the reach held by each of ``h``'s cards, plus that of the
     hand holding both (inclusion-exclusion). The reach held by a card is a difference of
-    running sums over the opponent's (hand, card) entries sorted by card; a hand's terms
-    (two per card, the hand of the same cards) are one gather from the running sums and
-    ``r`` side by side."""
+    running sums over the opponent's (hand, card) entries sorted by card. With few
+    terminals a hand's terms (two per card, the hand of the same cards) are one gather
+    from the running sums and ``r`` side by side; from :data:`FOLD_PRODUCT_FROM` on the
+    differences are taken once per card (``[T, C]``) and a hand's two added by a product
+    with ``i``'s hands-by-cards matrix (``[C, H]``: two nonzero terms, so exactly the sum
+    the gather gives, bit for bit)."""
     o = 1 - jnp.asarray(i)
     r_pad = _with_pad(r)                                                     # [T, H + 1, *b]
     pairs = jnp.take(r_pad, t.fold_pair[o], axis=1, mode="clip")            # [T, M, *b]
+    running = _running(pairs)                                                # [T, M + 1, *b]
+    if r.shape[0] >= FOLD_PRODUCT_FROM:
+        ends = jnp.take(running, _card_segments(t, i), axis=1)               # [T, 2C, *b]
+        C = t.cards.shape[0]
+        cards = jnp.take(t.hand_cards, jnp.asarray(i), axis=0)               # [H, J]
+        matrix = (cards[:, :, None] == jnp.arange(C, dtype=cards.dtype)).sum(axis=1)
+        held = jnp.einsum("tc...,hc->th...", ends[:, C:] - ends[:, :C],
+                          matrix.astype(r.dtype),
+                          precision=jax.lax.Precision.HIGHEST)               # [T, H, *b]
+        same = jnp.take(r_pad, jnp.take(t.same, jnp.asarray(i), axis=0), axis=1,
+                        mode="clip")                                         # [T, H, *b]
+        return r.sum(axis=1, keepdims=True) - held + same
     M = pairs.shape[1]
-    table = jnp.concatenate([_running(pairs), r_pad], axis=1)           # [T, M + 1 + H + 1]
+    table = jnp.concatenate([running, r_pad], axis=1)                   # [T, M + 1 + H + 1]
     J = t.pair_start.shape[-1]
     index = jnp.concatenate([t.pair_start[i].T, t.pair_end[i].T,             # [2J + 1, H]
                              t.same[i][None] + (M + 1)])

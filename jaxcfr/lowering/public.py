@@ -455,8 +455,8 @@ def _tensor_bytes(z: PublicSize, f: int) -> int:
     out = (n * (40 + f) + d * 4 * (1 + a) + z.rows * (a + 4) + z.terminals * (4 + 2 * f)
            + f * h * (2 * z.alive_sets + 2 + compat + 2 * z.strength_tables
                       + 2 * h * z.tables))
-    if z.ranked:                  # rank orders and bounds, pair tables, same-hand flags
-        out += z.strength_tables * h * (72 + 4 * f) + 56 * h
+    if z.ranked:                  # rank orders and bounds, pair tables, same-hand flags,
+        out += z.strength_tables * h * (72 + 4 * f) + 88 * h   # hands' cards, cards (<= 4h)
     return out
 
 
@@ -815,12 +815,21 @@ def _rank_tables(hands: HandInfo, strengths: np.ndarray, H: int, ranked: bool, f
            "pair_lo": np.zeros((S, 2, Hr, J), np.int32),
            "pair_hi": np.zeros((S, 2, Hr, J), np.int32),
            "fold_pair": np.full((2, M), H, np.int32),
+           "hand_cards": np.full((2, Hr, J), -1, np.int32),
+           "cards": np.zeros((0,), np.int32),
            "pair_start": np.zeros((2, Hr, J), np.int32),
            "pair_end": np.zeros((2, Hr, J), np.int32),
            "same": np.full((2, Hr), H, np.int32),
            "same_weaker": np.zeros((S, 2, Hr), f), "same_stronger": np.zeros((S, 2, Hr), f)}
     if not ranked:
         return out
+    # the cards any hand holds, and each hand's (a fold's card removal: one-hot sums)
+    every = sorted({c for per in held for cs in per for c in cs})
+    out["cards"] = np.asarray(every, np.int32)
+    place = {c: k for k, c in enumerate(every)}
+    for p in range(2):
+        for h, cs in enumerate(held[p]):
+            out["hand_cards"][p, h, :len(cs)] = [place[c] for c in cs]
     # each player's (card, hand) entries, sorted by card: segments per card
     entries = []
     for p in range(2):

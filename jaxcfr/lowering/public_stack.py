@@ -65,8 +65,8 @@ __all__ = ["PublicStack", "stack_public", "unstack_public_rows", "stack_public_r
 #: dense), ``Hd`` hands of the dense compatibility (0 when ranked), ``P`` players, ``K``
 #: blocked sets, ``Tf``/``Ts``/``Tt`` terminals of each operator, ``S`` strength tables,
 #: ``U`` payoff tables, ``M`` (hand, card) entries, ``J`` cards per hand of the ranked
-#: tables). A new field of PublicTensors needs its axes (and, if it holds indices, its
-#: remapping in :func:`_pad_member`) here.
+#: tables, ``C`` cards held by any hand). A new field of PublicTensors needs its axes (and,
+#: if it holds indices, its remapping in :func:`_pad_member`) here.
 PADDED_AXES: dict[str, tuple[str, ...]] = {
     "parent": ("N",), "parent_slot": ("N",), "edge_owner": ("N",), "edge_decision": ("N",),
     "node_base": ("N",), "decision_node": ("D",), "child_of": ("D", "A"),
@@ -79,13 +79,16 @@ PADDED_AXES: dict[str, tuple[str, ...]] = {
     "deal_scale": (), "rank_order": ("S", "P", "Hr"), "rank_lo": ("S", "P", "Hr"),
     "rank_hi": ("S", "P", "Hr"), "pair_order": ("S", "P", "M"),
     "pair_lo": ("S", "P", "Hr", "J"), "pair_hi": ("S", "P", "Hr", "J"),
-    "fold_pair": ("P", "M"), "pair_start": ("P", "Hr", "J"), "pair_end": ("P", "Hr", "J"),
+    "fold_pair": ("P", "M"), "hand_cards": ("P", "Hr", "J"), "cards": ("C",),
+    "pair_start": ("P", "Hr", "J"), "pair_end": ("P", "Hr", "J"),
     "same": ("P", "Hr"), "same_weaker": ("S", "P", "Hr"), "same_stronger": ("S", "P", "Hr"),
     "legal_mask": ("I", "A"), "infoset_player": ("I",),
     "merge_parent": ("E",), "merge_child": ("E",), "merge_source": ("E", "P", "H"),
 }
 #: Fields holding hand indices whose zero pad (the member's ``H``) becomes the stack's.
 _HAND_INDEX = ("rank_order", "pair_order", "fold_pair", "same")
+#: Fields padded with -1 (no card) rather than 0.
+_CARD_INDEX = ("hand_cards", "cards")
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -385,6 +388,8 @@ def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict) -> Publi
             out[name] = ends(to_node[x], shape, N)
         elif name in ("fold_node", "show_node", "table_node"):
             out[name] = ends(to_node[x], shape)
+        elif name in _CARD_INDEX:
+            out[name] = ends(x, shape, -1)
         elif name in _HAND_INDEX:
             out[name] = ends(np.where(x == h_old, H, x).astype(x.dtype), shape, H)
         else:
