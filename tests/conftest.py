@@ -83,6 +83,22 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid in listed:
             item.add_marker(pytest.mark.slow)
+    _check_listed(config, items, listed)
+
+
+def _check_listed(config, items, listed) -> None:
+    """Fail the run when tests/slow.txt names a test that its file no longer has (a
+    renamed test, or a new parameter in its id): the heavy case it meant to leave out
+    would run in the default set unnoticed. Checked for the files collected whole (not
+    when the command line names single tests)."""
+    if any("::" in str(arg) for arg in config.args):
+        return
+    ids = {item.nodeid for item in items}
+    files = {nodeid.split("::")[0] for nodeid in ids}
+    stale = sorted(n for n in listed if n.split("::")[0] in files and n not in ids)
+    if stale:
+        raise pytest.UsageError("tests/slow.txt names tests that do not exist (renamed, or "
+                                "their parameters changed): " + ", ".join(stale))
 
 
 # ``JAXCFR_TEST_CPU=FILE``: append each test's CPU seconds (this process's threads and the
