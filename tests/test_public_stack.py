@@ -45,7 +45,7 @@ _single = jax.jit(lambda solver, t, s, state, hp: solver.update(t, s, state, hp)
 def _lockstep(games, algorithm, iterations, terminals="dense"):
     """Solve ``games`` as one stack and each alone, in float64, and check after every
     iteration that each member's tables and metrics are its own solve's."""
-    lowered = [jaxcfr.lower_public(g, terminals=terminals) for g in games]
+    lowered = [jaxcfr.lower_public(g, terminals=terminals, merges=False) for g in games]
     stack = stack_public(lowered)
     solver = public_solver(make_solver(algorithm))
     with precision.scope(F64):
