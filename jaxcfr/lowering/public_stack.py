@@ -204,14 +204,18 @@ PRECHECK_MEMBERS = 16
 
 
 def precheck_stack(lowered_at: Callable[[int], PublicLowered], count: int,
-                   budget: int | None = None, *, what: str = "members") -> None:
+                   budget: int | None = None, *, what: str = "members"
+                   ) -> dict[int, PublicLowered]:
     """Size a stack of ``count`` members before building it: lower up to
     :data:`PRECHECK_MEMBERS` of them, spread evenly over the stack (``lowered_at(b)``:
     member ``b`` lowered), and :func:`check_stack_budget` with their sizes. Members differ
     (a board blocks other hands), so this is an estimate: :func:`stack_public` checks
-    again as it lowers each member."""
+    again as it lowers each member. Returns the members it lowered, by index, for the
+    caller to stack rather than lower again."""
     picks = sorted({int(b) for b in np.linspace(0, count - 1, min(count, PRECHECK_MEMBERS))})
-    check_stack_budget([lowered_at(b).public_size for b in picks], count, budget, what=what)
+    done = {b: lowered_at(b) for b in picks}
+    check_stack_budget([m.public_size for m in done.values()], count, budget, what=what)
+    return done
 
 
 def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str = "auto",

@@ -182,14 +182,17 @@ def public_stack(config: Config, status=None) -> PublicStack | None:
 
     count, many = len(strings), len(strings) > STATUS_MEMBERS
     # (merged chance outcomes are not stacked: each member walks every outcome)
-    precheck_stack(lambda b: lower_public_reporting(game_at(b), None, text=strings[b],
-                                                    cache=g.cache, merges=False),
-                   count, what="members")                  # (MemoryBudgetError: too large)
+    def lowered_at(b: int, status=None):     # as stacked: named, unmerged, through the cache
+        return lower_public_reporting(game_at(b), status, text=strings[b], cache=g.cache,
+                                      name=strings[b], merges=False)
+
+    told = None if many else status          # a few members: each told to status
+    sized = precheck_stack(lambda b: lowered_at(b, told), count,    # (MemoryBudgetError)
+                           what="members")
     lowered, pots = [], []
     for b, s in enumerate(strings):
         x = game_at(b)
-        lowered.append(lower_public_reporting(x, None if many else status, text=s,
-                                              cache=g.cache, name=s, merges=False))
+        lowered.append(sized[b] if b in sized else lowered_at(b, told))
         pots.append(pot_of(x))                # hold'em spots: metrics in % of the pot
         if many and status is not None:
             status.phase(f"lowering {count:,} members", b + 1, count)
