@@ -24,8 +24,9 @@ from jaxcfr.lowering.public_stack import (PADDED_AXES, PublicStack, stack_public
                                           unstack_public_rows)
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.public import evaluate_public, public_device_tensors, public_solver
-from jaxcfr.solvers.public_stack import (evaluate_public_stack, stack_device_tensors,
-                                         stack_init, stack_update)
+from jaxcfr.solvers import public_blocks
+from jaxcfr.solvers.public_stack import (evaluate_public_stack, stack_chunk,
+                                         stack_device_tensors, stack_init, stack_update)
 from jaxcfr.tensors import NO_PLAYER, PublicTensors
 from jaxcfr_games.holdem.boards import (board_spots, next_boards, random_boards,
                                         river_boards, turn_boards)
@@ -113,6 +114,55 @@ def test_holdem_river_spots_of_different_boards_ranges_and_sizes():
     stack = _lockstep(games, "postflop-dcfr", 5, "ranked")
     assert len({m.structure.hands for m in stack.members}) == 3
     assert len({m.num_nodes for m in stack.members}) == 2
+
+
+@pytest.mark.slow
+def test_a_stack_of_one_tree_steps_each_member_per_player_block():
+    # river boards of one spot: one tree, other hand counts (padding hands inside the
+    # players' blocks stay inert); the stack counts each player's decisions, so each
+    # member runs per player block (solvers.public_blocks), members one after another
+    games = [HoldemSpot(board=b, ranges=SMALL) for b in ("Td9d6h5c2s", "AsKd6h5c2s",
+                                                         "Td9d6h5cQs")]
+    stack = _lockstep(games, "postflop-dcfr", 3, "ranked")
+    alone = stack.members[0].structure
+    assert len({m.structure.hands for m in stack.members}) == 3
+    assert stack.structure.player_decisions == alone.player_decisions != ()
+    assert stack.structure.legal_groups == alone.legal_groups
+    # another tree (a member with fewer decisions, padded): the row path
+    other = stack_public([stack.members[0], jaxcfr.lower_public(HoldemSpot(
+        board="Td9d6h5c2s", ranges=SMALL, bets="33%, 75%, a"), terminals="ranked",
+        merges=False)])
+    assert other.structure.player_decisions == other.structure.legal_groups == ()
+
+
+@pytest.mark.parametrize("game, algorithm, dtype", [
+    ("kuhn", "dcfr", F64),
+    pytest.param("river", "postflop-dcfr", F64, marks=pytest.mark.slow),
+    pytest.param("river", "postflop-dcfr", np.float32, marks=pytest.mark.slow)])
+def test_a_stack_of_copies_is_the_game_alone_bit_for_bit(game, algorithm, dtype):
+    # members one after another: the game's own per-player-block loop; vmapped: its row
+    # path (the same programs on the same shapes, so the same bits)
+    lowered = (jaxcfr.lower_public(PublicKuhn()) if game == "kuhn" else jaxcfr.lower_public(
+        HoldemSpot(board="Td9d6h5c2s", ranges=SMALL), merges=False))
+    s = lowered.structure
+    stack = stack_public([lowered, lowered])
+    assert stack.structure.player_decisions == s.player_decisions != ()
+    solver = public_solver(make_solver(algorithm))
+    with precision.scope(dtype):
+        t, hp = public_device_tensors(lowered, dtype), solver.hyperparams(dtype)
+        start = solver.init(t, dtype=dtype)
+        blocks = jax.jit(lambda t, st, hp: public_blocks.iterate(solver, t, s, st, hp, 4))
+        rows = jax.jit(lambda t, st, hp: jax.lax.fori_loop(
+            0, 4, lambda _, c: solver.step(t, s, c, hp), solver.start(t, st)).state)
+        tensors = stack_device_tensors(stack, dtype)
+        zero = stack_init(solver, stack, dtype=dtype)
+        for mapped, alone in ((True, blocks(t, start, hp)), (False, rows(t, start, hp))):
+            out = stack_chunk(tensors, zero, hp, solver=solver, structure=stack.structure,
+                              count=4, mapped=mapped)
+            for field in ("regret", "strategy_sum"):
+                for b in range(2):
+                    np.testing.assert_array_equal(np.asarray(getattr(out, field))[b],
+                                                  np.asarray(getattr(alone, field)))
 
 
 @pytest.mark.slow

@@ -69,10 +69,11 @@ def spots():
             for b in BOARDS]
 
 
-def _lockstep(lowered, algorithm, iterations, locks=None, settings=None):
+def _lockstep(lowered, algorithm, iterations, locks=None, settings=None, mapped=None):
     """The stack of ``lowered`` with per-member ``locks`` (mappings or None) and
     ``settings`` (one dict of parameters per member) against each member's own locked
-    update, after every iteration (see the module)."""
+    update, after every iteration (see the module; ``mapped``: the stack's layout,
+    ``None`` the backend's: ``maps_members``)."""
     stack = stack_public(lowered)
     B = stack.batch_size
     solver = public_solver(make_solver(algorithm))
@@ -92,7 +93,7 @@ def _lockstep(lowered, algorithm, iterations, locks=None, settings=None):
         device = [None if x is None else stack_device_lock(x, F64) for x in own_locks]
         for it in range(iterations):
             state = stack_update(tensors, state, hp, lock, solver=solver,
-                                 structure=stack.structure, per_member=True)
+                                 structure=stack.structure, per_member=True, mapped=mapped)
             own = [_single(solver, t, g.structure, s, h, k)
                    for t, g, s, h, k in zip(singles, lowered, own, own_hp, device)]
             regret = unstack_public_rows(stack, state.regret)
@@ -132,6 +133,14 @@ def test_each_member_runs_with_its_own_parameters(kuhn):
     settings = [{"alpha": 1.5, "beta": 0.0, "gamma": 2.0},
                 {"alpha": 3.0, "beta": -1.0, "gamma": 1.0}]
     _lockstep([kuhn, kuhn], "dcfr", 3, None, settings)
+
+
+@pytest.mark.parametrize("mapped", [True, False])
+def test_both_layouts_carry_each_members_lock_and_parameters(kuhn, mapped):
+    # members one after another (a CPU's layout) and vmapped (a GPU's), forced either way
+    settings = [{"alpha": 1.5, "beta": 0.0, "gamma": 2.0},
+                {"alpha": 3.0, "beta": -1.0, "gamma": 1.0}]
+    _lockstep([kuhn, kuhn], "dcfr", 3, [{((), 2): {"bet": 1.0}}, None], settings, mapped)
 
 
 @pytest.mark.slow
@@ -214,15 +223,17 @@ def test_per_member_parameters_need_one_value_per_member(small):
 
 @pytest.mark.parametrize("members", [2, pytest.param(16, marks=pytest.mark.slow)])
 def test_the_runner_steps_locks_and_settings_as_solve_public_does(kuhn, members):
-    # the Runner carries them through its layouts: 2 members are mapped on a CPU, 16
-    # vmapped (jaxcfr.engine.seam); solve_public's stack (checked above) is the oracle
-    from jaxcfr.engine.seam import Mapped, Vmapped
+    # the Runner carries them through its layout: a stack of public trees is mapped on a
+    # CPU whatever its size (jaxcfr.engine.seam; vmapped elsewhere: the vmapped step's
+    # locks and settings, tests/test_public_stack.py); solve_public's stack (checked
+    # above) is the oracle
+    from jaxcfr.engine.seam import Mapped
     stack = stack_public([kuhn] * members)
     locks = [{((), b % 3): {"bet": 1.0}} if b % 2 else None for b in range(members)]
     alpha = [1.0 + b / 4 for b in range(members)]
     runner = jaxcfr.Runner(stack, public_solver(make_solver("dcfr")), {"alpha": alpha},
                            precision="float64", chunk=4, per_member=True)
-    assert type(runner.layout) is (Mapped if members < 16 else Vmapped)
+    assert type(runner.layout) is Mapped
     runner.set_lock(resolve_stack_lock(stack, locks))
     state = runner.advance(runner.init(), 6)
     ref = jaxcfr.solve_public(stack, "dcfr", 6, precision="float64", chunk=4, lock=locks,

@@ -97,12 +97,14 @@ def test_each_member_of_the_runner_s_stack_is_its_own_solve(stack):
 
 def test_a_stack_of_public_trees_is_vmapped_wherever_it_is_not_mapped(stack):
     """The seam never takes a public stack for a shared tree or a forest (history-tree
-    layouts): a large stack (or any on a GPU) vmaps, a small one on a CPU maps."""
+    layouts): on a GPU a stack vmaps, on a CPU it maps whatever its size (members one
+    after another, per player block: jaxcfr.solvers.public_stack.maps_members)."""
     estimator = jaxcfr.cfr_plus().estimator
     assert type(choose_seam(stack, estimator, backend="gpu").layout) is Vmapped
     assert type(choose_seam(stack, estimator, backend="cpu").layout) is Mapped
     big = stack_public([jaxcfr.load_game(GAMES[0])] * SHARED_MIN_MEMBERS)
-    assert type(choose_seam(big, estimator, backend="cpu").layout) is Vmapped
+    assert type(choose_seam(big, estimator, backend="cpu").layout) is Mapped
+    assert type(choose_seam(big, estimator, backend="gpu").layout) is Vmapped
     runner = jaxcfr.Runner(big, jaxcfr.cfr_plus(), precision="float64", chunk=8)
     state = runner.advance(runner.init(), 8)
     ref = solve_public_stack(big, "cfr+", 8, precision="float64", chunk=8)

@@ -87,9 +87,11 @@ def _run_chunk(tensors, state: SolverState, hp: HyperParams, n: jax.Array, array
 
     def iterate(t, st, arr, step, start):
         """``steps`` iterations (``Solver.step`` carries the current strategy along; one
-        public tree's alternating run keeps its tables per player: public_blocks)."""
-        if not layout.stacked and public_blocks.applies(solver, t, structure, lock):
-            return public_blocks.iterate(solver, t, structure, st, hp, steps)
+        public tree's alternating run keeps its tables per player: public_blocks; so does
+        each member of a stack of public trees stepped one after another)."""
+        if public_blocks.applies(solver, t, structure, lock):
+            return public_blocks.iterate(solver, t, structure, st, hp, steps,
+                                         padding=layout.stacked)
         carry = jax.lax.fori_loop(0, steps, lambda i, c: step(t, c, arr), start(t, st))
         return carry.state
 

@@ -31,6 +31,7 @@ from jaxcfr.kernels.values import ValueKernel, choose_kernel, representation
 from jaxcfr.lowering.stack import forest as stack_forest
 from jaxcfr.lowering.stack import shared_structure as stack_shared
 from jaxcfr.solvers.estimator_protocol import Estimator
+from jaxcfr.solvers.public_stack import maps_members
 from jaxcfr.tensors import GameTensors, LoweredGame, Structure
 
 __all__ = ["Layout", "Single", "Vmapped", "Mapped", "Shared", "Forest", "Seam",
@@ -141,11 +142,13 @@ def choose_seam(lowered: LoweredGame, estimator: Estimator, *, sharded: bool = F
       backend: ``jax.default_backend()`` unless given (a test's fake backend).
 
     How a stack is stepped: on a CPU a small stack steps its members one after another
-    (:data:`SHARED_MIN_MEMBERS`); else members sharing one tree put the batch on a
-    trailing axis (shared gathers); different trees become one forest; a sharded stack,
-    one under a sampling estimator (each member samples its own tree), or a stack of
-    public trees (:class:`~jaxcfr.lowering.public_stack.PublicStack`: its members padded
-    to one shape, as :func:`jaxcfr.solve_public` of a list steps them) vmaps. The
+    (:data:`SHARED_MIN_MEMBERS`), and so does a stack of public trees of any size
+    (:func:`jaxcfr.solvers.public_stack.maps_members`: each member per player block, as
+    :func:`jaxcfr.solve_public` of a list steps them); else members sharing one tree put
+    the batch on a trailing axis (shared gathers); different trees become one forest; a
+    sharded stack, one under a sampling estimator (each member samples its own tree), or a
+    stack of public trees (:class:`~jaxcfr.lowering.public_stack.PublicStack`: its members
+    padded to one shape) off a CPU vmaps. The
     evaluation reads the step's tensors where they carry the value kernel's tables of
     these very tensors (one game, or a stack stepped as such), else the node tensors.
     """
@@ -156,8 +159,8 @@ def choose_seam(lowered: LoweredGame, estimator: Estimator, *, sharded: bool = F
     layout: Layout = Single()
     if lowered.batch_size is not None:
         layout = Vmapped()
-        if not sharded and dense and lowered.batch_size < SHARED_MIN_MEMBERS \
-                and backend == "cpu":
+        small = lowered.batch_size < SHARED_MIN_MEMBERS and backend == "cpu"
+        if not sharded and dense and (small or (kind == "public" and maps_members(backend))):
             layout = Mapped()
         elif not sharded and merged and kind != "public":
             layout = Shared() if stack_shared(lowered) is not None else Forest()

@@ -17,8 +17,9 @@ Padding, axis by axis (every padded entry is inert by construction):
   of the level above but is nobody's child (its parent's ``child_count`` is unchanged,
   so no value pass gathers it); it is a chance edge (owner ``P``) of chance reach 0, not
   a decision, not a terminal (``leaf_index`` is the zero pad).
-* ``H`` hands: the largest hand count of any player of any member; a padded hand has
-  weight 0, is blocked everywhere (``alive`` 0), compatible with no hand (``compat``
+* ``H`` hands: the largest hand count of any player of any member; a padded hand (and
+  a player's hands past its own count, the member's own padding) has weight 0, is
+  blocked everywhere (``alive`` 0), compatible with no hand (``compat``
   0; ranked members keep no ``compat``, ``[0, 0]``), and its rows are inert padding
   rows (owned by nobody, slot 0 only). In the ranked tables the zero-pad hand index
   ``H`` of a member becomes the stack's ``H``.
@@ -291,12 +292,42 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
     padded = [_pad_member(g, level_start, sizes) for g in games]
     tensors = PublicTensors(*(np.stack(parts) for parts in zip(*padded)))
     hands = tuple(max(g.structure.hands[p] for g in games) for p in range(2))
+    decisions, groups = _player_blocks(tensors, hands, games)
     structure = PublicStructure(tuple(int(x) for x in level_start), 2, hands, is_ranked,
-                                tuple(int(x) for x in widths))
+                                tuple(int(x) for x in widths), decisions, (), groups)
     sums = {g.constant_sum for g in games}
     return PublicStack(tensors, structure, tuple(games),
                        sums.pop() if len(sums) == 1 else None,
                        "stack(" + ", ".join(g.name for g in games) + ")", pots)
+
+
+def _player_blocks(tensors: PublicTensors, hands: tuple, games: Sequence[PublicLowered]
+                   ) -> tuple[tuple, tuple]:
+    """``(player_decisions, legal_groups)`` of the stack's structure (what
+    :mod:`jaxcfr.solvers.public_blocks` keeps per player, static, so one for every
+    member): each player's decision count and its decisions grouped by their count of
+    actions legal for any of its ``hands`` (padded hands included: legal in slot 0 alone),
+    as :attr:`PublicLowered.structure` counts them, when every member has all ``D``
+    decisions (none padded) and the members agree; else ``((), ())`` (the row path)."""
+    D = int(tensors.decision_node.shape[1])
+    if any(int(g.tensors.decision_node.shape[0]) != D for g in games):
+        return (), ()
+    H, A = max(hands), int(tensors.legal_mask.shape[2])
+    seen = set()
+    for b in range(len(games)):
+        owner = np.asarray(tensors.node_player[b])[np.asarray(tensors.decision_node[b])]
+        if owner.min(initial=0) < 0:
+            return (), ()
+        own = np.arange(H) < np.asarray(hands)[owner][:, None]               # [D, H]
+        legal = (np.asarray(tensors.legal_mask[b])[:-1].reshape(D, H, A)
+                 & own[:, :, None]).any(axis=1)                              # [D, A]
+        count = legal.sum(axis=1)
+        groups = tuple(tuple((int(k), int(n)) for k, n in zip(*np.unique(
+            count[owner == p], return_counts=True))) for p in range(2))
+        seen.add((tuple(int(n) for n in np.bincount(owner, minlength=2)), groups))
+        if len(seen) > 1:
+            return (), ()
+    return seen.pop()
 
 
 def _common_sizes(games: Sequence[PublicLowered], num_nodes: int, ranked: bool) -> dict:
@@ -374,6 +405,10 @@ def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict) -> Publi
             out[name] = legal
         elif name == "infoset_player":
             out[name] = rows(x, NO_PLAYER)
+        elif name == "alive":                   # a player's hands past its own count are
+            out[name] = ends(x, shape) * (     # blocked too (the member's own padding)
+                np.arange(sizes["H"]) < np.asarray(g.structure.hands)[:, None]
+            ).astype(x.dtype)
         elif name in ("first_child",):
             out[name] = nodes(to_node[x], N)
         elif name == "edge_decision":

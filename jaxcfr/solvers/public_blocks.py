@@ -27,9 +27,10 @@ Other runs (simultaneous updates, node locking, stacks, sampling) take the row p
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 
 from jaxcfr.kernels import public as kernels
-from jaxcfr.kernels.numerics import normalise
+from jaxcfr.kernels.numerics import normalise, trail
 from jaxcfr.solvers.parameters import HyperParams
 from jaxcfr.solvers.solver import Solver, SolverState
 from jaxcfr.tensors import PublicStructure, PublicTensors
@@ -67,17 +68,24 @@ def compacts(t, s) -> bool:
 
 
 def iterate(solver: Solver, t: PublicTensors, s: PublicStructure, state: SolverState,
-            hp: HyperParams, steps, compact: bool | None = None) -> SolverState:
+            hp: HyperParams, steps, compact: bool | None = None, padding: bool = False
+            ) -> SolverState:
     """``steps`` (a traced or Python int) iterations of ``solver`` from ``state``
     (``[I, A, *b]`` tables), the tables kept per player inside the loop: the state
     :meth:`Solver.step` would reach, bit for bit. ``compact``: keep the legal columns
-    alone (``None``: :func:`compacts` decides)."""
+    alone (``None``: :func:`compacts` decides). ``padding``: the blocks may hold padding
+    rows (a stack member's hands past its own count, below the stack's ``H_p``): their
+    averaging contributions are kept at 0, as the row path never updates them (their
+    regrets are 0 already: a padding hand has no value)."""
     compact = compacts(t, s) if compact is None else compact
     b = kernels.blocks(t, s)
     sl = kernels.slots(t, s, b, compact)
     P = s.num_players
     legal = tuple(kernels.to_slots(x, sl, p)                        # P x G_p x [D_pk, k, H_p]
                   for p, x in enumerate(kernels.to_blocks(t.legal_mask, s, b, False)))
+    owned = (tuple(kernels.to_slots(x, sl, p) for p, x in enumerate(kernels.to_blocks(
+        jnp.broadcast_to((t.infoset_player >= 0)[:, None], t.legal_mask.shape), s, b,
+        False))) if padding else None)                          # P x G_p x [D_pk, k, H_p]
     whole = [kernels.to_blocks(x, s, b) for x in state[:-1]]        # 4 x P x [D_p, A, H_p, *b]
     tables = tuple(tuple(zip(*(kernels.to_slots(x[p], sl, p) for x in whole)))
                    for p in range(P))                                   # P x G_p x 4 x group
@@ -94,12 +102,15 @@ def iterate(solver: Solver, t: PublicTensors, s: PublicStructure, state: SolverS
         for p in range(P):                                      # alternating, seat order
             lo, hands = kernels.slot_offset(sl, p), s.hands[p]
             parts = []
-            for (k, n), old, (regret, own) in zip(
+            for g, ((k, n), old, (regret, own)) in enumerate(zip(
                     sl.groups[p], tables[p],
-                    kernels.slot_regrets(t, s, current, sl, p, legal[p])):
+                    kernels.slot_regrets(t, s, current, sl, p, legal[p]))):
                 shape = (n, k, current.shape[1]) + current.shape[2:]
                 mine = current[lo:lo + n * k].reshape(shape)[:, :, :hands]  # [D_pk, k, H_p]
                 contribution = own[:, None] * mine if solver.average.reach_weighted else mine
+                if padding:
+                    contribution = jnp.where(trail(owned[p][g], contribution.ndim),
+                                             contribution, 0)
                 parts.append(solver.fold(old, regret, contribution, tf, hp, weight, decay))
                 lo += n * k
             out[p] = tuple(parts)

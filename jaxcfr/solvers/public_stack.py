@@ -4,10 +4,12 @@ A :class:`~jaxcfr.lowering.public_stack.PublicStack` holds its members'
 :class:`~jaxcfr.tensors.PublicTensors` padded to one shape with a leading axis ``B``
 and one static :class:`~jaxcfr.tensors.PublicStructure`. A solver's iteration on the
 stack is :meth:`Solver.step <jaxcfr.solvers.solver.Solver.step>` of one public tree
-(:class:`~jaxcfr.solvers.public.PublicExact`) under ``jax.vmap`` over the members'
-tensors and states (the :class:`~jaxcfr.engine.seam.Vmapped` layout of history-tree
-stacks); the exact metrics are :func:`jaxcfr.kernels.public.metrics` vmapped the same
-way. The structure is static and the tensors are arguments, so one compiled program
+(:class:`~jaxcfr.solvers.public.PublicExact`) on each member's tensors and state: on a
+CPU one member after another (``lax.map``, :func:`maps_members`; each member's chunk of
+iterations the single tree's program, its tables per player block where
+:mod:`~jaxcfr.solvers.public_blocks` applies), else under ``jax.vmap`` over the members
+(the :class:`~jaxcfr.engine.seam.Vmapped` layout of history-tree stacks); the exact
+metrics are :func:`jaxcfr.kernels.public.metrics` vmapped. The structure is static and the tensors are arguments, so one compiled program
 serves every stack of the same padded shape.
 
 Shapes: the state's tables are ``[B, I, A, *b]`` (``*b`` a batch of parameter settings,
@@ -42,6 +44,7 @@ from jaxcfr._util import precision
 from jaxcfr._util.host_arrays import on_device, to_host
 from jaxcfr.kernels import public as kernels
 from jaxcfr.kernels.numerics import normalise
+from jaxcfr.solvers import public_blocks
 from jaxcfr.solvers.locking import Lock, apply as apply_lock, locked_public_metrics
 from jaxcfr.solvers.metric_record import metrics as metric_keys
 from jaxcfr.solvers.solver import Solver, SolverState
@@ -49,7 +52,7 @@ from jaxcfr.tensors import PublicStructure, PublicTensors
 
 __all__ = ["stack_device_tensors", "stack_init", "stack_update", "stack_chunk",
            "stack_metrics", "stack_average_strategy", "evaluate_public_stack",
-           "stack_device_lock", "evaluate_public_stack_locked", "member_step"]
+           "stack_device_lock", "evaluate_public_stack_locked", "member_step", "maps_members"]
 
 
 def stack_device_tensors(stack, dtype) -> PublicTensors:
@@ -92,8 +95,42 @@ def members(lock, hp, per_member: bool):
     return lock, (hp if per_member else None)
 
 
+def maps_members(backend: str | None = None) -> bool:
+    """Whether a stack's compiled chunk steps its members one after another
+    (``lax.map``, each member's ``count`` iterations the single public tree's program,
+    its tables per player block where :func:`~jaxcfr.solvers.public_blocks.applies`)
+    rather than all at once (``jax.vmap``): on a CPU (``backend``, default
+    ``jax.default_backend()``). Measured (docs/holdem.md, "Stacks per player block"):
+    64 hold'em rivers, vmapped, 0.27 CPU-ms per spot-iteration; one after another on the
+    row path 0.155, per player block 0.085 (one spot alone: 0.082). XLA's CPU kernels on
+    ``[B, ...]`` cost as much per member as one member's kernels or more (batched gathers,
+    tables out of the cache), so a member axis saves none of the per-kernel overhead it
+    was meant to amortise; a GPU runs the vmapped step as wide kernels."""
+    return (jax.default_backend() if backend is None else backend) == "cpu"
+
+
+def _mapped(tensors, state, hp, lock, solver: Solver, structure: PublicStructure,
+            count: int, per_member: bool):
+    """``count`` iterations of every member, one member after another: its own tensors,
+    state, lock and parameters; per player block (:func:`public_blocks.iterate`) when it
+    applies (alternating, nothing locked, ``structure`` counting each player's
+    decisions: :func:`jaxcfr.lowering.public_stack.stack_public`), else the row path."""
+    step, start = member_step(solver, structure, hp, lock, per_member)
+
+    def one(x):
+        t, st, member = x
+        lk, h = member[0], (member[1] if per_member else hp)
+        if public_blocks.applies(solver, t, structure, lk):
+            return public_blocks.iterate(solver, t, structure, st, h, count, padding=True)
+        return jax.lax.fori_loop(0, count, lambda _, c: step(t, c, None, member),
+                                 start(t, st, member)).state
+    return jax.lax.map(one, (tensors, state, members(lock, hp, per_member)))
+
+
 def _loop(tensors, state, hp, lock, solver: Solver, structure: PublicStructure, count: int,
-          per_member: bool):
+          per_member: bool, mapped: bool | None = None):
+    if maps_members() if mapped is None else mapped:
+        return _mapped(tensors, state, hp, lock, solver, structure, count, per_member)
     step, start = member_step(solver, structure, hp, lock, per_member)
     own = members(lock, hp, per_member)
     vstep = jax.vmap(lambda t, c, m: step(t, c, None, m))
@@ -102,22 +139,24 @@ def _loop(tensors, state, hp, lock, solver: Solver, structure: PublicStructure, 
     return carry.state
 
 
-@functools.partial(jax.jit, static_argnames=("solver", "structure", "per_member"))
+@functools.partial(jax.jit, static_argnames=("solver", "structure", "per_member", "mapped"))
 def stack_update(tensors: PublicTensors, state: SolverState, hp, lock: Lock | None = None,
-                 *, solver: Solver, structure: PublicStructure, per_member: bool = False
-                 ) -> SolverState:
+                 *, solver: Solver, structure: PublicStructure, per_member: bool = False,
+                 mapped: bool | None = None) -> SolverState:
     """One iteration of ``solver`` (on public trees: :func:`~jaxcfr.solvers.public.
     public_solver`) on every member of the stack (``lock``, ``per_member``: see the
-    module)."""
-    return _loop(tensors, state, hp, lock, solver, structure, 1, per_member)
+    module; ``mapped``: members one after another, ``None``: :func:`maps_members`)."""
+    return _loop(tensors, state, hp, lock, solver, structure, 1, per_member, mapped)
 
 
-@functools.partial(jax.jit, static_argnames=("solver", "structure", "count", "per_member"))
+@functools.partial(jax.jit, static_argnames=("solver", "structure", "count", "per_member",
+                                             "mapped"))
 def stack_chunk(tensors: PublicTensors, state: SolverState, hp, lock: Lock | None = None,
                 *, solver: Solver, structure: PublicStructure, count: int,
-                per_member: bool = False) -> SolverState:
-    """``count`` iterations on every member in one compiled loop."""
-    return _loop(tensors, state, hp, lock, solver, structure, count, per_member)
+                per_member: bool = False, mapped: bool | None = None) -> SolverState:
+    """``count`` iterations on every member in one compiled loop (``mapped``: as
+    :func:`stack_update`)."""
+    return _loop(tensors, state, hp, lock, solver, structure, count, per_member, mapped)
 
 
 def stack_device_lock(lock: Lock | None, dtype) -> Lock | None:
