@@ -9,8 +9,9 @@ CPU one member after another (``lax.map``, :func:`maps_members`; each member's c
 iterations the single tree's program, its tables per player block where
 :mod:`~jaxcfr.solvers.public_blocks` applies), else under ``jax.vmap`` over the members
 (the :class:`~jaxcfr.engine.seam.Vmapped` layout of history-tree stacks); the exact
-metrics are :func:`jaxcfr.kernels.public.metrics` vmapped. The structure is static and the tensors are arguments, so one compiled program
-serves every stack of the same padded shape.
+metrics are :func:`jaxcfr.kernels.public.metrics` vmapped. The structure is static and
+the tensors are arguments, so one compiled program serves every stack of the same padded
+shape.
 
 Shapes: the state's tables are ``[B, I, A, *b]`` (``*b`` a batch of parameter settings,
 shared by every member), its iteration ``[B]``; metrics are ``[B, P, *b]``.
