@@ -3,8 +3,10 @@
 jaxcfr solves ``--spots`` river spots (random boards, ``random_boards(seed=0)``; the
 peer driver's README ranges, pot 100, stack 200, its bet sizes: ``holdem_spot``'s
 defaults) as one stack (``jaxcfr.solve_public`` of a list: one game's ``postflop-dcfr``
-step vmapped over the members), ``--iterations`` iterations per spot in one compiled
-call. The peer (``pf_bench river readme``, one thread: its solver never parallelises a
+step on every member), ``--iterations`` iterations per spot in one compiled
+call (``--layout``: on a CPU the members one after another, each per player block, as
+``jaxcfr.solve_public`` runs them; ``vmapped`` the layout of before, all members at once).
+The peer (``pf_bench river readme``, one thread: its solver never parallelises a
 river spot) solves its river spot (board Td9d6h5c2s, the same ranges and sizes) for
 ``--peer-iterations`` iterations, exploitability checked every ``--iterations``
 (evaluations timed apart by the driver); its CPU seconds per iteration times
@@ -49,7 +51,8 @@ import jaxcfr
 from jaxcfr._util import precision
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.public import public_solver
-from jaxcfr.solvers.public_stack import stack_chunk, stack_device_tensors, stack_init
+from jaxcfr.solvers.public_stack import (maps_members, stack_chunk, stack_device_tensors,
+                                         stack_init)
 from jaxcfr_games.holdem.boards import board_spots, random_boards
 from jaxcfr_games.holdem.spot import README_RANGES
 
@@ -88,6 +91,9 @@ def main() -> None:
                     help=f"pf_bench's path (default ${postflop.ENV})")
     ap.add_argument("--terminals", default="auto", choices=("auto", "ranked", "dense"),
                     help="the public tree's terminal operators (auto: ranked from 64 hands)")
+    ap.add_argument("--layout", default="auto", choices=("auto", "mapped", "vmapped"),
+                    help="how the stack's step runs its members (auto: the backend's, "
+                         "maps_members: one after another on a CPU, per player block)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     if not args.peer:
@@ -108,8 +114,9 @@ def main() -> None:
         hp = solver.hyperparams(dtype)
         zero = stack_init(solver, stack, (), dtype)
         clock = time.perf_counter()
+        mapped = {"auto": None, "mapped": True, "vmapped": False}[args.layout]
         compiled = stack_chunk.lower(tensors, zero, hp, solver=solver, structure=stack.structure,
-                                     count=args.iterations).compile()
+                                     count=args.iterations, mapped=mapped).compile()
         compile_seconds = time.perf_counter() - clock
         device_bytes = _bytes(tensors) + _bytes(zero)
         tensor_bytes, state_bytes = _bytes(tensors), _bytes(zero)
@@ -144,6 +151,9 @@ def main() -> None:
                    f"{jax.default_backend()}",
         "spots": args.spots, "iterations": args.iterations,
         "terminals": "ranked" if stack.ranked else "dense",
+        "layout": ("mapped" if maps_members() else "vmapped") if mapped is None
+        else args.layout,
+        "player_blocks": bool(stack.structure.player_decisions),
         "hands_min_max": [min(min(h) for h in hands), max(max(h) for h in hands)],
         "jaxcfr": {"cpu_s": cpu, "wall_s": wall, "cores": cpu / wall,
                    "spots_per_cpu_s": args.spots / cpu,
