@@ -135,11 +135,14 @@ def test_a_stack_of_one_tree_steps_each_member_per_player_block():
     assert other.structure.player_decisions == other.structure.legal_groups == ()
 
 
-@pytest.mark.parametrize("game, algorithm, dtype", [
-    ("kuhn", "dcfr", F64),
-    pytest.param("river", "postflop-dcfr", F64, marks=pytest.mark.slow),
-    pytest.param("river", "postflop-dcfr", np.float32, marks=pytest.mark.slow)])
-def test_a_stack_of_copies_is_the_game_alone_bit_for_bit(game, algorithm, dtype):
+@pytest.mark.parametrize("game, dtype, mapped", [
+    ("kuhn", F64, True),
+    pytest.param("kuhn", F64, False, marks=pytest.mark.slow),
+    pytest.param("river", F64, True, marks=pytest.mark.slow),
+    pytest.param("river", F64, False, marks=pytest.mark.slow),
+    pytest.param("river", np.float32, True, marks=pytest.mark.slow),
+    pytest.param("river", np.float32, False, marks=pytest.mark.slow)])
+def test_a_stack_of_copies_is_the_game_alone_bit_for_bit(game, dtype, mapped):
     # members one after another: the game's own per-player-block loop; vmapped: its row
     # path (the same programs on the same shapes, so the same bits)
     lowered = (jaxcfr.lower_public(PublicKuhn()) if game == "kuhn" else jaxcfr.lower_public(
@@ -147,22 +150,23 @@ def test_a_stack_of_copies_is_the_game_alone_bit_for_bit(game, algorithm, dtype)
     s = lowered.structure
     stack = stack_public([lowered, lowered])
     assert stack.structure.player_decisions == s.player_decisions != ()
-    solver = public_solver(make_solver(algorithm))
+    solver = public_solver(make_solver("dcfr" if game == "kuhn" else "postflop-dcfr"))
     with precision.scope(dtype):
         t, hp = public_device_tensors(lowered, dtype), solver.hyperparams(dtype)
         start = solver.init(t, dtype=dtype)
-        blocks = jax.jit(lambda t, st, hp: public_blocks.iterate(solver, t, s, st, hp, 4))
-        rows = jax.jit(lambda t, st, hp: jax.lax.fori_loop(
-            0, 4, lambda _, c: solver.step(t, s, c, hp), solver.start(t, st)).state)
-        tensors = stack_device_tensors(stack, dtype)
-        zero = stack_init(solver, stack, dtype=dtype)
-        for mapped, alone in ((True, blocks(t, start, hp)), (False, rows(t, start, hp))):
-            out = stack_chunk(tensors, zero, hp, solver=solver, structure=stack.structure,
-                              count=4, mapped=mapped)
-            for field in ("regret", "strategy_sum"):
-                for b in range(2):
-                    np.testing.assert_array_equal(np.asarray(getattr(out, field))[b],
-                                                  np.asarray(getattr(alone, field)))
+        if mapped:
+            alone = jax.jit(lambda t, st, hp: public_blocks.iterate(solver, t, s, st, hp, 4))
+        else:
+            alone = jax.jit(lambda t, st, hp: jax.lax.fori_loop(
+                0, 4, lambda _, c: solver.step(t, s, c, hp), solver.start(t, st)).state)
+        want = alone(t, start, hp)
+        out = stack_chunk(stack_device_tensors(stack, dtype), stack_init(
+            solver, stack, dtype=dtype), hp, solver=solver, structure=stack.structure,
+            count=4, mapped=mapped)
+        for field in ("regret", "strategy_sum"):
+            for b in range(2):
+                np.testing.assert_array_equal(np.asarray(getattr(out, field))[b],
+                                              np.asarray(getattr(want, field)))
 
 
 @pytest.mark.slow

@@ -135,9 +135,11 @@ def test_each_member_runs_with_its_own_parameters(kuhn):
     _lockstep([kuhn, kuhn], "dcfr", 3, None, settings)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mapped", [True, False])
 def test_both_layouts_carry_each_members_lock_and_parameters(kuhn, mapped):
-    # members one after another (a CPU's layout) and vmapped (a GPU's), forced either way
+    # members one after another (a CPU's layout, which the tests above take) and vmapped
+    # (a device's), forced either way
     settings = [{"alpha": 1.5, "beta": 0.0, "gamma": 2.0},
                 {"alpha": 3.0, "beta": -1.0, "gamma": 1.0}]
     _lockstep([kuhn, kuhn], "dcfr", 3, [{((), 2): {"bet": 1.0}}, None], settings, mapped)
