@@ -81,6 +81,11 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
                         "river:TURN (every river card, river:Td9d6h5c), turn:FLOP, "
                         "random:COUNT[:CARDS[:SEED]] or boards separated by commas; the "
                         "game's own board is replaced (docs/holdem.md 'Stacks of boards')")
+    p.add_argument("--per-board", metavar="NAME=X,X,...", action="append", default=[],
+                   help="with --boards: one value of the solver's parameter NAME per board, "
+                        "in the order of --boards, in the same compiled step (e.g. "
+                        "--per-board alpha=1.5,2,3 on three boards; repeatable; a parameter "
+                        "given as --NAME X is every board's)")
     p.add_argument("--quiet", action="store_true",
                    help="no progress on stderr (lowering, compiling, iterating)")
     add_cache_arguments(p)
@@ -164,9 +169,14 @@ def run_solve(args) -> int:
     if args.workers is not None:
         positive_int("--workers", args.workers)
     boards = None
+    if args.per_board and args.boards is None:
+        raise ArgumentError("--per-board gives one value per board of --boards: give "
+                            "--boards too", argument="--per-board")
     if args.boards is not None:                 # spec and spot checked, spots built: no JAX
-        from jaxcfr.cli.boards import boards_spots
+        from jaxcfr.cli.boards import boards_spots, per_board_settings
         boards, spots = boards_spots(args)
+        per_board = per_board_settings(args.per_board, boards, algorithm,
+                                       {name: getattr(args, name) for name in PARAMETER_NAMES})
     heavy()
     from jaxcfr.api.solve import LoadOptions, Report, SolveOptions, solve_with
     from jaxcfr.engine.chance import Chance
@@ -183,7 +193,7 @@ def run_solve(args) -> int:
     parameters = {name: getattr(args, name) for name in list(named_parameters()) + ["seed"]}
     if boards is not None:
         from jaxcfr.cli.boards import run_boards
-        return run_boards(args, boards, spots, parameters, lock)
+        return run_boards(args, boards, spots, parameters, lock, per_board)
     options = SolveOptions.check({
         "algorithm": args.algorithm, "iterations": args.iterations,
         "estimator": make_estimator(args.sampling, args.samples, spell, args.counts),
