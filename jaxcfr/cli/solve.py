@@ -53,6 +53,16 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--counts", action="store_true",
                    help="run the samples as counts in one pass over the whole tree (its cost "
                         "does not grow with --samples; same expectation, less variance)")
+    from jaxcfr.solvers.names import WALK_NAMES
+    p.add_argument("--walk", choices=WALK_NAMES, default="levels",
+                   help="how a sampling estimator's traversals one by one run: built level "
+                        "by level, or walked depth first (compiles faster; other draws of "
+                        "the same seed); default: levels (docs/mccfr.md)")
+    p.add_argument("--pool", type=int, metavar="SLOTS",
+                   help="with --walk depth: output slots a lane of the walks shares after "
+                        "its walk (0: the static bound, no pool); default: sized by a probe "
+                        "of random walks. The same tables whatever the pool: a step that "
+                        "needs more runs further chunks (docs/mccfr.md 'The output pool')")
     from jaxcfr.engine.chance_options import CHANCE_CHOICES, DEFAULT_DRAWS
     p.add_argument("--chance", choices=CHANCE_CHOICES, default="auto",
                    help="lower the whole tree (exact), or let the host draw chance and lower "
@@ -152,7 +162,7 @@ def run_solve(args) -> int:
     from jaxcfr._util.arguments import draws, optional_positive_int, output_file, \
         positive_int, stop_target
     from jaxcfr.cli.options import heavy
-    from jaxcfr.solvers.names import (PARAMETER_NAMES, check_named_parameters,
+    from jaxcfr.solvers.names import (PARAMETER_NAMES, check_named_parameters, check_walk,
                                       resolve_algorithm)
     # what can be checked without JAX first (the names as given on the line, the
     # parameters' names and values by their declared rules); the rest (the estimator's
@@ -163,6 +173,7 @@ def run_solve(args) -> int:
     stop_target("--target", args.target, "--eval-every", args.eval_every)
     positive_int("--samples", args.samples)
     draws("--draws", args.draws)
+    check_walk(args.sampling, args.counts, args.walk, args.pool, command_line_spelling)
     check_named_parameters(algorithm, {name: getattr(args, name) for name in
                                        PARAMETER_NAMES + ("seed",)},
                            args.sampling, args.samples, args.counts, command_line_spelling)
@@ -196,7 +207,8 @@ def run_solve(args) -> int:
         return run_boards(args, boards, spots, parameters, lock, per_board)
     options = SolveOptions.check({
         "algorithm": args.algorithm, "iterations": args.iterations,
-        "estimator": make_estimator(args.sampling, args.samples, spell, args.counts),
+        "estimator": make_estimator(args.sampling, args.samples, spell, args.counts,
+                                    args.walk, args.pool),
         "chance": Chance(args.chance, args.draws), "alternating": args.alternating,
         "eval_every": args.eval_every, "target": args.target, "precision": args.precision,
         "load": LoadOptions(cache=not args.no_cache, workers=args.workers),
@@ -340,8 +352,10 @@ def run_solve(args) -> int:
 
 
 def sampled_traversals(estimator) -> dict:
-    """``samples`` and ``counts`` of a sampling estimator (nothing for the exact one)."""
+    """``samples``, ``counts``, ``walk`` and ``pool`` (``None``: probed) of a sampling
+    estimator (nothing for the exact one)."""
     from jaxcfr.solvers.estimators import MonteCarlo
     if not isinstance(estimator, MonteCarlo):
         return {}
-    return {"samples": estimator.samples, "counts": estimator.counts}
+    return {"samples": estimator.samples, "counts": estimator.counts, "walk": estimator.walk,
+            "pool": estimator.pool}

@@ -36,7 +36,7 @@ class ConfigError(ValueError):
 SECTION_KEYS = {
     "game": ("name", "names", "sort_infosets", "cache", "abstraction", "bucketing", "boards"),
     "solver": ("algorithm", "iterations", "alternating", "combine", "sampling", "samples",
-               "counts", "chance", "draws", "lock"),
+               "counts", "walk", "pool", "chance", "draws", "lock"),
     "run": ("eval_every", "stop_at", "checkpoint_every", "keep_checkpoints", "precision", "out_dir",
             "seed", "seeds", "chunk", "quiet", "plot"),
     "resolve": ("gadget", "algorithm", "iterations", "at", "after_chance", "at_depth",
