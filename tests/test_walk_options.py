@@ -109,10 +109,21 @@ MISTAKES = [
     (["solve", "kuhn_poker", "--sampling", "outcome", "--counts", "--walk", "depth"],
      "--walk depth walks the traversals one by one; --counts runs them as counts"),
     (["solve", "kuhn_poker", "--walk", "sideways"], "argument --walk: invalid choice"),
+    (["train", "c.toml", "--set", "solver.pool=3"], "jaxcfr: error: --set solver.pool=3: "
+     "solver.pool is the output pool of depth-first walks: it needs solver.walk depth"),
+    (["train", "c.toml", "--set", "solver.walk=depth", "--set", "solver.pool=-1"],
+     "jaxcfr: error: --set solver.pool=-1: solver.pool must be a non-negative integer"),
+    (["train", "bad.toml"],
+     "jaxcfr: error: bad.toml: solver.walk must be one of levels, depth, got 'diagonal'"),
 ]
 
 
 def test_command_line_mistakes_are_answered_before_jax_is_imported(tmp_path):
+    """``jaxcfr solve``'s options, and ``jaxcfr train``'s config and ``--set`` (the JAX-free
+    key check, :func:`jaxcfr.runs.schema.check_solver_values`)."""
+    solver = '[game]\nname = "kuhn_poker"\n[solver]\nsampling = "external"\n'
+    (tmp_path / "c.toml").write_text(solver)
+    (tmp_path / "bad.toml").write_text(solver + 'walk = "diagonal"\n')
     code = ("import json, sys\nfrom jaxcfr.cli.app import main\nout = []\n"
             "for argv in json.loads(sys.argv[1]):\n"
             "    try:\n        status = main(argv)\n"
