@@ -74,13 +74,14 @@ def per_board_settings(texts: list[str], boards: list[str], algorithm: str,
     :class:`ArgumentError` naming ``--per-board``, the parameter and, for a value, its
     board."""
     from jaxcfr.solvers.names import PRESET_PARAMETERS, check_named_parameters
+    takes = PRESET_PARAMETERS[algorithm]
     batched = [k for k, v in shared.items() if isinstance(v, list)]
     if batched:
         flag = "--" + batched[0].replace("_", "-")
+        hint = (f"; --per-board {batched[0]}=X,X,... gives one value per board"
+                if batched[0] in takes else "")
         raise ArgumentError(f"--boards runs one setting of {flag} on every board, got a "
-                            f"list; --per-board {batched[0]}=X,X,... gives one value per "
-                            f"board", argument=flag)
-    takes = PRESET_PARAMETERS[algorithm]
+                            f"list{hint}", argument=flag)
     out: dict[str, list] = {}
     for text in texts:
         name, sep, values = text.partition("=")

@@ -187,7 +187,8 @@ def run_solve(args) -> int:
         from jaxcfr.cli.boards import boards_spots, per_board_settings
         boards, spots = boards_spots(args)
         per_board = per_board_settings(args.per_board, boards, algorithm,
-                                       {name: getattr(args, name) for name in PARAMETER_NAMES})
+                                       {name: getattr(args, name) for name in
+                                        PARAMETER_NAMES + ("seed",)})
     heavy()
     from jaxcfr.api.solve import LoadOptions, Report, SolveOptions, solve_with
     from jaxcfr.engine.chance import Chance
