@@ -319,3 +319,93 @@ def test_the_running_sums_are_cumulative_sums(length):
     with precision.scope(np.float64):
         got = np.asarray(_cumsum(jnp.asarray(x)))
     np.testing.assert_allclose(got, np.cumsum(x, axis=1), rtol=1e-13)
+
+
+# -- a flop spot: turn and river cards as public chance, against the peer's binary ----------
+#: A flop spot small enough for a test (83,022 public nodes once the suit-isomorphic cards are
+#: merged, 34 + 26 hands): the peer's example's sizes behind a stack of 40 (a geometric bet
+#: and all-in; every all-in before the river runs the cards out). The full flop spots are
+#: measured in benchmarks/bench_holdem.py (docs/holdem.md).
+FLOP = dict(board="Td9d6h", ranges=("AA,KK,T9s,87s,65s,AQo:0.5", "QQ,JJ,A5s,KQs,76s,T8s"),
+            pot=100, stack=40)
+
+
+@functools.cache
+def _flop_peer(iterations: int, trace: bool) -> dict | None:
+    """The peer's flop solve after ``iterations`` (``postflop_strategy_dump``, built beside
+    ``pf_bench``, which ``$JAXCFR_PF_BENCH`` names), or ``None`` without it."""
+    import os
+    import sys
+    saved = list(sys.path)
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        from benchkit import postflop
+    finally:
+        sys.path[:] = saved
+    dumper = postflop.dumper_beside(os.environ.get(postflop.ENV, ""))
+    if not dumper:
+        return None
+    return postflop.strategy_dump(dumper, FLOP["board"], FLOP["ranges"], FLOP["pot"],
+                                  FLOP["stack"], iterations, trace=trace)
+
+
+@functools.cache
+def _flop():
+    spot = HoldemSpot(**FLOP)
+    return spot, jaxcfr.lower_public(spot)
+
+
+def _flop_data(iterations: int, trace: bool = False) -> dict:
+    data = _flop_peer(iterations, trace)
+    if data is None:
+        pytest.skip("postflop-solver's postflop_strategy_dump is not built: set "
+                    "$JAXCFR_PF_BENCH to pf_bench's path (docs/holdem.md, 'Building the peer')")
+    return data
+
+
+@pytest.mark.slow
+def test_the_peers_flop_strategy_evaluates_to_the_peers_numbers():
+    """The peer's average strategy after 10 iterations, read at every decision node of
+    jaxcfr's merged tree (each class's representative card; the peer dumps every card),
+    evaluates in jaxcfr (float32) to the peer's values, best responses and exploitability."""
+    data = _flop_data(10)
+    spot, lowered = _flop()
+    assert [list(spot.hands(p)) for p in (0, 1)] == data["hands"]
+    nodes = _decisions(lowered)
+    assert set(nodes) < set(data["strategies"]) and len(lowered.merged) > 0
+    assert max(len(path.split(",")) for path in nodes) >= 6      # flop, turn card, river card
+    t = lowered.tensors
+    table = np.zeros(t.legal_mask.shape)
+    table[:, 0] = 1.0
+    for path, node in nodes.items():
+        player, rows = data["strategies"][path]
+        assert player == int(t.node_player[node])
+        assert rows.shape == (len(spot.hands(player)), len(lowered.node_actions[node]))
+        base = int(t.node_base[node])
+        table[base:base + len(rows), :rows.shape[1]] = rows
+    ev = jaxcfr.evaluate_public(lowered, table, dtype="float32")
+    final = data["final"]
+    assert final["exploitability"] > 1                     # far from converged: a real check
+    np.testing.assert_allclose(ev["values"], final["values"], atol=5e-4)
+    np.testing.assert_allclose(ev["best_response_values"], final["best_response_values"],
+                               atol=5e-4)
+    assert ev["exploitability"] == pytest.approx(final["exploitability"], abs=5e-4)
+
+
+@pytest.mark.slow
+def test_postflop_dcfr_on_the_flop_spot():
+    """jaxcfr's ``postflop-dcfr`` on the same flop for 60 iterations: the peer's
+    exploitability at iteration 10 (to 1%: the trajectories part later, as on the turn
+    above: exact ties), as close to equilibrium at the end (within 1.5 times the peer's),
+    and a game value inside the peer's bracket (0.002 chips wide here)."""
+    data = _flop_data(60, trace=True)
+    _, lowered = _flop()
+    result = jaxcfr.solve_public(lowered, "postflop-dcfr", 60, eval_every=10, chunk=10)
+    ours = [m["exploitability"] for m in result.metrics]
+    theirs = data["trace"][9::10]
+    assert len(ours) == len(theirs) == 6 and theirs[0] > 1 > 0.01 > theirs[-1]
+    assert ours[0] == pytest.approx(theirs[0], rel=1e-2)
+    final = result.final
+    assert final["exploitability"] < 1.5 * data["final"]["exploitability"]
+    bracket = final["exploitability"] + data["final"]["exploitability"]
+    assert abs(final["values"][0] - data["final"]["values"][0]) <= bracket
