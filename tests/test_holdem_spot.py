@@ -308,6 +308,26 @@ def test_ranked_terminals_of_a_turn_spot_equal_the_dense_products():
     np.testing.assert_allclose(a["values"], b["values"], rtol=0, atol=1e-10)
 
 
+def test_auto_terminals_are_ranked_where_dense_ones_would_be_large(monkeypatch):
+    """``terminals="auto"`` below ``RANKED_FROM`` hands: dense, unless the folds and
+    showdowns as ``[H, H]`` products exceed ``DENSE_ENTRIES_MOST`` entries (a flop's
+    hundreds of thousands of terminals); then ranked, with the same values (float64)."""
+    from jaxcfr.lowering import public as lowering
+    spot = HoldemSpot(**TURN)
+    dense = jaxcfr.lower_public(spot)
+    assert not dense.ranked and max(dense.structure.hands) < lowering.RANKED_FROM
+    terminals = len(dense.tensors.fold_node) + len(dense.tensors.show_node)
+    monkeypatch.setattr(lowering, "DENSE_ENTRIES_MOST",
+                        terminals * max(dense.structure.hands) ** 2 - 1)  # one entry over
+    ranked = jaxcfr.lower_public(spot)
+    assert ranked.ranked and ranked.tensors.compat.shape == (0, 0)
+    table = np.asarray(dense.tensors.legal_mask, float)
+    a, b = (jaxcfr.evaluate_public(x, table) for x in (ranked, dense))
+    np.testing.assert_allclose(a["values"], b["values"], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(a["best_response_values"], b["best_response_values"],
+                               rtol=0, atol=1e-10)
+
+
 @pytest.mark.parametrize("length", [1, 31, 32, 33, 100, 2163])
 def test_the_running_sums_are_cumulative_sums(length):
     """The kernels' running sums (triangular products by blocks) are ``cumsum`` (float64),
@@ -371,6 +391,7 @@ def test_the_peers_flop_strategy_evaluates_to_the_peers_numbers():
     data = _flop_data(10)
     spot, lowered = _flop()
     assert [list(spot.hands(p)) for p in (0, 1)] == data["hands"]
+    assert lowered.ranked                          # 34 hands, but 53,239 terminals: ranked
     nodes = _decisions(lowered)
     assert set(nodes) < set(data["strategies"]) and len(lowered.merged) > 0
     assert max(len(path.split(",")) for path in nodes) >= 6      # flop, turn card, river card
