@@ -39,6 +39,10 @@ from bench_holdem import SMALL_RANGES
 from benchkit import memory, postflop
 
 
+def _plain(x):
+    return np.asarray(x).tolist()
+
+
 def peer_table(lowered, strategies: dict) -> np.ndarray:
     """``[rows, A]`` the peer's strategies (``postflop.strategy_dump``) at jaxcfr's
     decision nodes, found by their public history; other rows play the first action."""
@@ -92,7 +96,7 @@ def main() -> None:
                                                     "exploitability")},
                       "exploitability_difference": abs(ev["exploitability"]
                                                        - final["exploitability"])},
-                     default=float), flush=True)
+                     default=_plain), flush=True)
     result = jaxcfr.solve_public(lowered, "postflop-dcfr", args.iterations,
                                  eval_every=args.every, chunk=args.every)
     ours = {m["iteration"]: m["exploitability"] for m in result.metrics}
@@ -103,7 +107,7 @@ def main() -> None:
                       "values": [end["values"][0], final["values"][0]],
                       "bracket": bracket,
                       "in_bracket": abs(end["values"][0] - final["values"][0]) <= bracket,
-                      "peak_rss": memory.peak_rss()}, default=float), flush=True)
+                      "peak_rss": memory.peak_rss()}, default=_plain), flush=True)
 
 
 if __name__ == "__main__":

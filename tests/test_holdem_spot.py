@@ -17,6 +17,11 @@ Oracles:
   peer's values, best-response values and exploitability; jaxcfr's ``postflop-dcfr`` on
   the same spot has the peer's exploitability after each of 200 iterations (both in
   float32) and a value inside the peer's bracket.
+- postflop-solver on a flop spot (Td9d6h, small ranges, stack 40: 83,022 public nodes), run
+  live through its ``postflop_strategy_dump`` (slow; skipped when ``$JAXCFR_PF_BENCH``
+  names no peer build): its strategy after 10 iterations at every decision node of the
+  merged tree evaluates to its values and exploitability; ``postflop-dcfr`` has its
+  exploitability at iteration 10 and a value in its bracket after 60.
 - The history tree of the same spot (:func:`jaxcfr.expand_public`): random profiles have
   the same values and best-response values through both evaluators (float64), on a river
   spot and a turn all-in spot (every runout dealt, weighted hands). A flop all-in spot
