@@ -39,12 +39,22 @@ Usage::
 Spots (the peer driver's names): ``river_full`` (Td9d6h5c2s, every combination, 1,081 hands
 each), ``river_readme`` (its README ranges, 175 + 252 hands), ``turn_readme`` (Td9d6h5c,
 175 + 256 hands, 2,085 public nodes), ``turn_full`` (Td9d6h5c, 1,128 hands each); pot 100,
-stack 200, the sizes of its example.
+stack 200, the sizes of its example. Flops (Td9d6h, 436,618 public nodes once the
+suit-isomorphic cards are merged): ``flop_readme`` (180 + 265 hands; jaxcfr's solve needs
+more memory than most machines have: where it does not fit the budget, the line reports
+the error and times the peer alone) and ``flop_small`` (34 + 26 hands, ``SMALL_RANGES``:
+``pf_bench`` knows only its two range sets, so the peer runs it through
+``postflop_strategy_dump``, built beside it, and its CPU per iteration is the difference of
+a run of ``1 + N`` iterations and one of 1, each building the game and writing its strategy
+to ``/dev/null``). The per-iteration mode also reports each side's memory: jaxcfr's device
+tensors and solver state, XLA's temporaries of the compiled chunk and its lowering and
+compile CPU seconds; the peer's ``memory_usage()`` (from ``postflop_strategy_dump``).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import functools
 import json
@@ -57,6 +67,7 @@ import numpy as np
 
 import jaxcfr
 from jaxcfr._util import precision
+from jaxcfr.lowering.budget import MemoryBudgetError
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.public import public_device_tensors, public_metrics, public_solver
 from jaxcfr_games.holdem.spot import README_RANGES, HoldemSpot
@@ -71,7 +82,23 @@ from benchkit.public_chunk import public_chunk
 #: ``type=`` of ``--to-target``: a percentage of the pot above 0.
 PERCENT = command_line_type(positive_float, "--to-target", float)
 
-#: name: (spot, jaxcfr iterations per round, pf_bench arguments, peer iterations per round)
+#: Small ranges for a flop both sides solve on a 2-core machine (OOP's, IP's: 34 and 26 hands
+#: on Td9d6h; those of tests/test_holdem_spot.py's turn and flop spots).
+SMALL_RANGES = ("AA,KK,T9s,87s,65s,AQo:0.5", "QQ,JJ,A5s,KQs,76s,T8s")
+
+
+@dataclasses.dataclass(frozen=True)
+class Dumped:
+    """A spot the peer solves through ``postflop_strategy_dump`` (any board and ranges; its
+    example's sizes), where ``pf_bench``'s two range sets do not reach."""
+    board: str
+    ranges: tuple[str, str]
+    pot: int = 100
+    stack: int = 200
+
+
+#: name: (spot, jaxcfr iterations per round, pf_bench arguments or a :class:`Dumped` spot,
+#: peer iterations per round)
 SPOTS = {
     "river_full": (lambda: HoldemSpot(ranges=(np.ones(1326), np.ones(1326))), 200,
                    ("river", "full"), 2500),
@@ -83,6 +110,9 @@ SPOTS = {
     # merge of suit-isomorphic river cards (jaxcfr alone: the peer's driver has no such spot)
     "turn_5d": (lambda: HoldemSpot(board="Td9d6h5d", isomorphism=False), 10, None, 0),
     "turn_5d_iso": (lambda: HoldemSpot(board="Td9d6h5d", isomorphism=True), 10, None, 0),
+    "flop_small": (lambda: HoldemSpot(board="Td9d6h", ranges=SMALL_RANGES), 3,
+                   Dumped("Td9d6h", SMALL_RANGES), 40),
+    "flop_readme": (lambda: HoldemSpot(board="Td9d6h"), 1, ("flop", "readme"), 3),
 }
 
 
@@ -93,20 +123,39 @@ def _jaxcfr_round(run, iterations: int) -> tuple[float, float]:
     return time.process_time() - cpu, time.perf_counter() - wall
 
 
-def _peer_round(peer: str, args: tuple, iterations: int) -> tuple[float, float]:
-    """The peer's own CPU and wall seconds of ``iterations`` of ``solve_step``."""
+def _peer_round(peer: str, args: tuple | Dumped, iterations: int) -> tuple[float, float]:
+    """The peer's own CPU and wall seconds of ``iterations`` of ``solve_step`` (a
+    :class:`Dumped` spot: the difference of two runs of ``postflop_strategy_dump``)."""
+    if isinstance(args, Dumped):
+        dumper = postflop.dumper_beside(peer)
+        if not dumper:
+            raise RuntimeError(f"no postflop_strategy_dump beside {peer} (docs/holdem.md, "
+                               "'Building the peer')")
+        spot = (dumper, args.board, args.ranges, args.pot, args.stack)
+        one, many = postflop.dump_cpu(*spot, 1), postflop.dump_cpu(*spot, 1 + iterations)
+        return many[0] - one[0], many[1] - one[1]
     return postflop.totals(postflop.run(peer, (*args, "100", "200"), iterations, iterations),
                            iterations)
 
 
 def bench(name: str, rounds: int, peer: str | None) -> dict:
     make, iterations, peer_args, peer_iterations = SPOTS[name]
-    lowered = jaxcfr.lower_public(make())
+    out = {"spot": name, "jaxcfr_iterations": iterations, "peer_iterations": peer_iterations}
+    if peer and peer_args:
+        out["peer_memory_usage_bytes"] = peer_memory(peer, peer_args)
+    clock = time.process_time()
+    try:
+        lowered = jaxcfr.lower_public(make())
+    except MemoryBudgetError as e:                 # the peer alone (flop_readme, small hosts)
+        out["jaxcfr_error"] = str(e)
+        theirs = [_peer_round(peer, peer_args, peer_iterations)
+                  for _ in range(rounds if peer and peer_args else 0)]
+        return _summary(out, [], theirs)
     dtype = np.dtype(np.float32)
     solver = public_solver(jaxcfr.postflop_dcfr())
-    out = {"spot": name, "nodes": lowered.num_nodes, "merged": len(lowered.merged),
-           "hands": list(lowered.structure.hands),
-           "jaxcfr_iterations": iterations, "peer_iterations": peer_iterations}
+    out.update({"nodes": lowered.num_nodes, "merged": len(lowered.merged),
+                "hands": list(lowered.structure.hands),
+                "jaxcfr_lower_cpu_s": round(time.process_time() - clock, 2)})
     with precision.scope(dtype):
         tensors = public_device_tensors(lowered, dtype)
         hp = solver.hyperparams(dtype)
@@ -115,6 +164,9 @@ def bench(name: str, rounds: int, peer: str | None) -> dict:
         compiled = public_chunk.lower(tensors, state, hp, solver=solver,
                                       structure=lowered.structure, count=iterations).compile()
         out["jaxcfr_compile_cpu_s"] = time.process_time() - clock
+        out["jaxcfr_tensor_bytes"], out["jaxcfr_state_bytes"] = _nbytes(tensors), _nbytes(state)
+        out["jaxcfr_chunk_temp_bytes"] = int(getattr(compiled.memory_analysis(),
+                                                     "temp_size_in_bytes", 0) or 0)
 
         def run():
             return compiled(tensors, state, hp).regret
@@ -124,7 +176,14 @@ def bench(name: str, rounds: int, peer: str | None) -> dict:
             ours.append(_jaxcfr_round(run, iterations))
             if peer and peer_args:
                 theirs.append(_peer_round(peer, peer_args, peer_iterations))
-    for side, runs, n in (("jaxcfr", ours, iterations), ("peer", theirs, peer_iterations)):
+    out["jaxcfr_peak_rss"] = memory.peak_rss()
+    return _summary(out, ours, theirs)
+
+
+def _summary(out: dict, ours: list, theirs: list) -> dict:
+    """``out`` with each side's CPU ms per iteration (fastest round, median) and cores."""
+    for side, runs in (("jaxcfr", ours), ("peer", theirs)):
+        n = out[f"{side}_iterations"]
         if not runs:
             continue
         cpu = np.asarray([c for c, _ in runs]) * 1e3 / n
@@ -132,7 +191,7 @@ def bench(name: str, rounds: int, peer: str | None) -> dict:
         out[f"{side}_cpu_ms_min"] = round(float(cpu.min()), 4)
         out[f"{side}_cpu_ms_median"] = round(float(np.median(cpu)), 4)
         out[f"{side}_cores"] = round(float(np.median(cpu / np.maximum(wall, 1e-12))), 2)
-    if theirs:
+    if ours and theirs:
         out["ratio_cpu_min"] = round(out["jaxcfr_cpu_ms_min"] / max(out["peer_cpu_ms_min"],
                                                                     1e-9), 2)
     return out
@@ -210,17 +269,19 @@ def child(name: str, preset: str, target: float, check: int, most: int) -> dict:
 
 
 #: The peer driver's spots as boards and ranges (``postflop_strategy_dump``'s arguments).
-_BOARDS = {"river": "Td9d6h5c2s", "turn": "Td9d6h5c"}
+_BOARDS = {"river": "Td9d6h5c2s", "turn": "Td9d6h5c", "flop": "Td9d6h"}
 _RANGES = {"readme": README_RANGES, "full": ("22+,A2+,K2+,Q2+,J2+,T2+,92+,82+,72+,62+,52+,"
                                              "42+,32",) * 2}
 
 
-def peer_memory(peer: str, args: tuple) -> int | None:
+def peer_memory(peer: str, args: tuple | Dumped) -> int | None:
     """The peer's exact ``memory_usage()`` bytes of spot ``args`` (``pf_bench`` prints it
     to 0.1 MiB), from ``postflop_strategy_dump`` when it is built beside ``pf_bench``."""
     dumper = postflop.dumper_beside(peer)
     if not dumper:
         return None
+    if isinstance(args, Dumped):
+        return postflop.memory_of(dumper, args.board, args.ranges, args.pot, args.stack)[0]
     return postflop.memory_of(dumper, _BOARDS[args[0]], _RANGES[args[1]], 100, 200)[0]
 
 
@@ -253,7 +314,7 @@ def to_target(name: str, presets: list[str], target: float, check: int, most: in
     """``--to-target`` of one spot: every preset's fresh process and the peer's, in turns,
     ``rounds`` times; one summary per preset (medians over the rounds)."""
     _, _, peer_args, peer_iterations = SPOTS[name]
-    peer = peer if peer_args else None
+    peer = peer if peer_args and not isinstance(peer_args, Dumped) else None  # pf_bench's
     base_peak = postflop.run_measured(peer, (*peer_args, "100", "200"), 0, 1)[1] if peer else 0
     ours = {p: [] for p in presets}
     theirs, per_iteration = [], []

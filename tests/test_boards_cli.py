@@ -120,6 +120,24 @@ MISTAKES = [
     (["solve", "holdem_spot(ranges=('AA', 'KX'))", "--boards", "random:2"], "'KX'"),
     (["solve", SPOT, "--boards", "random:2", "--grid", ""], "--grid is not taken"),
     (["solve", SPOT, "--boards", "random:2", "--sampling", "outcome"], "by exact passes"),
+    (["solve", SPOT, "--boards", "random:3", "--algorithm", "dcfr", "--per-board",
+      "alpha=1.5,2"], "--per-board alpha: 2 values for 3 boards; give one per board"),
+    (["solve", SPOT, "--boards", "Td9d6h5c2s,Td9d6h5c3s", "--algorithm", "dcfr",
+      "--per-board", "alpha=1.5,x"],
+     "--per-board alpha: value 2 of 2 (board Td9d6h5c3s): 'x' is not a number"),
+    (["solve", SPOT, "--boards", "Td9d6h5c2s,Td9d6h5c3s", "--algorithm", "dcfr",
+      "--per-board", "alpha=nan,2"],
+     "--per-board alpha: value 1 of 2 (board Td9d6h5c2s) must be a finite number, got nan"),
+    (["solve", SPOT, "--boards", "random:2", "--per-board", "alpha=1,2"],
+     "cfr+ takes no parameter 'alpha'; it takes gamma"),
+    (["solve", SPOT, "--boards", "random:2", "--per-board", "gamma"], "expected NAME=X,X,..."),
+    (["solve", SPOT, "--boards", "random:2", "--gamma", "1", "--per-board", "gamma=1,2"],
+     "--per-board gamma: given twice (also by --gamma)"),
+    (["solve", SPOT, "--boards", "random:2", "--gamma", "1,2"],
+     "--per-board gamma=X,X,... gives one value per board"),
+    (["solve", SPOT, "--per-board", "gamma=1,2"], "give --boards too"),
+    (["solve", SPOT, "--boards", "random:2", "--seed", "1,2"],
+     "--boards runs one setting of --seed on every board, got a list\n"),
 ]
 
 
@@ -170,3 +188,94 @@ def test_a_stack_over_the_memory_budget_is_refused_at_once(capsys, monkeypatch):
     assert "[memory-budget] a stack of 5,000 spots" in err and "over the memory budget of " \
         "300.0 MiB" in err and "Traceback" not in err
     assert len(set(built)) <= 16
+
+
+class _Lowerings:
+    """Counts the spots lowered (``lower_public``, where the command line and
+    ``stack_public`` call it), and with which terminals."""
+
+    def __init__(self, monkeypatch):
+        import jaxcfr.lowering.public as lowering
+        import jaxcfr.lowering.public_stack as stacking
+        self.calls: list[str] = []
+        real = lowering.lower_public
+
+        def counted(game, *args, **kwargs):
+            self.calls.append(kwargs.get("terminals", "auto"))
+            return real(game, *args, **kwargs)
+        monkeypatch.setattr(lowering, "lower_public", counted)
+        monkeypatch.setattr(stacking, "lower_public", counted)
+
+
+MEMBER_BOARDS = ["Td9d6h5c2s", "Td9d6h5c3s", "Td9d6h5cAs"]
+
+
+def _library(boards, iterations, **options):
+    """The library's stack of ``SPOT`` on ``boards`` (float64): what the command line must
+    print."""
+    import jaxcfr
+    from jaxcfr.game.strings import parse_game_string
+    from jaxcfr_games.holdem.boards import board_spots
+    params = parse_game_string(SPOT)[1]
+    params.pop("board")
+    return jaxcfr.solve_public(board_spots(boards, **params), "dcfr", iterations,
+                               precision="float64", **options)
+
+
+def test_per_board_settings_are_the_librarys_per_member_parameters(capsys, monkeypatch):
+    """``--per-board alpha=...`` with a shared ``--gamma``: each board's exploitability and
+    values are ``solve_public(list, per_member=True, alpha=[...])``'s, and each spot is
+    lowered once (the precheck's members are stacked, not lowered again)."""
+    lowerings = _Lowerings(monkeypatch)
+    alpha = [1.5, 2, 3]
+    status, out, err = _run(capsys, "solve", SPOT, "--boards", ",".join(MEMBER_BOARDS),
+                            "--algorithm", "dcfr", "--iterations", "10", "--precision",
+                            "float64", "--per-board", "alpha=[1.5, 2, 3]", "--gamma", "1",
+                            "--json", "--quiet")
+    assert status == 0, err
+    assert len(lowerings.calls) == len(MEMBER_BOARDS)
+    shown = json.loads(out)
+    assert shown["per_board"] == {"alpha": alpha}
+    ref = _library(MEMBER_BOARDS, 10, per_member=True, alpha=alpha, gamma=1)
+    np.testing.assert_allclose(shown["exploitability"], ref.final["exploitability"],
+                               rtol=1e-12, atol=0)
+    np.testing.assert_allclose(shown["values"], ref.final["values"], rtol=1e-12, atol=0)
+    assert len(set(np.round(shown["exploitability"], 9))) == 3
+
+
+def test_the_table_shows_each_boards_settings(capsys):
+    status, out, err = _run(capsys, "solve", SPOT, "--boards", ",".join(MEMBER_BOARDS),
+                            "--algorithm", "dcfr", "--iterations", "5", "--per-board",
+                            "alpha=1.5,2,3", "--per-board", "gamma=1,1,2", "--quiet")
+    assert status == 0, err
+    head, *rows = out.splitlines()[:4]
+    assert head.split()[:3] == ["board", "alpha", "gamma"]
+    assert [r.split()[:3] for r in rows] == [["Td9d6h5c2s", "1.5", "1"],
+                                             ["Td9d6h5c3s", "2", "1"],
+                                             ["Td9d6h5cAs", "3", "2"]]
+
+
+def test_a_stack_of_ranked_and_dense_spots_lowers_the_dense_ones_again(capsys, monkeypatch):
+    """Spots whose terminals differ (ranked from RANKED_FROM hands on; the ace blocks
+    hands on Td9d6h5cAs): the stack is ranked, each spot lowered once and the dense ones a
+    second time, ranked; the boards' figures are the library's stack's."""
+    import jaxcfr.lowering.public as lowering
+    from jaxcfr_games.holdem.boards import board_spots
+    from jaxcfr.game.strings import parse_game_string
+    params = parse_game_string(SPOT)[1]
+    params.pop("board")
+    hands = [max(len(s.hands(p)) for p in (0, 1)) for s in board_spots(MEMBER_BOARDS, **params)]
+    assert hands[2] < hands[0] == hands[1]
+    monkeypatch.setattr(lowering, "RANKED_FROM", hands[0])     # two ranked, one dense
+    lowerings = _Lowerings(monkeypatch)
+    status, out, err = _run(capsys, "solve", SPOT, "--boards", ",".join(MEMBER_BOARDS),
+                            "--algorithm", "dcfr", "--iterations", "10", "--precision",
+                            "float64", "--json", "--quiet")
+    assert status == 0, err
+    assert lowerings.calls == ["auto"] * 3 + ["ranked"]
+    ref = _library(MEMBER_BOARDS, 10)
+    assert ref.stack.ranked
+    shown = json.loads(out)
+    np.testing.assert_allclose(shown["exploitability"], ref.final["exploitability"],
+                               rtol=1e-12, atol=0)
+    np.testing.assert_allclose(shown["values"], ref.final["values"], rtol=1e-12, atol=0)

@@ -99,7 +99,8 @@ def test_set_errors_suggest_the_key_and_blame_the_override(tmp_path, capsys):
     assert err.strip() == ("jaxcfr: error: --set solver.iteration=5: unknown key "
                            "solver.iteration (did you mean solver.iterations?); the keys of "
                            "[solver] are algorithm, iterations, alternating, combine, "
-                           "sampling, samples, counts, chance, draws, lock, and the parameters of "
+                           "sampling, samples, counts, walk, pool, chance, draws, lock, and the "
+                           "parameters of "
                            "the algorithms' parts: gamma, alpha, beta, gamma_drop, horizon, "
                            "exploration")
     status, _, err = _run(capsys, "train", str(path), "--set", "iterations=5")

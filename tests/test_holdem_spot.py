@@ -17,6 +17,11 @@ Oracles:
   peer's values, best-response values and exploitability; jaxcfr's ``postflop-dcfr`` on
   the same spot has the peer's exploitability after each of 200 iterations (both in
   float32) and a value inside the peer's bracket.
+- postflop-solver on a flop spot (Td9d6h, small ranges, stack 40: 83,022 public nodes), run
+  live through its ``postflop_strategy_dump`` (slow; skipped when ``$JAXCFR_PF_BENCH``
+  names no peer build): its strategy after 10 iterations at every decision node of the
+  merged tree evaluates to its values and exploitability; ``postflop-dcfr`` has its
+  exploitability at iteration 10 and a value in its bracket after 60.
 - The history tree of the same spot (:func:`jaxcfr.expand_public`): random profiles have
   the same values and best-response values through both evaluators (float64), on a river
   spot and a turn all-in spot (every runout dealt, weighted hands). A flop all-in spot
@@ -308,6 +313,26 @@ def test_ranked_terminals_of_a_turn_spot_equal_the_dense_products():
     np.testing.assert_allclose(a["values"], b["values"], rtol=0, atol=1e-10)
 
 
+def test_auto_terminals_are_ranked_where_dense_ones_would_be_large(monkeypatch):
+    """``terminals="auto"`` below ``RANKED_FROM`` hands: dense, unless the folds and
+    showdowns as ``[H, H]`` products exceed ``DENSE_ENTRIES_MOST`` entries (a flop's
+    hundreds of thousands of terminals); then ranked, with the same values (float64)."""
+    from jaxcfr.lowering import public as lowering
+    spot = HoldemSpot(**TURN)
+    dense = jaxcfr.lower_public(spot)
+    assert not dense.ranked and max(dense.structure.hands) < lowering.RANKED_FROM
+    terminals = len(dense.tensors.fold_node) + len(dense.tensors.show_node)
+    monkeypatch.setattr(lowering, "DENSE_ENTRIES_MOST",
+                        terminals * max(dense.structure.hands) ** 2 - 1)  # one entry over
+    ranked = jaxcfr.lower_public(spot)
+    assert ranked.ranked and ranked.tensors.compat.shape == (0, 0)
+    table = np.asarray(dense.tensors.legal_mask, float)
+    a, b = (jaxcfr.evaluate_public(x, table) for x in (ranked, dense))
+    np.testing.assert_allclose(a["values"], b["values"], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(a["best_response_values"], b["best_response_values"],
+                               rtol=0, atol=1e-10)
+
+
 @pytest.mark.parametrize("length", [1, 31, 32, 33, 100, 2163])
 def test_the_running_sums_are_cumulative_sums(length):
     """The kernels' running sums (triangular products by blocks) are ``cumsum`` (float64),
@@ -319,3 +344,94 @@ def test_the_running_sums_are_cumulative_sums(length):
     with precision.scope(np.float64):
         got = np.asarray(_cumsum(jnp.asarray(x)))
     np.testing.assert_allclose(got, np.cumsum(x, axis=1), rtol=1e-13)
+
+
+# -- a flop spot: turn and river cards as public chance, against the peer's binary ----------
+#: A flop spot small enough for a test (83,022 public nodes once the suit-isomorphic cards are
+#: merged, 34 + 26 hands): the peer's example's sizes behind a stack of 40 (a geometric bet
+#: and all-in; every all-in before the river runs the cards out). The full flop spots are
+#: measured in benchmarks/bench_holdem.py (docs/holdem.md).
+FLOP = dict(board="Td9d6h", ranges=("AA,KK,T9s,87s,65s,AQo:0.5", "QQ,JJ,A5s,KQs,76s,T8s"),
+            pot=100, stack=40)
+
+
+@functools.cache
+def _flop_peer(iterations: int, trace: bool) -> dict | None:
+    """The peer's flop solve after ``iterations`` (``postflop_strategy_dump``, built beside
+    ``pf_bench``, which ``$JAXCFR_PF_BENCH`` names), or ``None`` without it."""
+    import os
+    import sys
+    saved = list(sys.path)
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        from benchkit import postflop
+    finally:
+        sys.path[:] = saved
+    dumper = postflop.dumper_beside(os.environ.get(postflop.ENV, ""))
+    if not dumper:
+        return None
+    return postflop.strategy_dump(dumper, FLOP["board"], FLOP["ranges"], FLOP["pot"],
+                                  FLOP["stack"], iterations, trace=trace)
+
+
+@functools.cache
+def _flop():
+    spot = HoldemSpot(**FLOP)
+    return spot, jaxcfr.lower_public(spot)
+
+
+def _flop_data(iterations: int, trace: bool = False) -> dict:
+    data = _flop_peer(iterations, trace)
+    if data is None:
+        pytest.skip("postflop-solver's postflop_strategy_dump is not built: set "
+                    "$JAXCFR_PF_BENCH to pf_bench's path (docs/holdem.md, 'Building the peer')")
+    return data
+
+
+@pytest.mark.slow
+def test_the_peers_flop_strategy_evaluates_to_the_peers_numbers():
+    """The peer's average strategy after 10 iterations, read at every decision node of
+    jaxcfr's merged tree (each class's representative card; the peer dumps every card),
+    evaluates in jaxcfr (float32) to the peer's values, best responses and exploitability."""
+    data = _flop_data(10)
+    spot, lowered = _flop()
+    assert [list(spot.hands(p)) for p in (0, 1)] == data["hands"]
+    assert lowered.ranked                          # 34 hands, but 53,239 terminals: ranked
+    nodes = _decisions(lowered)
+    assert set(nodes) < set(data["strategies"]) and len(lowered.merged) > 0
+    assert max(len(path.split(",")) for path in nodes) >= 6      # flop, turn card, river card
+    t = lowered.tensors
+    table = np.zeros(t.legal_mask.shape)
+    table[:, 0] = 1.0
+    for path, node in nodes.items():
+        player, rows = data["strategies"][path]
+        assert player == int(t.node_player[node])
+        assert rows.shape == (len(spot.hands(player)), len(lowered.node_actions[node]))
+        base = int(t.node_base[node])
+        table[base:base + len(rows), :rows.shape[1]] = rows
+    ev = jaxcfr.evaluate_public(lowered, table, dtype="float32")
+    final = data["final"]
+    assert final["exploitability"] > 1                     # far from converged: a real check
+    np.testing.assert_allclose(ev["values"], final["values"], atol=5e-4)
+    np.testing.assert_allclose(ev["best_response_values"], final["best_response_values"],
+                               atol=5e-4)
+    assert ev["exploitability"] == pytest.approx(final["exploitability"], abs=5e-4)
+
+
+@pytest.mark.slow
+def test_postflop_dcfr_on_the_flop_spot():
+    """jaxcfr's ``postflop-dcfr`` on the same flop for 60 iterations: the peer's
+    exploitability at iteration 10 (to 1%: the trajectories part later, as on the turn
+    above: exact ties), as close to equilibrium at the end (within 1.5 times the peer's),
+    and a game value inside the peer's bracket (0.002 chips wide here)."""
+    data = _flop_data(60, trace=True)
+    _, lowered = _flop()
+    result = jaxcfr.solve_public(lowered, "postflop-dcfr", 60, eval_every=10, chunk=10)
+    ours = [m["exploitability"] for m in result.metrics]
+    theirs = data["trace"][9::10]
+    assert len(ours) == len(theirs) == 6 and theirs[0] > 1 > 0.01 > theirs[-1]
+    assert ours[0] == pytest.approx(theirs[0], rel=1e-2)
+    final = result.final
+    assert final["exploitability"] < 1.5 * data["final"]["exploitability"]
+    bracket = final["exploitability"] + data["final"]["exploitability"]
+    assert abs(final["values"][0] - data["final"]["values"][0]) <= bracket

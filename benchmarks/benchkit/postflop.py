@@ -14,10 +14,15 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import subprocess
+import time
+
+import numpy as np
 
 __all__ = ["ENV", "default_binary", "run", "run_measured", "totals", "checks",
-           "memory_usage", "evaluations", "dumper_beside", "memory_of"]
+           "memory_usage", "evaluations", "dumper_beside", "memory_of", "dump_cpu",
+           "strategy_dump"]
 
 #: The environment variable naming the ``pf_bench`` binary.
 ENV = "JAXCFR_PF_BENCH"
@@ -110,3 +115,60 @@ def memory_of(dumper: str, board: str, ranges: tuple[str, str], pot: int,
                          capture_output=True, text=True, check=True).stdout.split()
     return int(out[out.index("memory_usage") + 1]), (int(out[out.index("hands") + 1]),
                                                      int(out[out.index("hands") + 2]))
+
+
+def _dump_command(dumper: str, board: str, ranges: tuple[str, str], pot: int, stack: int,
+                  iterations: int, trace: bool = False) -> list[str]:
+    return [dumper, board, *ranges, str(pot), str(stack), str(iterations),
+            *(["trace"] if trace else [])]
+
+
+def dump_cpu(dumper: str, board: str, ranges: tuple[str, str], pot: int, stack: int,
+             iterations: int) -> tuple[float, float]:
+    """CPU and wall seconds of ``postflop_strategy_dump`` (one thread) solving the spot for
+    ``iterations`` and writing its strategy (to ``/dev/null``): building, iterating,
+    finalizing and the dump. ``pf_bench`` knows only its two range sets; the difference of
+    two such runs is the peer's CPU of the iterations between them, on any spot."""
+    before, wall = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    subprocess.run(_dump_command(dumper, board, ranges, pot, stack, iterations),
+                   stdout=subprocess.DEVNULL, check=True,
+                   env=dict(os.environ, RAYON_NUM_THREADS="1"))
+    after, wall = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter() - wall
+    return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, wall)
+
+
+def strategy_dump(dumper: str, board: str, ranges: tuple[str, str], pot: int, stack: int,
+                  iterations: int, trace: bool = False) -> dict:
+    """The peer's solve of a spot (its example's sizes) after ``iterations``, read from
+    ``postflop_strategy_dump``: ``{"hands": [OOP's, IP's] (labels in its order),
+    "trace": [exploitability after each iteration] (with ``trace``), "final": {"values",
+    "best_response_values", "exploitability"}, "strategies": {path: (player, [H_p, A]
+    float64 average strategy)}}``, the path the actions and dealt cards from the spot's
+    root joined by ``","`` (every card, isomorphic ones included)."""
+    out = subprocess.run(_dump_command(dumper, board, ranges, pot, stack, iterations, trace),
+                         capture_output=True, text=True, check=True,
+                         env=dict(os.environ, RAYON_NUM_THREADS="1")).stdout
+    trace_, final, hands, strategies = [], {}, {0: [], 1: []}, {}
+    rows: list = []
+    for line in out.splitlines():
+        head, _, rest = line.partition(" ")
+        if head == "#":
+            path = line[line.index("[") + 1:line.index("]")]
+            player = int(line.rsplit(" ", 1)[1])
+            rows = []
+            strategies[path] = (player, rows)
+        elif head == "trace":
+            trace_.append(float(rest.split()[1]))
+        elif head in ("ev", "br"):
+            final[{"ev": "values", "br": "best_response_values"}[head]] = [
+                float(x) for x in rest.split()]
+        elif head == "exploitability":
+            final["exploitability"] = float(rest)
+        else:
+            if len(hands[player]) == len(rows):      # the player's first node lists its hands
+                hands[player].append(head)
+            rows.append(rest)
+    strategies = {path: (p, np.asarray(" ".join(rows).split(), np.float64).reshape(len(rows), -1))
+                  for path, (p, rows) in strategies.items()}
+    return {"hands": [hands[0], hands[1]], "trace": trace_, "final": final,
+            "strategies": strategies}

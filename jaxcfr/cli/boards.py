@@ -5,7 +5,8 @@ object (``--json``).
 
 The spec (``river:Td9d6h5c``, ``turn:Td9d6h``, ``random:64``, ``Td9d6h5c2s,Td9d6h5c3s``)
 and the spot's parameters are checked, and the spots built, before JAX is imported
-(:func:`boards_spots`); :func:`run_boards` solves and prints."""
+(:func:`boards_spots`), and so are the solver's parameters per board (``--per-board
+alpha=1.5,2,3``: :func:`per_board_settings`); :func:`run_boards` solves and prints."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from jaxcfr._util.arguments import ArgumentError
 
-__all__ = ["boards_spots", "run_boards"]
+__all__ = ["boards_spots", "per_board_settings", "run_boards"]
 
 #: ``jaxcfr solve`` options a stack of boards does not take, with the reason.
 _REFUSED = {"grid": ("--grid", "a grid is of one spot: solve that board on its own"),
@@ -62,6 +63,78 @@ def boards_spots(args) -> tuple[list[str], list]:
     return boards, _Spots(boards, params, first[0])
 
 
+def per_board_settings(texts: list[str], boards: list[str], algorithm: str,
+                       shared: dict) -> dict[str, list]:
+    """The solver's parameters per board that ``--per-board NAME=X,X,...`` options
+    (``texts``) give: ``{name: [one value per board, in the order of boards]}``, each value
+    checked by its parameter's rule for preset ``algorithm`` (its declared name or its
+    command-line spelling: ``gamma_drop``, ``gamma-drop``; ``[1.5,2,3]`` is read too).
+    ``shared``: the parameters given once for every board (``--alpha 2``; ``None``: not
+    given), which a name may not repeat. JAX-free: every mistake is an
+    :class:`ArgumentError` naming ``--per-board``, the parameter and, for a value, its
+    board."""
+    from jaxcfr.solvers.names import PRESET_PARAMETERS, check_named_parameters
+    takes = PRESET_PARAMETERS[algorithm]
+    batched = [k for k, v in shared.items() if isinstance(v, list)]
+    if batched:
+        flag = "--" + batched[0].replace("_", "-")
+        hint = (f"; --per-board {batched[0]}=X,X,... gives one value per board"
+                if batched[0] in takes else "")
+        raise ArgumentError(f"--boards runs one setting of {flag} on every board, got a "
+                            f"list{hint}", argument=flag)
+    out: dict[str, list] = {}
+    for text in texts:
+        name, sep, values = text.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or not name:
+            raise ArgumentError(f"--per-board {text!r}: expected NAME=X,X,... with one value "
+                                f"per board (e.g. alpha=1.5,2,3)", argument="--per-board")
+        if name not in takes:
+            raise ArgumentError(f"--per-board {text!r}: {algorithm} takes no parameter "
+                                f"{name!r}; it takes {', '.join(takes) or 'none'}",
+                                argument="--per-board")
+        if name in out or shared.get(name) is not None:
+            twice = "--per-board" if name in out else "--" + name.replace("_", "-")
+            raise ArgumentError(f"--per-board {name}: given twice (also by {twice}); give "
+                                f"each parameter once", argument="--per-board")
+        items = values.strip()
+        if items.startswith("[") and items.endswith("]"):
+            items = items[1:-1]
+        items = [x.strip() for x in items.split(",")]
+        if len(items) != len(boards):
+            raise ArgumentError(
+                f"--per-board {name}: {len(items)} value{'s' * (len(items) != 1)} for "
+                f"{len(boards)} boards; give one per board, in the order of --boards "
+                f"({_shown_boards(boards)})", argument="--per-board")
+        parsed = []
+        for b, (item, board) in enumerate(zip(items, boards)):
+            where = f"--per-board {name}: value {b + 1} of {len(boards)} (board {board})"
+            value = _number(item)
+            if value is None:
+                raise ArgumentError(f"{where}: {item!r} is not a number",
+                                    argument="--per-board")
+            check_named_parameters(algorithm, {name: value}, seed=False,
+                                   spell=lambda n, where=where: where)
+            parsed.append(value)
+        out[name] = parsed
+    return out
+
+
+def _number(text: str) -> int | float | None:
+    """``"2"`` -> 2, ``"1.5"`` -> 1.5 (as ``--alpha`` reads a number), else ``None``."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return None
+
+
+def _shown_boards(boards: list[str], most: int = 6) -> str:
+    shown = ", ".join(boards[:most])
+    return shown + (f", ... {len(boards) - most} more" if len(boards) > most else "")
+
+
 class _Spots:
     """The spot on each board, built when first asked for (``len`` is the boards'): a
     stack too large for the memory budget is refused after its first spot, not after
@@ -88,37 +161,34 @@ class _Spots:
         return (self[b] for b in range(len(self)))
 
 
-def run_boards(args, boards: list[str], spots, parameters: dict, lock=None) -> int:
+def run_boards(args, boards: list[str], spots, parameters: dict, lock=None,
+               per_board: dict | None = None) -> int:
     """Solve ``spots`` (one per board) as one stack with ``args``' solver options and the
-    traced ``parameters`` (scalars: one setting for every board), under ``lock`` (a lock
-    file's entries, :func:`jaxcfr.api.locks.resolve_stack_lock`: on every board where its
-    nodes exist, or on the board an entry's ``member`` names), then print the table or
-    the JSON object. Called once JAX may be imported."""
+    traced ``parameters`` (scalars: one setting for every board) and ``per_board``
+    (:func:`per_board_settings`: one value per board, laid along the stack's members in
+    the same compiled step), under ``lock`` (a lock file's entries,
+    :func:`jaxcfr.api.locks.resolve_stack_lock`: on every board where its nodes exist, or
+    on the board an entry's ``member`` names), then print the table or the JSON object.
+    Called once JAX may be imported."""
     from jaxcfr.api.public_stack import solve_public_stack
-    batched = [k for k, v in parameters.items() if isinstance(v, list)]
-    if batched:
-        flag = "--" + batched[0].replace("_", "-")
-        raise ArgumentError(f"--boards runs one setting of the parameters on every board; "
-                            f"{flag} is a list", argument=flag)
+    per_board = dict(per_board or {})
     given = {k: v for k, v in parameters.items() if v is not None}
     pot = float(spots[0].pot)
-    from jaxcfr.lowering.public import lower_public
-    from jaxcfr.lowering.public_stack import precheck_stack
-    precheck_stack(lambda b: lower_public(spots[b], merges=False), len(spots),   # (as stacked)
-                   what="spots")
+    if not args.quiet:
+        print(f"jaxcfr: lowering and stacking {len(spots):,} spots, compiling "
+              f"{args.algorithm} once for the stack", file=sys.stderr, flush=True)
+    stack = stacked(spots)
 
     def callback(record):                       # progress on stderr, one line an evaluation
         if not args.quiet and record["exploitability_pot_percent"] is not None:
             pct = np.asarray(record["exploitability_pot_percent"], np.float64)   # [B]
             print(f"iteration {record['iteration']:>8}  exploitability {pct.mean():.4f}% of "
                   f"the pot on average, {pct.max():.4f}% at most", file=sys.stderr, flush=True)
-    if not args.quiet:
-        print(f"jaxcfr: lowering and stacking {len(spots):,} spots, compiling "
-              f"{args.algorithm} once for the stack", file=sys.stderr, flush=True)
-    result = solve_public_stack(list(spots), args.algorithm, args.iterations,
+    result = solve_public_stack(stack, args.algorithm, args.iterations,
                                 precision=args.precision, eval_every=args.eval_every,
                                 target=args.target, callback=callback, lock=lock,
-                                member_labels=tuple(boards), **given)
+                                member_labels=tuple(boards), per_member=bool(per_board),
+                                **given, **per_board)
     final = result.final
     exploit = np.asarray(final["exploitability"], np.float64)          # [B]
     values = np.asarray(final["values"], np.float64)                   # [B, 2]
@@ -137,15 +207,20 @@ def run_boards(args, boards: list[str], spots, parameters: dict, lock=None) -> i
         out["reached_target"] = result.reached_target
     if args.lock is not None:                 # the metrics are the restricted games'
         out["lock"] = args.lock
+    if per_board:                             # each board's own settings, [B] each
+        out["per_board"] = per_board
     if args.json:
         print(json.dumps(out))
         return 0
     width = max(5, max(len(b) for b in boards))
-    print(f"{'board':<{width}}  {'exploitability':>14}  {'% of pot':>9}  "
-          f"{'value OOP':>10}  {'value IP':>10}")
+    names = {k: max(8, len(k)) for k in per_board}           # a column per parameter given
+    print(f"{'board':<{width}}  " + "".join(f"{k:>{w}}  " for k, w in names.items())
+          + f"{'exploitability':>14}  {'% of pot':>9}  {'value OOP':>10}  {'value IP':>10}")
     for b, board in enumerate(boards):
         percent = out["exploitability_pot_percent"][b]
-        print(f"{board:<{width}}  {exploit[b]:>14.6g}  {percent:>8.4f}%"
+        print(f"{board:<{width}}  " + "".join(f"{per_board[k][b]:>{w}g}  "
+                                               for k, w in names.items())
+              + f"{exploit[b]:>14.6g}  {percent:>8.4f}%"
               f"  {values[b, 0]:>10.4f}  {values[b, 1]:>10.4f}")
     pct = np.asarray(out["exploitability_pot_percent"])
     print(f"{len(boards)} boards, pot {pot:g}: exploitability {pct.mean():.4f}% of the pot "
@@ -157,3 +232,29 @@ def run_boards(args, boards: list[str], spots, parameters: dict, lock=None) -> i
         from jaxcfr.cli.options import target_line
         print(target_line(result.reached_target, final, args.target, several=True))
     return 0
+
+
+def stacked(spots):
+    """The spots as one :class:`~jaxcfr.lowering.public_stack.PublicStack` with their pots
+    (each board's exploitability in percent of its pot); every spot lowered once, as a
+    stack takes them (unmerged), after sizing the stack
+    (:func:`jaxcfr.lowering.public_stack.precheck_stack`: a stack over the memory budget
+    is refused after at most 16 spots): the spots the precheck lowered are kept, not
+    lowered again (``jaxcfr train`` does the same: :func:`jaxcfr.runs.train.public_stack`).
+    Members whose terminals differ are all lowered ranked (as ``stack_public`` does with
+    ``terminals="auto"``): the dense ones a second time, with ``terminals="ranked"``."""
+    import dataclasses
+    from jaxcfr.lowering import public as lowering
+    from jaxcfr.lowering.public_stack import precheck_stack, stack_public
+
+    def lowered_at(b: int, terminals: str = "auto"):
+        return lowering.lower_public(spots[b], merges=False, terminals=terminals)
+    sized = precheck_stack(lowered_at, len(spots), what="spots")    # (MemoryBudgetError)
+    members = [sized[b] if b in sized else lowered_at(b) for b in range(len(spots))]
+    if len({m.ranked for m in members}) > 1:              # some ranked: all ranked
+        members = [m if m.ranked else lowered_at(b, "ranked") for b, m in enumerate(members)]
+    try:
+        stack = stack_public(members)
+    except ValueError as e:
+        raise ArgumentError(f"--boards: {e}", argument="--boards") from None
+    return dataclasses.replace(stack, pots=tuple(float(s.pot) for s in spots))

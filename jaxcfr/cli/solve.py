@@ -53,6 +53,16 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--counts", action="store_true",
                    help="run the samples as counts in one pass over the whole tree (its cost "
                         "does not grow with --samples; same expectation, less variance)")
+    from jaxcfr.solvers.names import WALK_NAMES
+    p.add_argument("--walk", choices=WALK_NAMES, default="levels",
+                   help="how a sampling estimator's traversals one by one run: built level "
+                        "by level, or walked depth first (compiles faster; other draws of "
+                        "the same seed); default: levels (docs/mccfr.md)")
+    p.add_argument("--pool", type=int, metavar="SLOTS",
+                   help="with --walk depth: output slots a lane of the walks shares after "
+                        "its walk (0: the static bound, no pool); default: sized by a probe "
+                        "of random walks. The same tables whatever the pool: a step that "
+                        "needs more runs further chunks (docs/mccfr.md 'The output pool')")
     from jaxcfr.engine.chance_options import CHANCE_CHOICES, DEFAULT_DRAWS
     p.add_argument("--chance", choices=CHANCE_CHOICES, default="auto",
                    help="lower the whole tree (exact), or let the host draw chance and lower "
@@ -81,6 +91,11 @@ def add_solve_arguments(p: argparse.ArgumentParser) -> None:
                         "river:TURN (every river card, river:Td9d6h5c), turn:FLOP, "
                         "random:COUNT[:CARDS[:SEED]] or boards separated by commas; the "
                         "game's own board is replaced (docs/holdem.md 'Stacks of boards')")
+    p.add_argument("--per-board", metavar="NAME=X,X,...", action="append", default=[],
+                   help="with --boards: one value of the solver's parameter NAME per board, "
+                        "in the order of --boards, in the same compiled step (e.g. "
+                        "--per-board alpha=1.5,2,3 on three boards; repeatable; a parameter "
+                        "given as --NAME X is every board's)")
     p.add_argument("--quiet", action="store_true",
                    help="no progress on stderr (lowering, compiling, iterating)")
     add_cache_arguments(p)
@@ -147,7 +162,7 @@ def run_solve(args) -> int:
     from jaxcfr._util.arguments import draws, optional_positive_int, output_file, \
         positive_int, stop_target
     from jaxcfr.cli.options import heavy
-    from jaxcfr.solvers.names import (PARAMETER_NAMES, check_named_parameters,
+    from jaxcfr.solvers.names import (PARAMETER_NAMES, check_named_parameters, check_walk,
                                       resolve_algorithm)
     # what can be checked without JAX first (the names as given on the line, the
     # parameters' names and values by their declared rules); the rest (the estimator's
@@ -158,15 +173,22 @@ def run_solve(args) -> int:
     stop_target("--target", args.target, "--eval-every", args.eval_every)
     positive_int("--samples", args.samples)
     draws("--draws", args.draws)
+    check_walk(args.sampling, args.counts, args.walk, args.pool, command_line_spelling)
     check_named_parameters(algorithm, {name: getattr(args, name) for name in
                                        PARAMETER_NAMES + ("seed",)},
                            args.sampling, args.samples, args.counts, command_line_spelling)
     if args.workers is not None:
         positive_int("--workers", args.workers)
     boards = None
+    if args.per_board and args.boards is None:
+        raise ArgumentError("--per-board gives one value per board of --boards: give "
+                            "--boards too", argument="--per-board")
     if args.boards is not None:                 # spec and spot checked, spots built: no JAX
-        from jaxcfr.cli.boards import boards_spots
+        from jaxcfr.cli.boards import boards_spots, per_board_settings
         boards, spots = boards_spots(args)
+        per_board = per_board_settings(args.per_board, boards, algorithm,
+                                       {name: getattr(args, name) for name in
+                                        PARAMETER_NAMES + ("seed",)})
     heavy()
     from jaxcfr.api.solve import LoadOptions, Report, SolveOptions, solve_with
     from jaxcfr.engine.chance import Chance
@@ -183,10 +205,11 @@ def run_solve(args) -> int:
     parameters = {name: getattr(args, name) for name in list(named_parameters()) + ["seed"]}
     if boards is not None:
         from jaxcfr.cli.boards import run_boards
-        return run_boards(args, boards, spots, parameters, lock)
+        return run_boards(args, boards, spots, parameters, lock, per_board)
     options = SolveOptions.check({
         "algorithm": args.algorithm, "iterations": args.iterations,
-        "estimator": make_estimator(args.sampling, args.samples, spell, args.counts),
+        "estimator": make_estimator(args.sampling, args.samples, spell, args.counts,
+                                    args.walk, args.pool),
         "chance": Chance(args.chance, args.draws), "alternating": args.alternating,
         "eval_every": args.eval_every, "target": args.target, "precision": args.precision,
         "load": LoadOptions(cache=not args.no_cache, workers=args.workers),
@@ -330,8 +353,10 @@ def run_solve(args) -> int:
 
 
 def sampled_traversals(estimator) -> dict:
-    """``samples`` and ``counts`` of a sampling estimator (nothing for the exact one)."""
+    """``samples``, ``counts``, ``walk`` and ``pool`` (``None``: probed) of a sampling
+    estimator (nothing for the exact one)."""
     from jaxcfr.solvers.estimators import MonteCarlo
     if not isinstance(estimator, MonteCarlo):
         return {}
-    return {"samples": estimator.samples, "counts": estimator.counts}
+    return {"samples": estimator.samples, "counts": estimator.counts, "walk": estimator.walk,
+            "pool": estimator.pool}

@@ -491,6 +491,13 @@ def check_public_budget(size: PublicSize, budget: int, *, what: str = "in all") 
 
 #: ``terminals="auto"`` takes the ranked operators from this many hands per player on.
 RANKED_FROM = 64
+#: ... and below it too when the dense folds and showdowns would make more ``[H, H]``
+#: entries than this (terminals x H^2): the dense operators build ``[T, H, H]`` tables
+#: every half-step, which on a flop spot (271,895 folds and showdowns) are the program's
+#: largest temporaries at any hand count (34 hands: 839 MB each; docs/holdem.md, "A flop
+#: spot"), where the ranked ones are ``O(T H)``. Rivers and turns stay below it (a turn's
+#: 1,302 terminals x 63^2 = 5.2M).
+DENSE_ENTRIES_MOST = 1 << 24
 TERMINALS = ("auto", "ranked", "dense")
 
 
@@ -505,7 +512,9 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
         ``[H, H]`` product per terminal), ``"ranked"`` (hands sorted by strength, running
         sums, card removal by inclusion-exclusion: ``O(H)`` per terminal; hands of at
         most two cards), or ``"auto"``: ranked from :data:`RANKED_FROM` hands on when
-        the hands allow it. The same values either way (to float rounding).
+        the hands allow it, or below that when the dense terminals would hold more than
+        :data:`DENSE_ENTRIES_MOST` ``[H, H]`` entries in all (decided once the tree is
+        walked). The same values either way (to float rounding).
       memory_budget: bytes (default :func:`~jaxcfr.lowering.budget.default_memory_budget`:
         ``JAXCFR_MEMORY_BUDGET``, else half the available memory); the walk stops with
         :class:`MemoryBudgetError` as soon as the public tree met so far needs more
@@ -532,7 +541,8 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     if terminals == "ranked" and most_cards > 2:
         raise ValueError(f"ranked terminals take hands of at most two cards; this game's "
                          f"hold up to {most_cards} (use terminals='dense')")
-    ranked = terminals == "ranked" or (terminals == "auto" and most_cards <= 2 and P == 2 and
+    rankable = terminals == "auto" and most_cards <= 2 and P == 2
+    ranked = terminals == "ranked" or (rankable and
                                        max(len(x) for x in hands.labels) >= RANKED_FROM)
     sizes = tuple(len(x) for x in hands.labels)
     H = max(sizes)
@@ -555,7 +565,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     for p in range(P):
         root_alive[p, :sizes[p]] = True
     frontier = [(game.clone(), (), -1, 0, P, 1.0, 1.0, path_id(root_alive), None)]
-    walked = _Walked(H, ranked, P)
+    walked = _Walked(H, ranked, P, rankable=rankable)
     level_start = [0]
     values: list[tuple[int, Any]] = []
     merge_edges: list[tuple] = []  # (chance node, outcome, representative, sources, renaming)
@@ -604,6 +614,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                             budget, what="met so far" if frontier else "in all")
         if progress is not None:
             progress(len(parent))
+    ranked = walked.ranked                  # "auto": ranked when the dense would be too large
     N = len(parent)
     parent_a = np.asarray(parent, np.int32)
     kind_a = np.asarray(kind, np.int8)
@@ -764,9 +775,10 @@ class _Walked:
     """The sizes of the public nodes walked so far, counted as they are met (the memory
     budget's :class:`PublicSize`: a lower bound on the game's until the walk ends)."""
 
-    def __init__(self, hands: int, ranked: bool, players: int = 2):
-        self.hands, self.ranked, self.players = hands, ranked, players
-        self.nodes = self.decisions = self.terminals = self.dense = 0
+    def __init__(self, hands: int, ranked: bool, players: int = 2, rankable: bool = False):
+        self.hands, self.players = hands, players
+        self._ranked, self.rankable = ranked, rankable  # rankable: "auto", ranked if large
+        self.nodes = self.decisions = self.terminals = self.tabled = self.cards = 0
         self.max_actions = 1
         self.tables: set[int] = set()        # ids of payoff tables (lower_public's dedupe)
 
@@ -779,9 +791,17 @@ class _Walked:
             self.terminals += 1
             if not isinstance(node.value, (Fold, Showdown)):
                 self.tables.add(id(node.value))
-                self.dense += 1
-            elif not self.ranked:
-                self.dense += 1
+                self.tabled += 1
+            else:
+                self.cards += 1
+
+    @property
+    def ranked(self) -> bool:
+        """Whether the folds and showdowns met so far are ranked: as asked, or under
+        ``"auto"`` when as dense ``[H, H]`` products they would exceed
+        :data:`DENSE_ENTRIES_MOST` entries."""
+        return self._ranked or (self.rankable and
+                                self.cards * self.hands ** 2 > DENSE_ENTRIES_MOST)
 
     def size(self, alive_sets: int, values: list | None) -> PublicSize:
         """The sizes; ``values`` (the terminals' ``(node, operator)``, at the end of the
@@ -792,9 +812,11 @@ class _Walked:
             shows = {id(v): v for _, v in values if isinstance(v, Showdown)}.values()
             boards = len({b"".join(np.asarray(x, np.float64).tobytes() for x in v.strengths)
                           for v in shows})
+        ranked = self.ranked
         return PublicSize(self.nodes, self.decisions, self.hands, self.max_actions,
-                          alive_sets, self.terminals, self.dense, len(self.tables), boards,
-                          self.ranked, self.players)
+                          alive_sets, self.terminals,
+                          self.tabled + (0 if ranked else self.cards), len(self.tables),
+                          boards, ranked, self.players)
 
 
 def _rank_tables(hands: HandInfo, strengths: np.ndarray, H: int, ranked: bool, f) -> dict:

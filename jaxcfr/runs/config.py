@@ -73,7 +73,8 @@ from jaxcfr.runs.schema import ConfigError, SECTION_KEYS, TOP_LEVEL_KEYS
 
 __all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ResolveConfig", "ConfigError",
            "load_config", "config_from_dict", "parse_override", "to_toml", "COMPUTE_KEYS",
-           "compute_keys", "check_config", "config_spelling", "check_sampled_chance"]
+           "compute_keys", "key_default", "check_config", "config_spelling",
+           "check_sampled_chance"]
 
 
 #: Keys that change what is computed: a checkpoint only resumes under equal values (and
@@ -81,7 +82,7 @@ __all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ResolveConfig",
 COMPUTE_KEYS = ("game.name", "game.names", "game.sort_infosets", "game.abstraction",
                 "game.bucketing", "game.boards", "solver.algorithm",
                 "solver.alternating", "solver.combine", "solver.sampling", "solver.samples",
-                "solver.counts",
+                "solver.counts", "solver.walk",
                 "solver.chance", "solver.draws", "run.precision", "run.seed", "run.seeds")
 
 
@@ -91,13 +92,24 @@ def compute_keys(*configs: dict[str, Any]) -> tuple[str, ...]:
     return COMPUTE_KEYS + tuple(f"solver.{k}" for k in sorted(names))
 
 
+def key_default(key: str) -> Any:
+    """The default of a dotted config key (``solver.walk`` -> ``"levels"``), ``None`` for a
+    key without one (a solver parameter, ``game.name``): what a config written before the
+    key existed ran with."""
+    section, _, field = key.partition(".")
+    cls = _SECTIONS.get(section)
+    f = next((f for f in dataclasses.fields(cls) if f.name == field), None) if cls else None
+    return None if f is None or f.default is dataclasses.MISSING else f.default
+
+
 # ConfigError: jaxcfr.runs.schema (the JAX-free key check raises it too)
 
 
 #: A run's argument names (as :func:`jaxcfr.solve` takes them) -> their config keys.
 _KEYS = {"algorithm": "solver.algorithm", "iterations": "solver.iterations",
          "alternating": "solver.alternating", "sampling": "solver.sampling",
-         "samples": "solver.samples", "counts": "solver.counts", "chance": "solver.chance",
+         "samples": "solver.samples", "counts": "solver.counts", "walk": "solver.walk",
+         "pool": "solver.pool", "chance": "solver.chance",
          "draws": "solver.draws", "seed": "run.seed", "seeds": "run.seeds",
          "eval_every": "run.eval_every", "chunk": "run.chunk", "precision": "run.precision",
          "games": "game.names", "abstraction": "game.abstraction"}
@@ -187,6 +199,10 @@ class SolverConfig:
                                             # outcome
     samples: int = 1                        # subtrees sampled per player and iteration
     counts: bool = False                    # run the samples as counts over the whole tree
+    walk: str = "levels"                    # traversals one by one: "levels" or "depth" first
+    pool: int | None = None                 # depth first: output slots a lane (absent: probed;
+                                            # 0: the static bound); the same tables whatever
+                                            # the pool (not a compute key)
     chance: str = "auto"                    # exact (lower the tree), sampled (the host draws
                                             # chance), auto: exact where it can be enumerated
     draws: int = DEFAULT_DRAWS              # chance draws per iteration under sampled chance
@@ -343,9 +359,10 @@ class Config:
         return out
 
     def estimator(self) -> Estimator:
-        """The estimator ``solver.sampling`` / ``solver.samples`` name."""
+        """The estimator ``solver.sampling`` / ``solver.samples`` name (``solver.counts``,
+        ``solver.walk``, ``solver.pool``: how its traversals run)."""
         return make_estimator(self.solver.sampling, self.solver.samples, config_spelling,
-                              self.solver.counts)
+                              self.solver.counts, self.solver.walk, self.solver.pool)
 
     def get(self, dotted: str) -> Any:
         section, _, key = dotted.partition(".")

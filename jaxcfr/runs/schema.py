@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 from jaxcfr._util.arguments import ArgumentError
 from jaxcfr.solvers.names import (ESTIMATOR_NAMES, PARAMETER_NAMES, check_named_parameters,
-                                  resolve_algorithm)
+                                  check_walk, resolve_algorithm)
 
 __all__ = ["ConfigError", "SECTION_KEYS", "TOP_LEVEL_KEYS", "check_keys", "check_file_keys",
            "check_solver_values"]
@@ -36,7 +36,7 @@ class ConfigError(ValueError):
 SECTION_KEYS = {
     "game": ("name", "names", "sort_infosets", "cache", "abstraction", "bucketing", "boards"),
     "solver": ("algorithm", "iterations", "alternating", "combine", "sampling", "samples",
-               "counts", "chance", "draws", "lock"),
+               "counts", "walk", "pool", "chance", "draws", "lock"),
     "run": ("eval_every", "stop_at", "checkpoint_every", "keep_checkpoints", "precision", "out_dir",
             "seed", "seeds", "chunk", "quiet", "plot"),
     "resolve": ("gadget", "algorithm", "iterations", "at", "after_chance", "at_depth",
@@ -111,8 +111,10 @@ def check_solver_values(raw: dict[str, Any], source: str, overrides: Sequence[st
                         ) -> None:
     """ConfigError (the message :func:`jaxcfr.runs.config.config_from_dict` gives) for a
     ``[solver]`` parameter of ``raw`` or ``overrides`` that the algorithm and estimator do
-    not take, or whose value the parameter's rule refuses. What this cannot judge without
-    JAX (a wrong type, an unknown algorithm or estimator) is left to the config's rules."""
+    not take, or whose value the parameter's rule refuses, and for a ``solver.walk`` /
+    ``solver.pool`` that :func:`jaxcfr.solvers.names.check_walk` refuses. What this cannot
+    judge without JAX (a wrong type, an unknown algorithm or estimator) is left to the
+    config's rules."""
     solver = dict(raw["solver"]) if isinstance(raw.get("solver"), dict) else {}
     given: dict[str, str] = {}                     # key -> the --set that gave its value
     for text in overrides:
@@ -130,6 +132,12 @@ def check_solver_values(raw: dict[str, Any], source: str, overrides: Sequence[st
     if sampling not in ESTIMATOR_NAMES or not isinstance(counts, bool) or \
             type(samples) is not int or samples < 1 or (counts and sampling == "none"):
         return                          # (the estimator's own rules answer first, later)
+    walk, pool = solver.get("walk", "levels"), solver.get("pool")
+    if isinstance(walk, str) and (pool is None or type(pool) is int):   # (else: by type)
+        try:
+            check_walk(sampling, counts, walk, pool, lambda name: f"solver.{name}")
+        except ArgumentError as e:
+            raise ConfigError(f"{given.get(e.argument, source)}: {e}") from None
     values = {}
     for name in PARAMETER_NAMES:
         if name in solver:

@@ -64,7 +64,7 @@ from jaxcfr.runs import checkpoint
 from jaxcfr.runs.checkpoint import CheckpointError
 from jaxcfr.runs.progress import pot_of
 from jaxcfr.runs.config import (Config, check_config, check_sampled_chance, compute_keys,
-                                config_spelling, to_toml)
+                                config_spelling, key_default, to_toml)
 from jaxcfr.runs.rundir import RunDir, default_run_dir
 from jaxcfr.solvers.solver import SolverState
 from jaxcfr.tensors import LoweredGame
@@ -214,11 +214,14 @@ STATUS_MEMBERS = 8
 
 # -- the run ----------------------------------------------------------------------
 def _compute_mismatch(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """How config ``a`` (TOML-shaped) differs from ``b`` (a checkpoint's) in what is
+    computed; a key one of them lacks (a checkpoint written before the key existed) is
+    its default."""
     out = []
     for key in compute_keys(a, b):
         section, _, field = key.partition(".")
-        x = a.get(section, {}).get(field)
-        y = b.get(section, {}).get(field)
+        x = a.get(section, {}).get(field, key_default(key))
+        y = b.get(section, {}).get(field, key_default(key))
         if jsonable(x) != jsonable(y):
             out.append(f"{key} ({y!r} in the checkpoint, {x!r} now)")
     return out

@@ -87,11 +87,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr._util.arguments import ArgumentError, positive_int
-from jaxcfr.solvers.names import ESTIMATOR_NAMES
+from jaxcfr.solvers.names import ESTIMATOR_NAMES, WALK_NAMES, check_walk
 from jaxcfr.solvers.estimator_protocol import (CappedEstimate, DenseEstimate, Estimator, Exact,
                                                LazyStrategy, RowEstimate, densify, over_chunks,
                                                players_of, rows_of)
-from jaxcfr.solvers.monte_carlo import (ChanceSampling, ExternalSampling, MonteCarlo,
+from jaxcfr.solvers.monte_carlo import (WALKS, ChanceSampling, ExternalSampling, MonteCarlo,
                                         OutcomeSampling, check_counted_samples)
 
 __all__ = ["Estimator", "Exact", "MonteCarlo", "ChanceSampling", "ExternalSampling",
@@ -144,14 +144,19 @@ ESTIMATORS: dict[str, type[Estimator]] = {
     "outcome": OutcomeSampling}
 if tuple(ESTIMATORS) != ESTIMATOR_NAMES:        # (the names the command line checks)
     raise ImportError("jaxcfr.solvers.names.ESTIMATOR_NAMES differs from ESTIMATORS")
+if set(WALK_NAMES) != set(WALKS):               # (the walks the command line checks)
+    raise ImportError("jaxcfr.solvers.names.WALK_NAMES differs from monte_carlo.WALKS")
 
 
-def make_estimator(name: str, samples: int = 1, spell=str, counts: bool = False
-                   ) -> Estimator:
+def make_estimator(name: str, samples: int = 1, spell=str, counts: bool = False,
+                   walk: str = "levels", pool: int | None = None) -> Estimator:
     """The estimator named ``name`` (:data:`ESTIMATORS`), drawing ``samples`` subtrees if it
-    samples, as counts over the whole tree with ``counts`` (:class:`MonteCarlo`). Errors
-    name the arguments as the caller spells them: ``spell("sampling")`` (e.g.
-    ``--sampling``, ``solver.sampling``; :mod:`jaxcfr._util.arguments`)."""
+    samples, as counts over the whole tree with ``counts``, its traversals one by one
+    walked level by level or depth first (``walk``) with an output ``pool`` of that many
+    slots a lane (``None``: probed; ``0``: the bound) (:class:`MonteCarlo`;
+    :func:`jaxcfr.solvers.names.check_walk`). Errors name the arguments as the caller
+    spells them: ``spell("sampling")`` (e.g. ``--sampling``, ``solver.sampling``;
+    :mod:`jaxcfr._util.arguments`)."""
     cls = ESTIMATORS.get(name) if isinstance(name, str) else None
     if cls is None:
         raise ArgumentError(f"unknown {spell('sampling')} {name!r}; choose one of "
@@ -160,8 +165,10 @@ def make_estimator(name: str, samples: int = 1, spell=str, counts: bool = False
     if not isinstance(counts, (bool, np.bool_)):
         raise ArgumentError(f"{spell('counts')} must be true or false, got {counts!r}",
                             argument=spell("counts"))
+    walk, pool = check_walk(name, bool(counts), walk, pool, spell)
     if issubclass(cls, MonteCarlo):
-        return cls(samples=check_counted_samples(samples, counts, spell), counts=bool(counts))
+        return cls(samples=check_counted_samples(samples, counts, spell), counts=bool(counts),
+                   walk=walk, pool=pool)
     if counts:
         raise ArgumentError(f"{spell('counts')} runs a sampling estimator's traversals as "
                             f"counts: it needs {spell('sampling')} chance, external or "

@@ -23,9 +23,9 @@ import numpy as np
 from jaxcfr._util import arguments
 from jaxcfr._util.arguments import ArgumentError
 
-__all__ = ["PRESET_NAMES", "ALIASES", "ESTIMATOR_NAMES", "PARAMETER_NAMES",
+__all__ = ["PRESET_NAMES", "ALIASES", "ESTIMATOR_NAMES", "WALK_NAMES", "PARAMETER_NAMES",
            "PRESET_PARAMETERS", "ESTIMATOR_PARAMETERS", "PARAMETER_RULES", "Rule",
-           "resolve_algorithm", "check_values", "check_named_parameters"]
+           "resolve_algorithm", "check_values", "check_named_parameters", "check_walk"]
 
 #: The presets' names, in the order the help lists them.
 PRESET_NAMES = ("cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "dcfr+", "pdcfr+", "hs-pcfr+",
@@ -39,6 +39,9 @@ ALIASES = {"cfr_plus": "cfr+", "cfrplus": "cfr+", "linear_cfr": "lcfr", "pcfr_pl
 #: The estimators' names (``--sampling``, ``solver.sampling``): the keys of
 #: :data:`jaxcfr.solvers.estimators.ESTIMATORS`.
 ESTIMATOR_NAMES = ("none", "chance", "external", "outcome")
+#: How a sampling estimator's traversals one by one run (``--walk``, ``solver.walk``):
+#: :data:`jaxcfr.solvers.monte_carlo.WALKS`, the default first.
+WALK_NAMES = ("levels", "depth")
 #: The traced parameters the presets and estimators declare, by name: the keys of
 #: :func:`jaxcfr.solvers.presets.named_parameters` (one ``jaxcfr solve`` option each).
 PARAMETER_NAMES = ("gamma", "alpha", "beta", "gamma_drop", "horizon", "exploration")
@@ -100,6 +103,31 @@ def check_named_parameters(algorithm: str, values: Mapping[str, Any], sampling: 
         owner += f" with {sampling}{f' x{samples}' if samples > 1 else ''}" \
                  f"{' (counts)' if counts else ''}"
     return check_values(tuple(map(rule_of, names)), values, spell, owner)
+
+
+def check_walk(sampling: str, counts: bool, walk: Any = "levels", pool: Any = None,
+               spell=str) -> tuple[str, int | None]:
+    """``(walk, pool)`` of a sampling estimator checked without JAX: ``walk`` one of
+    :data:`WALK_NAMES`, ``pool`` ``None`` (probed) or a whole number of output slots a lane
+    ``>= 0`` (``0``: the static bound; :class:`jaxcfr.solvers.monte_carlo.MonteCarlo`);
+    a depth-first walk needs a sampling estimator whose traversals run one by one (not
+    ``counts``), and ``pool`` a depth-first walk. Errors name the arguments as ``spell``
+    renders them (``--walk``, ``solver.pool``)."""
+    walk = arguments.one_of(spell("walk"), walk, WALK_NAMES)
+    if pool is not None:
+        pool = arguments.nonnegative_int(spell("pool"), pool)
+    if walk == "depth" and sampling == "none":
+        raise ArgumentError(f"{spell('walk')} depth walks sampled traversals: it needs "
+                            f"{spell('sampling')} chance, external or outcome",
+                            argument=spell("walk"))
+    if walk == "depth" and counts:
+        raise ArgumentError(f"{spell('walk')} depth walks the traversals one by one; "
+                            f"{spell('counts')} runs them as counts over the whole tree: "
+                            "give one of the two", argument=spell("walk"))
+    if pool is not None and walk != "depth":
+        raise ArgumentError(f"{spell('pool')} is the output pool of depth-first walks: it "
+                            f"needs {spell('walk')} depth", argument=spell("pool"))
+    return walk, pool
 
 
 def _is_batch(value) -> bool:
