@@ -32,6 +32,7 @@ import numpy as np
 
 from jaxcfr.lowering.columns import ROOT_PARENT, SLOT_RADIX, Enumeration, as_numpy
 from jaxcfr.lowering.labels import Interner
+from jaxcfr.lowering.rowkeys import Collision, KeyTable, all_str, decode, encode
 
 __all__ = ["pack", "Merge", "Mismatch"]
 
@@ -69,11 +70,33 @@ def pack(enum: Enumeration, seeded: int) -> dict:
     else:
         kept = np.asarray([table.setdefault(keep, len(table)) for keep in row_kept], np.int32)
     player = np.asarray(enum.row_player[seeded:], np.int32)
-    by_player = [np.flatnonzero(player == p) for p in range(enum.num_players)]
-    out.update(key=keys, player=player, by_player=by_player,
-               keys_by_player=[[keys[i] for i in idx.tolist()] for idx in by_player],
-               seq=np.asarray(enum.row_seq[seeded:], np.int64), table=list(table),
-               actions=actions, kept=kept)
+    out.update(player=player, seq=np.asarray(enum.row_seq[seeded:], np.int64),
+               table=list(table), actions=actions, kept=kept)
+    if all_str(keys):
+        # found in bulk by the parent (jaxcfr.lowering.rowkeys): hashes and bytes made
+        # here, the keys themselves decoded there, for the rows new to the merge only
+        out["hash"], out["length"], out["words"] = encode(keys)
+    else:
+        out["key"] = keys
+    return out
+
+
+def _keys(part: dict, which: np.ndarray | None = None) -> list:
+    """A part's added rows' keys (those at indices ``which``, default all)."""
+    if "key" in part:
+        keys = part["key"]
+        return keys if which is None else [keys[i] for i in which.tolist()]
+    lengths, words = part["length"], part["words"]
+    return decode(lengths, words) if which is None else decode(lengths[which], words[which])
+
+
+def _keys_by_player(part: dict, num_players: int) -> list[tuple[np.ndarray, list]]:
+    """Per player, ``(indices, keys)`` of a part's added rows."""
+    keys, player = _keys(part), part["player"]
+    out = []
+    for p in range(num_players):
+        idx = np.flatnonzero(player == p)
+        out.append((idx, [keys[i] for i in idx.tolist()]))
     return out
 
 
@@ -94,7 +117,12 @@ class Merge:
             "returns", "label")}
         self.row_player: list = []
         self.row_key: list = []
-        self.row_of: list[dict] = [{} for _ in range(num_players)]   # key -> global row
+        # the rows by key: a KeyTable of str keys (found in bulk), else (other keys, or
+        # after a 64-bit hash collision) per player ``key -> global row`` dicts
+        self.keys: KeyTable | None = KeyTable() if all_str(top.row_key) else None
+        self.row_of: list[dict] | None = None if self.keys is not None else \
+            [{} for _ in range(num_players)]
+        self.unindexed = 0                # rows below this are in keys / row_of
         self.row_act = array("i")         # global row -> id of its legal actions
         self.row_kept = array("i")        # global row -> id of its kept actions
         self.row_seq = array("q")         # global row -> own sequence (global rows)
@@ -134,9 +162,53 @@ class Merge:
         out[some] = rows[seq[some] // SLOT_RADIX] * SLOT_RADIX + seq[some] % SLOT_RADIX
         return out
 
+    def _to_dicts(self) -> None:
+        """Find rows by ``dict`` from now on (a key that is not a ``str``, or a collision)."""
+        self.keys = None
+        self.row_of = [{} for _ in range(self.num_players)]
+        self.unindexed = 0
+        self._index()
+
+    def _index(self) -> None:
+        """Put the rows added one at a time (the top's, :meth:`_new_row`) in the index."""
+        lo, hi = self.unindexed, len(self.row_key)
+        if lo == hi:
+            return
+        keys, players = self.row_key[lo:hi], self.row_player[lo:hi]
+        if self.keys is not None:
+            if all_str(keys):
+                try:
+                    self.keys.add(*encode(keys), np.asarray(players, np.int64))
+                    self.unindexed = hi
+                    return
+                except Collision:
+                    pass
+            self._to_dicts()
+            return
+        for p, key, row in zip(players, keys, range(lo, hi)):
+            self.row_of[p][key] = row
+        self.unindexed = hi
+
+    def _find(self, part: dict) -> np.ndarray:
+        """The global rows of a part's added rows (``[K]``, -1: new to the merge)."""
+        self._index()
+        if self.keys is not None and "hash" not in part:
+            self._to_dicts()
+        if self.keys is not None:
+            try:
+                return self.keys.find(part["hash"], part["length"], part["words"],
+                                      part["player"])
+            except Collision:
+                self._to_dicts()
+        found = np.empty(len(part["player"]), dtype=np.int64)
+        for p, (idx, keys_p) in enumerate(_keys_by_player(part, self.num_players)):
+            found[idx] = np.fromiter(map(self.row_of[p].get, keys_p, repeat(-1)),
+                                     np.int64, len(keys_p))
+        return found
+
     def _new_row(self, player: int, key, act: int, kept: int, seq: int) -> int:
+        """A row added alone (indexed later, by :meth:`_index`)."""
         row = len(self.row_act)
-        self.row_of[player][key] = row
         self.row_player.append(player)
         self.row_key.append(key)
         self.row_act.append(act)
@@ -147,19 +219,28 @@ class Merge:
     def _new_rows(self, new: np.ndarray, found: np.ndarray, part: dict, act, kept) -> None:
         """Add a part's rows ``new`` (indices, in the part's order) and number them in
         ``found``; their sequences are filled in by the caller."""
+        self._index()
         base = len(self.row_act)
         found[new] = np.arange(base, base + len(new))
-        keys, players = part["key"], part["player"][new]
-        new_keys = [keys[i] for i in new.tolist()]
-        for p in range(self.num_players):
-            mine = np.flatnonzero(players == p)
-            self.row_of[p].update(zip([new_keys[i] for i in mine.tolist()],
-                                      (base + mine).tolist()))
+        players = part["player"][new]
+        new_keys = _keys(part, new)
         self.row_player.extend(players.tolist())
         self.row_key.extend(new_keys)
         self.row_act.extend(act[new].astype(np.int32).tolist())
         self.row_kept.extend(kept[new].astype(np.int32).tolist())
         self.row_seq.extend([-1] * len(new))
+        if self.keys is not None:
+            try:
+                self.keys.add(part["hash"][new], part["length"][new], part["words"][new],
+                              players)
+            except Collision:
+                self._to_dicts()
+        else:
+            for p in range(self.num_players):
+                mine = np.flatnonzero(players == p)
+                self.row_of[p].update(zip([new_keys[i] for i in mine.tolist()],
+                                          (base + mine).tolist()))
+        self.unindexed = len(self.row_key)
 
     def _top_row(self, r: int) -> None:
         if self.top_row[r] < 0:
@@ -216,35 +297,37 @@ class Merge:
         before, item = self.top.frontier[self.parts_done]
         self._top_run(before)
         seeded = self.seeded
-        keys, players = part["key"], part["player"].tolist()
-        ids = np.empty(seeded + len(keys), dtype=np.int64)
+        players = part["player"].tolist()
+        ids = np.empty(seeded + len(players), dtype=np.int64)
         ids[:seeded] = self.top_row
         table = np.asarray([self._action_id(acts) for acts in part["table"]], np.int32)
         act, kept = table[part["actions"]], table[part["kept"]]
         first_met = part["first_met"]
         met_top = first_met[first_met < seeded]
+        # (a part's added rows differ from the top's and from each other, so those new
+        # to the merge stay new while the top rows met first here are numbered)
+        found = self._find(part)
         if (self.top_row[met_top] >= 0).all():
             # Common case: every top row met here is numbered, so the rows new to the
-            # merge come in the part's order: look them all up, then add them at once.
-            found = ids[seeded:]
-            for p, (idx, keys_p) in enumerate(zip(part["by_player"], part["keys_by_player"])):
-                found[idx] = np.fromiter(map(self.row_of[p].get, keys_p, repeat(-1)),
-                                         np.int64, len(keys_p))
+            # merge come in the part's order: add them at once.
+            ids[seeded:] = found
             created = found < 0
-            self._new_rows(np.flatnonzero(created), found, part, act, kept)
+            self._new_rows(np.flatnonzero(created), ids[seeded:], part, act, kept)
         else:
-            created = np.zeros(len(keys), dtype=bool)
+            created = np.zeros(len(players), dtype=bool)
+            keys = _keys(part)
             for r in first_met.tolist():
                 if r < seeded:
                     self._top_row(r)
                     ids[r] = self.top_row[r]
                     continue
                 i = r - seeded
-                g = self.row_of[players[i]].get(keys[i])
-                if g is None:
+                g = int(found[i])
+                if g < 0:
                     g = self._new_row(players[i], keys[i], int(act[i]), int(kept[i]), -1)
                     created[i] = True
                 ids[r] = g
+            self._index()
         rows = ids[seeded:]
         seq = self._seqs(part["seq"], ids)
         row_act = np.frombuffer(self.row_act, np.int32)
