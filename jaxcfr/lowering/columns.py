@@ -82,7 +82,8 @@ class Enumeration:
     ``row_kept`` (the actions kept by the abstraction, in its order: the row's slots; the
     same object when all are kept) and ``row_seq`` (the owner's own last
     ``row * SLOT_RADIX + slot`` before the row, -1 for none: by induction this names the
-    whole own sequence).
+    whole own sequence). Rows are numbered as they are first met in pre-order (a whole
+    walk's and a merge's; ``jaxcfr.lowering.lower`` sorts them by player on that ground).
     A walk cut at a depth also has ``frontier``: ``(nodes walked before it, item)``
     per stack item at the cut, in pre-order.
     """

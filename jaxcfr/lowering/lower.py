@@ -449,14 +449,12 @@ def _most_own_decisions(parent, edge_owner, level_start, num_players) -> int:
     return most
 
 
-def _row_order(code: np.ndarray, row_player, num_real: int) -> np.ndarray:
-    """:func:`sort_infosets`' row order from the walk's pre-order ``code`` column: rows by
-    player, then by the pre-order number of their first member (new -> old, ``[I - 1]``)."""
-    decision = np.flatnonzero(code >= 0)
-    first_pre = np.full(num_real, len(code), dtype=np.int64)
-    np.minimum.at(first_pre, code[decision], decision)
-    del decision
-    return np.lexsort((first_pre, np.asarray(row_player, np.int32)))
+def _row_order(row_player) -> np.ndarray:
+    """:func:`sort_infosets`' row order (new -> old, ``[I - 1]``): rows by player, then by
+    the pre-order number of their first member. A walk (or a merge) numbers its rows in
+    that very order, as it first meets them in pre-order, so a stable sort by player
+    gives it (no pass over the nodes)."""
+    return np.argsort(np.asarray(row_player, np.int32), kind="stable")
 
 
 def _sort_rows(enum: Enumeration) -> None:
@@ -464,7 +462,7 @@ def _sort_rows(enum: Enumeration) -> None:
     place (a walk's own, or a merge's) and its row lists."""
     num_real = len(enum.row_actions)
     code = as_numpy(enum.code, np.int32)
-    perm = _row_order(code, enum.row_player, num_real)
+    perm = _row_order(enum.row_player)
     old_to_new = np.empty(num_real, dtype=np.int32)
     old_to_new[perm] = np.arange(num_real, dtype=np.int32)
     decision = code >= 0
