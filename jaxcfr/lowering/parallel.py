@@ -2,8 +2,9 @@
 
 The parent process walks the top of the tree down to a cut depth (with every
 contract check of :func:`jaxcfr.lowering.walk.walk`); each stack item at the cut is a job.
-Worker processes (forked, so the game needs no pickling) take jobs in pre-order
-and walk each subtree with the same walk, seeded with the top's information sets.
+Worker processes (forked, so the game needs no pickling) take jobs in pre-order, a
+run of consecutive jobs at a time (:func:`chunk`: many at first, one at the end), and
+walk each run's subtrees with the same walk, seeded with the top's information sets.
 The parent merges the parts in pre-order (:mod:`jaxcfr.lowering.parts`): node numbers,
 information-set rows (in the order of their first member in pre-order), labels and
 returns come out exactly as the serial walk's, so :func:`jaxcfr.lowering.lower` builds
@@ -43,8 +44,8 @@ from jaxcfr.lowering.parts import Merge, Mismatch, pack
 from jaxcfr.lowering.columns import ROOT_PARENT, Enumeration
 from jaxcfr.lowering.walk import walk
 
-__all__ = ["walk_parallel", "cut", "walk_job", "resolve_workers", "default_workers",
-           "PARALLEL_MIN_NODES", "LoweringWorkerDied"]
+__all__ = ["walk_parallel", "cut", "walk_job", "run_ends", "chunk", "resolve_workers",
+           "default_workers", "PARALLEL_MIN_NODES", "LoweringWorkerDied"]
 
 #: Trees smaller than this (by the size estimate) are walked by one process by default.
 PARALLEL_MIN_NODES = 1_000_000
@@ -56,6 +57,9 @@ MAX_TOP_NODES = 50_000
 SEARCH_TOPS = 4
 #: Seconds between two looks at the workers (progress, memory budget, failures).
 POLL_SECONDS = 0.2
+#: A worker takes at most the jobs left over this many times the workers at once (guided
+#: scheduling: long runs of consecutive jobs first, single jobs at the end).
+CHUNK_SHARE = 4
 
 
 def default_workers() -> int:
@@ -172,9 +176,10 @@ def _run(top: Enumeration, num_players, abstraction, workers, budget, progress,
     next_job = ctx.Value("i", 0)
     walked = ctx.Array("q", workers, lock=False)
     results = ctx.Queue()
+    ends = run_ends(jobs)
     procs = [ctx.Process(target=_worker, daemon=True, name=f"jaxcfr-lowering-{i}",
-                         args=(i, jobs, top, num_players, abstraction, next_job, walked,
-                               results, os.getpid()))
+                         args=(i, jobs, ends, workers, top, num_players, abstraction,
+                               next_job, walked, results, os.getpid()))
              for i in range(workers)]
     merge = Merge(top, num_players)
     top.row_tables()                    # built once here, inherited by every worker
@@ -188,8 +193,7 @@ def _run(top: Enumeration, num_players, abstraction, workers, budget, progress,
             p.start()
     try:
         pending: dict[int, bytes] = {}
-        done = 0
-        while done < len(jobs):
+        while merge.parts_done < len(jobs):
             try:
                 j, data = results.get(timeout=POLL_SECONDS)
             except queue_module.Empty:
@@ -197,10 +201,9 @@ def _run(top: Enumeration, num_players, abstraction, workers, budget, progress,
             else:
                 if data is None:
                     raise _WorkerFailed
-                pending[j] = data
+                pending[j] = data                   # (a part of consecutive jobs from j)
                 while merge.parts_done in pending:
                     merge.add_part(pickle.loads(pending.pop(merge.parts_done)))
-                    done += 1
             nodes = len(top) + sum(walked)
             # the game's known size (``floor``, a cautious count) with the rows found so far
             check_budget(max(nodes, floor), merge.num_rows + 1, merge.max_actions, num_players,
@@ -233,16 +236,34 @@ def _die_with_parent(parent: int) -> None:
         pass
 
 
-def _worker(index, jobs, top, num_players, abstraction, next_job, walked, results,
-            parent: int) -> None:
-    """A worker process: take jobs in order, walk each subtree, send its columns."""
+def run_ends(jobs: list) -> list[int]:
+    """Per job, the end of its run: the jobs from it up to there follow one another in
+    pre-order with no top node between them (the same ``before``), so one walk over
+    their subtrees, in order, is one part of the merge."""
+    ends = [len(jobs)] * len(jobs)
+    for j in range(len(jobs) - 2, -1, -1):
+        ends[j] = ends[j + 1] if jobs[j + 1][0] == jobs[j][0] else j + 1
+    return ends
+
+
+def chunk(j: int, jobs: int, workers: int, ends: list[int]) -> int:
+    """How many jobs from ``j`` a worker takes at once: the jobs left over
+    :data:`CHUNK_SHARE` times the workers (at least one), within ``j``'s run."""
+    return max(1, min((jobs - j) // (CHUNK_SHARE * workers), ends[j] - j))
+
+
+def _worker(index, jobs, ends, workers, top, num_players, abstraction, next_job, walked,
+            results, parent: int) -> None:
+    """A worker process: take runs of consecutive jobs in order, walk each run's subtrees,
+    send their columns."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent handles Ctrl-C
     _die_with_parent(parent)
     before = 0
     while os.getppid() == parent:                     # (it died before prctl, or elsewhere)
         with next_job.get_lock():
             j = next_job.value
-            next_job.value = j + 1
+            c = chunk(j, len(jobs), workers, ends) if j < len(jobs) else 0
+            next_job.value = j + c
         if j >= len(jobs):
             return
 
@@ -250,7 +271,8 @@ def _worker(index, jobs, top, num_players, abstraction, next_job, walked, result
             walked[index] = base + nodes
 
         try:
-            data, nodes = walk_job(jobs[j][1], top, num_players, abstraction, on_check)
+            data, nodes = walk_job([item for _, item in jobs[j:j + c]], top, num_players,
+                                   abstraction, on_check)
         except BaseException:  # noqa: BLE001 - the parent walks serially and reports it
             results.put((j, None))
             return
@@ -259,10 +281,13 @@ def _worker(index, jobs, top, num_players, abstraction, next_job, walked, result
         results.put((j, data))
 
 
-def walk_job(item: tuple, top: Enumeration, num_players: int, abstraction,
+def walk_job(items: list, top: Enumeration, num_players: int, abstraction,
              on_check=None) -> tuple[bytes, int]:
-    """Walk one job's subtree (seeded with the top's rows); its packed columns and size."""
-    state, _, slot, depth, seq, action, prob = item
-    enum = walk(None, num_players, abstraction, on_check=on_check, seed=top,
-                start=[(state, ROOT_PARENT, slot, depth, seq, action, prob)])
-    return pickle.dumps(pack(enum, len(top.row_actions)), pickle.HIGHEST_PROTOCOL), len(enum)
+    """Walk the subtrees of consecutive jobs (frontier items with no top node between
+    them), in order, in one walk seeded with the top's rows; its packed columns and size."""
+    start = [(state, ROOT_PARENT, slot, depth, seq, action, prob)
+             for state, _, slot, depth, seq, action, prob in items]
+    enum = walk(None, num_players, abstraction, on_check=on_check, seed=top, start=start)
+    part = pack(enum, len(top.row_actions))
+    part["jobs"] = len(items)
+    return pickle.dumps(part, pickle.HIGHEST_PROTOCOL), len(enum)

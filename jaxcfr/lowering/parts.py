@@ -17,7 +17,7 @@ Example (what :mod:`jaxcfr.lowering.parallel` does with processes, here in one):
     >>> top = parallel.cut(game, 2, None, workers=2, size=None, depth=1)
     >>> merge = parts.Merge(top, 2)
     >>> for _, item in top.frontier:
-    ...     merge.add_part(pickle.loads(parallel.walk_job(item, top, 2, None)[0]))
+    ...     merge.add_part(pickle.loads(parallel.walk_job([item], top, 2, None)[0]))
     >>> len(merge.finish())
     58
 """
@@ -293,8 +293,12 @@ class Merge:
         self.top_done, self.top_terminal = b, hi
 
     def add_part(self, part: dict) -> None:
-        """The next part in pre-order (after the top nodes walked before it)."""
-        before, item = self.top.frontier[self.parts_done]
+        """The next part in pre-order (after the top nodes walked before it): the subtrees
+        of ``part["jobs"]`` consecutive jobs with no top node between them."""
+        jobs = self.top.frontier[self.parts_done:self.parts_done + part["jobs"]]
+        before = jobs[0][0]
+        if len(jobs) != part["jobs"] or any(b != before for b, _ in jobs):
+            raise Mismatch                      # (not one run of the frontier)
         self._top_run(before)
         seeded = self.seeded
         players = part["player"].tolist()
@@ -342,8 +346,12 @@ class Merge:
         del row_act, row_kept, row_seq
         code = np.frombuffer(part["code"], np.int32)
         offset = self.nodes
-        parent = np.frombuffer(part["parent"], np.int32).astype(np.int64) + offset
-        parent[0] = self.top_node[item[1]]
+        parent = np.frombuffer(part["parent"], np.int32).astype(np.int64)
+        starts = np.flatnonzero(parent == ROOT_PARENT)      # each job's subtree root
+        if len(starts) != len(jobs):
+            raise Mismatch
+        parent += offset
+        parent[starts] = self.top_node[[item[1] for _, item in jobs]]
         self._append(parent=parent.astype(np.int32),
                      slot=part["slot"], depth=part["depth"],
                      code=self._renumber(code, ids).astype(np.int32),
@@ -354,7 +362,7 @@ class Merge:
                      returns=np.frombuffer(part["returns"], np.float64))
         self._append(label=self.labels.add_all(part["labels"])[part["label"]])
         self.nodes += len(code)
-        self.parts_done += 1
+        self.parts_done += len(jobs)
 
     def finish(self) -> Enumeration:
         """The merged columns as one :class:`Enumeration` (NumPy columns)."""
