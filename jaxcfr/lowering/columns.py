@@ -107,6 +107,9 @@ class Enumeration:
         self.row_seq: list[int] = []
         self.max_actions = 1
         self.frontier: list[tuple[int, tuple]] = []
+        #: a merge's node columns in depth order (``jaxcfr.lowering.levels.Levels``;
+        #: then the per-node columns above are unset but ``code``, the same array)
+        self.levels = None
         self.rows_of: list[dict] | None = None     # per player key -> row, once asked for
 
     def __len__(self) -> int:

@@ -32,6 +32,7 @@ import numpy as np
 
 from jaxcfr.lowering.columns import ROOT_PARENT, SLOT_RADIX, Enumeration, as_numpy
 from jaxcfr.lowering.labels import Interner
+from jaxcfr.lowering.levels import Levels, depth_order
 from jaxcfr.lowering.rowkeys import Collision, KeyTable, all_str, decode, encode
 
 __all__ = ["pack", "Merge", "Mismatch"]
@@ -52,11 +53,15 @@ def pack(enum: Enumeration, seeded: int) -> dict:
     """A part's columns as bytes (or arrays: those of a dtype chosen by the walk), and its
     rows: those it met in first-met order, and the ones it added (keys, actions as ids
     into a table of distinct tuples, seqs)."""
-    out = {k: getattr(enum, k).tobytes() for k in ("parent", "code", "terminals", "returns")}
-    out.update({k: np.asarray(getattr(enum, k))
-                for k in ("slot", "depth", "chance_at", "chance_prob")})
-    out["labels"], out["label"] = list(enum.label_table), np.asarray(enum.label)
-    out["first_met"] = _first_met(np.frombuffer(enum.code, np.int32))
+    code = as_numpy(enum.code, np.int32)
+    out = _in_depth_order(as_numpy(enum.parent, np.int32), np.asarray(enum.slot), code,
+                          np.asarray(enum.label), np.asarray(enum.depth),
+                          as_numpy(enum.terminals, np.int32), as_numpy(enum.chance_at, np.int32))
+    del out["order"]
+    out["returns"] = as_numpy(enum.returns, np.float64)
+    out["chance_prob"] = as_numpy(enum.chance_prob, np.float64)
+    out["labels"] = list(enum.label_table)
+    out["first_met"] = _first_met(code)
     keys = enum.row_key[seeded:]
     for kind in set(map(type, keys)):
         if kind.__hash__ is object.__hash__:
@@ -79,6 +84,31 @@ def pack(enum: Enumeration, seeded: int) -> dict:
     else:
         out["key"] = keys
     return out
+
+
+def _in_depth_order(parent, slot, code, label, depth, terminals, chance_at,
+                    first: int = 0) -> dict:
+    """A run of pre-order nodes ``first, first + 1, ...`` (``[n]`` columns) in its own
+    depth order (:func:`~jaxcfr.lowering.levels.depth_order`): ``levels`` (nodes per depth,
+    from depth 0), ``slot``, ``code``, ``label`` and ``parent`` (a depth-order number in
+    the run; -1 for a parent outside it, whose pre-order number is then in ``outer`` at
+    the node's place, ``outer_at``), the terminals' and chance edges' nodes (``terminals``,
+    ``chance_at``: pre-order numbers in, depth-order numbers in the run out)."""
+    order, level_start = depth_order(depth)
+    n = len(order)
+    new_of_old = np.empty(n, dtype=np.int64)
+    new_of_old[order] = np.arange(n)
+    parent = parent[order].astype(np.int64) - first
+    inside = parent >= 0
+    outer_at = np.flatnonzero(~inside)
+    local = np.full(n, ROOT_PARENT, dtype=np.int32)
+    local[inside] = new_of_old[parent[inside]]
+    return {"levels": np.diff(level_start), "slot": slot[order], "code": code[order],
+            "label": label[order], "parent": local, "outer_at": outer_at,
+            "outer": parent[outer_at] + first,
+            "terminals": new_of_old[terminals - first].astype(np.int32),
+            "chance_at": new_of_old[chance_at - first].astype(np.int32),
+            "order": order + first}
 
 
 def _keys(part: dict, which: np.ndarray | None = None) -> list:
@@ -112,9 +142,9 @@ class Merge:
         self.top = top
         self.num_players = num_players
         self.seeded = len(top.row_actions)
-        self.pieces: dict[str, list] = {k: [] for k in (
-            "parent", "slot", "depth", "code", "terminals", "chance_at", "chance_prob",
-            "returns", "label")}
+        # the top's runs and the parts, in pre-order, each in its own depth order
+        # (_in_depth_order's columns; a top run's with ``order``, its top nodes)
+        self.blocks: list[dict] = []
         self.row_player: list = []
         self.row_key: list = []
         # the rows by key: a KeyTable of str keys (found in bulk), else (other keys, or
@@ -131,8 +161,6 @@ class Merge:
         self.labels = Interner()          # distinct action labels of all parts
         self.top_label = self.labels.add_all(top.label_table)    # top entry -> merged entry
         self.top_row = np.full(self.seeded, -1, dtype=np.int64)   # top row -> global row
-        self.top_node = np.full(len(top), -1, dtype=np.int64)     # top node -> global node
-        self.nodes = 0                       # global nodes so far
         self.top_done = 0                    # top nodes merged so far
         self.top_terminal = 0                # top terminals merged so far
         self.parts_done = 0
@@ -259,10 +287,6 @@ class Merge:
         return out
 
     # -- nodes ---------------------------------------------------------------
-    def _append(self, **columns) -> None:
-        for k, v in columns.items():
-            self.pieces[k].append(v)
-
     def _top_run(self, stop: int) -> None:
         """Top nodes ``top_done:stop`` (those walked before the next part)."""
         a, b = self.top_done, stop
@@ -272,24 +296,19 @@ class Merge:
         code = np.frombuffer(t.code, np.int32)[a:b]
         for r in _first_met(code):
             self._top_row(int(r))
-        self.top_node[a:b] = np.arange(self.nodes, self.nodes + b - a)
-        parent = np.frombuffer(t.parent, np.int32)[a:b]
         terms = np.frombuffer(t.terminals, np.int32)
         lo, hi = self.top_terminal, int(np.searchsorted(terms, b))
         P = self.num_players
-        chance_at = np.asarray(t.chance_at)
+        chance_at = as_numpy(t.chance_at, np.int32)
         c_lo, c_hi = np.searchsorted(chance_at, [a, b])
-        self._append(parent=np.where(parent == ROOT_PARENT, ROOT_PARENT,
-                                     self.top_node[np.maximum(parent, 0)]).astype(np.int32),
-                     slot=np.asarray(t.slot)[a:b].copy(),
-                     depth=np.asarray(t.depth)[a:b].copy(),
-                     code=self._renumber(code, self.top_row).astype(np.int32),
-                     chance_at=self.top_node[chance_at[c_lo:c_hi]].astype(np.int32),
-                     chance_prob=np.asarray(t.chance_prob)[c_lo:c_hi].copy(),
-                     terminals=(self.top_node[terms[lo:hi]]).astype(np.int32),
-                     returns=np.frombuffer(t.returns, np.float64)[lo * P:hi * P].copy())
-        self._append(label=self.top_label[as_numpy(t.label, np.int32)[a:b]])
-        self.nodes += b - a
+        block = _in_depth_order(np.frombuffer(t.parent, np.int32)[a:b], np.asarray(t.slot)[a:b],
+                                self._renumber(code, self.top_row).astype(np.int32),
+                                self.top_label[as_numpy(t.label, np.int32)[a:b]],
+                                np.asarray(t.depth)[a:b], terms[lo:hi], chance_at[c_lo:c_hi],
+                                first=a)
+        block["returns"] = np.frombuffer(t.returns, np.float64)[lo * P:hi * P]
+        block["chance_prob"] = as_numpy(t.chance_prob, np.float64)[c_lo:c_hi]
+        self.blocks.append(block)
         self.top_done, self.top_terminal = b, hi
 
     def add_part(self, part: dict) -> None:
@@ -344,34 +363,24 @@ class Merge:
                 and np.array_equal(row_seq[rows[old]], seq[old])):
             raise Mismatch                     # the serial walk names the first member
         del row_act, row_kept, row_seq
-        code = np.frombuffer(part["code"], np.int32)
-        offset = self.nodes
-        parent = np.frombuffer(part["parent"], np.int32).astype(np.int64)
-        starts = np.flatnonzero(parent == ROOT_PARENT)      # each job's subtree root
-        if len(starts) != len(jobs):
+        # the jobs' subtree roots are the part's only nodes with a parent outside it
+        if len(part["outer_at"]) != len(jobs):
             raise Mismatch
-        parent += offset
-        parent[starts] = self.top_node[[item[1] for _, item in jobs]]
-        self._append(parent=parent.astype(np.int32),
-                     slot=part["slot"], depth=part["depth"],
-                     code=self._renumber(code, ids).astype(np.int32),
-                     chance_at=(part["chance_at"].astype(np.int64) + offset).astype(np.int32),
-                     chance_prob=part["chance_prob"],
-                     terminals=(np.frombuffer(part["terminals"], np.int32) + offset)
-                     .astype(np.int32),
-                     returns=np.frombuffer(part["returns"], np.float64))
-        self._append(label=self.labels.add_all(part["labels"])[part["label"]])
-        self.nodes += len(code)
+        block = {k: part[k] for k in ("levels", "slot", "parent", "outer_at", "terminals",
+                                      "chance_at", "returns", "chance_prob")}
+        block["outer"] = np.asarray([item[1] for _, item in jobs], dtype=np.int64)
+        block["code"] = self._renumber(part["code"], ids).astype(np.int32)
+        block["label"] = self.labels.add_all(part["labels"])[part["label"]]
+        self.blocks.append(block)
         self.parts_done += len(jobs)
 
     def finish(self) -> Enumeration:
-        """The merged columns as one :class:`Enumeration` (NumPy columns)."""
+        """The merged tree as one :class:`Enumeration` whose node columns are in depth
+        order (its ``levels``, :class:`~jaxcfr.lowering.levels.Levels`; ``code`` too)."""
         self._top_run(len(self.top))
         enum = Enumeration(self.num_players)
-        for k, pieces in self.pieces.items():
-            dtype = {"chance_prob": np.float64, "returns": np.float64}.get(k, np.int32)
-            setattr(enum, k, np.concatenate(pieces) if pieces else np.zeros(0, dtype))
-            pieces.clear()
+        enum.levels = self._levels()
+        enum.code = enum.levels.code
         enum.label_table = self.labels.table
         enum.row_player, enum.row_key = self.row_player, self.row_key
         enum.row_actions = [self.table[a] for a in self.row_act]
@@ -379,3 +388,44 @@ class Merge:
         enum.row_seq = self.row_seq.tolist()
         enum.max_actions = self.max_actions
         return enum
+
+    def _levels(self) -> Levels:
+        """The blocks put in depth order: level by level, each block's slice of the level
+        in pre-order (a block is a run of consecutive pre-order numbers), copied."""
+        blocks = self.blocks
+        depths = max(len(b["levels"]) for b in blocks)
+        count = np.zeros((len(blocks), depths), dtype=np.int64)     # [blocks, D] nodes
+        for k, b in enumerate(blocks):
+            count[k, :len(b["levels"])] = b["levels"]
+        level_start = np.concatenate([[0], np.cumsum(count.sum(axis=0))])
+        before = np.cumsum(count, axis=0) - count       # the level's nodes in earlier blocks
+        local = np.cumsum(count, axis=1) - count        # a block's own level starts
+        base = level_start[None, :-1] + before - local  # depth-order number - block's own
+        d_of, k_of = np.nonzero(count.T)                # the slices: levels, then blocks
+        lo = local[k_of, d_of]
+        slices = list(zip(k_of.tolist(), lo.tolist(), (lo + count[k_of, d_of]).tolist()))
+
+        def column(name: str) -> np.ndarray:
+            return np.concatenate([blocks[k][name][a:b] for k, a, b in slices])
+
+        def numbers(k: int, nodes: np.ndarray) -> np.ndarray:
+            """Depth-order numbers of block ``k``'s nodes (its own depth-order numbers)."""
+            return nodes + base[k, np.searchsorted(local[k], nodes, side="right") - 1]
+
+        top_node = np.full(len(self.top), ROOT_PARENT, dtype=np.int64)   # top -> depth order
+        for k, b in enumerate(blocks):
+            if "order" in b:
+                top_node[b["order"]] = numbers(k, np.arange(len(b["order"])))
+        parent = column("parent").astype(np.int64)
+        parent += np.repeat(base[k_of, np.maximum(d_of - 1, 0)], count[k_of, d_of])
+        for k, b in enumerate(blocks):      # parents outside the block: the top's, the root
+            outer = b["outer"]
+            parent[numbers(k, b["outer_at"])] = np.where(
+                outer >= 0, top_node[np.maximum(outer, 0)], ROOT_PARENT)
+        return Levels(
+            parent=parent.astype(np.int32), slot=column("slot"), code=column("code"),
+            label=column("label"), level_start=tuple(int(x) for x in level_start),
+            at=np.concatenate([numbers(k, b["terminals"]) for k, b in enumerate(blocks)]),
+            returns=np.concatenate([b["returns"] for b in blocks]),
+            chance_at=np.concatenate([numbers(k, b["chance_at"]) for k, b in enumerate(blocks)]),
+            chance_prob=np.concatenate([b["chance_prob"] for b in blocks]))

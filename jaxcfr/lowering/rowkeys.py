@@ -34,6 +34,8 @@ __all__ = ["KeyTable", "Collision", "encode", "decode", "all_str"]
 _EMPTY = -1
 #: the table is grown (doubled, rehashed) past this fraction of its slots in use
 _LOAD = 0.5
+#: probes left to this many keys go on one key at a time (fewer NumPy calls)
+_FEW = 16
 
 
 class Collision(Exception):
@@ -104,7 +106,7 @@ class KeyTable:
         hit &= found >= 0
         todo = np.flatnonzero(~hit & (found >= 0))      # (occupied by another)
         row = np.where(hit, found, _EMPTY)
-        while len(todo):
+        while len(todo) > _FEW:
             s = (slot[todo] + 1) & mask
             slot[todo] = s
             r = self.slot_row[s]
@@ -112,6 +114,14 @@ class KeyTable:
             hit = occupied & (self.slot_hash[s] == mixed[todo])
             row[todo[hit]] = r[hit]
             todo = todo[occupied & ~hit]
+        for i in todo.tolist():         # the last few, one at a time
+            s, h = int(slot[i]), int(mixed[i])
+            while True:
+                s = (s + 1) & mask
+                r = int(self.slot_row[s])
+                if r < 0 or int(self.slot_hash[s]) == h:
+                    break
+            slot[i], row[i] = s, r
         return row, slot
 
     def find(self, hashes: np.ndarray, lengths: np.ndarray, words: np.ndarray,
@@ -162,7 +172,7 @@ class KeyTable:
             raise Collision
         mask = len(self.slot_row) - 1
         todo = np.arange(len(rows))
-        while len(todo):
+        while len(todo) > _FEW:
             s = slot[todo]
             # of the rows that reach the same slot the first takes it (each reached an
             # empty slot: the probe's, or the next one after losing)
@@ -178,6 +188,13 @@ class KeyTable:
                 raise Collision
             slot[lose] = (slot[lose] + 1) & mask
             todo = lose
+        for i in todo.tolist():         # the last few, one at a time, in order
+            s, h = int(slot[i]), int(mixed[i])
+            while self.slot_row[s] != _EMPTY:
+                if int(self.slot_hash[s]) == h:
+                    raise Collision
+                s = (s + 1) & mask
+            self.slot_row[s], self.slot_hash[s] = rows[i], h
 
     def _reserve(self, rows: int, width: int) -> None:
         cap = len(self.mixed)
