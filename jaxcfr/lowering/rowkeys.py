@@ -89,8 +89,14 @@ class KeyTable:
         self.players = np.zeros(0, np.int64)
         self.lengths = np.zeros(0, np.int64)
         self.words = np.zeros((0, 1), np.uint64)   # [R', W] words
-        self.slot_row = np.full(16, _EMPTY, np.int64)    # [S] a power of two: row or -1
-        self.slot_hash = np.zeros(16, np.int64)          # [S] its mixed hash
+        self._slots(16)
+
+    def _slots(self, slots: int) -> None:
+        """``slots`` empty slots (a power of two): ``slot_row [S]`` (a row or -1) and
+        ``slot_hash [S]`` (its mixed hash), side by side in memory (one cache line)."""
+        both = np.zeros((slots, 2), np.int64)
+        both[:, 0] = _EMPTY
+        self.slot_row, self.slot_hash = both[:, 0], both[:, 1]
 
     @staticmethod
     def _mix(hashes: np.ndarray, players: np.ndarray) -> np.ndarray:
@@ -214,6 +220,5 @@ class KeyTable:
         slots = len(self.slot_row)
         while self.size > _LOAD * slots:
             slots *= 2
-        self.slot_row = np.full(slots, _EMPTY, np.int64)
-        self.slot_hash = np.zeros(slots, np.int64)
+        self._slots(slots)
         self._insert(np.arange(self.size, dtype=np.int64))
