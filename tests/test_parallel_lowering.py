@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-import pickle
 import signal
 
 import numpy as np
@@ -65,7 +64,7 @@ def cut_enumeration(game, depth: int, abstraction=None, run: int | None = 1):
             c = ends[j] - j if run is None else min(run, ends[j] - j)
             items = [item for _, item in top.frontier[j:j + c]]
             data, _ = parallel.walk_job(items, top, players, abstraction)
-            merge.add_part(pickle.loads(data))
+            merge.add_part(parallel.loads(data))
             j += c
     except Exception:  # noqa: BLE001 - a worker's error or the merge's Mismatch
         return None
@@ -184,7 +183,8 @@ def test_a_violation_between_two_parts_is_found_at_the_merge():
     game = bg.InconsistentActionOrder()
     top = parallel.cut(game, 2, None, workers=2, size=None, depth=1)
     assert len(top.frontier) == 2
-    walked = [pickle.loads(parallel.walk_job([item], top, 2, None)[0]) for _, item in top.frontier]
+    walked = [parallel.loads(parallel.walk_job([item], top, 2, None)[0])
+              for _, item in top.frontier]
     merge = parts.Merge(top, 2)
     merge.add_part(walked[0])
     with pytest.raises(parts.Mismatch):
@@ -290,11 +290,11 @@ def test_runs_of_jobs_cover_the_frontier_in_order():
     merge = parts.Merge(top, 2)
     j = 0
     while j < split:
-        merge.add_part(pickle.loads(parallel.walk_job([jobs[j][1]], top, 2, None)[0]))
+        merge.add_part(parallel.loads(parallel.walk_job([jobs[j][1]], top, 2, None)[0]))
         j += 1
     data = parallel.walk_job([jobs[split][1], jobs[split + 1][1]], top, 2, None)[0]
     with pytest.raises(parts.Mismatch):
-        merge.add_part(pickle.loads(data))
+        merge.add_part(parallel.loads(data))
 
 
 def test_the_key_table_finds_what_a_dict_finds():

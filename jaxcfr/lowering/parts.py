@@ -11,13 +11,13 @@ walks serially, so that the error is the serial walk's.
 
 Example (what :mod:`jaxcfr.lowering.parallel` does with processes, here in one)::
 
-    >>> import pickle, jaxcfr
+    >>> import jaxcfr
     >>> from jaxcfr.lowering import parallel, parts
     >>> game = jaxcfr.load_game("kuhn_poker")
     >>> top = parallel.cut(game, 2, None, workers=2, size=None, depth=1)
     >>> merge = parts.Merge(top, 2)
     >>> for _, item in top.frontier:
-    ...     merge.add_part(pickle.loads(parallel.walk_job([item], top, 2, None)[0]))
+    ...     merge.add_part(parallel.loads(parallel.walk_job([item], top, 2, None)[0]))
     >>> len(merge.finish())
     58
 """
