@@ -90,8 +90,10 @@ def test_every_cut_depth_gives_the_serial_result(name):
     game = jaxcfr.load_game(name)
     unsorted = jaxcfr.lower(game, sort_infosets=False, workers=1, name="x")
     ordered = jaxcfr.lower(game, workers=1, name="x")
+    # one job a part, whole runs of jobs (and two jobs a part on the smallest games)
+    runs = (1, 2, None) if name in ("kuhn_poker", "liars_dice(sides=2)") else (1, None)
     for depth in range(1, ordered.depth + 2):
-        for run in (1, 2, None):        # one job a part, two, whole runs of jobs
+        for run in runs:
             a, b = lower_cut(game, depth, run)
             assert_same(unsorted, dataclasses.replace(a, name="x"))
             assert_same(ordered, dataclasses.replace(b, name="x"))
