@@ -378,6 +378,7 @@ class Merge:
         """The merged tree as one :class:`Enumeration` whose node columns are in depth
         order (its ``levels``, :class:`~jaxcfr.lowering.levels.Levels`; ``code`` too)."""
         self._top_run(len(self.top))
+        self.keys = self.row_of = None      # (the index of rows: freed before the levels)
         enum = Enumeration(self.num_players)
         enum.levels = self._levels()
         enum.code = enum.levels.code
@@ -416,14 +417,18 @@ class Merge:
         for k, b in enumerate(blocks):
             if "order" in b:
                 top_node[b["order"]] = numbers(k, np.arange(len(b["order"])))
-        parent = column("parent").astype(np.int64)
-        parent += np.repeat(base[k_of, np.maximum(d_of - 1, 0)], count[k_of, d_of])
+        parent = column("parent")           # (int32, in place: no [N] temporaries)
+        at = 0
+        for k, d, size in zip(k_of.tolist(), d_of.tolist(), count[k_of, d_of].tolist()):
+            if d:                           # a parent in the block, one level up
+                parent[at:at + size] += int(base[k, d - 1])
+            at += size
         for k, b in enumerate(blocks):      # parents outside the block: the top's, the root
             outer = b["outer"]
             parent[numbers(k, b["outer_at"])] = np.where(
                 outer >= 0, top_node[np.maximum(outer, 0)], ROOT_PARENT)
         return Levels(
-            parent=parent.astype(np.int32), slot=column("slot"), code=column("code"),
+            parent=parent, slot=column("slot"), code=column("code"),
             label=column("label"), level_start=tuple(int(x) for x in level_start),
             at=np.concatenate([numbers(k, b["terminals"]) for k, b in enumerate(blocks)]),
             returns=np.concatenate([b["returns"] for b in blocks]),
