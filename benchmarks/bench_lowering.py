@@ -20,6 +20,7 @@ Three measurements (``python benchmarks/bench.py --lowering`` / ``--memory`` run
 Usage::
 
     python benchmarks/bench_lowering.py speed --games liars_dice "goofspiel(cards=6)" --workers 1 2
+    python benchmarks/bench_lowering.py speed --workers 1 2 16 --breakdown   # the parent's phases
     python benchmarks/bench_lowering.py memory --games leduc_poker liars_dice --json memory.json
     python benchmarks/bench_lowering.py nodes --chains 2500 10000 100000 --json nodes.json
 """
@@ -49,7 +50,46 @@ def _cpu() -> tuple[float, float]:
     return t.user + t.system, t.children_user + t.children_system
 
 
-def bench_speed(game_string: str, workers: list[int], repeats: int) -> dict:
+class _Phases:
+    """The parent's CPU seconds (``time.process_time``) in the parallel walk's phases, while
+    active: ``cut`` (the top walk), ``merge`` (the parts as they arrive, unpickling
+    included: overlapped with the workers' walk), ``finish`` (the levels put together
+    after the last part), ``build`` (the tensors), ``walk`` (the serial walk, 1 worker)."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+        self.undo: list = []
+
+    def __enter__(self):
+        from jaxcfr.lowering import lower, parallel, parts
+        for owner, name, phase in ((parallel, "cut", "cut"), (parts.Merge, "add_part", "merge"),
+                                   (parts.Merge, "finish", "finish"), (lower, "_build", "build"),
+                                   (lower, "walk", "walk"), (parallel.pickle, "loads", "merge")):
+            self._wrap(owner, name, phase)
+        return self
+
+    def _wrap(self, owner, name, phase) -> None:
+        real = getattr(owner, name)
+        seconds = self.seconds
+
+        def timed(*args, **kwargs):
+            start = time.process_time()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                seconds[phase] = seconds.get(phase, 0.0) + time.process_time() - start
+        setattr(owner, name, timed)
+        self.undo.append((owner, name, real))
+
+    def __exit__(self, *exc):
+        for owner, name, real in reversed(self.undo):
+            setattr(owner, name, real)
+
+
+def bench_speed(game_string: str, workers: list[int], repeats: int,
+                breakdown: bool = False) -> dict:
+    import contextlib
+
     import jaxcfr
     from jaxcfr.lowering import cache
     game = jaxcfr.load_game(game_string)
@@ -57,15 +97,19 @@ def bench_speed(game_string: str, workers: list[int], repeats: int) -> dict:
     for _ in range(repeats):
         for w in workers:
             gc.collect()
-            cpu0, child0 = _cpu()
-            start = time.perf_counter()
-            lowered = jaxcfr.lower(game, workers=w, memory_budget=1 << 50)
-            wall = time.perf_counter() - start
-            cpu1, child1 = _cpu()
+            phases = _Phases() if breakdown else contextlib.nullcontext()
+            with phases:
+                cpu0, child0 = _cpu()
+                start = time.perf_counter()
+                lowered = jaxcfr.lower(game, workers=w, memory_budget=1 << 50)
+                wall = time.perf_counter() - start
+                cpu1, child1 = _cpu()
             best = out["walk"].get(w)
             if best is None or wall < best["seconds"]:
                 out["walk"][w] = {"seconds": wall, "nodes_per_second": lowered.num_nodes / wall,
                                   "cpu_parent": cpu1 - cpu0, "cpu_workers": child1 - child0}
+                if breakdown:
+                    out["walk"][w]["phases"] = phases.seconds
     out["nodes"] = lowered.num_nodes
     serial = out["walk"].get(1)
     for w, r in out["walk"].items():
@@ -194,6 +238,12 @@ def print_speed(results: list[dict]) -> None:
         print(f"{r['game']:22} {r['nodes']:>11,} nodes  {walk}")
         print(f"{'':22} cache: store {c['store_seconds']:.2f} s, hit {c['hit_seconds']:.3f} s, "
               f"entry {c['entry_bytes'] / r['nodes']:.1f} B/node")
+        for w, x in sorted(r["walk"].items()):
+            if "phases" in x:
+                ph = x["phases"]
+                rest = x["cpu_parent"] - sum(ph.values())
+                print(f"{'':22} {w} worker{'s' if w > 1 else ''}, parent CPU s: "
+                      + ", ".join(f"{k} {v:.3f}" for k, v in ph.items()) + f", other {rest:.3f}")
 
 
 # -- per node: lowering against a plain walk of the same game --------------------------------
@@ -323,6 +373,8 @@ def main(argv=None) -> int:
                         help="nodes: chain lengths (moves)")
     parser.add_argument("--workers", nargs="+", type=int, default=[1, os.cpu_count() or 2])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--breakdown", action="store_true",
+                        help="speed: the parent's CPU seconds by phase of the parallel walk")
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
     machine = {"machine": platform.machine(), "processor": platform.processor(),
@@ -330,7 +382,8 @@ def main(argv=None) -> int:
                "date": time.strftime("%Y-%m-%d")}
     print(json.dumps(machine))
     if args.what == "speed":
-        results = [bench_speed(g, args.workers, args.repeats) for g in args.games or SPEED_GAMES]
+        results = [bench_speed(g, args.workers, args.repeats, args.breakdown)
+                   for g in args.games or SPEED_GAMES]
         print_speed(results)
     elif args.what == "nodes":
         games = (args.games if args.games is not None else NODE_GAMES) + list(args.chains)

@@ -78,8 +78,8 @@ def test_host_forms_are_compact(game):
 
 def test_depth_order_is_a_stable_argsort(monkeypatch):
     """The build's counting sort in chunks orders nodes as a stable argsort by depth."""
-    from jaxcfr.lowering import lower
-    monkeypatch.setattr(lower, "_CHUNK", 1000)
+    from jaxcfr.lowering import levels, lower
+    monkeypatch.setattr(levels, "CHUNK", 1000)
     rng = np.random.default_rng(1)
     for n, deepest in [(1, 0), (3333, 6), (20_000, 300)]:
         depth = rng.integers(0, deepest + 1, n).astype(np.uint16)
@@ -95,8 +95,9 @@ def test_depth_order_is_a_stable_argsort(monkeypatch):
 def test_chunked_passes_give_the_same_digest(monkeypatch, game, workers):
     """The walk's finish and the build work in chunks of nodes; chunks of a few nodes (so
     that groups of children, start items and levels straddle them) give the same game."""
-    from jaxcfr.lowering import lower, walk
+    from jaxcfr.lowering import levels, lower, walk
     monkeypatch.setattr(walk, "FINISH_CHUNK", 7)
     monkeypatch.setattr(lower, "_CHUNK", 5)
+    monkeypatch.setattr(levels, "CHUNK", 5)
     lowered = jaxcfr.lower(jaxcfr.load_game(game), workers=workers)
     assert digest(lowered) == RECORDED[game]

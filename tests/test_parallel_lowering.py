@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-import pickle
 import signal
 
 import numpy as np
@@ -45,9 +44,11 @@ def assert_same(a: jaxcfr.LoweredGame, b: jaxcfr.LoweredGame) -> None:
         assert getattr(a, f) == getattr(b, f), f
 
 
-def cut_enumeration(game, depth: int, abstraction=None):
+def cut_enumeration(game, depth: int, abstraction=None, run: int | None = 1):
     """The parallel walk cut at ``depth`` with its jobs walked in this process: the
-    merged enumeration, or ``None`` where the parallel walk falls back to the serial one."""
+    merged enumeration, or ``None`` where the parallel walk falls back to the serial one.
+    ``run``: jobs walked together as one part, at most (``None``: whole runs of
+    consecutive jobs, :func:`jaxcfr.lowering.parallel.run_ends`)."""
     players = jaxcfr.game.contract.check_protocol(game)
     try:
         top = parallel.cut(game, players, abstraction, workers=2, size=None, depth=depth)
@@ -56,18 +57,24 @@ def cut_enumeration(game, depth: int, abstraction=None):
     if not top.frontier:
         return top
     merge = parts.Merge(top, players)
+    ends = parallel.run_ends(top.frontier)
     try:
-        for _, item in top.frontier:
-            data, _ = parallel.walk_job(item, top, players, abstraction)
-            merge.add_part(pickle.loads(data))
+        j = 0
+        while j < len(top.frontier):
+            c = ends[j] - j if run is None else min(run, ends[j] - j)
+            items = [item for _, item in top.frontier[j:j + c]]
+            data, _ = parallel.walk_job(items, top, players, abstraction)
+            merge.add_part(parallel.loads(data))
+            j += c
     except Exception:  # noqa: BLE001 - a worker's error or the merge's Mismatch
         return None
     return merge.finish()
 
 
-def lower_cut(game, depth: int) -> tuple[jaxcfr.LoweredGame, jaxcfr.LoweredGame]:
+def lower_cut(game, depth: int, run: int | None = 1
+              ) -> tuple[jaxcfr.LoweredGame, jaxcfr.LoweredGame]:
     """``(unsorted, sorted)`` lowered games from the tree cut at ``depth``."""
-    enum = cut_enumeration(game, depth)
+    enum = cut_enumeration(game, depth, run=run)
     assert enum is not None, depth
     out = lower._build(enum, game, "")
     return out, lower.sort_infosets(out)
@@ -83,10 +90,13 @@ def test_every_cut_depth_gives_the_serial_result(name):
     game = jaxcfr.load_game(name)
     unsorted = jaxcfr.lower(game, sort_infosets=False, workers=1, name="x")
     ordered = jaxcfr.lower(game, workers=1, name="x")
+    # one job a part, whole runs of jobs (and two jobs a part on the smallest games)
+    runs = (1, 2, None) if name in ("kuhn_poker", "liars_dice(sides=2)") else (1, None)
     for depth in range(1, ordered.depth + 2):
-        a, b = lower_cut(game, depth)
-        assert_same(unsorted, dataclasses.replace(a, name="x"))
-        assert_same(ordered, dataclasses.replace(b, name="x"))
+        for run in runs:
+            a, b = lower_cut(game, depth, run)
+            assert_same(unsorted, dataclasses.replace(a, name="x"))
+            assert_same(ordered, dataclasses.replace(b, name="x"))
 
 
 @pytest.mark.parametrize("name", ["leduc_poker", str(FIXTURES / "different_depths.efg"),
@@ -175,7 +185,8 @@ def test_a_violation_between_two_parts_is_found_at_the_merge():
     game = bg.InconsistentActionOrder()
     top = parallel.cut(game, 2, None, workers=2, size=None, depth=1)
     assert len(top.frontier) == 2
-    walked = [pickle.loads(parallel.walk_job(item, top, 2, None)[0]) for _, item in top.frontier]
+    walked = [parallel.loads(parallel.walk_job([item], top, 2, None)[0])
+              for _, item in top.frontier]
     merge = parts.Merge(top, 2)
     merge.add_part(walked[0])
     with pytest.raises(parts.Mismatch):
@@ -257,3 +268,132 @@ def test_workers_resolution(monkeypatch):
         parallel.resolve_workers(0, small)
     monkeypatch.setattr(parallel.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     assert parallel.resolve_workers(4, big) == 1
+
+
+# -- scaling: runs of jobs, keys found in bulk, many workers ---------------------------------
+def test_runs_of_jobs_cover_the_frontier_in_order():
+    """Workers take runs of consecutive jobs (no top node between them): many at first,
+    one at the end, never across a top node."""
+    game = jaxcfr.load_game("liars_dice(sides=4)")
+    top = parallel.cut(game, 2, None, workers=16, size=None)
+    jobs = top.frontier
+    ends = parallel.run_ends(jobs)
+    assert ends[-1] == len(jobs) and all(j < e for j, e in enumerate(ends))
+    taken, j = [], 0
+    while j < len(jobs):
+        c = parallel.chunk(j, len(jobs), 2, ends)
+        assert 1 <= c <= ends[j] - j
+        assert len({before for before, _ in jobs[j:j + c]}) == 1
+        taken.append(c)
+        j += c
+    assert sum(taken) == len(jobs) and max(taken) > 1 and taken[-1] == 1
+    # a part of jobs with a top node between them is refused (the serial walk runs)
+    split = next(j for j in range(len(jobs) - 1) if ends[j] == j + 1)
+    merge = parts.Merge(top, 2)
+    j = 0
+    while j < split:
+        merge.add_part(parallel.loads(parallel.walk_job([jobs[j][1]], top, 2, None)[0]))
+        j += 1
+    data = parallel.walk_job([jobs[split][1], jobs[split + 1][1]], top, 2, None)[0]
+    with pytest.raises(parts.Mismatch):
+        merge.add_part(parallel.loads(data))
+
+
+def test_the_key_table_finds_what_a_dict_finds():
+    import random
+    from jaxcfr.lowering.rowkeys import KeyTable, decode, encode
+    rng = random.Random(0)
+    pool = ["".join(rng.choice("ab\x00\u00e9\ud800") for _ in range(rng.randint(0, 12)))
+            for _ in range(300)]
+    for _ in range(30):
+        table, known = KeyTable(), {}
+        for _ in range(8):
+            pairs = list(dict.fromkeys((rng.randint(0, 2), k) for k in rng.sample(pool, 60)))
+            keys, players = [k for _, k in pairs], np.array([p for p, _ in pairs])
+            hashes, lengths, words = encode(keys)
+            assert decode(lengths, words) == keys      # NULs, surrogates, non-ASCII
+            rows = table.find(hashes, lengths, words, players)
+            assert rows.tolist() == [known.get(pk, -1) for pk in pairs]
+            new = np.flatnonzero(rows < 0)
+            added = table.add(hashes[new], lengths[new], words[new], players[new])
+            known.update(zip([pairs[i] for i in new.tolist()], added.tolist()))
+
+
+class TupleKeys(jaxcfr.Game):
+    """Liar's dice whose player 1 has tuple keys (player 0's stay strings)."""
+
+    num_players = 2
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def clone(self):
+        return TupleKeys(self.inner.clone())
+
+    def is_terminal(self):
+        return self.inner.is_terminal()
+
+    def is_chance(self):
+        return self.inner.is_chance()
+
+    def player_to_act(self):
+        return self.inner.player_to_act()
+
+    def chance_outcomes(self):
+        return self.inner.chance_outcomes()
+
+    def sample_chance(self, rng):
+        return self.inner.sample_chance(rng)
+
+    def legal_actions(self):
+        return self.inner.legal_actions()
+
+    def step(self, action):
+        self.inner.step(action)
+
+    def terminal_returns(self):
+        return self.inner.terminal_returns()
+
+    def infoset_key(self, player):
+        key = self.inner.infoset_key(player)
+        return (player, key) if player == 1 else key
+
+
+@pytest.mark.parametrize("mix", ["exact", "colliding", "all-equal"])
+def test_keys_found_in_bulk_or_by_dict_give_the_serial_result(mix, monkeypatch):
+    """Str keys are found in bulk; other keys (here from the part after the top), and
+    any hash collision (forced: 8 or 1 distinct mixed hashes), fall back to dicts."""
+    from jaxcfr.lowering.rowkeys import KeyTable
+    if mix != "exact":
+        mask = 7 if mix == "colliding" else 0
+        monkeypatch.setattr(KeyTable, "_mix", staticmethod(lambda hashes, players:
+                                                           hashes & mask))
+    dicts = []          # per merge: whether it ended finding rows by dict
+    real = parts.Merge.finish
+    monkeypatch.setattr(parts.Merge, "finish", lambda self: (dicts.append(self.keys is None),
+                                                             real(self))[1])
+    for game in (jaxcfr.load_game("liars_dice(sides=3)"),
+                 TupleKeys(jaxcfr.load_game("liars_dice(sides=3)"))):
+        unsorted = jaxcfr.lower(game, sort_infosets=False, workers=1, name="x")
+        ordered = jaxcfr.lower(game, workers=1, name="x")
+        for depth in range(1, 5):
+            for run in (1, None):
+                dicts.clear()
+                a, b = lower_cut(game, depth, run)
+                assert_same(unsorted, dataclasses.replace(a, name="x"))
+                assert_same(ordered, dataclasses.replace(b, name="x"))
+                # the dicts were used where they must be, and only there
+                assert dicts == [isinstance(game, TupleKeys) or mix != "exact"], (depth, run)
+
+
+def test_more_workers_than_cores():
+    """16 workers (the GPU machine's cores) on any host: 8 jobs a worker at the cut,
+    forked processes beyond the cores, the serial result."""
+    game = jaxcfr.load_game("liars_dice(sides=4)")
+    top = parallel.cut(game, 2, None, workers=16, size=jaxcfr.probe_size(game))
+    assert len(top.frontier) >= 8 * 16
+    serial = jaxcfr.lower(game, workers=1)
+    logged = []
+    both = jaxcfr.lower(game, workers=16, log=logged.append)
+    assert any("with 16 processes" in m for m in logged), logged
+    assert_same(serial, both)

@@ -82,7 +82,8 @@ class Enumeration:
     ``row_kept`` (the actions kept by the abstraction, in its order: the row's slots; the
     same object when all are kept) and ``row_seq`` (the owner's own last
     ``row * SLOT_RADIX + slot`` before the row, -1 for none: by induction this names the
-    whole own sequence).
+    whole own sequence). Rows are numbered as they are first met in pre-order (a whole
+    walk's and a merge's; ``jaxcfr.lowering.lower`` sorts them by player on that ground).
     A walk cut at a depth also has ``frontier``: ``(nodes walked before it, item)``
     per stack item at the cut, in pre-order.
     """
@@ -106,6 +107,9 @@ class Enumeration:
         self.row_seq: list[int] = []
         self.max_actions = 1
         self.frontier: list[tuple[int, tuple]] = []
+        #: a merge's node columns in depth order (``jaxcfr.lowering.levels.Levels``;
+        #: then the per-node columns above are unset but ``code``, the same array)
+        self.levels = None
         self.rows_of: list[dict] | None = None     # per player key -> row, once asked for
 
     def __len__(self) -> int:

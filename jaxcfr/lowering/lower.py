@@ -52,6 +52,7 @@ from jaxcfr.tensors import (CHANCE_NODE, DECISION, NO_PARENT, NO_PLAYER, TERMINA
                             GameTensors, LoweredGame)
 from jaxcfr.lowering.columns import CHANCE_CODE, Enumeration, as_numpy
 from jaxcfr.lowering.labels import NodeLabels, index_dtype
+from jaxcfr.lowering.levels import depth_order
 from jaxcfr.lowering.preorder import Preorder
 from jaxcfr.lowering.keys import InfosetKeys
 from jaxcfr.lowering.walk import fewer_collections, walk
@@ -272,49 +273,67 @@ def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGam
     num_real = len(enum.row_actions)
     if sort:
         _sort_rows(enum)
-    # depth order, pre-order within a level: the pre-order number of each node in depth
-    # order (int32 below 2^31 nodes), by a stable counting sort in chunks
-    order, level_start = depth_order(np.asarray(enum.depth))
-    enum.depth = None
-    # [N] labels: the walk's (or merge's) entries into its table of distinct labels, one
-    # byte or two a node (jaxcfr.lowering.labels)
-    table = enum.label_table
-    node_action = NodeLabels(tuple(table), np.asarray(enum.label)[order]
-                             .astype(index_dtype(len(table)), copy=False))
-    enum.label = enum.label_table = None
-    new_of_old = np.empty(n, dtype=np.int32)
-    for lo in range(0, n, _CHUNK):
-        new_of_old[order[lo:lo + _CHUNK]] = np.arange(lo, min(n, lo + _CHUNK), dtype=np.int32)
-    # the payoffs: the terminals' returns as distinct rows and a small index per node
-    # (jaxcfr._util.tabled; zero elsewhere), never an [N, P] array of floats
-    constant_sum = None
-    returns = as_numpy(enum.returns, np.float64).reshape(-1, num_players)
-    at = new_of_old[as_numpy(enum.terminals, np.int32)]
-    payoff = tabled(n, at, returns, np.zeros(num_players))
-    if len(at):
-        constant_sum = _constant_sum(returns, at)
-    del returns, at
-    enum.terminals = enum.returns = None
-    # the chance probabilities: those of chance edges (every other edge has 1) likewise
-    at = as_numpy(enum.chance_at, np.int64)
-    prob = tabled(n, new_of_old[at], as_numpy(enum.chance_prob, np.float64), 1.0)
-    enum.chance_at = enum.chance_prob = None
-    del at
+    if enum.levels is not None:
+        # a merge's columns, in depth order already (jaxcfr.lowering.levels)
+        levels, enum.levels = enum.levels, None
+        level_start = levels.level_start
+        table = enum.label_table
+        node_action = NodeLabels(tuple(table), levels.label.astype(index_dtype(len(table)),
+                                                                   copy=False))
+        enum.label_table = enum.code = None
+        constant_sum = None
+        returns = levels.returns.reshape(-1, num_players)
+        payoff = tabled(n, levels.at, returns, np.zeros(num_players))
+        if len(levels.at):
+            constant_sum = _constant_sum(returns, levels.at)
+        del returns
+        prob = tabled(n, levels.chance_at, levels.chance_prob, 1.0)
+        parent, slot, code = levels.parent, levels.slot, levels.code
+        del levels
+    else:
+        # depth order, pre-order within a level: the pre-order number of each node in depth
+        # order (int32 below 2^31 nodes), by a stable counting sort in chunks
+        order, level_start = depth_order(np.asarray(enum.depth))
+        enum.depth = None
+        # [N] labels: the walk's (or merge's) entries into its table of distinct labels, one
+        # byte or two a node (jaxcfr.lowering.labels)
+        table = enum.label_table
+        node_action = NodeLabels(tuple(table), np.asarray(enum.label)[order]
+                                 .astype(index_dtype(len(table)), copy=False))
+        enum.label = enum.label_table = None
+        new_of_old = np.empty(n, dtype=np.int32)
+        for lo in range(0, n, _CHUNK):
+            new_of_old[order[lo:lo + _CHUNK]] = np.arange(lo, min(n, lo + _CHUNK), dtype=np.int32)
+        # the payoffs: the terminals' returns as distinct rows and a small index per node
+        # (jaxcfr._util.tabled; zero elsewhere), never an [N, P] array of floats
+        constant_sum = None
+        returns = as_numpy(enum.returns, np.float64).reshape(-1, num_players)
+        at = new_of_old[as_numpy(enum.terminals, np.int32)]
+        payoff = tabled(n, at, returns, np.zeros(num_players))
+        if len(at):
+            constant_sum = _constant_sum(returns, at)
+        del returns, at
+        enum.terminals = enum.returns = None
+        # the chance probabilities: those of chance edges (every other edge has 1) likewise
+        at = as_numpy(enum.chance_at, np.int64)
+        prob = tabled(n, new_of_old[at], as_numpy(enum.chance_prob, np.float64), 1.0)
+        enum.chance_at = enum.chance_prob = None
+        del at
 
-    parent = as_numpy(enum.parent, np.int32)[order]
-    enum.parent = None
-    root = parent == NO_PARENT
-    parent = new_of_old.take(parent, mode="wrap")          # (a root's -1: fixed below)
-    parent[root] = NO_PARENT
-    del root, new_of_old
-    # slots (the walk's, already narrow) and players in the smallest signed int that holds
-    # them (int8 on most games; the device and the fingerprint see int32:
-    # jaxcfr.tensors.WIDE_DTYPES)
-    slot = np.asarray(enum.slot)[order]
-    enum.slot = None
-    code = as_numpy(enum.code, np.int32)[order]
-    enum.code = None
-    del order               # (the pre-order numbers are made again when read: Preorder)
+        parent = as_numpy(enum.parent, np.int32)[order]
+        enum.parent = None
+        root = parent == NO_PARENT
+        parent = new_of_old.take(parent, mode="wrap")          # (a root's -1: fixed below)
+        parent[root] = NO_PARENT
+        del root, new_of_old
+        # slots (the walk's, already narrow) and players in the smallest signed int that holds
+        # them (int8 on most games; the device and the fingerprint see int32:
+        # jaxcfr.tensors.WIDE_DTYPES)
+        slot = np.asarray(enum.slot)[order]
+        enum.slot = None
+        code = as_numpy(enum.code, np.int32)[order]
+        enum.code = None
+        del order               # (the pre-order numbers are made again when read: Preorder)
     sink = num_real
     decision = code >= 0
     kind = np.full(n, TERMINAL_NODE, dtype=np.int8)
@@ -367,32 +386,6 @@ def _build(enum: Enumeration, game, name: str, sort: bool = False) -> LoweredGam
 
 #: Nodes per chunk of the build's passes that would otherwise make ``[N]`` int64 temporaries.
 _CHUNK = 1 << 16
-
-
-def depth_order(depth: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
-    """``(order, level_start)``: ``order [N]`` (int32 below 2^31 nodes, else int64) lists
-    the nodes (pre-order numbers, ``depth [N]`` unsigned ints) by depth, in pre-order
-    within a depth (what a stable ``argsort`` gives); ``level_start [D + 1]``.
-
-    A counting sort in chunks of :data:`_CHUNK` nodes: its temporaries are a chunk's, where
-    ``argsort`` made ``[N]`` int64 (8 bytes a node at the build's peak)."""
-    n = len(depth)
-    levels = int(depth.max(initial=0)) + 1
-    counts = np.zeros(levels, dtype=np.int64)
-    for lo in range(0, n, _CHUNK):      # (bincount makes its input int64: by chunks)
-        counts += np.bincount(depth[lo:lo + _CHUNK], minlength=levels)
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    index = np.int32 if n < 2 ** 31 else np.int64
-    order = np.empty(n, dtype=index)
-    filled = starts[:-1].copy()                     # next free place of each depth
-    for lo in range(0, n, _CHUNK):
-        chunk = depth[lo:lo + _CHUNK]
-        local = np.argsort(chunk, kind="stable")
-        level = chunk[local]
-        first = np.searchsorted(level, level, side="left")     # each depth's run in the chunk
-        order[filled[level] + (np.arange(len(chunk)) - first)] = local + lo
-        filled += np.bincount(chunk, minlength=levels)
-    return order, tuple(int(x) for x in starts)
 
 
 def _constant_sum(returns: np.ndarray, at: np.ndarray) -> float | None:
@@ -449,14 +442,12 @@ def _most_own_decisions(parent, edge_owner, level_start, num_players) -> int:
     return most
 
 
-def _row_order(code: np.ndarray, row_player, num_real: int) -> np.ndarray:
-    """:func:`sort_infosets`' row order from the walk's pre-order ``code`` column: rows by
-    player, then by the pre-order number of their first member (new -> old, ``[I - 1]``)."""
-    decision = np.flatnonzero(code >= 0)
-    first_pre = np.full(num_real, len(code), dtype=np.int64)
-    np.minimum.at(first_pre, code[decision], decision)
-    del decision
-    return np.lexsort((first_pre, np.asarray(row_player, np.int32)))
+def _row_order(row_player) -> np.ndarray:
+    """:func:`sort_infosets`' row order (new -> old, ``[I - 1]``): rows by player, then by
+    the pre-order number of their first member. A walk (or a merge) numbers its rows in
+    that very order, as it first meets them in pre-order, so a stable sort by player
+    gives it (no pass over the nodes)."""
+    return np.argsort(np.asarray(row_player, np.int32), kind="stable")
 
 
 def _sort_rows(enum: Enumeration) -> None:
@@ -464,7 +455,7 @@ def _sort_rows(enum: Enumeration) -> None:
     place (a walk's own, or a merge's) and its row lists."""
     num_real = len(enum.row_actions)
     code = as_numpy(enum.code, np.int32)
-    perm = _row_order(code, enum.row_player, num_real)
+    perm = _row_order(enum.row_player)
     old_to_new = np.empty(num_real, dtype=np.int32)
     old_to_new[perm] = np.arange(num_real, dtype=np.int32)
     decision = code >= 0

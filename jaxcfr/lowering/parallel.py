@@ -2,8 +2,9 @@
 
 The parent process walks the top of the tree down to a cut depth (with every
 contract check of :func:`jaxcfr.lowering.walk.walk`); each stack item at the cut is a job.
-Worker processes (forked, so the game needs no pickling) take jobs in pre-order
-and walk each subtree with the same walk, seeded with the top's information sets.
+Worker processes (forked, so the game needs no pickling) take jobs in pre-order, a
+run of consecutive jobs at a time (:func:`chunk`: many at first, one at the end), and
+walk each run's subtrees with the same walk, seeded with the top's information sets.
 The parent merges the parts in pre-order (:mod:`jaxcfr.lowering.parts`): node numbers,
 information-set rows (in the order of their first member in pre-order), labels and
 returns come out exactly as the serial walk's, so :func:`jaxcfr.lowering.lower` builds
@@ -33,9 +34,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
-import queue as queue_module
 import signal
+import struct
 import warnings
+from multiprocessing import connection
 from typing import Callable
 
 from jaxcfr.lowering.budget import cautious_nodes, check_budget
@@ -43,8 +45,9 @@ from jaxcfr.lowering.parts import Merge, Mismatch, pack
 from jaxcfr.lowering.columns import ROOT_PARENT, Enumeration
 from jaxcfr.lowering.walk import walk
 
-__all__ = ["walk_parallel", "cut", "walk_job", "resolve_workers", "default_workers",
-           "PARALLEL_MIN_NODES", "LoweringWorkerDied"]
+__all__ = ["walk_parallel", "cut", "walk_job", "loads", "send", "receive", "run_ends", "chunk",
+           "resolve_workers",
+           "default_workers", "PARALLEL_MIN_NODES", "LoweringWorkerDied"]
 
 #: Trees smaller than this (by the size estimate) are walked by one process by default.
 PARALLEL_MIN_NODES = 1_000_000
@@ -56,6 +59,9 @@ MAX_TOP_NODES = 50_000
 SEARCH_TOPS = 4
 #: Seconds between two looks at the workers (progress, memory budget, failures).
 POLL_SECONDS = 0.2
+#: A worker takes at most the jobs left over this many times the workers at once (guided
+#: scheduling: long runs of consecutive jobs first, single jobs at the end).
+CHUNK_SHARE = 4
 
 
 def default_workers() -> int:
@@ -171,10 +177,11 @@ def _run(top: Enumeration, num_players, abstraction, workers, budget, progress,
     workers = min(workers, len(jobs))
     next_job = ctx.Value("i", 0)
     walked = ctx.Array("q", workers, lock=False)
-    results = ctx.Queue()
+    pipes = [ctx.Pipe(duplex=False) for _ in range(workers)]     # (parent's end, worker's)
+    ends = run_ends(jobs)
     procs = [ctx.Process(target=_worker, daemon=True, name=f"jaxcfr-lowering-{i}",
-                         args=(i, jobs, top, num_players, abstraction, next_job, walked,
-                               results, os.getpid()))
+                         args=(i, jobs, ends, workers, top, num_players, abstraction,
+                               next_job, walked, pipes, os.getpid()))
              for i in range(workers)]
     merge = Merge(top, num_players)
     top.row_tables()                    # built once here, inherited by every worker
@@ -186,21 +193,29 @@ def _run(top: Enumeration, num_players, abstraction, workers, budget, progress,
                                 category=DeprecationWarning)
         for p in procs:
             p.start()
+    for _, sender in pipes:
+        sender.close()                  # (so that a worker's death ends its pipe)
+    receivers = [receiver for receiver, _ in pipes]
     try:
-        pending: dict[int, bytes] = {}
-        done = 0
-        while done < len(jobs):
-            try:
-                j, data = results.get(timeout=POLL_SECONDS)
-            except queue_module.Empty:
+        pending: dict[int, dict] = {}
+        while merge.parts_done < len(jobs):
+            if not receivers:
+                raise _WorkerFailed             # (every worker ended, a part is missing)
+            ready = connection.wait(receivers, timeout=POLL_SECONDS)
+            if not ready:
                 _check_workers(procs)
-            else:
-                if data is None:
+            for receiver in ready:
+                try:
+                    j, part = receive(receiver)
+                except (EOFError, OSError):
+                    receivers.remove(receiver)          # it ended: done, or died
+                    _check_workers(procs, wait=True)
+                    continue
+                if part is None:
                     raise _WorkerFailed
-                pending[j] = data
-                while merge.parts_done in pending:
-                    merge.add_part(pickle.loads(pending.pop(merge.parts_done)))
-                    done += 1
+                pending[j] = part                   # (a part of consecutive jobs from j)
+            while merge.parts_done in pending:
+                merge.add_part(pending.pop(merge.parts_done))
             nodes = len(top) + sum(walked)
             # the game's known size (``floor``, a cautious count) with the rows found so far
             check_budget(max(nodes, floor), merge.num_rows + 1, merge.max_actions, num_players,
@@ -215,13 +230,61 @@ def _run(top: Enumeration, num_players, abstraction, workers, budget, progress,
                 p.terminate()
         for p in procs:
             p.join()
-        results.close()
+        for receiver, _ in pipes:
+            receiver.close()
 
 
-def _check_workers(procs) -> None:
+def send(sender, j: int, message: tuple | None) -> None:
+    """Send job ``j``'s part (:func:`walk_job`'s ``(data, buffers)``; ``None``: it failed):
+    a header of sizes, then the pickle, then its out-of-band buffers (the arrays, not
+    copied into the pickle)."""
+    if message is None:
+        sender.send_bytes(struct.pack("<qq", j, -1))
+        return
+    data, buffers = message
+    views = [b.raw() for b in buffers]
+    sender.send_bytes(struct.pack(f"<qq{len(views) + 1}q", j, len(views), len(data),
+                                  *(v.nbytes for v in views)))
+    sender.send_bytes(data)
+    for v in views:
+        sender.send_bytes(v)
+
+
+def loads(message: tuple) -> dict:
+    """The part in :func:`walk_job`'s message, in this process (what :func:`receive` gives
+    the parent)."""
+    data, buffers = message
+    return pickle.loads(data, buffers=buffers)
+
+
+def receive(receiver) -> tuple[int, dict | None]:
+    """``(j, part)`` as :func:`send` sent it (``part`` ``None``: the job failed)."""
+    header = receiver.recv_bytes()
+    j, count = struct.unpack_from("<qq", header)
+    if count < 0:
+        return j, None
+    sizes = struct.unpack_from(f"<{count + 1}q", header, 16)
+    chunks = []
+    for size in sizes:
+        chunk = bytearray(size)             # (writable: the arrays are views of these)
+        if size:
+            receiver.recv_bytes_into(chunk)
+        else:
+            receiver.recv_bytes()
+        chunks.append(chunk)
+    return j, pickle.loads(chunks[0], buffers=chunks[1:])
+
+
+def _check_workers(procs, wait: bool = False) -> None:
+    """Raise :class:`LoweringWorkerDied` for a worker that died (``wait``: its pipe ended,
+    so wait for its exit status)."""
     for i, p in enumerate(procs):
-        if p.exitcode not in (None, 0):
-            raise LoweringWorkerDied(i, len(procs), p.pid, p.exitcode)
+        code = p.exitcode
+        if code is None and wait and not p.is_alive():
+            p.join()
+            code = p.exitcode
+        if code not in (None, 0):
+            raise LoweringWorkerDied(i, len(procs), p.pid, code)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -233,16 +296,39 @@ def _die_with_parent(parent: int) -> None:
         pass
 
 
-def _worker(index, jobs, top, num_players, abstraction, next_job, walked, results,
-            parent: int) -> None:
-    """A worker process: take jobs in order, walk each subtree, send its columns."""
+def run_ends(jobs: list) -> list[int]:
+    """Per job, the end of its run: the jobs from it up to there follow one another in
+    pre-order with no top node between them (the same ``before``), so one walk over
+    their subtrees, in order, is one part of the merge."""
+    ends = [len(jobs)] * len(jobs)
+    for j in range(len(jobs) - 2, -1, -1):
+        ends[j] = ends[j + 1] if jobs[j + 1][0] == jobs[j][0] else j + 1
+    return ends
+
+
+def chunk(j: int, jobs: int, workers: int, ends: list[int]) -> int:
+    """How many jobs from ``j`` a worker takes at once: the jobs left over
+    :data:`CHUNK_SHARE` times the workers (at least one), within ``j``'s run."""
+    return max(1, min((jobs - j) // (CHUNK_SHARE * workers), ends[j] - j))
+
+
+def _worker(index, jobs, ends, workers, top, num_players, abstraction, next_job, walked,
+            pipes, parent: int) -> None:
+    """A worker process: take runs of consecutive jobs in order, walk each run's subtrees,
+    send their columns down its pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent handles Ctrl-C
     _die_with_parent(parent)
+    sender = pipes[index][1]
+    for i, (receiver, other) in enumerate(pipes):     # only its own end stays open
+        receiver.close()
+        if i != index:
+            other.close()
     before = 0
     while os.getppid() == parent:                     # (it died before prctl, or elsewhere)
         with next_job.get_lock():
             j = next_job.value
-            next_job.value = j + 1
+            c = chunk(j, len(jobs), workers, ends) if j < len(jobs) else 0
+            next_job.value = j + c
         if j >= len(jobs):
             return
 
@@ -250,19 +336,27 @@ def _worker(index, jobs, top, num_players, abstraction, next_job, walked, result
             walked[index] = base + nodes
 
         try:
-            data, nodes = walk_job(jobs[j][1], top, num_players, abstraction, on_check)
+            message, nodes = walk_job([item for _, item in jobs[j:j + c]], top, num_players,
+                                      abstraction, on_check)
         except BaseException:  # noqa: BLE001 - the parent walks serially and reports it
-            results.put((j, None))
+            send(sender, j, None)
             return
         before += nodes
         walked[index] = before
-        results.put((j, data))
+        send(sender, j, message)
 
 
-def walk_job(item: tuple, top: Enumeration, num_players: int, abstraction,
-             on_check=None) -> tuple[bytes, int]:
-    """Walk one job's subtree (seeded with the top's rows); its packed columns and size."""
-    state, _, slot, depth, seq, action, prob = item
-    enum = walk(None, num_players, abstraction, on_check=on_check, seed=top,
-                start=[(state, ROOT_PARENT, slot, depth, seq, action, prob)])
-    return pickle.dumps(pack(enum, len(top.row_actions)), pickle.HIGHEST_PROTOCOL), len(enum)
+def walk_job(items: list, top: Enumeration, num_players: int, abstraction,
+             on_check=None) -> tuple[tuple[bytes, list], int]:
+    """Walk the subtrees of consecutive jobs (frontier items with no top node between
+    them), in order, in one walk seeded with the top's rows; ``((data, buffers), size)``:
+    its packed part pickled with its arrays out of band (``pickle.loads(data,
+    buffers=buffers)``, or :func:`send` them), and its number of nodes."""
+    start = [(state, ROOT_PARENT, slot, depth, seq, action, prob)
+             for state, _, slot, depth, seq, action, prob in items]
+    enum = walk(None, num_players, abstraction, on_check=on_check, seed=top, start=start)
+    part = pack(enum, len(top.row_actions))
+    part["jobs"] = len(items)
+    buffers: list = []
+    data = pickle.dumps(part, protocol=5, buffer_callback=buffers.append)
+    return (data, buffers), len(enum)

@@ -11,13 +11,13 @@ walks serially, so that the error is the serial walk's.
 
 Example (what :mod:`jaxcfr.lowering.parallel` does with processes, here in one)::
 
-    >>> import pickle, jaxcfr
+    >>> import jaxcfr
     >>> from jaxcfr.lowering import parallel, parts
     >>> game = jaxcfr.load_game("kuhn_poker")
     >>> top = parallel.cut(game, 2, None, workers=2, size=None, depth=1)
     >>> merge = parts.Merge(top, 2)
     >>> for _, item in top.frontier:
-    ...     merge.add_part(pickle.loads(parallel.walk_job(item, top, 2, None)[0]))
+    ...     merge.add_part(parallel.loads(parallel.walk_job([item], top, 2, None)[0]))
     >>> len(merge.finish())
     58
 """
@@ -32,6 +32,8 @@ import numpy as np
 
 from jaxcfr.lowering.columns import ROOT_PARENT, SLOT_RADIX, Enumeration, as_numpy
 from jaxcfr.lowering.labels import Interner
+from jaxcfr.lowering.levels import Levels, depth_order
+from jaxcfr.lowering.rowkeys import Collision, KeyTable, all_str, decode, encode
 
 __all__ = ["pack", "Merge", "Mismatch"]
 
@@ -51,11 +53,15 @@ def pack(enum: Enumeration, seeded: int) -> dict:
     """A part's columns as bytes (or arrays: those of a dtype chosen by the walk), and its
     rows: those it met in first-met order, and the ones it added (keys, actions as ids
     into a table of distinct tuples, seqs)."""
-    out = {k: getattr(enum, k).tobytes() for k in ("parent", "code", "terminals", "returns")}
-    out.update({k: np.asarray(getattr(enum, k))
-                for k in ("slot", "depth", "chance_at", "chance_prob")})
-    out["labels"], out["label"] = list(enum.label_table), np.asarray(enum.label)
-    out["first_met"] = _first_met(np.frombuffer(enum.code, np.int32))
+    code = as_numpy(enum.code, np.int32)
+    out = _in_depth_order(as_numpy(enum.parent, np.int32), np.asarray(enum.slot), code,
+                          np.asarray(enum.label), np.asarray(enum.depth),
+                          as_numpy(enum.terminals, np.int32), as_numpy(enum.chance_at, np.int32))
+    del out["order"]
+    out["returns"] = as_numpy(enum.returns, np.float64)
+    out["chance_prob"] = as_numpy(enum.chance_prob, np.float64)
+    out["labels"] = list(enum.label_table)
+    out["first_met"] = _first_met(code)
     keys = enum.row_key[seeded:]
     for kind in set(map(type, keys)):
         if kind.__hash__ is object.__hash__:
@@ -69,11 +75,58 @@ def pack(enum: Enumeration, seeded: int) -> dict:
     else:
         kept = np.asarray([table.setdefault(keep, len(table)) for keep in row_kept], np.int32)
     player = np.asarray(enum.row_player[seeded:], np.int32)
-    by_player = [np.flatnonzero(player == p) for p in range(enum.num_players)]
-    out.update(key=keys, player=player, by_player=by_player,
-               keys_by_player=[[keys[i] for i in idx.tolist()] for idx in by_player],
-               seq=np.asarray(enum.row_seq[seeded:], np.int64), table=list(table),
-               actions=actions, kept=kept)
+    out.update(player=player, seq=np.asarray(enum.row_seq[seeded:], np.int64),
+               table=list(table), actions=actions, kept=kept)
+    if all_str(keys):
+        # found in bulk by the parent (jaxcfr.lowering.rowkeys): hashes and bytes made
+        # here, the keys themselves decoded there, for the rows new to the merge only
+        out["hash"], out["length"], out["words"] = encode(keys)
+    else:
+        out["key"] = keys
+    return out
+
+
+def _in_depth_order(parent, slot, code, label, depth, terminals, chance_at,
+                    first: int = 0) -> dict:
+    """A run of pre-order nodes ``first, first + 1, ...`` (``[n]`` columns) in its own
+    depth order (:func:`~jaxcfr.lowering.levels.depth_order`): ``levels`` (nodes per depth,
+    from depth 0), ``slot``, ``code``, ``label`` and ``parent`` (a depth-order number in
+    the run; -1 for a parent outside it, whose pre-order number is then in ``outer`` at
+    the node's place, ``outer_at``), the terminals' and chance edges' nodes (``terminals``,
+    ``chance_at``: pre-order numbers in, depth-order numbers in the run out)."""
+    order, level_start = depth_order(depth)
+    n = len(order)
+    new_of_old = np.empty(n, dtype=np.int64)
+    new_of_old[order] = np.arange(n)
+    parent = parent[order].astype(np.int64) - first
+    inside = parent >= 0
+    outer_at = np.flatnonzero(~inside)
+    local = np.full(n, ROOT_PARENT, dtype=np.int32)
+    local[inside] = new_of_old[parent[inside]]
+    return {"levels": np.diff(level_start), "slot": slot[order], "code": code[order],
+            "label": label[order], "parent": local, "outer_at": outer_at,
+            "outer": parent[outer_at] + first,
+            "terminals": new_of_old[terminals - first].astype(np.int32),
+            "chance_at": new_of_old[chance_at - first].astype(np.int32),
+            "order": order + first}
+
+
+def _keys(part: dict, which: np.ndarray | None = None) -> list:
+    """A part's added rows' keys (those at indices ``which``, default all)."""
+    if "key" in part:
+        keys = part["key"]
+        return keys if which is None else [keys[i] for i in which.tolist()]
+    lengths, words = part["length"], part["words"]
+    return decode(lengths, words) if which is None else decode(lengths[which], words[which])
+
+
+def _keys_by_player(part: dict, num_players: int) -> list[tuple[np.ndarray, list]]:
+    """Per player, ``(indices, keys)`` of a part's added rows."""
+    keys, player = _keys(part), part["player"]
+    out = []
+    for p in range(num_players):
+        idx = np.flatnonzero(player == p)
+        out.append((idx, [keys[i] for i in idx.tolist()]))
     return out
 
 
@@ -89,12 +142,17 @@ class Merge:
         self.top = top
         self.num_players = num_players
         self.seeded = len(top.row_actions)
-        self.pieces: dict[str, list] = {k: [] for k in (
-            "parent", "slot", "depth", "code", "terminals", "chance_at", "chance_prob",
-            "returns", "label")}
+        # the top's runs and the parts, in pre-order, each in its own depth order
+        # (_in_depth_order's columns; a top run's with ``order``, its top nodes)
+        self.blocks: list[dict] = []
         self.row_player: list = []
         self.row_key: list = []
-        self.row_of: list[dict] = [{} for _ in range(num_players)]   # key -> global row
+        # the rows by key: a KeyTable of str keys (found in bulk), else (other keys, or
+        # after a 64-bit hash collision) per player ``key -> global row`` dicts
+        self.keys: KeyTable | None = KeyTable() if all_str(top.row_key) else None
+        self.row_of: list[dict] | None = None if self.keys is not None else \
+            [{} for _ in range(num_players)]
+        self.unindexed = 0                # rows below this are in keys / row_of
         self.row_act = array("i")         # global row -> id of its legal actions
         self.row_kept = array("i")        # global row -> id of its kept actions
         self.row_seq = array("q")         # global row -> own sequence (global rows)
@@ -103,8 +161,6 @@ class Merge:
         self.labels = Interner()          # distinct action labels of all parts
         self.top_label = self.labels.add_all(top.label_table)    # top entry -> merged entry
         self.top_row = np.full(self.seeded, -1, dtype=np.int64)   # top row -> global row
-        self.top_node = np.full(len(top), -1, dtype=np.int64)     # top node -> global node
-        self.nodes = 0                       # global nodes so far
         self.top_done = 0                    # top nodes merged so far
         self.top_terminal = 0                # top terminals merged so far
         self.parts_done = 0
@@ -134,9 +190,53 @@ class Merge:
         out[some] = rows[seq[some] // SLOT_RADIX] * SLOT_RADIX + seq[some] % SLOT_RADIX
         return out
 
+    def _to_dicts(self) -> None:
+        """Find rows by ``dict`` from now on (a key that is not a ``str``, or a collision)."""
+        self.keys = None
+        self.row_of = [{} for _ in range(self.num_players)]
+        self.unindexed = 0
+        self._index()
+
+    def _index(self) -> None:
+        """Put the rows added one at a time (the top's, :meth:`_new_row`) in the index."""
+        lo, hi = self.unindexed, len(self.row_key)
+        if lo == hi:
+            return
+        keys, players = self.row_key[lo:hi], self.row_player[lo:hi]
+        if self.keys is not None:
+            if all_str(keys):
+                try:
+                    self.keys.add(*encode(keys), np.asarray(players, np.int64))
+                    self.unindexed = hi
+                    return
+                except Collision:
+                    pass
+            self._to_dicts()
+            return
+        for p, key, row in zip(players, keys, range(lo, hi)):
+            self.row_of[p][key] = row
+        self.unindexed = hi
+
+    def _find(self, part: dict) -> np.ndarray:
+        """The global rows of a part's added rows (``[K]``, -1: new to the merge)."""
+        self._index()
+        if self.keys is not None and "hash" not in part:
+            self._to_dicts()
+        if self.keys is not None:
+            try:
+                return self.keys.find(part["hash"], part["length"], part["words"],
+                                      part["player"])
+            except Collision:
+                self._to_dicts()
+        found = np.empty(len(part["player"]), dtype=np.int64)
+        for p, (idx, keys_p) in enumerate(_keys_by_player(part, self.num_players)):
+            found[idx] = np.fromiter(map(self.row_of[p].get, keys_p, repeat(-1)),
+                                     np.int64, len(keys_p))
+        return found
+
     def _new_row(self, player: int, key, act: int, kept: int, seq: int) -> int:
+        """A row added alone (indexed later, by :meth:`_index`)."""
         row = len(self.row_act)
-        self.row_of[player][key] = row
         self.row_player.append(player)
         self.row_key.append(key)
         self.row_act.append(act)
@@ -147,19 +247,28 @@ class Merge:
     def _new_rows(self, new: np.ndarray, found: np.ndarray, part: dict, act, kept) -> None:
         """Add a part's rows ``new`` (indices, in the part's order) and number them in
         ``found``; their sequences are filled in by the caller."""
+        self._index()
         base = len(self.row_act)
         found[new] = np.arange(base, base + len(new))
-        keys, players = part["key"], part["player"][new]
-        new_keys = [keys[i] for i in new.tolist()]
-        for p in range(self.num_players):
-            mine = np.flatnonzero(players == p)
-            self.row_of[p].update(zip([new_keys[i] for i in mine.tolist()],
-                                      (base + mine).tolist()))
+        players = part["player"][new]
+        new_keys = _keys(part, new)
         self.row_player.extend(players.tolist())
         self.row_key.extend(new_keys)
         self.row_act.extend(act[new].astype(np.int32).tolist())
         self.row_kept.extend(kept[new].astype(np.int32).tolist())
         self.row_seq.extend([-1] * len(new))
+        if self.keys is not None:
+            try:
+                self.keys.add(part["hash"][new], part["length"][new], part["words"][new],
+                              players)
+            except Collision:
+                self._to_dicts()
+        else:
+            for p in range(self.num_players):
+                mine = np.flatnonzero(players == p)
+                self.row_of[p].update(zip([new_keys[i] for i in mine.tolist()],
+                                          (base + mine).tolist()))
+        self.unindexed = len(self.row_key)
 
     def _top_row(self, r: int) -> None:
         if self.top_row[r] < 0:
@@ -178,10 +287,6 @@ class Merge:
         return out
 
     # -- nodes ---------------------------------------------------------------
-    def _append(self, **columns) -> None:
-        for k, v in columns.items():
-            self.pieces[k].append(v)
-
     def _top_run(self, stop: int) -> None:
         """Top nodes ``top_done:stop`` (those walked before the next part)."""
         a, b = self.top_done, stop
@@ -191,60 +296,61 @@ class Merge:
         code = np.frombuffer(t.code, np.int32)[a:b]
         for r in _first_met(code):
             self._top_row(int(r))
-        self.top_node[a:b] = np.arange(self.nodes, self.nodes + b - a)
-        parent = np.frombuffer(t.parent, np.int32)[a:b]
         terms = np.frombuffer(t.terminals, np.int32)
         lo, hi = self.top_terminal, int(np.searchsorted(terms, b))
         P = self.num_players
-        chance_at = np.asarray(t.chance_at)
+        chance_at = as_numpy(t.chance_at, np.int32)
         c_lo, c_hi = np.searchsorted(chance_at, [a, b])
-        self._append(parent=np.where(parent == ROOT_PARENT, ROOT_PARENT,
-                                     self.top_node[np.maximum(parent, 0)]).astype(np.int32),
-                     slot=np.asarray(t.slot)[a:b].copy(),
-                     depth=np.asarray(t.depth)[a:b].copy(),
-                     code=self._renumber(code, self.top_row).astype(np.int32),
-                     chance_at=self.top_node[chance_at[c_lo:c_hi]].astype(np.int32),
-                     chance_prob=np.asarray(t.chance_prob)[c_lo:c_hi].copy(),
-                     terminals=(self.top_node[terms[lo:hi]]).astype(np.int32),
-                     returns=np.frombuffer(t.returns, np.float64)[lo * P:hi * P].copy())
-        self._append(label=self.top_label[as_numpy(t.label, np.int32)[a:b]])
-        self.nodes += b - a
+        block = _in_depth_order(np.frombuffer(t.parent, np.int32)[a:b], np.asarray(t.slot)[a:b],
+                                self._renumber(code, self.top_row).astype(np.int32),
+                                self.top_label[as_numpy(t.label, np.int32)[a:b]],
+                                np.asarray(t.depth)[a:b], terms[lo:hi], chance_at[c_lo:c_hi],
+                                first=a)
+        block["returns"] = np.frombuffer(t.returns, np.float64)[lo * P:hi * P]
+        block["chance_prob"] = as_numpy(t.chance_prob, np.float64)[c_lo:c_hi]
+        self.blocks.append(block)
         self.top_done, self.top_terminal = b, hi
 
     def add_part(self, part: dict) -> None:
-        """The next part in pre-order (after the top nodes walked before it)."""
-        before, item = self.top.frontier[self.parts_done]
+        """The next part in pre-order (after the top nodes walked before it): the subtrees
+        of ``part["jobs"]`` consecutive jobs with no top node between them."""
+        jobs = self.top.frontier[self.parts_done:self.parts_done + part["jobs"]]
+        before = jobs[0][0]
+        if len(jobs) != part["jobs"] or any(b != before for b, _ in jobs):
+            raise Mismatch                      # (not one run of the frontier)
         self._top_run(before)
         seeded = self.seeded
-        keys, players = part["key"], part["player"].tolist()
-        ids = np.empty(seeded + len(keys), dtype=np.int64)
+        players = part["player"].tolist()
+        ids = np.empty(seeded + len(players), dtype=np.int64)
         ids[:seeded] = self.top_row
         table = np.asarray([self._action_id(acts) for acts in part["table"]], np.int32)
         act, kept = table[part["actions"]], table[part["kept"]]
         first_met = part["first_met"]
         met_top = first_met[first_met < seeded]
+        # (a part's added rows differ from the top's and from each other, so those new
+        # to the merge stay new while the top rows met first here are numbered)
+        found = self._find(part)
         if (self.top_row[met_top] >= 0).all():
             # Common case: every top row met here is numbered, so the rows new to the
-            # merge come in the part's order: look them all up, then add them at once.
-            found = ids[seeded:]
-            for p, (idx, keys_p) in enumerate(zip(part["by_player"], part["keys_by_player"])):
-                found[idx] = np.fromiter(map(self.row_of[p].get, keys_p, repeat(-1)),
-                                         np.int64, len(keys_p))
+            # merge come in the part's order: add them at once.
+            ids[seeded:] = found
             created = found < 0
-            self._new_rows(np.flatnonzero(created), found, part, act, kept)
+            self._new_rows(np.flatnonzero(created), ids[seeded:], part, act, kept)
         else:
-            created = np.zeros(len(keys), dtype=bool)
+            created = np.zeros(len(players), dtype=bool)
+            keys = _keys(part)
             for r in first_met.tolist():
                 if r < seeded:
                     self._top_row(r)
                     ids[r] = self.top_row[r]
                     continue
                 i = r - seeded
-                g = self.row_of[players[i]].get(keys[i])
-                if g is None:
+                g = int(found[i])
+                if g < 0:
                     g = self._new_row(players[i], keys[i], int(act[i]), int(kept[i]), -1)
                     created[i] = True
                 ids[r] = g
+            self._index()
         rows = ids[seeded:]
         seq = self._seqs(part["seq"], ids)
         row_act = np.frombuffer(self.row_act, np.int32)
@@ -257,30 +363,25 @@ class Merge:
                 and np.array_equal(row_seq[rows[old]], seq[old])):
             raise Mismatch                     # the serial walk names the first member
         del row_act, row_kept, row_seq
-        code = np.frombuffer(part["code"], np.int32)
-        offset = self.nodes
-        parent = np.frombuffer(part["parent"], np.int32).astype(np.int64) + offset
-        parent[0] = self.top_node[item[1]]
-        self._append(parent=parent.astype(np.int32),
-                     slot=part["slot"], depth=part["depth"],
-                     code=self._renumber(code, ids).astype(np.int32),
-                     chance_at=(part["chance_at"].astype(np.int64) + offset).astype(np.int32),
-                     chance_prob=part["chance_prob"],
-                     terminals=(np.frombuffer(part["terminals"], np.int32) + offset)
-                     .astype(np.int32),
-                     returns=np.frombuffer(part["returns"], np.float64))
-        self._append(label=self.labels.add_all(part["labels"])[part["label"]])
-        self.nodes += len(code)
-        self.parts_done += 1
+        # the jobs' subtree roots are the part's only nodes with a parent outside it
+        if len(part["outer_at"]) != len(jobs):
+            raise Mismatch
+        block = {k: part[k] for k in ("levels", "slot", "parent", "outer_at", "terminals",
+                                      "chance_at", "returns", "chance_prob")}
+        block["outer"] = np.asarray([item[1] for _, item in jobs], dtype=np.int64)
+        block["code"] = self._renumber(part["code"], ids).astype(np.int32)
+        block["label"] = self.labels.add_all(part["labels"])[part["label"]]
+        self.blocks.append(block)
+        self.parts_done += len(jobs)
 
     def finish(self) -> Enumeration:
-        """The merged columns as one :class:`Enumeration` (NumPy columns)."""
+        """The merged tree as one :class:`Enumeration` whose node columns are in depth
+        order (its ``levels``, :class:`~jaxcfr.lowering.levels.Levels`; ``code`` too)."""
         self._top_run(len(self.top))
+        self.keys = self.row_of = None      # (the index of rows: freed before the levels)
         enum = Enumeration(self.num_players)
-        for k, pieces in self.pieces.items():
-            dtype = {"chance_prob": np.float64, "returns": np.float64}.get(k, np.int32)
-            setattr(enum, k, np.concatenate(pieces) if pieces else np.zeros(0, dtype))
-            pieces.clear()
+        enum.levels = self._levels()
+        enum.code = enum.levels.code
         enum.label_table = self.labels.table
         enum.row_player, enum.row_key = self.row_player, self.row_key
         enum.row_actions = [self.table[a] for a in self.row_act]
@@ -288,3 +389,48 @@ class Merge:
         enum.row_seq = self.row_seq.tolist()
         enum.max_actions = self.max_actions
         return enum
+
+    def _levels(self) -> Levels:
+        """The blocks put in depth order: level by level, each block's slice of the level
+        in pre-order (a block is a run of consecutive pre-order numbers), copied."""
+        blocks = self.blocks
+        depths = max(len(b["levels"]) for b in blocks)
+        count = np.zeros((len(blocks), depths), dtype=np.int64)     # [blocks, D] nodes
+        for k, b in enumerate(blocks):
+            count[k, :len(b["levels"])] = b["levels"]
+        level_start = np.concatenate([[0], np.cumsum(count.sum(axis=0))])
+        before = np.cumsum(count, axis=0) - count       # the level's nodes in earlier blocks
+        local = np.cumsum(count, axis=1) - count        # a block's own level starts
+        base = level_start[None, :-1] + before - local  # depth-order number - block's own
+        d_of, k_of = np.nonzero(count.T)                # the slices: levels, then blocks
+        lo = local[k_of, d_of]
+        slices = list(zip(k_of.tolist(), lo.tolist(), (lo + count[k_of, d_of]).tolist()))
+
+        def column(name: str) -> np.ndarray:
+            return np.concatenate([blocks[k][name][a:b] for k, a, b in slices])
+
+        def numbers(k: int, nodes: np.ndarray) -> np.ndarray:
+            """Depth-order numbers of block ``k``'s nodes (its own depth-order numbers)."""
+            return nodes + base[k, np.searchsorted(local[k], nodes, side="right") - 1]
+
+        top_node = np.full(len(self.top), ROOT_PARENT, dtype=np.int64)   # top -> depth order
+        for k, b in enumerate(blocks):
+            if "order" in b:
+                top_node[b["order"]] = numbers(k, np.arange(len(b["order"])))
+        parent = column("parent")           # (int32, in place: no [N] temporaries)
+        at = 0
+        for k, d, size in zip(k_of.tolist(), d_of.tolist(), count[k_of, d_of].tolist()):
+            if d:                           # a parent in the block, one level up
+                parent[at:at + size] += int(base[k, d - 1])
+            at += size
+        for k, b in enumerate(blocks):      # parents outside the block: the top's, the root
+            outer = b["outer"]
+            parent[numbers(k, b["outer_at"])] = np.where(
+                outer >= 0, top_node[np.maximum(outer, 0)], ROOT_PARENT)
+        return Levels(
+            parent=parent, slot=column("slot"), code=column("code"),
+            label=column("label"), level_start=tuple(int(x) for x in level_start),
+            at=np.concatenate([numbers(k, b["terminals"]) for k, b in enumerate(blocks)]),
+            returns=np.concatenate([b["returns"] for b in blocks]),
+            chance_at=np.concatenate([numbers(k, b["chance_at"]) for k, b in enumerate(blocks)]),
+            chance_prob=np.concatenate([b["chance_prob"] for b in blocks]))
