@@ -69,6 +69,13 @@ def test_without_a_renaming_of_the_outcome_no_lock_is_taken():
     assert symmetric_lock(lower_public(TwoBoards(renaming=False)), SYMMETRIC) is None
 
 
+def test_a_lock_of_tables_is_the_unmerged_trees(trees):
+    plain, merged = trees
+    tables = resolve_lock(plain, SYMMETRIC)             # [I, A] of the unmerged tree
+    assert symmetric_lock(merged, tables) is None
+    assert symmetric_lock(plain, SYMMETRIC) is None     # nothing merged: public_lock's
+
+
 def test_errors_are_the_unmerged_trees(trees):
     _, merged = trees
     with pytest.raises(LockError, match="'raise' is not a public action or outcome"):
@@ -188,3 +195,19 @@ def test_a_config_lock_is_solved_merged_when_it_keeps_the_symmetry(tmp_path, cap
 
 def lock_of(entries):
     return {(tuple(e["history"]), e["hand"]): e["strategy"] for e in entries}
+
+
+def test_a_monotone_turn_checks_every_permutation_of_three_suits():
+    # Td9d6d5d: clubs, hearts and spades alike (3-cycles: a renaming taken the wrong way
+    # would refuse the symmetric lock); the rivers 2c, 2h, 2s form one class
+    spot = jaxcfr.load_game(TURN.format("").replace("Td9d6h5d", "Td9d6d5d"))
+    merged = lower_public(spot)
+    river = {("Check, Check, " + c, "*"): {"Check": 0.5, "Bet(60)": 0.5}
+             for c in ("2c", "2h", "2s")}
+    lock = {((), "AA"): {"Check": 1.0}, ((), "AKs"): {"Check": 0.5, "Bet(60)": 0.5}, **river}
+    assert symmetric_lock(merged, lock) is not None
+    del lock[("Check, Check, 2s", "*")]
+    assert symmetric_lock(merged, lock) is None
+    assert symmetric_lock(merged, {((), "AhAc"): {"Check": 1.0}}) is None
+    assert symmetric_lock(merged, {((), "AhAc"): {"Check": 1.0}, ((), "AsAc"): {
+        "Check": 1.0}, ((), "AsAh"): {"Check": 1.0}}) is not None

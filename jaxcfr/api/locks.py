@@ -316,7 +316,7 @@ def symmetric_lock(lowered: PublicLowered, lock) -> Lock | None:
     """The lock of a public tree whose chance outcomes are merged (suit isomorphism,
     ``PublicLowered.merged``) on its rows, when the lock keeps the symmetry the merge
     relies on; ``None`` when it does not (solve it on the tree lowered with
-    ``merges=False``).
+    ``merges=False``), and on a tree without merged outcomes (:func:`public_lock`'s).
 
     ``lock`` (a mapping or a lock file, as :func:`public_lock` takes them) names
     information sets of the unmerged game: every public history, through merged outcomes
@@ -361,7 +361,10 @@ def symmetric_lock(lowered: PublicLowered, lock) -> Lock | None:
     holdem = _holdem(lowered)
     # the unmerged tree's public nodes: u -> (node of this tree, game history, hands)
     expanded = list(lowered.expanded())
-    index = {history: u for u, (_, history, _) in enumerate(expanded)}
+    try:
+        index = {history: u for u, (_, history, _) in enumerate(expanded)}
+    except TypeError:                                 # steps that do not hash: no check
+        return None
     children: dict[int, list] = {}
     for u, (_, history, _) in enumerate(expanded):
         if history:

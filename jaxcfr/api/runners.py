@@ -20,6 +20,7 @@ from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.api.locks import (BREAKS_SYMMETRY, LockError, resolve_lock, resolve_stack_lock,
                                symmetric_lock)
 from jaxcfr.engine.runner import Runner
+from jaxcfr.solvers.locking import Lock
 from jaxcfr.engine.loop import lower_public_reporting
 from jaxcfr.lowering.public import PublicLowered, public_game_of
 from jaxcfr.lowering.public_stack import PublicStack
@@ -124,8 +125,10 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
             resolved = None
         if resolved is None:
             if status is not None:
-                status.note(f"{BREAKS_SYMMETRY}: solved without isomorphism (every chance "
-                            "outcome walked)")
+                why = ("a lock given as tables is the unmerged tree's" if isinstance(
+                    lock, Lock) else BREAKS_SYMMETRY)
+                status.note(f"{why}: solved without isomorphism (every chance outcome "
+                            "walked)")
             lowered = lower_public_reporting(game, status, name=name,
                                              memory_budget=memory_budget, merges=False)
     stacked = isinstance(lowered, PublicStack)
