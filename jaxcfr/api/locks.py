@@ -14,6 +14,12 @@ the rows of a lowered game (:class:`~jaxcfr.solvers.locking.Lock`).
   both) and dealt cards by name. ``(player, hand, history)``, the keys of
   :meth:`~jaxcfr.api.public.PublicSolveResult.profile`, is taken too.
 
+On a public tree lowered with merged (suit-isomorphic) chance outcomes the keys still
+name the unmerged game's information sets (any card, merged or not): a lock that keeps the
+suit symmetry (:func:`symmetric_lock`) locks the merged tree's rows; one that breaks it
+is refused there (:func:`resolve_lock`) and, given as a game, solved on the tree lowered
+without merging (:func:`jaxcfr.api.runners.make_runner`, which says so).
+
 Entries apply in order: a later one overrides an earlier one's rows (a whole node first,
 then single hands). Errors (:class:`~jaxcfr.solvers.locking.LockError`, a
 ``ValueError``) name an unknown information set (with the closest keys), an unknown or
@@ -53,7 +59,10 @@ from jaxcfr.lowering.public_stack import PublicStack, stack_public_rows
 from jaxcfr.solvers.locking import Lock, LockError, lock_from_rows
 
 __all__ = ["resolve_lock", "resolve_stack_lock", "history_lock", "public_lock",
-           "read_lock_file", "ForMember", "LockError"]
+           "symmetric_lock", "read_lock_file", "ForMember", "LockError", "BREAKS_SYMMETRY"]
+
+#: What a solve that falls back to the unmerged tree says (:func:`symmetric_lock`).
+BREAKS_SYMMETRY = "the lock breaks the suit symmetry"
 
 
 class ForMember(NamedTuple):
@@ -84,6 +93,14 @@ def resolve_lock(lowered, lock) -> Lock | None:
         raise LockError(f"the lock's entry for member {tagged.member!r} applies to a stack "
                         "of public trees, not to one game")
     if isinstance(lowered, PublicLowered):
+        if lowered.merged:
+            found = symmetric_lock(lowered, lock)
+            if found is None:
+                raise LockError(BREAKS_SYMMETRY + ": a public tree lowered with merged "
+                                "(suit-isomorphic) chance outcomes cannot solve it; give "
+                                "the PublicGame or its game string (a locked solve then "
+                                "walks every outcome), or lower it with merges=False")
+            return found
         return public_lock(lowered, lock)
     if getattr(lowered, "batch_size", None) is not None:
         raise LockError("node locking takes one game, not a stack")
@@ -177,20 +194,28 @@ def _history_steps(history, holdem) -> tuple:
 
 def _node(lowered: PublicLowered, steps: tuple, holdem) -> int:
     t = lowered.tensors
-    node = 0
-    for x in steps:
-        children = [int(c) for c in np.flatnonzero(t.parent == node)]
-        match = [c for c in children if _same_step(lowered.node_action[c], x, holdem)]
-        if not match:
-            here = [str(lowered.node_action[c]) for c in children]
-            raise LockError(f"unknown information set: {x!r} is not a public action or "
-                            f"outcome after {lowered.history(node)!r}"
-                            + (f" (there: {', '.join(here[:12])}"
-                               f"{', ...' if len(here) > 12 else ''})" if here else ""))
-        node = match[0]
+    node = _walk(steps, holdem, lambda n: [(int(c), lowered.node_action[c]) for c in
+                                           np.flatnonzero(t.parent == n)], lowered.history)
     if t.node_base[node] < 0:
         raise LockError(f"unknown information set: the node after {steps!r} is not a "
                         "decision (a terminal or a chance node)")
+    return node
+
+
+def _walk(steps: tuple, holdem, children, history) -> int:
+    """The node ``steps`` lead to from node 0: ``children(node)`` ``[(child, step)]``,
+    ``history(node)`` its public history (for the errors)."""
+    node = 0
+    for x in steps:
+        kids = children(node)
+        match = [c for c, step in kids if _same_step(step, x, holdem)]
+        if not match:
+            here = [str(step) for _, step in kids]
+            raise LockError(f"unknown information set: {x!r} is not a public action or "
+                            f"outcome after {history(node)!r}"
+                            + (f" (there: {', '.join(here[:12])}"
+                               f"{', ...' if len(here) > 12 else ''})" if here else ""))
+        node = match[0]
     return node
 
 
@@ -245,13 +270,7 @@ def _public_rows(lowered: PublicLowered, entries, where: str = ""):
     node_of_row: dict[int, int] = {}
     hit = []
     for key, strategy, strict in entries:
-        if isinstance(key, tuple) and len(key) == 3 and isinstance(key[0], (int, np.integer)):
-            player, hand, history = key
-        elif isinstance(key, tuple) and len(key) == 2:
-            player, (history, hand) = None, key
-        else:
-            raise LockError(f"a public tree's information set is (public history, hand), "
-                            f"got {key!r}")
+        player, hand, history = _public_key(key)
         steps = _history_steps(history, holdem)
         try:
             node = _node(lowered, steps, holdem)
@@ -279,6 +298,151 @@ def _public_rows(lowered: PublicLowered, entries, where: str = ""):
         label = lowered.hands.labels[player][row - int(t.node_base[node])]
         return f"player {player}'s hand {label} after {lowered.history(node)!r}"
     return rows, (lambda row: tuple(lowered.node_actions[node_of_row[row]]), name_of), hit
+
+
+def _public_key(key) -> tuple:
+    """``(player or None, hand, history)`` of a public tree's lock key."""
+    if isinstance(key, tuple) and len(key) == 3 and isinstance(key[0], (int, np.integer)):
+        return key
+    if isinstance(key, tuple) and len(key) == 2:
+        return (None, key[1], key[0])
+    raise LockError(f"a public tree's information set is (public history, hand), got "
+                    f"{key!r}")
+
+
+# -- public trees with merged chance outcomes (suit isomorphism) ------------------------
+
+def symmetric_lock(lowered: PublicLowered, lock) -> Lock | None:
+    """The lock of a public tree whose chance outcomes are merged (suit isomorphism,
+    ``PublicLowered.merged``) on its rows, when the lock keeps the symmetry the merge
+    relies on; ``None`` when it does not (solve it on the tree lowered with
+    ``merges=False``), and on a tree without merged outcomes (:func:`public_lock`'s).
+
+    ``lock`` (a mapping or a lock file, as :func:`public_lock` takes them) names
+    information sets of the unmerged game: every public history, through merged outcomes
+    too (:meth:`~jaxcfr.lowering.public.PublicLowered.expanded`). Each merged outcome
+    ``e`` comes with a renaming of the game's steps and hands: its
+    ``merge_renaming[e]`` (``{step: g^-1(step)}``, the outcome itself to its
+    representative; absent steps unchanged) and ``merge_source[e]`` (hand ``h`` to
+    ``g^-1(h)``). The lock keeps the symmetry when, for every such renaming ``g^-1`` and
+    every locked information set ``(history, h)``, ``(g^-1(history), g^-1(h))`` is locked
+    to the same probabilities (tolerance 0: the float64 table rows compared exactly);
+    every renaming being a bijection of the information sets, the unlocked ones then map
+    to unlocked ones too. The unmerged solve is then invariant under the suit
+    permutations (its regrets start and are updated symmetric), so the merged tree,
+    which reads each merged outcome's subtree from its representative's, solves it
+    exactly: each row of the merged tree is locked as every information set read from it
+    (:meth:`~jaxcfr.lowering.public.PublicLowered.expanded_rows`).
+
+    A merge whose renaming does not take its outcome to its representative (a game that
+    gives no renaming) says nothing of the other steps: no lock is taken as symmetric
+    there. A :class:`Lock` of host tables is never taken (it is the unmerged tree's).
+
+    Raises:
+      LockError: what :func:`public_lock` raises (an unknown information set, action,
+        probabilities that do not sum to 1), the information sets named as the game's own
+        histories.
+    """
+    if isinstance(lock, (str, os.PathLike)):
+        lock = read_lock_file(lock)
+    if lock is None or isinstance(lock, Lock) or not lowered.merged:
+        return None
+    if not isinstance(lock, Mapping):
+        raise LockError(f"a lock is a mapping from information set to {{action: "
+                        f"probability}} (or a lock file), got {type(lock).__name__}")
+    tagged = next((k for k in lock if isinstance(k, ForMember)), None)
+    if tagged is not None:
+        raise LockError(f"the lock's entry for member {tagged.member!r} applies to a stack "
+                        "of public trees, not to one game")
+    renamings = _merge_renamings(lowered)
+    if renamings is None:
+        return None
+    t = lowered.tensors
+    holdem = _holdem(lowered)
+    # the unmerged tree's public nodes: u -> (node of this tree, game history, hands)
+    expanded = list(lowered.expanded())
+    try:
+        index = {history: u for u, (_, history, _) in enumerate(expanded)}
+    except TypeError:                                 # steps that do not hash: no check
+        return None
+    children: dict[int, list] = {}
+    for u, (_, history, _) in enumerate(expanded):
+        if history:
+            children.setdefault(index[history[:-1]], []).append((u, history[-1]))
+    wanted: dict[tuple, dict] = {}                    # (u, hand) -> {action: probability}
+    for key, strategy in lock.items():
+        player, hand, history = _public_key(key)
+        steps = _history_steps(history, holdem)
+        u = _walk(steps, holdem, lambda v: children.get(v, []), lambda v: expanded[v][1])
+        node = expanded[u][0]
+        if t.node_base[node] < 0:
+            raise LockError(f"unknown information set: the node after {steps!r} is not a "
+                            "decision (a terminal or a chance node)")
+        acting = int(t.node_player[node])
+        if player is not None and int(player) != acting:
+            raise LockError(f"player {player} does not act after {steps!r} (player "
+                            f"{acting} does)")
+        for h in _hands(lowered, acting, hand, holdem, f"{steps!r}" if steps else "the root"):
+            wanted.pop((u, h), None)
+            wanted[(u, h)] = strategy
+    if not wanted:
+        raise LockError("the lock names no information set")
+    keys = list(wanted)                               # [K] (u, hand)
+    player_of = [int(t.node_player[expanded[u][0]]) for u, _ in keys]
+    row_of = np.asarray([int(t.node_base[expanded[u][0]]) + int(expanded[u][2][p][h])
+                         for (u, h), p in zip(keys, player_of)], np.int64)      # [K]
+    legal = np.asarray(t.legal_mask, bool)
+
+    def name_of(k):
+        (u, h), p = keys[k], player_of[k]
+        return (f"player {p}'s hand {lowered.hands.labels[p][h]} after "
+                f"{expanded[u][1]!r}")
+    table, _ = lock_from_rows(dict(enumerate(wanted.values())),
+                              lambda k: tuple(lowered.node_actions[expanded[keys[k][0]][0]]),
+                              legal[row_of], name_of)                    # [K, A]
+    at = {key: k for k, key in enumerate(keys)}
+    for rename, sources in renamings:
+        for k, (u, h) in enumerate(keys):
+            image = index.get(tuple(_renamed(rename, x) for x in expanded[u][1]))
+            j = None if image is None else at.get((image, int(sources[player_of[k]][h])))
+            if j is None or not np.array_equal(table[j], table[k]):
+                return None
+    out = np.zeros(legal.shape)
+    mask = np.zeros(legal.shape[0], bool)
+    for k, row in enumerate(row_of):
+        if mask[row] and not np.array_equal(out[row], table[k]):
+            return None                               # (cannot be, the renamings kept)
+        out[row], mask[row] = table[k], True
+    return Lock(out, mask)
+
+
+def _merge_renamings(lowered: PublicLowered) -> list | None:
+    """The distinct ``(renaming {step: g^-1(step)}, sources [P, H])`` of the merged
+    outcomes, or ``None`` when a merge's renaming does not take its outcome to its
+    representative."""
+    t = lowered.tensors
+    out, seen = [], set()
+    for e, (_, outcome) in enumerate(lowered.merged):
+        rename = lowered.merge_renaming[e] if lowered.merge_renaming else {}
+        rep = lowered.node_action[int(t.merge_child[e])]
+        if _renamed(rename, outcome) != rep:
+            return None
+        sources = np.asarray(t.merge_source[e], np.int64)                    # [P, H]
+        try:
+            key = (tuple(sorted(rename.items())), sources.tobytes())
+        except TypeError:                             # steps that do not sort
+            key = (tuple(rename.items()), sources.tobytes())
+        if key not in seen:
+            seen.add(key)
+            out.append((rename, sources))
+    return out
+
+
+def _renamed(table: dict, x):
+    try:
+        return table.get(x, x)
+    except TypeError:                                 # an unhashable step: not renamed
+        return x
 
 
 # -- stacks of public trees --------------------------------------------------------------

@@ -17,8 +17,10 @@ from typing import Callable
 
 from jaxcfr._util.arguments import ArgumentError, api_spelling
 from jaxcfr.engine.protocol import RunnerProtocol
-from jaxcfr.api.locks import resolve_lock, resolve_stack_lock
+from jaxcfr.api.locks import (BREAKS_SYMMETRY, LockError, resolve_lock, resolve_stack_lock,
+                               symmetric_lock)
 from jaxcfr.engine.runner import Runner
+from jaxcfr.solvers.locking import Lock
 from jaxcfr.engine.loop import lower_public_reporting
 from jaxcfr.lowering.public import PublicLowered, public_game_of
 from jaxcfr.lowering.public_stack import PublicStack
@@ -110,12 +112,25 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
     lowered = game if isinstance(game, PublicStack) else lower_public_reporting(
         game, status, text=text, cache=cache, name=name, memory_budget=memory_budget)
     lock = getattr(options, "lock", None)
+    resolved = None
     if lock is not None and getattr(lowered, "merged", ()) and not isinstance(
             game, (PublicLowered, PublicStack)):
-        # a lock can break the suit symmetry that merged chance outcomes rely on (locked
-        # rows under one card of a class, or asymmetric ones above): walk every outcome
-        lowered = lower_public_reporting(game, status, name=name,
-                                         memory_budget=memory_budget, merges=False)
+        # a lock that keeps the suit symmetry is solved on the merged tree; one that breaks
+        # it (locked rows under one card of a class and not the others, asymmetric ones
+        # above) walks every outcome, as does one the merged tree cannot resolve (the
+        # unmerged tree's resolution then says what is wrong)
+        try:
+            resolved = symmetric_lock(lowered, lock)
+        except LockError:
+            resolved = None
+        if resolved is None:
+            if status is not None:
+                why = ("a lock given as tables is the unmerged tree's" if isinstance(
+                    lock, Lock) else BREAKS_SYMMETRY)
+                status.note(f"{why}: solved without isomorphism (every chance outcome "
+                            "walked)")
+            lowered = lower_public_reporting(game, status, name=name,
+                                             memory_budget=memory_budget, merges=False)
     stacked = isinstance(lowered, PublicStack)
     per_member = getattr(options, "per_member", False)
     if per_member and not stacked:
@@ -126,7 +141,8 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
                     compilation_cache=options.device.compilation_cache,
                     per_member=per_member)
     if lock is not None:                     # node locking (jaxcfr.api.locks)
-        runner.set_lock(resolve_stack_lock(lowered, lock, getattr(options, "member_labels",
+        runner.set_lock(resolved if resolved is not None else
+                        resolve_stack_lock(lowered, lock, getattr(options, "member_labels",
                                                                   None))
                         if stacked else resolve_lock(lowered, lock))
     return runner

@@ -356,7 +356,10 @@ def solve(game: Any, algorithm: str | Solver = "cfr+", iterations: int = 1000, *
         average is the lock; the rest is solved; the metrics are the restricted game's,
         where the locked player cannot deviate at the locked rows
         (:mod:`jaxcfr.solvers.locking`). A traced argument: another lock does not
-        recompile. One game, full width, exact chance.
+        recompile. One game, full width, exact chance. A public tree with merged
+        (suit-isomorphic) chance outcomes is solved merged when the lock keeps the suit
+        symmetry (:func:`jaxcfr.api.locks.symmetric_lock`), else lowered again without
+        merging (the progress says so).
       **parameters: the solver's traced parameters by name, as its parts declare them
         (``solver.parameters``; README "Algorithms"): e.g. ``alpha``, ``beta``,
         ``gamma`` of the discounted presets, ``exploration`` of outcome sampling, and
