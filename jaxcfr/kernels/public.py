@@ -102,15 +102,14 @@ def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -
     parts = {}
 
     # both sides at the terminals only (never the whole [N, P, H] table of blocked hands)
-    # each gather takes one player's vectors (never [T, P, H] of both, then one)
     def opp_at(nodes):
         """The opponent's reach vector at ``nodes``: ``[T, H, *b]``."""
-        alive = t.alive[t.node_path[nodes], o] * t.weights[o]                   # [T, H]
-        return reach[nodes, o] * trail(alive, 2 + batch)
+        alive = _pick(t.alive[t.node_path[nodes]], o) * t.weights[o]            # [T, H]
+        return _pick(jnp.take(reach, nodes, axis=0), o) * trail(alive, 2 + batch)
 
     def own_at(nodes):
         """``i``'s side at ``nodes``: chance reach, not blocked, prior weight: ``[T, H]``."""
-        alive = t.alive[t.node_path[nodes], jnp.asarray(i)] * t.weights[i]
+        alive = _pick(t.alive[t.node_path[nodes]], i) * t.weights[i]
         return trail(t.chance_reach[nodes], 2) * alive
 
     def apply(nodes, scale, table=None):
