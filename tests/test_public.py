@@ -201,6 +201,42 @@ def test_a_ranked_fold_by_cards_is_the_gathered_fold_bit_for_bit(dtype, monkeypa
         assert np.abs(a).max() > 0
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_ranked_terminals_by_chunks_are_the_whole_operators_bit_for_bit(dtype, monkeypatch):
+    """The ranked folds and showdowns computed a chunk of terminals at a time (a flop's
+    181,483 showdowns in chunks of 2^20 / H: ``RANKED_CHUNK_ENTRIES``) are the operators
+    on all the terminals at once, bit for bit: here a turn's 486 folds (by the product
+    with the hands-by-cards matrix) and 816 showdowns of 48 strength tables in chunks of
+    ``RANKED_CHUNK_LEAST`` = 256 (the last padded), both players; both compiled. (Not
+    with a trailing batch axis: XLA's CPU backend picks the running sums' product kernel
+    by shape, and in float64 with a batch of 2 the 486 folds at once round differently
+    from chunks of them, by one unit in the last place; and chunks of under 16 terminals
+    round differently without one.)"""
+    from jaxcfr.kernels import public as kernels
+    from jaxcfr_games.holdem.spot import HoldemSpot
+    lowered = jaxcfr.lower_public(HoldemSpot(board="Td9d6h5c"), terminals="ranked")
+    with precision.scope(dtype):
+        t = public_device_tensors(lowered, np.dtype(dtype))
+        H = int(t.same.shape[1])
+        rng = np.random.default_rng(5)
+        for op, nodes in ((kernels._ranked_fold, t.fold_node), (kernels._ranked_showdown,
+                                                                 t.show_node)):
+            T = int(nodes.shape[0])
+            assert T > 256 and T % 256
+            r = rng.random((T, H)) * (rng.random((T, H)) < 0.8)                   # [T, H]
+            r = jax.numpy.asarray(r, dtype)
+            out = {}
+            for name, least, entries in (("whole", 10 ** 9, 10 ** 9), ("chunks", 256, 1)):
+                monkeypatch.setattr(kernels, "RANKED_CHUNK_LEAST", least)
+                monkeypatch.setattr(kernels, "RANKED_CHUNK_ENTRIES", entries)
+                f = jax.jit(lambda t, r, i: op(t, r, i))
+                out[name] = [np.asarray(f(t, r, i)) for i in (0, 1)]
+            for a, b in zip(out["whole"], out["chunks"]):
+                assert a.shape == (T, H)
+                assert np.array_equal(a, b)
+                assert np.abs(a).max() > 0
+
+
 @pytest.mark.parametrize("terminals", ["dense", "ranked"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_regrets_by_slot_are_the_rows_regrets_bit_for_bit(terminals, dtype):

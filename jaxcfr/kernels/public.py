@@ -286,6 +286,40 @@ def _card_segments(t: PublicTensors, i) -> jax.Array:
 FOLD_PRODUCT_FROM = 64
 
 
+#: The ranked folds and showdowns go by chunks of at most this many entries ``[T', H]``
+#: (:func:`_by_chunks`): their temporaries (a showdown's eleven terms per hand, their
+#: positions, the running sums) are ``[T', 11, H]`` at most, not ``[T, 11, H]`` (on the
+#: README-range flop 181,483 showdowns, 2.1 GB each). Rivers and turns have fewer.
+RANKED_CHUNK_ENTRIES = 2 ** 20
+
+#: ... and at least this many terminals: below some 16 (a hold'em turn's), XLA's CPU
+#: backend takes other kernels for the running sums' products and rounds differently.
+RANKED_CHUNK_LEAST = 256
+
+
+def _by_chunks(f, H: int, *xs: jax.Array) -> jax.Array:
+    """``f(*xs)`` (each ``x`` ``[T, ...]``, ``f`` terminal by terminal: ``[T, H, *b]``)
+    computed ``T'`` terminals at a time, ``T'`` the most whose ``[T', H]`` stays within
+    :data:`RANKED_CHUNK_ENTRIES`, at least :data:`RANKED_CHUNK_LEAST` (a ``lax.map`` over
+    chunks, the last padded with terminal 0's inputs and its rows dropped); one call where
+    ``T <= T'``. The same operations on each terminal's numbers, so the same values bit for
+    bit where XLA takes the same kernels for a chunk as for the whole (checked on the flop
+    and a turn, float32 and float64; not so in float64 with a trailing batch axis, where
+    the running sums' product can round one unit in the last place otherwise)."""
+    T = xs[0].shape[0]
+    size = max(RANKED_CHUNK_LEAST, RANKED_CHUNK_ENTRIES // max(H, 1))
+    if T <= size:
+        return f(*xs)
+    n = -(-T // size)
+    pad = n * size - T
+
+    def split(x):                                       # [T, ...] -> [n, T', ...]
+        x = jnp.concatenate([x, jnp.broadcast_to(x[:1], (pad,) + x.shape[1:])])
+        return x.reshape((n, size) + x.shape[1:])
+    out = jax.lax.map(lambda c: f(*c), tuple(split(x) for x in xs))     # [n, T', H, *b]
+    return out.reshape((n * size,) + out.shape[2:])[:T]
+
+
 def _ranked_fold(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     """``sum_o compatible(h, o) r(o)`` for each of ``i``'s hands ``h`` (``[T, H, *b]``):
     the opponent's total, less the reach held by each of ``h``'s cards, plus that of the
@@ -296,11 +330,22 @@ def _ranked_fold(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     differences are taken once per card (``[T, C]``) and a hand's two added by a product
     with ``i``'s hands-by-cards matrix (``[C, H]``: two nonzero terms, so exactly the sum
     the gather gives, bit for bit)."""
+    product = r.shape[0] >= FOLD_PRODUCT_FROM                 # on all the terminals' count
+    total = r.sum(axis=1, keepdims=True)            # [T, 1, *b]: of all the terminals at once
+    return _by_chunks(lambda r, total: _ranked_fold_chunk(t, r, total, i, product),
+                      r.shape[1], r, total)
+
+
+def _ranked_fold_chunk(t: PublicTensors, r: jax.Array, total: jax.Array, i, product: bool
+                       ) -> jax.Array:
+    """:func:`_ranked_fold` of the terminals ``r`` ``[T', H, *b]`` of reach ``total``
+    ``[T', 1, *b]``, by the product with the hands-by-cards matrix where ``product``,
+    else by the gather."""
     o = 1 - jnp.asarray(i)
     r_pad = _with_pad(r)                                                     # [T, H + 1, *b]
     pairs = jnp.take(r_pad, t.fold_pair[o], axis=1, mode="clip")            # [T, M, *b]
     running = _running(pairs)                                                # [T, M + 1, *b]
-    if r.shape[0] >= FOLD_PRODUCT_FROM:
+    if product:
         ends = jnp.take(running, _card_segments(t, i), axis=1)               # [T, 2C, *b]
         C = t.cards.shape[0]
         cards = jnp.take(t.hand_cards, jnp.asarray(i), axis=0)               # [H, J]
@@ -310,7 +355,7 @@ def _ranked_fold(t: PublicTensors, r: jax.Array, i) -> jax.Array:
                           precision=jax.lax.Precision.HIGHEST)               # [T, H, *b]
         same = jnp.take(r_pad, jnp.take(t.same, jnp.asarray(i), axis=0), axis=1,
                         mode="clip")                                         # [T, H, *b]
-        return r.sum(axis=1, keepdims=True) - held + same
+        return total - held + same
     M = pairs.shape[1]
     table = jnp.concatenate([running, r_pad], axis=1)                   # [T, M + 1 + H + 1]
     J = t.pair_start.shape[-1]
@@ -320,7 +365,7 @@ def _ranked_fold(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     held = 0
     for j in range(J):                  # the order of the sums below is the dense one's
         held = held + (x[J + j] - x[j])
-    return r.sum(axis=1, keepdims=True) - held + x[2 * J]
+    return total - held + x[2 * J]
 
 
 def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
@@ -336,10 +381,26 @@ def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     river) shares the gather's columns between its terminals. The terms are added in the
     order of the sums above, so that equal values (a fold and a call worth the same
     chips) stay exactly equal, as the history tree has them."""
-    o = 1 - jnp.asarray(i)
     H = r.shape[1]
+    M = t.pair_order.shape[-1]
+    # the terms' positions per strength table ([S, 4J + 3, H]), taken per terminal
+    cards = [jnp.broadcast_to(x, (t.rank_lo.shape[0],) + x.shape)
+             for x in (t.pair_start[i].T + (H + 1), t.pair_end[i].T + (H + 1),
+                       t.same[i][None] + (H + M + 2))]
+    index = jnp.concatenate([_pick(t.rank_lo, i)[:, None], _pick(t.rank_hi, i)[:, None],
+                             jnp.swapaxes(_pick(t.pair_lo, i), 1, 2) + (H + 1),
+                             jnp.swapaxes(_pick(t.pair_hi, i), 1, 2) + (H + 1)] + cards, axis=1)
+    return _by_chunks(lambda r, k: _ranked_showdown_chunk(t, r, i, k, index), H, r,
+                      t.show_index)
+
+
+def _ranked_showdown_chunk(t: PublicTensors, r: jax.Array, i, show_index: jax.Array,
+                           index: jax.Array) -> jax.Array:
+    """:func:`_ranked_showdown` of the terminals ``r`` ``[T', H, *b]`` of strength tables
+    ``show_index`` ``[T']``, the terms' positions per table ``index`` ``[S, 4J + 3, H]``."""
+    o = 1 - jnp.asarray(i)
     shared = t.rank_order.shape[0] == 1
-    k = jnp.zeros((1,), jnp.int32) if shared else t.show_index              # [T'] tables
+    k = jnp.zeros((1,), jnp.int32) if shared else show_index                # [T'] tables
     r_pad = _with_pad(r)                                                     # [T, H + 1, *b]
 
     def sort(order):                                          # order [T', L] -> [T, L, *b]
@@ -347,16 +408,8 @@ def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
                 else _rows_take(r_pad, order))
     ranked = _running(sort(_pick(t.rank_order, o)[k]))                      # [T, H + 1, *b]
     pairs = _running(sort(_pick(t.pair_order, o)[k]))                       # [T, M + 1, *b]
-    M = pairs.shape[1] - 1
     table = jnp.concatenate([ranked, pairs, r_pad], axis=1)
     J = t.pair_start.shape[-1]
-    # the terms' positions per strength table ([S, 4J + 3, H]), then per terminal
-    cards = [jnp.broadcast_to(x, (t.rank_lo.shape[0],) + x.shape)
-             for x in (t.pair_start[i].T + (H + 1), t.pair_end[i].T + (H + 1),
-                       t.same[i][None] + (H + M + 2))]
-    index = jnp.concatenate([_pick(t.rank_lo, i)[:, None], _pick(t.rank_hi, i)[:, None],
-                             jnp.swapaxes(_pick(t.pair_lo, i), 1, 2) + (H + 1),
-                             jnp.swapaxes(_pick(t.pair_hi, i), 1, 2) + (H + 1)] + cards, axis=1)
     index = index[0] if shared else index[k]
     x = _terms(table, index)
     lo, hi, plo, phi, start, end, same = (x[0], x[1], x[2:2 + J], x[2 + J:2 + 2 * J],
