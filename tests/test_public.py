@@ -186,17 +186,20 @@ def test_a_ranked_fold_by_cards_is_the_gathered_fold_bit_for_bit(dtype, monkeypa
     from jaxcfr_games.holdem.spot import HoldemSpot
     lowered = jaxcfr.lower_public(HoldemSpot(ranges=("AA,AKs,KQo,T9s,65s", "AK,QQ,JTs,98s")),
                                   terminals="ranked")
-    t = public_device_tensors(lowered, np.dtype(dtype))
-    H = int(t.same.shape[1])
-    rng = np.random.default_rng(3)
-    r = rng.random((5, H, 2)) * (rng.random((5, H, 1)) < 0.8)              # [T, H, b]
-    r = jax.numpy.asarray(r, dtype)
-    out = {}
-    for name, start in (("gather", 10 ** 9), ("product", 1)):
-        monkeypatch.setattr(kernels, "FOLD_PRODUCT_FROM", start)
-        fold = jax.jit(lambda t, r, i: kernels._ranked_fold(t, r, i))
-        out[name] = [np.asarray(fold(t, r, i)) for i in (0, 1)]
+    with precision.scope(dtype):
+        t = public_device_tensors(lowered, np.dtype(dtype))
+        H = int(t.same.shape[1])
+        rng = np.random.default_rng(3)
+        r = rng.random((5, H, 2)) * (rng.random((5, H, 1)) < 0.8)          # [T, H, b]
+        r = jax.numpy.asarray(r, dtype)
+        assert r.dtype == dtype
+        out = {}
+        for name, start in (("gather", 10 ** 9), ("product", 1)):
+            monkeypatch.setattr(kernels, "FOLD_PRODUCT_FROM", start)
+            fold = jax.jit(lambda t, r, i: kernels._ranked_fold(t, r, i))
+            out[name] = [np.asarray(fold(t, r, i)) for i in (0, 1)]
     for a, b in zip(out["gather"], out["product"]):
+        assert a.dtype == dtype
         assert np.array_equal(a, b)
         assert np.abs(a).max() > 0
 
