@@ -337,6 +337,9 @@ def test_a_lock_file_reads_lists_as_keys_and_skips_a_byte_order_mark(tmp_path):
     path.write_text('"AA"')
     with pytest.raises(LockError, match=f"the lock file {str(path)!r} holds a list"):
         read_lock_file(path)
+    path.write_text("[" * 100_000 + "]" * 100_000)          # (was an internal RecursionError)
+    with pytest.raises(LockError, match="nests lists or objects too deeply"):
+        read_lock_file(path)
 
 
 @pytest.mark.parametrize("p", ["1", True])

@@ -562,6 +562,9 @@ def read_lock_file(path) -> dict:
     except UnicodeDecodeError as e:
         raise LockError(f"the lock file {os.fspath(path)!r} is not JSON (UTF-8 text): "
                         f"{e.reason} at byte {e.start}") from None
+    except RecursionError:
+        raise LockError(f"the lock file {os.fspath(path)!r} nests lists or objects too "
+                        "deeply to be a lock") from None
     name = os.fspath(path)
     if isinstance(data, dict):
         return data

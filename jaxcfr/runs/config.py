@@ -402,6 +402,9 @@ def load_config(path: str | os.PathLike, overrides: Sequence[str] = (), *,
             raw = tomllib.load(f)
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{path}: invalid TOML: {e}") from None
+        except RecursionError:             # (tomllib recurses once per level of nesting)
+            raise ConfigError(f"{path}: invalid TOML: lists or tables nested too "
+                              "deeply") from None
     _resolve_paths(raw, path.resolve().parent)
     raw.setdefault("name", path.stem)
     return config_from_dict(raw, source=str(path), overrides=overrides, trust_code=trust_code,
@@ -473,6 +476,9 @@ def parse_override(text: str) -> tuple[str, Any]:
         return key, tomllib.loads(f"v = {value}")["v"]
     except tomllib.TOMLDecodeError:
         return key, value
+    except RecursionError:
+        raise ConfigError(f"--set {text}: the value nests lists or tables too deeply") \
+            from None
 
 
 def _resolve_value(value: Any, base: Path) -> Any:

@@ -184,6 +184,9 @@ def _override(text: str) -> tuple[str, Any]:
         return key.strip(), tomllib.loads(f"v = {value.strip()}")["v"]
     except tomllib.TOMLDecodeError:
         return key.strip(), value.strip()
+    except RecursionError:
+        raise ConfigError(f"--set {text}: the value nests lists or tables too deeply") \
+            from None
 
 
 def check_file_keys(path, overrides: Sequence[str] = ()) -> None:
@@ -193,4 +196,7 @@ def check_file_keys(path, overrides: Sequence[str] = ()) -> None:
             raw = tomllib.load(f)
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{path}: invalid TOML: {e}") from None
+        except RecursionError:             # (tomllib recurses once per level of nesting)
+            raise ConfigError(f"{path}: invalid TOML: lists or tables nested too "
+                              "deeply") from None
     check_keys(raw, str(path), overrides)
