@@ -136,6 +136,8 @@ MISTAKES = [
     (["solve", SPOT, "--boards", "random:2", "--gamma", "1,2"],
      "--per-board gamma=X,X,... gives one value per board"),
     (["solve", SPOT, "--per-board", "gamma=1,2"], "give --boards too"),
+    (["solve", SPOT, "--boards", "Td9d6h5c2s", "--per-board", "gamma=1,2"],
+     "--per-board gamma: 2 values for 1 board; give one per board"),      # not "1 boards"
     (["solve", SPOT, "--boards", "random:2", "--seed", "1,2"],
      "--boards runs one setting of --seed on every board, got a list\n"),
 ]

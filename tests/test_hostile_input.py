@@ -856,3 +856,23 @@ def test_misspelt_config_keys_are_answered_before_jax_is_imported(tmp_path):
         with pytest.raises(ConfigError) as info:
             load_config(tmp_path / argv[1], overrides)
         assert str(info.value).endswith(words), (argv, str(info.value))
+
+
+def test_a_config_nested_too_deeply_is_one_error_not_a_recursion(tmp_path, capsys):
+    """TOML nested past Python's recursion limit (a file, a --set value) is one line naming
+    the file or the --set, status 2 (2026-12-06: an internal RecursionError)."""
+    from jaxcfr.runs import ConfigError, config_from_dict, load_config
+    deep = "[" * 100_000 + "]" * 100_000
+    path = tmp_path / "deep.toml"
+    path.write_text(f'[game]\nname = "kuhn_poker"\n[solver]\nalpha = {deep}\n')
+    with pytest.raises(ConfigError, match=f"^{path}: invalid TOML: lists or tables nested"):
+        load_config(path)
+    status, _, err = _run(capsys, "train", str(path), "--quiet")
+    assert status == 2 and f"jaxcfr: error: {path}: invalid TOML: lists or tables" in err
+    with pytest.raises(ConfigError, match="^--set solver.alpha=.*nests lists or tables too"):
+        config_from_dict({"game": {"name": "kuhn_poker"}}, overrides=[f"solver.alpha={deep}"])
+    (tmp_path / "c.toml").write_text('[game]\nname = "kuhn_poker"\n')
+    status, _, err = _run(capsys, "train", str(tmp_path / "c.toml"), "--set",
+                          f"solver.alpha={deep}")
+    assert status == 2 and "nests lists or tables too deeply" in err
+    assert "Traceback" not in err and "RecursionError" not in err

@@ -288,3 +288,84 @@ def test_a_locked_public_batch_of_settings():
         assert batch.final["exploitability"][k] == pytest.approx(one.final["exploitability"],
                                                                  abs=1e-12)
     assert batch.strategy(0, 0)["bet"] == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("entry, words", [
+    ({"history": [], "hand": ["AA"]}, "'hand' is one hand or class ('AsKs', 'AKs', '*'), "
+                                      "got ['AA']"),
+    ({"history": [[]], "hand": "AA"}, "a 'history' step is an action or a dealt card (a "
+                                      "string or a card number), got []"),
+    ({"history": [True], "hand": "AA"}, "a 'history' step is an action or a dealt card"),
+    ({"history": 5, "hand": "AA"}, "'history' is a list of steps or a string"),
+    ({"history": {}, "hand": "AA"}, "'history' is a list of steps or a string"),
+    ({"history": [], "hand": "AA", "player": "0"}, "'player' is a player's index (0, 1, "
+                                                   "...), got '0'"),
+    ({"history": [], "player": True}, "'player' is a player's index"),
+    ({"history": [], "player": -1}, "'player' is a player's index"),
+    ({"infoset": {"a": 1}}, "'infoset' is an information set's key (a string), got "
+                            "{'a': 1}"),
+    ({"infoset": None}, "'infoset' is an information set's key"),
+    ({"infoset": 1.5}, "'infoset' is an information set's key"),
+])
+def test_a_lock_files_malformed_entry_is_named_by_file_and_index(tmp_path, entry, words):
+    """A lock file's entry of the wrong shape is one LockError naming the file, the entry
+    and the field (2026-12-06: a list as a hand or a history step was an internal
+    TypeError, 'unhashable type: list'; a string player an internal ValueError)."""
+    from jaxcfr.api.locks import read_lock_file
+    path = tmp_path / "lock.json"
+    path.write_text(json.dumps([{"infoset": "0|0|", "strategy": {"bet": 1}},
+                                {**entry, "strategy": {"Check": 1}}]))
+    with pytest.raises(LockError) as info:
+        read_lock_file(path)
+    assert str(info.value).startswith(f"entry 1 of the lock file {str(path)!r}: ")
+    assert words in str(info.value)
+
+
+def test_a_lock_file_reads_lists_as_keys_and_skips_a_byte_order_mark(tmp_path):
+    from jaxcfr.api.locks import read_lock_file
+    path = tmp_path / "lock.json"
+    entries = [{"infoset": "0|0|", "strategy": {"bet": 1}},
+               {"infoset": ["a", [1, 2]], "player": 1, "strategy": {"pass": 1}},
+               {"history": ["Check", 3], "hand": "AA", "strategy": {"Check": 1}}]
+    expected = {"0|0|": {"bet": 1}, (1, ("a", (1, 2))): {"pass": 1},
+                (("Check", 3), "AA"): {"Check": 1}}
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(entries).encode())   # Notepad's BOM
+    assert read_lock_file(path) == expected
+    path.write_bytes(b"\xff\xfe[\x00")                                   # UTF-16
+    with pytest.raises(LockError, match="is not JSON \\(UTF-8 text\\)"):
+        read_lock_file(path)
+    path.write_text('"AA"')
+    with pytest.raises(LockError, match=f"the lock file {str(path)!r} holds a list"):
+        read_lock_file(path)
+    path.write_text("[" * 100_000 + "]" * 100_000)          # (was an internal RecursionError)
+    with pytest.raises(LockError, match="nests lists or objects too deeply"):
+        read_lock_file(path)
+
+
+@pytest.mark.parametrize("p", ["1", True])
+def test_a_probability_must_be_a_number_not_a_string_or_a_boolean(p):
+    """``{"bet": "1"}`` and ``{"bet": true}`` in a lock file are mistakes, not 1
+    (2026-12-06: ``float(p)`` took both)."""
+    low = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
+    with pytest.raises(LockError, match=f"must be a number, got {p!r}"):
+        resolve_lock(low, {"0|0|": {"bet": p}})
+    assert resolve_lock(low, {"0|0|": {"bet": np.float32(1)}}).mask.sum() == 1
+
+
+def test_the_game_s_lock_errors_name_the_lock_file_or_key(tmp_path, capsys):
+    """``jaxcfr solve --lock`` and ``jaxcfr train``'s ``solver.lock``: an information set
+    the game lacks is one line naming the option (key) and the file, status 2."""
+    from jaxcfr.cli import app
+    path = tmp_path / "lock.json"
+    path.write_text(json.dumps([{"infoset": "0|9|", "strategy": {"pass": 1}}]))
+    assert app.main(["solve", "kuhn_poker", "--iterations", "2", "--lock", str(path),
+                     "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"jaxcfr: error: --lock {path}: unknown information set '0|9|'" in err
+    config = tmp_path / "c.toml"
+    config.write_text('[game]\nname = "kuhn_poker"\n[solver]\niterations = 2\n'
+                      'lock = "lock.json"\n[run]\nquiet = true\nplot = false\n')
+    assert app.main(["train", str(config), "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert f"jaxcfr: error: solver.lock = {str(path)!r}: unknown information set" in err
+    assert "Traceback" not in err

@@ -211,3 +211,32 @@ def test_a_monotone_turn_checks_every_permutation_of_three_suits():
     assert symmetric_lock(merged, {((), "AhAc"): {"Check": 1.0}}) is None
     assert symmetric_lock(merged, {((), "AhAc"): {"Check": 1.0}, ((), "AsAc"): {
         "Check": 1.0}, ((), "AsAh"): {"Check": 1.0}}) is not None
+
+
+def _runner_notes(lock):
+    """What ``make_runner`` says on the two-suit game under ``lock`` (the status's
+    lines), and the LockError's message if it refuses the lock (else ``None``)."""
+    import io
+
+    from jaxcfr.api.runners import make_runner
+    from jaxcfr.api.solve import SolveOptions
+    from jaxcfr.runs.progress import make_status
+    buf = io.StringIO()
+    try:
+        with make_status(quiet=False, stream=buf) as status:
+            make_runner(TwoBoards(), SolveOptions.check(
+                {"algorithm": "cfr+", "iterations": 2, "lock": lock}), status=status)
+    except LockError as e:
+        return buf.getvalue(), str(e)
+    return buf.getvalue(), None
+
+
+def test_a_lock_that_names_no_node_is_an_error_not_a_fallback_note():
+    """A lock the merged tree cannot resolve is checked on the unmerged tree, and its
+    error is the only thing said: no note that it 'breaks the suit symmetry' and is
+    'solved without isomorphism' (2026-12-06: the note came first, then the error)."""
+    said, error = _runner_notes({(("check", 2), None): {"bet": 1.0}})      # one card only
+    assert error is None and "the lock breaks the suit symmetry: solved without" in said
+    said, error = _runner_notes({(("raise",), None): {"bet": 1.0}})
+    assert "'raise' is not a public action or outcome" in error
+    assert "suit symmetry" not in said and "665 public nodes" in said     # checked unmerged

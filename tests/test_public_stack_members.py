@@ -273,6 +273,16 @@ def test_the_config_spells_per_member_settings_as_a_sweep():
     assert c.options().per_member and c.options().parameters["alpha"] == [1.5, 3.0]
     with pytest.raises(ConfigError, match="one value per member: lists of 2"):
         _config(combine="members", alpha=[1.5, 3.0, 2.0])
+    # the list of the wrong length is named, and the --set that gave it is blamed
+    # (2026-12-06: "solver.combine: ... got 3", whichever list it was)
+    with pytest.raises(ConfigError) as info:
+        config_from_dict({"game": {"name": SPOT, "boards": list(BOARDS)},
+                          "solver": {"algorithm": "dcfr", "combine": "members",
+                                     "alpha": [1.5, 3.0]}},
+                         overrides=["solver.gamma=[1, 2, 3]"])
+    assert str(info.value) == ("--set solver.gamma=[1, 2, 3]: solver.gamma: 3 values; "
+                               "solver.combine = 'members' needs one value per member: "
+                               "lists of 2 values (the stack's members)")
     with pytest.raises(ConfigError, match="this run has one game"):
         config_from_dict({"game": {"name": "kuhn_poker"},
                           "solver": {"algorithm": "dcfr", "combine": "members"}})

@@ -80,6 +80,20 @@ def test_an_override_is_named():
                                "integer (0, 1, ...), got -2")
 
 
+def test_an_empty_override_is_the_keys_default_in_the_check_before_jax():
+    """``--set solver.walk=`` (``KEY=``: back to the default) passes the JAX-free check as
+    ``load_config`` reads it: the walk is levels again (2026-12-06: refused as '')."""
+    from jaxcfr.runs.schema import check_solver_values
+    raw = {"game": {"name": "kuhn_poker"}, "solver": {"sampling": "external",
+                                                      "walk": "depth"}}
+    check_solver_values(raw, "c.toml", ["solver.walk="])
+    check_solver_values(raw, "c.toml", ["solver.walk=", "solver.pool="])
+    assert config_from_dict(raw, overrides=["solver.walk="]).solver.walk == "levels"
+    with pytest.raises(ConfigError, match="^--set solver.walk=: solver.pool is the output"):
+        check_solver_values({**raw, "solver": {**raw["solver"], "pool": 3}}, "c.toml",
+                            ["solver.walk="])
+
+
 def test_the_walk_changes_what_is_computed_and_the_pool_does_not():
     """A checkpoint resumes under another pool (the same tables, bit for bit), not under
     another walk (other draws); a checkpoint's config from before ``solver.walk`` existed
@@ -115,6 +129,14 @@ MISTAKES = [
      "jaxcfr: error: --set solver.pool=-1: solver.pool must be a non-negative integer"),
     (["train", "bad.toml"],
      "jaxcfr: error: bad.toml: solver.walk must be one of levels, depth, got 'diagonal'"),
+    # KEY= puts solver.walk back to levels (2026-12-06: the check read it as '', refused);
+    # the conflict with the file's pool is blamed on the --set that made it
+    (["train", "pool.toml", "--set", "solver.walk="], "jaxcfr: error: --set solver.walk=: "
+     "solver.pool is the output pool of depth-first walks: it needs solver.walk depth"),
+    (["train", "pool.toml", "--set", "solver.walk=levels"], "jaxcfr: error: --set "
+     "solver.walk=levels: solver.pool is the output pool of depth-first walks"),
+    (["train", "pool.toml", "--set", "solver.sampling=none"], "jaxcfr: error: --set "
+     "solver.sampling=none: solver.walk depth walks sampled traversals"),
 ]
 
 
@@ -124,6 +146,7 @@ def test_command_line_mistakes_are_answered_before_jax_is_imported(tmp_path):
     solver = '[game]\nname = "kuhn_poker"\n[solver]\nsampling = "external"\n'
     (tmp_path / "c.toml").write_text(solver)
     (tmp_path / "bad.toml").write_text(solver + 'walk = "diagonal"\n')
+    (tmp_path / "pool.toml").write_text(solver + 'walk = "depth"\npool = 2\n')
     code = ("import json, sys\nfrom jaxcfr.cli.app import main\nout = []\n"
             "for argv in json.loads(sys.argv[1]):\n"
             "    try:\n        status = main(argv)\n"

@@ -59,7 +59,8 @@ from jaxcfr.lowering.public_stack import PublicStack, stack_public_rows
 from jaxcfr.solvers.locking import Lock, LockError, lock_from_rows
 
 __all__ = ["resolve_lock", "resolve_stack_lock", "history_lock", "public_lock",
-           "symmetric_lock", "read_lock_file", "ForMember", "LockError", "BREAKS_SYMMETRY"]
+           "symmetric_lock", "read_lock_file", "lock_blamed", "ForMember", "LockError",
+           "BREAKS_SYMMETRY"]
 
 #: What a solve that falls back to the unmerged tree says (:func:`symmetric_lock`).
 BREAKS_SYMMETRY = "the lock breaks the suit symmetry"
@@ -551,45 +552,89 @@ def _stacked(stack: PublicStack, locks: list) -> Lock:
 def read_lock_file(path) -> dict:
     """A lock file (JSON; see the module) as the mapping :func:`resolve_lock` takes."""
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8-sig") as f:     # (a byte-order mark is skipped)
             data = json.load(f)
     except OSError as e:
         raise LockError(f"cannot read the lock file {os.fspath(path)!r}: {e.strerror}") \
             from None
     except json.JSONDecodeError as e:
         raise LockError(f"the lock file {os.fspath(path)!r} is not JSON: {e}") from None
+    except UnicodeDecodeError as e:
+        raise LockError(f"the lock file {os.fspath(path)!r} is not JSON (UTF-8 text): "
+                        f"{e.reason} at byte {e.start}") from None
+    except RecursionError:
+        raise LockError(f"the lock file {os.fspath(path)!r} nests lists or objects too "
+                        "deeply to be a lock") from None
+    name = os.fspath(path)
     if isinstance(data, dict):
         return data
     if not isinstance(data, list):
-        raise LockError(f"a lock file holds a list of entries or an object of information "
-                        f"sets, got {type(data).__name__}")
+        raise LockError(f"the lock file {name!r} holds a list of entries or an object of "
+                        f"information sets, got {type(data).__name__}")
     out: dict = {}
     for k, entry in enumerate(data):
+        where = f"entry {k} of the lock file {name!r}"
         if not isinstance(entry, dict) or "strategy" not in entry:
-            raise LockError(f"entry {k} of the lock file must be an object with a "
+            raise LockError(f"{where} must be an object with a "
                             f"'strategy', got {entry!r}")
         unknown = set(entry) - {"infoset", "player", "history", "hand", "member", "strategy"}
         if unknown:
-            raise LockError(f"entry {k} of the lock file has unknown fields "
+            raise LockError(f"{where} has unknown fields "
                             f"{sorted(unknown)}")
+        player = entry.get("player")
+        if player is not None and (not isinstance(player, int) or isinstance(player, bool)
+                                   or player < 0):
+            raise LockError(f"{where}: 'player' is a player's index "
+                            f"(0, 1, ...), got {player!r}")
         if "infoset" in entry:
-            key = entry["infoset"] if entry.get("player") is None else (
-                int(entry["player"]), entry["infoset"])
+            infoset = _hashable(entry["infoset"])
+            if infoset is None or isinstance(infoset, (bool, float)):
+                raise LockError(f"{where}: 'infoset' is an information "
+                                f"set's key (a string), got {entry['infoset']!r}")
+            key = infoset if player is None else (player, infoset)
         elif "history" in entry:
             history = entry["history"]
-            history = tuple(history) if isinstance(history, list) else history
-            key = (history, entry.get("hand"))
-            if entry.get("player") is not None:
-                key = (int(entry["player"]), entry.get("hand"), history)
+            if isinstance(history, list):
+                bad = [x for x in history if not isinstance(x, (str, int))
+                       or isinstance(x, bool)]
+                if bad:
+                    raise LockError(f"{where}: a 'history' step is an "
+                                    f"action or a dealt card (a string or a card number), "
+                                    f"got {bad[0]!r}")
+                history = tuple(history)
+            elif not isinstance(history, str):
+                raise LockError(f"{where}: 'history' is a list of steps "
+                                f"or a string 'Check, Bet(60)', got {history!r}")
+            hand = entry.get("hand")
+            if hand is not None and not isinstance(hand, str):
+                raise LockError(f"{where}: 'hand' is one hand or class "
+                                f"('AsKs', 'AKs', '*'), got {hand!r}")
+            key = (history, hand) if player is None else (player, hand, history)
         else:
-            raise LockError(f"entry {k} of the lock file names no information set (an "
+            raise LockError(f"{where} names no information set (an "
                             "'infoset', or a 'history' and a 'hand')")
         if entry.get("member") is not None:
             member = entry["member"]
             if not isinstance(member, (int, str)) or isinstance(member, bool):
-                raise LockError(f"entry {k} of the lock file: 'member' is a member's index "
+                raise LockError(f"{where}: 'member' is a member's index "
                                 f"or name, got {member!r}")
             key = ForMember(member, key)
         out.pop(key, None)
         out[key] = entry["strategy"]
     return out
+
+
+def lock_blamed(where: str, message: str) -> str:
+    """``message`` (a :class:`LockError`'s) prefixed by ``where``, the option or key that
+    gave the lock file (``--lock lock.json``), unless it already names the file."""
+    return message if message.startswith(("the lock file", "entry ", "cannot read the lock",
+                                          where)) else f"{where}: {message}"
+
+
+def _hashable(value):
+    """A lock file's JSON key as a dict key: lists as tuples (at every depth); ``None``
+    for an object, which names no information set."""
+    if isinstance(value, list):
+        items = [_hashable(x) for x in value]
+        return None if any(x is None for x in items) else tuple(items)
+    return None if isinstance(value, dict) or value is None else value

@@ -120,17 +120,23 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
         # above) walks every outcome, as does one the merged tree cannot resolve (the
         # unmerged tree's resolution then says what is wrong)
         try:
-            resolved = symmetric_lock(lowered, lock)
+            resolved, unresolved = symmetric_lock(lowered, lock), False
         except LockError:
-            resolved = None
+            resolved, unresolved = None, True
         if resolved is None:
-            if status is not None:
-                why = ("a lock given as tables is the unmerged tree's" if isinstance(
-                    lock, Lock) else BREAKS_SYMMETRY)
-                status.note(f"{why}: solved without isomorphism (every chance outcome "
-                            "walked)")
+            why = ("a lock given as tables is the unmerged tree's" if isinstance(
+                lock, Lock) else BREAKS_SYMMETRY)
+            note = f"{why}: solved without isomorphism (every chance outcome walked)"
+            if status is not None and not unresolved:
+                status.note(note)
             lowered = lower_public_reporting(game, status, name=name,
                                              memory_budget=memory_budget, merges=False)
+            if unresolved:           # its error, if the unmerged tree has one too, not a note
+                resolved = (resolve_stack_lock(lowered, lock, getattr(
+                    options, "member_labels", None)) if isinstance(lowered, PublicStack)
+                    else resolve_lock(lowered, lock))
+                if status is not None:
+                    status.note(note)
     stacked = isinstance(lowered, PublicStack)
     per_member = getattr(options, "per_member", False)
     if per_member and not stacked:

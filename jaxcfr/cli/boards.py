@@ -104,7 +104,8 @@ def per_board_settings(texts: list[str], boards: list[str], algorithm: str,
         if len(items) != len(boards):
             raise ArgumentError(
                 f"--per-board {name}: {len(items)} value{'s' * (len(items) != 1)} for "
-                f"{len(boards)} boards; give one per board, in the order of --boards "
+                f"{len(boards)} board{'s' * (len(boards) != 1)}; give one per board, in the "
+                f"order of --boards "
                 f"({_shown_boards(boards)})", argument="--per-board")
         parsed = []
         for b, (item, board) in enumerate(zip(items, boards)):
@@ -223,9 +224,9 @@ def run_boards(args, boards: list[str], spots, parameters: dict, lock=None,
               + f"{exploit[b]:>14.6g}  {percent:>8.4f}%"
               f"  {values[b, 0]:>10.4f}  {values[b, 1]:>10.4f}")
     pct = np.asarray(out["exploitability_pot_percent"])
-    print(f"{len(boards)} boards, pot {pot:g}: exploitability {pct.mean():.4f}% of the pot "
-          f"on average, {pct.max():.4f}% at most ({boards[int(pct.argmax())]}); values in "
-          f"chips")
+    print(f"{len(boards)} board{'s' * (len(boards) != 1)}, pot {pot:g}: exploitability "
+          f"{pct.mean():.4f}% of the pot on average, {pct.max():.4f}% at most "
+          f"({boards[int(pct.argmax())]}); values in chips")
     print(f"speed  {result.iterations_per_second:,.1f} iterations/s of the whole stack "
           f"(compile {result.compile_seconds:.2f} s)")
     if args.target is not None:

@@ -3,6 +3,7 @@ metrics, one line each or one JSON object (:mod:`jaxcfr.cli.app` lists the comma
 
 from __future__ import annotations
 
+import contextlib
 import argparse
 import json
 import sys
@@ -158,6 +159,19 @@ def _numbers(text: str):
     return items if "," in text else items[0]
 
 
+@contextlib.contextmanager
+def _lock_blamed(path: str | None):
+    """A :class:`~jaxcfr.solvers.locking.LockError` of the game's rows (an unknown
+    information set, hand or action) names the ``--lock`` file it came from."""
+    try:
+        yield
+    except ValueError as e:
+        from jaxcfr.api.locks import LockError, lock_blamed
+        if path is None or not isinstance(e, LockError):
+            raise
+        raise LockError(lock_blamed(f"--lock {path}", str(e)), "--lock") from None
+
+
 def run_solve(args) -> int:
     from jaxcfr._util.arguments import draws, optional_positive_int, output_file, \
         positive_int, stop_target
@@ -205,7 +219,8 @@ def run_solve(args) -> int:
     parameters = {name: getattr(args, name) for name in list(named_parameters()) + ["seed"]}
     if boards is not None:
         from jaxcfr.cli.boards import run_boards
-        return run_boards(args, boards, spots, parameters, lock, per_board)
+        with _lock_blamed(args.lock):
+            return run_boards(args, boards, spots, parameters, lock, per_board)
     options = SolveOptions.check({
         "algorithm": args.algorithm, "iterations": args.iterations,
         "estimator": make_estimator(args.sampling, args.samples, spell, args.counts,
@@ -253,8 +268,9 @@ def run_solve(args) -> int:
     display = make_progress(args.iterations, quiet=args.quiet, stream=sys.stderr, pot=pot)
     try:
         with make_status(quiet=args.quiet, stream=sys.stderr) as status:
-            result = solve_with(game, options, Report(report, display, status),
-                                spell=spell)
+            with _lock_blamed(args.lock):
+                result = solve_with(game, options, Report(report, display, status),
+                                    spell=spell)
     finally:
         display.close()
     final = result.final

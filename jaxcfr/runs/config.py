@@ -402,6 +402,9 @@ def load_config(path: str | os.PathLike, overrides: Sequence[str] = (), *,
             raw = tomllib.load(f)
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{path}: invalid TOML: {e}") from None
+        except RecursionError:             # (tomllib recurses once per level of nesting)
+            raise ConfigError(f"{path}: invalid TOML: lists or tables nested too "
+                              "deeply") from None
     _resolve_paths(raw, path.resolve().parent)
     raw.setdefault("name", path.stem)
     return config_from_dict(raw, source=str(path), overrides=overrides, trust_code=trust_code,
@@ -473,6 +476,9 @@ def parse_override(text: str) -> tuple[str, Any]:
         return key, tomllib.loads(f"v = {value}")["v"]
     except tomllib.TOMLDecodeError:
         return key, value
+    except RecursionError:
+        raise ConfigError(f"--set {text}: the value nests lists or tables too deeply") \
+            from None
 
 
 def _resolve_value(value: Any, base: Path) -> Any:
@@ -625,18 +631,20 @@ def _check_code(c: Config, source: str, given: dict[str, str], trust_code: bool,
             raise ConfigError(f"{given.get(key, source)}: {key}: {e}") from None
 
 
-def members_rules(c: Config, lengths: set[int], fail) -> None:
+def members_rules(c: Config, lengths: dict[str, int], fail) -> None:
     """``solver.combine = "members"``: a stack of games (``game.names``, ``game.boards``;
-    public trees, checked once lowered), every list one value per member, no seeds."""
+    public trees, checked once lowered), every list (``lengths``: each parameter's count
+    of values) one value per member, no seeds."""
     g = c.game
     if (g.names is None and g.boards is None) or g.abstracted:
         fail("solver.combine", "'members' gives each member of a stack of public trees "
              "(game.names or game.boards) its own value: this run has one game")
     members = len(g.strings)
-    wrong = sorted(n for n in lengths if n != members)
+    wrong = [(name, n) for name, n in lengths.items() if n != members]
     if wrong:
-        fail("solver.combine", f"'members' needs one value per member: lists of {members} "
-             f"values (the stack's members), got {wrong[0]}")
+        name, n = wrong[0]
+        fail(f"solver.{name}", f"{n} value{'s' * (n != 1)}; solver.combine = 'members' "
+             f"needs one value per member: lists of {members} values (the stack's members)")
     if c.run.seeds is not None:
         fail("run.seeds", "a batch of seeds does not combine with solver.combine = "
              "'members' (one setting per member)")
@@ -749,7 +757,8 @@ def _check_values(c: Config, source: str, given: dict[str, str]) -> None:
         fail("solver.combine", f"'zip' needs hyper-parameter lists of one length, got "
              f"{sorted(lengths)}")
     if s.combine == "members":
-        members_rules(c, lengths, fail)
+        members_rules(c, {name: len(v) for name, v in s.given().items()
+                          if isinstance(v, tuple)}, fail)
     for key in ("run.eval_every", "run.keep_checkpoints", "run.chunk"):
         rule(key, positive_int)
     rule("solver.draws", arguments.draws)

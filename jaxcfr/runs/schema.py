@@ -121,7 +121,10 @@ def check_solver_values(raw: dict[str, Any], source: str, overrides: Sequence[st
         key, value = _override(text)
         section, _, field = key.partition(".")
         if section == "solver" and field:
-            solver[field] = value
+            if value is None:                      # KEY= : back to the default
+                solver.pop(field, None)
+            else:
+                solver[field] = value
             given[key] = f"--set {text}"
     sampling, samples = solver.get("sampling", "none"), solver.get("samples", 1)
     counts = solver.get("counts", False)
@@ -136,8 +139,10 @@ def check_solver_values(raw: dict[str, Any], source: str, overrides: Sequence[st
     if isinstance(walk, str) and (pool is None or type(pool) is int):   # (else: by type)
         try:
             check_walk(sampling, counts, walk, pool, lambda name: f"solver.{name}")
-        except ArgumentError as e:
-            raise ConfigError(f"{given.get(e.argument, source)}: {e}") from None
+        except ArgumentError as e:         # blamed on the --set that made the conflict
+            keys = [e.argument] + _WALK_PARTNERS.get(e.argument, [])
+            raise ConfigError(f"{next((given[k] for k in keys if k in given), source)}: "
+                              f"{e}") from None
     values = {}
     for name in PARAMETER_NAMES:
         if name in solver:
@@ -150,6 +155,12 @@ def check_solver_values(raw: dict[str, Any], source: str, overrides: Sequence[st
                                lambda name: f"solver.{name}", seed=False)
     except ArgumentError as e:
         raise ConfigError(f"{given.get(e.argument, source)}: {e}") from None
+
+
+#: The keys whose value, with the key's own, makes a walk or pool mistake of
+#: :func:`jaxcfr.solvers.names.check_walk` (``solver.pool`` with a ``--set solver.walk``).
+_WALK_PARTNERS = {"solver.walk": ["solver.sampling", "solver.counts"],
+                  "solver.pool": ["solver.walk"]}
 
 
 def _as_numbers(value: Any) -> float | tuple[float, ...] | None:
@@ -167,10 +178,15 @@ def _override(text: str) -> tuple[str, Any]:
     """``--set KEY=VALUE``'s key and value (a TOML literal, else the text), as
     :func:`jaxcfr.runs.config.parse_override` reads it."""
     key, _, value = text.partition("=")
+    if not value.strip():
+        return key.strip(), None                   # KEY= : the key's default
     try:
         return key.strip(), tomllib.loads(f"v = {value.strip()}")["v"]
     except tomllib.TOMLDecodeError:
         return key.strip(), value.strip()
+    except RecursionError:
+        raise ConfigError(f"--set {text}: the value nests lists or tables too deeply") \
+            from None
 
 
 def check_file_keys(path, overrides: Sequence[str] = ()) -> None:
@@ -180,4 +196,7 @@ def check_file_keys(path, overrides: Sequence[str] = ()) -> None:
             raw = tomllib.load(f)
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{path}: invalid TOML: {e}") from None
+        except RecursionError:             # (tomllib recurses once per level of nesting)
+            raise ConfigError(f"{path}: invalid TOML: lists or tables nested too "
+                              "deeply") from None
     check_keys(raw, str(path), overrides)

@@ -45,6 +45,7 @@ from jaxcfr._util.atomic import atomic_write_bytes, atomic_write_text
 from jaxcfr._util.host_arrays import to_host
 from jaxcfr._util.serialize import jsonable
 from jaxcfr._util.signals import DeferredStop
+from jaxcfr.api.locks import LockError, lock_blamed
 from jaxcfr.api.runners import make_runner
 from jaxcfr.engine.distributed import (Cluster, any_process, check_same, together,
                                        wait_for_every_process)
@@ -252,8 +253,8 @@ def lock_digest(config: Config) -> str | None:
         return None
     from jaxcfr.api.locks import read_lock_file
     read_lock_file(config.solver.lock)                  # (LockError: not a lock file)
-    text = json.dumps(json.loads(Path(config.solver.lock).read_text()), sort_keys=True,
-                      separators=(",", ":"))
+    entries = json.loads(Path(config.solver.lock).read_text(encoding="utf-8-sig"))
+    text = json.dumps(entries, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -345,11 +346,15 @@ def build_runner(config: Config, status=None, mesh=None) -> RunnerProtocol:
                         "name": game if abstraction is None else f"{game} | {abstraction}"}
         if abstraction is not None:
             lower_kwargs["abstraction"] = load_abstraction(abstraction)
-    return make_runner(game, config.options(), status=status, mesh=mesh,
-                       spell=config_spelling, label=config.game.name,
-                       check_sampled=lambda because: check_sampled_chance(config,
-                                                                          because=because),
-                       **lower_kwargs)
+    try:
+        return make_runner(game, config.options(), status=status, mesh=mesh,
+                           spell=config_spelling, label=config.game.name,
+                           check_sampled=lambda because: check_sampled_chance(config,
+                                                                              because=because),
+                           **lower_kwargs)
+    except LockError as e:                   # the lock's rows against the game: which file
+        raise LockError(lock_blamed(f"solver.lock = {config.solver.lock!r}", str(e)),
+                        "solver.lock") from None
 
 
 def batch_over_devices(config: Config, devices: int) -> None:
@@ -433,7 +438,7 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
     if config.solver.lock is not None:
         # the lock travels with the run: a copy in the run directory, which the run's own
         # config names (relative to it), so that --resume RUN_DIR plays the same lock
-        text = Path(config.solver.lock).read_text()
+        text = Path(config.solver.lock).read_text(encoding="utf-8-sig")
         if run.writer and Path(config.solver.lock).resolve() != run.lock_file.resolve():
             atomic_write_text(run.lock_file, text)
         written = dataclasses.replace(config, solver=dataclasses.replace(

@@ -278,6 +278,8 @@ def lock_from_rows(rows: dict[int, dict], actions_of: Callable[[int], tuple],
                 raise LockError(f"{action!r} is not a legal action at {where} (the legal "
                                 f"actions there: {', '.join(shown)})")
             try:
+                if isinstance(p, (str, bytes, bool, np.bool_)):   # "1", true: not numbers
+                    raise TypeError
                 value = float(p)
             except (TypeError, ValueError):
                 raise LockError(f"the probability of {action!r} at {where} must be a "
