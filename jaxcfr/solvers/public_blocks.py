@@ -72,6 +72,7 @@ def iterate(solver: Solver, t: PublicTensors, s: PublicStructure, state: SolverS
     (``[I, A, *b]`` tables), the tables kept per player inside the loop: the state
     :meth:`Solver.step` would reach, bit for bit. ``compact``: keep the legal columns
     alone (``None``: :func:`compacts` decides)."""
+    solver.check_state(state)
     compact = compacts(t, s) if compact is None else compact
     b = kernels.blocks(t, s)
     sl = kernels.slots(t, s, b, compact)

@@ -299,6 +299,18 @@ class Solver:
         rows, actions = tensors.legal_mask.shape[-2:]
         return self.zeros((rows, actions) + tuple(batch_shape), (), dtype)
 
+    def check_state(self, state: SolverState) -> None:
+        """:class:`ArgumentError` unless ``state`` holds the tables this solver reads
+        (:attr:`tables`; a prediction it does not read may be there: it is carried
+        through unchanged). Structural, so it costs nothing under ``jax.jit``."""
+        held = set(state.tables)
+        missing = [f for f in self.tables if f not in held]
+        extra = [f for f in held - set(self.tables) if f != "prediction"]
+        if missing or extra:
+            raise ArgumentError(f"the state holds {', '.join(sorted(held))}; "
+                                f"{self._owner()} keeps {', '.join(self.tables)}: make its "
+                                "state with solver.init, or solver.state_of(arrays)")
+
     def zeros(self, shape: tuple[int, ...], iterations: tuple[int, ...] = (),
               dtype=np.float32) -> SolverState:
         """Zero state of tables ``shape`` (e.g. ``[I, A, *b]``, or ``[B, I, A, *b]`` for a
@@ -341,7 +353,9 @@ class Solver:
 
     def start(self, tensors: GameTensors, state: SolverState,
               lock: Lock | None = None) -> Carry:
-        """The :class:`Carry` of ``state``, for a loop of :meth:`step` calls."""
+        """The :class:`Carry` of ``state``, for a loop of :meth:`step` calls (``state``
+        holds this solver's tables: :meth:`check_state`)."""
+        self.check_state(state)
         return Carry(state, self.strategy(tensors, state, lock) if self.estimator.dense
                      else None)
 
@@ -418,9 +432,9 @@ class Solver:
             tables = (jnp.where(sel, new_regret, regret),
                       jnp.where(averaged, total, strategy_sum),
                       None if error is None else jnp.where(averaged, error, strategy_error),
-                      # only a predictive rule has one (the others: None)
+                      # only a predictive rule reads it (the others keep none: None)
                       jnp.where(sel, new_prediction, prediction) if self.predictive
-                      else None)
+                      else prediction)
             tables = lock_sums(tables, lock)          # the locked rows' average: the lock
             return tables + (self._rematched(tensors, current, tables, player, unroll, lock),)
 
@@ -437,7 +451,8 @@ class Solver:
         instantaneous regret ``inst`` and the averaging ``contribution`` (both that shape)
         of iteration ``tf``, its averaging ``weight`` and ``decay`` (``[*b]``; ``None``: no
         decay). Returns the four new tables, ``None`` where absent (elementwise: the
-        entries of other players are the caller's to keep)."""
+        entries of other players are the caller's to keep; a prediction the rule does not
+        read is passed through)."""
         regret, strategy_sum, strategy_error, prediction = tables
         kept = strategy_sum if decay is None else strategy_sum * decay
         if self.compensate:
@@ -447,7 +462,7 @@ class Solver:
             total, error = kept + weight * contribution, None
         new_regret = (self.regret(regret, tf, hp) + inst if self.regret.before_adding
                       else self.regret(regret + inst, tf, hp))
-        return new_regret, total, error, inst if self.predictive else None
+        return new_regret, total, error, inst if self.predictive else prediction
 
     def _rematched(self, tensors, current: jax.Array, tables, player, by_rows: bool,
                    lock: Lock | None = None) -> jax.Array:
