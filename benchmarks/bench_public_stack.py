@@ -18,9 +18,10 @@ compiled call, compilation and lowering excluded on both sides; the peer's own
 ``iter_cpu_total``), the cores each side used (CPU / wall), each side's exploitability
 after ``--iterations`` (percent of the pot: jaxcfr's mean and worst over the stack),
 jaxcfr's lowering, stacking and compile seconds and its device bytes per spot (tensors
-and the four float32 solver tables) beside the peer's ``memory_usage`` (its own figure of
-its float32 storage, for each of the same boards and ranges when its
-``postflop_strategy_dump`` is built beside ``pf_bench``: ``benchkit.postflop.memory_of``),
+and the solver state's float32 tables: two for postflop-dcfr) beside the peer's
+``memory_usage`` (its own figure of its float32 storage, for each of the same boards and
+ranges when its ``postflop_strategy_dump`` is built beside ``pf_bench``:
+``benchkit.postflop.memory_of``),
 and each side's process: jaxcfr's peak resident bytes above its baseline (after importing
 JAX and jaxcfr) per spot, the peer's above a run of 0 iterations (its game built, its
 tables not allocated) for its one spot.

@@ -58,7 +58,7 @@ def worker(spec: dict, out_path: str) -> None:
         else:
             state = runner.init()
         state = runner.advance(state, spec["iterations"])
-        arrays = {f: np.asarray(getattr(state, f)) for f in FIELDS}
+        arrays = {f: np.asarray(x) for f, x in state.tables.items()}   # those it keeps
         arrays["iteration"] = np.asarray(state.iteration)
         if spec.get("stack"):
             arrays = {k: v[0] for k, v in arrays.items()}
@@ -90,7 +90,7 @@ def run_case(spec: dict, env_extra: dict | None = None) -> dict:
 
 def compare(a: dict, b: dict) -> dict:
     import numpy as np
-    keys = FIELDS + ("average",)
+    keys = tuple(k for k in FIELDS if k in a or k in b) + ("average",)
     same = all(a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]) for k in keys)
     diff = {k: float(np.max(np.abs(a[k].astype(np.float64) - b[k].astype(np.float64))))
             for k in keys}

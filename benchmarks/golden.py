@@ -28,7 +28,7 @@ DICE = "liars_dice(dice=1, sides=3)"
 
 
 def _state(out: dict, case: str, state) -> None:
-    for field, table in state._asdict().items():
+    for field, table in state.arrays().items():       # the tables its solver keeps
         out[f"{case}/{field}"] = np.asarray(table)
 
 

@@ -155,8 +155,8 @@ def float64_parity(preset: str, alternating: bool) -> dict:
     for it in FLOAT64_CHECKPOINTS:
         state = runner.advance(state, it - done)
         done = it
-        out[it] = {f: np.asarray(getattr(state, f)) for f in ("regret", "strategy_sum",
-                                                                "prediction")}
+        out[it] = {f: np.asarray(state.tables[f]) for f in ("regret", "strategy_sum",
+                                                              "prediction") if f in state.tables}
         out[it]["dtype"] = str(state.regret.dtype)
     return out
 

@@ -163,7 +163,7 @@ def test_payoffs_too_large_for_float32_are_refused_before_training(big, tmp_path
 def test_a_metric_that_is_not_finite_ends_the_run(kuhn):
     runner = jaxcfr.Runner(kuhn, jaxcfr.cfr_plus(), chunk=16)
     state = runner.init()
-    arrays = {f: np.asarray(getattr(state, f)) for f in state._fields}
+    arrays = {f: np.asarray(x) for f, x in state.arrays().items()}
     arrays["strategy_sum"] = np.full_like(arrays["strategy_sum"], np.nan)
     with pytest.raises(FloatingPointError, match="iteration 16: the solver state holds NaN"):
         run_loop(runner, runner.restore(arrays), total=16, eval_every=16)

@@ -39,7 +39,7 @@ def _close(a, b, what):
 
 
 def _fields(state):
-    return {f: np.asarray(getattr(state, f)) for f in ("regret", "strategy_sum", "prediction")}
+    return {f: np.asarray(x) for f, x in state.tables.items()}
 
 
 # -- (a) a stack of different games ---------------------------------------------------------
@@ -156,8 +156,8 @@ _SHARDING_SCRIPT = textwrap.dedent("""
                 continue
             out[key] = {"devices": len(state.regret.sharding.device_set),
                         "spec": str(state.regret.sharding.spec),
-                        "state": {f: np.asarray(getattr(state, f)).tolist()
-                                  for f in ("regret", "strategy_sum", "prediction")},
+                        "state": {f: np.asarray(x).tolist()
+                                  for f, x in state.tables.items()},
                         "nash_conv": None if metrics is None else metrics["nash_conv"].tolist()}
 
     ITERATIONS = int(sys.argv[2])

@@ -37,7 +37,7 @@ def _runner(game, algorithm="cfr+", seed=0, **kw):
 
 
 def _arrays(state):
-    return [np.asarray(x) for x in state]
+    return [np.asarray(x) for x in state.arrays().values()]
 
 
 @pytest.mark.slow
@@ -110,7 +110,7 @@ def test_a_run_is_a_function_of_its_seed_and_resumes_bit_for_bit():
     first = _runner(SMALL_DICE, "dcfr", seed=5, chunk=16, draws=8)
     state = first.advance(first.init(), 60)
     host = json.loads(json.dumps(first.host_state()))          # through JSON, as stored
-    arrays = {k: np.asarray(v) for k, v in state._asdict().items()}
+    arrays = {k: np.asarray(v) for k, v in state.arrays().items()}
     first.close()
     second = _runner(SMALL_DICE, "dcfr", seed=5, chunk=16, draws=8)
     second.restore_host(host)
@@ -150,7 +150,7 @@ def test_the_host_threads_timing_changes_nothing(monkeypatch):
         r = _runner(SMALL_DICE, "dcfr", seed=5, chunk=16, draws=8)
         state = r.advance(r.init(), 48)
         host = json.loads(json.dumps(r.host_state()))
-        arrays = {k: np.array(v) for k, v in state._asdict().items()}
+        arrays = {k: np.array(v) for k, v in state.arrays().items()}
         whole = _arrays(r.advance(state, 72))
         r.close()
         r = _runner(SMALL_DICE, "dcfr", seed=5, chunk=7, draws=8)

@@ -170,7 +170,9 @@ def test_a_format_2_checkpoint_resumes_with_a_zero_compensation(tmp_path, monkey
     lowered = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
     runner = jaxcfr.Runner(lowered, jaxcfr.cfr_plus(), chunk=16)
     state = runner.advance(runner.init(), 40)
-    old = {k: np.asarray(v) for k, v in state._asdict().items() if k != "strategy_error"}
+    # (format 2 kept every table but the compensation: a zero prediction under CFR+)
+    old = dict({k: np.asarray(v) for k, v in state.arrays().items() if k != "strategy_error"},
+               prediction=np.zeros_like(np.asarray(state.regret)))
     with monkeypatch.context() as m:
         m.setattr(checkpoint, "FORMAT_VERSION", 2)
         path = checkpoint.save(tmp_path, old, iteration=40, fingerprint=runner.fingerprint())
@@ -189,5 +191,5 @@ def test_format_1_is_refused_naming_the_readable_versions(tmp_path, monkeypatch)
     with monkeypatch.context() as m:
         m.setattr(checkpoint, "FORMAT_VERSION", 1)
         path = _save(tmp_path, 5)
-    with pytest.raises(CheckpointError, match="reads versions 2, 3, 4 only"):
+    with pytest.raises(CheckpointError, match="reads versions 2, 3, 4, 5 only"):
         checkpoint.load(path)

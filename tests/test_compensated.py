@@ -100,7 +100,8 @@ def test_dense_cfr_plus_late_increments_survive_in_float32():
     lowered = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
     r32 = jaxcfr.Runner(lowered, jaxcfr.cfr_plus(), chunk=64)
     r64 = jaxcfr.Runner(lowered, jaxcfr.cfr_plus(), chunk=64, precision="float64")
-    start = SolverState(*map(np.asarray, _late_state(r32, 2 ** 20)))
+    late = _late_state(r32, 2 ** 20)
+    start = late.map_tables(np.asarray, np.asarray(late.iteration))
     s0 = np.asarray(start.strategy_sum, np.float64)
     end32 = r32.advance(_as(start, np.float32), 256)
     end64 = r64.advance(_as(start, np.float64), 256)
@@ -129,7 +130,7 @@ def test_sparse_row_update_late_increments_survive_in_float32():
                               row, jnp.asarray(contrib, dtype))
             t0 = 2 ** 20
             s0 = jnp.full((rows_n, actions), t0 ** 2 / 2 / 2 ** 20, dtype)
-            state = SolverState(jnp.zeros_like(s0), s0, jnp.zeros_like(s0), jnp.zeros_like(s0),
+            state = SolverState(jnp.zeros_like(s0), s0, jnp.zeros_like(s0), None,
                                 jnp.asarray(t0, jnp.int32))
             hp = solver.hyperparams(gamma=1.0, dtype=dtype)
 

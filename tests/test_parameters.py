@@ -21,7 +21,7 @@ import pytest
 import jaxcfr
 from jaxcfr._util.tracing import TRACES
 from jaxcfr.cli import app
-from jaxcfr.runs import CheckpointError, config_from_dict, train
+from jaxcfr.runs import CheckpointError, checkpoint, config_from_dict, train
 from jaxcfr.solvers import presets
 from jaxcfr.solvers.parameters import HyperParams
 from jaxcfr.solvers.rules import ScheduledAverage
@@ -219,7 +219,7 @@ def test_a_checkpoint_records_the_parameter_set_and_a_resume_must_match(tmp_path
     part = train(config_from_dict(_raw(tmp_path, iterations=20, alpha=[1.0, 2.0])),
                  out_dir=str(tmp_path / "part"), handle_sigint=False)
     sidecar = json.loads(next((tmp_path / "part" / "checkpoints").glob("*.json")).read_text())
-    assert sidecar["version"] == 4
+    assert sidecar["version"] == checkpoint.FORMAT_VERSION
     assert sidecar["parameters"] == {"alpha": [1.0, 2.0], "beta": 0.0, "gamma": 2.0,
                                      "seed": 1}
     # the preset's default changed since: the same config is another run, refused

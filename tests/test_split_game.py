@@ -56,8 +56,7 @@ _SCRIPT = textwrap.dedent("""
                                          str(x.sharding.spec) != "PartitionSpec()"
                                          for x in leaves if x.ndim),
                     "rows": int(state.regret.shape[0]),
-                    "state": {f: np.asarray(getattr(state, f)).tolist()
-                              for f in ("regret", "strategy_sum", "prediction")},
+                    "state": {f: np.asarray(x).tolist() for f, x in state.tables.items()},
                     "average": runner.profile(state).tolist(),
                     "nash_conv": float(runner.evaluate(state)["nash_conv"])})
     print(json.dumps(out))
@@ -89,7 +88,8 @@ def test_split_game_equals_one_device():
         assert res["devices"] == 4 and "batch" in res["spec"], (what, res["spec"])
         assert res["tensors_split"], what
         assert res["rows"] % 4 == 0 and res["rows"] >= lowered.num_rows, what
-        for f in ("regret", "strategy_sum", "prediction"):
+        assert set(res["state"]) == set(state.tables), what
+        for f in state.tables:
             split = np.asarray(res["state"][f])
             one = np.asarray(getattr(state, f))
             scale = float(np.abs(one).max()) or 1.0      # the table's own scale

@@ -256,7 +256,8 @@ def test_a_shared_stack_under_discounted_and_predictive_rules(members, preset):
     stacked = runner.advance(runner.init(), ITERATIONS)
     alone = jaxcfr.Runner(game, solver)
     single = alone.advance(alone.init(), ITERATIONS)
-    for field in ("regret", "strategy_sum", "strategy_error", "prediction"):
+    assert stacked.tables.keys() == single.tables.keys() == set(solver.tables)
+    for field in single.tables:
         table = np.asarray(getattr(single, field))
         scale = float(np.abs(table).max()) or 1.0
         for b, member in enumerate(np.asarray(getattr(stacked, field))):

@@ -113,8 +113,8 @@ class PublicStackResult:
 
         def own(table):
             return unstack_public_rows(self.stack, table)[b]
-        state = SolverState(*(own(to_host(x)) for x in self.state[:-1]),
-                            np.asarray(self.state.iteration)[b])
+        state = self.state.map_tables(lambda x: own(to_host(x)),
+                                      np.asarray(self.state.iteration)[b])
         records = [_member_record(r, b) for r in self.metrics]
         return PublicSolveResult(lowered, self.solver, state, own(self.average_strategy),
                                  records, records[-1], self.seconds, self.compile_seconds,

@@ -312,7 +312,7 @@ def at_or_below(metric, bound: float) -> bool:
 def state_is_finite(state: SolverState) -> jax.Array:
     """Whether every table of ``state`` is finite (one rarely run program; the runner
     compiles it beside its evaluation, so that the loop's first check finds it)."""
-    return program_cache.call(all_finite, (tuple(state[:-1]),), {}, rarely=True)
+    return program_cache.call(all_finite, (tuple(state.tables.values()),), {}, rarely=True)
 
 
 def _check_finite(runner: RunnerProtocol, state: SolverState, record: dict[str, Any]) -> None:

@@ -389,14 +389,15 @@ class Runner:
         """A state from host arrays (a checkpoint), on the device in this runner's dtype.
 
         A split game's padding rows are added (or dropped, when they are all zero) so
-        that states move between split and unsplit runners of the same game.
+        that states move between split and unsplit runners of the same game. Tables the
+        solver does not keep are dropped or folded in (:meth:`Solver.state_of`).
         """
         rows = self.device_lowered.num_rows
         if not self.games_batched:
-            arrays = {f: _fit_rows(np.asarray(arrays[f]), rows) if f != "iteration"
-                      else arrays[f] for f in SolverState._fields}
+            arrays = {f: _fit_rows(np.asarray(x), rows) if f != "iteration" else x
+                      for f, x in arrays.items()}
         with self.scope():
-            state = SolverState(*(jnp.asarray(arrays[f]) for f in SolverState._fields))
+            state = self.solver.state_of(arrays, jnp.asarray)
             if self.mesh is not None:
                 state = self._shard(state, batched_last=True)
         return state

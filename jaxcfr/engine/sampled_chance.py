@@ -83,7 +83,7 @@ from jaxcfr.profiles.profile import Profile
 from jaxcfr.solvers.analytics import evaluate
 from jaxcfr.solvers.estimators import DrawnForest
 from jaxcfr.solvers.parameters import HyperParams
-from jaxcfr.solvers.solver import Rows, Solver, SolverState
+from jaxcfr.solvers.solver import TABLES, Rows, Solver, SolverState
 from jaxcfr.tensors import GameTensors, LoweredGame, Structure, to_device
 
 __all__ = ["SampledChanceRunner", "Timing"]
@@ -304,9 +304,11 @@ class SampledChanceRunner:
     def init(self) -> SolverState:
         """Zeros of the current shape (``[G, A]``)."""
         with self.scope():
-            zeros = [jnp.zeros((self.shape.capacity, self.shape.width), self.dtype)
-                     for _ in SolverState._fields[:-1]]   # one buffer each: it is donated
-            return SolverState(*zeros, jnp.asarray(0, jnp.int32))
+            # one buffer per table the solver keeps: it is donated
+            return SolverState(**{f: jnp.zeros((self.shape.capacity, self.shape.width),
+                                               self.dtype) if f in self.solver.tables
+                                  else None for f in TABLES},
+                               iteration=jnp.asarray(0, jnp.int32))
 
     def _grow(self, state: SolverState) -> SolverState:
         """``state`` padded to the current ``[G, A]`` (zeros in the new rows and slots)."""
@@ -355,7 +357,7 @@ class SampledChanceRunner:
     def restore(self, arrays: dict[str, np.ndarray]) -> SolverState:
         """A state from a checkpoint's arrays (after :meth:`restore_host`)."""
         with self.scope():
-            state = SolverState(*(jnp.asarray(arrays[f]) for f in SolverState._fields))
+            state = self.solver.state_of(arrays, jnp.asarray)
         self._drawn = int(np.asarray(state.iteration))
         return state
 

@@ -53,12 +53,18 @@ FORMAT = "jaxcfr-checkpoint"
 #: 4: the sidecar records the run's parameter set by name (``parameters``: every traced
 #: parameter of the solver's parts and the seed, defaults included), which a resume must
 #: match.
-FORMAT_VERSION = 4
+#: 5: the state holds only the tables its solver reads (``jaxcfr.Solver.tables``): no
+#: ``prediction`` under a non-predictive rule, no ``strategy_error`` where the solver keeps
+#: plain sums (``postflop-dcfr``).
+FORMAT_VERSION = 5
 #: Versions :func:`load` reads. A version 2 checkpoint is read as version 3 with
 #: ``strategy_error`` zero (exactly what it was: a sum without its compensation; the run
 #: goes on compensated from there); a version 3 one as version 4 without ``parameters``
-#: (its config names the parameters it set; the others are taken at today's defaults).
-READABLE_VERSIONS = (2, 3, 4)
+#: (its config names the parameters it set; the others are taken at today's defaults); a
+#: version 2 to 4 one with all four tables as they are: a resume keeps those its solver
+#: reads (``jaxcfr.Solver.state_of``: an unread prediction is zero and dropped, an unkept
+#: compensation added into the sums).
+READABLE_VERSIONS = (2, 3, 4, 5)
 LATEST = "latest"
 _STEM = re.compile(r"^ckpt-(\d{10})$")
 
@@ -227,7 +233,9 @@ def _upgrade(arrays: dict[str, np.ndarray], meta: dict[str, Any]
         fields = dict(meta.get("fields", {}))
         fields["strategy_error"] = fields.get("strategy_sum")
         meta = dict(meta, fields=fields)
-    if version != FORMAT_VERSION:          # 2, 3: no parameter record (meta["parameters"])
+    if version != FORMAT_VERSION:          # 2, 3: no parameter record (meta["parameters"]);
+                                           # 2 to 4: every table (Solver.state_of keeps
+                                           # those its solver reads)
         meta = dict(meta, version=FORMAT_VERSION, upgraded_from=version)
     return arrays, meta
 

@@ -471,7 +471,7 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
         return wall_before + time.perf_counter() - wall_start
 
     def save(it: int, st) -> None:
-        arrays = {k: to_host(v) for k, v in st._asdict().items()}   # on every process
+        arrays = {k: to_host(v) for k, v in st.arrays().items()}    # on every process
         if not run.writer:
             return
         extra = {"wall_seconds": wall(), "members": labels,
@@ -548,13 +548,18 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
 
 def _restore(runner: RunnerProtocol, template: SolverState,
              ckpt: checkpoint.Checkpoint) -> SolverState:
+    """``ckpt``'s state, checked against the run's zero state ``template``. A checkpoint
+    may hold tables the solver does not keep (written before states held only the tables
+    their solver reads) or lack its sums' compensation: :meth:`Solver.state_of` says
+    which are dropped, folded in or taken as zero, and what cannot be resumed."""
     arrays = ckpt.arrays
-    fields = template._fields
-    if set(arrays) != set(fields):
+    fields = template.arrays()
+    unknown = set(arrays) - set(SolverState._fields)
+    if unknown or "iteration" not in arrays:
         raise CheckpointError(f"checkpoint {ckpt.path} holds {sorted(arrays)}, the solver state "
                               f"has {sorted(fields)}")
-    for name in fields:
-        want, got = getattr(template, name), arrays[name]
+    for name in arrays:
+        want, got = fields.get(name, template.regret), arrays[name]
         if got.shape != want.shape or got.dtype != want.dtype:
             raise CheckpointError(
                 f"checkpoint {ckpt.path}: {name} is {got.dtype}{list(got.shape)}, the run needs "
@@ -563,7 +568,11 @@ def _restore(runner: RunnerProtocol, template: SolverState,
         raise checkpoint.CheckpointCorruptError(
             f"checkpoint {ckpt.path}: iteration {np.asarray(arrays['iteration']).tolist()} != "
             f"sidecar's {ckpt.iteration}")
-    return runner.restore(arrays)
+    try:
+        return runner.restore(arrays)
+    except ArgumentError as e:
+        raise CheckpointError(f"checkpoint {ckpt.path} does not fit the run's solver: "
+                              f"{e}") from None
 
 
 def _lift(run: RunDir, config: Config, lowered: LoweredGame, profiles: list[Profile],

@@ -88,8 +88,9 @@ def apply(strategy: jax.Array, lock: Lock | None) -> jax.Array:
 
 def lock_sums(tables: tuple, lock: Lock | None) -> tuple:
     """The state's tables ``(regret, strategy_sum, strategy_error, prediction)`` (each
-    ``[I, A, *b]``) with the locked rows' sums set to the lock (the average there is the
-    lock) and their regret, sums' error and prediction 0."""
+    ``[I, A, *b]``, or ``None`` where the solver keeps none) with the locked rows' sums
+    set to the lock (the average there is the lock) and their regret, sums' error and
+    prediction 0."""
     if lock is None:
         return tables
     regret, total, error, prediction = tables
@@ -97,8 +98,11 @@ def lock_sums(tables: tuple, lock: Lock | None) -> tuple:
     mask = trail(lock.mask, ndim)
     zero = jnp.zeros((), regret.dtype)
     locked = jnp.broadcast_to(trail(lock.strategy, ndim).astype(total.dtype), total.shape)
-    return (jnp.where(mask, zero, regret), jnp.where(mask, locked, total),
-            jnp.where(mask, zero, error), jnp.where(mask, zero, prediction))
+
+    def cleared(x):
+        return None if x is None else jnp.where(mask, zero, x)
+    return (cleared(regret), jnp.where(mask, locked, total), cleared(error),
+            cleared(prediction))
 
 
 def restricted_best_response(action_values: Callable[[jax.Array], jax.Array],

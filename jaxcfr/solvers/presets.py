@@ -30,7 +30,9 @@ solvers built on it), written out from its ``src/solver.rs`` so trajectories can
 compared iteration by iteration: regrets discounted before the new regret is added, with
 a lagged iteration count (:class:`~jaxcfr.solvers.rules.PostflopDiscountedRegret`), and
 an average restarted at its iterations 1, 4, 16, 64, ... and summed without the owner's
-reach (:class:`~jaxcfr.solvers.rules.RestartedAverage`). It needs the exact estimator.
+reach (:class:`~jaxcfr.solvers.rules.RestartedAverage`), in plain float sums as the
+peer's (``compensate=False``: its state holds the regrets and the sums alone). It needs
+the exact estimator.
 
 The parameters are the parts' own (:mod:`jaxcfr.solvers.parameters`): ``alpha`` and
 ``beta`` the discounted rules', ``gamma`` the averaging rule's, ``gamma_drop`` and
@@ -129,9 +131,10 @@ def postflop_dcfr(alpha: float = 1.5, beta: float = 0.0, gamma: float = 3.0,
     """Discounted CFR as b-inary's postflop-solver runs it (``src/solver.rs``): positive
     regrets times ``s^1.5 / (s^1.5 + 1)`` and negative ones halved, ``s = t - 2``, before
     the new regret is added; the average cubic, restarted at its 0-based iterations 1, 4,
-    16, 64, ..., the strategy summed unweighted by reach; alternating, player 0 first."""
+    16, 64, ..., the strategy summed unweighted by reach; alternating, player 0 first;
+    plain float sums, as the peer's (no compensation table: :attr:`Solver.compensate`)."""
     return Solver("postflop-dcfr", PostflopDiscountedRegret(alpha=alpha, beta=beta),
-                  RestartedAverage(gamma=gamma), alternating=alternating)
+                  RestartedAverage(gamma=gamma), alternating=alternating, compensate=False)
 
 
 #: Preset name -> constructor: the one list of algorithm names (CLI, configs, API).

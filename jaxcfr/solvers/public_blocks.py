@@ -77,6 +77,7 @@ def iterate(solver: Solver, t: PublicTensors, s: PublicStructure, state: SolverS
     rows (a stack member's hands past its own count, below the stack's ``H_p``): their
     averaging contributions are kept at 0, as the row path never updates them (their
     regrets are 0 already: a padding hand has no value)."""
+    solver.check_state(state)
     compact = compacts(t, s) if compact is None else compact
     b = kernels.blocks(t, s)
     sl = kernels.slots(t, s, b, compact)
@@ -86,8 +87,12 @@ def iterate(solver: Solver, t: PublicTensors, s: PublicStructure, state: SolverS
     owned = (tuple(kernels.to_slots(x, sl, p) for p, x in enumerate(kernels.to_blocks(
         jnp.broadcast_to((t.infoset_player >= 0)[:, None], t.legal_mask.shape), s, b,
         False))) if padding else None)                          # P x G_p x [D_pk, k, H_p]
-    whole = [kernels.to_blocks(x, s, b) for x in state[:-1]]        # 4 x P x [D_p, A, H_p, *b]
-    tables = tuple(tuple(zip(*(kernels.to_slots(x[p], sl, p) for x in whole)))
+    whole = [None if x is None else kernels.to_blocks(x, s, b)      # 4 x P x [D_p, A, H_p, *b]
+             for x in state[:-1]]                                   # (None: not kept)
+
+    def groups(x, p):
+        return (None,) * len(sl.groups[p]) if x is None else kernels.to_slots(x[p], sl, p)
+    tables = tuple(tuple(zip(*(groups(x, p) for x in whole)))
                    for p in range(P))                                   # P x G_p x 4 x group
     current = kernels.slot_strategy(solver.strategy(t, state), s, sl)      # [S + 1, H, *b]
     predictive = solver.predictive
@@ -125,6 +130,6 @@ def iterate(solver: Solver, t: PublicTensors, s: PublicStructure, state: SolverS
         return tuple(out), current, it
 
     tables, _, done = jax.lax.fori_loop(0, steps, one, (tables, current, state.iteration))
-    return SolverState(*(kernels.from_blocks(
+    return SolverState(*(None if x is None else kernels.from_blocks(
         tuple(kernels.from_slots(tuple(g[i] for g in tables[p]), whole[i][p], sl, p)
               for p in range(P)), x, s, b) for i, x in enumerate(state[:-1])), done)

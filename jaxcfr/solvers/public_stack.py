@@ -67,8 +67,7 @@ def stack_init(solver: Solver, stack, batch_shape: tuple[int, ...] = (),
                dtype=np.float32) -> SolverState:
     """Zero state of a stack: tables ``[B, I, A, *batch_shape]``, iteration ``[B]``."""
     shape = tuple(stack.tensors.legal_mask.shape) + tuple(batch_shape)
-    return SolverState(*(on_device(np.zeros(shape, dtype)) for _ in SolverState._fields[:-1]),
-                       on_device(np.zeros(shape[:1], np.int32)))
+    return solver.zeros(shape, shape[:1], dtype)
 
 
 def member_step(solver: Solver, structure, hp, lock, per_member: bool):

@@ -21,7 +21,9 @@ contribution ``s_t`` (the owner's reach times the strategy, or its estimate)::
 
 The strategy sums are kept as a compensated pair (``strategy_sum + strategy_error``):
 late increments are a small fraction of the sum, and plain float32 addition rounds them
-away (biased, iteration after iteration), so long float32 runs got worse.
+away (biased, iteration after iteration), so long float32 runs got worse. A solver may
+keep plain sums instead (:attr:`Solver.compensate` false: ``postflop-dcfr``, as the peer
+it follows), and a state holds only the tables its solver reads (:attr:`Solver.tables`).
 
 With alternating updates the players take turns inside an iteration, each seeing
 the strategies the others just updated; simultaneous updates value every player
@@ -62,7 +64,7 @@ from jaxcfr.solvers.parameters import (HyperParams, Parameter, check_values, dec
 from jaxcfr.solvers.rules import AveragingRule, PolynomialAverage, RegretMatching, RegretRule
 from jaxcfr.tensors import GameTensors, Structure
 
-__all__ = ["Solver", "SolverState", "Carry", "HyperParams", "Rows", "SEED",
+__all__ = ["Solver", "SolverState", "TABLES", "Carry", "HyperParams", "Rows", "SEED",
            "current_strategy", "average_strategy"]
 
 #: The run's own traced parameter (every solver takes it; the parts declare theirs).
@@ -78,20 +80,41 @@ class Rows(NamedTuple):
 
 
 class SolverState(NamedTuple):
-    """Solver state; ``*b`` are trailing batch axes (hyper-parameters, seeds)."""
+    """Solver state; ``*b`` are trailing batch axes (hyper-parameters, seeds).
+
+    Only the tables the solver reads are held (:attr:`Solver.tables`): the others are
+    ``None`` (an empty pytree: nothing traced, stored or copied). ``strategy_error`` is
+    there when the solver compensates its sums (:attr:`Solver.compensate`),
+    ``prediction`` when its regret rule is predictive.
+    """
     regret: jax.Array          # [I, A, *b] accumulated (discounted, floored) regret
     strategy_sum: jax.Array    # [I, A, *b] sum of weight(t) x own-reach-weighted strategies
                                #            (only each row's proportions matter)
-    strategy_error: jax.Array  # [I, A, *b] its compensation: the exact sum is
-                               #            strategy_sum + strategy_error (kernels.compensated)
-    prediction: jax.Array      # [I, A, *b] last instantaneous regret (predictive rules;
-                               #            0 under the others)
+    strategy_error: jax.Array | None  # [I, A, *b] its compensation: the exact sum is
+                               #            strategy_sum + strategy_error (kernels.compensated);
+                               #            None: plain float sums (Solver.compensate false)
+    prediction: jax.Array | None  # [I, A, *b] last instantaneous regret (predictive rules;
+                               #            None under the others)
     iteration: jax.Array       # [] int32  iterations done
 
+    @property
+    def tables(self) -> dict[str, jax.Array]:
+        """The ``[I, A, *b]`` tables held, by field name (``None`` ones left out)."""
+        return {f: x for f, x in zip(TABLES, self[:-1]) if x is not None}
+
+    def arrays(self) -> dict[str, jax.Array]:
+        """The tables held and the iteration, by field name (what a checkpoint stores)."""
+        return dict(self.tables, iteration=self.iteration)
+
     def map_tables(self, fn, iteration=None) -> "SolverState":
-        """``fn`` applied to every ``[I, A, *b]`` table (the iteration kept, or replaced)."""
-        return SolverState(*(fn(x) for x in self[:-1]),
+        """``fn`` applied to every ``[I, A, *b]`` table held (the iteration kept, or
+        replaced; an absent table stays ``None``)."""
+        return SolverState(*(None if x is None else fn(x) for x in self[:-1]),
                            self.iteration if iteration is None else iteration)
+
+
+#: The state's table fields, in order (:meth:`SolverState.tables` holds those present).
+TABLES = SolverState._fields[:-1]
 
 
 class Carry(NamedTuple):
@@ -112,6 +135,13 @@ class Solver:
       average: the averaging rule.
       estimator: the estimator (:mod:`jaxcfr.solvers.estimators`; default exact).
       alternating: update players one after another, each seeing the others' new strategy.
+      compensate: keep the strategy sums as a compensated pair (``strategy_sum +
+        strategy_error``, :mod:`jaxcfr.kernels.compensated`: nothing rounded away in long
+        float32 runs); false: plain float sums, one table less (what postflop-solver
+        does, and its preset).
+
+    The state holds the tables the solver reads (:attr:`tables`): ``strategy_error``
+    only when it compensates, ``prediction`` only under a predictive regret rule.
 
     The traced numbers are the parts' own (:mod:`jaxcfr.solvers.parameters`): the
     solver's :attr:`parameters` are those its regret rule, averaging rule and estimator
@@ -122,6 +152,7 @@ class Solver:
     average: AveragingRule = PolynomialAverage()
     estimator: Estimator = Exact()
     alternating: bool = False
+    compensate: bool = True
 
     def __post_init__(self):
         seen: dict[str, str] = {"seed": "the solver"}
@@ -165,12 +196,58 @@ class Solver:
         order = "alternating" if self.alternating else "simultaneous"
         values = "".join(f", {p.name}={shown(p.default)}" for p in self.part_parameters)
         est = "" if isinstance(self.estimator, Exact) else f", {self.estimator.describe()}"
-        return f"Solver({self.name}: {self.regret.describe()}, {order}{values}{est})"
+        plain = "" if self.compensate else ", plain sums"
+        return f"Solver({self.name}: {self.regret.describe()}, {order}{values}{est}{plain})"
 
     @property
     def predictive(self) -> bool:
         """Whether the current strategy is regret matching of ``R + r_t`` (PRM+)."""
         return self.regret.predictive
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """The state's tables this solver reads and keeps (:data:`TABLES` in order): the
+        regrets and strategy sums, the sums' compensation when it compensates, the
+        prediction when predictive; the others are ``None`` in its states."""
+        keep = {"regret": True, "strategy_sum": True, "strategy_error": self.compensate,
+                "prediction": self.predictive}
+        return tuple(f for f in TABLES if keep[f])
+
+    def state_of(self, arrays, convert=None) -> SolverState:
+        """A state of this solver from arrays by field name (a checkpoint's, a state's
+        :meth:`SolverState.arrays`), each passed through ``convert`` (e.g. onto the
+        device; default: as they are).
+
+        Arrays of a run that kept other tables (checkpoints written before states held
+        only the tables their solver reads kept all four): a ``prediction`` this solver
+        does not read must be zero (as every non-predictive run kept it) and is dropped;
+        a ``strategy_error`` it does not keep is added into ``strategy_sum`` (the exact
+        sum, rounded once); a missing ``strategy_error`` is zero (a sum without its
+        compensation, exactly). A missing regret, sum or prediction it reads raises
+        :class:`ArgumentError`.
+        """
+        arrays = dict(arrays)
+        extra = [f for f in TABLES if f in arrays and f not in self.tables]
+        if "prediction" in extra:
+            if np.any(np.asarray(arrays["prediction"])):
+                raise ArgumentError(f"the state holds a nonzero prediction table, which "
+                                    f"{self._owner()} does not read (not a predictive rule): "
+                                    "it was written by another solver")
+            del arrays["prediction"]
+        if "strategy_error" in extra:
+            total = np.asarray(arrays["strategy_sum"])
+            arrays["strategy_sum"] = (total.astype(np.float64) + np.asarray(
+                arrays.pop("strategy_error"), np.float64)).astype(total.dtype)
+        if "strategy_error" in self.tables and "strategy_error" not in arrays \
+                and "strategy_sum" in arrays:
+            arrays["strategy_error"] = np.zeros_like(np.asarray(arrays["strategy_sum"]))
+        missing = [f for f in self.tables + ("iteration",) if f not in arrays]
+        if missing:
+            raise ArgumentError(f"the state has no {', '.join(missing)}, which "
+                                f"{self._owner()} reads")
+        convert = convert or (lambda x: x)
+        return SolverState(**{f: convert(arrays[f]) if f in self.tables else None
+                              for f in TABLES}, iteration=convert(arrays["iteration"]))
 
     def static_key(self) -> "Solver":
         """This solver without its name and its parameters' values: what compiled code
@@ -220,9 +297,28 @@ class Solver:
         if hasattr(tensors, "tensors"):       # a LoweredGame
             tensors = tensors.tensors
         rows, actions = tensors.legal_mask.shape[-2:]
-        shape = (rows, actions) + tuple(batch_shape)
-        return SolverState(*(on_device(np.zeros(shape, dtype)) for _ in SolverState._fields[:-1]),
-                           on_device(np.zeros((), np.int32)))
+        return self.zeros((rows, actions) + tuple(batch_shape), (), dtype)
+
+    def check_state(self, state: SolverState) -> None:
+        """:class:`ArgumentError` unless ``state`` holds the tables this solver reads
+        (:attr:`tables`; a prediction it does not read may be there: it is carried
+        through unchanged). Structural, so it costs nothing under ``jax.jit``."""
+        held = set(state.tables)
+        missing = [f for f in self.tables if f not in held]
+        extra = [f for f in held - set(self.tables) if f != "prediction"]
+        if missing or extra:
+            raise ArgumentError(f"the state holds {', '.join(sorted(held))}; "
+                                f"{self._owner()} keeps {', '.join(self.tables)}: make its "
+                                "state with solver.init, or solver.state_of(arrays)")
+
+    def zeros(self, shape: tuple[int, ...], iterations: tuple[int, ...] = (),
+              dtype=np.float32) -> SolverState:
+        """Zero state of tables ``shape`` (e.g. ``[I, A, *b]``, or ``[B, I, A, *b]`` for a
+        stack) and iteration counts ``iterations`` (``()``, or ``[B]``), on the device:
+        the tables this solver reads (:attr:`tables`), one buffer each."""
+        return SolverState(**{f: on_device(np.zeros(shape, dtype)) if f in self.tables
+                              else None for f in TABLES},
+                           iteration=on_device(np.zeros(iterations, np.int32)))
 
     def strategy(self, tensors: GameTensors, state: SolverState,
                  lock: Lock | None = None) -> jax.Array:
@@ -257,7 +353,9 @@ class Solver:
 
     def start(self, tensors: GameTensors, state: SolverState,
               lock: Lock | None = None) -> Carry:
-        """The :class:`Carry` of ``state``, for a loop of :meth:`step` calls."""
+        """The :class:`Carry` of ``state``, for a loop of :meth:`step` calls (``state``
+        holds this solver's tables: :meth:`check_state`)."""
+        self.check_state(state)
         return Carry(state, self.strategy(tensors, state, lock) if self.estimator.dense
                      else None)
 
@@ -333,9 +431,8 @@ class Solver:
                 acc[:4], inst, contribution, tf, hp, weight, decay)
             tables = (jnp.where(sel, new_regret, regret),
                       jnp.where(averaged, total, strategy_sum),
-                      jnp.where(averaged, error, strategy_error),
-                      # only a predictive rule reads it: others keep it at 0 (one table
-                      # write less per half-step)
+                      None if error is None else jnp.where(averaged, error, strategy_error),
+                      # only a predictive rule reads it (the others keep none: None)
                       jnp.where(sel, new_prediction, prediction) if self.predictive
                       else prediction)
             tables = lock_sums(tables, lock)          # the locked rows' average: the lock
@@ -350,14 +447,19 @@ class Solver:
         """The rules applied to an updated player's entries: ``tables`` (the state's
         ``regret``, ``strategy_sum``, ``strategy_error``, ``prediction``, each ``[R, A, *b]``
         or any layout with the batch axes ``*b`` last, e.g. a public tree's blocks
-        ``[D_p, A, H_p, *b]``), the instantaneous regret ``inst`` and the averaging
-        ``contribution`` (both that shape) of iteration ``tf``, its averaging ``weight``
-        and ``decay`` (``[*b]``; ``None``: no decay). Returns the four new tables
-        (elementwise: the entries of other players are the caller's to keep)."""
+        ``[D_p, A, H_p, *b]``; ``None`` where the solver keeps no such table), the
+        instantaneous regret ``inst`` and the averaging ``contribution`` (both that shape)
+        of iteration ``tf``, its averaging ``weight`` and ``decay`` (``[*b]``; ``None``: no
+        decay). Returns the four new tables, ``None`` where absent (elementwise: the
+        entries of other players are the caller's to keep; a prediction the rule does not
+        read is passed through)."""
         regret, strategy_sum, strategy_error, prediction = tables
-        kept, kept_error = ((strategy_sum, strategy_error) if decay is None else
-                            (strategy_sum * decay, strategy_error * decay))
-        total, error = compensated.add(kept, kept_error, weight * contribution)
+        kept = strategy_sum if decay is None else strategy_sum * decay
+        if self.compensate:
+            kept_error = strategy_error if decay is None else strategy_error * decay
+            total, error = compensated.add(kept, kept_error, weight * contribution)
+        else:                                   # a plain float sum
+            total, error = kept + weight * contribution, None
         new_regret = (self.regret(regret, tf, hp) + inst if self.regret.before_adding
                       else self.regret(regret + inst, tf, hp))
         return new_regret, total, error, inst if self.predictive else prediction
@@ -419,22 +521,30 @@ class Solver:
             # scatter of all their slots would, in the same order, bit for bit: sums first,
             # then what reads them (the regret rule, the compensated renormalisation)
             regret, strategy_sum, strategy_error, prediction = acc   # [I * A * B] each
+            # (strategy_error: None unless compensated; prediction: None unless predictive)
             policy = LazyStrategy(regret, prediction, rows.legal, members, self.predictive)
             est = estimate(policy, player, keys, flat_hp)
             if self.predictive:                 # the row's most recent sampled regret
                 prediction = over_chunks(est, lambda e, p: policy.set_rows(
                     p, e.regret_row, e.member, jnp.zeros_like(e.regret)), prediction)
 
+            # the sums' increments go into the compensation (renormalised below), or
+            # straight into the sums when not compensated
+            into = strategy_error if self.compensate else strategy_sum
+
             def add(e, tables):
-                new, error, prediction = tables
+                new, into, prediction = tables
                 new = policy.add_rows(new, e.regret_row, e.member, e.regret)
-                error = policy.add_rows(error, e.average_row, e.member,
-                                        weight[e.member][:, None] * e.average)
+                into = policy.add_rows(into, e.average_row, e.member,
+                                       weight[e.member][:, None] * e.average)
                 if self.predictive:
                     prediction = policy.add_rows(prediction, e.regret_row, e.member, e.regret)
-                return new, error, prediction
-            new, strategy_error, prediction = over_chunks(
-                est, add, (regret, strategy_error, prediction))
+                return new, into, prediction
+            new, into, prediction = over_chunks(est, add, (regret, into, prediction))
+            if self.compensate:
+                strategy_error = into
+            else:
+                strategy_sum = into
             if self.regret.every_row:           # dense: every row of the player changes
                 applied = self.regret(new.reshape(-1, members), tf, flat_hp).reshape(-1)
                 new = jnp.where(rows_of_player(player), applied, new)
@@ -448,14 +558,16 @@ class Solver:
                         policy.take_rows(table, e.regret_row, e.member), tf, slot_hp))
                     return table, ruled.at[at].set(True)
                 new, _ = over_chunks(est, rule, (new, jnp.zeros(num_rows * members, bool)))
-            strategy_sum, strategy_error = over_chunks(
-                est, lambda e, pair: policy.renormalise_rows(*pair, e.average_row, e.member),
-                (strategy_sum, strategy_error))
+            if self.compensate:
+                strategy_sum, strategy_error = over_chunks(
+                    est, lambda e, pair: policy.renormalise_rows(*pair, e.average_row,
+                                                                 e.member),
+                    (strategy_sum, strategy_error))
             return new, strategy_sum, strategy_error, prediction
 
-        acc = self._alternate_players(num_players, half_step,
-                                      tuple(x.reshape(-1) for x in state[:-1]), keys)
-        return SolverState(*(x.reshape(shape) for x in acc), t)
+        flat = state.map_tables(lambda x: x.reshape(-1))
+        acc = self._alternate_players(num_players, half_step, tuple(flat[:-1]), keys)
+        return SolverState(*acc, t).map_tables(lambda x: x.reshape(shape))
 
 
 def current_strategy(tensors: GameTensors, state: SolverState, predictive: bool) -> jax.Array:

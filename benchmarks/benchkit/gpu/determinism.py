@@ -144,10 +144,10 @@ def run_case(lowered, precision: str, iterations: int, resume=None, evaluate=Fal
     """A CFR+ run of ``iterations`` on the default device (after ``resume``'s state, a
     dict of host arrays): the state's arrays and the average profile on the host."""
     runner = jaxcfr.Runner(lowered, jaxcfr.cfr_plus(), precision=precision)
-    state = runner.restore({k: resume[k] for k in FIELDS + ("iteration",)}) if resume else \
-        runner.init()
+    state = (runner.restore({k: resume[k] for k in FIELDS + ("iteration",) if k in resume})
+             if resume else runner.init())
     state = block(runner.advance(state, iterations))
-    out = {f: np.asarray(getattr(state, f)) for f in FIELDS + ("iteration",)}
+    out = {f: np.asarray(x) for f, x in state.arrays().items()}      # the tables it keeps
     out["average"] = runner.profile(state)
     if evaluate:
         out["exploitability"] = np.asarray(float(runner.evaluate(state)["exploitability"]))
@@ -156,7 +156,7 @@ def run_case(lowered, precision: str, iterations: int, resume=None, evaluate=Fal
 
 def compare(a: dict, b: dict) -> dict:
     """Bit for bit (every state table and the average, same dtype) and the largest difference."""
-    keys = FIELDS + ("average",)
+    keys = tuple(k for k in FIELDS if k in a or k in b) + ("average",)
     same = all(a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]) for k in keys)
     diff = max(float(np.max(np.abs(a[k].astype(np.float64) - b[k].astype(np.float64)),
                             initial=0.0)) for k in keys)
