@@ -44,7 +44,9 @@ def test_target_reports_and_agrees_with_solve(bench_public):
     lowered = jaxcfr.lower_public(jaxcfr.load_game(GAME))
     rows, actions = lowered.tensors.legal_mask.shape
     assert (out["rows"], out["actions"]) == (lowered.num_rows, actions)
-    assert out["device_state_bytes"] == 4 * rows * actions * 8       # four float64 tables
+    tables = jaxcfr.dcfr().tables                   # regret, sums, their compensation
+    assert len(tables) == 3
+    assert out["device_state_bytes"] == len(tables) * rows * actions * 8  # float64 tables
     assert out["host_bytes"] == lowered.nbytes
     assert out["legal_fraction"] == pytest.approx(np.mean(lowered.tensors.legal_mask))
     result = jaxcfr.solve(GAME, "dcfr", out["iterations"], precision="float64")
