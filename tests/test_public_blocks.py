@@ -156,6 +156,6 @@ def test_a_resumed_runner_is_the_uninterrupted_run():
                                      runner.step_structure, runner.lock)      # by blocks
         whole = runner.advance(runner.init(), 7)
         part = runner.advance(runner.init(), 4)
-        arrays = {f: np.asarray(x) for f, x in zip(part._fields, part)}    # a checkpoint's
+        arrays = {f: np.asarray(x) for f, x in part.arrays().items()}       # a checkpoint's
         resumed = runner.advance(runner.restore(arrays), 3)
     _same(whole, resumed, True, "resumed")

@@ -390,9 +390,11 @@ class Runner:
 
         A split game's padding rows are added (or dropped, when they are all zero) so
         that states move between split and unsplit runners of the same game. Tables the
-        solver does not keep are dropped or folded in (:meth:`Solver.state_of`).
+        solver does not keep are dropped or folded in (:meth:`Solver.state_of`); an entry
+        of ``None`` (a table a :class:`SolverState` does not hold) is no table.
         """
         rows = self.device_lowered.num_rows
+        arrays = {f: x for f, x in arrays.items() if x is not None}   # None: a table not held
         if not self.games_batched:
             arrays = {f: _fit_rows(np.asarray(x), rows) if f != "iteration" else x
                       for f, x in arrays.items()}
