@@ -171,3 +171,15 @@ def float64_large() -> dict:
     return {"dtype": str(state.regret.dtype), "iterations": 1000,
             "average": runner.profile(state), "values": metrics["values"],
             "nash_conv": float(metrics["nash_conv"])}
+
+
+def folded_tables(tables) -> dict:
+    """``tables`` (name: array, a state's :attr:`~jaxcfr.SolverState.tables` or a
+    checkpoint's) in float64 with the strategy sums as their exact compensated total
+    (``strategy_sum + strategy_error``): the compensation alone is rounding residue, whose
+    entries near 0 differ between programs that fuse differently, so runs are compared on
+    the total."""
+    out = {f: np.asarray(x, np.float64) for f, x in tables.items()}
+    if "strategy_error" in out:
+        out["strategy_sum"] = out["strategy_sum"] + out.pop("strategy_error")
+    return out

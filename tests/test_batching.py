@@ -38,19 +38,9 @@ def _close(a, b, what):
     np.testing.assert_allclose(a, b, rtol=RTOL, atol=RTOL * scale, err_msg=what)
 
 
-def _folded(tables):
-    """``tables`` (name: array) with the strategy sums as their exact compensated total
-    (``strategy_sum + strategy_error``: the compensation alone is rounding residue, whose
-    entries near 0 differ between programs that fuse differently)."""
-    out = {f: np.asarray(x, np.float64) for f, x in tables.items()}
-    if "strategy_error" in out:
-        out["strategy_sum"] = out["strategy_sum"] + out.pop("strategy_error")
-    return out
-
-
 def _fields(state):
-    """The tables the state holds (:func:`_folded`)."""
-    return _folded(state.tables)
+    """The tables the state holds (:func:`cfr_cases.folded_tables`)."""
+    return C.folded_tables(state.tables)
 
 
 # -- (a) a stack of different games ---------------------------------------------------------
@@ -221,7 +211,7 @@ def test_sharded_batch_equals_unsharded():
         assert "error" not in res, (key, res)
         # the state stays sharded over all 4 devices and equals the unsharded run
         assert res["devices"] == 4 and "batch" in res["spec"], (key, res)
-        got = _folded(res["state"])
+        got = C.folded_tables(res["state"])
         assert got.keys() == expected[key.split("/")[0]].keys(), (key, got.keys())
         for f, v in expected[key.split("/")[0]].items():
             _close(got[f], v, f"{key} {f}")

@@ -6,9 +6,6 @@ JAX is imported."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,6 +15,11 @@ pytest.importorskip("phevaluator")
 from jaxcfr.cli import app  # noqa: E402
 from jaxcfr_games.holdem.boards import parse_boards  # noqa: E402
 from jaxcfr_games.holdem.cards import HoldemError, parse_board  # noqa: E402
+
+try:
+    from tests.cli_mistakes import assert_answered_before_jax
+except ImportError:  # tests/ is not a package: pytest put it on sys.path
+    from cli_mistakes import assert_answered_before_jax
 
 SPOT = ("holdem_spot(board='Td9d6h5c', ranges=('AA,KK,QQ,AKs', 'JJ,TT,AQs,KQs'), pot=100, "
         "stack=200, bets='60%, a')")
@@ -144,20 +146,7 @@ MISTAKES = [
 
 
 def test_mistakes_are_answered_before_jax_is_imported(tmp_path):
-    code = ("import json, sys\nfrom jaxcfr.cli.app import main\nout = []\n"
-            "for argv in json.loads(sys.argv[1]):\n"
-            "    try:\n        status = main(argv)\n"
-            "    except SystemExit as e:\n        status = e.code\n"
-            "    out.append([status, 'jax' in sys.modules])\n"
-            "print(json.dumps(out))\n")
-    done = subprocess.run([sys.executable, "-c", code, json.dumps([a for a, _ in MISTAKES])],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, JAXCFR_NO_CACHE="1"))
-    results = json.loads(done.stdout.strip().splitlines()[-1])
-    for (argv, words), (status, jax) in zip(MISTAKES, results):
-        assert status == 2 and words in done.stderr, (argv, done.stderr)
-        assert not jax, f"{argv} imported JAX"
-    assert "Traceback" not in done.stderr
+    assert_answered_before_jax(MISTAKES, tmp_path)
 
 
 def test_target_stops_the_stack_of_boards(capsys):

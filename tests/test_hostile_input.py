@@ -22,6 +22,11 @@ from jaxcfr.cli import app
 from jaxcfr.profiles import value_estimates
 from jaxcfr.solvers.tables import StrategyError
 
+try:
+    from tests.cli_mistakes import assert_answered_before_jax
+except ImportError:  # tests/ is not a package: pytest put it on sys.path
+    from cli_mistakes import assert_answered_before_jax
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -741,22 +746,7 @@ MISTAKES = [
 def test_mistakes_are_answered_before_jax_is_imported(tmp_path):
     """Each mistake in a fresh interpreter: its one line and status 2, and JAX not imported
     (the CPU time it saves is measured by benchmarks/mistake_bench.py, not asserted here)."""
-    code = ("import json, sys\nfrom jaxcfr.cli.app import main\nout = []\n"
-            "for argv in json.loads(sys.argv[1]):\n"
-            "    try:\n        status = main(argv)\n"
-            "    except SystemExit as e:\n        status = e.code\n"
-            "    out.append([status, 'jax' in sys.modules])\n"
-            "print(json.dumps(out))\n")
-    argvs = [argv for argv, _ in MISTAKES]
-    done = subprocess.run([sys.executable, "-c", code, json.dumps(argvs)], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, JAXCFR_NO_CACHE="1"))
-    results = json.loads(done.stdout.strip().splitlines()[-1])
-    errors = done.stderr
-    for (argv, words), (status, jax) in zip(MISTAKES, results):
-        assert status == 2 and words in errors, (argv, errors)
-        assert not jax, f"{argv} imported JAX"
-    assert "Traceback" not in errors
+    assert_answered_before_jax(MISTAKES, tmp_path)
 
 
 # -- issue 33, item 8 ------------------------------------------------------------------------

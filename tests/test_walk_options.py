@@ -6,9 +6,6 @@ the runs they make equal to the library's ``ExternalSampling(walk="depth", pool=
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -17,6 +14,11 @@ import jaxcfr
 from jaxcfr.cli import app
 from jaxcfr.runs import ConfigError, config_from_dict, load_config, to_toml
 from jaxcfr.runs.config import COMPUTE_KEYS
+
+try:
+    from tests.cli_mistakes import assert_answered_before_jax
+except ImportError:  # tests/ is not a package: pytest put it on sys.path
+    from cli_mistakes import assert_answered_before_jax
 
 
 def _config(**solver):
@@ -147,20 +149,7 @@ def test_command_line_mistakes_are_answered_before_jax_is_imported(tmp_path):
     (tmp_path / "c.toml").write_text(solver)
     (tmp_path / "bad.toml").write_text(solver + 'walk = "diagonal"\n')
     (tmp_path / "pool.toml").write_text(solver + 'walk = "depth"\npool = 2\n')
-    code = ("import json, sys\nfrom jaxcfr.cli.app import main\nout = []\n"
-            "for argv in json.loads(sys.argv[1]):\n"
-            "    try:\n        status = main(argv)\n"
-            "    except SystemExit as e:\n        status = e.code\n"
-            "    out.append([status, 'jax' in sys.modules])\n"
-            "print(json.dumps(out))\n")
-    done = subprocess.run([sys.executable, "-c", code, json.dumps([a for a, _ in MISTAKES])],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, JAXCFR_NO_CACHE="1"))
-    results = json.loads(done.stdout.strip().splitlines()[-1])
-    for (argv, words), (status, jax) in zip(MISTAKES, results):
-        assert status == 2 and words in done.stderr, (argv, done.stderr)
-        assert not jax, f"{argv} imported JAX"
-    assert "Traceback" not in done.stderr
+    assert_answered_before_jax(MISTAKES, tmp_path)
 
 
 def _solve_json(capsys, *args):

@@ -86,13 +86,7 @@ def resolve_lock(lowered, lock) -> Lock | None:
             raise LockError(f"a Lock of tables {np.shape(lock.strategy)} and "
                             f"{np.shape(lock.mask)} does not fit the game's [I, A] = {shape}")
         return lock
-    if not isinstance(lock, Mapping):
-        raise LockError(f"a lock is a mapping from information set to {{action: "
-                        f"probability}} (or a lock file), got {type(lock).__name__}")
-    tagged = next((k for k in lock if isinstance(k, ForMember)), None)
-    if tagged is not None:
-        raise LockError(f"the lock's entry for member {tagged.member!r} applies to a stack "
-                        "of public trees, not to one game")
+    _check_one_game_lock(lock)
     if isinstance(lowered, PublicLowered):
         if lowered.merged:
             found = symmetric_lock(lowered, lock)
@@ -311,6 +305,18 @@ def _public_key(key) -> tuple:
                     f"{key!r}")
 
 
+def _check_one_game_lock(lock) -> None:
+    """Raise :class:`LockError` unless ``lock`` is a mapping of one game's information sets
+    (no entry tagged for a member of a stack)."""
+    if not isinstance(lock, Mapping):
+        raise LockError(f"a lock is a mapping from information set to {{action: "
+                        f"probability}} (or a lock file), got {type(lock).__name__}")
+    tagged = next((k for k in lock if isinstance(k, ForMember)), None)
+    if tagged is not None:
+        raise LockError(f"the lock's entry for member {tagged.member!r} applies to a stack "
+                        "of public trees, not to one game")
+
+
 # -- public trees with merged chance outcomes (suit isomorphism) ------------------------
 
 def symmetric_lock(lowered: PublicLowered, lock) -> Lock | None:
@@ -348,13 +354,7 @@ def symmetric_lock(lowered: PublicLowered, lock) -> Lock | None:
         lock = read_lock_file(lock)
     if lock is None or isinstance(lock, Lock) or not lowered.merged:
         return None
-    if not isinstance(lock, Mapping):
-        raise LockError(f"a lock is a mapping from information set to {{action: "
-                        f"probability}} (or a lock file), got {type(lock).__name__}")
-    tagged = next((k for k in lock if isinstance(k, ForMember)), None)
-    if tagged is not None:
-        raise LockError(f"the lock's entry for member {tagged.member!r} applies to a stack "
-                        "of public trees, not to one game")
+    _check_one_game_lock(lock)
     renamings = _merge_renamings(lowered)
     if renamings is None:
         return None
