@@ -65,6 +65,11 @@ class GameTensors(NamedTuple):
     infoset_player: np.ndarray  # [I] int32  owner; NO_PLAYER for sink and padding rows
     infoset_rep: np.ndarray     # [I] int32  one member node (0 for sink and padding rows)
 
+    @property
+    def row_shape(self) -> tuple[int, int]:
+        """``(I, A)`` of one game's ``[I, A]`` tables (as :attr:`PublicTensors.row_shape`)."""
+        return tuple(self.legal_mask.shape[-2:])
+
 
 #: The fields of :class:`GameTensors` that a kernel which never walks the nodes (the
 #: sequence form) does not read: the ``[N]``-sized node arrays, and ``infoset_rep``, the
@@ -304,8 +309,16 @@ class PublicTensors(NamedTuple):
     same: np.ndarray            # [P, H] int32 the opponent's hand of the same two cards (H: none)
     same_weaker: np.ndarray     # [S, P, H] float 1: that hand is weaker than p's in table s
     same_stronger: np.ndarray   # [S, P, H] float 1: ... stronger
-    legal_mask: np.ndarray      # [I, A] bool legal actions per row (sink: slot 0 only)
-    infoset_player: np.ndarray  # [I] int32 the row's player; NO_PLAYER for the sink
+    # the rows' legal actions and players, per decision (every hand of a public decision
+    # has the same; the rows' [I, A] and [I] views are derived, never stored: legal_mask,
+    # infoset_player below)
+    decision_legal: np.ndarray  # [D + 1, A] bool legal actions of each decision's own hands
+                                #   (the last, the sink's, and a stack's padded decisions:
+                                #   slot 0 only)
+    decision_player: np.ndarray  # [D + 1] int32 each decision's player; NO_PLAYER for the
+                                #   last (the sink) and a stack's padded decisions
+    hand_count: np.ndarray      # [P] int32 each player's hands H_p (rows d * H + h of
+                                #   h >= H_p are padding: NO_PLAYER, slot 0 only)
     # merged public chance outcomes (suit isomorphism, PublicGame.chance_merges; E = 0:
     # none): the E outcomes not walked, each read from its class's representative child
     merge_parent: np.ndarray = np.zeros(0, np.int32)    # [E] int32 the chance node
@@ -313,6 +326,43 @@ class PublicTensors(NamedTuple):
     merge_source: np.ndarray = np.zeros((0, 2, 0), np.int32)  # [E, P, H] int32 player p's
                                 #   value of hand h after the outcome is the representative
                                 #   child's value of hand merge_source[e, p, h]
+
+    @property
+    def row_shape(self) -> tuple[int, int]:
+        """``(I, A)``: the rows and actions of one game's ``[I, A]`` tables (read from the
+        shapes: nothing is derived)."""
+        return (self.decision_player.shape[-1] - 1) * self.weights.shape[-1] + 1, \
+            self.decision_legal.shape[-1]
+
+    @property
+    def legal_mask(self):
+        """``[(B,) I, A]`` bool, the legal actions of every row (derived from
+        ``decision_legal``, ``decision_player`` and ``hand_count``; not stored): row
+        ``d * H + h`` has decision ``d``'s when ``h`` is one of its player's hands, else
+        (padding hands, the sink) slot 0 alone. NumPy in, NumPy out; else JAX."""
+        return _public_rows(self)[0]
+
+    @property
+    def infoset_player(self):
+        """``[(B,) I]`` int32, every row's player (derived, not stored: see
+        :attr:`legal_mask`); ``NO_PLAYER`` for padding hands and the sink."""
+        return _public_rows(self)[1]
+
+
+def _public_rows(t: "PublicTensors") -> tuple:
+    """``(legal_mask [*B, I, A] bool, infoset_player [*B, I] int32)`` of public tensors
+    ``t`` (any leading batch axes ``*B``), from their per-decision tables."""
+    legal, owner, count = t.decision_legal, t.decision_player, t.hand_count
+    xp = np if all(isinstance(x, np.ndarray) for x in (legal, owner, count)) else jnp
+    H, A = t.weights.shape[-1], legal.shape[-1]
+    batch, D = owner.shape[:-1], owner.shape[-1] - 1
+    hands = xp.take_along_axis(count, xp.clip(owner, 0, None), axis=-1)       # [*B, D + 1]
+    real = (xp.arange(H) < hands[..., None]) & (owner >= 0)[..., None]        # [*B, D + 1, H]
+    player = xp.where(real, owner[..., None], NO_PLAYER).astype(np.int32)
+    player = player.reshape(batch + ((D + 1) * H,))[..., :D * H + 1]
+    mask = xp.where(real[..., None], legal[..., None, :], xp.arange(A) == 0)  # [*B, D+1, H, A]
+    mask = mask.reshape(batch + ((D + 1) * H, A))[..., :D * H + 1, :]
+    return mask, player
 
 
 class PublicStructure(NamedTuple):

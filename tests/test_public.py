@@ -163,6 +163,66 @@ def test_ranked_terminals_keep_no_compatibility_table():
         np.testing.assert_array_equal(lowered.compatibility, dense.tensors.compat[:h0, :h1])
 
 
+def _rows_reference(lowered) -> tuple[np.ndarray, np.ndarray]:
+    """The rows' ``legal_mask [I, A]`` and ``infoset_player [I]`` built as lower_public
+    built and stored them before they were kept per decision: row ``d * H + h`` of
+    decision node ``n`` has ``n``'s actions and player for each of its player's hands,
+    the padding hands and the sink slot 0 alone and no player."""
+    t, s = lowered.tensors, lowered.structure
+    H, A = max(s.hands), lowered.max_actions
+    D = len(t.decision_node)
+    legal = np.zeros((D * H + 1, A), bool)
+    legal[:, 0] = True
+    player = np.full(D * H + 1, -1, np.int32)
+    for d, n in enumerate(np.asarray(t.decision_node)):
+        p = int(t.node_player[n])
+        legal[d * H:d * H + s.hands[p], :len(lowered.node_actions[n])] = True
+        player[d * H:d * H + s.hands[p]] = p
+    return legal, player
+
+
+def test_the_rows_legal_actions_and_players_are_kept_per_decision():
+    """Every hand of a public decision has its legal actions and player: the tensors keep
+    them per decision (``decision_legal [D + 1, A]``, ``decision_player [D + 1]``,
+    ``hand_count [P]``; on the README turn the rows' tables were 1.39 MB of its 2.81),
+    and the rows' views derived from them (``legal_mask``, ``infoset_player``, on the
+    host and on the device, one game or a stack's ``[B, ...]``) are the rows the lowering
+    stored before, entry for entry, with their dtypes; no field has a row axis."""
+    from jaxcfr.lowering.public_stack import stack_public, unstack_public_rows
+    from jaxcfr_games.holdem.spot import HoldemSpot
+
+    def spot(ranges):
+        return HoldemSpot(board="Td9d6h5c2s", ranges=ranges, pot=10, stack=25,
+                          bets="50%, a", raises="2x", river_donk=None)
+    games = [spot(("AA,T9s", "QQ,87s:0.5")), PublicLiarsDice(1, 3), PublicLeduc()]
+    for game in games:
+        lowered = jaxcfr.lower_public(game)
+        t = lowered.tensors
+        legal, player = _rows_reference(lowered)
+        assert t.row_shape == legal.shape == (lowered.num_rows, lowered.max_actions)
+        assert all(np.shape(x)[:1] != (lowered.num_rows,) for x in t)
+        for view, want in ((t.legal_mask, legal), (t.infoset_player, player)):
+            assert isinstance(view, np.ndarray) and view.dtype == want.dtype
+            np.testing.assert_array_equal(view, want)
+        d = public_device_tensors(lowered, np.float32)
+        views = jax.jit(lambda d: (d.legal_mask, d.infoset_player))(d)
+        for view, want in zip(views, (legal, player)):
+            assert view.dtype == want.dtype
+            np.testing.assert_array_equal(np.asarray(view), want)
+        assert lowered.rows_per_player == tuple(int((player == p).sum())
+                                                for p in range(lowered.num_players))
+    stack = stack_public([spot(("AA,T9s", "QQ,87s:0.5")), spot(("KK", "QQ,JJ,87s"))])
+    t = stack.tensors
+    assert t.legal_mask.shape == (2,) + t.row_shape
+    real = t.infoset_player >= 0
+    assert (t.legal_mask[~real] == (np.arange(t.row_shape[1]) == 0)).all()
+    for view, want in ((t.legal_mask, 0), (t.infoset_player[..., None], 1)):
+        for b, (got, member) in enumerate(zip(unstack_public_rows(stack, view),
+                                              stack.members)):
+            ref = _rows_reference(member)[want]
+            np.testing.assert_array_equal(got if want == 0 else got[:, 0], ref)
+
+
 def test_hand_values_read_the_host_compatibility():
     """The host's hand values (which weigh the opponent's reach by the compatibility) of
     a ranked lowering, whose device tensors keep no compatibility, are the dense one's."""

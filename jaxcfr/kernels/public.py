@@ -67,7 +67,7 @@ def _decisions(table: jax.Array, s: PublicStructure, pad: float) -> jax.Array:
 def edge_probabilities(t: PublicTensors, s: PublicStructure, strategy: jax.Array) -> jax.Array:
     """The probability of the edge into each node for each hand of whoever chose it:
     ``[N, H, *b]`` (1 for chance and root edges)."""
-    actions = t.legal_mask.shape[1]
+    actions = t.row_shape[1]
     by_slot = _decisions(strategy, s, 1.0)                                  # [(D+1)*A, H, *b]
     return jnp.take(by_slot, t.edge_decision * actions + t.parent_slot, axis=0, mode="clip")
 
@@ -528,7 +528,7 @@ def _slot_values(t: PublicTensors, s: PublicStructure, strategy: jax.Array, play
     counterfactual action values of ``players``' decisions by slot (decision ``d``'s slot
     ``a`` is the hand vector ``q[d, a]``; other players' 0), every row's own reach, and
     the strategy by slot (:func:`_decisions`)."""
-    rows, actions = t.legal_mask.shape
+    rows, actions = t.row_shape
     by_slot = _decisions(strategy, s, 1.0)                                 # [(D+1)*A, H, *b]
     q, own = _player_slots(t, s, by_slot, t.edge_decision * actions + t.parent_slot,
                            players)
@@ -626,12 +626,13 @@ def slots(t: PublicTensors, s: PublicStructure, b: Blocks, compact: bool) -> Slo
     A decision's columns are the actions legal for any of its owner's hands (the rows'
     masks are kept, gathered like the tables: :func:`to_slots` of the legal mask)."""
     D = t.decision_node.shape[0]
-    A = t.legal_mask.shape[1]
-    H = max(s.hands)
+    A = t.row_shape[1]
     groups = slot_groups(s, A, compact)
     owner = t.node_player[t.decision_node]                                    # [D]
-    own = jnp.arange(H) < jnp.asarray(s.hands)[owner][:, None]                # [D, H]
-    legal = (t.legal_mask[:-1].reshape(D, H, A) & own[:, :, None]).any(axis=1)  # [D, A]
+    # any of the owner's hands (H_p of the structure): the decision's own actions where
+    # the game has some of those hands, else (a stack member's padding) slot 0 alone
+    legal = jnp.where((t.hand_count[owner] > 0)[:, None], t.decision_legal[:-1],
+                      jnp.arange(A) == 0) & (jnp.asarray(s.hands)[owner] > 0)[:, None]  # [D, A]
     count = legal.sum(axis=1)                                                 # [D]
     every = jnp.argsort(~legal, axis=1, stable=True).astype(jnp.int32) if compact else \
         jnp.broadcast_to(jnp.arange(A, dtype=jnp.int32), (D, A))              # [D, A]
@@ -750,7 +751,7 @@ def best_response(t: PublicTensors, s: PublicStructure, strategy: jax.Array, pla
     """``strategy`` with ``player``'s rows replaced by a pure best response: at each of
     their (decision, hand) rows the legal action of the highest best-response value
     (the first of equals): ``[I, A, *b]``."""
-    rows, actions = t.legal_mask.shape
+    rows, actions = t.row_shape
     edge = edge_probabilities(t, s, strategy)
     best = value_pass(t, s, edge, reach_pass(t, s, edge), player, best=True)   # [N, H, *b]
     best = jnp.concatenate([best, jnp.zeros_like(best[:1])])

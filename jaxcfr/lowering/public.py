@@ -123,10 +123,8 @@ class PublicLowered:
         t = self.tensors
         owner = np.asarray(t.node_player)[np.asarray(t.decision_node)]
         hands = tuple(len(x) for x in self.hands.labels)
-        own = np.arange(max(hands)) < np.asarray(hands)[owner][:, None]      # [D, H]
-        mask = np.asarray(t.legal_mask)                                 # [I, A]
-        legal = (mask[:-1].reshape(len(owner), max(hands), mask.shape[1])
-                 & own[:, :, None]).any(axis=1)                         # [D, A] own hands'
+        legal = (np.asarray(t.decision_legal)[:-1]
+                 & (np.asarray(hands)[owner] > 0)[:, None])             # [D, A] own hands'
         count = legal.sum(axis=1)                                       # [D] legal actions
         groups = tuple(tuple((int(k), int(n)) for k, n in zip(*np.unique(
             count[owner == p], return_counts=True))) for p in range(self.num_players))
@@ -142,16 +140,17 @@ class PublicLowered:
     @property
     def num_rows(self) -> int:
         """Rows including the sink (``I``)."""
-        return int(self.tensors.legal_mask.shape[0])
+        return int(self.tensors.row_shape[0])
 
     @property
     def max_actions(self) -> int:
-        return int(self.tensors.legal_mask.shape[1])
+        return int(self.tensors.row_shape[1])
 
     @property
     def rows_per_player(self) -> tuple[int, ...]:
-        owner = self.tensors.infoset_player
-        return tuple(int((owner == p).sum()) for p in range(self.num_players))
+        owner = np.asarray(self.tensors.decision_player)
+        count = np.asarray(self.tensors.hand_count)
+        return tuple(int((owner == p).sum()) * int(count[p]) for p in range(self.num_players))
 
     @property
     def nbytes(self) -> int:
@@ -447,12 +446,12 @@ def _tensor_bytes(z: PublicSize, f: int) -> int:
     """Bytes of :class:`PublicTensors` for sizes ``z`` with floats of ``f`` bytes."""
     n, d, h, a = z.nodes, z.decisions, z.hands, z.max_actions
     if z.players != 2:            # [K, P, H] alive, [P, H] weights, H^P compat, [U, P, H^P]
-        return (n * (40 + f) + d * 4 * (1 + a) + z.rows * (a + 4)
+        return (n * (40 + f) + d * 4 * (1 + a) + (d + 1) * (a + 4) + 4 * z.players
                 + z.terminals * (4 + z.players * f)
                 + f * h * z.players * (z.alive_sets + 1)
                 + f * h ** z.players * (1 + z.players * z.tables))
     compat = 0 if z.ranked else h                # [H, H] compat: empty with ranked terminals
-    out = (n * (40 + f) + d * 4 * (1 + a) + z.rows * (a + 4) + z.terminals * (4 + 2 * f)
+    out = (n * (40 + f) + d * 4 * (1 + a) + (d + 1) * (a + 4) + 8 + z.terminals * (4 + 2 * f)
            + f * h * (2 * z.alive_sets + 2 + compat + 2 * z.strength_tables
                       + 2 * h * z.tables))
     if z.ranked:                  # rank orders and bounds, pair tables, same-hand flags,
@@ -624,17 +623,16 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     D = len(decisions)
     node_base = np.full(N, -1, np.int32)
     node_base[decisions] = np.arange(D, dtype=np.int32) * H
-    num_rows = D * H + 1
     A = max([len(acts[n]) for n in decisions], default=1)
-    legal = np.zeros((num_rows, A), bool)
-    infoset_player = np.full(num_rows, NO_PLAYER, np.int32)
+    legal = np.zeros((D + 1, A), bool)                  # per decision; the last: the sink
+    decision_player = np.full(D + 1, NO_PLAYER, np.int32)
     legal[:, 0] = True
     child_of = np.full((D, A), N, np.int32)                     # N: the zero pad node
     ordinal = np.full(N, D, np.int32)                           # D: not a decision
     ordinal[decisions] = np.arange(D, dtype=np.int32)
     for d, n in enumerate(decisions):
-        legal[d * H:d * H + sizes[player_a[n]], :len(acts[n])] = True
-        infoset_player[d * H:d * H + sizes[player_a[n]]] = player_a[n]
+        legal[d, :len(acts[n])] = True
+        decision_player[d] = player_a[n]
     children = np.flatnonzero(parent_a >= 0)
     from_decision = children[kind_a[parent_a[children]] == DECISION]
     child_of[ordinal[parent_a[from_decision]], np.asarray(slot)[from_decision]] = from_decision
@@ -713,7 +711,8 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
         show_index=np.asarray(show_index, np.int32), strengths=strengths.astype(f),
         table_node=np.asarray(table_node, np.int32),
         table_index=np.asarray(table_index, np.int32), tables=tables.astype(f),
-        legal_mask=legal, infoset_player=infoset_player,
+        decision_legal=legal, decision_player=decision_player,
+        hand_count=np.asarray(sizes, np.int32),
         merge_parent=merge_parent, merge_child=merge_child, merge_source=merge_source,
         **_rank_tables(hands, strengths if ranked else np.zeros((0, 2, H)), H, ranked, f))
     return PublicLowered(tensors, tuple(level_start), hands, tuple(action), kind_a,

@@ -55,7 +55,7 @@ from jaxcfr.lowering.budget import (MemoryBudgetError, MemoryFootprint, default_
                                     format_bytes)
 from jaxcfr.lowering.public import (_DEVICE_FIXED, PublicLowered, PublicSize, lower_public,
                                     public_footprint)
-from jaxcfr.tensors import NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors
+from jaxcfr.tensors import NO_PARENT, PublicStructure, PublicTensors
 
 __all__ = ["PublicStack", "stack_public", "unstack_public_rows", "stack_public_rows",
            "PADDED_AXES", "stack_footprint", "check_stack_budget", "precheck_stack",
@@ -83,7 +83,7 @@ PADDED_AXES: dict[str, tuple[str, ...]] = {
     "fold_pair": ("P", "M"), "hand_cards": ("P", "Hr", "J"), "cards": ("C",),
     "pair_start": ("P", "Hr", "J"), "pair_end": ("P", "Hr", "J"),
     "same": ("P", "Hr"), "same_weaker": ("S", "P", "Hr"), "same_stronger": ("S", "P", "Hr"),
-    "legal_mask": ("I", "A"), "infoset_player": ("I",),
+    "decision_legal": ("D1", "A"), "decision_player": ("D1",), "hand_count": ("P",),
     "merge_parent": ("E",), "merge_child": ("E",), "merge_source": ("E", "P", "H"),
 }
 #: Fields holding hand indices whose zero pad (the member's ``H``) becomes the stack's.
@@ -138,11 +138,11 @@ class PublicStack:
     @property
     def num_rows(self) -> int:
         """Rows per member, the sink included (``I``)."""
-        return int(self.tensors.legal_mask.shape[1])
+        return int(self.tensors.row_shape[0])
 
     @property
     def max_actions(self) -> int:
-        return int(self.tensors.legal_mask.shape[2])
+        return int(self.tensors.row_shape[1])
 
     @property
     def nbytes(self) -> int:
@@ -312,15 +312,17 @@ def _player_blocks(tensors: PublicTensors, hands: tuple, games: Sequence[PublicL
     D = int(tensors.decision_node.shape[1])
     if any(int(g.tensors.decision_node.shape[0]) != D for g in games):
         return (), ()
-    H, A = max(hands), int(tensors.legal_mask.shape[2])
     seen = set()
     for b in range(len(games)):
         owner = np.asarray(tensors.node_player[b])[np.asarray(tensors.decision_node[b])]
         if owner.min(initial=0) < 0:
             return (), ()
-        own = np.arange(H) < np.asarray(hands)[owner][:, None]               # [D, H]
-        legal = (np.asarray(tensors.legal_mask[b])[:-1].reshape(D, H, A)
-                 & own[:, :, None]).any(axis=1)                              # [D, A]
+        # any of the decision's hands: its own when the member has some, else the
+        # padding hands' slot 0 alone
+        mine = np.asarray(tensors.hand_count[b])[owner] > 0                  # [D]
+        legal = np.where(mine[:, None], np.asarray(tensors.decision_legal[b])[:-1],
+                         np.arange(tensors.decision_legal.shape[-1]) == 0)
+        legal = legal & (np.asarray(hands)[owner] > 0)[:, None]              # [D, A]
         count = legal.sum(axis=1)
         groups = tuple(tuple((int(k), int(n)) for k, n in zip(*np.unique(
             count[owner == p], return_counts=True))) for p in range(2))
@@ -337,12 +339,13 @@ def _common_sizes(games: Sequence[PublicLowered], num_nodes: int, ranked: bool) 
         for g in games:
             shape = np.shape(getattr(g.tensors, name))
             for axis, n in zip(axes, shape):
-                if axis not in ("N", "I", "P"):
+                if axis not in ("N", "I", "P", "D1"):
                     sizes[axis] = max(sizes.get(axis, 0), int(n))
     sizes["H"] = max(max(g.structure.hands) for g in games)
     sizes["Hr"] = sizes["H"] if ranked else 0
     sizes["Hd"] = 0 if ranked else sizes["H"]
     sizes["I"] = sizes["D"] * sizes["H"] + 1
+    sizes["D1"] = sizes["D"] + 1
     return sizes
 
 
@@ -383,16 +386,12 @@ def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict) -> Publi
     decision_ord = nodes(np.where(t.node_base >= 0, t.node_base // max(h_old, 1), -1), -1)
     node_base = np.where(decision_ord >= 0, decision_ord * H, -1).astype(np.int32)
 
-    def rows(x, fill):
-        """A row table ``[D_b * H_b + 1, ...]``: decision ``d``'s hand ``h`` moves to row
-        ``d * H + h``; padded rows get ``fill``, the sink stays last."""
-        body = x[:-1].reshape((d_old, h_old) + x.shape[1:])
-        out = np.full((D, H) + x.shape[1:], fill, x.dtype)
-        out[:d_old, :h_old] = body
-        return np.concatenate([out.reshape((D * H,) + x.shape[1:]), x[-1:]])
-
-    legal = rows(ends(t.legal_mask, (t.legal_mask.shape[0], sizes["A"]), False), False)
-    legal[:, 0] = True
+    def decisions(x, shape):
+        """A per-decision table ``[D_b + 1, ...]`` (the sink last) as ``shape`` ``[D + 1,
+        ...]``: the padded decisions are copies of the sink's entry (slot 0 alone, no
+        player)."""
+        x = ends(x, (x.shape[0],) + shape[1:])
+        return np.concatenate([x[:-1], np.repeat(x[-1:], D - d_old + 1, axis=0)])
     out = {}
     for name, axes in PADDED_AXES.items():
         x = np.asarray(getattr(t, name))
@@ -401,10 +400,8 @@ def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict) -> Publi
             out[name] = parent
         elif name == "node_base":
             out[name] = node_base
-        elif name == "legal_mask":
-            out[name] = legal
-        elif name == "infoset_player":
-            out[name] = rows(x, NO_PLAYER)
+        elif name in ("decision_legal", "decision_player"):
+            out[name] = decisions(x, shape)
         elif name == "alive":                   # a player's hands past its own count are
             out[name] = ends(x, shape) * (     # blocked too (the member's own padding)
                 np.arange(sizes["H"]) < np.asarray(g.structure.hands)[:, None]

@@ -99,9 +99,9 @@ def evaluate_public(lowered, strategy, *, dtype="float64",
         if tensors is None:
             tensors = public_device_tensors(lowered, dtype)
         table = on_device(strategy, dtype)
-        if table.shape[:2] != lowered.tensors.legal_mask.shape:
+        if table.shape[:2] != lowered.tensors.row_shape:
             raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the public "
-                             f"tree's [I, A] = {tuple(lowered.tensors.legal_mask.shape)}")
+                             f"tree's [I, A] = {lowered.tensors.row_shape}")
         if normalise_rows:
             table = normalise(table, tensors.legal_mask)
         values, br = public_metrics(tensors, table, structure=lowered.structure)

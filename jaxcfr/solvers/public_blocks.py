@@ -43,8 +43,8 @@ def applies(solver: Solver, t, structure, lock=None) -> bool:
     ``structure``: one public tree's (its player blocks counted, its rows ``D * H + 1``,
     no stack's batch axis), alternating updates, full width, nothing locked."""
     return (isinstance(structure, PublicStructure) and bool(structure.player_decisions)
-            and isinstance(t, PublicTensors) and t.legal_mask.ndim == 2
-            and t.legal_mask.shape[0] == sum(structure.player_decisions) * max(
+            and isinstance(t, PublicTensors) and t.decision_legal.ndim == 2
+            and t.row_shape[0] == sum(structure.player_decisions) * max(
                 structure.hands) + 1
             and solver.alternating and solver.estimator.dense and lock is None)
 
@@ -64,7 +64,7 @@ def compacts(t, s) -> bool:
     if not s.legal_groups:
         return False
     legal = sum(k * n for g in s.legal_groups for k, n in g)
-    return legal <= COMPACT_SHARE * t.legal_mask.shape[1] * sum(s.player_decisions)
+    return legal <= COMPACT_SHARE * t.row_shape[1] * sum(s.player_decisions)
 
 
 def iterate(solver: Solver, t: PublicTensors, s: PublicStructure, state: SolverState,

@@ -66,7 +66,7 @@ def stack_device_tensors(stack, dtype) -> PublicTensors:
 def stack_init(solver: Solver, stack, batch_shape: tuple[int, ...] = (),
                dtype=np.float32) -> SolverState:
     """Zero state of a stack: tables ``[B, I, A, *batch_shape]``, iteration ``[B]``."""
-    shape = tuple(stack.tensors.legal_mask.shape) + tuple(batch_shape)
+    shape = (stack.batch_size,) + stack.tensors.row_shape + tuple(batch_shape)
     return solver.zeros(shape, shape[:1], dtype)
 
 
@@ -199,9 +199,10 @@ def evaluate_public_stack(stack, strategy, *, dtype="float64",
         if tensors is None:
             tensors = stack_device_tensors(stack, dtype)
         table = on_device(strategy, dtype)
-        if table.shape[:3] != stack.tensors.legal_mask.shape:
+        want = (stack.batch_size,) + stack.tensors.row_shape
+        if table.shape[:3] != want:
             raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the "
-                             f"stack's [B, I, A] = {tuple(stack.tensors.legal_mask.shape)}")
+                             f"stack's [B, I, A] = {want}")
         if normalise_rows:
             table = _normalise(table, tensors.legal_mask)
         values, br = stack_metrics(tensors, table, structure=stack.structure)

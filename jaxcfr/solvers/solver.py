@@ -296,7 +296,7 @@ class Solver:
         """Zero state for one game's tensors (``[I, A]`` from ``legal_mask``)."""
         if hasattr(tensors, "tensors"):       # a LoweredGame
             tensors = tensors.tensors
-        rows, actions = tensors.legal_mask.shape[-2:]
+        rows, actions = tensors.row_shape
         return self.zeros((rows, actions) + tuple(batch_shape), (), dtype)
 
     def check_state(self, state: SolverState) -> None:
