@@ -49,7 +49,7 @@ from jaxcfr.tensors import PublicStructure, PublicTensors
 __all__ = ["edge_probabilities", "reach_pass", "value_pass", "counterfactual_action_values",
            "counterfactual_regrets", "best_response", "metrics", "Blocks", "blocks",
            "to_blocks", "from_blocks", "slot_groups", "Slots", "slots", "slot_offset",
-           "to_slots", "from_slots", "slot_strategy", "slot_regrets"]
+           "to_slots", "from_slots", "into_rows", "slot_strategy", "slot_regrets"]
 
 
 def _decisions(table: jax.Array, s: PublicStructure, pad: float) -> jax.Array:
@@ -87,29 +87,59 @@ def reach_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array) -> jax.Arr
     return jnp.concatenate(out, axis=0)
 
 
+def player_reach(t: PublicTensors, s: PublicStructure, edge: jax.Array, p: int) -> jax.Array:
+    """Player ``p``'s own reach of every node for each of their hands, ``[N, H, *b]``:
+    :func:`reach_pass`'s ``[:, p]`` (the same products, bit for bit) without the other
+    players' tables or the ``[N, P, H]`` factors (a flop's largest tables)."""
+    mine = trail(t.edge_owner, edge.ndim) == p
+    levels = s.level_start
+    out = [jnp.ones_like(edge[levels[0]:levels[1]])]
+    for d in range(1, len(levels) - 1):
+        lo, hi = levels[d], levels[d + 1]
+        local = t.parent[lo:hi] - levels[d - 1]
+        out.append(jnp.take(out[-1], local, axis=0, mode="clip")
+                   * jnp.where(mine[lo:hi], edge[lo:hi], 1))
+    return jnp.concatenate(out, axis=0)
+
+
 def _pick(x: jax.Array, player) -> jax.Array:
     """``x[:, player]`` for a Python int or a traced scalar ``player``."""
     return jnp.take(x, jnp.asarray(player), axis=1)
 
 
-def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -> jax.Array:
-    """Player ``i``'s counterfactual value at every terminal, 0 elsewhere: ``[N, H, *b]``."""
+def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i,
+                    opponent: jax.Array | None = None) -> jax.Array:
+    """Player ``i``'s counterfactual value at every terminal, 0 elsewhere: ``[N, H, *b]``
+    (:func:`terminal_table` gathered at the nodes)."""
+    return jnp.take(terminal_table(t, s, reach, i, opponent), t.leaf_index, axis=0)
+
+
+def terminal_table(t: PublicTensors, s: PublicStructure, reach: jax.Array | None, i,
+                   opponent: jax.Array | None = None) -> jax.Array:
+    """Player ``i``'s counterfactual value at each terminal, by ``t.leaf_index`` (folds,
+    showdowns, tables), then a zero row: ``[T + 1, H, *b]``. ``reach``: every player's
+    reach ``[N, P, H, *b]`` (:func:`reach_pass`); or, two players, ``opponent``: the
+    opponent's alone, ``[N, H, *b]`` (:func:`player_reach`; ``reach`` is then unread)."""
     if s.num_players != 2:
         return _terminal_values_n(t, s, reach, i)
     o = 1 - jnp.asarray(i)
-    batch = reach.ndim - 3
+    like = reach[:, 0] if opponent is None else opponent                   # [N, H, *b]
+    batch = like.ndim - 2
     compat = jnp.where(jnp.asarray(i) == 0, t.compat, t.compat.T)               # [H, H]
     parts = {}
 
-    # both sides at the terminals only (never the whole [N, P, H] table of blocked hands)
+    # both sides at the terminals only (never the whole [N, P, H] table of blocked hands),
+    # one player's blocked hands gathered ([K, H] -> [T, H], not [T, P, H] then one)
     def opp_at(nodes):
         """The opponent's reach vector at ``nodes``: ``[T, H, *b]``."""
-        alive = _pick(t.alive[t.node_path[nodes]], o) * t.weights[o]            # [T, H]
-        return _pick(jnp.take(reach, nodes, axis=0), o) * trail(alive, 2 + batch)
+        alive = _pick(t.alive, o)[t.node_path[nodes]] * t.weights[o]            # [T, H]
+        here = (_pick(jnp.take(reach, nodes, axis=0), o) if opponent is None
+                else jnp.take(opponent, nodes, axis=0))
+        return here * trail(alive, 2 + batch)
 
     def own_at(nodes):
         """``i``'s side at ``nodes``: chance reach, not blocked, prior weight: ``[T, H]``."""
-        alive = _pick(t.alive[t.node_path[nodes]], i) * t.weights[i]
+        alive = _pick(t.alive, i)[t.node_path[nodes]] * t.weights[i]
         return trail(t.chance_reach[nodes], 2) * alive
 
     def apply(nodes, scale, table=None):
@@ -139,16 +169,16 @@ def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -
         parts["show"] = apply(t.show_node, t.show_stake, sign)
     if t.table_node.shape[0]:
         table = jnp.take(_pick(t.tables, i), t.table_index, axis=0)            # [Tt, H, H]
-        parts["table"] = apply(t.table_node, jnp.ones(t.table_node.shape, reach.dtype),
+        parts["table"] = apply(t.table_node, jnp.ones(t.table_node.shape, like.dtype),
                                table)
     ends = [parts[k] for k in ("fold", "show", "table") if k in parts]
-    ends.append(jnp.zeros((1,) + reach.shape[2:], reach.dtype))
-    return jnp.take(jnp.concatenate(ends), t.leaf_index, axis=0)
+    ends.append(jnp.zeros((1,) + like.shape[1:], like.dtype))
+    return jnp.concatenate(ends)
 
 
 def _terminal_values_n(t: PublicTensors, s: PublicStructure, reach: jax.Array, i
                        ) -> jax.Array:
-    """:func:`terminal_values` for ``P > 2`` players (folds and payoff tables, dense): at
+    """:func:`terminal_table` for ``P > 2`` players (folds and payoff tables, dense): at
     terminal ``t`` player ``i``'s value of hand ``h`` is ``c(t) a_i(t, h) w_i(h) sum over
     the others' hands (o_1, ..., o_{P-1}) of C(h, o..) u_i(t, h, o..) prod_k r_k(t, o_k)``,
     the others ``o_k`` in seat order (``k + (k >= i)``), ``r_k = w a R`` each one's reach
@@ -196,7 +226,7 @@ def _terminal_values_n(t: PublicTensors, s: PublicStructure, reach: jax.Array, i
         v = contract(table, t.table_node, False)
         parts.append(v * trail(own_at(t.table_node), v.ndim))
     parts.append(jnp.zeros((1,) + reach.shape[2:], reach.dtype))
-    return jnp.take(jnp.concatenate(parts), t.leaf_index, axis=0)
+    return jnp.concatenate(parts)
 
 
 def _along(x: jax.Array, index: jax.Array) -> jax.Array:
@@ -433,29 +463,34 @@ def _ranked_showdown_chunk(t: PublicTensors, r: jax.Array, i, show_index: jax.Ar
 GATHER_WIDTH = 8
 
 
-def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax.Array, i,
-               best: bool = False) -> jax.Array:
+def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax.Array | None,
+               i, best: bool = False, opponent: jax.Array | None = None) -> jax.Array:
     """Player ``i``'s counterfactual value of every node for each of their hands,
     bottom-up: ``[N, H, *b]``. ``best``: a max over the children at ``i``'s decisions
-    (a best response's values) instead of the strategy's weighted sum."""
-    leaf = terminal_values(t, s, reach, i)
-    mine = t.edge_owner == i
-    factor = jnp.where(trail(mine, edge.ndim), edge, 1)                        # [N, H, *b]
+    (a best response's values) instead of the strategy's weighted sum. ``reach``
+    ``[N, P, H, *b]``, or ``opponent`` ``[N, H, *b]`` alone (:func:`terminal_table`).
+    The terminals' values and ``i``'s edge factors are taken level by level (no
+    ``[N, H]`` table of either)."""
+    ends = terminal_table(t, s, reach, i, opponent)                          # [T + 1, H, *b]
+    mine = trail(t.edge_owner == i, edge.ndim)
     levels = s.level_start
     depth = len(levels) - 1
-    below = leaf[levels[depth - 1]:levels[depth]]
+
+    def leaf(lo, hi):
+        return jnp.take(ends, t.leaf_index[lo:hi], axis=0)
+    below = leaf(levels[depth - 1], levels[depth])
     out = [below]
     for d in range(depth - 2, -1, -1):
         lo, hi = levels[d], levels[d + 1]
         width = s.widths[d]
         start = levels[d + 1]
-        edges = factor[start:levels[d + 2]]                                    # [n', H, *b]
+        edges = jnp.where(mine[start:levels[d + 2]], edge[start:levels[d + 2]], 1)  # [n', H]
         if width > GATHER_WIDTH:
             # a level with chance nodes (a card each): a gather [n, w] would pad every
             # node of the level to the cards' count; a sorted segment sum reads each
             # child once
             parent = t.parent[start:levels[d + 2]] - lo                         # [n']
-            here = leaf[lo:hi] + jax.ops.segment_sum(edges * below, parent, hi - lo,
+            here = leaf(lo, hi) + jax.ops.segment_sum(edges * below, parent, hi - lo,
                                                      indices_are_sorted=True)
             top = (jax.ops.segment_max(below, parent, hi - lo, indices_are_sorted=True)
                    if best else None)
@@ -467,7 +502,7 @@ def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax
             kids = jnp.take(below, index, axis=0)                              # [n, w, H, *b]
             weight = jnp.take(edges, index, axis=0)
             mask = trail(present, kids.ndim)
-            here = leaf[lo:hi] + jnp.where(mask, weight * kids, 0).sum(axis=1)
+            here = leaf(lo, hi) + jnp.where(mask, weight * kids, 0).sum(axis=1)
             top = jnp.where(mask, kids, -jnp.inf).max(axis=1) if best and width else None
         if s.merges and s.merges[d][1] > s.merges[d][0]:
             here = here + _merged_values(t, s.merges[d], below, start, lo, hi, i)
@@ -504,6 +539,9 @@ def _player_slots(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
     included, ``edge_index`` ``[N]`` the entry of ``by_slot`` on the edge into each node
     (the pad for chance and the root)."""
     edge = jnp.take(by_slot, edge_index, axis=0, mode="clip")                 # [N, H, *b]
+    if at is not None and isinstance(players, tuple) and len(players) == 1 \
+            and s.num_players == 2:
+        return _one_player_slots(t, s, edge, players[0], *at)
     reach = reach_pass(t, s, edge)                                            # [N, P, H, *b]
     chosen = jnp.zeros(edge.shape, edge.dtype)
     count = players if isinstance(players, tuple) else range(players.shape[0])
@@ -519,6 +557,21 @@ def _player_slots(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
     own = jnp.take_along_axis(here, trail(player, here.ndim), axis=1)[:, 0]  # [D', H, *b]
     alive = t.alive[t.node_path[node]]                                       # [D', P, H]
     mine = jnp.take_along_axis(alive, player[:, None, None], axis=1)[:, 0]   # [D', H]
+    return q, own * trail(mine, own.ndim)
+
+
+def _one_player_slots(t: PublicTensors, s: PublicStructure, edge: jax.Array, p: int,
+                      child: jax.Array, node: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """:func:`_player_slots` of one player ``p`` of two at its own slots (``child``
+    ``[*c]``, ``N``: none) and decisions (``node`` ``[D']``), the same numbers bit for bit
+    with less memory: each player's reach ``[N, H]`` on its own (the opponent's for the
+    terminals, ``p``'s taken at ``node`` at once), no ``[N, P, H]`` table, and ``q`` taken
+    from ``p``'s values (the edges into ``p``'s slots' children are ``p``'s)."""
+    own = jnp.take(player_reach(t, s, edge, p), node, axis=0)               # [D', H, *b]
+    v = value_pass(t, s, edge, None, p, opponent=player_reach(t, s, edge, 1 - p))
+    q = jnp.zeros((), v.dtype) + jnp.take(v, child, axis=0, mode="fill",
+                                          fill_value=0)                      # [*c, H, *b]
+    mine = _pick(t.alive, p)[t.node_path[node]]                              # [D', H]
     return q, own * trail(mine, own.ndim)
 
 
@@ -571,24 +624,21 @@ def to_blocks(table: jax.Array, s: PublicStructure, b: Blocks, pad=0) -> tuple:
     """A row table ``[I, A, *b]`` as each player's block ``[D_p, A, H_p, *b]`` (a tuple in
     seat order: its decisions, its own ``H_p`` hands; the rows of padding hands and the
     sink are left out, :func:`from_blocks` takes them back from the table)."""
-    actions = table.shape[1]
-    body = _decisions(table, s, pad).reshape((-1, actions, max(s.hands)) + table.shape[2:])
-    return tuple(jnp.take(body, d, axis=0)[:, :, :s.hands[p]]
+    del pad                           # (the blocks hold real decisions alone: no pad read)
+    body = table[:-1].reshape((-1, max(s.hands)) + table.shape[1:])         # [D, H, A, *b]
+    return tuple(jnp.swapaxes(jnp.take(body, d, axis=0)[:, :s.hands[p]], 1, 2)
                  for p, d in enumerate(b.decisions))
 
 
 def from_blocks(parts: tuple, table: jax.Array, s: PublicStructure, b: Blocks) -> jax.Array:
     """Each player's block ``[D_p, A, H_p, *b]`` back into the rows ``[I, A, *b]`` of
     ``table``: the blocks' rows replaced, its other rows (padding hands, the sink) kept."""
-    actions = table.shape[1]
-    H = max(s.hands)
-    batch = table.shape[2:]
-    body = _decisions(table, s, 0).reshape((-1, actions, H) + batch)       # [D + 1, A, H, *b]
-    whole = [jnp.concatenate([part, jnp.take(body, d, axis=0)[:, :, s.hands[p]:]], axis=2)
-             for p, (part, d) in enumerate(zip(parts, b.decisions))]       # [D_p, A, H, *b]
-    x = jnp.take(jnp.concatenate(whole), b.position[:-1], axis=0)          # [D, A, H, *b]
-    x = jnp.swapaxes(x, 1, 2).reshape((-1, actions) + batch)               # [D * H, A, *b]
-    return jnp.concatenate([x, table[-1:]])
+    body = table[:-1].reshape((-1, max(s.hands)) + table.shape[1:])         # [D, H, A, *b]
+    whole = [jnp.concatenate([jnp.swapaxes(part, 1, 2),
+                              jnp.take(body, d, axis=0)[:, s.hands[p]:]], axis=1)
+             for p, (part, d) in enumerate(zip(parts, b.decisions))]       # [D_p, H, A, *b]
+    x = jnp.take(jnp.concatenate(whole), b.position[:-1], axis=0)          # [D, H, A, *b]
+    return jnp.concatenate([x.reshape((-1,) + table.shape[1:]), table[-1:]])
 
 
 def slot_groups(s: PublicStructure, actions: int, compact: bool) -> tuple:
@@ -694,6 +744,24 @@ def from_slots(parts: tuple, block: jax.Array, sl: Slots, player: int) -> jax.Ar
         block = block.at[place[:, None], c].set(part)
         start += n
     return block
+
+
+def into_rows(table: jax.Array, parts: tuple, s: PublicStructure, b: Blocks, sl: Slots,
+              player: int) -> jax.Array:
+    """``player``'s groups ``parts`` (:func:`to_slots`: ``[D_pk, k, H_p, *b]`` each)
+    written into the rows ``[I, A, *b]`` of ``table``, one scatter a group, its other
+    entries kept: ``from_blocks`` of ``from_slots`` for that player's rows (the same
+    entries), without the whole blocks, their transposes and the rows' copies between
+    (on a flop, tables of ``D A H`` entries each)."""
+    H, hands = max(s.hands), s.hands[player]
+    start = 0
+    for (k, n), c, part in zip(sl.groups[player], sl.columns[player], parts):
+        dec = jnp.take(b.decisions[player], sl.order[player][start:start + n])   # [D_pk]
+        rows = dec[:, None] * H + jnp.arange(hands, dtype=dec.dtype)             # [D_pk, H_p]
+        table = table.at[rows[:, None, :], c[:, :, None]].set(
+            part, indices_are_sorted=False, unique_indices=True)
+        start += n
+    return table
 
 
 def slot_strategy(table: jax.Array, s: PublicStructure, sl: Slots) -> jax.Array:

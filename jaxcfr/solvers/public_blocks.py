@@ -14,8 +14,8 @@ matching run on each group, and no table goes through the rows' layout (a transp
 select over every player's rows per half-step on the row path) or its padded columns. The
 current strategy is carried by slot, ``[S + 1, H, *b]`` (the groups' slots side by side,
 padding hands included, a pad of ones last), which is what the passes gather from. The
-rows come back at the loop's end (``from_slots``,
-:func:`jaxcfr.kernels.public.from_blocks`): checkpoints, evaluations and profiles see the
+rows come back at the loop's end (:func:`jaxcfr.kernels.public.into_rows`, each
+group scattered into the state's rows): checkpoints, evaluations and profiles see the
 rows as before, and every number is the row path's (the same operations on the same
 entries, players in seat order; bit for bit where XLA fuses the programs alike, else to a
 few ulps: ``tests/test_public_blocks.py``).
@@ -130,6 +130,10 @@ def iterate(solver: Solver, t: PublicTensors, s: PublicStructure, state: SolverS
         return tuple(out), current, it
 
     tables, _, done = jax.lax.fori_loop(0, steps, one, (tables, current, state.iteration))
-    return SolverState(*(None if x is None else kernels.from_blocks(
-        tuple(kernels.from_slots(tuple(g[i] for g in tables[p]), whole[i][p], sl, p)
-              for p in range(P)), x, s, b) for i, x in enumerate(state[:-1])), done)
+
+    def back(i, x):                         # the groups written into the state's rows
+        for p in range(P):
+            x = kernels.into_rows(x, tuple(g[i] for g in tables[p]), s, b, sl, p)
+        return x
+    return SolverState(*(None if x is None else back(i, x) for i, x in enumerate(state[:-1])),
+                       done)
