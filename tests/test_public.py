@@ -616,3 +616,39 @@ def test_solve_takes_a_public_game_string_and_matches_the_history_tree():
     assert abs(public.final["exploitability"] - history.final["exploitability"]) <= 1e-12
     with pytest.raises(jaxcfr.ArgumentError, match="chance"):
         jaxcfr.solve("kuhn_poker(tree='public')", "cfr", 10, chance="sampled")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_one_players_reach_and_values_are_the_whole_tables_bit_for_bit(dtype):
+    """The blocks path's memory-lean passes (``player_reach``, the value pass from the
+    opponent's reach alone, its terminals and factors by level) give the numbers of the
+    ``[N, P, H]`` reach table's, byte for byte, on a small hold'em river spot (ranked
+    terminals) and Leduc (dense)."""
+    from jaxcfr.kernels import public as kernels
+    from jaxcfr_games.holdem.spot import HoldemSpot
+    spot = HoldemSpot(board="Td9d6h5c2s", ranges=("AA,T9s,KQo", "QQ,87s:0.5,AK"), pot=10,
+                      stack=25, bets="50%, a", raises="2x", river_donk=None)
+    for game in (spot, PublicLeduc()):
+        lowered = jaxcfr.lower_public(game)
+        s = lowered.structure
+
+        @jax.jit
+        def both(t, strategy):
+            edge = kernels.edge_probabilities(t, s, strategy)
+            reach = kernels.reach_pass(t, s, edge)
+            out = []
+            for p in range(2):
+                out.append((reach[:, p], kernels.player_reach(t, s, edge, p),
+                            kernels.value_pass(t, s, edge, reach, p),
+                            kernels.value_pass(t, s, edge, None, p,
+                                               opponent=kernels.player_reach(t, s, edge,
+                                                                             1 - p))))
+            return out
+        with precision.scope(dtype):
+            t = public_device_tensors(lowered, dtype)
+            strategy = jax.numpy.asarray(_random_profile(lowered, 1), dtype)
+            assert strategy.dtype == dtype
+            for whole, own, values, lean in both(t, strategy):
+                assert np.asarray(whole).tobytes() == np.asarray(own).tobytes()
+                assert np.asarray(values).tobytes() == np.asarray(lean).tobytes()
+                assert np.abs(np.asarray(values)).max() > 0
