@@ -232,3 +232,35 @@ def test_boards_on_the_command_line_are_solved_merged(capsys, tmp_path):
     np.testing.assert_allclose(shown["exploitability"], ref.final["exploitability"],
                                rtol=1e-12, atol=0)
     np.testing.assert_allclose(shown["values"], ref.final["values"], rtol=1e-12, atol=0)
+
+
+@pytest.mark.slow
+def test_train_keeps_each_boards_merged_tree_where_its_lock_keeps_the_symmetry(tmp_path):
+    # jaxcfr train: game.boards of turns, solver.lock with an entry that breaks one
+    # board's symmetry; the run's stack is solve_public's (each member decided alike)
+    from jaxcfr.runs.config import config_from_dict
+    from jaxcfr.runs.train import train
+    spot = ("holdem_spot(ranges=('QQ+,AKs,AQs,KQs,JTs', 'JJ-99,AJs+,KJs,T9s,98s'), "
+            "bets='a', raises='a', river_donk=None)")
+    boards = TURNS[:2]
+    path = tmp_path / "lock.json"
+    path.write_text(json.dumps([{"history": [], "hand": "KK", "strategy": {"Check": 1}},
+                                {"history": [], "hand": "AsAh", "member": boards[1],
+                                 "strategy": {"Check": 1}}]))
+    config = config_from_dict({
+        "name": "merged", "game": {"name": spot, "boards": boards},
+        "solver": {"algorithm": "cfr+", "iterations": 10, "lock": str(path)},
+        "run": {"eval_every": 10, "chunk": 5, "precision": "float64", "quiet": True,
+                "plot": False}})
+    run = train(config, out_dir=str(tmp_path / "run"))
+    assert [bool(m.merged) for m in run.lowered.members] == [True, False]
+    ref = jaxcfr.solve_public(board_spots(boards, **TURN_SPOT), "cfr+", 10,
+                              precision="float64", lock=str(path),
+                              member_labels=tuple(boards))
+    np.testing.assert_allclose(np.asarray(run.final["exploitability"], float),
+                               ref.final["exploitability"], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(run.final["values"], float),
+                               np.asarray(ref.final["values"], float), rtol=1e-10,
+                               atol=1e-12)
+    rows = json.loads((tmp_path / "run" / "spots.json").read_text())["spots"]
+    assert [r["board"] for r in rows] == boards

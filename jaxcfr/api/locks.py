@@ -42,7 +42,9 @@ A stack of public trees (:class:`~jaxcfr.lowering.public_stack.PublicStack`;
   or name), each resolved against its own member as :func:`resolve_lock` does.
 
 Members without a lock play unlocked (their mask is all false: the same program, the
-same numbers as an unlocked member).
+same numbers as an unlocked member). A member lowered with merged chance outcomes keeps
+its merged tree where its lock keeps the suit symmetry (:func:`symmetric_lock`'s check,
+member by member); :func:`locked_stack` lowers the others again without merging.
 """
 
 from __future__ import annotations

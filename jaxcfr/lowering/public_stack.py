@@ -30,6 +30,10 @@ Padding, axis by axis (every padded entry is inert by construction):
   stake and table 0 and no ``leaf_index`` points at them (value 0 in every case).
 * ``K`` blocked sets, ``S`` strength tables, ``U`` payoff tables, ``M`` (hand, card)
   entries: padded with zeros (or the zero-pad hand), never referenced.
+* ``E`` merged chance outcomes (members on their merged, suit-isomorphic trees): laid
+  out level by level, each level as wide as the member with the most there
+  (``PublicStructure.merges`` of the stack); a padded outcome's chance node is the next
+  level's first node, one past the level's segments, so the value pass drops it.
 
 Shapes: every tensor of :class:`~jaxcfr.tensors.PublicTensors` gains a leading ``B``
 axis, its other axes the maxima above (``deal_scale`` is ``[B]``). The members must agree
