@@ -507,8 +507,10 @@ def resolve_stack_lock(stack: PublicStack, lock, labels: Sequence[str] | None = 
         for known in (names, labels or ()):
             if member in known and list(known).count(member) == 1:
                 return list(known).index(member)
+        shown = ", ".join(map(str, list(labels or names)[:4])) + (", ..." if B > 4 else "")
         raise LockError(f"{member!r} names no member of the stack (an index 0 to {B - 1}, "
-                        f"or a member's name{' or board' if labels else ''})")
+                        f"or a member's {'board' if labels else 'name'}, as written there: "
+                        f"{shown})")
 
     per: list = [None] * B
     if isinstance(lock, (list, tuple)):
