@@ -87,6 +87,19 @@ def test_messages_name_what_the_user_wrote(capsys, argv, line):
     assert status == 2 and err.strip().splitlines() == [line]
 
 
+@pytest.mark.parametrize("argv, option", [
+    (["solve", "kuhn_poker", "--iter", "5"], "--iter"),
+    (["solve", "kuhn_poker", "--algo", "cfr+"], "--algo"),
+    (["--trace", "solve", "kuhn_poker"], "--trace"),
+])
+def test_an_abbreviated_option_is_refused_not_guessed(capsys, argv, option):
+    # argparse would read ``--iter`` as ``--iterations``; a script written so breaks the
+    # day another option starts with the same letters, so the full name is asked for
+    status, _, err = _run(capsys, *argv)
+    assert status == 2 and f"unrecognized arguments: {option}" in err
+    assert "Traceback" not in err
+
+
 def test_an_unknown_game_suggests_a_name(capsys):
     status, _, err = _run(capsys, "validate", "kuhn_pokr")
     assert status == 2 and "unknown game 'kuhn_pokr' (did you mean kuhn_poker?)" in err

@@ -252,13 +252,17 @@ def test_a_subgame_below_a_merged_card_is_resolved_on_every_outcome(two):
         assert other.metrics["nash_conv"] == runs[0].metrics["nash_conv"]
 
 
-def test_a_stack_walks_every_outcome_of_its_members(trees):
+def test_a_stack_keeps_each_members_merged_tree(trees):
+    # (before 2026-12-06, late: every member walked every outcome; merged members were
+    # refused. tests/test_public_stack_merged.py solves them.)
     from jaxcfr.lowering.public_stack import stack_public
     plain, merged = trees
     stack = stack_public([TwoBoards(), TwoBoards(merge=False)])
-    assert all(not m.merged and m.num_nodes == plain.num_nodes for m in stack.members)
-    with pytest.raises(ValueError, match="merges=False"):
-        stack_public([merged, plain])
+    assert [m.num_nodes for m in stack.members] == [merged.num_nodes, plain.num_nodes]
+    assert len(stack.members[0].merged) == len(merged.merged) and not stack.members[1].merged
+    walked = stack_public([TwoBoards(), TwoBoards(merge=False)], merges=False)
+    assert all(not m.merged and m.num_nodes == plain.num_nodes for m in walked.members)
+    assert len(stack_public([merged, plain]).members[0].merged) == len(merged.merged)
 
 
 def test_the_cache_keeps_merged_and_unmerged_trees_apart(tmp_path):

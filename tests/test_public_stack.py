@@ -43,10 +43,11 @@ _single = jax.jit(lambda solver, t, s, state, hp: solver.update(t, s, state, hp)
                   static_argnums=(0, 2))
 
 
-def _lockstep(games, algorithm, iterations, terminals="dense"):
+def _lockstep(games, algorithm, iterations, terminals="dense", merges=False):
     """Solve ``games`` as one stack and each alone, in float64, and check after every
-    iteration that each member's tables and metrics are its own solve's."""
-    lowered = [jaxcfr.lower_public(g, terminals=terminals, merges=False) for g in games]
+    iteration that each member's tables and metrics are its own solve's (``merges``:
+    each member and its own solve on its merged, suit-isomorphic tree)."""
+    lowered = [jaxcfr.lower_public(g, terminals=terminals, merges=merges) for g in games]
     stack = stack_public(lowered)
     solver = public_solver(make_solver(algorithm))
     with precision.scope(F64):

@@ -210,6 +210,12 @@ def test_a_lock_by_member_index_name_or_board(spots, tmp_path):
         spots[1].hands.labels[0])
     with pytest.raises(LockError, match="names no member"):
         resolve_stack_lock(stack, {"Qs": one})
+    # a board the lock file spells otherwise than the stack: the error shows the spelling
+    path.write_text(json.dumps([{"history": "", "member": BOARDS[1].lower(),
+                                 "strategy": {"Check": 1}}]))
+    with pytest.raises(LockError, match=f"names no member.*as written there: {BOARDS[0]}, "
+                                        f"{BOARDS[1]}"):
+        resolve_stack_lock(stack, str(path), BOARDS)
     with pytest.raises(LockError, match="one per member: 1 for a stack of 2"):
         resolve_stack_lock(stack, [one])
     with pytest.raises(LockError, match="applies to a stack"):

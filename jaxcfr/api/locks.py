@@ -42,7 +42,9 @@ A stack of public trees (:class:`~jaxcfr.lowering.public_stack.PublicStack`;
   or name), each resolved against its own member as :func:`resolve_lock` does.
 
 Members without a lock play unlocked (their mask is all false: the same program, the
-same numbers as an unlocked member).
+same numbers as an unlocked member). A member lowered with merged chance outcomes keeps
+its merged tree where its lock keeps the suit symmetry (:func:`symmetric_lock`'s check,
+member by member); :func:`locked_stack` lowers the others again without merging.
 """
 
 from __future__ import annotations
@@ -55,12 +57,12 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from jaxcfr.lowering.public import PublicLowered
-from jaxcfr.lowering.public_stack import PublicStack, stack_public_rows
+from jaxcfr.lowering.public_stack import PublicStack, stack_public_rows, unmerge_members
 from jaxcfr.solvers.locking import Lock, LockError, lock_from_rows
 
 __all__ = ["resolve_lock", "resolve_stack_lock", "history_lock", "public_lock",
            "symmetric_lock", "read_lock_file", "lock_blamed", "ForMember", "LockError",
-           "BREAKS_SYMMETRY"]
+           "BREAKS_SYMMETRY", "locked_stack", "BrokenSymmetry", "unmerged_note"]
 
 #: What a solve that falls back to the unmerged tree says (:func:`symmetric_lock`).
 BREAKS_SYMMETRY = "the lock breaks the suit symmetry"
@@ -355,9 +357,26 @@ def symmetric_lock(lowered: PublicLowered, lock) -> Lock | None:
     if lock is None or isinstance(lock, Lock) or not lowered.merged:
         return None
     _check_one_game_lock(lock)
+    found, _ = _symmetric_rows(lowered, [(k, v, True) for k, v in lock.items()])
+    if found is _EMPTY:
+        raise LockError("the lock names no information set")
+    return found
+
+
+#: :func:`_symmetric_rows`'s lock of entries that name no information set there.
+_EMPTY = Lock(np.zeros((0, 0)), np.zeros(0, bool))
+
+
+def _symmetric_rows(lowered: PublicLowered, entries, where: str = ""
+                    ) -> tuple[Lock | None, list]:
+    """``(lock, hit [E] bool)`` of ``entries`` ``[(key, strategy, strict)]`` on a merged
+    tree (:func:`symmetric_lock`): the merged rows' :class:`Lock`, ``None`` when the
+    entries break the symmetry (or a merge gives no renaming), :data:`_EMPTY` when none
+    is found there. A strict entry the game lacks is an error; another is skipped
+    (``hit`` false), as :func:`_public_rows` does."""
     renamings = _merge_renamings(lowered)
     if renamings is None:
-        return None
+        return None, [True] * len(entries)
     t = lowered.tensors
     holdem = _holdem(lowered)
     # the unmerged tree's public nodes: u -> (node of this tree, game history, hands)
@@ -365,29 +384,40 @@ def symmetric_lock(lowered: PublicLowered, lock) -> Lock | None:
     try:
         index = {history: u for u, (_, history, _) in enumerate(expanded)}
     except TypeError:                                 # steps that do not hash: no check
-        return None
+        return None, [True] * len(entries)
     children: dict[int, list] = {}
     for u, (_, history, _) in enumerate(expanded):
         if history:
             children.setdefault(index[history[:-1]], []).append((u, history[-1]))
     wanted: dict[tuple, dict] = {}                    # (u, hand) -> {action: probability}
-    for key, strategy in lock.items():
+    hit = []
+    for key, strategy, strict in entries:
         player, hand, history = _public_key(key)
         steps = _history_steps(history, holdem)
-        u = _walk(steps, holdem, lambda v: children.get(v, []), lambda v: expanded[v][1])
-        node = expanded[u][0]
-        if t.node_base[node] < 0:
-            raise LockError(f"unknown information set: the node after {steps!r} is not a "
-                            "decision (a terminal or a chance node)")
-        acting = int(t.node_player[node])
-        if player is not None and int(player) != acting:
-            raise LockError(f"player {player} does not act after {steps!r} (player "
-                            f"{acting} does)")
-        for h in _hands(lowered, acting, hand, holdem, f"{steps!r}" if steps else "the root"):
+        try:
+            u = _walk(steps, holdem, lambda v: children.get(v, []),
+                      lambda v: expanded[v][1])
+            node = expanded[u][0]
+            if t.node_base[node] < 0:
+                raise LockError(f"unknown information set: the node after {steps!r} is not "
+                                "a decision (a terminal or a chance node)")
+            acting = int(t.node_player[node])
+            if player is not None and int(player) != acting:
+                raise LockError(f"player {player} does not act after {steps!r} (player "
+                                f"{acting} does)")
+            hands = _hands(lowered, acting, hand, holdem,
+                           f"{steps!r}" if steps else "the root")
+        except LockError as e:
+            if strict:
+                raise LockError(f"{where}{e}") from None
+            hit.append(False)
+            continue
+        hit.append(True)
+        for h in hands:
             wanted.pop((u, h), None)
             wanted[(u, h)] = strategy
     if not wanted:
-        raise LockError("the lock names no information set")
+        return _EMPTY, hit
     keys = list(wanted)                               # [K] (u, hand)
     player_of = [int(t.node_player[expanded[u][0]]) for u, _ in keys]
     row_of = np.asarray([int(t.node_base[expanded[u][0]]) + int(expanded[u][2][p][h])
@@ -396,7 +426,7 @@ def symmetric_lock(lowered: PublicLowered, lock) -> Lock | None:
 
     def name_of(k):
         (u, h), p = keys[k], player_of[k]
-        return (f"player {p}'s hand {lowered.hands.labels[p][h]} after "
+        return (f"{where}player {p}'s hand {lowered.hands.labels[p][h]} after "
                 f"{expanded[u][1]!r}")
     table, _ = lock_from_rows(dict(enumerate(wanted.values())),
                               lambda k: tuple(lowered.node_actions[expanded[keys[k][0]][0]]),
@@ -407,14 +437,14 @@ def symmetric_lock(lowered: PublicLowered, lock) -> Lock | None:
             image = index.get(tuple(_renamed(rename, x) for x in expanded[u][1]))
             j = None if image is None else at.get((image, int(sources[player_of[k]][h])))
             if j is None or not np.array_equal(table[j], table[k]):
-                return None
+                return None, hit
     out = np.zeros(legal.shape)
     mask = np.zeros(legal.shape[0], bool)
     for k, row in enumerate(row_of):
         if mask[row] and not np.array_equal(out[row], table[k]):
-            return None                               # (cannot be, the renamings kept)
+            return None, hit                          # (cannot be, the renamings kept)
         out[row], mask[row] = table[k], True
-    return Lock(out, mask)
+    return Lock(out, mask), hit
 
 
 def _merge_renamings(lowered: PublicLowered) -> list | None:
@@ -477,8 +507,10 @@ def resolve_stack_lock(stack: PublicStack, lock, labels: Sequence[str] | None = 
         for known in (names, labels or ()):
             if member in known and list(known).count(member) == 1:
                 return list(known).index(member)
+        shown = ", ".join(map(str, list(labels or names)[:4])) + (", ..." if B > 4 else "")
         raise LockError(f"{member!r} names no member of the stack (an index 0 to {B - 1}, "
-                        f"or a member's name{' or board' if labels else ''})")
+                        f"or a member's {'board' if labels else 'name'}, as written there: "
+                        f"{shown})")
 
     per: list = [None] * B
     if isinstance(lock, (list, tuple)):
@@ -496,13 +528,71 @@ def resolve_stack_lock(stack: PublicStack, lock, labels: Sequence[str] | None = 
         raise LockError(f"a stack's lock is a lock (a mapping from information set to "
                         f"{{action: probability}}, a lock file), a list of one per member or "
                         f"{{member: lock}}, got {type(lock).__name__}")
-    locks = []
+    locks, broken = [], []
     for b, (member, given) in enumerate(zip(stack.members, per)):
         try:
+            if given is not None and member.merged and not isinstance(given, Lock):
+                # (a lock the merged tree cannot resolve is the unmerged tree's to judge)
+                given = read_lock_file(given) if isinstance(given, (str, os.PathLike)) \
+                    else given
+                _check_one_game_lock(given)
+                try:
+                    found = symmetric_lock(member, given)
+                except LockError:
+                    found = None
+                if found is None:
+                    broken.append(b)
+                locks.append(found)
+                continue
             locks.append(None if given is None else resolve_lock(member, given))
         except LockError as e:
             raise LockError(f"member {b} ({member.name}): {e}") from None
+    if broken:
+        raise BrokenSymmetry(stack, broken)
     return _stacked(stack, locks)
+
+
+class BrokenSymmetry(LockError):
+    """A stack's lock breaks the suit symmetry of merged members ``members`` (their
+    merged trees cannot solve it: :func:`locked_stack` lowers them again without
+    merging)."""
+
+    def __init__(self, stack: PublicStack, members: Sequence[int]):
+        self.members = tuple(int(b) for b in members)
+        names = ", ".join(f"{b} ({stack.members[b].name})" for b in self.members[:3])
+        more = f" and {len(self.members) - 3} more" if len(self.members) > 3 else ""
+        super().__init__(f"{BREAKS_SYMMETRY} of member{'s' * (len(self.members) > 1)} "
+                         f"{names}{more}, lowered with merged (suit-isomorphic) chance "
+                         "outcomes: give the stack's games (a locked member then walks "
+                         "every outcome), or lower them with merges=False")
+
+
+def locked_stack(stack: PublicStack, lock, labels: Sequence[str] | None = None
+                 ) -> tuple[PublicStack, Lock | None, tuple[int, ...]]:
+    """``(stack, lock, unmerged)``: ``lock`` resolved on ``stack`` as
+    :func:`resolve_stack_lock` does, where the members it locks keep their merged
+    (suit-isomorphic) trees when the lock keeps each one's symmetry (as one spot's,
+    :func:`symmetric_lock`); the members whose lock breaks it (or whose merged tree cannot
+    resolve it: the unmerged tree's resolution then says what is wrong) are lowered again
+    without merging (:func:`~jaxcfr.lowering.public_stack.unmerge_members`) and the stack
+    returned is the one restacked with them (``unmerged``: their indices; ``()`` and
+    ``stack`` itself when none). Raises :class:`BrokenSymmetry` when the stack does not
+    know those members' games (a stack of lowered members)."""
+    try:
+        return stack, resolve_stack_lock(stack, lock, labels), ()
+    except BrokenSymmetry as e:
+        again = unmerge_members(stack, e.members)
+        if again is None:
+            raise
+        return again, resolve_stack_lock(again, lock, labels), e.members
+
+
+def unmerged_note(stack: PublicStack, members, labels=None) -> str:
+    """What a locked stack says of ``members`` lowered again without merging."""
+    names = [(labels[b] if labels else f"{b} ({stack.members[b].name})") for b in members]
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return (f"{BREAKS_SYMMETRY} of member{'s' * (len(names) > 1)} {shown}: solved without "
+            "isomorphism there (every chance outcome walked)")
 
 
 def _shared_lock(stack: PublicStack, mapping: Mapping, index) -> Lock:
@@ -518,16 +608,29 @@ def _shared_lock(stack: PublicStack, mapping: Mapping, index) -> Lock:
         raise LockError("the lock names no information set")
     found = np.zeros(len(entries), bool)
     locks = []
+    broken = []
     for b, member in enumerate(stack.members):
         mine = [(k, v, m is not None) for m, k, v in entries if m is None or m == b]
         where = f"member {b} ({member.name}): "
-        rows, names, hit = _public_rows(member, mine, where)
         mine_at = [e for e, (m, _, _) in enumerate(entries) if m is None or m == b]
+        if member.merged:                     # kept merged where the lock is symmetric
+            try:
+                found_here, hit = _symmetric_rows(member, mine, where)
+            except LockError:                 # (the unmerged tree's to judge)
+                found_here, hit = None, [True] * len(mine)
+            found[np.asarray(mine_at, int)] |= np.asarray(hit, bool)
+            if found_here is None:
+                broken.append(b)
+            locks.append(None if found_here is _EMPTY else found_here)
+            continue
+        rows, names, hit = _public_rows(member, mine, where)
         found[np.asarray(mine_at, int)] |= np.asarray(hit, bool)
         try:
             locks.append(_finish(member, rows, *names) if rows else None)
         except LockError as e:
             raise LockError(f"{where}{e}") from None
+    if broken:
+        raise BrokenSymmetry(stack, broken)
     missing = [entries[e][1] for e in np.flatnonzero(~found)]
     if missing:
         raise LockError(f"unknown information set {missing[0]!r}: no member of the stack "

@@ -37,7 +37,7 @@ import numpy as np
 from jaxcfr._util import precision as precisions
 from jaxcfr._util.arguments import ArgumentError, positive_int, stop_target
 from jaxcfr._util.host_arrays import on_device, to_host
-from jaxcfr.api.locks import resolve_stack_lock
+from jaxcfr.api.locks import locked_stack, unmerged_note
 from jaxcfr.api.public import PublicSolveResult
 from jaxcfr.api.public import solve_public as solve_public_tree
 from jaxcfr.engine.loop import at_or_below
@@ -141,13 +141,15 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
                        precision: str = "float32", eval_every: int | None = None,
                        target: float | None = None, chunk: int = 100,
                        terminals: str = "auto", callback=None, lock=None,
-                       per_member: bool = False, member_labels=None,
-                       **parameters: Any) -> PublicStackResult:
+                       per_member: bool = False, member_labels=None, merges: bool = True,
+                       note=None, **parameters: Any) -> PublicStackResult:
     """Solve a stack of public-tree games in one compiled step (see the module).
 
     Args:
       games: a :class:`PublicStack`, or a list of PublicGames and lowered ones (stacked
-        by :func:`~jaxcfr.lowering.public_stack.stack_public` with ``terminals``).
+        by :func:`~jaxcfr.lowering.public_stack.stack_public` with ``terminals`` and
+        ``merges``: each PublicGame on its merged, suit-isomorphic tree unless
+        ``merges=False``, as one spot is solved).
       algorithm, iterations, precision, eval_every, chunk: as :func:`jaxcfr.solve_public`.
       target: stop at the first evaluation where every member's metric is at or below it
         (``result.reached_target``): as :func:`jaxcfr.solve`'s; needs ``eval_every``.
@@ -157,6 +159,9 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
         list of one lock (or ``None``) per member, or ``{member index or name: lock}``;
         a member's metrics are then its restricted game's.
       member_labels: further names of the members a lock may use (their boards), or None.
+      note: called with one line when a lock breaks the suit symmetry of merged members
+        (those are then lowered again and solved walking every outcome, as one spot's
+        lock is: :func:`jaxcfr.api.locks.locked_stack`).
       per_member: the parameters' lists give one value per member (each list as long
         as the stack), in one compiled step, instead of a batch of settings.
       parameters: the solver's traced parameters, shared by every member (lists of one
@@ -173,7 +178,7 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
         if not games:
             raise ArgumentError("solve_public needs at least one game to stack")
         try:
-            stack = stack_public(games, terminals=terminals)
+            stack = stack_public(games, terminals=terminals, merges=merges)
         except ValueError as e:
             raise ArgumentError(str(e)) from None
     else:
@@ -181,7 +186,9 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
                             f"got {type(games).__name__}")
     solver = public_solver(make_solver(algorithm))
     dtype = precisions.dtype_of(precision)
-    host_lock = resolve_stack_lock(stack, lock, member_labels)
+    stack, host_lock, unmerged = locked_stack(stack, lock, member_labels)
+    if unmerged and note is not None:
+        note(unmerged_note(stack, unmerged, member_labels))
     per_member = bool(per_member)
     start = time.perf_counter()
     records: list = []

@@ -17,8 +17,8 @@ from typing import Callable
 
 from jaxcfr._util.arguments import ArgumentError, api_spelling
 from jaxcfr.engine.protocol import RunnerProtocol
-from jaxcfr.api.locks import (BREAKS_SYMMETRY, LockError, resolve_lock, resolve_stack_lock,
-                               symmetric_lock)
+from jaxcfr.api.locks import (BREAKS_SYMMETRY, LockError, locked_stack, resolve_lock,
+                               resolve_stack_lock, symmetric_lock, unmerged_note)
 from jaxcfr.engine.runner import Runner
 from jaxcfr.solvers.locking import Lock
 from jaxcfr.engine.loop import lower_public_reporting
@@ -138,6 +138,13 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
                 if status is not None:
                     status.note(note)
     stacked = isinstance(lowered, PublicStack)
+    if stacked and lock is not None and resolved is None:
+        # each merged member keeps its tree where the lock keeps its symmetry; the others
+        # are lowered again walking every outcome (jaxcfr.api.locks.locked_stack)
+        labels = getattr(options, "member_labels", None)
+        lowered, resolved, unmerged = locked_stack(lowered, lock, labels)
+        if unmerged and status is not None:
+            status.note(unmerged_note(lowered, unmerged, labels))
     per_member = getattr(options, "per_member", False)
     if per_member and not stacked:
         raise ArgumentError("per-member parameters take a stack of public trees, not one "

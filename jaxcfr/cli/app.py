@@ -103,14 +103,15 @@ def build_parser(only: Sequence[str] | None = None, describe: bool = True
     the line does not ask for help, so options described by heavy modules (``solve``'s
     parameters) may be made from their names alone (each subparser's ``describe``)."""
     parser = argparse.ArgumentParser(prog="jaxcfr", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     allow_abbrev=False)
     parser.add_argument("--version", action="version", version=_version())
     _common_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 title="commands")
     for name, (_, help_text) in COMMAND_MODULES.items():
         p = sub.add_parser(name, help=help_text, description=help_text[:1].upper() + help_text[1:]
-                           + ".")
+                           + ".", allow_abbrev=False)
         p.describe = describe                 # (read by add_<name>_arguments)
         if only is None or name in only:
             command(name)[0](p)
@@ -148,7 +149,7 @@ def train_script(argv: Sequence[str] | None = None, *, default_config: str | Non
     """``train.py [CONFIG] [--set k=v ...] [--out DIR] [--resume DIR] [--quiet]``."""
     from jaxcfr.cli.train import add_train_arguments, run_train
     parser = argparse.ArgumentParser(prog=prog, description="Train from a run config "
-                                     "(TOML); see docs/runs.md.")
+                                     "(TOML); see docs/runs.md.", allow_abbrev=False)
     add_train_arguments(parser, default_config=default_config)
     _common_options(parser, top=True)
     args = parser.parse_args(argv)

@@ -189,6 +189,8 @@ def run_boards(args, boards: list[str], spots, parameters: dict, lock=None,
                                 precision=args.precision, eval_every=args.eval_every,
                                 target=args.target, callback=callback, lock=lock,
                                 member_labels=tuple(boards), per_member=bool(per_board),
+                                note=None if args.quiet else (lambda line: print(
+                                    f"jaxcfr: {line}", file=sys.stderr, flush=True)),
                                 **given, **per_board)
     final = result.final
     exploit = np.asarray(final["exploitability"], np.float64)          # [B]
@@ -237,25 +239,20 @@ def run_boards(args, boards: list[str], spots, parameters: dict, lock=None,
 
 def stacked(spots):
     """The spots as one :class:`~jaxcfr.lowering.public_stack.PublicStack` with their pots
-    (each board's exploitability in percent of its pot); every spot lowered once, as a
-    stack takes them (unmerged), after sizing the stack
-    (:func:`jaxcfr.lowering.public_stack.precheck_stack`: a stack over the memory budget
-    is refused after at most 16 spots): the spots the precheck lowered are kept, not
-    lowered again (``jaxcfr train`` does the same: :func:`jaxcfr.runs.train.public_stack`).
-    Members whose terminals differ are all lowered ranked (as ``stack_public`` does with
-    ``terminals="auto"``): the dense ones a second time, with ``terminals="ranked"``."""
+    (each board's exploitability in percent of its pot); every spot lowered once, on its
+    merged (suit-isomorphic) tree as one spot is, by
+    :func:`jaxcfr.lowering.public_stack.lower_stack` (a stack over the memory budget
+    refused after at most 16 spots; the dense members of a stack of ranked and dense ones
+    lowered again ranked), as ``jaxcfr train`` does
+    (:func:`jaxcfr.runs.train.public_stack`)."""
     import dataclasses
     from jaxcfr.lowering import public as lowering
-    from jaxcfr.lowering.public_stack import precheck_stack, stack_public
+    from jaxcfr.lowering.public_stack import StackError, lower_stack
 
-    def lowered_at(b: int, terminals: str = "auto"):
-        return lowering.lower_public(spots[b], merges=False, terminals=terminals)
-    sized = precheck_stack(lowered_at, len(spots), what="spots")    # (MemoryBudgetError)
-    members = [sized[b] if b in sized else lowered_at(b) for b in range(len(spots))]
-    if len({m.ranked for m in members}) > 1:              # some ranked: all ranked
-        members = [m if m.ranked else lowered_at(b, "ranked") for b, m in enumerate(members)]
+    def lowered_at(b: int, terminals: str = "auto", merges: bool = True):
+        return lowering.lower_public(spots[b], merges=merges, terminals=terminals)
     try:
-        stack = stack_public(members)
-    except ValueError as e:
+        stack = lower_stack(lowered_at, len(spots), what="spots")    # (MemoryBudgetError)
+    except StackError as e:
         raise ArgumentError(f"--boards: {e}", argument="--boards") from None
     return dataclasses.replace(stack, pots=tuple(float(s.pot) for s in spots))

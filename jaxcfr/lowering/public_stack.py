@@ -30,6 +30,10 @@ Padding, axis by axis (every padded entry is inert by construction):
   stake and table 0 and no ``leaf_index`` points at them (value 0 in every case).
 * ``K`` blocked sets, ``S`` strength tables, ``U`` payoff tables, ``M`` (hand, card)
   entries: padded with zeros (or the zero-pad hand), never referenced.
+* ``E`` merged chance outcomes (members on their merged, suit-isomorphic trees): laid
+  out level by level, each level as wide as the member with the most there
+  (``PublicStructure.merges`` of the stack); a padded outcome's chance node is the next
+  level's first node, one past the level's segments, so the value pass drops it.
 
 Shapes: every tensor of :class:`~jaxcfr.tensors.PublicTensors` gains a leading ``B``
 axis, its other axes the maxima above (``deal_scale`` is ``[B]``). The members must agree
@@ -59,7 +63,7 @@ from jaxcfr.tensors import NO_PARENT, PublicStructure, PublicTensors
 
 __all__ = ["PublicStack", "stack_public", "unstack_public_rows", "stack_public_rows",
            "PADDED_AXES", "stack_footprint", "check_stack_budget", "precheck_stack",
-           "PRECHECK_MEMBERS"]
+           "PRECHECK_MEMBERS", "lower_stack", "StackError", "unmerge_members"]
 
 #: The axes of every :class:`PublicTensors` field, by name (``N`` nodes, ``D`` decisions,
 #: ``A`` actions, ``I`` rows, ``H`` hands, ``Hr`` hands of the ranked tables (0 when
@@ -108,6 +112,10 @@ class PublicStack:
     name: str = ""
     pots: tuple | None = None             # [B] each member game's ``pot`` (hold'em spots:
                                           # values in percent of the pot), else None
+    unmerged: Callable | None = None      # unmerged(b, terminals): member b lowered again
+                                          # without merged chance outcomes (None: its game
+                                          # is not known); a lock that breaks a member's
+                                          # suit symmetry is solved there (unmerge_members)
 
     num_players = 2
     nash_value = None                     # (what a run's evaluation reads of a stacked game)
@@ -219,8 +227,46 @@ def precheck_stack(lowered_at: Callable[[int], PublicLowered], count: int,
     return done
 
 
+def lower_stack(lowered_at: Callable[..., PublicLowered], count: int, *,
+                budget: int | None = None, what: str = "members",
+                progress: Callable[[int, int], None] | None = None) -> PublicStack:
+    """A stack of ``count`` members lowered one by one, each once: sized first
+    (:func:`precheck_stack`: a stack over the memory budget is refused after at most
+    :data:`PRECHECK_MEMBERS` members, and those are stacked, not lowered again), the rest
+    lowered in order (``progress(done, count)`` after each member), and when the members'
+    terminals differ the dense ones lowered again ranked (as :func:`stack_public` does with
+    ``terminals="auto"``), then stacked.
+
+    ``lowered_at(b)`` lowers member ``b`` with ``terminals="auto"`` (on its merged tree,
+    where its game merges chance outcomes and the caller's lowering does), ``lowered_at(b,
+    "ranked")`` with ranked terminals, ``lowered_at(b, terminals, merges=False)`` walking
+    every outcome (the stack's :attr:`PublicStack.unmerged`: a lock that breaks a member's
+    suit symmetry); the caller chooses the cache, the names, the status. Raises
+    :class:`MemoryBudgetError`, what ``lowered_at`` raises, and :class:`StackError` where
+    :func:`stack_public` refuses the members.
+    """
+    sized = precheck_stack(lowered_at, count, budget, what=what)
+    members = []
+    for b in range(count):
+        members.append(sized[b] if b in sized else lowered_at(b))
+        if progress is not None:
+            progress(b + 1, count)
+    if len({m.ranked for m in members}) > 1:              # some ranked: all ranked
+        members = [m if m.ranked else lowered_at(b, "ranked") for b, m in enumerate(members)]
+    try:
+        stack = stack_public(members)
+    except ValueError as e:
+        raise StackError(str(e)) from None
+    return dataclasses.replace(stack, unmerged=lambda b, terminals="auto": lowered_at(
+        b, terminals, merges=False))
+
+
+class StackError(ValueError):
+    """:func:`lower_stack`'s members cannot be stacked (:func:`stack_public`'s message)."""
+
+
 def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str = "auto",
-                 memory_budget: int | None = None) -> PublicStack:
+                 memory_budget: int | None = None, merges: bool = True) -> PublicStack:
     """Pad public trees to one shape and stack them on a leading axis ``B``.
 
     Args:
@@ -230,6 +276,10 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
         ask for it, so that all agree).
       memory_budget: bytes (default :func:`~jaxcfr.lowering.budget.default_memory_budget`);
         the stack is checked against it after each member (:func:`check_stack_budget`).
+      merges: lower the games given here with their merged (suit-isomorphic) chance
+        outcomes (``PublicGame.chance_merges``: each member on its own merged tree, as
+        one spot is solved); ``False`` walks every outcome. Lowered members are taken as
+        they are, merged or not.
 
     Raises:
       MemoryBudgetError: the stack would not fit the budget (raised after the first
@@ -250,12 +300,17 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
     sizes: list[PublicSize] = []
 
     def lowered(g, **kwargs) -> PublicLowered:     # each member checked as it comes
-        # (merged chance outcomes are not stacked: each member walks every outcome)
-        out = g if isinstance(g, PublicLowered) else lower_public(g, merges=False, **kwargs)
+        out = g if isinstance(g, PublicLowered) else lower_public(g, merges=merges, **kwargs)
         sizes.append(out.public_size)
         check_stack_budget(sizes, len(games), memory_budget)
         return out
 
+    given = tuple(games)
+
+    def unmerged(b: int, terms: str = "auto") -> PublicLowered | None:
+        g = given[b]
+        return (lower_public(g, merges=False, terminals=terms)
+                if isinstance(g, PublicGame) else None)
     if terminals == "auto" and any(isinstance(g, PublicGame) for g in games):
         members = [lowered(g) for g in games]
         if len({g.ranked for g in members}) > 1:       # some ranked: all ranked
@@ -269,11 +324,6 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
     if many:
         raise ValueError(f"stacks of public trees take two-player games; member {many[0]} "
                          f"has {games[many[0]].num_players} players (solve it alone)")
-    merged = [b for b, g in enumerate(games) if g.merged]
-    if merged:
-        raise ValueError(f"stacks of public trees take no merged (suit-isomorphic) chance "
-                         f"outcomes; member {merged[0]} has {len(games[merged[0]].merged)} "
-                         "(give its PublicGame, or lower it with merges=False)")
     ranked = {g.ranked for g in games}
     if len(ranked) > 1:
         kinds = ["ranked" if g.ranked else "dense" for g in games]
@@ -289,16 +339,50 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
         widths[:len(g.widths)] = np.maximum(widths[:len(g.widths)], g.widths)
     level_start = np.concatenate([[0], np.cumsum(level_width)])
     sizes = _common_sizes(games, int(level_start[-1]), is_ranked)
-    padded = [_pad_member(g, level_start, sizes) for g in games]
+    merge_start = _merge_layout(games, depth)
+    sizes["E"] = int(merge_start[-1])
+    padded = [_pad_member(g, level_start, sizes, merge_start) for g in games]
     tensors = PublicTensors(*(np.stack(parts) for parts in zip(*padded)))
     hands = tuple(max(g.structure.hands[p] for g in games) for p in range(2))
     decisions, groups = _player_blocks(tensors, hands, games)
+    merge_spans = (tuple((int(merge_start[d]), int(merge_start[d + 1])) for d in range(depth))
+                   if merge_start[-1] else ())
     structure = PublicStructure(tuple(int(x) for x in level_start), 2, hands, is_ranked,
-                                tuple(int(x) for x in widths), decisions, (), groups)
+                                tuple(int(x) for x in widths), decisions, merge_spans, groups)
     sums = {g.constant_sum for g in games}
+    known = any(isinstance(g, PublicGame) for g in given)
     return PublicStack(tensors, structure, tuple(games),
                        sums.pop() if len(sums) == 1 else None,
-                       "stack(" + ", ".join(g.name for g in games) + ")", pots)
+                       "stack(" + ", ".join(g.name for g in games) + ")", pots,
+                       unmerged if known else None)
+
+
+def unmerge_members(stack: PublicStack, which: Sequence[int]) -> PublicStack | None:
+    """``stack`` with members ``which`` lowered again without merged chance outcomes
+    (:attr:`PublicStack.unmerged`, with the stack's terminals) and stacked again (its
+    pots and name kept); ``None`` when the stack does not know a member's game."""
+    if stack.unmerged is None:
+        return None
+    members = list(stack.members)
+    for b in which:
+        again = stack.unmerged(int(b), "ranked" if stack.ranked else "auto")
+        if again is None:
+            return None
+        members[int(b)] = again
+    out = stack_public(members)
+    return dataclasses.replace(out, name=stack.name, pots=stack.pots, unmerged=stack.unmerged)
+
+
+def _merge_layout(games: Sequence[PublicLowered], depth: int) -> np.ndarray:
+    """``[depth + 1]`` where each level's merged outcomes start in the stack: level ``d``
+    holds as many as the member with the most there (``PublicStructure.merges`` of the
+    stack; the others' padded, :func:`_pad_member`)."""
+    most = np.zeros(depth, np.int64)
+    for g in games:
+        spans = g.structure.merges
+        for d, (a, b) in enumerate(spans):
+            most[d] = max(most[d], b - a)
+    return np.concatenate([[0], np.cumsum(most)]).astype(np.int64)
 
 
 def _player_blocks(tensors: PublicTensors, hands: tuple, games: Sequence[PublicLowered]
@@ -349,8 +433,10 @@ def _common_sizes(games: Sequence[PublicLowered], num_nodes: int, ranked: bool) 
     return sizes
 
 
-def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict) -> PublicTensors:
-    """One member's tensors padded to ``sizes`` (see the module)."""
+def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict,
+                merge_start: np.ndarray) -> PublicTensors:
+    """One member's tensors padded to ``sizes`` (see the module); its merged outcomes
+    placed level by level at ``merge_start`` (:func:`_merge_layout`)."""
     t = g.tensors
     N, D, H = sizes["N"], sizes["D"], sizes["H"]
     n_old, d_old = g.num_nodes, int(t.decision_node.shape[0])
@@ -396,6 +482,8 @@ def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict) -> Publi
     for name, axes in PADDED_AXES.items():
         x = np.asarray(getattr(t, name))
         shape = tuple(sizes[a] for a in axes)
+        if name.startswith("merge_"):
+            continue                                     # _pad_merges
         if name == "parent":
             out[name] = parent
         elif name == "node_base":
@@ -430,10 +518,37 @@ def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict) -> Publi
             out[name] = ends(np.where(x == h_old, H, x).astype(x.dtype), shape, H)
         else:
             out[name] = ends(x, shape)
+    out.update(_pad_merges(g, level_start, merge_start, to_node, H))
     missing = set(PublicTensors._fields) - set(out)
     if missing:
         raise ValueError(f"stack_public() does not know how to pad {sorted(missing)}")
     return PublicTensors(**out)
+
+
+def _pad_merges(g: PublicLowered, level_start: np.ndarray, merge_start: np.ndarray,
+                to_node: np.ndarray, H: int) -> dict:
+    """``merge_parent [E]``, ``merge_child [E]``, ``merge_source [E, P, H]`` of member
+    ``g`` in the stack: its merged outcomes of level ``d`` at ``merge_start[d]`` on,
+    their nodes renumbered (``to_node``), each player's hands past the member's own
+    read as themselves. A padded outcome of level ``d`` is inert: its chance node is the
+    next level's first (``level_start[d + 1]``, one past the level's segments, so the
+    value pass's segment sum drops it), its child that node too, its renaming the
+    identity."""
+    t = g.tensors
+    E, P = int(merge_start[-1]), 2
+    parent = np.zeros(E, np.int32)
+    child = np.zeros(E, np.int32)
+    source = np.broadcast_to(np.arange(H, dtype=np.int32), (E, P, H)).copy()
+    for d in range(len(merge_start) - 1):
+        lo, hi = int(merge_start[d]), int(merge_start[d + 1])
+        parent[lo:hi] = child[lo:hi] = level_start[d + 1]
+    for d, (a, b) in enumerate(g.structure.merges):
+        at = int(merge_start[d])
+        parent[at:at + b - a] = to_node[t.merge_parent[a:b]]
+        child[at:at + b - a] = to_node[t.merge_child[a:b]]
+        src = np.asarray(t.merge_source[a:b])
+        source[at:at + b - a, :, :src.shape[2]] = src
+    return {"merge_parent": parent, "merge_child": child, "merge_source": source}
 
 
 def unstack_public_rows(stack: PublicStack, table) -> list[np.ndarray]:

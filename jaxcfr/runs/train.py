@@ -57,7 +57,7 @@ from jaxcfr.engine.runner import batch_mesh
 from jaxcfr.game.contract import GameError
 from jaxcfr.game.registry import load_abstraction
 from jaxcfr.lowering.public import lower_public, public_game_of
-from jaxcfr.lowering.public_stack import PublicStack, precheck_stack, stack_public
+from jaxcfr.lowering.public_stack import PublicStack, StackError, lower_stack
 from jaxcfr.lowering.stack import stack
 from jaxcfr.profiles.lifting import lifted_row
 from jaxcfr.profiles.profile import Profile
@@ -182,29 +182,23 @@ def public_stack(config: Config, status=None) -> PublicStack | None:
         return x
 
     count, many = len(strings), len(strings) > STATUS_MEMBERS
-    # (merged chance outcomes are not stacked: each member walks every outcome)
-    def lowered_at(b: int, status=None):     # as stacked: named, unmerged, through the cache
-        return lower_public_reporting(game_at(b), status, text=strings[b], cache=g.cache,
-                                      name=strings[b], merges=False)
-
     told = None if many else status          # a few members: each told to status
-    sized = precheck_stack(lambda b: lowered_at(b, told), count,    # (MemoryBudgetError)
-                           what="members")
-    lowered, pots = [], []
-    for b, s in enumerate(strings):
-        x = game_at(b)
-        lowered.append(sized[b] if b in sized else lowered_at(b, told))
-        pots.append(pot_of(x))                # hold'em spots: metrics in % of the pot
+
+    def lowered_at(b: int, terminals: str = "auto", merges: bool = True):
+        if terminals == "auto":              # as stacked: named, each on its merged tree
+            return lower_public_reporting(game_at(b), told, text=strings[b], cache=g.cache,
+                                          name=strings[b], merges=merges)  # (the cache)
+        return lower_public(game_at(b), terminals=terminals, name=strings[b], merges=merges)
+
+    def progress(done: int, count: int) -> None:
         if many and status is not None:
-            status.phase(f"lowering {count:,} members", b + 1, count)
-    if len({m.ranked for m in lowered}) > 1:          # some ranked: all ranked
-        lowered = [m if m.ranked else lower_public(game_at(b), terminals="ranked", name=s,
-                                                   merges=False)
-                   for b, (m, s) in enumerate(zip(lowered, strings))]
+            status.phase(f"lowering {count:,} members", done, count)
     try:
-        stacked = stack_public(lowered)
-    except ValueError as e:
+        stacked = lower_stack(lowered_at, count, what="members",     # (MemoryBudgetError)
+                              progress=progress)
+    except StackError as e:
         raise ArgumentError(f"{key}: {e}", key) from None
+    pots = [pot_of(game_at(b)) for b in range(count)]  # hold'em spots: metrics in % of pot
     return dataclasses.replace(stacked, pots=None if None in pots else tuple(pots))
 
 

@@ -1,0 +1,125 @@
+"""A stack of hold'em spots on its members' merged (suit-isomorphic) trees against the same
+stack walking every card: CPU time and memory per spot, paired in one process.
+
+Both stacks (``jaxcfr.stack_public(spots)`` and ``stack_public(spots, merges=False)``)
+are lowered and their ``postflop-dcfr`` chunk of ``--iterations`` iterations compiled
+first; then the two run in turns, ``--rounds`` times each (the machine's load falls on
+both alike), and the medians and the fastest rounds are reported: CPU ms per
+spot-iteration (``time.process_time`` of this process around the compiled call), the
+stack's device bytes per spot (its tensors and the solver state's tables, float32), its
+padded public nodes, the merged outcomes, the lowering CPU seconds, and the last round's
+exploitability (mean and worst, percent of the pot) of each.
+
+``--boards`` is a spec as ``jaxcfr solve --boards`` takes it: ``random:64`` (64 river
+boards: a river spot deals no card, so nothing merges and both stacks are the same),
+``turn:Td9d6d`` (every turn of a flop), ``random:16:4`` (random turn boards).
+
+Usage::
+
+    python benchmarks/bench_merged_stack.py --boards random:64 --iterations 100
+    python benchmarks/bench_merged_stack.py --boards turn:Td9d6h --spots 16 --iterations 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import time
+
+import jax
+import numpy as np
+
+import jaxcfr
+from jaxcfr._util import precision
+from jaxcfr.solvers.presets import make_solver
+from jaxcfr.solvers.public import public_solver
+from jaxcfr.solvers.public_stack import stack_chunk, stack_device_tensors, stack_init
+from jaxcfr_games.holdem.boards import board_spots, parse_boards
+
+
+def _bytes(tree) -> int:
+    return int(sum(x.nbytes for x in jax.tree_util.tree_leaves(tree)))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--boards", default="random:64")
+    ap.add_argument("--spots", type=int, default=None, help="the first this many boards")
+    ap.add_argument("--iterations", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    boards = parse_boards(args.boards)[:args.spots]
+    spots = board_spots(boards)
+    solver = public_solver(make_solver("postflop-dcfr"))
+    dtype = np.float32
+    sides = {}
+    with precision.scope(dtype):
+        for name, merges in (("merged", True), ("unmerged", False)):
+            cpu = time.process_time()
+            stack = jaxcfr.stack_public(spots, merges=merges)
+            lowering = time.process_time() - cpu
+            tensors = stack_device_tensors(stack, dtype)
+            hp = solver.hyperparams(dtype)
+            zero = stack_init(solver, stack, (), dtype)
+            clock = time.perf_counter()
+            compiled = stack_chunk.lower(tensors, zero, hp, solver=solver,
+                                         structure=stack.structure,
+                                         count=args.iterations).compile()
+            sides[name] = {"stack": stack, "tensors": tensors, "hp": hp, "zero": zero,
+                           "compiled": compiled, "lowering_cpu_s": lowering,
+                           "compile_s": time.perf_counter() - clock, "cpu": [], "state": None}
+        load = [os.getloadavg()[0]]
+        for r in range(args.rounds):
+            for name in (("merged", "unmerged") if r % 2 == 0 else ("unmerged", "merged")):
+                s = sides[name]
+                cpu = time.process_time()
+                state = s["compiled"](s["tensors"], s["zero"], s["hp"])
+                jax.block_until_ready(state.regret)
+                s["cpu"].append(time.process_time() - cpu)
+                s["state"] = state
+            print(f"round {r + 1}: " + ", ".join(
+                f"{n} {1e3 * sides[n]['cpu'][-1] / (len(spots) * args.iterations):.4f}"
+                for n in sides) + " CPU-ms per spot-iteration", flush=True)
+        load.append(os.getloadavg()[0])
+    report = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                  timespec="minutes"),
+              "machine": f"{platform.machine()}, {os.cpu_count()} cores, JAX "
+                         f"{jax.__version__} {jax.default_backend()}",
+              "load_before_after": load, "boards": args.boards, "spots": len(spots),
+              "iterations": args.iterations, "rounds": args.rounds}
+    for name, s in sides.items():
+        stack = s["stack"]
+        per = [1e3 * c / (len(spots) * args.iterations) for c in s["cpu"]]
+        ev = jaxcfr.evaluate_public_stack(stack, s["state"].strategy_sum, dtype="float32")
+        exploit = 100 * np.asarray(ev["exploitability"]) / np.asarray(stack.pots)
+        report[name] = {
+            "cpu_ms_per_spot_iteration_median": float(np.median(per)),
+            "cpu_ms_per_spot_iteration_fastest": float(min(per)),
+            "device_bytes_per_spot": (_bytes(s["tensors"]) + _bytes(s["zero"])) / len(spots),
+            "tensor_bytes_per_spot": _bytes(s["tensors"]) / len(spots),
+            "padded_nodes": stack.num_nodes,
+            "member_nodes_min_max": [min(m.num_nodes for m in stack.members),
+                                     max(m.num_nodes for m in stack.members)],
+            "merged_outcomes": sum(len(m.merged) for m in stack.members),
+            "lowering_cpu_s": s["lowering_cpu_s"], "compile_s": s["compile_s"],
+            "exploitability_pot_percent_mean": float(exploit.mean()),
+            "exploitability_pot_percent_max": float(exploit.max())}
+    m, u = report["merged"], report["unmerged"]
+    report["merged_over_unmerged"] = {
+        "cpu_median": m["cpu_ms_per_spot_iteration_median"]
+        / u["cpu_ms_per_spot_iteration_median"],
+        "cpu_fastest": m["cpu_ms_per_spot_iteration_fastest"]
+        / u["cpu_ms_per_spot_iteration_fastest"],
+        "device_bytes": m["device_bytes_per_spot"] / u["device_bytes_per_spot"]}
+    print(json.dumps(report, indent=2))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,266 @@
+"""Stacks of public trees solved on their members' merged (suit-isomorphic) trees
+(docs/holdem.md "Stacks on merged trees").
+
+Oracles: in float64, after every iteration, each member's regrets, strategy sums and
+metrics equal its own merged solve's to 1e-12 (members merged, unmerged and without
+chance side by side, their merged outcomes padded level by level); the merged stack's
+values, best-response values, NashConv and every member's profile (keyed by the unmerged
+game's information sets) equal the stack lowered with ``merges=False`` to 1e-9 (the
+two-suit game of tests/test_public_merged_profiles.py) and to a stated tolerance after
+convergence on hold'em turns (monotone, paired, two-tone and rainbow boards); a lock that
+keeps a member's symmetry is solved on its merged tree and one that breaks it on the
+member lowered again without merging, each member equal to its own locked solve.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import jaxcfr
+from jaxcfr.api.locks import (BrokenSymmetry, ForMember, locked_stack, resolve_lock,
+                              symmetric_lock)
+from jaxcfr.solvers.public_stack import evaluate_public_stack
+from jaxcfr.lowering.public import lower_public
+from jaxcfr.lowering.public_stack import (stack_public, stack_public_rows,
+                                          unstack_public_rows)
+from jaxcfr_games.holdem.boards import board_spots
+from jaxcfr_games.public_kuhn import PublicKuhn
+from test_merged_locks import SYMMETRIC
+from jaxcfr.profiles.profile import Profile
+from test_public_merged_profiles import TwoBoards, symmetric_table
+from test_public_stack import SMALL, _lockstep
+
+#: Breaks the suit symmetry: locked below one card of a class, not below the other.
+BREAKING = {(("check", 3), None): {"bet": 1.0}}
+
+#: Turn boards: monotone (three suits alike), paired (hearts ~ clubs), two-tone (clubs ~
+#: spades), rainbow (no symmetry: nothing merged).
+TURNS = ["Td9d6d5d", "Td9d6h6c", "Td9d6h5h", "Td9c6h2d"]
+TURN_SPOT = dict(ranges=SMALL, bets="a", raises="a", river_donk=None)
+
+
+@pytest.mark.slow
+def test_merged_members_solve_as_alone():
+    # merged, without chance and unmerged members side by side: the merged outcomes of
+    # each level padded to the member with the most there
+    stack = _lockstep([TwoBoards(), PublicKuhn(), TwoBoards(merge=False), TwoBoards()],
+                      "cfr+", 5, merges=True)
+    assert [len(m.merged) for m in stack.members] == [6, 0, 0, 6]
+    spans = stack.structure.merges
+    assert spans and sum(b - a for a, b in spans) == 6
+    assert stack.tensors.merge_source.shape[:2] == (4, 6)
+
+
+def _agree(a, b, tol):
+    for key in ("values", "best_response_values", "nash_conv", "exploitability"):
+        np.testing.assert_allclose(np.asarray(a.final[key], float),
+                                   np.asarray(b.final[key], float), rtol=0, atol=tol,
+                                   err_msg=key)
+
+
+def _same_profiles(a, b, tol):
+    for m in range(a.batch_size):
+        pa, pb = a.member(m).profile(), b.member(m).profile()
+        assert set(pa) == set(pb)
+        assert max(abs(pa[k][x] - pb[k][x]) for k in pa for x in pa[k]) < tol
+
+
+@pytest.mark.slow
+def test_a_merged_stack_reports_the_unmerged_stacks_figures():
+    games = [TwoBoards(), PublicKuhn(), TwoBoards()]
+    merged = jaxcfr.solve_public(games, "cfr+", 30, precision="float64")
+    walked = jaxcfr.solve_public(games, "cfr+", 30, precision="float64", merges=False)
+    assert merged.stack.num_nodes < walked.stack.num_nodes
+    assert merged.stack.members[0].merged and not walked.stack.members[0].merged
+    _agree(merged, walked, 1e-9)
+    _same_profiles(merged, walked, 1e-9)
+    # a member's profile, keyed by the unmerged game, evaluates there to its figures
+    ev = merged.member(2).to_profile().evaluate(TwoBoards(merge=False),
+                                                precision="float64")
+    assert ev["nash_conv"] == pytest.approx(merged.final["nash_conv"][2], abs=1e-9)
+
+
+@pytest.mark.slow
+def test_locks_per_member_keep_or_break_the_symmetry():
+    games = [TwoBoards(), TwoBoards(), PublicKuhn()]
+    notes = []
+    # one lock on every member where it exists: symmetric, so both stay merged
+    kept = jaxcfr.solve_public(games[:2], "cfr+", 20, precision="float64", lock=SYMMETRIC,
+                               note=notes.append)
+    assert notes == [] and all(m.merged for m in kept.stack.members)
+    alone = jaxcfr.solve_public(TwoBoards(), "cfr+", 20, precision="float64",
+                                lock=SYMMETRIC)
+    assert alone.lowered.merged
+    for b in (0, 1):
+        np.testing.assert_allclose(kept.final["values"][b], alone.final["values"],
+                                   rtol=0, atol=1e-12)
+        assert kept.final["exploitability"][b] == pytest.approx(
+            alone.final["exploitability"], abs=1e-12)
+    # one per member: member 0's breaks the symmetry (lowered again, every card walked),
+    # member 1's keeps it; each is its own locked solve
+    mixed = jaxcfr.solve_public(games, "cfr+", 20, precision="float64",
+                                lock=[BREAKING, SYMMETRIC, None], note=notes.append)
+    assert [bool(m.merged) for m in mixed.stack.members] == [False, True, False]
+    assert len(notes) == 1 and "breaks the suit symmetry of member 0 (" in notes[0]
+    broken = jaxcfr.solve_public(TwoBoards(), "cfr+", 20, precision="float64",
+                                 lock=BREAKING)
+    assert not broken.lowered.merged
+    for b, own in ((0, broken), (1, alone)):
+        np.testing.assert_allclose(mixed.final["values"][b], own.final["values"],
+                                   rtol=0, atol=1e-12)
+        assert mixed.final["exploitability"][b] == pytest.approx(
+            own.final["exploitability"], abs=1e-12)
+        pa, pb = mixed.member(b).profile(), own.profile()
+        assert set(pa) == set(pb)
+        assert max(abs(pa[k][x] - pb[k][x]) for k in pa for x in pa[k]) < 1e-12
+    # the Runner (jaxcfr.solve of a stack) decides the same way (a lock's entries per
+    # member: a lock file's "member")
+    per = {**{ForMember(0, k): v for k, v in BREAKING.items()},
+           **{ForMember(1, k): v for k, v in SYMMETRIC.items()}}
+    runner = jaxcfr.solve(stack_public(games), "cfr+", 20, precision="float64", lock=per)
+    np.testing.assert_allclose(np.asarray(runner.final["values"], float),
+                               np.asarray(mixed.final["values"], float), rtol=0, atol=1e-12)
+
+
+def test_a_merged_stack_evaluates_each_member_as_its_unmerged_game():
+    # one evaluation of a stack: the merged game beside its unmerged tree (no merged
+    # outcomes: all its entries are padding) and Kuhn (no chance); a random profile
+    # symmetric above the merged cards, read on the unmerged tree's rows, has there the
+    # merged member's values, best-response values and NashConv
+    merged, plain = lower_public(TwoBoards()), lower_public(TwoBoards(merge=False))
+    stack = stack_public([merged, plain, lower_public(PublicKuhn())])
+    assert [len(m.merged) for m in stack.members] == [6, 0, 0]
+    spans = stack.structure.merges
+    assert spans and sum(b - a for a, b in spans) == 6
+    assert stack.tensors.merge_source.shape[:2] == (3, 6)
+    table = symmetric_table(merged)
+    full, counts = Profile.from_lowered(merged, table).table(plain)
+    assert counts["missing"] == 0
+    kuhn = stack.members[2].tensors.legal_mask.astype(float)
+    ev = evaluate_public_stack(stack, stack_public_rows(stack, [table, full, kuhn]))
+    for key in ("values", "best_response_values", "nash_conv"):
+        np.testing.assert_allclose(ev[key][0], ev[key][1], rtol=0, atol=1e-12, err_msg=key)
+    assert float(ev["nash_conv"][0]) > 1e-2
+
+
+def test_a_lock_per_member_keeps_or_breaks_each_members_symmetry():
+    stack = stack_public([TwoBoards(), TwoBoards(), TwoBoards(merge=False)])
+    # one lock on every member, symmetric: the merged ones stay merged, each locked as
+    # symmetric_lock locks it alone
+    same, lock, unmerged = locked_stack(stack, SYMMETRIC)
+    assert same is stack and unmerged == ()
+    alone = symmetric_lock(stack.members[0], SYMMETRIC)
+    for b in (0, 1):
+        assert np.array_equal(unstack_public_rows(stack, lock.strategy)[b], alone.strategy)
+    plain = resolve_lock(stack.members[2], SYMMETRIC)
+    assert np.array_equal(unstack_public_rows(stack, lock.mask[..., None])[2][:, 0],
+                          plain.mask)
+    # member 0's breaks it: lowered again without merging, the others kept
+    again, lock, unmerged = locked_stack(stack, [BREAKING, SYMMETRIC, None])
+    assert unmerged == (0,) and again is not stack
+    assert [bool(m.merged) for m in again.members] == [False, True, False]
+    assert again.members[0].num_nodes == lower_public(TwoBoards(merge=False)).num_nodes
+    assert again.unmerged is stack.unmerged and again.pots == stack.pots
+    # a stack of lowered members cannot lower them again: refused, naming merges=False
+    lowered = stack_public(list(stack.members))
+    assert lowered.unmerged is None
+    with pytest.raises(BrokenSymmetry, match="breaks the suit symmetry of member 0 .*"
+                                             "merges=False"):
+        locked_stack(lowered, [BREAKING, None, None])
+    assert locked_stack(lowered, SYMMETRIC)[0] is lowered
+
+
+@pytest.mark.slow
+def test_holdem_turn_spots_on_merged_trees_solve_as_alone():
+    spots = board_spots(TURNS, **TURN_SPOT)
+    stack = _lockstep(spots, "postflop-dcfr", 3, "ranked", merges=True)
+    assert [len(m.merged) > 0 for m in stack.members] == [True, True, True, False]
+
+
+@pytest.mark.slow
+def test_holdem_turn_stack_merged_converges_to_the_unmerged_stack():
+    # agreement per iteration is floating point's (docs/holdem.md "Profiles after a merged
+    # card"): after convergence the figures agree to a small part of the pot (seen
+    # 2026-12-06: 0.05 chips of NashConv on Td9d6h6c, 1e-4 to 2e-3 on the others)
+    spots = board_spots(TURNS, **TURN_SPOT)
+    merged = jaxcfr.solve_public(spots, "postflop-dcfr", 300, precision="float64")
+    walked = jaxcfr.solve_public(spots, "postflop-dcfr", 300, precision="float64",
+                                 merges=False)
+    assert max(merged.final["exploitability_pot_percent"]) < 0.1
+    assert max(walked.final["exploitability_pot_percent"]) < 0.1
+    # (the profiles themselves need not agree: a hand indifferent between actions may mix
+    # them in any way; tests above compare them where the two solves are exact)
+    for key, tol in (("values", 0.05), ("best_response_values", 0.05), ("nash_conv", 0.1),
+                     ("exploitability", 0.05)):                        # chips, pot 100
+        np.testing.assert_allclose(np.asarray(merged.final[key], float),
+                                   np.asarray(walked.final[key], float), rtol=0, atol=tol,
+                                   err_msg=key)
+
+
+def _cli(capsys, *argv):
+    from jaxcfr.cli import app
+    capsys.readouterr()
+    try:
+        status = app.main(list(argv))
+    except SystemExit as e:
+        status = e.code
+    return (status, *capsys.readouterr())
+
+
+@pytest.mark.slow
+def test_boards_on_the_command_line_are_solved_merged(capsys, tmp_path):
+    spot = ("holdem_spot(board='Td9d6d5d', ranges=('QQ+,AKs,AQs,KQs,JTs', 'JJ-99,AJs+,KJs,"
+            "T9s,98s'), bets='a', raises='a', river_donk=None)")
+    lock = tmp_path / "lock.json"
+    lock.write_text(json.dumps([{"history": [], "hand": "KK", "strategy": {"Check": 1}},
+                                {"history": [], "hand": "AsAh", "member": "Td9d6h6c",
+                                 "strategy": {"Check": 1}}]))
+    boards = TURNS[:3]
+    status, out, err = _cli(capsys, "solve", spot, "--boards", ",".join(boards),
+                            "--algorithm", "postflop-dcfr", "--iterations", "10",
+                            "--precision", "float64", "--lock", str(lock), "--json")
+    assert status == 0, err
+    assert "breaks the suit symmetry of member Td9d6h6c:" in err
+    shown = json.loads(out)
+    ref = jaxcfr.solve_public(board_spots(boards, **TURN_SPOT), "postflop-dcfr", 10,
+                              precision="float64", lock=str(lock),
+                              member_labels=tuple(boards))
+    assert [bool(m.merged) for m in ref.stack.members] == [True, False, True]
+    np.testing.assert_allclose(shown["exploitability"], ref.final["exploitability"],
+                               rtol=1e-12, atol=0)
+    np.testing.assert_allclose(shown["values"], ref.final["values"], rtol=1e-12, atol=0)
+
+
+@pytest.mark.slow
+def test_train_keeps_each_boards_merged_tree_where_its_lock_keeps_the_symmetry(tmp_path):
+    # jaxcfr train: game.boards of turns, solver.lock with an entry that breaks one
+    # board's symmetry; the run's stack is solve_public's (each member decided alike)
+    from jaxcfr.runs.config import config_from_dict
+    from jaxcfr.runs.train import train
+    spot = ("holdem_spot(ranges=('QQ+,AKs,AQs,KQs,JTs', 'JJ-99,AJs+,KJs,T9s,98s'), "
+            "bets='a', raises='a', river_donk=None)")
+    boards = TURNS[:2]
+    path = tmp_path / "lock.json"
+    path.write_text(json.dumps([{"history": [], "hand": "KK", "strategy": {"Check": 1}},
+                                {"history": [], "hand": "AsAh", "member": boards[1],
+                                 "strategy": {"Check": 1}}]))
+    config = config_from_dict({
+        "name": "merged", "game": {"name": spot, "boards": boards},
+        "solver": {"algorithm": "cfr+", "iterations": 10, "lock": str(path)},
+        "run": {"eval_every": 10, "chunk": 5, "precision": "float64", "quiet": True,
+                "plot": False}})
+    run = train(config, out_dir=str(tmp_path / "run"))
+    assert [bool(m.merged) for m in run.lowered.members] == [True, False]
+    ref = jaxcfr.solve_public(board_spots(boards, **TURN_SPOT), "cfr+", 10,
+                              precision="float64", lock=str(path),
+                              member_labels=tuple(boards))
+    np.testing.assert_allclose(np.asarray(run.final["exploitability"], float),
+                               ref.final["exploitability"], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(run.final["values"], float),
+                               np.asarray(ref.final["values"], float), rtol=1e-10,
+                               atol=1e-12)
+    rows = json.loads((tmp_path / "run" / "spots.json").read_text())["spots"]
+    assert [r["board"] for r in rows] == boards
