@@ -273,25 +273,6 @@ def lane_count(traversals: int) -> int:
     return max(MIN_LANES, -(-traversals // PER_LANE))
 
 
-def _draw(weights: jax.Array, u: jax.Array) -> jax.Array:
-    """The first index whose cumulative weight exceeds ``u * total`` (``weights [K]``
-    non-negative, ``u`` in ``[0, 1)``), else the last positive weight: what
-    :func:`jaxcfr.kernels.subtree._inverse_cdf` draws, with the prefix sums written out
-    left to right (one fused elementwise kernel; XLA's CPU cumulative sum is a
-    reduce-window kernel of its own, the dearest of a walk step)."""
-    kk = weights.shape[0]
-    if kk > 32:
-        return inverse_cdf(weights[None], u[None])[0]
-    cdf = [weights[0]]
-    for i in range(1, kk):
-        cdf.append(cdf[-1] + weights[i])
-    cdf = jnp.stack(cdf)
-    over = cdf > u * cdf[-1]
-    index = jnp.arange(kk)
-    last = jnp.where(weights > 0, index, 0).max()
-    return jnp.where(over[-1], (~over).sum(), last)
-
-
 def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, policy,
          members: int, uniforms: jax.Array, traverser, exploration: jax.Array,
          num_players: int, lanes: int | None = None) -> Walked:
@@ -340,25 +321,22 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
     # are left (they would hold more than V x S slots)
     capacity = slots * (1 + -(-total // lanes)) if refill else slots
     n = t.node_kind.shape[0]
-    # a node's facts, one row each (read for the node on top and the child taken)
+    # a node's facts, one row each, padded by K rows so that children are one window
     facts = jnp.stack([t.node_kind.astype(jnp.int32), t.node_player.astype(jnp.int32),
                        tables.first_child, tables.num_children,
                        t.node_infoset.astype(jnp.int32), t.edge_owner.astype(jnp.int32),
                        tables.edge_slot[:n]], axis=1)                               # [N, 7]
+    facts = jnp.concatenate([facts, jnp.zeros((k, 7), jnp.int32)])                  # [N + K, 7]
     KIND, OWNER, FIRST, COUNT, ROW, EDGE_OWNER, SLOT = range(7)
     amounts = jnp.concatenate([t.payoff.astype(dtype), tables.chance[:n, None].astype(dtype)],
-                              axis=1)                                               # [N, P + 1]
-    # what a draw reads of a node's children, padded by K rows so that they are one window:
-    # the edge's chance probability and its action slot (exact in floats: slots < 2^24)
-    edges = jnp.stack([tables.chance.astype(dtype), tables.edge_slot.astype(dtype)],
-                      axis=1)                                                       # [N + K, 2]
+                              axis=1)
+    amounts = jnp.concatenate([amounts, jnp.zeros((k, num + 1), dtype)])          # [N + K, P + 1]
     # a frame's float row: value [P] | x [A] | sigma [A] | reach [P + 1] | Q | p / q | q
     X, SIG, R = num, num + actions, num + 2 * actions                     # value at column 0
     SQ, RATIO, Q = R + num + 1, R + num + 2, R + num + 3
     width = Q + 1
     players = jnp.arange(num + 1)
     cols = jnp.arange(width)
-    kid_ids = jnp.arange(k)
 
     def strategy(node_row, m):                                                  # [A]
         return policy(node_row[None], m[None])[0].astype(dtype)
@@ -368,10 +346,8 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
                                 strategy(facts[0, ROW], m), jnp.ones(num + 4, dtype)])
 
     def init(m):
-        # D frames and a dead one above them (a step writes the frame above the top
-        # whether or not it pushes an inner child: no read of the old row)
-        ff = jnp.zeros((depth + 1, width), dtype).at[0].set(root_row(m))
-        fi = jnp.zeros((depth + 1, 3), jnp.int32)         # node, children taken, slot
+        ff = jnp.zeros((depth, width), dtype).at[0].set(root_row(m))
+        fi = jnp.zeros((depth, 2), jnp.int32)                     # node, children taken
         of = jnp.zeros((capacity + 1, width), dtype)              # the last row: scratch
         on = jnp.zeros((capacity + 1, 2), jnp.int32)              # node, traversal
         zero = jnp.zeros((), jnp.int32)
@@ -388,27 +364,19 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         kind, owner, at, nk = fh[KIND], fh[OWNER], fh[FIRST], fh[COUNT]
         enum = scheme.enumerates(kind, owner, traverser)
         push = alive & (j < jnp.where(enum, nk, jnp.minimum(nk, 1)))
-        window = jax.lax.dynamic_slice_in_dim(edges, at, k)                # [K, 2]
-        present = kid_ids < nk
+        kids = jax.lax.dynamic_slice_in_dim(facts, at, k)                  # [K, 7]
+        kid_amounts = jax.lax.dynamic_slice_in_dim(amounts, at, k)         # [K, P + 1]
+        present = jnp.arange(k) < nk
         sigma_h = jax.lax.dynamic_slice_in_dim(top, SIG, actions)
-        p_kids = jnp.where(present, take(sigma_h, window[:, 1].astype(jnp.int32))
-                           * window[:, 0], 0)
+        p_kids = jnp.where(present, take(sigma_h, kids[:, SLOT]) * kid_amounts[:, num], 0)
         q_kids = scheme.proposal(p_kids[None], present[None], nk[None], kind[None],
                                  owner[None], traverser, e[None, None])[0]
-        pick = _draw(q_kids, u[tau, jnp.minimum(drawn, plan.draws - 1)])
-        slot = jnp.where(enum, j, pick).astype(jnp.int32)
-        c = jnp.minimum(at + slot, n - 1).astype(jnp.int32)
-        # the child's node and slot go into the frame above the top (live if an inner
-        # child is pushed, else dead), and are read back from there: the draw (prefix
-        # sums, comparisons, reductions) is computed once, in this write, where every
-        # gather indexed by it would otherwise recompute it per element it reads (XLA's
-        # CPU fusions inline an index computation into the gather that reads with it)
-        fi = fi.at[sp + 1].set(jnp.stack([c, zero, slot]))
-        c, slot = fi[sp + 1, 0], fi[sp + 1, 2]
+        pick = inverse_cdf(q_kids[None], u[tau, jnp.minimum(drawn, plan.draws - 1)][None])[0]
+        slot = jnp.where(enum, j, pick)
+        fc, payoff_c = kids[slot], kid_amounts[slot, :num]
+        c = (at + slot).astype(jnp.int32)
         p = p_kids[slot]
         q = jnp.where(enum, jnp.ones((), dtype), q_kids[slot].astype(dtype))
-        fc, amounts_c = facts[c], amounts[c]
-        payoff_c = amounts_c[:num]
         leaf = fc[COUNT] == 0
         finish = alive & ~push
         # fold a value into a frame: a leaf just pushed, or the finished node on top
@@ -420,9 +388,7 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         edge_slot = jnp.where(push, fc[SLOT], fh[SLOT])
         fold = (push & leaf) | (finish & (sp > 0))
         seat = jnp.minimum(edge_owner, num - 1)
-        # the frame a value folds into: the top (a leaf pushed) or the one below it (read
-        # at the carried stack pointer, not at an index computed from the draw)
-        target = jnp.where(push, top, ff[jnp.maximum(sp - 1, 0)])
+        target = ff[into]
         folded = jnp.where(cols < num, target + jnp.pad(ratio * value, (0, width - num)),
                            jnp.where(cols == X + edge_slot, value[seat] / q_in, target))
         ff = ff.at[into].set(jnp.where(fold, folded, target))
@@ -432,14 +398,15 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         w = jnp.where(record, written, capacity)
         of = of.at[w].set(top)
         on = on.at[w].set(jnp.stack([h, tau]))
-        # the child's frame, above the top: live if an inner child was just pushed, else
-        # dead (overwritten before it is read)
+        # an inner child just pushed: its frame (else the dead row above the top)
+        below = jnp.minimum(sp + 1, depth - 1)
         reach = jax.lax.dynamic_slice_in_dim(top, R, num + 1)
         reach_c = reach * jnp.where(players == fc[EDGE_OWNER], p, 1)
         new = jnp.concatenate([payoff_c, jnp.zeros(actions, dtype), strategy(fc[ROW], m),
                                reach_c, jnp.stack([top[SQ] * q, p / q, q])])
         grow = push & ~leaf
-        ff = ff.at[sp + 1].set(new)
+        ff = ff.at[below].set(jnp.where(grow, new, ff[below]))
+        fi = fi.at[below].set(jnp.where(grow, jnp.stack([c, zero]), fi[below]))
         drawn = drawn + (push & ~enum).astype(jnp.int32)
         written = written + record.astype(jnp.int32)
         done = done | (finish & (sp == 0))
