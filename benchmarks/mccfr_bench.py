@@ -351,7 +351,10 @@ def seeds_study(iterations: int = 10_000, seeds: int = 20) -> dict:
 
 #: the walk study (``--only walk``): jaxcfr's traversals one by one, depth first and level
 #: by level, one and a batch per traverser and iteration, against OpenSpiel (issue 32)
-WALK_SAMPLES = ("1/depth", "1/bound", "1/levels", "64/depth", "64/bound", "64/levels")
+#: (512 traversals per player: 1,024 a step, so depth first walks them on 256 lanes that
+#: each take the next traversal when theirs ends: kernels.walk.lane_count)
+WALK_SAMPLES = ("1/depth", "1/bound", "1/levels", "64/depth", "64/bound", "64/levels",
+                "512/depth", "512/levels")
 
 
 def walk_study(games=PEER_GAMES, rounds: int = 2) -> dict:

@@ -225,6 +225,51 @@ def test_a_simultaneous_update_walks_every_traverser_in_one_loop(game, scheme):
     assert np.abs(np.asarray(got.regret)).max() > 0.01              # not a trivial oracle
 
 
+@pytest.mark.parametrize("game, scheme", [("leduc_poker", "external"),
+                                          ("leduc_poker", "outcome"), ("kuhn_poker", "chance")])
+def test_lanes_that_take_the_next_traversal_walk_the_same_traversals(game, scheme):
+    """Fewer lanes than traversals (``lanes=1`` and ``5`` for 2 traversers x 2 members x 8
+    draws, or 16 under chance sampling), each taking the next traversal not yet walked
+    when its own ends: the same estimate as one lane per traversal to 1e-12 (float64),
+    every recorded node once (the same total count), each lane within its slots; and
+    :func:`walk.lane_count` refills only from ``REFILL_FROM`` traversals."""
+    lowered = _lowered(game)
+    rows, actions = lowered.tensors.legal_mask.shape
+    members, samples = 2, 8
+    with precision.scope(np.float64):
+        t, s = to_device(lowered.tensors, np.float64), lowered.structure
+        policy, _ = _policy(lowered, 4, members)
+        est, tables = estimators.ESTIMATORS[scheme](samples=samples, walk="depth").prepare(
+            lowered)
+        tables = subtree.SampleTables(*(jnp.asarray(x) for x in tables))
+        chance = scheme == "chance"
+        who = None if chance else jnp.arange(s.num_players)
+        eps = jnp.asarray([0.6, 0.3])
+        keys = jax.random.split(jax.random.key(11), members)
+        u = (est.uniforms(keys, jnp.float64) if chance else
+             jax.vmap(lambda i: est.uniforms(fold(keys, i), jnp.float64))(who))
+
+        def dense(lanes):
+            w = walk.walk(t, tables, est.bounds, est, policy.rows, members, u, who, eps,
+                          s.num_players, lanes=lanes)
+            e = est._slot_estimate(t, s.num_players, w.traverser, w.node, w.valid, w.member,
+                                   w.x, w.sigma, w.reach, w.sample_reach, samples)
+            return estimators.densify(e, rows, actions, members), w.count
+        want, count = jax.jit(lambda: dense(None))()
+        for lanes in (1, 5):
+            got, got_count = jax.jit(lambda: dense(lanes))()            # noqa: B023
+            assert got_count.shape == (lanes,)
+            assert int(got_count.sum()) == int(count.sum())
+            for field in ("regret", "average"):
+                np.testing.assert_allclose(np.asarray(getattr(got, field)),
+                                           np.asarray(getattr(want, field)),
+                                           rtol=1e-12, atol=1e-12)
+    assert np.abs(np.asarray(want.regret)).max() > 0.01              # not a trivial oracle
+    assert count.shape == ((1 if chance else 2) * members * samples,)
+    assert walk.lane_count(walk.REFILL_FROM - 1) == walk.REFILL_FROM - 1
+    assert walk.lane_count(4096) == 4096 // walk.PER_LANE
+
+
 def test_a_walk_records_only_the_nodes_its_update_reads():
     """Kuhn: an outcome-sampling trajectory holds 2 or 3 decisions, of which the update
     reads only the traverser's (its regrets, its strategy sums): at most 2, the plan's
@@ -382,7 +427,10 @@ def test_pool_size_follows_the_probe_and_the_option():
     ("leduc_poker", "external", 8, (1, 10, None), "cfr", False),
     ("leduc_poker", "external", 8, (1, 10, None), "cfr", True),
     ("leduc_poker", "external", 8, (1, 10), "pcfr+", True),
-    ("leduc_poker", "outcome", 8, (1, None), "cfr", False)])
+    ("leduc_poker", "outcome", 8, (1, None), "cfr", False),
+    # 256 traversals a step: lanes that take the next traversal (walk.lane_count)
+    pytest.param("leduc_poker", "outcome", 128, (1, None), "cfr", False,
+                 marks=pytest.mark.slow)])
 def test_a_pool_gives_the_bound_s_tables_bit_for_bit(game, scheme, samples, pools, algorithm,
                                                      alternating):
     """Every pool (one a lane: every step overflows into many chunks; Leduc external's 10 a

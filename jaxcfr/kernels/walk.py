@@ -24,7 +24,9 @@ level-by-level builder of :func:`jaxcfr.kernels.subtree.build_subtree` pays for 
 of its fixed capacity), an outcome-sampling trajectory stops where it ends, and the
 program is one loop body (it compiles about as fast as the exact step, where the
 level-by-level builder unrolls one body per level). Lanes run in lockstep: a batch of
-lanes takes as many steps as its longest traversal.
+lanes takes as many steps as its longest traversal; so from :data:`REFILL_FROM`
+traversals a step has fewer lanes than traversals, and a lane whose traversal ends takes
+the next one not yet walked (:func:`lane_count`).
 
 What a frame carries for its node ``h``: the value accumulated so far
 ``v(h) = u(h) + sum over taken children c of (p / q)(c) v(c)`` for every player (``p``
@@ -36,16 +38,19 @@ those (:class:`Walked`); the estimators turn them into regrets and averaging
 contributions exactly as they do a sampled subtree's nodes
 (:meth:`jaxcfr.solvers.monte_carlo.MonteCarlo.from_walks`).
 
-Randomness: lane ``l`` reads its own block of ``U`` uniform numbers, the ``k``-th draw
-of its walk (in depth-first order, children in slot order) reading number ``k``. A
+Randomness: traversal ``v`` reads its own block of ``U`` uniform numbers, the ``k``-th
+draw of its walk (in depth-first order, children in slot order) reading number ``k``,
+whichever lane walks it. A
 batch member's numbers come from its key alone, so a member equals its separate run, and
 a traverser's lanes equal that traverser's walk alone.
 
-Shapes: ``N`` nodes, ``A`` actions, ``P`` players, ``D`` depth levels (frames), ``L``
-lanes (``T`` traversers x ``B`` members x ``samples`` draws, traverser-major, then
-member-major; ``T = 1`` for one traverser or chance sampling), ``S`` output slots per lane
-(the most recorded decision nodes one traversal finishes), ``U`` uniform numbers per lane (the
-most draws one traversal makes), ``K`` the widest node that may sample.
+Shapes: ``N`` nodes, ``A`` actions, ``P`` players, ``D`` depth levels (frames), ``V``
+traversals (``T`` traversers x ``B`` members x ``samples`` draws, traverser-major, then
+member-major; ``T = 1`` for one traverser or chance sampling), ``L`` lanes (``V``, or
+fewer: :func:`lane_count`), ``S`` the most recorded decision nodes one traversal
+finishes, ``S'`` output slots per lane (``S``, or ``S`` times one more than the
+traversals a lane takes on average), ``U`` uniform numbers per traversal (the most draws
+one traversal makes), ``K`` the widest node that may sample.
 """
 
 from __future__ import annotations
@@ -62,7 +67,8 @@ from jaxcfr.kernels.subtree import SampleTables, Scheme
 from jaxcfr.kernels.subtree import _inverse_cdf as inverse_cdf
 from jaxcfr.tensors import DECISION, PADDING, GameTensors, LoweredGame
 
-__all__ = ["WalkPlan", "Walked", "make_walk_plan", "pool_size", "pooled", "recorded", "walk"]
+__all__ = ["WalkPlan", "Walked", "lane_count", "make_walk_plan", "pool_size", "pooled",
+           "recorded", "walk"]
 
 #: Random walks per traverser (and member of a stack) in the probe of a plan
 #: (:func:`make_walk_plan`: how many recorded nodes walks finish in practice).
@@ -85,17 +91,18 @@ class WalkPlan(NamedTuple):
 
 
 class Walked(NamedTuple):
-    """The decision nodes the lanes finished, ``S`` slots per lane, lane-major (``[L * S]``
-    with lane ``l = (i * B + b) * samples + k``: traverser ``i``, member ``b``, draw
-    ``k``); a slot past the lane's last finished node is invalid (node 0, zeros)."""
-    node: jax.Array     # [L * S] int32  the finished decision node
-    valid: jax.Array    # [L * S] bool   the slot holds one
-    member: jax.Array   # [L * S] int32  batch member of the lane
-    traverser: jax.Array | None  # [L * S] int32  the lane's traverser (None: chance sampling)
-    x: jax.Array        # [L * S, A] float  v(ha)[acting] / q(ha) at the taken children's slots
-    sigma: jax.Array    # [L * S, A] float  the current strategy at the node
-    reach: jax.Array    # [L * S, P + 1] float  own reach of every player and chance
-    sample_reach: jax.Array  # [L * S] float  Q(h), the probability the walk reached it
+    """The decision nodes the lanes finished, ``S'`` slots per lane, lane-major (``[L *
+    S']``; a lane's traversals one after another; traversal ``v = (i * B + b) * samples +
+    k``: traverser ``i``, member ``b``, draw ``k``); a slot past the lane's last finished
+    node is invalid (node 0, zeros)."""
+    node: jax.Array     # [L * S'] int32  the finished decision node
+    valid: jax.Array    # [L * S'] bool   the slot holds one
+    member: jax.Array   # [L * S'] int32  batch member of the slot's traversal
+    traverser: jax.Array | None  # [L * S'] int32  its traverser (None: chance sampling)
+    x: jax.Array        # [L * S', A] float  v(ha)[acting] / q(ha) at the taken children's slots
+    sigma: jax.Array    # [L * S', A] float  the current strategy at the node
+    reach: jax.Array    # [L * S', P + 1] float  own reach of every player and chance
+    sample_reach: jax.Array  # [L * S'] float  Q(h), the probability the walk reached it
     count: jax.Array    # [L] int32  recorded nodes each lane finished (its used slots)
 
 
@@ -206,7 +213,7 @@ def make_walk_plan(lowered: LoweredGame, scheme: Scheme, tables: SampleTables,
 
 
 def pool_size(plan: WalkPlan, lanes: int, per_lane: int | None) -> int:
-    """The output slots ``C`` that ``lanes`` walks share after their loop (the estimate
+    """The output slots ``C`` that ``lanes`` walks (traversals) share after their loop (the estimate
     and the scatters run over these, not the ``lanes x S`` of the static bound):
     ``per_lane`` slots a lane on average, or (``None``) from the plan's probe: the mean
     over the lanes plus four standard deviations of their sum, and at least the most one
@@ -246,9 +253,29 @@ def pooled(w: Walked, size: int, start=0) -> Walked:
 
 
 # -- device: the walk ------------------------------------------------------------------------
+#: Traversals of a step from which lanes walk several each (:func:`lane_count`), the
+#: fewest lanes they then get, and how many traversals a lane takes on average.
+REFILL_FROM, MIN_LANES, PER_LANE = 256, 128, 4
+
+
+def lane_count(traversals: int) -> int:
+    """Lanes for ``traversals`` walks of one step. Lanes step in lockstep until the last
+    is done, so with one lane per traversal a step costs every lane the longest
+    traversal's steps (Leduc, external sampling: traversals of 41 and 29 steps on
+    average, the longest of 1,024 about 72; outcome sampling 14 and 23). From
+    :data:`REFILL_FROM` traversals, fewer lanes (one per :data:`PER_LANE`, at least
+    :data:`MIN_LANES`) each take the next traversal not yet walked when their own ends:
+    about the mean length times the traversals a lane takes, plus the last one's tail.
+    Below it one lane each: a step's cost is then mostly per kernel, not per lane, and
+    fewer lanes would only take more steps."""
+    if traversals < REFILL_FROM:
+        return traversals
+    return max(MIN_LANES, -(-traversals // PER_LANE))
+
+
 def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, policy,
          members: int, uniforms: jax.Array, traverser, exploration: jax.Array,
-         num_players: int) -> Walked:
+         num_players: int, lanes: int | None = None) -> Walked:
     """Walk ``plan.samples`` traversals of each of ``members`` batch members (of each of
     ``T`` traversers), depth first, every lane under one loop.
 
@@ -264,6 +291,9 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         ``None`` (chance sampling of every player at once).
       exploration: ``[B]`` outcome sampling's epsilon at the traverser's decisions.
       num_players: ``P``.
+      lanes: how many lanes walk the ``V`` traversals (default :func:`lane_count`): one
+        each (``V``), or fewer, each taking the next traversal not yet walked when its
+        own ends (see :func:`lane_count`).
 
     The loop's state is packed into few arrays (one integer and one float row per frame,
     one float row per output slot) and a node's facts into one integer and one float row
@@ -276,12 +306,20 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
     dtype = uniforms.dtype
     who = None if traverser is None else jnp.reshape(traverser, -1).astype(jnp.int32)
     groups = 1 if who is None else who.shape[0]                                     # T
-    lanes = groups * members * plan.samples
+    total = groups * members * plan.samples                                          # V
+    lanes = lane_count(total) if lanes is None else min(int(lanes), total)           # L
+    refill = lanes < total
+    # each traversal's member, traverser, exploration and numbers
     member = jnp.tile(jnp.repeat(jnp.arange(members, dtype=jnp.int32), plan.samples),
-                      groups)                                                       # [L]
-    lane_traverser = None if who is None else jnp.repeat(who, members * plan.samples)  # [L]
-    eps = take(exploration, member).astype(dtype)                                   # [L]
-    u = uniforms.reshape(lanes, plan.draws)                                          # [L, U]
+                      groups)                                                       # [V]
+    lane_traverser = None if who is None else jnp.repeat(who, members * plan.samples)  # [V]
+    eps = take(exploration, member).astype(dtype)                                   # [V]
+    u = uniforms.reshape(total, plan.draws)                                          # [V, U]
+    # output slots of a lane: a traversal's most, times one more than the traversals a
+    # lane takes on average: a lane takes another only while it has room for the most
+    # one can write, and then the lanes cannot all be short of room while traversals
+    # are left (they would hold more than V x S slots)
+    capacity = slots * (1 + -(-total // lanes)) if refill else slots
     n = t.node_kind.shape[0]
     # a node's facts, one row each, padded by K rows so that children are one window
     facts = jnp.stack([t.node_kind.astype(jnp.int32), t.node_player.astype(jnp.int32),
@@ -303,17 +341,19 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
     def strategy(node_row, m):                                                  # [A]
         return policy(node_row[None], m[None])[0].astype(dtype)
 
+    def root_row(m):                                                            # [F]
+        return jnp.concatenate([amounts[0, :num], jnp.zeros(actions, dtype),
+                                strategy(facts[0, ROW], m), jnp.ones(num + 4, dtype)])
+
     def init(m):
-        root_row = jnp.concatenate([amounts[0, :num], jnp.zeros(actions, dtype),
-                                    strategy(facts[0, ROW], m), jnp.ones(num + 4, dtype)])
-        ff = jnp.zeros((depth, width), dtype).at[0].set(root_row)
+        ff = jnp.zeros((depth, width), dtype).at[0].set(root_row(m))
         fi = jnp.zeros((depth, 2), jnp.int32)                     # node, children taken
-        of = jnp.zeros((slots + 1, width), dtype)                 # the last row: scratch
-        on = jnp.zeros(slots + 1, jnp.int32)
+        of = jnp.zeros((capacity + 1, width), dtype)              # the last row: scratch
+        on = jnp.zeros((capacity + 1, 2), jnp.int32)              # node, traversal
         zero = jnp.zeros((), jnp.int32)
         return zero, jnp.zeros((), bool), zero, zero, ff, fi, of, on
 
-    def step(carry, m, e, numbers, traverser):
+    def step(carry, m, e, traverser, tau):
         """One step of one lane (a finished lane's step changes nothing)."""
         sp, done, drawn, written, ff, fi, of, on = carry
         zero = jnp.zeros((), jnp.int32)
@@ -331,7 +371,7 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         p_kids = jnp.where(present, take(sigma_h, kids[:, SLOT]) * kid_amounts[:, num], 0)
         q_kids = scheme.proposal(p_kids[None], present[None], nk[None], kind[None],
                                  owner[None], traverser, e[None, None])[0]
-        pick = inverse_cdf(q_kids[None], numbers[jnp.minimum(drawn, plan.draws - 1)][None])[0]
+        pick = inverse_cdf(q_kids[None], u[tau, jnp.minimum(drawn, plan.draws - 1)][None])[0]
         slot = jnp.where(enum, j, pick)
         fc, payoff_c = kids[slot], kid_amounts[slot, :num]
         c = (at + slot).astype(jnp.int32)
@@ -355,9 +395,9 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         fi = fi.at[sp, 1].add(push.astype(jnp.int32))
         # a finished decision node the update reads: its slot (else the scratch row)
         record = finish & recorded(scheme, kind, owner, traverser, num)
-        w = jnp.where(record, written, slots)
+        w = jnp.where(record, written, capacity)
         of = of.at[w].set(top)
-        on = on.at[w].set(h)
+        on = on.at[w].set(jnp.stack([h, tau]))
         # an inner child just pushed: its frame (else the dead row above the top)
         below = jnp.minimum(sp + 1, depth - 1)
         reach = jax.lax.dynamic_slice_in_dim(top, R, num + 1)
@@ -377,14 +417,43 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
     # is one flag, so a step updates rows in place (a vmapped while_loop would select
     # between every lane's old and new state, whole buffers, at every step)
     lanes_step = jax.vmap(step)
-    *_, written, _, _, of, on = jax.lax.while_loop(
-        lambda c: ~jnp.all(c[1]), lambda c: lanes_step(c, member, eps, u, lane_traverser),
-        jax.vmap(init)(member))
-    on, of = on[:, :slots], of[:, :slots]
-    valid = jnp.arange(slots)[None, :] < written[:, None]
+    first = jnp.arange(lanes, dtype=jnp.int32)                    # lane l starts traversal l
 
+    def per_traversal(tau):
+        return (take(member, tau), take(eps, tau),
+                None if lane_traverser is None else take(lane_traverser, tau), tau)
+
+    if not refill:
+        fixed = per_traversal(first)
+        _, _, _, written, _, _, of, on = jax.lax.while_loop(
+            lambda c: ~jnp.all(c[1]), lambda c: lanes_step(c, *fixed),
+            jax.vmap(init)(member))
+    else:
+        roots = jax.vmap(root_row)(member)                                          # [V, F]
+
+        def body(state):
+            c, tau, taken = state
+            sp, done, drawn, written, ff, fi, of, on = lanes_step(c, *per_traversal(tau))
+            # a lane whose traversal ended takes the next one not yet walked (lanes in
+            # order), if it has room for the most one can write
+            want = done & (written + slots <= capacity)
+            rank = jnp.cumsum(want.astype(jnp.int32)) - 1
+            nxt = taken + rank
+            ok = want & (nxt < total)
+            nxt = jnp.minimum(nxt, total - 1)
+            ff = ff.at[:, 0].set(jnp.where(ok[:, None], take(roots, nxt), ff[:, 0]))
+            fi = fi.at[:, 0].set(jnp.where(ok[:, None], 0, fi[:, 0]))
+            state = (sp, done & ~ok, jnp.where(ok, 0, drawn), written, ff, fi, of, on)
+            return state, jnp.where(ok, nxt, tau), taken + ok.sum(dtype=jnp.int32)
+
+        (_, _, _, written, _, _, of, on), _, _ = jax.lax.while_loop(
+            lambda s: ~jnp.all(s[0][1]), body,
+            (jax.vmap(init)(take(member, first)), first, jnp.asarray(lanes, jnp.int32)))
+    on, of = on[:, :capacity], of[:, :capacity]
+    valid = jnp.arange(capacity)[None, :] < written[:, None]
+    tau = on[..., 1].reshape(-1)
     of = of.reshape(-1, width)
-    return Walked(on.reshape(-1), valid.reshape(-1), jnp.repeat(member, slots),
-                  None if who is None else jnp.repeat(lane_traverser, slots),
+    return Walked(on[..., 0].reshape(-1), valid.reshape(-1), take(member, tau),
+                  None if who is None else take(lane_traverser, tau),
                   of[:, X:X + actions], of[:, SIG:SIG + actions], of[:, R:R + num + 1],
                   of[:, SQ], written)

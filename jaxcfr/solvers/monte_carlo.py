@@ -15,6 +15,7 @@ axes.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import ClassVar, NamedTuple
 
 import jax
@@ -227,7 +228,8 @@ class MonteCarlo(Estimator):
             return self._slot_estimate(t, s.num_players, v.traverser, v.node, v.valid,
                                        v.member, v.x, v.sigma, v.reach, v.sample_reach,
                                        self.bounds.samples)
-        size = pool_size(self.bounds, w.count.shape[0], self.pool)
+        traversals = math.prod(uniforms.shape[:-1]) * self.bounds.samples
+        size = pool_size(self.bounds, traversals, self.pool)
         if size >= w.node.shape[0]:
             return estimate(w)
         more = jnp.maximum((jnp.sum(w.count) + size - 1) // size - 1, 0)
