@@ -78,6 +78,20 @@ def reach_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array) -> jax.Arr
     owner = trail(t.edge_owner, edge.ndim)
     factor = jnp.stack([jnp.where(owner == p, edge, 1) for p in range(s.num_players)],
                        axis=1)
+    return _down(t, s, factor)
+
+
+def player_reach(t: PublicTensors, s: PublicStructure, edge: jax.Array, p: int) -> jax.Array:
+    """Player ``p``'s own reach of every node for each of its hands, ``[N, H, *b]``:
+    :func:`reach_pass`'s ``[:, p]``, bit for bit, without the other players' (a
+    half-step of an alternating loop reads its opponent's reach alone, and its own only
+    where the averaging weighs by reach)."""
+    return _down(t, s, jnp.where(trail(t.edge_owner == p, edge.ndim), edge, 1))
+
+
+def _down(t: PublicTensors, s: PublicStructure, factor: jax.Array) -> jax.Array:
+    """The products of ``factor`` ``[N, ...]`` (each node's edge factor) from the root
+    down, level by level: ``[N, ...]``."""
     levels = s.level_start
     out = [jnp.ones_like(factor[levels[0]:levels[1]])]
     for d in range(1, len(levels) - 1):
@@ -87,6 +101,15 @@ def reach_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array) -> jax.Arr
     return jnp.concatenate(out, axis=0)
 
 
+def _reach_at(reach, nodes: jax.Array, seat) -> jax.Array:
+    """Seat ``seat``'s reach at ``nodes`` ``[T]``: ``[T, H, *b]``. ``reach`` is
+    :func:`reach_pass`'s ``[N, P, H, *b]``, or a tuple of each seat's ``[N, H, *b]``
+    (:func:`player_reach`; ``seat`` then a Python int)."""
+    if isinstance(reach, tuple):
+        return jnp.take(reach[seat], nodes, axis=0)
+    return _pick(jnp.take(reach, nodes, axis=0), seat)
+
+
 def _pick(x: jax.Array, player) -> jax.Array:
     """``x[:, player]`` for a Python int or a traced scalar ``player``."""
     return jnp.take(x, jnp.asarray(player), axis=1)
@@ -94,10 +117,14 @@ def _pick(x: jax.Array, player) -> jax.Array:
 
 def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -> jax.Array:
     """Player ``i``'s counterfactual value at every terminal, 0 elsewhere: ``[N, H, *b]``."""
+    if isinstance(reach, tuple) and (s.num_players != 2 or not isinstance(i, int)):
+        reach = jnp.stack(reach, axis=1)                          # [N, P, H, *b]
     if s.num_players != 2:
         return _terminal_values_n(t, s, reach, i)
+    seat = 1 - i if isinstance(reach, tuple) else None          # the opponent's, static
     o = 1 - jnp.asarray(i)
-    batch = reach.ndim - 3
+    some = reach[seat] if isinstance(reach, tuple) else reach[:, 0]          # [N, H, *b]
+    batch, dtype = some.ndim - 2, some.dtype
     compat = jnp.where(jnp.asarray(i) == 0, t.compat, t.compat.T)               # [H, H]
     parts = {}
 
@@ -105,7 +132,7 @@ def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -
     def opp_at(nodes):
         """The opponent's reach vector at ``nodes``: ``[T, H, *b]``."""
         alive = _pick(t.alive[t.node_path[nodes]], o) * t.weights[o]            # [T, H]
-        return _pick(jnp.take(reach, nodes, axis=0), o) * trail(alive, 2 + batch)
+        return _reach_at(reach, nodes, o if seat is None else seat) * trail(alive, 2 + batch)
 
     def own_at(nodes):
         """``i``'s side at ``nodes``: chance reach, not blocked, prior weight: ``[T, H]``."""
@@ -139,10 +166,10 @@ def terminal_values(t: PublicTensors, s: PublicStructure, reach: jax.Array, i) -
         parts["show"] = apply(t.show_node, t.show_stake, sign)
     if t.table_node.shape[0]:
         table = jnp.take(_pick(t.tables, i), t.table_index, axis=0)            # [Tt, H, H]
-        parts["table"] = apply(t.table_node, jnp.ones(t.table_node.shape, reach.dtype),
+        parts["table"] = apply(t.table_node, jnp.ones(t.table_node.shape, dtype),
                                table)
     ends = [parts[k] for k in ("fold", "show", "table") if k in parts]
-    ends.append(jnp.zeros((1,) + reach.shape[2:], reach.dtype))
+    ends.append(jnp.zeros((1,) + some.shape[1:], dtype))
     return jnp.take(jnp.concatenate(ends), t.leaf_index, axis=0)
 
 
@@ -504,7 +531,12 @@ def _player_slots(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
     included, ``edge_index`` ``[N]`` the entry of ``by_slot`` on the edge into each node
     (the pad for chance and the root)."""
     edge = jnp.take(by_slot, edge_index, axis=0, mode="clip")                 # [N, H, *b]
-    reach = reach_pass(t, s, edge)                                            # [N, P, H, *b]
+    single = isinstance(players, tuple) and len(players) == 1 and at is not None
+    # one player's decisions (a half-step of the loop by player blocks): each seat's reach
+    # apart (P x [N, H, *b]), so that what is not read (its own, unless the averaging
+    # weighs by reach) is never computed
+    reach = (tuple(player_reach(t, s, edge, q) for q in range(s.num_players)) if single
+             else reach_pass(t, s, edge))                                 # [N, P, H, *b]
     chosen = jnp.zeros(edge.shape, edge.dtype)
     count = players if isinstance(players, tuple) else range(players.shape[0])
     for k in count:
@@ -515,8 +547,11 @@ def _player_slots(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
     child_of, node = (t.child_of, t.decision_node) if at is None else at
     q = jnp.take(chosen, child_of, axis=0)                                   # [*c, H, *b]
     player = jnp.clip(t.node_player[node], 0, s.num_players - 1)             # [D']
-    here = jnp.take(reach, node, axis=0)                                     # [D', P, H, *b]
-    own = jnp.take_along_axis(here, trail(player, here.ndim), axis=1)[:, 0]  # [D', H, *b]
+    if single:                                  # every node is players[0]'s decision
+        own = _reach_at(reach, node, players[0])                             # [D', H, *b]
+    else:
+        here = jnp.take(reach, node, axis=0)                                 # [D', P, H, *b]
+        own = jnp.take_along_axis(here, trail(player, here.ndim), axis=1)[:, 0]
     alive = t.alive[t.node_path[node]]                                       # [D', P, H]
     mine = jnp.take_along_axis(alive, player[:, None, None], axis=1)[:, 0]   # [D', H]
     return q, own * trail(mine, own.ndim)

@@ -95,41 +95,58 @@ def iterate(solver: Solver, t: PublicTensors, s: PublicStructure, state: SolverS
     tables = tuple(tuple(zip(*(groups(x, p) for x in whole)))
                    for p in range(P))                                   # P x G_p x 4 x group
     current = kernels.slot_strategy(solver.strategy(t, state), s, sl)      # [S + 1, H, *b]
+    H = current.shape[1]
+    # the current strategy is carried as each group's slots [D_pk * k, H_p, *b] (what its
+    # half-step writes: a new buffer, not an update in place of one [S + 1, H] table, which
+    # XLA copied three times per iteration around the loop's carry); the padding hands'
+    # columns and the pad row of ones are loop constants, and the table the passes gather
+    # from is put together from the pieces at each half-step (kernels.slot_regrets)
+    live, fixed, lo = [], [], 0
+    for p in range(P):
+        mine, rest = [], []
+        for k, n in sl.groups[p]:
+            mine.append(current[lo:lo + n * k, :s.hands[p]])                 # [D_pk*k, H_p]
+            rest.append(current[lo:lo + n * k, s.hands[p]:])                 # [.., H - H_p]
+            lo += n * k
+        live.append(tuple(mine))
+        fixed.append(tuple(rest))
+    live, pad = tuple(live), current[lo:]                                 # pad: [1, H, *b]
     predictive = solver.predictive
 
+    def assemble(live):
+        """The current strategy by slot ``[S + 1, H, *b]`` from the groups' slots."""
+        pieces = [x if x.shape[1] == H else jnp.concatenate([x, y], axis=1)
+                  for p in range(P) for x, y in zip(live[p], fixed[p])]
+        return jnp.concatenate(pieces + [pad])
+
     def one(_, carry):
-        tables, current, done = carry
+        tables, live, done = carry
         it = done + 1
-        tf = it.astype(current.dtype)
+        tf = it.astype(pad.dtype)
         weight = solver.average.weight(tf, hp)                               # [*b]
         decay = solver.average.decay(tf, hp) if solver.average.decays else None
-        out = list(tables)
+        out, live = list(tables), list(live)
         for p in range(P):                                      # alternating, seat order
-            lo, hands = kernels.slot_offset(sl, p), s.hands[p]
             parts = []
             for g, ((k, n), old, (regret, own)) in enumerate(zip(
                     sl.groups[p], tables[p],
-                    kernels.slot_regrets(t, s, current, sl, p, legal[p]))):
-                shape = (n, k, current.shape[1]) + current.shape[2:]
-                mine = current[lo:lo + n * k].reshape(shape)[:, :, :hands]  # [D_pk, k, H_p]
+                    kernels.slot_regrets(t, s, assemble(live), sl, p, legal[p]))):
+                mine = live[p][g].reshape((n, k) + live[p][g].shape[1:])    # [D_pk, k, H_p]
                 contribution = own[:, None] * mine if solver.average.reach_weighted else mine
                 if padding:
                     contribution = jnp.where(trail(owned[p][g], contribution.ndim),
                                              contribution, 0)
                 parts.append(solver.fold(old, regret, contribution, tf, hp, weight, decay))
-                lo += n * k
             out[p] = tuple(parts)
-            lo = kernels.slot_offset(sl, p)
+            matched = []
             for (k, n), new, mask in zip(sl.groups[p], parts, legal[p]):
                 summed = new[0] + new[3] if predictive else new[0]
-                matched = normalise(summed, mask, axis=1)                    # [D_pk, k, H_p]
-                current = jax.lax.dynamic_update_slice(
-                    current, matched.reshape((n * k,) + matched.shape[2:]),
-                    (lo,) + (0,) * (current.ndim - 1))
-                lo += n * k
-        return tuple(out), current, it
+                x = normalise(summed, mask, axis=1)                          # [D_pk, k, H_p]
+                matched.append(x.reshape((n * k,) + x.shape[2:]))
+            live[p] = tuple(matched)
+        return tuple(out), tuple(live), it
 
-    tables, _, done = jax.lax.fori_loop(0, steps, one, (tables, current, state.iteration))
+    tables, _, done = jax.lax.fori_loop(0, steps, one, (tables, live, state.iteration))
     return SolverState(*(None if x is None else kernels.from_blocks(
         tuple(kernels.from_slots(tuple(g[i] for g in tables[p]), whole[i][p], sl, p)
               for p in range(P)), x, s, b) for i, x in enumerate(state[:-1])), done)
