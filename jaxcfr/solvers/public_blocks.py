@@ -95,29 +95,24 @@ def iterate(solver: Solver, t: PublicTensors, s: PublicStructure, state: SolverS
     tables = tuple(tuple(zip(*(groups(x, p) for x in whole)))
                    for p in range(P))                                   # P x G_p x 4 x group
     current = kernels.slot_strategy(solver.strategy(t, state), s, sl)      # [S + 1, H, *b]
-    H = current.shape[1]
-    # the current strategy is carried as each group's slots [D_pk * k, H_p, *b] (what its
+    # the current strategy is carried as each group's slots [D_pk * k, H, *b] (what its
     # half-step writes: a new buffer, not an update in place of one [S + 1, H] table, which
-    # XLA copied three times per iteration around the loop's carry); the padding hands'
-    # columns and the pad row of ones are loop constants, and the table the passes gather
+    # XLA copied three times per iteration around the loop's carry), the padding hands'
+    # columns (past the player's own H_p) kept from the start; the table the passes gather
     # from is put together from the pieces at each half-step (kernels.slot_regrets)
-    live, fixed, lo = [], [], 0
+    live, lo = [], 0
     for p in range(P):
-        mine, rest = [], []
+        mine = []
         for k, n in sl.groups[p]:
-            mine.append(current[lo:lo + n * k, :s.hands[p]])                 # [D_pk*k, H_p]
-            rest.append(current[lo:lo + n * k, s.hands[p]:])                 # [.., H - H_p]
+            mine.append(current[lo:lo + n * k])                          # [D_pk * k, H, *b]
             lo += n * k
         live.append(tuple(mine))
-        fixed.append(tuple(rest))
     live, pad = tuple(live), current[lo:]                                 # pad: [1, H, *b]
     predictive = solver.predictive
 
     def assemble(live):
         """The current strategy by slot ``[S + 1, H, *b]`` from the groups' slots."""
-        pieces = [x if x.shape[1] == H else jnp.concatenate([x, y], axis=1)
-                  for p in range(P) for x, y in zip(live[p], fixed[p])]
-        return jnp.concatenate(pieces + [pad])
+        return jnp.concatenate([x for p in range(P) for x in live[p]] + [pad])
 
     def one(_, carry):
         tables, live, done = carry
@@ -127,11 +122,12 @@ def iterate(solver: Solver, t: PublicTensors, s: PublicStructure, state: SolverS
         decay = solver.average.decay(tf, hp) if solver.average.decays else None
         out, live = list(tables), list(live)
         for p in range(P):                                      # alternating, seat order
-            parts = []
+            parts, hands = [], s.hands[p]
             for g, ((k, n), old, (regret, own)) in enumerate(zip(
                     sl.groups[p], tables[p],
                     kernels.slot_regrets(t, s, assemble(live), sl, p, legal[p]))):
-                mine = live[p][g].reshape((n, k) + live[p][g].shape[1:])    # [D_pk, k, H_p]
+                mine = live[p][g][:, :hands].reshape(
+                    (n, k, hands) + live[p][g].shape[2:])                   # [D_pk, k, H_p]
                 contribution = own[:, None] * mine if solver.average.reach_weighted else mine
                 if padding:
                     contribution = jnp.where(trail(owned[p][g], contribution.ndim),
@@ -142,7 +138,10 @@ def iterate(solver: Solver, t: PublicTensors, s: PublicStructure, state: SolverS
             for (k, n), new, mask in zip(sl.groups[p], parts, legal[p]):
                 summed = new[0] + new[3] if predictive else new[0]
                 x = normalise(summed, mask, axis=1)                          # [D_pk, k, H_p]
-                matched.append(x.reshape((n * k,) + x.shape[2:]))
+                x = x.reshape((n * k,) + x.shape[2:])
+                before = live[p][len(matched)]                           # [D_pk * k, H, *b]
+                matched.append(x if hands == before.shape[1] else
+                               jnp.concatenate([x, before[:, hands:]], axis=1))
             live[p] = tuple(matched)
         return tuple(out), tuple(live), it
 
