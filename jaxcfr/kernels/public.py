@@ -409,14 +409,12 @@ def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     order of the sums above, so that equal values (a fold and a call worth the same
     chips) stay exactly equal, as the history tree has them."""
     H = r.shape[1]
-    M = t.pair_order.shape[-1]
     # the terms' positions per strength table ([S, 4J + 3, H]), taken per terminal
     cards = [jnp.broadcast_to(x, (t.rank_lo.shape[0],) + x.shape)
-             for x in (t.pair_start[i].T + (H + 1), t.pair_end[i].T + (H + 1),
-                       t.same[i][None] + (H + M + 2))]
+             for x in (t.pair_start[i].T, t.pair_end[i].T, t.same[i][None])]
     index = jnp.concatenate([_pick(t.rank_lo, i)[:, None], _pick(t.rank_hi, i)[:, None],
-                             jnp.swapaxes(_pick(t.pair_lo, i), 1, 2) + (H + 1),
-                             jnp.swapaxes(_pick(t.pair_hi, i), 1, 2) + (H + 1)] + cards, axis=1)
+                             jnp.swapaxes(_pick(t.pair_lo, i), 1, 2),
+                             jnp.swapaxes(_pick(t.pair_hi, i), 1, 2)] + cards, axis=1)
     return _by_chunks(lambda r, k: _ranked_showdown_chunk(t, r, i, k, index), H, r,
                       t.show_index)
 
@@ -435,10 +433,12 @@ def _ranked_showdown_chunk(t: PublicTensors, r: jax.Array, i, show_index: jax.Ar
                 else _rows_take(r_pad, order))
     ranked = _running(sort(_pick(t.rank_order, o)[k]))                      # [T, H + 1, *b]
     pairs = _running(sort(_pick(t.pair_order, o)[k]))                       # [T, M + 1, *b]
-    table = jnp.concatenate([ranked, pairs, r_pad], axis=1)
     J = t.pair_start.shape[-1]
     index = index[0] if shared else index[k]
-    x = _terms(table, index)
+    # each term from its own table (the running sums over the sorted hands, over the sorted
+    # (hand, card) entries, the reach): no copy of the three side by side
+    x = (_terms(ranked, index[..., :2, :]) + _terms(pairs, index[..., 2:2 + 4 * J, :])
+         + _terms(r_pad, index[..., 2 + 4 * J:, :]))
     lo, hi, plo, phi, start, end, same = (x[0], x[1], x[2:2 + J], x[2 + J:2 + 2 * J],
                                           x[2 + 2 * J:2 + 3 * J], x[2 + 3 * J:2 + 4 * J],
                                           x[2 + 4 * J])
