@@ -426,6 +426,13 @@ def _ranked_showdown_chunk(t: PublicTensors, r: jax.Array, i, show_index: jax.Ar
     o = 1 - jnp.asarray(i)
     shared = t.rank_order.shape[0] == 1
     k = jnp.zeros((1,), jnp.int32) if shared else show_index                # [T'] tables
+    if not shared:
+        # the terms' positions per terminal (index[k], [T', 4J + 3, H]) are taken inside
+        # the loop from the small per-table ones: left to itself XLA hoists them out of an
+        # iteration loop as one int32 table (9 MB on a hold'em turn) that every half-step
+        # then streams through; tying k to the reach keeps the lookup in the loop (24% less
+        # CPU per turn iteration, the same values)
+        k, r = jax.lax.optimization_barrier((k, r))
     r_pad = _with_pad(r)                                                     # [T, H + 1, *b]
 
     def sort(order):                                          # order [T', L] -> [T, L, *b]
