@@ -46,8 +46,9 @@ import numpy as np
 from jaxcfr.kernels.numerics import instantaneous_regret, trail
 from jaxcfr.tensors import PublicStructure, PublicTensors
 
-__all__ = ["edge_probabilities", "reach_pass", "value_pass", "counterfactual_action_values",
-           "counterfactual_regrets", "best_response", "metrics", "Blocks", "blocks",
+__all__ = ["edge_probabilities", "reach_pass", "player_reach", "value_pass",
+           "counterfactual_action_values", "counterfactual_regrets", "best_response",
+           "metrics", "Blocks", "blocks",
            "to_blocks", "from_blocks", "slot_groups", "Slots", "slots", "slot_offset",
            "to_slots", "from_slots", "slot_strategy", "slot_regrets"]
 
@@ -403,11 +404,12 @@ def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     hand of the same two cards where it was taken off twice.
 
     A hand's eleven terms (``W`` and ``L``'s two, four per card, the same-cards hand) are
-    one gather from both running sums and ``r`` side by side, their positions built per
-    strength table (a board) and taken per terminal; a spot of one strength table (a
-    river) shares the gather's columns between its terminals. The terms are added in the
-    order of the sums above, so that equal values (a fold and a call worth the same
-    chips) stay exactly equal, as the history tree has them."""
+    gathered from the two running sums and ``r`` (each term from its own table: a copy of
+    the three side by side cost a pass over ``[T, 2H + M]`` per half-step), their
+    positions built per strength table (a board) and taken per terminal; a spot of one
+    strength table (a river) shares the gather's columns between its terminals. The terms
+    are added in the order of the sums above, so that equal values (a fold and a call
+    worth the same chips) stay exactly equal, as the history tree has them."""
     H = r.shape[1]
     # the terms' positions per strength table ([S, 4J + 3, H]), taken per terminal
     cards = [jnp.broadcast_to(x, (t.rank_lo.shape[0],) + x.shape)

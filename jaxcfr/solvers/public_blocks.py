@@ -12,8 +12,9 @@ its own groups alone: its regrets come by slot from
 :func:`jaxcfr.kernels.public.slot_regrets`, the rules (:meth:`Solver.fold`) and regret
 matching run on each group, and no table goes through the rows' layout (a transpose and a
 select over every player's rows per half-step on the row path) or its padded columns. The
-current strategy is carried by slot, ``[S + 1, H, *b]`` (the groups' slots side by side,
-padding hands included, a pad of ones last), which is what the passes gather from. The
+current strategy is carried by slot, group by group (``[D_pk * k, H, *b]`` each, padding
+hands included), and put together at each half-step as the table ``[S + 1, H, *b]`` the
+passes gather from (the groups' slots side by side, a pad of ones last). The
 rows come back at the loop's end (``from_slots``,
 :func:`jaxcfr.kernels.public.from_blocks`): checkpoints, evaluations and profiles see the
 rows as before, and every number is the row path's (the same operations on the same
