@@ -206,6 +206,32 @@ def test_a_ranked_fold_by_cards_is_the_gathered_fold_bit_for_bit(dtype, monkeypa
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_one_seats_reach_is_the_reach_pass_bit_for_bit(dtype):
+    """``player_reach`` (a half-step of the loop by player blocks computes each seat's
+    reach apart) is ``reach_pass[:, p]`` bit for bit, and the value pass reads the same
+    terminals from it (a tuple of seats) as from the ``[N, P, H]`` table, with a trailing
+    batch axis too; both compiled."""
+    from jaxcfr.kernels import public as kernels
+    from jaxcfr_games.holdem.spot import HoldemSpot
+    lowered = jaxcfr.lower_public(HoldemSpot(ranges=("AA,AKs,KQo,T9s,65s", "AK,QQ,JTs,98s")),
+                                  terminals="ranked")
+    s = lowered.structure
+    with precision.scope(dtype):
+        t = public_device_tensors(lowered, np.dtype(dtype))
+        rng = np.random.default_rng(5)
+        edge = jax.numpy.asarray(rng.random((lowered.num_nodes, max(s.hands), 2)), dtype)
+        whole = jax.jit(lambda t, e: kernels.reach_pass(t, s, e))(t, edge)
+        seats = jax.jit(lambda t, e: tuple(kernels.player_reach(t, s, e, p)
+                                           for p in range(2)))(t, edge)
+        for p in range(2):
+            assert np.array_equal(np.asarray(whole[:, p]), np.asarray(seats[p]))
+            v = [np.asarray(jax.jit(lambda t, e, r: kernels.value_pass(t, s, e, r, p))(
+                t, edge, r)) for r in (whole, seats)]
+            assert v[0].dtype == dtype and np.abs(v[0]).max() > 0
+            assert np.array_equal(v[0], v[1])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_ranked_terminals_by_chunks_are_the_whole_operators_bit_for_bit(dtype, monkeypatch):
     """The ranked folds and showdowns computed a chunk of terminals at a time (a flop's
     181,483 showdowns in chunks of 2^20 / H: ``RANKED_CHUNK_ENTRIES``) are the operators
