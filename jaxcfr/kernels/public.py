@@ -46,8 +46,9 @@ import numpy as np
 from jaxcfr.kernels.numerics import instantaneous_regret, trail
 from jaxcfr.tensors import PublicStructure, PublicTensors
 
-__all__ = ["edge_probabilities", "reach_pass", "value_pass", "counterfactual_action_values",
-           "counterfactual_regrets", "best_response", "metrics", "Blocks", "blocks",
+__all__ = ["edge_probabilities", "reach_pass", "player_reach", "value_pass",
+           "counterfactual_action_values", "counterfactual_regrets", "best_response",
+           "metrics", "Blocks", "blocks",
            "to_blocks", "from_blocks", "slot_groups", "Slots", "slots", "slot_offset",
            "to_slots", "from_slots", "into_rows", "slot_strategy", "slot_regrets"]
 
@@ -78,27 +79,28 @@ def reach_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array) -> jax.Arr
     owner = trail(t.edge_owner, edge.ndim)
     factor = jnp.stack([jnp.where(owner == p, edge, 1) for p in range(s.num_players)],
                        axis=1)
-    levels = s.level_start
-    out = [jnp.ones_like(factor[levels[0]:levels[1]])]
-    for d in range(1, len(levels) - 1):
-        lo, hi = levels[d], levels[d + 1]
-        local = t.parent[lo:hi] - levels[d - 1]
-        out.append(jnp.take(out[-1], local, axis=0, mode="clip") * factor[lo:hi])
-    return jnp.concatenate(out, axis=0)
+    return _down(t, s, lambda lo, hi: factor[lo:hi])
 
 
 def player_reach(t: PublicTensors, s: PublicStructure, edge: jax.Array, p: int) -> jax.Array:
     """Player ``p``'s own reach of every node for each of their hands, ``[N, H, *b]``:
     :func:`reach_pass`'s ``[:, p]`` (the same products, bit for bit) without the other
-    players' tables or the ``[N, P, H]`` factors (a flop's largest tables)."""
+    players' tables or the ``[N, P, H]`` factors (a flop's largest tables): a half-step
+    of an alternating loop reads its opponent's reach, and its own only where the
+    averaging weighs by reach."""
     mine = trail(t.edge_owner, edge.ndim) == p
+    return _down(t, s, lambda lo, hi: jnp.where(mine[lo:hi], edge[lo:hi], 1))
+
+
+def _down(t: PublicTensors, s: PublicStructure, factor) -> jax.Array:
+    """The products of each node's edge factor from the root down, level by level:
+    ``[N, ...]``; ``factor(lo, hi)`` is the factors of the nodes ``lo:hi`` (one level)."""
     levels = s.level_start
-    out = [jnp.ones_like(edge[levels[0]:levels[1]])]
+    out = [jnp.ones_like(factor(levels[0], levels[1]))]
     for d in range(1, len(levels) - 1):
         lo, hi = levels[d], levels[d + 1]
         local = t.parent[lo:hi] - levels[d - 1]
-        out.append(jnp.take(out[-1], local, axis=0, mode="clip")
-                   * jnp.where(mine[lo:hi], edge[lo:hi], 1))
+        out.append(jnp.take(out[-1], local, axis=0, mode="clip") * factor(lo, hi))
     return jnp.concatenate(out, axis=0)
 
 
@@ -406,20 +408,19 @@ def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     hand of the same two cards where it was taken off twice.
 
     A hand's eleven terms (``W`` and ``L``'s two, four per card, the same-cards hand) are
-    one gather from both running sums and ``r`` side by side, their positions built per
-    strength table (a board) and taken per terminal; a spot of one strength table (a
-    river) shares the gather's columns between its terminals. The terms are added in the
-    order of the sums above, so that equal values (a fold and a call worth the same
-    chips) stay exactly equal, as the history tree has them."""
+    gathered from the two running sums and ``r`` (each term from its own table: a copy of
+    the three side by side cost a pass over ``[T, 2H + M]`` per half-step), their
+    positions built per strength table (a board) and taken per terminal; a spot of one
+    strength table (a river) shares the gather's columns between its terminals. The terms
+    are added in the order of the sums above, so that equal values (a fold and a call
+    worth the same chips) stay exactly equal, as the history tree has them."""
     H = r.shape[1]
-    M = t.pair_order.shape[-1]
     # the terms' positions per strength table ([S, 4J + 3, H]), taken per terminal
     cards = [jnp.broadcast_to(x, (t.rank_lo.shape[0],) + x.shape)
-             for x in (t.pair_start[i].T + (H + 1), t.pair_end[i].T + (H + 1),
-                       t.same[i][None] + (H + M + 2))]
+             for x in (t.pair_start[i].T, t.pair_end[i].T, t.same[i][None])]
     index = jnp.concatenate([_pick(t.rank_lo, i)[:, None], _pick(t.rank_hi, i)[:, None],
-                             jnp.swapaxes(_pick(t.pair_lo, i), 1, 2) + (H + 1),
-                             jnp.swapaxes(_pick(t.pair_hi, i), 1, 2) + (H + 1)] + cards, axis=1)
+                             jnp.swapaxes(_pick(t.pair_lo, i), 1, 2),
+                             jnp.swapaxes(_pick(t.pair_hi, i), 1, 2)] + cards, axis=1)
     return _by_chunks(lambda r, k: _ranked_showdown_chunk(t, r, i, k, index), H, r,
                       t.show_index)
 
@@ -431,6 +432,13 @@ def _ranked_showdown_chunk(t: PublicTensors, r: jax.Array, i, show_index: jax.Ar
     o = 1 - jnp.asarray(i)
     shared = t.rank_order.shape[0] == 1
     k = jnp.zeros((1,), jnp.int32) if shared else show_index                # [T'] tables
+    if not shared:
+        # the terms' positions per terminal (index[k], [T', 4J + 3, H]) are taken inside
+        # the loop from the small per-table ones: left to itself XLA hoists them out of an
+        # iteration loop as one int32 table (9 MB on a hold'em turn) that every half-step
+        # then streams through; tying k to the reach keeps the lookup in the loop (24% less
+        # CPU per turn iteration, the same values)
+        k, r = jax.lax.optimization_barrier((k, r))
     r_pad = _with_pad(r)                                                     # [T, H + 1, *b]
 
     def sort(order):                                          # order [T', L] -> [T, L, *b]
@@ -438,10 +446,12 @@ def _ranked_showdown_chunk(t: PublicTensors, r: jax.Array, i, show_index: jax.Ar
                 else _rows_take(r_pad, order))
     ranked = _running(sort(_pick(t.rank_order, o)[k]))                      # [T, H + 1, *b]
     pairs = _running(sort(_pick(t.pair_order, o)[k]))                       # [T, M + 1, *b]
-    table = jnp.concatenate([ranked, pairs, r_pad], axis=1)
     J = t.pair_start.shape[-1]
     index = index[0] if shared else index[k]
-    x = _terms(table, index)
+    # each term from its own table (the running sums over the sorted hands, over the sorted
+    # (hand, card) entries, the reach): no copy of the three side by side
+    x = (_terms(ranked, index[..., :2, :]) + _terms(pairs, index[..., 2:2 + 4 * J, :])
+         + _terms(r_pad, index[..., 2 + 4 * J:, :]))
     lo, hi, plo, phi, start, end, same = (x[0], x[1], x[2:2 + J], x[2 + J:2 + 2 * J],
                                           x[2 + 2 * J:2 + 3 * J], x[2 + 3 * J:2 + 4 * J],
                                           x[2 + 4 * J])

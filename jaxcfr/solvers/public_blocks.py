@@ -12,8 +12,9 @@ its own groups alone: its regrets come by slot from
 :func:`jaxcfr.kernels.public.slot_regrets`, the rules (:meth:`Solver.fold`) and regret
 matching run on each group, and no table goes through the rows' layout (a transpose and a
 select over every player's rows per half-step on the row path) or its padded columns. The
-current strategy is carried by slot, ``[S + 1, H, *b]`` (the groups' slots side by side,
-padding hands included, a pad of ones last), which is what the passes gather from. The
+current strategy is carried by slot, group by group (``[D_pk * k, H, *b]`` each, padding
+hands included), and put together at each half-step as the table ``[S + 1, H, *b]`` the
+passes gather from (the groups' slots side by side, a pad of ones last). The
 rows come back at the loop's end (:func:`jaxcfr.kernels.public.into_rows`, each
 group scattered into the state's rows): checkpoints, evaluations and profiles see the
 rows as before, and every number is the row path's (the same operations on the same
@@ -95,41 +96,57 @@ def iterate(solver: Solver, t: PublicTensors, s: PublicStructure, state: SolverS
     tables = tuple(tuple(zip(*(groups(x, p) for x in whole)))
                    for p in range(P))                                   # P x G_p x 4 x group
     current = kernels.slot_strategy(solver.strategy(t, state), s, sl)      # [S + 1, H, *b]
+    # the current strategy is carried as each group's slots [D_pk * k, H, *b] (what its
+    # half-step writes: a new buffer, not an update in place of one [S + 1, H] table, which
+    # XLA copied three times per iteration around the loop's carry), the padding hands'
+    # columns (past the player's own H_p) kept from the start; the table the passes gather
+    # from is put together from the pieces at each half-step (kernels.slot_regrets)
+    live, lo = [], 0
+    for p in range(P):
+        mine = []
+        for k, n in sl.groups[p]:
+            mine.append(current[lo:lo + n * k])                          # [D_pk * k, H, *b]
+            lo += n * k
+        live.append(tuple(mine))
+    live, pad = tuple(live), current[lo:]                                 # pad: [1, H, *b]
     predictive = solver.predictive
 
+    def assemble(live):
+        """The current strategy by slot ``[S + 1, H, *b]`` from the groups' slots."""
+        return jnp.concatenate([x for p in range(P) for x in live[p]] + [pad])
+
     def one(_, carry):
-        tables, current, done = carry
+        tables, live, done = carry
         it = done + 1
-        tf = it.astype(current.dtype)
+        tf = it.astype(pad.dtype)
         weight = solver.average.weight(tf, hp)                               # [*b]
         decay = solver.average.decay(tf, hp) if solver.average.decays else None
-        out = list(tables)
+        out, live = list(tables), list(live)
         for p in range(P):                                      # alternating, seat order
-            lo, hands = kernels.slot_offset(sl, p), s.hands[p]
-            parts = []
+            parts, hands = [], s.hands[p]
             for g, ((k, n), old, (regret, own)) in enumerate(zip(
                     sl.groups[p], tables[p],
-                    kernels.slot_regrets(t, s, current, sl, p, legal[p]))):
-                shape = (n, k, current.shape[1]) + current.shape[2:]
-                mine = current[lo:lo + n * k].reshape(shape)[:, :, :hands]  # [D_pk, k, H_p]
+                    kernels.slot_regrets(t, s, assemble(live), sl, p, legal[p]))):
+                mine = live[p][g][:, :hands].reshape(
+                    (n, k, hands) + live[p][g].shape[2:])                   # [D_pk, k, H_p]
                 contribution = own[:, None] * mine if solver.average.reach_weighted else mine
                 if padding:
                     contribution = jnp.where(trail(owned[p][g], contribution.ndim),
                                              contribution, 0)
                 parts.append(solver.fold(old, regret, contribution, tf, hp, weight, decay))
-                lo += n * k
             out[p] = tuple(parts)
-            lo = kernels.slot_offset(sl, p)
+            matched = []
             for (k, n), new, mask in zip(sl.groups[p], parts, legal[p]):
                 summed = new[0] + new[3] if predictive else new[0]
-                matched = normalise(summed, mask, axis=1)                    # [D_pk, k, H_p]
-                current = jax.lax.dynamic_update_slice(
-                    current, matched.reshape((n * k,) + matched.shape[2:]),
-                    (lo,) + (0,) * (current.ndim - 1))
-                lo += n * k
-        return tuple(out), current, it
+                x = normalise(summed, mask, axis=1)                          # [D_pk, k, H_p]
+                x = x.reshape((n * k,) + x.shape[2:])
+                before = live[p][len(matched)]                           # [D_pk * k, H, *b]
+                matched.append(x if hands == before.shape[1] else
+                               jnp.concatenate([x, before[:, hands:]], axis=1))
+            live[p] = tuple(matched)
+        return tuple(out), tuple(live), it
 
-    tables, _, done = jax.lax.fori_loop(0, steps, one, (tables, current, state.iteration))
+    tables, _, done = jax.lax.fori_loop(0, steps, one, (tables, live, state.iteration))
 
     def back(i, x):                         # the groups written into the state's rows
         for p in range(P):
