@@ -220,7 +220,10 @@ def load(path: str | os.PathLike, *, fingerprint: str | None = None) -> Checkpoi
         game = meta.get("config", {}).get("game", {})
         raise CheckpointError(
             f"checkpoint {npz} was written for another game ({_game_name(game)}; fingerprint "
-            f"{str(meta.get('fingerprint'))[:12]}... != {fingerprint[:12]}... of this game)")
+            f"{str(meta.get('fingerprint'))[:12]}... != {fingerprint[:12]}... of this game; "
+            "where the config is the same, the game now lowers to other tensors: its code or "
+            "jaxcfr's changed since, e.g. stacks of turn boards are merged since 2026-12-06; "
+            "start a new run)")
     return Checkpoint(arrays, meta, npz)
 
 
