@@ -227,6 +227,16 @@ def _same_step(action, x, holdem) -> bool:
     return False
 
 
+def _acting_hands(lowered, t, node: int, player, hand, holdem, steps) -> list:
+    """The hands of whoever acts at ``node`` (after ``steps``) that ``hand`` names, once
+    ``player`` (if given) is checked to be the one acting there."""
+    acting = int(t.node_player[node])
+    if player is not None and int(player) != acting:
+        raise LockError(f"player {player} does not act after {steps!r} (player "
+                        f"{acting} does)")
+    return _hands(lowered, acting, hand, holdem, f"{steps!r}" if steps else "the root")
+
+
 def _hands(lowered: PublicLowered, player: int, hand, holdem, where: str) -> list[int]:
     labels = list(lowered.hands.labels[player])
     if hand is None or hand == "*":
@@ -271,12 +281,7 @@ def _public_rows(lowered: PublicLowered, entries, where: str = ""):
         steps = _history_steps(history, holdem)
         try:
             node = _node(lowered, steps, holdem)
-            acting = int(t.node_player[node])
-            if player is not None and int(player) != acting:
-                raise LockError(f"player {player} does not act after {steps!r} (player "
-                                f"{acting} does)")
-            at = f"{steps!r}" if steps else "the root"
-            hands = _hands(lowered, acting, hand, holdem, at)
+            hands = _acting_hands(lowered, t, node, player, hand, holdem, steps)
         except LockError as e:
             if strict:
                 raise LockError(f"{where}{e}") from None
@@ -401,12 +406,7 @@ def _symmetric_rows(lowered: PublicLowered, entries, where: str = ""
             if t.node_base[node] < 0:
                 raise LockError(f"unknown information set: the node after {steps!r} is not "
                                 "a decision (a terminal or a chance node)")
-            acting = int(t.node_player[node])
-            if player is not None and int(player) != acting:
-                raise LockError(f"player {player} does not act after {steps!r} (player "
-                                f"{acting} does)")
-            hands = _hands(lowered, acting, hand, holdem,
-                           f"{steps!r}" if steps else "the root")
+            hands = _acting_hands(lowered, t, node, player, hand, holdem, steps)
         except LockError as e:
             if strict:
                 raise LockError(f"{where}{e}") from None
