@@ -36,6 +36,10 @@ from jaxcfr.engine.distributed import Cluster
 from jaxcfr.runs import load_config, train
 from jaxcfr.runs.checkpoint import list_checkpoints
 
+#: Two processes and a supervisor, with heartbeats and timeouts in wall time: CI runs this
+#: file's slow cases alone, in one process, after the other slow tests (`.ci/run`).
+pytestmark = pytest.mark.serial
+
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
 #: Seconds any one process may run (a run here takes 10-60 s on a loaded 2-core machine).
