@@ -36,12 +36,10 @@ import jaxcfr
 from jaxcfr._util import precision
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.public import public_solver
-from jaxcfr.solvers.public_stack import stack_chunk, stack_device_tensors, stack_init
 from jaxcfr_games.holdem.boards import board_spots, parse_boards
 
-
-def _bytes(tree) -> int:
-    return int(sum(x.nbytes for x in jax.tree_util.tree_leaves(tree)))
+from benchkit.memory import tree_bytes
+from benchkit.stack_chunk import compile_stack
 
 
 def main(argv=None) -> None:
@@ -62,25 +60,14 @@ def main(argv=None) -> None:
             cpu = time.process_time()
             stack = jaxcfr.stack_public(spots, merges=merges)
             lowering = time.process_time() - cpu
-            tensors = stack_device_tensors(stack, dtype)
-            hp = solver.hyperparams(dtype)
-            zero = stack_init(solver, stack, (), dtype)
-            clock = time.perf_counter()
-            compiled = stack_chunk.lower(tensors, zero, hp, solver=solver,
-                                         structure=stack.structure,
-                                         count=args.iterations).compile()
-            sides[name] = {"stack": stack, "tensors": tensors, "hp": hp, "zero": zero,
-                           "compiled": compiled, "lowering_cpu_s": lowering,
-                           "compile_s": time.perf_counter() - clock, "cpu": [], "state": None}
+            sides[name] = {"stack": stack, "lowering_cpu_s": lowering, "cpu": [], "state": None,
+                           "chunk": compile_stack(stack, solver, args.iterations, dtype)}
         load = [os.getloadavg()[0]]
         for r in range(args.rounds):
             for name in (("merged", "unmerged") if r % 2 == 0 else ("unmerged", "merged")):
                 s = sides[name]
-                cpu = time.process_time()
-                state = s["compiled"](s["tensors"], s["zero"], s["hp"])
-                jax.block_until_ready(state.regret)
-                s["cpu"].append(time.process_time() - cpu)
-                s["state"] = state
+                s["state"], _, cpu = s["chunk"].run()
+                s["cpu"].append(cpu)
             print(f"round {r + 1}: " + ", ".join(
                 f"{n} {1e3 * sides[n]['cpu'][-1] / (len(spots) * args.iterations):.4f}"
                 for n in sides) + " CPU-ms per spot-iteration", flush=True)
@@ -92,20 +79,20 @@ def main(argv=None) -> None:
               "load_before_after": load, "boards": args.boards, "spots": len(spots),
               "iterations": args.iterations, "rounds": args.rounds}
     for name, s in sides.items():
-        stack = s["stack"]
+        stack, tensors, zero = s["stack"], s["chunk"].tensors, s["chunk"].zero
         per = [1e3 * c / (len(spots) * args.iterations) for c in s["cpu"]]
         ev = jaxcfr.evaluate_public_stack(stack, s["state"].strategy_sum, dtype="float32")
         exploit = 100 * np.asarray(ev["exploitability"]) / np.asarray(stack.pots)
         report[name] = {
             "cpu_ms_per_spot_iteration_median": float(np.median(per)),
             "cpu_ms_per_spot_iteration_fastest": float(min(per)),
-            "device_bytes_per_spot": (_bytes(s["tensors"]) + _bytes(s["zero"])) / len(spots),
-            "tensor_bytes_per_spot": _bytes(s["tensors"]) / len(spots),
+            "device_bytes_per_spot": (tree_bytes(tensors) + tree_bytes(zero)) / len(spots),
+            "tensor_bytes_per_spot": tree_bytes(tensors) / len(spots),
             "padded_nodes": stack.num_nodes,
             "member_nodes_min_max": [min(m.num_nodes for m in stack.members),
                                      max(m.num_nodes for m in stack.members)],
             "merged_outcomes": sum(len(m.merged) for m in stack.members),
-            "lowering_cpu_s": s["lowering_cpu_s"], "compile_s": s["compile_s"],
+            "lowering_cpu_s": s["lowering_cpu_s"], "compile_s": s["chunk"].compile_s,
             "exploitability_pot_percent_mean": float(exploit.mean()),
             "exploitability_pot_percent_max": float(exploit.max())}
     m, u = report["merged"], report["unmerged"]

@@ -52,17 +52,12 @@ import jaxcfr
 from jaxcfr._util import precision
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.public import public_solver
-from jaxcfr.solvers.public_stack import (maps_members, stack_chunk, stack_device_tensors,
-                                         stack_init)
+from jaxcfr.solvers.public_stack import maps_members
 from jaxcfr_games.holdem.boards import board_spots, random_boards
 from jaxcfr_games.holdem.spot import README_RANGES
 
 from benchkit import memory, postflop
-
-
-
-def _bytes(tree) -> int:
-    return int(sum(x.nbytes for x in jax.tree_util.tree_leaves(tree)))
+from benchkit.stack_chunk import compile_stack
 
 
 def run_peer(binary: str, iterations: int, check: int) -> dict:
@@ -111,24 +106,17 @@ def main() -> None:
     solver = public_solver(make_solver("postflop-dcfr"))
     dtype = np.float32
     with precision.scope(dtype):
-        tensors = stack_device_tensors(stack, dtype)
-        hp = solver.hyperparams(dtype)
-        zero = stack_init(solver, stack, (), dtype)
-        clock = time.perf_counter()
         mapped = {"auto": None, "mapped": True, "vmapped": False}[args.layout]
-        compiled = stack_chunk.lower(tensors, zero, hp, solver=solver, structure=stack.structure,
-                                     count=args.iterations, mapped=mapped).compile()
-        compile_seconds = time.perf_counter() - clock
-        device_bytes = _bytes(tensors) + _bytes(zero)
-        tensor_bytes, state_bytes = _bytes(tensors), _bytes(zero)
+        chunk = compile_stack(stack, solver, args.iterations, dtype, mapped)
+        tensor_bytes, state_bytes = (memory.tree_bytes(chunk.tensors),
+                                     memory.tree_bytes(chunk.zero))
+        device_bytes = tensor_bytes + state_bytes
 
         ours, peers = [], []
         for r in range(args.rounds):
             peers.append(run_peer(args.peer, args.peer_iterations, args.iterations))
-            clock, cpu = time.perf_counter(), time.process_time()
-            state = compiled(tensors, zero, hp)
-            jax.block_until_ready(state.regret)
-            ours.append({"wall": time.perf_counter() - clock, "cpu": time.process_time() - cpu})
+            state, wall, cpu = chunk.run()
+            ours.append({"wall": wall, "cpu": cpu})
             print(f"round {r + 1}: jaxcfr {ours[-1]['cpu']:.2f} CPU-s "
                   f"({ours[-1]['wall']:.2f} s wall) for {args.spots} spots; peer "
                   f"{1e3 * peers[-1]['cpu_per_iteration']:.4f} CPU-ms per iteration", flush=True)
@@ -162,7 +150,7 @@ def main() -> None:
                    "exploitability_pot_percent_mean": float(exploit.mean()),
                    "exploitability_pot_percent_max": float(exploit.max()),
                    "lowering_and_stacking_cpu_s": lowering["cpu"],
-                   "compile_s": compile_seconds,
+                   "compile_s": chunk.compile_s,
                    "device_bytes_per_spot": device_bytes / args.spots,
                    "tensor_bytes_per_spot": tensor_bytes / args.spots,
                    "state_bytes_per_spot": state_bytes / args.spots,

@@ -34,6 +34,16 @@ SHARED = pathlib.Path(os.environ.get("JAXCFR_SHARED") or HERE.parents[1] / "shar
 #: The Gambit test files (absent on machines without the shared data).
 SHARED_EFG = SHARED / "efg"
 
+#: Kuhn poker's equilibrium for player 0 at alpha = 1/3 (Kuhn 1950), by information set:
+#: cards J, Q, K are 0, 1, 2; jaxcfr's Kuhn keys are "player|card|history".
+KUHN_ALPHA = 1 / 3
+KUHN_P0 = {"0|0|": {"bet": KUHN_ALPHA, "pass": 1 - KUHN_ALPHA},
+           "0|1|": {"pass": 1.0},
+           "0|2|": {"bet": 3 * KUHN_ALPHA, "pass": 1 - 3 * KUHN_ALPHA},
+           "0|0|pb": {"pass": 1.0},
+           "0|1|pb": {"bet": KUHN_ALPHA + 1 / 3, "pass": 2 / 3 - KUHN_ALPHA},
+           "0|2|pb": {"bet": 1.0}}
+
 #: The members of the SMALL stack, in order.
 SMALL = ("kuhn_poker", "different_depths", "rock_paper_scissors", "matching_pennies")
 

@@ -1,5 +1,6 @@
-"""One check shared by the command-line mistake tests: each mistake answered in a fresh
-interpreter with its one line, status 2, no traceback, and JAX never imported."""
+"""What the command-line tests share: ``run_cli``, one command run in this process with its
+status and output; and the mistake check, each mistake answered in a fresh interpreter with
+its one line, status 2, no traceback, and JAX never imported."""
 
 from __future__ import annotations
 
@@ -14,6 +15,20 @@ _PROGRAM = ("import json, sys\nfrom jaxcfr.cli.app import main\nout = []\n"
             "    except SystemExit as e:\n        status = e.code\n"
             "    out.append([status, 'jax' in sys.modules])\n"
             "print(json.dumps(out))\n")
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    """``jaxcfr ARGV`` through ``jaxcfr.cli.app.main`` in this process: its exit status (an
+    argparse exit's code: --help, --version, usage errors) and what it wrote to standard
+    output and standard error (``capsys``: pytest's fixture; earlier output is dropped)."""
+    from jaxcfr.cli import app
+    capsys.readouterr()
+    try:
+        status = app.main(list(argv))
+    except SystemExit as e:
+        status = e.code
+    out, err = capsys.readouterr()
+    return status, out, err
 
 
 def assert_answered_before_jax(mistakes, cwd) -> None:

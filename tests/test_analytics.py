@@ -256,14 +256,19 @@ def _jitted(fn, structure):
     return jax.jit(lambda t, s: fn(t, structure, s))
 
 
+def _random_case(name: str, seed: int):
+    """The game ``name`` lowered, its reference tree, its tensors on the device (float32),
+    a random reference profile of ``seed`` and that profile's table ``[I, A]`` (float32)."""
+    lowered, tree = C.lowered(name), C.tree(name)
+    prof = R.random_profile(tree, np.random.default_rng(seed))
+    return (lowered, tree, to_device(lowered.tensors, jnp.float32), prof,
+            jnp.asarray(R.table_from_profile(lowered, prof), jnp.float32))
+
+
 @pytest.mark.parametrize("name", ["kuhn_poker", "different_depths"])
 def test_history_and_infoset_values_match_reference(name):
-    lowered = C.lowered(name)
-    tree = C.tree(name)
+    lowered, tree, tensors, prof, table = _random_case(name, 11)
     structure = lowered.structure
-    tensors = to_device(lowered.tensors, jnp.float32)
-    prof = R.random_profile(tree, np.random.default_rng(11))
-    table = jnp.asarray(R.table_from_profile(lowered, prof), jnp.float32)
 
     hist = np.asarray(_jitted(analytics.history_values, structure)(tensors, table))
     ref_hist = R.history_values(tree, prof)
@@ -280,12 +285,8 @@ def test_history_and_infoset_values_match_reference(name):
 def test_best_response_profile_attains_the_best_response_value():
     """Player 0 moves at A (depth 1) and then at C (depths 3 and 4): two sweeps needed."""
     name, player = "different_depths", 0
-    lowered = C.lowered(name)
-    tree = C.tree(name)
+    lowered, tree, tensors, prof, table = _random_case(name, 5)
     structure = lowered.structure
-    tensors = to_device(lowered.tensors, jnp.float32)
-    prof = R.random_profile(tree, np.random.default_rng(5))
-    table = jnp.asarray(R.table_from_profile(lowered, prof), jnp.float32)
     br_fn = jax.jit(analytics.best_response, static_argnums=(1, 3))
     br_profile, value = br_fn(tensors, structure, table, player,
                               jnp.asarray(lowered.br_rounds, jnp.int32))

@@ -12,26 +12,16 @@ import pytest
 
 pytest.importorskip("phevaluator")
 
-from jaxcfr.cli import app  # noqa: E402
 from jaxcfr_games.holdem.boards import parse_boards  # noqa: E402
 from jaxcfr_games.holdem.cards import HoldemError, parse_board  # noqa: E402
 
 try:
-    from tests.cli_mistakes import assert_answered_before_jax
+    from tests.cli_mistakes import assert_answered_before_jax, run_cli as _run
 except ImportError:  # tests/ is not a package: pytest put it on sys.path
-    from cli_mistakes import assert_answered_before_jax
+    from cli_mistakes import assert_answered_before_jax, run_cli as _run
 
 SPOT = ("holdem_spot(board='Td9d6h5c', ranges=('AA,KK,QQ,AKs', 'JJ,TT,AQs,KQs'), pot=100, "
         "stack=200, bets='60%, a')")
-
-
-def _run(capsys, *argv):
-    capsys.readouterr()
-    try:
-        status = app.main(list(argv))
-    except SystemExit as e:
-        status = e.code
-    return (status, *capsys.readouterr())
 
 
 def test_river_and_turn_specs_name_every_next_card():

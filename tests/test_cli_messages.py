@@ -14,15 +14,10 @@ from jaxcfr.cli import app
 from jaxcfr.engine.loop import lower_reporting
 from jaxcfr.runs.progress import LogLines, Status
 
-
-def _run(capsys, *argv) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        status = app.main(list(argv))
-    except SystemExit as e:                     # argparse: --help, --version, usage errors
-        status = e.code
-    out, err = capsys.readouterr()
-    return status, out, err
+try:
+    from tests.cli_mistakes import run_cli as _run
+except ImportError:  # tests/ is not a package: pytest put it on sys.path
+    from cli_mistakes import run_cli as _run
 
 
 def test_help_says_what_the_tool_does_with_examples(capsys):

@@ -58,12 +58,18 @@ def covers(e, x):
     return e.low - TOL <= x <= e.high + TOL
 
 
-@pytest.fixture(scope="module")
-def kuhn():
-    lowered = jaxcfr.lower(jaxcfr.load_game("kuhn_poker"))
-    table, profile = random_profile(lowered, 7)
+def _case(text: str, seed: int):
+    """The game ``text`` lowered, a random profile of ``seed`` (table ``[I, A]`` and
+    profile) and its exact values and gains."""
+    lowered = jaxcfr.lower(jaxcfr.load_game(text))
+    table, profile = random_profile(lowered, seed)
     values, gains = exact(lowered, table)
     return lowered, table, profile, values, gains
+
+
+@pytest.fixture(scope="module")
+def kuhn():
+    return _case("kuhn_poker", 7)
 
 
 # --------------------------------------------------------------------------------------------
@@ -127,10 +133,7 @@ def test_more_training_draws_find_the_exact_best_response(kuhn):
 
 @pytest.fixture(scope="module")
 def dice():
-    lowered = jaxcfr.lower(jaxcfr.load_game("dice_poker(dice=2, sides=6)"))
-    table, profile = random_profile(lowered, 3)
-    values, gains = exact(lowered, table)
-    return lowered, table, profile, values, gains
+    return _case("dice_poker(dice=2, sides=6)", 3)
 
 
 def test_dice_poker_is_sampled_dice_poker_rolled_die_by_die(dice):

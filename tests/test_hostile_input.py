@@ -18,26 +18,15 @@ import pytest
 import jaxcfr
 from jaxcfr import ArgumentError, GameError
 from jaxcfr._util import arguments
-from jaxcfr.cli import app
 from jaxcfr.profiles import value_estimates
 from jaxcfr.solvers.tables import StrategyError
 
 try:
-    from tests.cli_mistakes import assert_answered_before_jax
+    from tests.cli_mistakes import assert_answered_before_jax, run_cli as _run
 except ImportError:  # tests/ is not a package: pytest put it on sys.path
-    from cli_mistakes import assert_answered_before_jax
+    from cli_mistakes import assert_answered_before_jax, run_cli as _run
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _run(capsys, *argv) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        status = app.main(list(argv))
-    except SystemExit as e:
-        status = e.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 # -- 1. strategy tables that are not strategies ---------------------------------------------

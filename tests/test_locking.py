@@ -33,15 +33,10 @@ from jaxcfr._util.tracing import TRACES
 from jaxcfr.api.locks import LockError, resolve_lock
 from jaxcfr.solvers.locking import evaluate_locked
 
-#: Kuhn poker's equilibrium for player 0 at alpha = 1/3 (Kuhn 1950): cards J, Q, K are
-#: 0, 1, 2; jaxcfr's Kuhn keys are "player|card|history".
-ALPHA = 1 / 3
-KUHN_P0 = {"0|0|": {"bet": ALPHA, "pass": 1 - ALPHA},
-           "0|1|": {"pass": 1.0},
-           "0|2|": {"bet": 3 * ALPHA, "pass": 1 - 3 * ALPHA},
-           "0|0|pb": {"pass": 1.0},
-           "0|1|pb": {"bet": ALPHA + 1 / 3, "pass": 2 / 3 - ALPHA},
-           "0|2|pb": {"bet": 1.0}}
+try:
+    from tests.cfr_cases import KUHN_P0
+except ImportError:  # tests/ is not a package: pytest put it on sys.path
+    from cfr_cases import KUHN_P0
 
 
 def _rows(lowered, keys):

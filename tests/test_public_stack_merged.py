@@ -28,6 +28,7 @@ from jaxcfr.lowering.public_stack import (stack_public, stack_public_rows,
                                           unstack_public_rows)
 from jaxcfr_games.holdem.boards import board_spots
 from jaxcfr_games.public_kuhn import PublicKuhn
+from cli_mistakes import run_cli as _cli
 from test_merged_locks import SYMMETRIC
 from jaxcfr.profiles.profile import Profile
 from test_public_merged_profiles import TwoBoards, symmetric_table
@@ -198,16 +199,6 @@ def test_holdem_turn_stack_merged_converges_to_the_unmerged_stack():
         np.testing.assert_allclose(np.asarray(merged.final[key], float),
                                    np.asarray(walked.final[key], float), rtol=0, atol=tol,
                                    err_msg=key)
-
-
-def _cli(capsys, *argv):
-    from jaxcfr.cli import app
-    capsys.readouterr()
-    try:
-        status = app.main(list(argv))
-    except SystemExit as e:
-        status = e.code
-    return (status, *capsys.readouterr())
 
 
 @pytest.mark.slow

@@ -16,14 +16,11 @@ import jaxcfr
 from jaxcfr.runs import CheckpointError, ConfigError, RunDir, load_config, train
 from jaxcfr.runs import checkpoint
 
-ALPHA = 1 / 3
-#: Player 0's strategy of an equilibrium of Kuhn poker (alpha = 1/3), by information set.
-KUHN_P0 = {"0|0|": {"bet": ALPHA, "pass": 1 - ALPHA},
-           "0|1|": {"pass": 1.0},
-           "0|2|": {"bet": 3 * ALPHA, "pass": 1 - 3 * ALPHA},
-           "0|0|pb": {"pass": 1.0},
-           "0|1|pb": {"bet": ALPHA + 1 / 3, "pass": 2 / 3 - ALPHA},
-           "0|2|pb": {"bet": 1.0}}
+try:
+    from tests.cfr_cases import KUHN_P0
+except ImportError:  # tests/ is not a package: pytest put it on sys.path
+    from cfr_cases import KUHN_P0
+
 #: A strategy of player 0 far from any equilibrium: always bet the jack.
 BLUFF = {"0|0|": {"bet": 1.0}}
 

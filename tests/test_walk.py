@@ -117,6 +117,34 @@ def reference_walk(lowered, scheme, sigma, traverser, numbers, eps, samples):
     return regret, average
 
 
+def _depth_first(lowered, scheme, samples, members, seed):
+    """Inside ``precision.scope(np.float64)``: the tensors and structure on the device, a
+    random policy of ``members`` members and its strategy ``[B, I, A]`` (:func:`_policy`),
+    the depth-first estimator of ``scheme`` with ``samples`` draws and its sample tables."""
+    t, s = to_device(lowered.tensors, np.float64), lowered.structure
+    policy, sigma = _policy(lowered, seed, members)
+    est, tables = estimators.ESTIMATORS[scheme](samples=samples, walk="depth").prepare(lowered)
+    return t, s, policy, sigma, est, subtree.SampleTables(*(jnp.asarray(x) for x in tables))
+
+
+def _assert_the_reference_walks(lowered, est, got, sigma, numbers, eps, samples):
+    """Member ``b``'s regret and strategy-sum contributions in ``got`` (``[I, A, B]``) equal,
+    to 1e-12, the sum of the NumPy walks of each traverser's blocks of numbers (``numbers``:
+    traverser, ``None`` for all -> ``[B, samples * draws]``) with exploration ``eps[b]``;
+    returns each member's reference regret ``[I, A]``."""
+    draws, regrets = est.bounds.draws, []
+    for b in range(len(eps)):
+        parts = [reference_walk(lowered, est, sigma[b], i, u[b, k * draws:(k + 1) * draws],
+                                eps[b], samples)
+                 for i, u in numbers.items() for k in range(samples)]
+        for field, want in zip((got.regret, got.average), (sum(p[f] for p in parts)
+                                                           for f in (0, 1))):
+            np.testing.assert_allclose(np.asarray(field)[..., b], want, rtol=1e-12,
+                                       atol=1e-12)
+        regrets.append(sum(p[0] for p in parts))
+    return regrets
+
+
 CASES = [("kuhn_poker", "external", 0), ("kuhn_poker", "outcome", 1),
          ("kuhn_poker", "chance", None), ("leduc_poker", "external", 1),
          ("leduc_poker", "outcome", 0), ("liars_dice(sides=3)", "external", 0),
@@ -132,27 +160,16 @@ def test_the_walk_equals_the_reference_walk(game, scheme, player):
     rows, actions = lowered.tensors.legal_mask.shape
     members, samples = 2, 3
     with precision.scope(np.float64):
-        t, s = to_device(lowered.tensors, np.float64), lowered.structure
-        policy, sigma = _policy(lowered, 4, members)
-        est, tables = estimators.ESTIMATORS[scheme](samples=samples, walk="depth").prepare(
-            lowered)
-        tables = subtree.SampleTables(*(jnp.asarray(x) for x in tables))
+        t, s, policy, sigma, est, tables = _depth_first(lowered, scheme, samples, members, 4)
         who = None if player is None else jnp.asarray(player)
         eps = jnp.asarray([0.6, 0.3])
         keys = jax.random.split(jax.random.key(11), members)
         numbers = np.asarray(est.uniforms(keys, jnp.float64))
         got = jax.jit(lambda u: estimators.densify(est.from_walks(
             t, s, policy, who, u, eps, tables), rows, actions, members))(jnp.asarray(numbers))
-    draws = est.bounds.draws
-    for b in range(members):
-        parts = [reference_walk(lowered, est, sigma[b], player,
-                                numbers[b, k * draws:(k + 1) * draws], float(eps[b]), samples)
-                 for k in range(samples)]
-        for field, want in zip((got.regret, got.average), (sum(p[f] for p in parts)
-                                                           for f in (0, 1))):
-            have = np.asarray(field)[..., b]
-            np.testing.assert_allclose(have, want, rtol=1e-12, atol=1e-12)
-        assert np.abs(sum(p[0] for p in parts)).max() > 0.01      # not a trivial oracle
+    regrets = _assert_the_reference_walks(lowered, est, got, sigma, {player: numbers},
+                                          [float(e) for e in eps], samples)
+    assert all(np.abs(r).max() > 0.01 for r in regrets)          # not a trivial oracle
 
 
 SIMULTANEOUS = [("kuhn_poker", "external"), ("kuhn_poker", "outcome"), ("kuhn_poker", "chance"),
@@ -172,11 +189,7 @@ def test_a_simultaneous_update_walks_every_traverser_in_one_loop(game, scheme):
     rows, actions = lowered.tensors.legal_mask.shape
     num, members, samples = lowered.num_players, 2, 2
     with precision.scope(np.float64):
-        t, s = to_device(lowered.tensors, np.float64), lowered.structure
-        policy, sigma = _policy(lowered, 5, members)
-        est, tables = estimators.ESTIMATORS[scheme](samples=samples, walk="depth").prepare(
-            lowered)
-        tables = subtree.SampleTables(*(jnp.asarray(x) for x in tables))
+        t, s, policy, sigma, est, tables = _depth_first(lowered, scheme, samples, members, 5)
         eps = [0.5, 0.25]
         hp = jaxcfr.make_solver("cfr", sampling="outcome").hyperparams(exploration=eps)
         keys = jax.random.split(jax.random.key(3), members)
@@ -209,16 +222,8 @@ def test_a_simultaneous_update_walks_every_traverser_in_one_loop(game, scheme):
     assert len(loops) == 1
     done = loops[0].params["body_jaxpr"].jaxpr.outvars[1].aval     # the lanes' done flags
     assert done.shape == (len(who) * members * samples,)
-    draws = est.bounds.draws
-    for b in range(members):
-        e = eps[b] if scheme == "outcome" else 0.0
-        parts = [reference_walk(lowered, est, sigma[b], i,
-                                numbers[i][b, k * draws:(k + 1) * draws], e, samples)
-                 for i in who for k in range(samples)]
-        for field, want in zip((got.regret, got.average), (sum(p[f] for p in parts)
-                                                           for f in (0, 1))):
-            np.testing.assert_allclose(np.asarray(field)[..., b], want, rtol=1e-12,
-                                       atol=1e-12)
+    _assert_the_reference_walks(lowered, est, got, sigma, numbers,
+                                [e if scheme == "outcome" else 0.0 for e in eps], samples)
     for field in ("regret", "average"):
         np.testing.assert_allclose(np.asarray(getattr(got, field)),
                                    np.asarray(getattr(apart, field)), rtol=1e-12, atol=1e-12)
@@ -237,11 +242,7 @@ def test_lanes_that_take_the_next_traversal_walk_the_same_traversals(game, schem
     rows, actions = lowered.tensors.legal_mask.shape
     members, samples = 2, 8
     with precision.scope(np.float64):
-        t, s = to_device(lowered.tensors, np.float64), lowered.structure
-        policy, _ = _policy(lowered, 4, members)
-        est, tables = estimators.ESTIMATORS[scheme](samples=samples, walk="depth").prepare(
-            lowered)
-        tables = subtree.SampleTables(*(jnp.asarray(x) for x in tables))
+        t, s, policy, _, est, tables = _depth_first(lowered, scheme, samples, members, 4)
         chance = scheme == "chance"
         who = None if chance else jnp.arange(s.num_players)
         eps = jnp.asarray([0.6, 0.3])

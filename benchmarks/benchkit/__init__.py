@@ -1,7 +1,9 @@
 """What the benchmark programs share (``benchmarks/README.md`` lists the programs).
 
 * :mod:`benchkit.timing`: CPU and wall clocks (this process, its finished children);
-* :mod:`benchkit.memory`: this process's resident bytes, now and at the peak;
+* :mod:`benchkit.memory`: this process's resident bytes, now and at the peak; a pytree's bytes;
+* :mod:`benchkit.public_chunk`, :mod:`benchkit.stack_chunk`: one compiled loop of a solver on
+  a public tree, and a stack's compiled chunk with one call of it timed;
 * :mod:`benchkit.fresh`: one fresh Python process, timed from outside;
 * :mod:`benchkit.peers`: the peer solvers ``bench.py`` times against jaxcfr;
 * :mod:`benchkit.racing`: races of exploitability against time, and their plot;

@@ -1,6 +1,7 @@
 """Utilities every layer may use: argument rules, atomic writes, JSON-safe values, signals,
 scoped precision, progress bars (``bars``, tqdm), the filter of XLA's banners on stderr
-(``native_stderr``), the meeting of a run's processes before a collective (``meet``).
+(``native_stderr``), the meeting of a run's processes before a collective (``meet``),
+a package's names imported when first asked for (``lazy``).
 
 Layer 0: imports nothing from jaxcfr.
 """

@@ -79,22 +79,31 @@ class ChanceMode:
         if they were not checked with the options (``because`` says why it samples)."""
 
 
+def _lower_unless_not_enumerable(game, status, lower_kwargs):
+    """``(game lowered, None)`` (a LoweredGame as it is), or ``(None, the GameError)`` where
+    its chance cannot be enumerated; any other error is raised."""
+    if isinstance(game, LoweredGame):
+        return game, None
+    try:
+        return lower_reporting(game, status, **lower_kwargs), None
+    except GameError as e:
+        if e.rule != "chance-not-enumerable":
+            raise
+        return None, e
+
+
 @dataclasses.dataclass(frozen=True)
 class ExactChance(ChanceMode):
     """Lower the whole tree: a game whose chance cannot be enumerated is an error."""
     name: ClassVar[str] = "exact"
 
     def choose(self, game, status=None, **lower_kwargs):
-        if isinstance(game, LoweredGame):
-            return game, None
-        try:
-            return lower_reporting(game, status, **lower_kwargs), None
-        except GameError as e:
-            if e.rule != "chance-not-enumerable":
-                raise
-            raise GameError(e.detail + "; sampled chance trains such a game (chance \"auto\" "
-                            "or \"sampled\")", rule=e.rule, history=e.history,
-                            infoset=e.infoset) from None
+        lowered, e = _lower_unless_not_enumerable(game, status, lower_kwargs)
+        if e is None:
+            return lowered, None
+        raise GameError(e.detail + "; sampled chance trains such a game (chance \"auto\" "
+                        "or \"sampled\")", rule=e.rule, history=e.history,
+                        infoset=e.infoset) from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,14 +112,10 @@ class AutoChance(ChanceMode):
     name: ClassVar[str] = "auto"
 
     def choose(self, game, status=None, **lower_kwargs):
-        if isinstance(game, LoweredGame):
-            return game, None
-        try:
-            return lower_reporting(game, status, **lower_kwargs), None
-        except GameError as e:
-            if e.rule != "chance-not-enumerable":
-                raise
-            return _not_enumerable(status), _root(game)
+        lowered, e = _lower_unless_not_enumerable(game, status, lower_kwargs)
+        if e is None:
+            return lowered, None
+        return _not_enumerable(status), _root(game)
 
     def when_sampling(self, check):
         check(AUTO_SAMPLES)

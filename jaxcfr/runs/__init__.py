@@ -10,7 +10,7 @@ Example::
     >>> result.final["exploitability"]
 """
 
-import importlib
+from jaxcfr._util.lazy import lazy_exports
 
 #: Each public name -> its module, imported when the name is first asked for (so that the
 #: JAX-free modules, :mod:`jaxcfr.runs.schema` and :mod:`jaxcfr.runs.compare`'s readers,
@@ -25,14 +25,4 @@ __all__ = ["Config", "ConfigError", "GameConfig", "RunConfig", "SolverConfig", "
            "load_config", "to_toml", "CheckpointError", "CheckpointCorruptError",
            "RunDir", "TrainResult", "train"]
 
-
-def __getattr__(name: str):
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"jaxcfr.runs.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__, globals())

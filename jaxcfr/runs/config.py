@@ -49,7 +49,6 @@ import difflib
 import itertools
 import math
 import os
-import tomllib
 import types
 import typing
 from pathlib import Path
@@ -69,7 +68,8 @@ from jaxcfr.solvers.estimators import Estimator, make_estimator
 from jaxcfr.solvers.parameters import check_values
 from jaxcfr.solvers.presets import make_solver, named_parameters, resolve_algorithm
 from jaxcfr.solvers.solver import Solver
-from jaxcfr.runs.schema import ConfigError, SECTION_KEYS, TOP_LEVEL_KEYS
+from jaxcfr.runs.schema import (ConfigError, SECTION_KEYS, TOP_LEVEL_KEYS, read_override,
+                                read_toml)
 
 __all__ = ["Config", "GameConfig", "SolverConfig", "RunConfig", "ResolveConfig", "ConfigError",
            "load_config", "config_from_dict", "parse_override", "to_toml", "COMPUTE_KEYS",
@@ -397,14 +397,7 @@ def load_config(path: str | os.PathLike, overrides: Sequence[str] = (), *,
       FileNotFoundError: no such file.
     """
     path = Path(path)
-    with open(path, "rb") as f:
-        try:
-            raw = tomllib.load(f)
-        except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"{path}: invalid TOML: {e}") from None
-        except RecursionError:             # (tomllib recurses once per level of nesting)
-            raise ConfigError(f"{path}: invalid TOML: lists or tables nested too "
-                              "deeply") from None
+    raw = read_toml(path)
     _resolve_paths(raw, path.resolve().parent)
     raw.setdefault("name", path.stem)
     return config_from_dict(raw, source=str(path), overrides=overrides, trust_code=trust_code,
@@ -465,20 +458,10 @@ def parse_override(text: str) -> tuple[str, Any]:
     ``=`` (``"run.stop_at="``) gives ``None``: the key goes back to its default (TOML has
     no null, so no value a config can hold is ``None``).
     """
-    key, sep, value = text.partition("=")
-    key = key.strip()
-    if not sep or not key:
+    key, sep, _ = text.partition("=")
+    if not sep or not key.strip():
         raise ConfigError(f"--set {text}: expected KEY=VALUE, e.g. solver.iterations=500")
-    value = value.strip()
-    if not value:
-        return key, None
-    try:
-        return key, tomllib.loads(f"v = {value}")["v"]
-    except tomllib.TOMLDecodeError:
-        return key, value
-    except RecursionError:
-        raise ConfigError(f"--set {text}: the value nests lists or tables too deeply") \
-            from None
+    return read_override(text)
 
 
 def _resolve_value(value: Any, base: Path) -> Any:

@@ -25,7 +25,7 @@ from jaxcfr.solvers.names import (ESTIMATOR_NAMES, PARAMETER_NAMES, check_named_
                                   check_walk, resolve_algorithm)
 
 __all__ = ["ConfigError", "SECTION_KEYS", "TOP_LEVEL_KEYS", "check_keys", "check_file_keys",
-           "check_solver_values"]
+           "check_solver_values", "read_override", "read_toml"]
 
 
 class ConfigError(ValueError):
@@ -118,7 +118,7 @@ def check_solver_values(raw: dict[str, Any], source: str, overrides: Sequence[st
     solver = dict(raw["solver"]) if isinstance(raw.get("solver"), dict) else {}
     given: dict[str, str] = {}                     # key -> the --set that gave its value
     for text in overrides:
-        key, value = _override(text)
+        key, value = read_override(text)
         section, _, field = key.partition(".")
         if section == "solver" and field:
             if value is None:                      # KEY= : back to the default
@@ -174,9 +174,10 @@ def _as_numbers(value: Any) -> float | tuple[float, ...] | None:
     return None
 
 
-def _override(text: str) -> tuple[str, Any]:
-    """``--set KEY=VALUE``'s key and value (a TOML literal, else the text), as
-    :func:`jaxcfr.runs.config.parse_override` reads it."""
+def read_override(text: str) -> tuple[str, Any]:
+    """``--set KEY=VALUE``'s key and value (a TOML literal, else the text; ``None`` for
+    ``KEY=``: the key's default), unchecked (:func:`jaxcfr.runs.config.parse_override`
+    checks the form first)."""
     key, _, value = text.partition("=")
     if not value.strip():
         return key.strip(), None                   # KEY= : the key's default
@@ -191,12 +192,17 @@ def _override(text: str) -> tuple[str, Any]:
 
 def check_file_keys(path, overrides: Sequence[str] = ()) -> None:
     """:func:`check_keys` of the TOML file at ``path`` (ConfigError for invalid TOML)."""
+    raw = read_toml(path)
+    check_keys(raw, str(path), overrides)
+
+
+def read_toml(path) -> dict[str, Any]:
+    """The TOML file at ``path`` (ConfigError, naming ``path`` as given, for invalid TOML)."""
     with open(path, "rb") as f:
         try:
-            raw = tomllib.load(f)
+            return tomllib.load(f)
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{path}: invalid TOML: {e}") from None
         except RecursionError:             # (tomllib recurses once per level of nesting)
             raise ConfigError(f"{path}: invalid TOML: lists or tables nested too "
                               "deeply") from None
-    check_keys(raw, str(path), overrides)

@@ -28,7 +28,7 @@ Example::
     >>> composed = jaxcfr.resolve("leduc_poker", blueprint, [0, 1, "call", "call", 2])
 """
 
-import importlib
+from jaxcfr._util.lazy import lazy_exports
 
 #: Each public name -> its module, imported when the name is first asked for (so that
 #: ``jaxcfr.subgames.names``, the command line's JAX-free names, imports nothing heavy).
@@ -45,14 +45,4 @@ __all__ = ["subgame", "resolve", "resolve_subgames", "ResolveResult", "Context",
            "paths_after_chance", "off_abstraction", "select", "PublicSubgame", "PublicContext",
            "public_paths_after_chance", "public_paths_at_depth"]
 
-
-def __getattr__(name: str):
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"jaxcfr.subgames.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__, globals())

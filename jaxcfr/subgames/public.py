@@ -64,7 +64,7 @@ from jaxcfr.solvers.parameters import single_setting
 from jaxcfr.solvers.public import evaluate_public, range_values_public
 from jaxcfr.subgames.gadgets import GadgetKind, gadget_kind
 from jaxcfr.subgames.game import ALTERNATIVE, ENTER
-from jaxcfr.subgames.names import BATCHING
+from jaxcfr.subgames.names import BATCHING, batch_groups
 from jaxcfr.subgames.result import ResolveResult
 
 __all__ = ["PublicGadget", "PublicSubgame", "PublicContext", "public_subgame",
@@ -738,15 +738,7 @@ def _roots(g: PublicGadget, full: PublicLowered) -> int:
 def _solve_all(lowered: list[PublicLowered], algorithm, iterations, precision, batching,
                options, tell):
     """Solve every public subgame, grouped into stacks; per game its table and NashConv."""
-    order = sorted(range(len(lowered)), key=lambda i: -lowered[i].num_nodes)
-    groups: list[list[int]] = []
-    for i in order:
-        if batching == "each" or not groups:
-            groups.append([i])
-        elif batching == "one" or 2 * lowered[i].num_nodes >= lowered[groups[-1][0]].num_nodes:
-            groups[-1].append(i)
-        else:
-            groups.append([i])
+    groups = batch_groups([low.num_nodes for low in lowered], batching)
     tables: list[Any] = [None] * len(lowered)
     nash_conv = [0.0] * len(lowered)
     which = [0] * len(lowered)

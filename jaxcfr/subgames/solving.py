@@ -52,7 +52,7 @@ from jaxcfr.tensors import LoweredGame
 
 __all__ = ["subgame", "resolve", "resolve_subgames", "ResolveResult", "GADGETS", "BATCHING"]
 
-from jaxcfr.subgames.names import BATCHING  # noqa: E402  (JAX-free names)
+from jaxcfr.subgames.names import BATCHING, batch_groups  # noqa: E402  (JAX-free names)
 
 
 def subgame(game, blueprint, at, *, gadget: str | GadgetKind = "resolve",
@@ -245,15 +245,7 @@ def resolve(game, blueprint, at, *, gadget: str | GadgetKind = "resolve", algori
 def _solve_all(lowered: list[LoweredGame], algorithm, iterations, precision, batching,
                options, tell):
     """Solve every game, grouped into stacks; per game its table and NashConv."""
-    order = sorted(range(len(lowered)), key=lambda i: -lowered[i].num_nodes)
-    groups: list[list[int]] = []
-    for i in order:
-        if batching == "each" or not groups:
-            groups.append([i])
-        elif batching == "one" or 2 * lowered[i].num_nodes >= lowered[groups[-1][0]].num_nodes:
-            groups[-1].append(i)
-        else:
-            groups.append([i])
+    groups = batch_groups([low.num_nodes for low in lowered], batching)
     tables: list[Any] = [None] * len(lowered)
     nash_conv = [0.0] * len(lowered)
     which = [0] * len(lowered)
