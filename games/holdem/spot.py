@@ -154,6 +154,9 @@ class HoldemSpot(PublicGame):
                  stack: int = 200, bets="60%, e, a", raises="2.5x", turn_donk=None,
                  river_donk="50%", add_allin: float = 1.5, force_allin: float = 0.15,
                  merging: float = 0.1, isomorphism: bool = True):
+        if not isinstance(isomorphism, bool):   # 'no' and 'false' are truthy
+            raise ValueError(f"holdem_spot: isomorphism must be True or False, got "
+                             f"{isomorphism!r}")
         try:
             self._s = _Spot(board, ranges, pot, stack, bets, raises, turn_donk, river_donk,
                             add_allin, force_allin, merging, bool(isomorphism))
