@@ -56,6 +56,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from jaxcfr._util.reading import read_bytes
 from jaxcfr.lowering.public import PublicLowered
 from jaxcfr.lowering.public_stack import PublicStack, stack_public_rows, unmerge_members
 from jaxcfr.solvers.locking import Lock, LockError, lock_from_rows
@@ -654,9 +655,8 @@ def _stacked(stack: PublicStack, locks: list) -> Lock:
 
 def read_lock_file(path) -> dict:
     """A lock file (JSON; see the module) as the mapping :func:`resolve_lock` takes."""
-    try:
-        with open(path, encoding="utf-8-sig") as f:     # (a byte-order mark is skipped)
-            data = json.load(f)
+    try:                                 # bounded: --lock /dev/zero never ends
+        data = json.loads(read_bytes(path).decode("utf-8-sig"))  # (a byte-order mark skipped)
     except OSError as e:
         raise LockError(f"cannot read the lock file {os.fspath(path)!r}: {e.strerror}") \
             from None

@@ -37,6 +37,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 import numpy as np
 
 from jaxcfr._util.atomic import atomic_write_bytes, atomic_write_text
+from jaxcfr._util.reading import read_bytes
 from jaxcfr.tensors import fingerprint  # noqa: F401 - re-exported: the lowered game's digest
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "READABLE_VERSIONS", "CheckpointError",
@@ -175,7 +176,7 @@ def load(path: str | os.PathLike, *, fingerprint: str | None = None) -> Checkpoi
     sidecar = path.parent / f"{stem}.json"
     npz = path.parent / f"{stem}.npz"
     try:
-        meta = json.loads(sidecar.read_text(encoding="utf-8"))
+        meta = json.loads(read_bytes(sidecar).decode("utf-8"))   # (bounded: a device)
     except FileNotFoundError:
         raise CheckpointCorruptError(
             f"checkpoint {npz}: sidecar {sidecar.name} is missing") from None
@@ -192,9 +193,12 @@ def load(path: str | os.PathLike, *, fingerprint: str | None = None) -> Checkpoi
                               f"by another jaxcfr, whose solver state means something else: "
                               f"start the run afresh, or resume it with that version)")
     try:
-        data = npz.read_bytes()
+        data = read_bytes(npz)
     except FileNotFoundError:
         raise CheckpointCorruptError(f"checkpoint {npz} is missing (its sidecar exists)") from None
+    except OSError as e:
+        raise CheckpointCorruptError(f"checkpoint {npz} is unreadable: {e.strerror or e}") \
+            from None
     digest = hashlib.sha256(data).hexdigest()
     if digest != meta.get("npz_sha256"):
         raise CheckpointCorruptError(
