@@ -206,7 +206,9 @@ def test_resume_a_finished_run_for_more_iterations(config_path, tmp_path):
 def test_resume_refuses_another_game_and_another_solver(full_run, config_path, tmp_path):
     run = full_run[0].run_dir
     other = load_config(config_path, ["game.name=kuhn_poker(players=3)"])
-    with pytest.raises(CheckpointError, match="another game"):
+    with pytest.raises(CheckpointError, match=r"another game: game.name \('kuhn_poker' in the "
+                                              r"checkpoint, 'kuhn_poker\(players=3\)' now\); "
+                                              r"resume with the config it was written with"):
         train(other, resume=str(run))
     dcfr = load_config(config_path, ["solver.algorithm=dcfr"])
     with pytest.raises(CheckpointError, match="solver.algorithm"):
