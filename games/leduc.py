@@ -407,6 +407,8 @@ class RankBuckets:
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ValueError(f"rank_buckets: {name} must be an integer >= {least}, "
                                  f"got {value!r}")
+        if not isinstance(recall, bool):        # 'no' and 'false' are truthy
+            raise ValueError(f"rank_buckets: recall must be True or False, got {recall!r}")
         if ranks * suits < 3:
             raise ValueError("rank_buckets: the deck needs at least 3 cards")
         self.buckets, self.ranks, self.suits = buckets, ranks, suits

@@ -329,6 +329,8 @@ class BetMenu:
                              f"got {fractions!r}") from None
         if any(not f > 0 or f == float("inf") for f in fractions):
             raise ValueError(f"BetMenu: fractions must be positive and finite, got {fractions}")
+        if not isinstance(all_in, bool):        # 'no' and 'false' are truthy
+            raise ValueError(f"BetMenu: all_in must be True or False, got {all_in!r}")
         if not fractions and not all_in:
             raise ValueError("BetMenu: keep at least one raise (give fractions or all_in=True)")
         self.fractions = fractions

@@ -244,6 +244,10 @@ def test_bucketing_strings_and_combinations():
     assert repr(both) == "BetMenu(fractions=(1.0,), all_in=True) + suit_isomorphism"
     for bad, match in (("identity + bet_menu()", "one action abstraction and one bucketing"),
                        ("rank_buckets(buckets=0)", "buckets must be"),
+                       # a word is truthy: 'false' would have kept the recall silently
+                       ("rank_buckets(recall='false')", "recall must be True or False, got "
+                                                        "'false'"),
+                       ("bet_menu(all_in='no')", "all_in must be True or False, got 'no'"),
                        ("bucket_by(function='nope:f')", "cannot import"),
                        ("suit_isomorphism + ", "parse")):
         with pytest.raises(GameError, match=match) as info:

@@ -92,6 +92,14 @@ def test_another_game_is_rejected(tmp_path):
     with pytest.raises(CheckpointError, match="another game") as info:
         checkpoint.load(path, fingerprint="cd" * 32)
     assert "kuhn_poker" in str(info.value)
+    # the config resuming given: the [game] keys that differ are named; where none does
+    # (a key absent is its default), the game itself lowers otherwise now (jaxcfr changed)
+    with pytest.raises(CheckpointError, match=r"another game: game.name \('kuhn_poker' in the "
+                                              r"checkpoint, 'leduc_poker' now\); resume with"):
+        checkpoint.load(path, fingerprint="cd" * 32, game={"name": "leduc_poker"})
+    with pytest.raises(CheckpointError, match="where the config is the same, the game now "
+                                              "lowers to other tensors"):
+        checkpoint.load(path, fingerprint="cd" * 32, game={"name": "kuhn_poker", "cache": True})
 
 
 def test_fingerprint_identifies_the_lowered_game():

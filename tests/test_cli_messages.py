@@ -76,6 +76,9 @@ def test_traceback_after_the_command(capsys):
     (["validate", "leduc_poker(rank=4)"],
      "jaxcfr: error: [game-string] game 'leduc_poker' has no parameter 'rank' (did you mean "
      "ranks?); it takes ranks=3, suits=2, raise_sizes=(2, 4)"),
+    (["solve", "leduc_poker(ranks=4, ranks=5)"],      # ast takes it; the last one won
+     "jaxcfr: error: [game-string] parameter ranks of 'leduc_poker(ranks=4, ranks=5)' is "
+     "given twice; give it once"),
 ])
 def test_messages_name_what_the_user_wrote(capsys, argv, line):
     status, _, err = _run(capsys, *argv)

@@ -172,6 +172,7 @@ def test_zero_sum_returns(text):
     "leduc_poker(ranks='3')", "leduc_poker(raise_sizes=(2,))", "leduc_poker(raise_sizes=(2, -4))",
     "liars_dice(dice=0)", "liars_dice(sides=1)", "goofspiel(cards=1)", "goofspiel(cards=14)",
     "sampled_dice_poker(dice=0)", "sampled_dice_poker(sides=10)", "kuhn_poker(deck=3)",
+    "holdem_spot(isomorphism='no')",           # a word is truthy: it was taken as True
 ])
 def test_bad_parameters(bad):
     with pytest.raises(GameError) as info:

@@ -267,6 +267,16 @@ def test_bad_spots_and_moves_are_refused():
         HoldemSpot(ranges=("AA", "TsTc"), board="TsTc2d")
     with pytest.raises(GameError, match="no parameter 'stacks'"):
         jaxcfr.load_game("holdem_spot(stacks=100)")
+    # weight vectors: as a range string's ':weight', from 0 to 1 (1.5 was taken; strings
+    # raised numpy's words without the parameter)
+    heavy = np.ones(1326)
+    heavy[1000] = 1.5
+    with pytest.raises(ValueError, match=r"holdem_spot: ranges\[1\]: a weight is from 0 to 1, "
+                                         r"got 1\.5 for As8d \(entry 1000\)"):
+        HoldemSpot(ranges=("AA", heavy))
+    with pytest.raises(ValueError, match=r"ranges\[0\] must be a range string or 1,326 "
+                                         r"weights from 0 to 1, got list$"):
+        HoldemSpot(ranges=(["a"] * 1326, "AA"))
     spot = HoldemSpot(**TURN)
     with pytest.raises(GameError, match=r"illegal action 'Bet\(7\)'; legal: \['Check', "
                                         r"'Bet\(5\)'\]"):

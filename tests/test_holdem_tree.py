@@ -137,6 +137,18 @@ def test_errors_name_the_token_and_its_position():
         B.tree_config("river", 100, 200, merging=-0.1)
 
 
+def test_a_bet_tree_too_deep_or_too_large_is_refused(monkeypatch):
+    # 1-chip raises behind a stack of 10,000: an internal RecursionError before (the build
+    # recursed once per action of a line), thousands of actions deep
+    with pytest.raises(HoldemError, match=r"a line of the bet tree is more than 200 actions "
+                                          r"long \(stack 10000, pot 100; Check, Check, "
+                                          r"Check, Check, Check, Bet\(1\), \.\.\.\)"):
+        B.build_tree(B.tree_config("flop", 100, 10_000, "1c", "1c"))
+    monkeypatch.setattr(B, "LARGEST_BET_TREE", 500)          # a README flop has 895 nodes
+    with pytest.raises(HoldemError, match="the bet tree has more than 500 nodes"):
+        B.build_tree(B.tree_config("flop", 100, 200, "60%, e, a", "2.5x"))
+
+
 def test_sizes_per_street_and_player():
     config = B.tree_config("flop", 100, 500, {"flop": ("33%", "75%"), "river": "e"},
                            {"turn": "3x"})

@@ -855,3 +855,55 @@ def test_a_config_nested_too_deeply_is_one_error_not_a_recursion(tmp_path, capsy
                           f"solver.alpha={deep}")
     assert status == 2 and "nests lists or tables too deeply" in err
     assert "Traceback" not in err and "RecursionError" not in err
+
+
+# -- files that never end: a device or a pipe where a file is named -------------------------
+ZERO = Path("/dev/zero")
+needs_zero = pytest.mark.skipif(not ZERO.exists(), reason="needs /dev/zero")
+
+
+@needs_zero
+def test_a_stream_is_read_only_up_to_its_limit(tmp_path):
+    from jaxcfr._util.reading import FileTooLarge, read_bytes
+    (tmp_path / "f").write_bytes(b"x" * 100)
+    assert read_bytes(tmp_path / "f", limit=10) == b"x" * 100   # a regular file: whole
+    with pytest.raises(FileTooLarge, match="goes on past 1,000 bytes") as info:
+        read_bytes(ZERO, limit=1000)
+    assert info.value.filename == str(ZERO)
+
+
+@needs_zero
+def test_a_lock_file_or_efg_file_that_never_ends_is_one_error(tmp_path, capsys):
+    # --lock /dev/zero (or a run directory's lock.json, an .efg linked to it) was read
+    # until the process was killed for memory (status 137)
+    status, _, err = _run(capsys, "solve", "kuhn_poker", "--iterations", "3", "--lock",
+                          str(ZERO))
+    assert status == 2 and err.strip() == (
+        "jaxcfr: error: cannot read the lock file '/dev/zero': not a regular file, and it "
+        "goes on past 67,108,864 bytes (a device or a stream?)")
+    (tmp_path / "game.efg").symlink_to(ZERO)
+    with pytest.raises(GameError, match="cannot read .*game.efg: not a regular file") as info:
+        jaxcfr.efg.load(tmp_path / "game.efg")
+    assert info.value.rule == "efg-file"
+
+
+@needs_zero
+def test_a_run_directorys_files_that_never_end_are_refused_or_skipped(tmp_path):
+    from jaxcfr.runs import RunDir, checkpoint
+    from jaxcfr._util.reading import FileTooLarge
+    folder = tmp_path / "checkpoints"
+    for it in (20, 40):
+        checkpoint.save(folder, {"regret": np.full(3, float(it))}, iteration=it,
+                        fingerprint="f")
+    (folder / "ckpt-0000000040.npz").unlink()
+    (folder / "ckpt-0000000040.npz").symlink_to(ZERO)         # the newest: skipped, said
+    said = []
+    assert checkpoint.load_latest(folder, fingerprint="f", warn=said.append).iteration == 20
+    assert len(said) == 1 and "ckpt-0000000040.npz is unreadable: not a regular file" in said[0]
+    (folder / "ckpt-0000000020.json").unlink()
+    (folder / "ckpt-0000000020.json").symlink_to(ZERO)        # a sidecar: likewise
+    with pytest.raises(checkpoint.CheckpointError, match="no valid checkpoint"):
+        checkpoint.load_latest(folder, fingerprint="f")
+    (tmp_path / "metrics.jsonl").symlink_to(ZERO)
+    with pytest.raises(FileTooLarge):
+        RunDir(tmp_path).read_metrics()

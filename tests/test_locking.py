@@ -335,6 +335,12 @@ def test_a_lock_file_reads_lists_as_keys_and_skips_a_byte_order_mark(tmp_path):
     path.write_text("[" * 100_000 + "]" * 100_000)          # (was an internal RecursionError)
     with pytest.raises(LockError, match="nests lists or objects too deeply"):
         read_lock_file(path)
+    # a key twice in one object: JSON keeps the last, so this summed to 1 with 'pass' at 0.5
+    path.write_text('[{"infoset": "0|1|", "strategy": {"pass": 0.5, "bet": 0.5, "pass": 0.5}}]')
+    with pytest.raises(LockError, match=r"gives the key 'pass' twice in one object \({'pass': "
+                                        r"\.\.\., 'bet': \.\.\., 'pass': \.\.\.}\): JSON "
+                                        r"would keep the last one alone"):
+        read_lock_file(path)
 
 
 @pytest.mark.parametrize("p", ["1", True])

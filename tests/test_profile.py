@@ -133,6 +133,44 @@ def test_evaluate_profile_matches_the_runner():
     assert uniform["missing"] == 12
 
 
+def _edit_json(meta):
+    meta["keys"][1] = [0, {"tuple": 7}]
+
+
+@pytest.mark.parametrize("edit, probs, message", [
+    # the sidecar edited by hand: each mistake names the file and the entry
+    (lambda m: m.pop("keys"), None, r"p\.json: 'keys' must be a list, got nothing"),
+    (lambda m: m.update(actions=None), None, r"p\.json: 'actions' must be a list, got None"),
+    (lambda m: m["keys"].__setitem__(2, ["x", "1"]), None,
+     r"p\.json: keys\[2\]: the player must be an index 0, 1, \.\.\., got 'x'"),
+    (lambda m: m["keys"].__setitem__(2, [True, "1"]), None, r"keys\[2\]: .* got True"),
+    (_edit_json, None, r"keys\[1\]: a tagged tuple .* got \{'tuple': 7\}"),
+    (lambda m: m["keys"].__setitem__(3, m["keys"][0]), None,
+     r"keys\[3\] repeats keys\[0\] \(player 0, '0\|0\|'\): each information set has one row"),
+    (lambda m: m["actions"].__setitem__(0, ["pass", "bet", "x"]), None,
+     r"p\.npz: row 0 \(player 0, '0\|0\|'\) has 3 actions but probs has 2 columns"),
+    # the probabilities altered: NaN, negative, not a distribution (all were evaluated,
+    # renormalised or read as uniform, without a word)
+    (None, lambda q: q.__setitem__((4, 0), np.nan),
+     r"p\.npz: row 4 \(player \d, '.*'\) holds NaN or inf: \{'pass': nan"),
+    (None, lambda q: q.__setitem__(4, [1.5, -0.5]), r"row 4 .* holds a negative probability"),
+    (None, lambda q: q.__setitem__(4, [0.25, 0.25]),
+     r"row 4 .* holds probabilities that do not sum to 1: \{'pass': 0\.25, 'bet': 0\.25\}"),
+])
+def test_load_refuses_an_edited_profile_naming_the_entry(tmp_path, edit, probs, message):
+    path = _random_profile(KUHN, seed=1).save(tmp_path / "p")
+    if edit is not None:
+        meta = json.loads((tmp_path / "p.json").read_text())
+        edit(meta)
+        (tmp_path / "p.json").write_text(json.dumps(meta))
+    if probs is not None:
+        table = np.load(path)["probs"]
+        probs(table)
+        np.savez(path, probs=table)
+    with pytest.raises(ValueError, match=message):
+        Profile.load(path)
+
+
 def test_eval_command(tmp_path, capsys):
     p = _random_profile(KUHN, seed=4)
     p.save(tmp_path / "p.npz")

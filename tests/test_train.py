@@ -157,6 +157,41 @@ def test_sigint_stops_at_a_chunk_boundary_and_resumes_bit_for_bit(full_run, conf
     _assert_same_run(full_run[0].run_dir, out)
 
 
+def test_a_second_sigint_while_the_checkpoint_is_written_keeps_the_last_one(
+        full_run, config_path, tmp_path, monkeypatch):
+    """Ctrl-C at iteration 56, then Ctrl-C again (abort at once) while the interrupt's
+    checkpoint is being written, between its ``.npz`` and its sidecar: the run ends with
+    ``KeyboardInterrupt``, the half-written checkpoint is not taken for one, the one of
+    iteration 40 is the newest, and the run resumes from it bit for bit."""
+    sent = []
+
+    def interrupt_at_56(it, metrics):
+        if it == 56 and not sent:
+            sent.append(it)
+            os.kill(os.getpid(), signal.SIGINT)     # deferred to the chunk's end
+
+    write_text = checkpoint.atomic_write_text
+
+    def sidecar_interrupted(path, text):
+        if Path(path).name == "ckpt-0000000056.json":
+            os.kill(os.getpid(), signal.SIGINT)     # the second: raised here, at once
+        write_text(path, text)
+
+    monkeypatch.setattr(checkpoint, "atomic_write_text", sidecar_interrupted)
+    out = tmp_path / "run"
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        train(load_config(config_path), out_dir=str(out), progress=interrupt_at_56)
+    assert sent and signal.getsignal(signal.SIGINT) is before
+    written = sorted(p.name for p in (out / "checkpoints").iterdir())
+    assert "ckpt-0000000056.npz" in written and "ckpt-0000000056.json" not in written
+    assert checkpoint.load_latest(out / "checkpoints").iteration == 40
+    monkeypatch.undo()
+    again = train(load_config(out / "config.toml"), resume=str(out))
+    assert again.resumed_from == 40 and again.iteration == 120
+    _assert_same_run(full_run[0].run_dir, out)
+
+
 def test_resume_a_finished_run_for_more_iterations(config_path, tmp_path):
     short = tmp_path / "short"
     train(load_config(config_path, ["solver.iterations=60"]), out_dir=str(short))
@@ -171,7 +206,9 @@ def test_resume_a_finished_run_for_more_iterations(config_path, tmp_path):
 def test_resume_refuses_another_game_and_another_solver(full_run, config_path, tmp_path):
     run = full_run[0].run_dir
     other = load_config(config_path, ["game.name=kuhn_poker(players=3)"])
-    with pytest.raises(CheckpointError, match="another game"):
+    with pytest.raises(CheckpointError, match=r"another game: game.name \('kuhn_poker' in the "
+                                              r"checkpoint, 'kuhn_poker\(players=3\)' now\); "
+                                              r"resume with the config it was written with"):
         train(other, resume=str(run))
     dcfr = load_config(config_path, ["solver.algorithm=dcfr"])
     with pytest.raises(CheckpointError, match="solver.algorithm"):

@@ -411,6 +411,20 @@ class BetTree:
         return out
 
 
+#: The most nodes a bet tree (actions only, no cards) may have: postflop-solver's trees have
+#: hundreds to thousands; 1-chip sizes behind a deep stack have billions, which building
+#: node by node in Python would never finish.
+LARGEST_BET_TREE = 1_000_000
+#: The most actions on one line of a bet tree (the peer's deepest trees have about 20):
+#: each node keeps its line, so a deeper tree costs its depth per node to build.
+LONGEST_BET_LINE = 200
+
+
+def _line(history) -> str:
+    """The first actions of a line as the tree names them, for a message."""
+    return ", ".join(map(str, history[:6])) + (", ..." if len(history) > 6 else "")
+
+
 def build_tree(config: TreeConfig) -> BetTree:
     """postflop-solver's ``ActionTree::new`` (``build_tree_recursive`` and ``push_actions``)."""
     nodes: list[BetNode] = []
@@ -422,10 +436,11 @@ def build_tree(config: TreeConfig) -> BetTree:
         return len(nodes) - 1
 
     # postflop-solver's node.amount (chips each player matched before this street's bets)
-    def build(i: int, info: _Info, amount: int):
+    def expand(i: int, info: _Info, amount: int) -> list[tuple[int, _Info, int]]:
+        """Add node ``i``'s children; return each with its info and amount, in order."""
         node = nodes[i]
         if node.terminal:
-            return
+            return []
         if node.kind == "chance":
             nxt = node.street + 1
             child_info = info.next(0, None)
@@ -436,15 +451,13 @@ def build_tree(config: TreeConfig) -> BetTree:
             else:
                 j = add("showdown", nxt, -1, child_info, node.history)
             node.children.append(j)
-            build(j, child_info, amount)
-            return
+            return [(j, child_info, amount)]
         actions = _actions(config, node, info, amount)
         player, opponent = node.player, node.player ^ 1
         to_call = info.stack[player] - info.stack[opponent]
         for action in actions:
             history = node.history + (action,)
             child_info = info.next(player, action)
-            child_amount = amount
             if action.kind == FOLD:
                 kind, who = "fold", player
             elif action.kind == CHECK:
@@ -453,28 +466,39 @@ def build_tree(config: TreeConfig) -> BetTree:
                 else:
                     kind, who = ("showdown" if node.street == 2 else "chance"), -1
             elif action.kind == CALL:
-                child_amount += to_call
                 kind, who = ("showdown" if node.street == 2 else "chance"), -1
             else:
-                child_amount += to_call
                 kind, who = "decision", opponent
+            if len(history) > LONGEST_BET_LINE:
+                raise HoldemError(
+                    f"a line of the bet tree is more than {LONGEST_BET_LINE} actions long "
+                    f"(stack {start}, pot {config.pot}; {_line(history)}): give larger "
+                    f"sizes or a raise cap ('2.5x3r')")
             j = add(kind, node.street, who, child_info, history)
             node.actions.append(action)
             node.children.append(j)
-        for action, j in zip(node.actions, node.children):
-            build(j, info.next(player, action), amount + (
-                to_call if action.kind in (CALL, BET, RAISE, ALLIN) else 0))
+        return [(j, info.next(player, action), amount + (
+            to_call if action.kind in (CALL, BET, RAISE, ALLIN) else 0))
+            for action, j in zip(node.actions, node.children)]
 
+    # depth first as the peer's recursion numbers them (a node's children added together,
+    # then each child's subtree in order), with a stack of our own: a line of 1-chip
+    # raises is thousands of actions deep, past Python's recursion limit
     info = _Info(stack=(start, start))
-    build(add("decision", config.street, 0, info, ()), info, 0)
+    todo = [(add("decision", config.street, 0, info, ()), info, 0)]
+    while todo:
+        todo.extend(reversed(expand(*todo.pop())))
+        if len(nodes) > LARGEST_BET_TREE:
+            raise HoldemError(
+                f"the bet tree has more than {LARGEST_BET_TREE:,} nodes (stack {start}, pot "
+                f"{config.pot}): give fewer or larger sizes, or a raise cap ('2.5x3r')")
     # pre-order: children after their parent, subtrees contiguous
     order: list[int] = []
-
-    def walk(i):
+    todo_nodes = [0]
+    while todo_nodes:
+        i = todo_nodes.pop()
         order.append(i)
-        for c in nodes[i].children:
-            walk(c)
-    walk(0)
+        todo_nodes.extend(reversed(nodes[i].children))
     index = {old: new for new, old in enumerate(order)}
     out = [nodes[i] for i in order]
     for n in out:

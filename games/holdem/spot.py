@@ -54,10 +54,19 @@ README_RANGES = ("66+,A8s+,A5s-A4s,AJo+,K9s+,KQo,QTs+,JTs,96s+,85s+,75s+,65s,54s
 def _weights(r, player: int) -> np.ndarray:
     if isinstance(r, str):
         return parse_range(r)
-    w = np.asarray(r, np.float64)
-    if w.shape != (len(HANDS),) or not np.isfinite(w).all() or (w < 0).any():
-        raise HoldemError(f"ranges[{player}] must be a range string or 1,326 non-negative "
-                          f"weights, got {type(r).__name__} of shape {w.shape}")
+    try:
+        w = np.asarray(r, np.float64)
+    except (TypeError, ValueError):               # ['a', ...], [[1], [1, 2]]
+        w = None
+    if w is None or w.shape != (len(HANDS),):
+        raise HoldemError(f"ranges[{player}] must be a range string or 1,326 weights from 0 "
+                          f"to 1, got {type(r).__name__}"
+                          + ("" if w is None else f" of shape {w.shape}"))
+    bad = ~((w >= 0) & (w <= 1))                  # NaN and inf too; as a range string's
+    if bad.any():                                 # ':weight' (parse_range)
+        h = int(np.argmax(bad))
+        raise HoldemError(f"ranges[{player}]: a weight is from 0 to 1, got {float(w[h])!r} for "
+                          f"{hand_str(h)} (entry {h})")
     return w
 
 
@@ -154,6 +163,9 @@ class HoldemSpot(PublicGame):
                  stack: int = 200, bets="60%, e, a", raises="2.5x", turn_donk=None,
                  river_donk="50%", add_allin: float = 1.5, force_allin: float = 0.15,
                  merging: float = 0.1, isomorphism: bool = True):
+        if not isinstance(isomorphism, bool):   # 'no' and 'false' are truthy
+            raise ValueError(f"holdem_spot: isomorphism must be True or False, got "
+                             f"{isomorphism!r}")
         try:
             self._s = _Spot(board, ranges, pot, stack, bets, raises, turn_donk, river_donk,
                             add_allin, force_allin, merging, bool(isomorphism))

@@ -23,6 +23,7 @@ import argparse
 import math
 import os
 import numbers
+import tempfile
 from typing import Any, Callable, Iterable
 
 __all__ = ["ArgumentError", "positive_int", "nonnegative_int", "optional_positive_int",
@@ -220,6 +221,15 @@ def output_file(name: str, value: str) -> str:
     if not os.path.isdir(folder):
         raise ArgumentError(f"{name} {value!r}: the folder {folder!r} does not exist"
                             + (" (it is a file)" if os.path.exists(folder) else ""),
+                            argument=name)
+    try:           # created and removed: permissions, a read-only or special file system
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".jaxcfr-", suffix=".check"):
+            pass
+    except OSError as e:
+        raise ArgumentError(f"{name} {value!r}: cannot write in the folder {folder!r} "
+                            f"({e.strerror or e})", argument=name) from None
+    if os.path.exists(value) and not os.access(value, os.W_OK):
+        raise ArgumentError(f"{name} {value!r}: the file exists and cannot be written",
                             argument=name)
     return value
 

@@ -56,6 +56,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from jaxcfr._util.reading import read_bytes
 from jaxcfr.lowering.public import PublicLowered
 from jaxcfr.lowering.public_stack import PublicStack, stack_public_rows, unmerge_members
 from jaxcfr.solvers.locking import Lock, LockError, lock_from_rows
@@ -652,11 +653,33 @@ def _stacked(stack: PublicStack, locks: list) -> Lock:
 
 # -- lock files --------------------------------------------------------------------------
 
+class _RepeatedKey(Exception):
+    """A JSON object of a lock file names a key twice (``args``: the key, the object)."""
+
+
+def _unique_keys(pairs: list) -> dict:
+    """``json.loads``' ``object_pairs_hook``: the object, or :class:`_RepeatedKey` for a key
+    given twice (``{"Check": 0.5, "Bet(60)": 0.5, "Check": 0.5}`` sums to 1 as JSON reads
+    it, the first ``Check`` dropped)."""
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            shown = "{" + ", ".join(f"{a!r}: ..." for a, _ in pairs[:4]) + \
+                (", ...}" if len(pairs) > 4 else "}")
+            raise _RepeatedKey(k, shown)
+        out[k] = v
+    return out
+
+
 def read_lock_file(path) -> dict:
     """A lock file (JSON; see the module) as the mapping :func:`resolve_lock` takes."""
-    try:
-        with open(path, encoding="utf-8-sig") as f:     # (a byte-order mark is skipped)
-            data = json.load(f)
+    try:                                 # bounded: --lock /dev/zero never ends
+        data = json.loads(read_bytes(path).decode("utf-8-sig"),  # (a byte-order mark skipped)
+                          object_pairs_hook=_unique_keys)
+    except _RepeatedKey as e:
+        raise LockError(f"the lock file {os.fspath(path)!r} gives the key {e.args[0]!r} twice "
+                        f"in one object ({e.args[1]}): JSON would keep the last one alone; "
+                        "give each key once") from None
     except OSError as e:
         raise LockError(f"cannot read the lock file {os.fspath(path)!r}: {e.strerror}") \
             from None

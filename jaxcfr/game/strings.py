@@ -126,6 +126,9 @@ def parse_game_string(text: str) -> tuple[str, dict[str, Any]]:
             raise GameError(f"parameters of {text!r} must be given as key=value",
                             rule="game-string")
         for kw in call.keywords:
+            if kw.arg in params:      # ast.parse takes f(a=1, a=2); Python itself refuses it
+                raise GameError(f"parameter {kw.arg} of {text!r} is given twice; give it once",
+                                rule="game-string")
             try:
                 params[kw.arg] = ast.literal_eval(kw.value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):

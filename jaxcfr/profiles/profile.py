@@ -260,11 +260,15 @@ class Profile:
                 probs = z["probs"]
         except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
             raise ValueError(f"{npz_path} is not a readable profile: {e}") from None
-        keys = [(int(p), decode_label(k)) for p, k in meta["keys"]]
-        actions = [tuple(decode_label(a) for a in acts) for acts in meta["actions"]]
+        keys, actions = _read_labels(meta, json_path)
+        if probs.ndim != 2 or not (np.issubdtype(probs.dtype, np.floating)
+                                   or np.issubdtype(probs.dtype, np.integer)):
+            raise ValueError(f"{npz_path}: probs must be a [rows, actions] table of numbers, "
+                             f"got shape {probs.shape} of {probs.dtype}")
         if len(keys) != len(actions) or probs.shape[0] != len(keys):
             raise ValueError(f"{base}: {len(keys)} keys, {len(actions)} action lists and "
                              f"{probs.shape[0]} probability rows do not match")
+        _check_rows(keys, actions, probs, npz_path)
         game = meta.get("game")
         if game is not None and not isinstance(game, str):
             raise ValueError(f"{json_path}: the profile's game must be a game string, got "
@@ -495,13 +499,93 @@ def decode_label(x: Any) -> Any:
     """Inverse of :func:`encode_label`."""
     if isinstance(x, dict):
         if set(x) == {"tuple"}:
+            if not isinstance(x["tuple"], list):
+                raise ValueError(f"a tagged tuple {{'tuple': [...]}} holds a list, got {x!r}")
             return tuple(decode_label(v) for v in x["tuple"])
         if set(x) == {"bytes"}:
-            return bytes.fromhex(x["bytes"])
+            try:
+                return bytes.fromhex(x["bytes"])
+            except (TypeError, ValueError):
+                raise ValueError(f"a tagged bytes label {{'bytes': HEX}} holds hexadecimal "
+                                 f"digits, got {x!r}") from None
         raise ValueError(f"unknown tagged label {x!r}")
     if isinstance(x, list):
         raise ValueError(f"untagged list label {x!r} (tuples are written as {{'tuple': [...]}})")
     return x
+
+
+#: How far a saved row's probabilities may sum from 1 (a float32 average strategy is
+#: normalised to about 1e-7 a row; a hand-edited or altered row is refused).
+ROW_SUM_TOLERANCE = 1e-4
+
+
+def _read_labels(meta: dict, json_path: Path) -> tuple[list, list]:
+    """The ``[I]`` keys ``(player, key)`` and ``[I]`` action tuples of a profile sidecar,
+    each entry checked: a mistake names the file and the entry (``keys[3]``)."""
+    lists = {}
+    for field in ("keys", "actions"):
+        value = meta.get(field)
+        if not isinstance(value, list):
+            raise ValueError(f"{json_path}: '{field}' must be a list, got "
+                             f"{_short(value) if field in meta else 'nothing'}")
+        lists[field] = value
+    keys, seen = [], {}
+    for i, entry in enumerate(lists["keys"]):
+        if not (isinstance(entry, list) and len(entry) == 2):
+            raise ValueError(f"{json_path}: keys[{i}] must be [player, key], got "
+                             f"{_short(entry)}")
+        player, label = entry
+        if isinstance(player, bool) or not isinstance(player, int) or player < 0:
+            raise ValueError(f"{json_path}: keys[{i}]: the player must be an index 0, 1, ..., "
+                             f"got {_short(player)}")
+        try:
+            key = (player, decode_label(label))
+            first = seen.setdefault(key, i)
+        except (ValueError, TypeError) as e:             # bad hex, a tag, unhashable
+            raise ValueError(f"{json_path}: keys[{i}]: {e}") from None
+        if first != i:
+            raise ValueError(f"{json_path}: keys[{i}] repeats keys[{first}] (player {player}, "
+                             f"{_short(key[1])}): each information set has one row")
+        keys.append(key)
+    actions = []
+    for i, acts in enumerate(lists["actions"]):
+        if not isinstance(acts, list):
+            raise ValueError(f"{json_path}: actions[{i}] must be a list of action labels, got "
+                             f"{_short(acts)}")
+        try:
+            actions.append(tuple(decode_label(a) for a in acts))
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"{json_path}: actions[{i}]: {e}") from None
+    return keys, actions
+
+
+def _check_rows(keys: list, actions: list, probs: np.ndarray, npz_path: Path) -> None:
+    """Every row of ``probs`` ``[I, A]`` a distribution over its ``actions``: as wide as
+    they are, finite, non-negative, summing to 1 (``ROW_SUM_TOLERANCE``); the first row
+    that is not is named with its key."""
+    counts = np.array([len(a) for a in actions], dtype=np.int64)          # [I]
+    if counts.size and counts.max() > probs.shape[1]:
+        r = int(np.argmax(counts))
+        raise ValueError(f"{npz_path}: row {r} (player {keys[r][0]}, {_short(keys[r][1])}) "
+                         f"has {counts[r]} actions but probs has {probs.shape[1]} columns")
+    used = np.arange(probs.shape[1]) < counts[:, None]                     # [I, A]
+    table = np.where(used, probs, 0.0).astype(np.float64)
+    sums = table.sum(axis=1)                                               # [I]
+    for what, bad in (("NaN or inf", ~np.isfinite(table).all(axis=1)),
+                      ("a negative probability", (table < 0).any(axis=1)),
+                      ("probabilities that do not sum to 1",
+                       (counts > 0) & ~(np.abs(sums - 1.0) <= ROW_SUM_TOLERANCE))):
+        if bad.any():
+            r = int(np.argmax(bad))
+            shown = dict(zip(actions[r], probs[r, :counts[r]].tolist()))
+            raise ValueError(f"{npz_path}: row {r} (player {keys[r][0]}, {_short(keys[r][1])}) "
+                             f"holds {what}: {_short(shown)}; a saved profile's rows are "
+                             f"distributions over their actions (was the file edited?)")
+
+
+def _short(value: Any, most: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= most else text[:most - 3] + "..."
 
 
 def _base(path) -> Path:

@@ -37,6 +37,8 @@ from typing import Any, Callable, Mapping, NamedTuple
 import numpy as np
 
 from jaxcfr._util.atomic import atomic_write_bytes, atomic_write_text
+from jaxcfr._util.serialize import jsonable
+from jaxcfr._util.reading import read_bytes
 from jaxcfr.tensors import fingerprint  # noqa: F401 - re-exported: the lowered game's digest
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "READABLE_VERSIONS", "CheckpointError",
@@ -161,8 +163,12 @@ def list_checkpoints(directory: str | os.PathLike) -> list[tuple[int, str]]:
     return sorted(out)
 
 
-def load(path: str | os.PathLike, *, fingerprint: str | None = None) -> Checkpoint:
+def load(path: str | os.PathLike, *, fingerprint: str | None = None,
+         game: Mapping[str, Any] | None = None) -> Checkpoint:
     """Load and verify one checkpoint (``.npz`` or ``.json`` path, or the stem).
+
+    ``game``: the ``[game]`` section of the config resuming (TOML-shaped); a checkpoint of
+    another fingerprint then names the keys that differ from the one it records.
 
     Raises:
       CheckpointCorruptError: a file is missing, unreadable, truncated, or the
@@ -175,7 +181,7 @@ def load(path: str | os.PathLike, *, fingerprint: str | None = None) -> Checkpoi
     sidecar = path.parent / f"{stem}.json"
     npz = path.parent / f"{stem}.npz"
     try:
-        meta = json.loads(sidecar.read_text(encoding="utf-8"))
+        meta = json.loads(read_bytes(sidecar).decode("utf-8"))   # (bounded: a device)
     except FileNotFoundError:
         raise CheckpointCorruptError(
             f"checkpoint {npz}: sidecar {sidecar.name} is missing") from None
@@ -192,9 +198,12 @@ def load(path: str | os.PathLike, *, fingerprint: str | None = None) -> Checkpoi
                               f"by another jaxcfr, whose solver state means something else: "
                               f"start the run afresh, or resume it with that version)")
     try:
-        data = npz.read_bytes()
+        data = read_bytes(npz)
     except FileNotFoundError:
         raise CheckpointCorruptError(f"checkpoint {npz} is missing (its sidecar exists)") from None
+    except OSError as e:
+        raise CheckpointCorruptError(f"checkpoint {npz} is unreadable: {e.strerror or e}") \
+            from None
     digest = hashlib.sha256(data).hexdigest()
     if digest != meta.get("npz_sha256"):
         raise CheckpointCorruptError(
@@ -217,9 +226,14 @@ def load(path: str | os.PathLike, *, fingerprint: str | None = None) -> Checkpoi
                                      "inf), which jaxcfr never writes")
     arrays, meta = _upgrade(arrays, meta)
     if fingerprint is not None and meta.get("fingerprint") != fingerprint:
-        game = meta.get("config", {}).get("game", {})
+        recorded = meta.get("config", {}).get("game", {})
+        changed = _game_changes(recorded, game) if game is not None else []
+        if changed:
+            raise CheckpointError(
+                f"checkpoint {npz} was written for another game: {'; '.join(changed)}; "
+                "resume with the config it was written with, or start a new run")
         raise CheckpointError(
-            f"checkpoint {npz} was written for another game ({_game_name(game)}; fingerprint "
+            f"checkpoint {npz} was written for another game ({_game_name(recorded)}; fingerprint "
             f"{str(meta.get('fingerprint'))[:12]}... != {fingerprint[:12]}... of this game; "
             "where the config is the same, the game now lowers to other tensors: its code or "
             "jaxcfr's changed since, e.g. stacks of turn boards are merged since 2026-12-06; "
@@ -251,6 +265,19 @@ def _non_finite(arrays: Mapping[str, np.ndarray]) -> str | None:
     return None
 
 
+def _game_changes(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """``game.KEY (X in the checkpoint, Y now)`` for every key of the ``[game]`` sections
+    that differs (a key one of them lacks is its default: a checkpoint written before the
+    key existed)."""
+    from jaxcfr.runs.config import key_default
+    out = []
+    for k in sorted(set(recorded) | set(now)):
+        x, y = (s.get(k, key_default(f"game.{k}")) for s in (recorded, now))
+        if jsonable(x) != jsonable(y):
+            out.append(f"game.{k} ({x!r} in the checkpoint, {y!r} now)")
+    return out
+
+
 def _game_name(game: Mapping[str, Any]) -> str:
     if "names" in game:
         return "games " + ", ".join(map(str, game["names"]))
@@ -260,14 +287,15 @@ def _game_name(game: Mapping[str, Any]) -> str:
 
 
 def load_latest(directory: str | os.PathLike, *, fingerprint: str | None = None,
-                warn: Callable[[str], None] | None = None) -> Checkpoint | None:
+                warn: Callable[[str], None] | None = None,
+                game: Mapping[str, Any] | None = None) -> Checkpoint | None:
     """The newest valid checkpoint in ``directory`` (``None`` when there is none).
 
     Checkpoints are tried newest first, each verified (sidecar, sha256 of the
     ``.npz``); corrupt ones are skipped and reported through ``warn``. A complete
     pair newer than the ``latest`` pointer (a crash between the sidecar and the
     pointer) is valid and used. Another game or format version raises at once:
-    that is not something to fall back from.
+    that is not something to fall back from (``game``: as :func:`load`'s).
 
     Raises:
       CheckpointError: checkpoints exist but none is valid, or one is of another
@@ -280,7 +308,7 @@ def load_latest(directory: str | os.PathLike, *, fingerprint: str | None = None,
     problems = []
     for stem in stems:
         try:
-            return load(directory / stem, fingerprint=fingerprint)
+            return load(directory / stem, fingerprint=fingerprint, game=game)
         except CheckpointCorruptError as e:
             problems.append(str(e))
             if warn is not None:

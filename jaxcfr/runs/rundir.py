@@ -28,6 +28,7 @@ from typing import Any, Iterable, Iterator
 
 from jaxcfr._util.atomic import atomic_write_text
 from jaxcfr._util.serialize import jsonable
+from jaxcfr._util.reading import read_bytes
 
 try:
     import fcntl
@@ -162,7 +163,7 @@ class RunDir:
         """Records of ``metrics.jsonl`` (those with ``iteration <= upto``); bad lines skipped."""
         out = []
         try:
-            lines = self.metrics.read_text(encoding="utf-8").splitlines()
+            lines = read_bytes(self.metrics).decode("utf-8", "replace").splitlines()
         except FileNotFoundError:
             return out
         for line in lines:

@@ -404,7 +404,8 @@ def _train_with(config: Config, run: RunDir, resume: bool, runner, progress, han
                             wall_start)
     fp = runner.fingerprint()
     with together("read the checkpoint to resume from"):     # every process reads it
-        ckpt = checkpoint.load_latest(run.checkpoints, fingerprint=fp, warn=log)
+        ckpt = checkpoint.load_latest(run.checkpoints, fingerprint=fp, warn=log,
+                                      game=config.to_dict().get("game", {}))
         if ckpt is None:
             log(f"{run.path} has no checkpoint yet: starting from iteration 0")
         else:

@@ -8,6 +8,7 @@ import re
 from fractions import Fraction
 from typing import Hashable
 
+from jaxcfr._util.reading import read_bytes
 from jaxcfr.game.contract import CHANCE_NODE, DECISION, TERMINAL_NODE
 from jaxcfr.game.protocol import Game, GameError
 from jaxcfr.game.efg.parser import _parse
@@ -183,9 +184,8 @@ def load(path: str | os.PathLike) -> EfgGame:
       GameError: the file cannot be read.
     """
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            text = f.read()
+    try:                                 # bounded: a link to /dev/zero never ends
+        text = read_bytes(path).decode("utf-8", errors="surrogateescape")
     except OSError as e:
         raise GameError(f"cannot read {path}: {e.strerror or e}", rule="efg-file") from None
     return loads(text, path)
