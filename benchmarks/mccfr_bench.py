@@ -339,6 +339,13 @@ print(json.dumps({"side": "openspiel", "game": game, "scheme": scheme, "seed": s
 """
 
 
+def race_median(runs: list[dict], key: str) -> float | None:
+    """The median of ``key`` (``wall``, ``cpu``) over one side's runs of :func:`fresh`, a
+    run stopped at the limit counting as never finished (``inf``); ``None`` for no runs."""
+    values = [float("inf") if r.get("wall") is None else r[key] for r in runs]
+    return statistics.median(values) if values else None
+
+
 def fresh(game: str, scheme: str, rounds: int = 2, limit: float = 180.0,
           entries=None, seeds=(1,)) -> dict:
     """Wall seconds from a fresh process to ``FRESH_TARGET[game]``, jaxcfr's entries
@@ -367,15 +374,10 @@ def fresh(game: str, scheme: str, rounds: int = 2, limit: float = 180.0,
                     runs[side].append({"side": side, "seed": seed, "wall": None,
                                        "limit": limit})
                 print(json.dumps(runs[side][-1]), flush=True)
-
-    def median(side, key):
-        values = [r[key] if r[key] is not None else float("inf") for r in runs[side]
-                  if key in r]
-        return statistics.median(values) if values else None
     result = {"game": game, "scheme": scheme, "target": FRESH_TARGET[game],
               "seeds": list(seeds), "runs": runs,
-              "median_wall": {side: median(side, "wall") for side in runs},
-              "median_cpu": {side: median(side, "cpu") for side in runs}}
+              "median_wall": {side: race_median(r, "wall") for side, r in runs.items()},
+              "median_cpu": {side: race_median(r, "cpu") for side, r in runs.items()}}
     print(json.dumps(result), flush=True)
     return result
 
