@@ -13,6 +13,8 @@ Usage::
     python benchmarks/mccfr_bench.py --peer --only throughput   # (or compile, fresh, seeds)
     python benchmarks/mccfr_bench.py --peer --only walk    # depth first against level by level
     python benchmarks/mccfr_bench.py --peer --only fresh --fresh-games leduc_poker
+    python benchmarks/mccfr_bench.py --peer --only compile_fresh  # each compile its own process
+    python benchmarks/mccfr_bench.py --peer --only race --seeds 1 2 3   # Leduc to 0.1, seeded
 
 An entry is ``algorithm/sampling[/samples[/counts]]``: ``cfr/external/4096/counts`` runs
 4,096 external-sampling traversals per player and iteration as counts over the whole tree
@@ -240,15 +242,67 @@ def compile_seconds(game: str, samples: int = 64, rounds: int = 5,
             "ratio_to_exact": ratio, "rounds": seconds}
 
 
+def compile_one(game: str, entry: str, samples: int = 1) -> None:
+    """One program's compile, in this (fresh) process (run as a child by
+    :func:`compile_fresh`): prints the seconds to trace and lower it and to compile it,
+    wall and CPU (``time.process_time``: XLA's compile threads included)."""
+    scheme, _, how = entry.partition("/")
+    name = f"cfr/{scheme}/{samples}" + (f"/{how}" if how else "")
+    algorithm = "cfr+" if scheme == "none+" else "cfr"
+    solver = (jaxcfr.make_solver(algorithm) if scheme.startswith("none")
+              else entry_solver(name))
+    runner = jaxcfr.Runner(jaxcfr.lower(jaxcfr.load_game(game), name=game), solver,
+                           {"seed": 0}, chunk=50)
+    state = runner.init()
+    wall, cpu = time.perf_counter(), time.process_time()
+    program = runner.chunk_program(state)
+    lower_wall, lower_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    wall, cpu = time.perf_counter(), time.process_time()
+    program.compile()
+    print(json.dumps({"game": game, "entry": entry, "lower_wall": lower_wall,
+                      "lower_cpu": lower_cpu, "compile_wall": time.perf_counter() - wall,
+                      "compile_cpu": time.process_time() - cpu}), flush=True)
+
+
+#: the programs of :func:`compile_fresh`: the exact CFR and CFR+ steps, then the walks
+COMPILE_FRESH_ENTRIES = ("none", "none+", "external/depth", "outcome/depth",
+                         "external/levels", "outcome/levels")
+
+
+def compile_fresh(game: str, rounds: int = 3, entries=COMPILE_FRESH_ENTRIES,
+                  samples: int = 1) -> dict:
+    """Each program of ``entries`` (``scheme[/how]``; ``none``: exact CFR, ``none+``: exact
+    CFR+) compiled in a fresh process of its own (persistent cache off), interleaved over
+    ``rounds`` rounds: the medians of the trace-and-lower and the compile seconds, wall
+    and CPU, and the compile's ratios to the exact steps' (CPU, then wall)."""
+    runs = {entry: [] for entry in entries}
+    for _ in range(rounds):
+        for entry in entries:
+            out = fresh_python([__file__, "--compile-one", game, entry, str(samples)],
+                               check=True,
+                               env={**os.environ, "JAXCFR_NO_COMPILATION_CACHE": "1"})
+            runs[entry].append(out.last_json())
+    med = {entry: {key: statistics.median(r[key] for r in rs)
+                   for key in ("lower_wall", "lower_cpu", "compile_wall", "compile_cpu")}
+           for entry, rs in runs.items()}
+    ratio = {base: {entry: {clock: m[f"compile_{clock}"] / med[base][f"compile_{clock}"]
+                            for clock in ("cpu", "wall")} for entry, m in med.items()}
+             for base in ("none", "none+") if base in med}
+    out = {"game": game, "samples": samples, "median": med, "ratio": ratio, "runs": runs}
+    print(json.dumps({"game": game, "median": med, "ratio": ratio}), flush=True)
+    return out
+
+
 def fresh_run(side: str, game: str, scheme: str, target: float, entry: str) -> None:
     """jaxcfr's side of the fresh-process race (run as a child process): iterate until the
     exploitability is below ``target``, checking after 1.3x more iterations each time;
     prints seconds since the process started (imports, lowering, compilation included)."""
     start = float(sys.argv[sys.argv.index("--started") + 1])
+    seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 1
     done, n, expl = 0, 10, float("inf")
     k = entry.split("/")[2]
     runner = jaxcfr.Runner(jaxcfr.lower(jaxcfr.load_game(game), name=game),
-                           entry_solver(entry), {"seed": 1}, chunk=100)
+                           entry_solver(entry), {"seed": seed}, chunk=100)
     state = runner.init()
     while expl >= target:
         state = runner.advance(state, n)
@@ -257,51 +311,73 @@ def fresh_run(side: str, game: str, scheme: str, target: float, entry: str) -> N
         n = max(10, int(done * 0.3))
     traversals = done * int(k)
     print(json.dumps({"side": side, "game": game, "scheme": scheme, "entry": entry,
-                      "iterations": done, "traversals_per_player": traversals,
+                      "seed": seed, "iterations": done, "traversals_per_player": traversals,
                       "exploitability": expl, "wall": time.time() - start}), flush=True)
 
 
 #: OpenSpiel's side of the fresh-process race: no JAX imported (argv: game, scheme, target,
-#: start time); the same check schedule (1.3x more iterations each time)
+#: start time, seed); the same check schedule (1.3x more iterations each time)
 PEER_FRESH = """
 import json, sys, time
 import pyspiel
 game, scheme, target, start = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+seed = int(sys.argv[5]) if len(sys.argv) > 5 else 1
 g = pyspiel.load_game(game)
 cls = (pyspiel.ExternalSamplingMCCFRSolver if scheme == "external"
        else pyspiel.OutcomeSamplingMCCFRSolver)
-solver, done, n, expl = cls(g, seed=1), 0, 100, float("inf")
+solver, done, n, expl = cls(g, seed=seed), 0, 100, float("inf")
 while expl >= target:
     for _ in range(n):
         solver.run_iteration()
     done += n
     expl = pyspiel.exploitability(g, solver.average_policy())
     n = max(100, int(done * 0.3))
-print(json.dumps({"side": "openspiel", "game": game, "scheme": scheme, "iterations": done,
+print(json.dumps({"side": "openspiel", "game": game, "scheme": scheme, "seed": seed,
+                  "iterations": done,
                   "traversals_per_player": done, "exploitability": expl,
                   "wall": time.time() - start}))
 """
 
 
-def fresh(game: str, scheme: str, rounds: int = 2, limit: float = 180.0) -> dict:
+def race_median(runs: list[dict], key: str) -> float | None:
+    """The median of ``key`` (``wall``, ``cpu``) over one side's runs of :func:`fresh`, a
+    run stopped at the limit counting as never finished (``inf``); ``None`` for no runs."""
+    values = [float("inf") if r.get("wall") is None else r[key] for r in runs]
+    return statistics.median(values) if values else None
+
+
+def fresh(game: str, scheme: str, rounds: int = 2, limit: float = 180.0,
+          entries=None, seeds=(1,)) -> dict:
     """Wall seconds from a fresh process to ``FRESH_TARGET[game]``, jaxcfr's entries
-    (``FRESH_ENTRY``) and OpenSpiel interleaved (each a new process; JAX's persistent
-    compilation cache off); a run past ``limit`` seconds is stopped and recorded as
-    ``{"wall": None}``."""
-    runs = {**{entry: [] for entry in FRESH_ENTRY[scheme]}, "openspiel": []}
+    (``entries``, default ``FRESH_ENTRY[scheme]``) and OpenSpiel interleaved (each a new
+    process; JAX's persistent compilation cache off), once per round and seed (the same
+    seed on both sides); a run past ``limit`` seconds is stopped and recorded as
+    ``{"wall": None}``. Each run also has its CPU seconds (``cpu``: the child's user and
+    system time, seen from outside), and each side the medians over its runs."""
+    entries = FRESH_ENTRY[scheme] if entries is None else tuple(entries)
+    runs = {**{entry: [] for entry in entries}, "openspiel": []}
     for _ in range(rounds):
-        for side in runs:
-            target = str(FRESH_TARGET[game])
-            args = ([__file__, "--fresh-run", "jaxcfr", game, scheme, target, side,
-                     "--started", str(time.time())] if side != "openspiel"
-                    else ["-c", PEER_FRESH, game, scheme, target, str(time.time())])
-            try:
-                out = fresh_python(args, check=True, timeout=limit,
-                                   env={**os.environ, "JAXCFR_NO_COMPILATION_CACHE": "1"})
-                runs[side].append(out.last_json())
-            except subprocess.TimeoutExpired:
-                runs[side].append({"side": side, "wall": None, "limit": limit})
-    result = {"game": game, "scheme": scheme, "target": FRESH_TARGET[game], "runs": runs}
+        for seed in seeds:
+            for side in runs:
+                target = str(FRESH_TARGET[game])
+                args = ([__file__, "--fresh-run", "jaxcfr", game, scheme, target, side,
+                         "--started", str(time.time()), "--seed", str(seed)]
+                        if side != "openspiel"
+                        else ["-c", PEER_FRESH, game, scheme, target, str(time.time()),
+                              str(seed)])
+                try:
+                    out = fresh_python(args, check=True, timeout=limit,
+                                       env={**os.environ, "JAXCFR_NO_COMPILATION_CACHE": "1"})
+                    runs[side].append({**out.last_json(), "cpu": out.cpu_s,
+                                       "load_average": os.getloadavg()[0]})
+                except subprocess.TimeoutExpired:
+                    runs[side].append({"side": side, "seed": seed, "wall": None,
+                                       "limit": limit})
+                print(json.dumps(runs[side][-1]), flush=True)
+    result = {"game": game, "scheme": scheme, "target": FRESH_TARGET[game],
+              "seeds": list(seeds), "runs": runs,
+              "median_wall": {side: race_median(r, "wall") for side, r in runs.items()},
+              "median_cpu": {side: race_median(r, "cpu") for side, r in runs.items()}}
     print(json.dumps(result), flush=True)
     return result
 
@@ -374,7 +450,14 @@ FRESH_RACES = (("leduc_poker", "external", 2), ("leduc_poker", "outcome", 2),
                ("liars_dice", "outcome", 1), ("liars_dice", "external", 1))
 
 
-def peer(out: pathlib.Path, only: str | None = None, fresh_games=None) -> None:
+#: the seeded race (``--only race``): Leduc to 0.1, external sampling, jaxcfr's walks
+#: (level by level and depth first at x64, depth first at x512) and counts (x4096)
+RACE_ENTRIES = ("cfr/external/64", "cfr/external/64/depth", "cfr/external/512/depth",
+                "cfr/external/4096/counts")
+
+
+def peer(out: pathlib.Path, only: str | None = None, fresh_games=None,
+         seeds=(1, 2, 3)) -> None:
     """The peer figures into ``out / "mccfr.json"`` under ``peer`` (merged by part; each
     part's date and load average under ``peer["when"][part]``). The whole process keeps
     off the persistent compilation cache (compile seconds are compiles, not loads; the
@@ -393,9 +476,12 @@ def peer(out: pathlib.Path, only: str | None = None, fresh_games=None) -> None:
         "fresh": lambda: [fresh(g, scheme, rounds=r) for g, scheme, r in FRESH_RACES
                           if fresh_games is None or g in fresh_games],
         "seeds": seeds_study,
-        "walk": walk_study}
+        "walk": walk_study,
+        "compile_fresh": lambda: [compile_fresh(g) for g in PEER_GAMES],
+        "race": lambda: fresh("leduc_poker", "external", rounds=1, entries=RACE_ENTRIES,
+                              seeds=seeds)}
     for name, run in parts.items():
-        if only == name or (only is None and name != "walk"):
+        if only == name or (only is None and name not in ("walk", "compile_fresh", "race")):
             when = {"date": time.strftime("%Y-%m-%d %H:%M"),
                     "load_average_before": list(os.getloadavg())}
             result = run()
@@ -430,13 +516,19 @@ def build_parser() -> argparse.ArgumentParser:
                         help="only the iterations to 0.05 on Leduc, added to mccfr.json")
     parser.add_argument("--peer", action="store_true",
                         help="only the figures against OpenSpiel, added to mccfr.json")
-    parser.add_argument("--only", choices=("throughput", "compile", "fresh", "seeds", "walk"),
+    parser.add_argument("--only", choices=("throughput", "compile", "fresh", "seeds", "walk",
+                                           "compile_fresh", "race"),
                         help="with --peer: one part of them")
+    parser.add_argument("--seeds", nargs="*", type=int, default=[1, 2, 3],
+                        help="with --peer --only race: the seeds (each side, each seed)")
     parser.add_argument("--fresh-games", nargs="*",
                         help="with --peer --only fresh: these games' races only")
     parser.add_argument("--fresh-run", nargs=5, metavar=("SIDE", "GAME", "SCHEME", "TARGET",
                                                          "ENTRY"), help=argparse.SUPPRESS)
     parser.add_argument("--started", help=argparse.SUPPRESS)
+    parser.add_argument("--seed", help=argparse.SUPPRESS)
+    parser.add_argument("--compile-one", nargs=3, metavar=("GAME", "ENTRY", "SAMPLES"),
+                        help=argparse.SUPPRESS)
     return parser
 
 
@@ -448,8 +540,12 @@ def main() -> None:
         side, game, scheme, target, entry = args.fresh_run
         fresh_run(side, game, scheme, float(target), entry)
         return
+    if args.compile_one:
+        game, entry, samples = args.compile_one
+        compile_one(game, entry, int(samples))
+        return
     if args.peer:
-        peer(out, args.only, args.fresh_games)
+        peer(out, args.only, args.fresh_games, tuple(args.seeds))
         return
     if args.target_only:
         path = out / "mccfr.json"

@@ -50,6 +50,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcfr.kernels.keys import uniform
 from jaxcfr.kernels.numerics import trail
 from jaxcfr.kernels.passes import gather
 from jaxcfr.kernels.subtree import Scheme
@@ -217,6 +218,6 @@ def node_uniforms(keys: jax.Array, tables: CountTables, traverser, dtype) -> jax
     row = 0 if traverser is None else traverser
     sampling = jax.lax.dynamic_index_in_dim(tables.sampling, row, keepdims=False)     # [J]
     slot = jax.lax.dynamic_index_in_dim(tables.slot, row, keepdims=False)             # [N]
-    u = jax.vmap(lambda k: jax.random.uniform(k, sampling.shape, dtype))(keys.reshape(-1))
+    u = uniform(keys.reshape(-1), sampling.shape, dtype)                            # [B, J]
     u = jnp.concatenate([jnp.moveaxis(u, 0, -1), jnp.zeros((1, u.shape[0]), dtype)])
     return gather(u, slot).reshape(slot.shape + keys.shape)

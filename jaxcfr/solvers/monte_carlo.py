@@ -26,7 +26,7 @@ from jaxcfr._util.arguments import ArgumentError, positive_int
 from jaxcfr.kernels import passes, sequence
 from jaxcfr.kernels.counts import (MAX_SAMPLES, CountTables, count_tables, node_uniforms,
                                    siblings, split_bounds, traversal_counts)
-from jaxcfr.kernels.keys import fold
+from jaxcfr.kernels.keys import fold, uniform
 from jaxcfr.kernels.numerics import exploration_mix, instantaneous_regret, trail
 from jaxcfr.kernels.passes import gather as take
 from jaxcfr.kernels.subtree import (Paths, SamplePlan, Subtree, build_subtree, child_tables,
@@ -203,7 +203,7 @@ class MonteCarlo(Estimator):
             total = self.bounds.samples * self.bounds.draws
         else:
             total = level_offsets(self.plan)[-1]
-        return jax.vmap(lambda k: jax.random.uniform(k, (total,), dtype))(keys)
+        return uniform(keys, (total,), dtype)
 
     def _traverse(self, t, s, policy: LazyStrategy, player, keys, eps, tables) -> RowEstimate:
         how = self.from_walks if self.walk == "depth" else self.from_uniforms
