@@ -671,10 +671,12 @@ def _unique_keys(pairs: list) -> dict:
     return out
 
 
-def read_lock_file(path) -> dict:
-    """A lock file (JSON; see the module) as the mapping :func:`resolve_lock` takes."""
+def read_lock_file(path, data: bytes | None = None) -> dict:
+    """A lock file (JSON; see the module) as the mapping :func:`resolve_lock` takes;
+    ``data``: its bytes when read already (a pipe reads once)."""
     try:                                 # bounded: --lock /dev/zero never ends
-        data = json.loads(read_bytes(path).decode("utf-8-sig"),  # (a byte-order mark skipped)
+        data = json.loads((read_bytes(path) if data is None else data)
+                          .decode("utf-8-sig"),   # (a byte-order mark skipped)
                           object_pairs_hook=_unique_keys)
     except _RepeatedKey as e:
         raise LockError(f"the lock file {os.fspath(path)!r} gives the key {e.args[0]!r} twice "

@@ -245,9 +245,8 @@ def lock_digest(config: Config) -> str | None:
     checkpoint records it, and a run resumes only under the same lock."""
     if config.solver.lock is None:
         return None
-    from jaxcfr.api.locks import read_lock_file
-    read_lock_file(config.solver.lock)                  # (LockError: not a lock file)
-    entries = json.loads(Path(config.solver.lock).read_text(encoding="utf-8-sig"))
+    config.lock()                                       # (LockError: not a lock file)
+    entries = json.loads(config.lock_bytes().decode("utf-8-sig"))
     text = json.dumps(entries, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -433,7 +432,7 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
     if config.solver.lock is not None:
         # the lock travels with the run: a copy in the run directory, which the run's own
         # config names (relative to it), so that --resume RUN_DIR plays the same lock
-        text = Path(config.solver.lock).read_text(encoding="utf-8-sig")
+        text = config.lock_bytes().decode("utf-8-sig")
         if run.writer and Path(config.solver.lock).resolve() != run.lock_file.resolve():
             atomic_write_text(run.lock_file, text)
         written = dataclasses.replace(config, solver=dataclasses.replace(
