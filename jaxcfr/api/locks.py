@@ -508,6 +508,9 @@ def resolve_stack_lock(stack: PublicStack, lock, labels: Sequence[str] | None = 
         for known in (names, labels or ()):
             if member in known and list(known).count(member) == 1:
                 return list(known).index(member)
+        board = _board_label(member) if labels else None     # as --boards writes it
+        if board is not None and list(labels).count(board) == 1:
+            return list(labels).index(board)
         shown = ", ".join(map(str, list(labels or names)[:4])) + (", ..." if B > 4 else "")
         raise LockError(f"{member!r} names no member of the stack (an index 0 to {B - 1}, "
                         f"or a member's {'board' if labels else 'name'}, as written there: "
@@ -594,6 +597,17 @@ def unmerged_note(stack: PublicStack, members, labels=None) -> str:
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     return (f"{BREAKS_SYMMETRY} of member{'s' * (len(names) > 1)} {shown}: solved without "
             "isomorphism there (every chance outcome walked)")
+
+
+def _board_label(member) -> str | None:
+    """``member`` as ``--boards`` (``game.boards``) writes one board (``"AsKd6h5c2S"`` ->
+    ``"AsKd6h5c2s"``), or ``None`` when it is not one board."""
+    try:
+        from jaxcfr_games.holdem.boards import parse_boards
+        boards = parse_boards(member) if isinstance(member, str) else []
+    except (ImportError, ValueError):
+        return None
+    return boards[0] if len(boards) == 1 else None
 
 
 def _shared_lock(stack: PublicStack, mapping: Mapping, index) -> Lock:
