@@ -416,6 +416,12 @@ def _train_with(config: Config, run: RunDir, resume: bool, runner, progress, han
             if bad:
                 raise CheckpointError(f"checkpoint {ckpt.path} was written with another "
                                       f"solver configuration: {'; '.join(bad)}")
+            if ckpt.iteration > config.solver.iterations:       # before any compilation
+                raise CheckpointError(
+                    f"the run {run.path} already has {ckpt.iteration} iterations, more than "
+                    f"solver.iterations = {config.solver.iterations}: resume with more to go "
+                    f"on (--set solver.iterations=N, N > {ckpt.iteration}), or use the run as "
+                    f"it is")
     check_same(-1 if ckpt is None else ckpt.iteration, "the checkpoint to resume from "
                "(is the run directory on a file system every process sees?)")
     return _iterate(config, run, runner, ckpt, progress, handle_sigint, log, status, wall_start)
