@@ -37,7 +37,8 @@ A stack of public trees (:class:`~jaxcfr.lowering.public_stack.PublicStack`;
   its public history is a decision of the named player and its hands are dealt (a
   member without that node is not locked there; an entry found in no member is an
   error), and a lock file's entry with a ``"member"`` (its index, or its name: the
-  member game's name, a board of ``game.boards``) applies to that member only;
+  member game's name, a board of ``game.boards`` in any case, as ``--boards`` reads it)
+  applies to that member only;
 * a list of one lock (or ``None``) per member, or a mapping ``{member: lock}`` (index
   or name), each resolved against its own member as :func:`resolve_lock` does.
 
