@@ -110,6 +110,15 @@ MISTAKES = [
     (["solve", SPOT, "--boards", "random:0"], "COUNT must be at least 1"),
     (["solve", "kuhn_poker", "--boards", "random:4"], "--boards takes a hold'em spot"),
     (["solve", "holdem_spot(ranges=('AA', 'KX'))", "--boards", "random:2"], "'KX'"),
+    # a range the first board empties is that board's, as on the others (turn:Td9d6h's
+    # first board is Td9d6h2c); parameters no board takes are the game's
+    (["solve", "holdem_spot(ranges=('2c2d', 'KK'))", "--boards", "turn:Td9d6h"],
+     "jaxcfr: error: --boards: board Td9d6h2c: holdem_spot: OOP's range has no hand the "
+     "board Td9d6h2c leaves\n"),
+    (["solve", "holdem_spot(ranges=('', 'KK'))", "--boards", "turn:Td9d6h"],
+     "jaxcfr: error: holdem_spot(ranges=('', 'KK')): holdem_spot: OOP's range has no hand"),
+    (["solve", "holdem_spot(pot=-1)", "--boards", "turn:Td9d6h"],
+     "jaxcfr: error: holdem_spot(pot=-1): holdem_spot: pot must be a positive"),
     (["solve", SPOT, "--boards", "random:2", "--grid", ""], "--grid is not taken"),
     (["solve", SPOT, "--boards", "random:2", "--sampling", "outcome"], "by exact passes"),
     (["solve", SPOT, "--boards", "random:3", "--algorithm", "dcfr", "--per-board",

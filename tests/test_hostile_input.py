@@ -907,3 +907,31 @@ def test_a_run_directorys_files_that_never_end_are_refused_or_skipped(tmp_path):
     (tmp_path / "metrics.jsonl").symlink_to(ZERO)
     with pytest.raises(FileTooLarge):
         RunDir(tmp_path).read_metrics()
+
+
+def test_eval_of_a_holdem_spot_gives_the_exploitability_in_percent_of_the_pot(tmp_path,
+                                                                              capsys):
+    """``jaxcfr eval`` of a hold'em spot, as ``solve`` and ``train``: the exploitability in
+    percent of the pot too (text and JSON); rounding noise about 0 is ``0.0000%``."""
+    pytest.importorskip("phevaluator")
+    from jaxcfr.runs.progress import format_metric, pot_percent
+    assert pot_percent(-1e-9, 100) == pot_percent(0.0, 50) == "0.0000%"
+    assert pot_percent(-0.5, 200) == "-0.2500%" and pot_percent(1, 80) == "1.2500%"
+    assert format_metric({"metric": -1e-9, "metric_name": "exploitability"}, 100) == \
+        "exploitability -1.000e-09 (0.0000% of the pot)"
+    spot = ("holdem_spot(board='Td9d6h5c2s', ranges=('AA,KK', 'QQ,JJ'), pot=80, stack=200, "
+            "bets='60%', raises='')")
+    lowered = jaxcfr.lower_public(jaxcfr.load_game(spot))
+    legal = np.asarray(lowered.tensors.legal_mask, np.float64)           # [I, A]: uniform
+    profile = jaxcfr.Profile.from_lowered(lowered, legal / np.maximum(
+        legal.sum(axis=1, keepdims=True), 1))
+    profile.game = spot
+    profile.save(tmp_path / "uniform")
+    status, out, _ = _run(capsys, "eval", str(tmp_path / "uniform.npz"), "--json")
+    got = json.loads(out)
+    assert status == 0 and got["pot"] == 80
+    assert got["exploitability_pot_percent"] == pytest.approx(100 * got["exploitability"] / 80)
+    status, out, _ = _run(capsys, "eval", str(tmp_path / "uniform.npz"))
+    line = next(x for x in out.splitlines() if x.startswith("exploitability"))
+    assert status == 0 and line.endswith(
+        f"({pot_percent(got['exploitability'], 80)} of the pot 80)"), line

@@ -210,8 +210,15 @@ def test_a_lock_by_member_index_name_or_board(spots, tmp_path):
         spots[1].hands.labels[0])
     with pytest.raises(LockError, match="names no member"):
         resolve_stack_lock(stack, {"Qs": one})
-    # a board the lock file spells otherwise than the stack: the error shows the spelling
-    path.write_text(json.dumps([{"history": "", "member": BOARDS[1].lower(),
+    # a board spelt otherwise (any case, as --boards reads it) names the same member
+    for spelt in (BOARDS[1].lower(), "AsKd6h5c2S", " AsKd 6h5c2s"):
+        path.write_text(json.dumps([{"history": "", "member": spelt,
+                                     "strategy": {"Check": 1}}]))
+        again = resolve_stack_lock(stack, str(path), BOARDS)
+        np.testing.assert_array_equal(again.mask, by_index.mask)
+        np.testing.assert_array_equal(again.strategy, by_index.strategy)
+    # a board of no member: the error shows the members' boards
+    path.write_text(json.dumps([{"history": "", "member": "AsKd6h5c3s",
                                  "strategy": {"Check": 1}}]))
     with pytest.raises(LockError, match=f"names no member.*as written there: {BOARDS[0]}, "
                                         f"{BOARDS[1]}"):

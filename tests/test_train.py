@@ -217,6 +217,26 @@ def test_resume_refuses_another_game_and_another_solver(full_run, config_path, t
         train(load_config(config_path), resume=str(tmp_path / "nowhere"))
 
 
+def test_resume_with_fewer_iterations_than_done_says_so_before_compiling(full_run,
+                                                                         config_path):
+    """Resumed with solver.iterations below the checkpoint's: one plain error (not "120 of
+    40" after a compilation for nothing), the run directory untouched."""
+    try:
+        from tests.test_compile_once import count_compiles
+    except ImportError:  # tests/ is not a package: pytest put it on sys.path
+        from test_compile_once import count_compiles
+    run = full_run[0].run_dir
+    files = lambda: sorted((p.name, p.stat().st_mtime_ns)  # noqa: E731 (.lock: held)
+                           for p in Path(run).iterdir() if p.name != ".lock")
+    before = files()
+    with count_compiles() as seen, pytest.raises(
+            CheckpointError, match=r"already has 120 iterations, more than solver.iterations "
+                                   r"= 40: resume with more .*N > 120"):
+        train(load_config(config_path, ["solver.iterations=40"]), resume=str(run))
+    assert seen["compiles"] == 0
+    assert files() == before
+
+
 def test_resume_skips_a_corrupt_newest_checkpoint(full_run, config_path, tmp_path):
     import shutil
     out = tmp_path / "copy"

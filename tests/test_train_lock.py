@@ -7,6 +7,7 @@ tests/test_train.py."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -176,3 +177,22 @@ def test_a_locked_holdem_run_keeps_its_node_and_resumes_bit_for_bit(tmp_path):
     for k in a:
         assert a[k].tobytes() == b[k].tobytes(), k
     assert jaxcfr.Profile.load(short / "profile.npz").probs.tobytes() == profile.probs.tobytes()
+
+
+def test_a_lock_given_as_a_pipe_is_read_once(config_path, tmp_path):
+    """``solver.lock = "/dev/fd/N"`` (a shell's ``<(...)``, ``/dev/stdin``): a pipe reads
+    once, so the run reads the lock once (config check, runner, digest and the run
+    directory's copy all from that one read), as ``jaxcfr solve --lock`` does."""
+    text = json.dumps([{"infoset": k, "strategy": v} for k, v in KUHN_P0.items()])
+    r, w = os.pipe()
+    try:
+        os.write(w, text.encode())
+        os.close(w)
+        config = load_config(config_path, [f"solver.lock=/dev/fd/{r}",
+                                           "solver.iterations=16"])
+        done = train(config, out_dir=str(tmp_path / "piped"))
+    finally:
+        os.close(r)
+    run = RunDir(done.run_dir)
+    assert json.loads(run.lock_file.read_text()) == json.loads(text)
+    assert checkpoint.load_latest(run.checkpoints).meta["lock"] is not None

@@ -16,8 +16,8 @@ import itertools
 
 import numpy as np
 
-__all__ = ["RANKS", "SUITS", "NUM_CARDS", "HoldemError", "card", "card_str", "parse_board",
-           "board_str", "HANDS", "NUM_HANDS", "hand_index", "hand_str", "HAND_MASKS",
+__all__ = ["RANKS", "SUITS", "NUM_CARDS", "HoldemError", "BoardError", "card", "card_str",
+           "parse_board", "board_str", "HANDS", "NUM_HANDS", "hand_index", "hand_str", "HAND_MASKS",
            "board_mask", "blocked"]
 
 RANKS = "23456789TJQKA"
@@ -35,6 +35,11 @@ class HoldemError(ValueError):
     def __init__(self, message: str, position: int | None = None):
         super().__init__(message)
         self.position = position
+
+
+class BoardError(HoldemError):
+    """A spot's parameters that its board rules out (a range with no hand the board
+    leaves): the same parameters may fit another board."""
 
 
 def card(text: str) -> int:

@@ -39,7 +39,8 @@ import numpy as np
 from jaxcfr.game import CHANCE, TERMINAL, Fold, GameError, PublicGame, Showdown
 
 from .bets import STREETS, BetTree, build_tree, tree_config
-from .cards import HANDS, NUM_CARDS, HoldemError, board_str, card_str, hand_str, parse_board
+from .cards import (HANDS, NUM_CARDS, BoardError, HoldemError, board_str, card_str, hand_str,
+                    parse_board)
 from .isomorphism import card_classes, hand_permutation, permute_card, suit_symmetries
 from .ranges import parse_range, range_hands
 from .strength import board_strengths
@@ -91,8 +92,9 @@ class _Spot:
             full.append(w)
             idx = range_hands(w, self.board)
             if not len(idx):
-                raise HoldemError(f"{('OOP', 'IP')[p]}'s range has no hand the board "
-                                  f"{board_str(self.board)} leaves")
+                error = BoardError if w.any() else HoldemError   # empty: on any board
+                raise error(f"{('OOP', 'IP')[p]}'s range has no hand the board "
+                            f"{board_str(self.board)} leaves")
             self.index.append(idx)
             self.weights.append(tuple(float(x) for x in w[idx]))
             self.labels.append(tuple(hand_str(i) for i in idx))
@@ -169,6 +171,8 @@ class HoldemSpot(PublicGame):
         try:
             self._s = _Spot(board, ranges, pot, stack, bets, raises, turn_donk, river_donk,
                             add_allin, force_allin, merging, bool(isomorphism))
+        except BoardError as e:                 # this board's: another may take the spot
+            raise BoardError(f"holdem_spot: {e}") from None
         except HoldemError as e:
             raise ValueError(f"holdem_spot: {e}") from None
         self._node = 0

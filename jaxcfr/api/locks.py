@@ -37,7 +37,8 @@ A stack of public trees (:class:`~jaxcfr.lowering.public_stack.PublicStack`;
   its public history is a decision of the named player and its hands are dealt (a
   member without that node is not locked there; an entry found in no member is an
   error), and a lock file's entry with a ``"member"`` (its index, or its name: the
-  member game's name, a board of ``game.boards``) applies to that member only;
+  member game's name, a board of ``game.boards`` in any case, as ``--boards`` reads it)
+  applies to that member only;
 * a list of one lock (or ``None``) per member, or a mapping ``{member: lock}`` (index
   or name), each resolved against its own member as :func:`resolve_lock` does.
 
@@ -508,6 +509,9 @@ def resolve_stack_lock(stack: PublicStack, lock, labels: Sequence[str] | None = 
         for known in (names, labels or ()):
             if member in known and list(known).count(member) == 1:
                 return list(known).index(member)
+        board = _board_label(member) if labels else None     # as --boards writes it
+        if board is not None and list(labels).count(board) == 1:
+            return list(labels).index(board)
         shown = ", ".join(map(str, list(labels or names)[:4])) + (", ..." if B > 4 else "")
         raise LockError(f"{member!r} names no member of the stack (an index 0 to {B - 1}, "
                         f"or a member's {'board' if labels else 'name'}, as written there: "
@@ -596,6 +600,17 @@ def unmerged_note(stack: PublicStack, members, labels=None) -> str:
             "isomorphism there (every chance outcome walked)")
 
 
+def _board_label(member) -> str | None:
+    """``member`` as ``--boards`` (``game.boards``) writes one board (``"AsKd6h5c2S"`` ->
+    ``"AsKd6h5c2s"``), or ``None`` when it is not one board."""
+    try:
+        from jaxcfr_games.holdem.boards import parse_boards
+        boards = parse_boards(member) if isinstance(member, str) else []
+    except (ImportError, ValueError):
+        return None
+    return boards[0] if len(boards) == 1 else None
+
+
 def _shared_lock(stack: PublicStack, mapping: Mapping, index) -> Lock:
     """One lock's entries on every member where they exist; :class:`ForMember` keys on
     their member only (strictly)."""
@@ -671,10 +686,12 @@ def _unique_keys(pairs: list) -> dict:
     return out
 
 
-def read_lock_file(path) -> dict:
-    """A lock file (JSON; see the module) as the mapping :func:`resolve_lock` takes."""
+def read_lock_file(path, data: bytes | None = None) -> dict:
+    """A lock file (JSON; see the module) as the mapping :func:`resolve_lock` takes;
+    ``data``: its bytes when read already (a pipe reads once)."""
     try:                                 # bounded: --lock /dev/zero never ends
-        data = json.loads(read_bytes(path).decode("utf-8-sig"),  # (a byte-order mark skipped)
+        data = json.loads((read_bytes(path) if data is None else data)
+                          .decode("utf-8-sig"),   # (a byte-order mark skipped)
                           object_pairs_hook=_unique_keys)
     except _RepeatedKey as e:
         raise LockError(f"the lock file {os.fspath(path)!r} gives the key {e.args[0]!r} twice "

@@ -50,17 +50,15 @@ def boards_spots(args) -> tuple[list[str], list]:
                             f"{args.game!r}", argument="--boards")
     params.pop("tree", None)
     params.pop("board", None)
-    from jaxcfr_games.holdem.boards import board_spots, parse_boards
+    from jaxcfr_games.holdem.boards import parse_boards
     from jaxcfr_games.holdem.cards import HoldemError
     try:
         boards = parse_boards(args.boards)
     except HoldemError as e:
         raise ArgumentError(f"--boards: {e}", argument="--boards") from None
-    try:                         # the spot's parameters checked on the first board now;
-        first = board_spots(boards[:1], **params)       # the rest built in run_boards, once
-    except (HoldemError, ValueError, TypeError) as e:    # the stack is known to fit
-        raise ArgumentError(f"{args.game}: {e}", argument="--boards") from None
-    return boards, _Spots(boards, params, first[0])
+    spots = _Spots(boards, params, args.game)
+    spots[0]                 # the spot's parameters checked on the first board now; the
+    return boards, spots     # rest built in run_boards, once the stack is known to fit
 
 
 def per_board_settings(texts: list[str], boards: list[str], algorithm: str,
@@ -139,10 +137,11 @@ def _shown_boards(boards: list[str], most: int = 6) -> str:
 class _Spots:
     """The spot on each board, built when first asked for (``len`` is the boards'): a
     stack too large for the memory budget is refused after its first spot, not after
-    building every one. A board the spot cannot take raises :class:`ArgumentError`."""
+    building every one. A board the spot cannot take raises :class:`ArgumentError`
+    naming the board (``--boards: board ...``), parameters no board takes naming ``game``."""
 
-    def __init__(self, boards: list[str], params: dict, first):
-        self.boards, self.params, self._built = boards, params, {0: first}
+    def __init__(self, boards: list[str], params: dict, game: str):
+        self.boards, self.params, self.game, self._built = boards, params, game, {}
 
     def __len__(self) -> int:
         return len(self.boards)
@@ -150,12 +149,14 @@ class _Spots:
     def __getitem__(self, b: int):
         if b not in self._built:
             from jaxcfr_games.holdem.boards import board_spots
-            from jaxcfr_games.holdem.cards import HoldemError
+            from jaxcfr_games.holdem.cards import BoardError
             try:
                 self._built[b] = board_spots(self.boards[b:b + 1], **self.params)[0]
-            except (HoldemError, ValueError, TypeError) as e:
+            except BoardError as e:              # this board's: another may take the spot
                 raise ArgumentError(f"--boards: board {self.boards[b]}: {e}",
                                     argument="--boards") from None
+            except (ValueError, TypeError) as e:  # the spot's parameters (on any board)
+                raise ArgumentError(f"{self.game}: {e}", argument="--boards") from None
         return self._built[b]
 
     def __iter__(self):

@@ -206,7 +206,8 @@ def run_solve(args) -> int:
     heavy()
     from jaxcfr.api.solve import LoadOptions, Report, SolveOptions, solve_with
     from jaxcfr.engine.chance import Chance
-    from jaxcfr.runs.progress import format_metric, make_progress, make_status, pot_of
+    from jaxcfr.runs.progress import (format_metric, make_progress, make_status, pot_of,
+                                      pot_percent)
     from jaxcfr.solvers.estimators import make_estimator
     from jaxcfr.solvers.presets import named_parameters
     # every argument is checked before the (possibly long) lowering, by the rules the API
@@ -233,7 +234,7 @@ def run_solve(args) -> int:
     def report(m):
         if not args.json:
             e = m.get("exploitability")
-            share = f"  ({100 * e / pot:.4f}% of the pot)" if pot is not None and \
+            share = f"  ({pot_percent(e, pot)} of the pot)" if pot is not None and \
                 isinstance(e, float) else ""
             print(f"iteration {m['iteration']:>8}  {format_metric(m)}{share}", flush=True)
 
@@ -339,14 +340,15 @@ def run_solve(args) -> int:
                   f"{est['train_samples']}; estimates, not exact values")
         elif pot is not None:
             print(f"values          {values} chips  ("
-                  + ", ".join(f"{v:.4f}%" for v in out["values_pot_percent"])
+                  + ", ".join(pot_percent(v, pot) for v in np.asarray(final["values"]).reshape(-1))
                   + f" of the pot {pot:g})")
         else:
             print(f"values          {values}")
         if final["exploitability"] is not None:
             print(f"exploitability  {float(final['exploitability']):.6g}"
                   + ("" if pot is None else
-                     f" chips  ({out['exploitability_pot_percent']:.4f}% of the pot)"))
+                     f" chips  ({pot_percent(float(final['exploitability']), pot)} of the "
+                     "pot)"))
         if final["nash_conv"] is not None:
             print(f"nash_conv       {float(np.asarray(final['nash_conv']).reshape(-1)[0]):.6g}")
         if args.target is not None:

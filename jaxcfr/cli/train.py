@@ -209,6 +209,15 @@ def _train_or_lost(cluster, run, run_dir):
             f"({detail[:160]}); {advice(run_dir)}") from e
 
 
+def _exploitability(e, pot: float | None) -> str:
+    """An exploitability as printed, in percent of the pot too for a poker spot (``pot``,
+    :func:`~jaxcfr.runs.progress.pot_of`): ``"0.0123  (0.0123% of the pot 100)"``."""
+    from jaxcfr.runs.progress import pot_percent
+    share = (f"  ({pot_percent(e, pot)} of the pot {pot:g})"
+             if pot is not None and isinstance(e, float) else "")
+    return f"{_fmt(e)}{share}"
+
+
 def _fmt(x: Any) -> str:
     if x is None:
         return "n/a"
@@ -275,10 +284,7 @@ def _print_summary(result, pot=None) -> None:
         print(f"(* best member: written to {result.run_dir / 'profile.npz'})")
     else:
         if final.get("exploitability") is not None:
-            e = final["exploitability"]
-            share = (f"  ({100 * e / pot:.4f}% of the pot {pot:g})"
-                     if pot is not None and isinstance(e, float) else "")
-            print(f"exploitability  {_fmt(e)}{share}")
+            print(f"exploitability  {_exploitability(final['exploitability'], pot)}")
         if final.get("nash_conv") is not None:
             print(f"nash_conv       {_fmt(final['nash_conv'])}")
         if name not in ("exploitability", "nash_conv"):
@@ -360,7 +366,9 @@ def run_eval(args: argparse.Namespace) -> int:
         path = path / "profile.npz"
     require_profile(path)
     heavy()
+    from jaxcfr.lowering.public import public_game_of
     from jaxcfr.profiles.profile import Profile, evaluate_profile
+    from jaxcfr.runs.progress import pot_of
     profile = Profile.load(path)
     try:
         out = evaluate_profile(profile, args.game, precision=args.precision,
@@ -373,6 +381,13 @@ def run_eval(args: argparse.Namespace) -> int:
                         f"'{game}' {path}` estimates them", rule=e.rule,
                         history=e.history) from None
     out["profile"] = str(path)
+    # a poker spot (the game evaluate_profile loaded, run no code it did not run): the
+    # exploitability in percent of the pot too, as solve and train print it
+    pot = pot_of(public_game_of(out["game"]))
+    if pot is not None:
+        out["pot"] = pot
+        if out.get("exploitability") is not None:
+            out["exploitability_pot_percent"] = 100 * out["exploitability"] / pot
     if out["missing"]:
         print(f"warning: {out['missing']} of {out['rows']} information sets of {out['game']} "
               "are not in the profile; they play uniformly", file=sys.stderr)
@@ -383,7 +398,7 @@ def run_eval(args: argparse.Namespace) -> int:
           f"{out['missing']} played uniformly)")
     print(f"game            {out['game']}")
     if out.get("exploitability") is not None:
-        print(f"exploitability  {_fmt(out['exploitability'])}")
+        print(f"exploitability  {_exploitability(out['exploitability'], pot)}")
     print(f"nash_conv       {_fmt(out['nash_conv'])}")
     print(f"values          {_fmt(out['values'])}")
     print(f"best responses  {_fmt(out['best_response_values'])}")

@@ -58,6 +58,7 @@ from jaxcfr._util import arguments
 from jaxcfr._util.arguments import (ArgumentError, nonnegative_int, one_of, plain_name,
                                     positive_float, positive_int)
 from jaxcfr._util.precision import PRECISIONS
+from jaxcfr._util.reading import read_bytes
 from jaxcfr.api.solve import DeviceOptions, LoadOptions, SolveOptions
 from jaxcfr.engine.runner import DEFAULT_CHUNK
 from jaxcfr.engine.chance import (CHANCE_CHOICES, CHANCE_MODES, DEFAULT_DRAWS, Chance,
@@ -291,6 +292,11 @@ class Config:
     name: str = "run"
     description: str = ""
     source: str = ""                 # not part of the TOML: where it was loaded from
+    # not part of the TOML: (solver.lock, its bytes) read once (with_lock_read): a pipe
+    # (/dev/stdin, <(...)) reads once, and the checks, the runner, the checkpoint's digest
+    # and the run directory's copy all take these bytes
+    lock_read: tuple[str, bytes] | None = dataclasses.field(default=None, repr=False,
+                                                             compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The TOML-shaped dict (``None`` values omitted, tuples as lists; the solver's
@@ -311,6 +317,14 @@ class Config:
             out[section] = d
         return out
 
+    def lock_bytes(self) -> bytes | None:
+        """``solver.lock``'s bytes: as read once (:func:`with_lock_read`), else read now;
+        ``None`` for no lock. Raises ``OSError`` for a file that cannot be read."""
+        if self.solver.lock is None:
+            return None
+        data = self.lock_read_bytes()
+        return read_bytes(self.solver.lock) if data is None else data
+
     def replace(self, **sections) -> "Config":
         return dataclasses.replace(self, **sections)
 
@@ -329,10 +343,24 @@ class Config:
                             solver.check_parameters(self.run_parameters(), config_spelling),
                             Chance(self.solver.chance, self.solver.draws), self.run.precision,
                             DeviceOptions(chunk=self.run.chunk),
-                            LoadOptions(cache=self.game.cache), lock=self.solver.lock,
+                            LoadOptions(cache=self.game.cache), lock=self.lock(),
                             target=self.run.stop_at,
                             per_member=self.solver.combine == "members",
                             member_labels=self.member_labels())
+
+    def lock(self) -> dict | None:
+        """``solver.lock``'s entries (:func:`~jaxcfr.api.locks.read_lock_file` of the bytes
+        read once), or ``None``."""
+        if self.solver.lock is None:
+            return None
+        from jaxcfr.api.locks import read_lock_file
+        return read_lock_file(self.solver.lock, data=self.lock_read_bytes())
+
+    def lock_read_bytes(self) -> bytes | None:
+        """The bytes :func:`with_lock_read` read of ``solver.lock``, or ``None``."""
+        if self.lock_read is not None and self.lock_read[0] == self.solver.lock:
+            return self.lock_read[1]
+        return None
 
     def member_labels(self) -> tuple[str, ...] | None:
         """Further names of a stack's members that a lock file's ``member`` may use: the
@@ -551,7 +579,7 @@ def _build(raw: dict[str, Any], source: str, given: dict[str, str] | None = None
                               f"{', '.join(known)})")
     if "game" not in sections:
         raise ConfigError(f"{source}: missing [game] section (set game.name)")
-    config = Config(**sections, **top, source=source)
+    config = with_lock_read(Config(**sections, **top, source=source))
     _check_boards(config, source, given or {})
     _check_code(config, source, given or {}, trust_code, folder)
     _check_values(config, source, given or {})
@@ -639,7 +667,7 @@ def lock_rules(c: Config, fail) -> None:
     from jaxcfr.api.locks import read_lock_file
     from jaxcfr.solvers.locking import LockError
     try:
-        read_lock_file(c.solver.lock)
+        read_lock_file(c.solver.lock, data=c.lock_read_bytes())
     except LockError as e:
         fail("solver.lock", str(e))
     if c.game.batched and (c.game.abstracted or (c.game.names is None
@@ -654,9 +682,24 @@ def lock_rules(c: Config, fail) -> None:
 
 
 def check_config(config: Config) -> Config:
-    """Check the values of a config built in Python (``load_config`` checks its own)."""
+    """Check the values of a config built in Python (``load_config`` checks its own); the
+    config with its lock file read (:func:`with_lock_read`)."""
+    config = with_lock_read(config)
     _check_values(config, config.source or "<config>", {})
     return config
+
+
+def with_lock_read(c: Config) -> Config:
+    """``c`` with ``solver.lock``'s bytes read, once (``Config.lock_read``); as it was
+    without a lock, when they are read already, or when the file cannot be read (the
+    value checks say why)."""
+    if c.solver.lock is None or c.lock_read_bytes() is not None:
+        return c
+    try:
+        data = read_bytes(c.solver.lock)
+    except OSError:
+        return c
+    return dataclasses.replace(c, lock_read=(c.solver.lock, data))
 
 
 def _type(v: Any) -> str:

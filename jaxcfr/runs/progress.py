@@ -31,6 +31,7 @@ from typing import Any, Callable, Sequence, TextIO
 from jaxcfr._util.bars import Bar
 
 __all__ = ["ProgressFn", "ProgressBar", "LogLines", "make_progress", "format_metric", "pot_of",
+           "pot_percent",
            "Status",
            "make_status", "LINE_EVERY"]
 
@@ -50,7 +51,7 @@ def format_metric(record: dict[str, Any], pot: float | Sequence[float] | None = 
     name = record["metric_name"]
     if pot is not None and name == "exploitability" and isinstance(metric, float) \
             and isinstance(pot, (int, float)):
-        return f"{name} {metric:.3e} ({100 * metric / pot:.4f}% of the pot)"
+        return f"{name} {metric:.3e} ({pot_percent(metric, pot)} of the pot)"
     if pot is not None and name == "exploitability" and isinstance(metric, list) \
             and not isinstance(pot, (int, float)) and len(pot) == len(metric) \
             and None not in metric:
@@ -163,6 +164,12 @@ def pot_of(game) -> float | None:
     if isinstance(pot, (int, float)) and not isinstance(pot, bool) and pot > 0:
         return float(pot)
     return None
+
+
+def pot_percent(value: float, pot: float) -> str:
+    """``value`` in percent of ``pot`` as reported (``"0.1230%"``); rounding noise about 0
+    (an exploitability of ``-1e-9``) is ``"0.0000%"``, not ``"-0.0000%"``."""
+    return f"{round(100 * value / pot, 4) + 0.0:.4f}%"
 
 
 class Status:

@@ -245,9 +245,8 @@ def lock_digest(config: Config) -> str | None:
     checkpoint records it, and a run resumes only under the same lock."""
     if config.solver.lock is None:
         return None
-    from jaxcfr.api.locks import read_lock_file
-    read_lock_file(config.solver.lock)                  # (LockError: not a lock file)
-    entries = json.loads(Path(config.solver.lock).read_text(encoding="utf-8-sig"))
+    config.lock()                                       # (LockError: not a lock file)
+    entries = json.loads(config.lock_bytes().decode("utf-8-sig"))
     text = json.dumps(entries, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -417,6 +416,12 @@ def _train_with(config: Config, run: RunDir, resume: bool, runner, progress, han
             if bad:
                 raise CheckpointError(f"checkpoint {ckpt.path} was written with another "
                                       f"solver configuration: {'; '.join(bad)}")
+            if ckpt.iteration > config.solver.iterations:       # before any compilation
+                raise CheckpointError(
+                    f"the run {run.path} already has {ckpt.iteration} iterations, more than "
+                    f"solver.iterations = {config.solver.iterations}: resume with more to go "
+                    f"on (--set solver.iterations=N, N > {ckpt.iteration}), or use the run as "
+                    f"it is")
     check_same(-1 if ckpt is None else ckpt.iteration, "the checkpoint to resume from "
                "(is the run directory on a file system every process sees?)")
     return _iterate(config, run, runner, ckpt, progress, handle_sigint, log, status, wall_start)
@@ -433,7 +438,7 @@ def _iterate(config: Config, run: RunDir, runner: RunnerProtocol, ckpt, progress
     if config.solver.lock is not None:
         # the lock travels with the run: a copy in the run directory, which the run's own
         # config names (relative to it), so that --resume RUN_DIR plays the same lock
-        text = Path(config.solver.lock).read_text(encoding="utf-8-sig")
+        text = config.lock_bytes().decode("utf-8-sig")
         if run.writer and Path(config.solver.lock).resolve() != run.lock_file.resolve():
             atomic_write_text(run.lock_file, text)
         written = dataclasses.replace(config, solver=dataclasses.replace(
