@@ -54,7 +54,8 @@ from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
 from jaxcfr.tensors import NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors
 
 __all__ = ["PublicLowered", "lower_public", "public_game_of", "public_footprint",
-           "PublicSize", "check_public_budget", "merge_levels", "Located", "LocatedStep"]
+           "PublicSize", "check_public_budget", "merge_levels", "Located", "LocatedStep",
+           "STATE_TABLES"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -177,7 +178,7 @@ class PublicLowered:
         return PublicSize(self.num_nodes, len(t.decision_node), max(self.structure.hands),
                           self.max_actions, int(t.alive.shape[0]), ends, dense,
                           int(t.tables.shape[0]), int(t.strengths.shape[0]), self.ranked,
-                          self.num_players)
+                          self.num_players, int(t.merge_parent.shape[0]))
 
     def sizes(self) -> dict[str, Any]:
         """The sizes ``jaxcfr inspect`` prints (``infosets``: each player's rows, those of
@@ -412,6 +413,7 @@ class PublicSize(NamedTuple):
     strength_tables: int = 0    # S distinct strength tables [P, H]
     ranked: bool = False        # the ranked operators' index tables are made
     players: int = 2            # P (compatibility and payoff tables hold H^P entries)
+    merged: int = 0             # E merged chance outcomes (merge_* tensors, [E, P, H])
 
     @property
     def rows(self) -> int:
@@ -434,12 +436,26 @@ class PublicSize(NamedTuple):
 _WALK_PER_NODE, _HOST_FIXED = 1024, 16 << 20
 # Host, kept: node labels and actions per node; row keys (made when a profile is asked).
 _KEPT_PER_NODE, _KEPT_PER_ROW = 200, 150
-# Device, a solve: compilation and runtime; per (row, action) slot the masks (bytes) and,
-# in floats, the state, the strategy and the evaluation's temporaries (as the history
-# tree's); per (node, hand) in floats the reach [N, P, H], edge, value and best-response
-# tables of the passes; per (dense terminal, hand pair) the [H, H] products.
-_DEVICE_FIXED, _SLOT_MASK, _SLOT_FLOATS = 256 << 20, 2, 10
-_NODE_HAND_FLOATS, _PAIR_FLOATS = 16, 3
+# Device, a solve (measured 2026-12-07 with ``memory_analysis()`` of the Runner's compiled
+# chunk and evaluation on abstract arguments, float32 ``postflop-dcfr`` and ``pcfr+``, the
+# README river, turn and flop, the full river and a small-range flop: docs/holdem.md,
+# "The public memory budget recalibrated"): compilation and runtime; the tensors; per
+# (row, action) slot in floats the state's tables twice (the run's, and a second copy: the
+# evaluation's zero state while it compiles, or a chunk's output where it is not donated)
+# and the evaluated profile; the temporaries of the passes, the larger of the chunk's and
+# the evaluation's: per (node, hand) and per (row, action) slot in floats (measured 4.8
+# to 6.2 on the turns and flops, 10 on the README turn's evaluation with its terminals
+# apart: _PASS_FLOATS with _TERMINAL_FLOATS below leaves a margin of at least 1.1 on
+# every spot measured), per (terminal, hand) of one chunk of ranked terminals
+# (kernels.public's RANKED_CHUNK_ENTRIES, at least 256 terminals) or of every dense
+# terminal, and per (dense terminal, hand pair) the [H, H] products.
+_DEVICE_FIXED, _STATE_FLOATS, _PASS_FLOATS = 256 << 20, 3, 4.2
+_TERMINAL_FLOATS, _TERMINAL_CHUNK_ENTRIES, _TERMINAL_CHUNK_LEAST = 24, 1 << 20, 256
+_PAIR_FLOATS = 3
+#: The state's ``[I, A]`` tables :func:`public_footprint` counts unless told: regrets and
+#: strategy sums, what ``postflop-dcfr`` keeps and the fewest any solver keeps (``cfr+``
+#: and the others that compensate their sums keep 3, the predictive ones 4).
+STATE_TABLES = 2
 
 
 def _tensor_bytes(z: PublicSize, f: int) -> int:
@@ -452,6 +468,7 @@ def _tensor_bytes(z: PublicSize, f: int) -> int:
                 + f * h ** z.players * (1 + z.players * z.tables))
     compat = 0 if z.ranked else h                # [H, H] compat: empty with ranked terminals
     out = (n * (40 + f) + d * 4 * (1 + a) + (d + 1) * (a + 4) + 8 + z.terminals * (4 + 2 * f)
+           + z.merged * 4 * (2 + 2 * h)                      # merge_parent, _child, _source
            + f * h * (2 * z.alive_sets + 2 + compat + 2 * z.strength_tables
                       + 2 * h * z.tables))
     if z.ranked:                  # rank orders and bounds, pair tables, same-hand flags,
@@ -460,19 +477,32 @@ def _tensor_bytes(z: PublicSize, f: int) -> int:
 
 
 def public_footprint(size: PublicSize, float_bytes: int = 4,
-                     host_float_bytes: int = 8) -> MemoryFootprint:
+                     host_float_bytes: int = 8, state_tables: int = STATE_TABLES
+                     ) -> MemoryFootprint:
     """The bytes a run on a public tree of these sizes allocates, phase by phase (the
     fields of :func:`jaxcfr.lowering.budget.memory_footprint`): the host builds the tensors
     in ``host_float_bytes`` floats (:func:`lower_public`'s ``dtype``), the device solves in
-    ``float_bytes``. It follows the public tree and the hands, never the histories."""
+    ``float_bytes`` with a state of ``state_tables`` ``[I, A]`` tables (default
+    :data:`STATE_TABLES`). It follows the public tree and the hands, never the histories.
+
+    The device part is an upper bound of what a solve holds at its peak: the tensors, the
+    state twice, the evaluated profile and the compiled programs' temporaries (XLA's
+    ``memory_analysis()`` of the chunk and of the evaluation; tests/test_public_budget.py
+    checks the bound and its margin on compiled spots)."""
     z, f = size, int(float_bytes)
     host = _tensor_bytes(z, int(host_float_bytes))
     lowering = _HOST_FIXED + z.nodes * _WALK_PER_NODE + 2 * host
     lowered = host + z.nodes * _KEPT_PER_NODE + z.rows * _KEPT_PER_ROW
-    device = (_DEVICE_FIXED + _tensor_bytes(z, f)
-              + z.rows * z.max_actions * (_SLOT_MASK + _SLOT_FLOATS * f)
-              + z.nodes * z.hands * _NODE_HAND_FLOATS * f * z.players // 2
-              + z.dense_terminals * z.hands ** z.players * _PAIR_FLOATS * f)
+    slots = z.rows * z.max_actions
+    terminal_hands = z.terminals * z.hands
+    if z.ranked:                          # one chunk of ranked terminals at a time
+        most = max(_TERMINAL_CHUNK_LEAST, _TERMINAL_CHUNK_ENTRIES // max(z.hands, 1))
+        terminal_hands = min(z.terminals, most) * z.hands
+    temporaries = (_PASS_FLOATS * (z.nodes * z.hands * z.players // 2 + slots)
+                   + _TERMINAL_FLOATS * terminal_hands
+                   + _PAIR_FLOATS * z.dense_terminals * z.hands ** z.players)
+    device = int(_DEVICE_FIXED + _tensor_bytes(z, f)
+                 + slots * f * (_STATE_FLOATS * int(state_tables) + 1) + temporaries * f)
     return MemoryFootprint(lowering, lowered, device, lowering + device)
 
 
@@ -609,7 +639,8 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                     nxt.append((child, history + (x,), n, a, node.player, 1.0, re, pid, x))
         level_start.append(len(parent))
         frontier = nxt
-        check_public_budget(walked.size(len(alive_sets), values if not frontier else None),
+        check_public_budget(walked.size(len(alive_sets), values if not frontier else None,
+                                        len(merge_edges)),
                             budget, what="met so far" if frontier else "in all")
         if progress is not None:
             progress(len(parent))
@@ -802,7 +833,7 @@ class _Walked:
         return self._ranked or (self.rankable and
                                 self.cards * self.hands ** 2 > DENSE_ENTRIES_MOST)
 
-    def size(self, alive_sets: int, values: list | None) -> PublicSize:
+    def size(self, alive_sets: int, values: list | None, merged: int = 0) -> PublicSize:
         """The sizes; ``values`` (the terminals' ``(node, operator)``, at the end of the
         walk) count the distinct strength tables as :func:`lower_public` merges them: by
         their contents."""
@@ -815,7 +846,7 @@ class _Walked:
         return PublicSize(self.nodes, self.decisions, self.hands, self.max_actions,
                           alive_sets, self.terminals,
                           self.tabled + (0 if ranked else self.cards), len(self.tables),
-                          boards, ranked, self.players)
+                          boards, ranked, self.players, merged)
 
 
 def _rank_tables(hands: HandInfo, strengths: np.ndarray, H: int, ranked: bool, f) -> dict:
