@@ -9,12 +9,13 @@ number of histories: one Python visit per public node, then NumPy over hands.
 
 Choices (and why):
 
-* Rows are (player, public decision node, hand), ``H`` per decision node
-  (``node_base[n] + h``, ``H`` the larger player's hand count; the rows of a smaller
-  player's missing hands are inert padding, owned by nobody): a node's rows are one
-  contiguous block, so the regret tables reshape to ``[decisions, H, A]`` and every
-  pass on the device is a gather of whole hand vectors (a node's children, a row's
-  action values), never a scatter. Every hand of the acting player gets a row, also a
+* Rows are (player, public decision node, hand), ``H_p`` per decision node of player
+  ``p`` (``node_base[n] + h``, ``h < H_p``; ``decision_row [D + 1]`` holds each
+  decision's first row): a node's rows are one contiguous block of its player's hands
+  alone (no padding rows for the other player's larger count: on the README flop 36.1
+  million rows, not 43.0), gathered as ``[decisions, H, A]`` hand vectors where the
+  passes read them (a row that is not there reads as the sink) and written back by one
+  scatter. Every hand of the acting player gets a row, also a
   hand the public chance blocked there (it is never reached: its counterfactual values
   and its averaging weight are 0, and its strategy stays uniform); the history tree has
   no such information set.
@@ -178,7 +179,7 @@ class PublicLowered:
         return PublicSize(self.num_nodes, len(t.decision_node), max(self.structure.hands),
                           self.max_actions, int(t.alive.shape[0]), ends, dense,
                           int(t.tables.shape[0]), int(t.strengths.shape[0]), self.ranked,
-                          self.num_players, int(t.merge_parent.shape[0]))
+                          self.num_players, int(t.merge_parent.shape[0]), self.num_rows - 1)
 
     def sizes(self) -> dict[str, Any]:
         """The sizes ``jaxcfr inspect`` prints (``infosets``: each player's rows, those of
@@ -403,7 +404,7 @@ class PublicSize(NamedTuple):
     """The sizes of a lowered public tree that its memory depends on (see
     :class:`~jaxcfr.tensors.PublicTensors` for the letters)."""
     nodes: int                  # N public nodes
-    decisions: int              # D decision nodes (rows: D * H + 1)
+    decisions: int              # D decision nodes
     hands: int                  # H hands per player (the larger count)
     max_actions: int            # A
     alive_sets: int = 1         # K distinct sets of blocked hands
@@ -414,15 +415,18 @@ class PublicSize(NamedTuple):
     ranked: bool = False        # the ranked operators' index tables are made
     players: int = 2            # P (compatibility and payoff tables hold H^P entries)
     merged: int = 0             # E merged chance outcomes (merge_* tensors, [E, P, H])
+    decision_rows: int = 0      # the decisions' rows: their players' hands summed (0: not
+                                #   counted, D * H taken)
 
     @property
     def rows(self) -> int:
         """``I``: rows (player, decision node, hand) and the sink."""
-        return self.decisions * self.hands + 1
+        return (self.decision_rows or self.decisions * self.hands) + 1
 
     def describe(self) -> str:
-        return (f"{self.nodes:,} public nodes ({self.decisions:,} decisions x {self.hands:,} "
-                f"hands = {self.rows - 1:,} rows of up to {self.max_actions} actions, "
+        return (f"{self.nodes:,} public nodes ({self.decisions:,} decisions of up to "
+                f"{self.hands:,} hands: {self.rows - 1:,} rows of up to {self.max_actions} "
+                f"actions, "
                 f"{self.terminals:,} terminals{', ranked' if self.ranked else ''})")
 
 
@@ -594,7 +598,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     for p in range(P):
         root_alive[p, :sizes[p]] = True
     frontier = [(game.clone(), (), -1, 0, P, 1.0, 1.0, path_id(root_alive), None)]
-    walked = _Walked(H, ranked, P, rankable=rankable)
+    walked = _Walked(sizes, ranked, P, rankable=rankable)
     level_start = [0]
     values: list[tuple[int, Any]] = []
     merge_edges: list[tuple] = []  # (chance node, outcome, representative, sources, renaming)
@@ -649,11 +653,14 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     parent_a = np.asarray(parent, np.int32)
     kind_a = np.asarray(kind, np.int8)
     player_a = np.asarray(player, np.int32)
-    # rows: H per decision node (hands past the player's count are inert padding rows)
+    # rows: one per hand of the acting player at each decision node, the decisions one
+    # after another, the sink last
     decisions = np.flatnonzero(kind_a == DECISION).astype(np.int32)
     D = len(decisions)
+    decision_row = np.concatenate([[0], np.cumsum(np.asarray(sizes, np.int64)[
+        player_a[decisions]])]).astype(np.int32)                          # [D + 1]
     node_base = np.full(N, -1, np.int32)
-    node_base[decisions] = np.arange(D, dtype=np.int32) * H
+    node_base[decisions] = decision_row[:-1]
     A = max([len(acts[n]) for n in decisions], default=1)
     legal = np.zeros((D + 1, A), bool)                  # per decision; the last: the sink
     decision_player = np.full(D + 1, NO_PLAYER, np.int32)
@@ -743,7 +750,8 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
         table_node=np.asarray(table_node, np.int32),
         table_index=np.asarray(table_index, np.int32), tables=tables.astype(f),
         decision_legal=legal, decision_player=decision_player,
-        hand_count=np.asarray(sizes, np.int32),
+        hand_count=np.asarray(sizes, np.int32), decision_row=decision_row,
+        row_space=np.zeros((int(decision_row[-1]) + 1, 0), bool),
         merge_parent=merge_parent, merge_child=merge_child, merge_source=merge_source,
         **_rank_tables(hands, strengths if ranked else np.zeros((0, 2, H)), H, ranked, f))
     return PublicLowered(tensors, tuple(level_start), hands, tuple(action), kind_a,
@@ -805,10 +813,11 @@ class _Walked:
     """The sizes of the public nodes walked so far, counted as they are met (the memory
     budget's :class:`PublicSize`: a lower bound on the game's until the walk ends)."""
 
-    def __init__(self, hands: int, ranked: bool, players: int = 2, rankable: bool = False):
-        self.hands, self.players = hands, players
+    def __init__(self, hands: tuple, ranked: bool, players: int = 2, rankable: bool = False):
+        self.sizes, self.hands, self.players = tuple(hands), max(hands), players
         self._ranked, self.rankable = ranked, rankable  # rankable: "auto", ranked if large
-        self.nodes = self.decisions = self.terminals = self.tabled = self.cards = 0
+        self.nodes = self.decisions = self.rows = self.terminals = self.tabled = 0
+        self.cards = 0
         self.max_actions = 1
         self.tables: set[int] = set()        # ids of payoff tables (lower_public's dedupe)
 
@@ -816,6 +825,7 @@ class _Walked:
         self.nodes += 1
         if node.kind == DECISION:
             self.decisions += 1
+            self.rows += self.sizes[node.player]
             self.max_actions = max(self.max_actions, len(node.actions))
         elif node.kind == TERMINAL_NODE:
             self.terminals += 1
@@ -846,7 +856,7 @@ class _Walked:
         return PublicSize(self.nodes, self.decisions, self.hands, self.max_actions,
                           alive_sets, self.terminals,
                           self.tabled + (0 if ranked else self.cards), len(self.tables),
-                          boards, ranked, self.players, merged)
+                          boards, ranked, self.players, merged, self.rows)
 
 
 def _rank_tables(hands: HandInfo, strengths: np.ndarray, H: int, ranked: bool, f) -> dict:
