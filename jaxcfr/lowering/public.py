@@ -441,20 +441,22 @@ _WALK_PER_NODE, _HOST_FIXED = 1024, 16 << 20
 # Host, kept: node labels and actions per node; row keys (made when a profile is asked).
 _KEPT_PER_NODE, _KEPT_PER_ROW = 200, 150
 # Device, a solve (measured 2026-12-07 with ``memory_analysis()`` of the Runner's compiled
-# chunk and evaluation on abstract arguments, float32 ``postflop-dcfr`` and ``pcfr+``, the
-# README river, turn and flop, the full river and a small-range flop: docs/holdem.md,
-# "The public memory budget recalibrated"): compilation and runtime; the tensors; per
-# (row, action) slot in floats the state's tables twice (the run's, and a second copy: the
-# evaluation's zero state while it compiles, or a chunk's output where it is not donated)
-# and the evaluated profile; the temporaries of the passes, the larger of the chunk's and
-# the evaluation's: per (node, hand) and per (row, action) slot in floats (measured 4.8
-# to 6.2 on the turns and flops, 10 on the README turn's evaluation with its terminals
-# apart: _PASS_FLOATS with _TERMINAL_FLOATS below leaves a margin of at least 1.1 on
-# every spot measured), per (terminal, hand) of one chunk of ranked terminals
-# (kernels.public's RANKED_CHUNK_ENTRIES, at least 256 terminals) or of every dense
-# terminal, and per (dense terminal, hand pair) the [H, H] products.
-_DEVICE_FIXED, _STATE_FLOATS, _PASS_FLOATS = 256 << 20, 3, 4.2
-_TERMINAL_FLOATS, _TERMINAL_CHUNK_ENTRIES, _TERMINAL_CHUNK_LEAST = 24, 1 << 20, 256
+# chunk and evaluation on abstract arguments, float32 ``postflop-dcfr``, ``cfr+`` and
+# ``pcfr+`` on the README river, turn and flop, the full river and a small-range flop:
+# docs/holdem.md, "The public memory budget recalibrated"): compilation and runtime; the
+# tensors; per (row, action) slot in floats 2.5 per state table (the run's; a second
+# copy, the evaluation's zero state while it compiles or a chunk's output where it is not
+# donated; the update's temporaries, measured 1.4 tables' worth per table past two) and
+# the evaluated profile; the passes' temporaries, the larger of the chunk's and the
+# evaluation's (mostly [N, H] tables: the README flop's did not shrink with its rows),
+# per (node, hand) and (row, action) slot in floats, and per (terminal, hand) of one
+# chunk of ranked terminals (kernels.public's RANKED_CHUNK_ENTRIES, at least 256
+# terminals) or of every dense terminal; per (dense terminal, hand pair) the [H, H]
+# products. The estimate is 1.10 to 1.4 times what the compiled programs hold on those
+# spots (the README flop 1.13, its turn 1.11).
+_DEVICE_FIXED, _STATE_FLOATS = 256 << 20, 2.5
+_NODE_HAND_FLOATS, _SLOT_TEMP_FLOATS = 12, 0.6
+_TERMINAL_FLOATS, _TERMINAL_CHUNK_ENTRIES, _TERMINAL_CHUNK_LEAST = 16, 1 << 20, 256
 _PAIR_FLOATS = 3
 #: The state's ``[I, A]`` tables :func:`public_footprint` counts unless told: regrets and
 #: strategy sums, what ``postflop-dcfr`` keeps and the fewest any solver keeps (``cfr+``
@@ -466,12 +468,12 @@ def _tensor_bytes(z: PublicSize, f: int) -> int:
     """Bytes of :class:`PublicTensors` for sizes ``z`` with floats of ``f`` bytes."""
     n, d, h, a = z.nodes, z.decisions, z.hands, z.max_actions
     if z.players != 2:            # [K, P, H] alive, [P, H] weights, H^P compat, [U, P, H^P]
-        return (n * (40 + f) + d * 4 * (1 + a) + (d + 1) * (a + 4) + 4 * z.players
+        return (n * (40 + f) + d * 4 * (1 + a) + (d + 1) * (a + 8) + 4 * z.players
                 + z.terminals * (4 + z.players * f)
                 + f * h * z.players * (z.alive_sets + 1)
                 + f * h ** z.players * (1 + z.players * z.tables))
     compat = 0 if z.ranked else h                # [H, H] compat: empty with ranked terminals
-    out = (n * (40 + f) + d * 4 * (1 + a) + (d + 1) * (a + 4) + 8 + z.terminals * (4 + 2 * f)
+    out = (n * (40 + f) + d * 4 * (1 + a) + (d + 1) * (a + 8) + 8 + z.terminals * (4 + 2 * f)
            + z.merged * 4 * (2 + 2 * h)                      # merge_parent, _child, _source
            + f * h * (2 * z.alive_sets + 2 + compat + 2 * z.strength_tables
                       + 2 * h * z.tables))
@@ -502,7 +504,8 @@ def public_footprint(size: PublicSize, float_bytes: int = 4,
     if z.ranked:                          # one chunk of ranked terminals at a time
         most = max(_TERMINAL_CHUNK_LEAST, _TERMINAL_CHUNK_ENTRIES // max(z.hands, 1))
         terminal_hands = min(z.terminals, most) * z.hands
-    temporaries = (_PASS_FLOATS * (z.nodes * z.hands * z.players // 2 + slots)
+    temporaries = (_NODE_HAND_FLOATS * z.nodes * z.hands * z.players // 2
+                   + _SLOT_TEMP_FLOATS * slots
                    + _TERMINAL_FLOATS * terminal_hands
                    + _PAIR_FLOATS * z.dense_terminals * z.hands ** z.players)
     device = int(_DEVICE_FIXED + _tensor_bytes(z, f)
