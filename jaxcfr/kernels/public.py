@@ -646,8 +646,11 @@ def to_blocks(table: jax.Array, s: PublicStructure, b: Blocks, pad=0) -> tuple:
     seat order: its decisions, its own ``H_p`` hands; the rows of padding hands and the
     sink are left out, :func:`from_blocks` takes them back from the table)."""
     del pad                           # (the blocks hold real decisions alone: no pad read)
-    return tuple(jnp.swapaxes(jnp.take(table, _block_rows(s, b, p), axis=0), 1, 2)
-                 for p in range(len(b.decisions)))
+
+    def block(p):                     # each decision's H_p rows, one contiguous slice
+        rows = jax.vmap(lambda f: jax.lax.dynamic_slice_in_dim(table, f, s.hands[p]))
+        return jnp.swapaxes(rows(b.first[p]), 1, 2)                       # [D_p, A, H_p, *b]
+    return tuple(block(p) for p in range(len(b.decisions)))
 
 
 def from_blocks(parts: tuple, table: jax.Array, s: PublicStructure, b: Blocks) -> jax.Array:
