@@ -254,9 +254,12 @@ class PublicTensors(NamedTuple):
     ``H`` hands (the larger player's count; the other's padded), ``K`` distinct sets of
     blocked hands (public chance paths), ``I`` rows (player, public decision node, hand)
     and the sink, ``A`` actions, ``T*`` terminals of each operator, ``S`` strength
-    tables, ``U`` payoff tables, ``D`` decision nodes. The rows of the ``d``-th decision
-    node are ``d * H + h`` (``I = D * H + 1``); those of ``h >= H_p`` are padding
-    (``NO_PLAYER``, slot 0 only).
+    tables, ``U`` payoff tables, ``D`` decision nodes. The ``d``-th decision node of
+    player ``p`` has ``H_p`` rows, ``decision_row[d] + h`` for its hands ``h < H_p``
+    (``H_p``: the structure's hand count of ``p``, a stack's largest over its members),
+    the decisions one after another and the sink last (``I = sum_d H_p(d) + 1``); a
+    stack member's hands past its own count (``hand_count``) are padding rows
+    (``NO_PLAYER``, slot 0 only), as are a stack member's rows past its own decisions'.
     """
     parent: np.ndarray          # [N] int32  parent node; NO_PARENT at the root
     parent_slot: np.ndarray     # [N] int32  slot of the action leading here (0 at the root)
@@ -317,8 +320,16 @@ class PublicTensors(NamedTuple):
                                 #   slot 0 only)
     decision_player: np.ndarray  # [D + 1] int32 each decision's player; NO_PLAYER for the
                                 #   last (the sink) and a stack's padded decisions
-    hand_count: np.ndarray      # [P] int32 each player's hands H_p (rows d * H + h of
-                                #   h >= H_p are padding: NO_PLAYER, slot 0 only)
+    hand_count: np.ndarray      # [P] int32 each player's hands (a stack member's own:
+                                #   its rows of hands past it are padding: NO_PLAYER,
+                                #   slot 0 only)
+    decision_row: np.ndarray    # [D + 1] int32 each decision's first row; the last entry
+                                #   one past the decisions' rows (a stack's padded
+                                #   decisions: that too, no rows). Decision d's rows are
+                                #   decision_row[d] ... decision_row[d + 1] - 1, one per
+                                #   hand of its player (the rows' width, H_p)
+    row_space: np.ndarray       # [I, 0] bool: no entries, its shape the row count I (the
+                                #   rows per decision vary, so I is no product of shapes)
     # merged public chance outcomes (suit isomorphism, PublicGame.chance_merges; E = 0:
     # none): the E outcomes not walked, each read from its class's representative child
     merge_parent: np.ndarray = np.zeros(0, np.int32)    # [E] int32 the chance node
@@ -331,15 +342,15 @@ class PublicTensors(NamedTuple):
     def row_shape(self) -> tuple[int, int]:
         """``(I, A)``: the rows and actions of one game's ``[I, A]`` tables (read from the
         shapes: nothing is derived)."""
-        return (self.decision_player.shape[-1] - 1) * self.weights.shape[-1] + 1, \
-            self.decision_legal.shape[-1]
+        return self.row_space.shape[-2], self.decision_legal.shape[-1]
 
     @property
     def legal_mask(self):
         """``[(B,) I, A]`` bool, the legal actions of every row (derived from
-        ``decision_legal``, ``decision_player`` and ``hand_count``; not stored): row
-        ``d * H + h`` has decision ``d``'s when ``h`` is one of its player's hands, else
-        (padding hands, the sink) slot 0 alone. NumPy in, NumPy out; else JAX."""
+        ``decision_legal``, ``decision_player``, ``hand_count`` and ``decision_row``; not
+        stored): decision ``d``'s row of hand ``h`` has its legal actions when ``h`` is one
+        of its player's hands, else (padding hands, the sink) slot 0 alone. NumPy in,
+        NumPy out; else JAX."""
         return _public_rows(self)[0]
 
     @property
@@ -349,20 +360,64 @@ class PublicTensors(NamedTuple):
         return _public_rows(self)[1]
 
 
+def public_row_index(t: "PublicTensors") -> tuple:
+    """``(row [D + 1, H], real [D + 1, H])`` of one game's public tensors (no batch axis):
+    the row of decision ``d``'s hand ``h`` where it has one (``h`` under the decision's
+    width ``decision_row[d + 1] - decision_row[d]``), else the sink's (``I - 1``: a row
+    that is not there reads as the sink, which holds what a padding row would); ``real``
+    says which are there. The last decision ``D`` has none. NumPy in, NumPy out; else
+    JAX."""
+    start = t.decision_row
+    xp = np if isinstance(start, np.ndarray) else jnp
+    H, sink = t.weights.shape[-1], t.row_space.shape[-2] - 1
+    width = xp.concatenate([start[1:] - start[:-1], xp.zeros((1,), start.dtype)])
+    hand = xp.arange(H, dtype=np.int32)
+    real = hand < width[:, None]                                             # [D + 1, H]
+    row = xp.where(real, start[:, None] + hand, sink).astype(np.int32)
+    return row, real
+
+
 def _public_rows(t: "PublicTensors") -> tuple:
     """``(legal_mask [*B, I, A] bool, infoset_player [*B, I] int32)`` of public tensors
     ``t`` (any leading batch axes ``*B``), from their per-decision tables."""
-    legal, owner, count = t.decision_legal, t.decision_player, t.hand_count
-    xp = np if all(isinstance(x, np.ndarray) for x in (legal, owner, count)) else jnp
-    H, A = t.weights.shape[-1], legal.shape[-1]
-    batch, D = owner.shape[:-1], owner.shape[-1] - 1
-    hands = xp.take_along_axis(count, xp.clip(owner, 0, None), axis=-1)       # [*B, D + 1]
-    real = (xp.arange(H) < hands[..., None]) & (owner >= 0)[..., None]        # [*B, D + 1, H]
-    player = xp.where(real, owner[..., None], NO_PLAYER).astype(np.int32)
-    player = player.reshape(batch + ((D + 1) * H,))[..., :D * H + 1]
-    mask = xp.where(real[..., None], legal[..., None, :], xp.arange(A) == 0)  # [*B, D+1, H, A]
-    mask = mask.reshape(batch + ((D + 1) * H, A))[..., :D * H + 1, :]
-    return mask, player
+    legal, owner = t.decision_legal, t.decision_player
+    numpy = all(isinstance(x, np.ndarray) for x in (legal, owner, t.hand_count,
+                                                    t.decision_row))
+    batch = owner.shape[:-1]
+    if batch and numpy:                          # one member at a time
+        one = [_public_rows(t._replace(**{f: np.asarray(getattr(t, f))[b]
+                                          for f in _ROW_FIELDS}))
+               for b in np.ndindex(batch)]
+        return tuple(np.stack([x[k] for x in one]).reshape(batch + one[0][k].shape)
+                     for k in range(2))
+    if batch:
+        import jax
+        fn = _public_rows
+        for _ in batch:
+            fn = jax.vmap(fn)
+        return fn(t)
+    xp = np if numpy else jnp
+    rows, A = t.row_shape
+    row, real = public_row_index(t)                                          # [D + 1, H]
+    count = xp.take(t.hand_count, xp.clip(owner, 0, None))                   # [D + 1]
+    own = real & (xp.arange(row.shape[1]) < count[:, None]) & (owner >= 0)[:, None]
+    player = xp.where(own, owner[:, None], NO_PLAYER).astype(np.int32)       # [D + 1, H]
+    mask = xp.where(own[..., None], legal[:, None, :], xp.arange(A) == 0)    # [D + 1, H, A]
+    where = xp.where(real, row, rows)                                # past the end: dropped
+    if numpy:
+        out_player = np.full(rows, NO_PLAYER, np.int32)
+        out_mask = np.broadcast_to(np.arange(A) == 0, (rows, A)).copy()
+        out_player[row[real]] = player[real]
+        out_mask[row[real]] = mask[real]
+        return out_mask, out_player
+    out_player = jnp.full(rows, NO_PLAYER, jnp.int32).at[where].set(player, mode="drop")
+    out_mask = jnp.broadcast_to(jnp.arange(A) == 0, (rows, A)).at[where].set(mask, mode="drop")
+    return out_mask, out_player
+
+
+#: The fields :func:`_public_rows` reads (a stack's member by member).
+_ROW_FIELDS = ("decision_legal", "decision_player", "hand_count", "decision_row",
+               "row_space", "weights")
 
 
 class PublicStructure(NamedTuple):
@@ -384,4 +439,4 @@ class PublicStructure(NamedTuple):
                                    # ((k, D_pk), ...) ascending k (kernels.public.slots)
 
 
-__all__ += ["PublicTensors", "PublicStructure"]
+__all__ += ["PublicTensors", "PublicStructure", "public_row_index"]

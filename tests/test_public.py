@@ -164,20 +164,23 @@ def test_ranked_terminals_keep_no_compatibility_table():
 
 
 def _rows_reference(lowered) -> tuple[np.ndarray, np.ndarray]:
-    """The rows' ``legal_mask [I, A]`` and ``infoset_player [I]`` built as lower_public
-    built and stored them before they were kept per decision: row ``d * H + h`` of
-    decision node ``n`` has ``n``'s actions and player for each of its player's hands,
-    the padding hands and the sink slot 0 alone and no player."""
+    """The rows' ``legal_mask [I, A]`` and ``infoset_player [I]`` built by hand: decision
+    node ``n`` (in decision order) has one row per hand of its player, right after the
+    previous decision's, with ``n``'s actions and player; the sink last, slot 0 alone and
+    no player."""
     t, s = lowered.tensors, lowered.structure
-    H, A = max(s.hands), lowered.max_actions
-    D = len(t.decision_node)
-    legal = np.zeros((D * H + 1, A), bool)
+    A = lowered.max_actions
+    owner = [int(t.node_player[n]) for n in np.asarray(t.decision_node)]
+    rows = sum(s.hands[p] for p in owner) + 1
+    legal = np.zeros((rows, A), bool)
     legal[:, 0] = True
-    player = np.full(D * H + 1, -1, np.int32)
-    for d, n in enumerate(np.asarray(t.decision_node)):
-        p = int(t.node_player[n])
-        legal[d * H:d * H + s.hands[p], :len(lowered.node_actions[n])] = True
-        player[d * H:d * H + s.hands[p]] = p
+    player = np.full(rows, -1, np.int32)
+    at = 0
+    for n, p in zip(np.asarray(t.decision_node), owner):
+        assert t.node_base[n] == at
+        legal[at:at + s.hands[p], :len(lowered.node_actions[n])] = True
+        player[at:at + s.hands[p]] = p
+        at += s.hands[p]
     return legal, player
 
 
@@ -200,7 +203,7 @@ def test_the_rows_legal_actions_and_players_are_kept_per_decision():
         t = lowered.tensors
         legal, player = _rows_reference(lowered)
         assert t.row_shape == legal.shape == (lowered.num_rows, lowered.max_actions)
-        assert all(np.shape(x)[:1] != (lowered.num_rows,) for x in t)
+        assert all(np.shape(x)[:1] != (lowered.num_rows,) or np.size(x) == 0 for x in t)
         for view, want in ((t.legal_mask, legal), (t.infoset_player, player)):
             assert isinstance(view, np.ndarray) and view.dtype == want.dtype
             np.testing.assert_array_equal(view, want)

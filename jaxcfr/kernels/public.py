@@ -44,7 +44,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr.kernels.numerics import instantaneous_regret, trail
-from jaxcfr.tensors import PublicStructure, PublicTensors
+from jaxcfr.tensors import PublicStructure, PublicTensors, public_row_index
 
 __all__ = ["edge_probabilities", "reach_pass", "player_reach", "value_pass",
            "counterfactual_action_values", "counterfactual_regrets", "best_response",
@@ -53,23 +53,31 @@ __all__ = ["edge_probabilities", "reach_pass", "player_reach", "value_pass",
            "to_slots", "from_slots", "into_rows", "slot_strategy", "slot_regrets"]
 
 
-def _decisions(table: jax.Array, s: PublicStructure, pad: float) -> jax.Array:
+def _decisions(t: PublicTensors, table: jax.Array, pad: float) -> jax.Array:
     """A row table ``[I, A, *b]`` as ``[(D + 1) * A, H, *b]``: entry ``d * A + a`` is the
-    hand vector of decision ``d``'s slot ``a``; ``d = D`` is a pad of ``pad``."""
-    rows, actions = table.shape[:2]
-    H = max(s.hands)
-    batch = table.shape[2:]
-    body = table[:-1].reshape((rows // H, H, actions) + batch)
-    body = jnp.swapaxes(body, 1, 2)                                           # [D, A, H, *b]
+    hand vector of decision ``d``'s slot ``a`` (a hand the decision has no row for reads
+    the sink's, what a padding row holds); ``d = D`` is a pad of ``pad``."""
+    row, _ = public_row_index(t)                                              # [D + 1, H]
+    body = jnp.swapaxes(jnp.take(table, row[:-1], axis=0), 1, 2)             # [D, A, H, *b]
     body = jnp.concatenate([body, jnp.full((1,) + body.shape[1:], pad, body.dtype)])
-    return body.reshape((-1, H) + batch)
+    return body.reshape((-1,) + body.shape[2:])
+
+
+def _into_rows(t: PublicTensors, x: jax.Array) -> jax.Array:
+    """A table by decision and hand ``[D, H, *r]`` as rows ``[I, *r]``: each decision's
+    hands that have a row written there (one scatter), the others dropped, the sink and
+    any row no decision writes (a stack member's past its own) 0."""
+    row, real = public_row_index(t)
+    rows = t.row_shape[0]
+    where = jnp.where(real[:-1], row[:-1], rows)                              # past: dropped
+    return jnp.zeros((rows,) + x.shape[2:], x.dtype).at[where].set(x, mode="drop")
 
 
 def edge_probabilities(t: PublicTensors, s: PublicStructure, strategy: jax.Array) -> jax.Array:
     """The probability of the edge into each node for each hand of whoever chose it:
     ``[N, H, *b]`` (1 for chance and root edges)."""
     actions = t.row_shape[1]
-    by_slot = _decisions(strategy, s, 1.0)                                  # [(D+1)*A, H, *b]
+    by_slot = _decisions(t, strategy, 1.0)                                  # [(D+1)*A, H, *b]
     return jnp.take(by_slot, t.edge_decision * actions + t.parent_slot, axis=0, mode="clip")
 
 
@@ -591,31 +599,27 @@ def _slot_values(t: PublicTensors, s: PublicStructure, strategy: jax.Array, play
     counterfactual action values of ``players``' decisions by slot (decision ``d``'s slot
     ``a`` is the hand vector ``q[d, a]``; other players' 0), every row's own reach, and
     the strategy by slot (:func:`_decisions`)."""
-    rows, actions = t.row_shape
-    by_slot = _decisions(strategy, s, 1.0)                                 # [(D+1)*A, H, *b]
+    actions = t.row_shape[1]
+    by_slot = _decisions(t, strategy, 1.0)                                 # [(D+1)*A, H, *b]
     q, own = _player_slots(t, s, by_slot, t.edge_decision * actions + t.parent_slot,
                            players)
-    batch = strategy.shape[2:]
-    own = own.reshape((rows - 1,) + batch)
-    own = jnp.concatenate([own, jnp.zeros((1,) + batch, own.dtype)])
-    return q, own, by_slot
+    return q, _into_rows(t, own), by_slot
 
 
-def _to_rows(x: jax.Array) -> jax.Array:
+def _to_rows(t: PublicTensors, x: jax.Array) -> jax.Array:
     """A table by slot ``[D, A, H, *b]`` as rows ``[I, A, *b]`` (the sink row 0)."""
-    D, A, H = x.shape[:3]
-    x = jnp.swapaxes(x, 1, 2).reshape((D * H, A) + x.shape[3:])
-    return jnp.concatenate([x, jnp.zeros_like(x[:1])])
+    return _into_rows(t, jnp.swapaxes(x, 1, 2))
 
 
 class Blocks(NamedTuple):
     """Where each player's decisions sit when the solver's tables are kept per player
     (:func:`blocks`): player ``p``'s block is its ``D_p`` decisions in ascending order
     (``PublicStructure.player_decisions``), the blocks side by side in seat order. The
-    rows' order (``d * H + h``) is unchanged: only the loop's tables are laid out this way
-    (:func:`to_blocks`, :func:`from_blocks` at its boundary)."""
+    rows' order (``decision_row[d] + h``) is unchanged: only the loop's tables are laid
+    out this way (:func:`to_blocks`, :func:`from_blocks` at its boundary)."""
     decisions: tuple   # P arrays [D_p] int32: player p's decision ordinals, ascending
     position: jax.Array     # [D + 1] int32 each decision's place in the blocks (D: the pad)
+    first: tuple       # P arrays [D_p] int32: the first row of each of p's decisions
 
 
 def blocks(t: PublicTensors, s: PublicStructure) -> Blocks:
@@ -627,7 +631,14 @@ def blocks(t: PublicTensors, s: PublicStructure) -> Blocks:
     decisions = tuple(order[ends[p]:ends[p + 1]] for p in range(s.num_players))
     position = jnp.concatenate([jnp.argsort(order).astype(jnp.int32),
                                 jnp.full((1,), D, jnp.int32)])                # [D + 1]
-    return Blocks(decisions, position)
+    return Blocks(decisions, position, tuple(jnp.take(t.decision_row, d) for d in decisions))
+
+
+def _block_rows(s: PublicStructure, b: Blocks, p: int, first=None) -> jax.Array:
+    """``[D_p', H_p]`` the rows of player ``p``'s decisions (``first``: their first rows,
+    ``[D_p']``; default all of ``p``'s, ``b.first[p]``), its own hands each."""
+    first = b.first[p] if first is None else first
+    return first[:, None] + jnp.arange(s.hands[p], dtype=first.dtype)
 
 
 def to_blocks(table: jax.Array, s: PublicStructure, b: Blocks, pad=0) -> tuple:
@@ -635,20 +646,20 @@ def to_blocks(table: jax.Array, s: PublicStructure, b: Blocks, pad=0) -> tuple:
     seat order: its decisions, its own ``H_p`` hands; the rows of padding hands and the
     sink are left out, :func:`from_blocks` takes them back from the table)."""
     del pad                           # (the blocks hold real decisions alone: no pad read)
-    body = table[:-1].reshape((-1, max(s.hands)) + table.shape[1:])         # [D, H, A, *b]
-    return tuple(jnp.swapaxes(jnp.take(body, d, axis=0)[:, :s.hands[p]], 1, 2)
-                 for p, d in enumerate(b.decisions))
+
+    def block(p):                     # each decision's H_p rows, one contiguous slice
+        rows = jax.vmap(lambda f: jax.lax.dynamic_slice_in_dim(table, f, s.hands[p]))
+        return jnp.swapaxes(rows(b.first[p]), 1, 2)                       # [D_p, A, H_p, *b]
+    return tuple(block(p) for p in range(len(b.decisions)))
 
 
 def from_blocks(parts: tuple, table: jax.Array, s: PublicStructure, b: Blocks) -> jax.Array:
     """Each player's block ``[D_p, A, H_p, *b]`` back into the rows ``[I, A, *b]`` of
-    ``table``: the blocks' rows replaced, its other rows (padding hands, the sink) kept."""
-    body = table[:-1].reshape((-1, max(s.hands)) + table.shape[1:])         # [D, H, A, *b]
-    whole = [jnp.concatenate([jnp.swapaxes(part, 1, 2),
-                              jnp.take(body, d, axis=0)[:, s.hands[p]:]], axis=1)
-             for p, (part, d) in enumerate(zip(parts, b.decisions))]       # [D_p, H, A, *b]
-    x = jnp.take(jnp.concatenate(whole), b.position[:-1], axis=0)          # [D, H, A, *b]
-    return jnp.concatenate([x.reshape((-1,) + table.shape[1:]), table[-1:]])
+    ``table``: the blocks' rows replaced, its other rows (the sink) kept."""
+    for p, part in enumerate(parts):
+        table = table.at[_block_rows(s, b, p)].set(
+            jnp.swapaxes(part, 1, 2), indices_are_sorted=True, unique_indices=True)
+    return table
 
 
 def slot_groups(s: PublicStructure, actions: int, compact: bool) -> tuple:
@@ -763,21 +774,20 @@ def into_rows(table: jax.Array, parts: tuple, s: PublicStructure, b: Blocks, sl:
     entries kept: ``from_blocks`` of ``from_slots`` for that player's rows (the same
     entries), without the whole blocks, their transposes and the rows' copies between
     (on a flop, tables of ``D A H`` entries each)."""
-    H, hands = max(s.hands), s.hands[player]
     start = 0
     for (k, n), c, part in zip(sl.groups[player], sl.columns[player], parts):
-        dec = jnp.take(b.decisions[player], sl.order[player][start:start + n])   # [D_pk]
-        rows = dec[:, None] * H + jnp.arange(hands, dtype=dec.dtype)             # [D_pk, H_p]
+        first = jnp.take(b.first[player], sl.order[player][start:start + n])     # [D_pk]
+        rows = _block_rows(s, b, player, first)                                  # [D_pk, H_p]
         table = table.at[rows[:, None, :], c[:, :, None]].set(
             part, indices_are_sorted=False, unique_indices=True)
         start += n
     return table
 
 
-def slot_strategy(table: jax.Array, s: PublicStructure, sl: Slots) -> jax.Array:
-    """A strategy ``[I, A, *b]`` by slot, padding hands included, the pad (ones) last:
-    ``[S + 1, H, *b]`` (:func:`slot_regrets`'s ``current``)."""
-    return jnp.take(_decisions(table, s, 1.0), sl.source, axis=0)
+def slot_strategy(t: PublicTensors, table: jax.Array, sl: Slots) -> jax.Array:
+    """A strategy ``[I, A, *b]`` by slot, padding hands included (the sink's row), the pad
+    (ones) last: ``[S + 1, H, *b]`` (:func:`slot_regrets`'s ``current``)."""
+    return jnp.take(_decisions(t, table, 1.0), sl.source, axis=0)
 
 
 def slot_regrets(t: PublicTensors, s: PublicStructure, current: jax.Array, sl: Slots,
@@ -806,7 +816,7 @@ def counterfactual_action_values(t: PublicTensors, s: PublicStructure, strategy:
     ``players`` (a static tuple, or a traced ``[k]`` array; other rows 0), and every
     row's own reach (its player's strategy's reach of its node, 0 for a blocked hand)."""
     q, own, _ = _slot_values(t, s, strategy, players)
-    return _to_rows(q), own
+    return _to_rows(t, q), own
 
 
 def counterfactual_regrets(t: PublicTensors, s: PublicStructure, strategy: jax.Array,
@@ -820,8 +830,8 @@ def counterfactual_regrets(t: PublicTensors, s: PublicStructure, strategy: jax.A
     q, own, by_slot = _slot_values(t, s, strategy, players)
     D, A = q.shape[:2]
     current = by_slot[:D * A].reshape(q.shape)                               # [D, A, H, *b]
-    legal = _decisions(t.legal_mask, s, False)[:D * A].reshape(q.shape[:3])  # [D, A, H]
-    return _to_rows(instantaneous_regret(q, current, legal)), own
+    legal = _decisions(t, t.legal_mask, False)[:D * A].reshape(q.shape[:3])  # [D, A, H]
+    return _to_rows(t, instantaneous_regret(q, current, legal)), own
 
 
 def best_response(t: PublicTensors, s: PublicStructure, strategy: jax.Array, player: int
@@ -829,13 +839,11 @@ def best_response(t: PublicTensors, s: PublicStructure, strategy: jax.Array, pla
     """``strategy`` with ``player``'s rows replaced by a pure best response: at each of
     their (decision, hand) rows the legal action of the highest best-response value
     (the first of equals): ``[I, A, *b]``."""
-    rows, actions = t.row_shape
+    actions = t.row_shape[1]
     edge = edge_probabilities(t, s, strategy)
     best = value_pass(t, s, edge, reach_pass(t, s, edge), player, best=True)   # [N, H, *b]
     best = jnp.concatenate([best, jnp.zeros_like(best[:1])])
-    q = jnp.swapaxes(jnp.take(best, t.child_of, axis=0), 1, 2)                # [D, H, A, *b]
-    q = q.reshape((rows - 1, actions) + strategy.shape[2:])
-    q = jnp.concatenate([q, jnp.zeros_like(q[:1])])
+    q = _into_rows(t, jnp.swapaxes(jnp.take(best, t.child_of, axis=0), 1, 2))  # [I, A, *b]
     q = jnp.where(trail(t.legal_mask, q.ndim), q, -jnp.inf)
     pick = jax.nn.one_hot(jnp.argmax(q, axis=1), actions, axis=1, dtype=strategy.dtype)
     return jnp.where(trail(t.infoset_player == player, q.ndim), pick, strategy)

@@ -9,12 +9,13 @@ number of histories: one Python visit per public node, then NumPy over hands.
 
 Choices (and why):
 
-* Rows are (player, public decision node, hand), ``H`` per decision node
-  (``node_base[n] + h``, ``H`` the larger player's hand count; the rows of a smaller
-  player's missing hands are inert padding, owned by nobody): a node's rows are one
-  contiguous block, so the regret tables reshape to ``[decisions, H, A]`` and every
-  pass on the device is a gather of whole hand vectors (a node's children, a row's
-  action values), never a scatter. Every hand of the acting player gets a row, also a
+* Rows are (player, public decision node, hand), ``H_p`` per decision node of player
+  ``p`` (``node_base[n] + h``, ``h < H_p``; ``decision_row [D + 1]`` holds each
+  decision's first row): a node's rows are one contiguous block of its player's hands
+  alone (no padding rows for the other player's larger count: on the README flop 36.1
+  million rows, not 43.0), gathered as ``[decisions, H, A]`` hand vectors where the
+  passes read them (a row that is not there reads as the sink) and written back by one
+  scatter. Every hand of the acting player gets a row, also a
   hand the public chance blocked there (it is never reached: its counterfactual values
   and its averaging weight are 0, and its strategy stays uniform); the history tree has
   no such information set.
@@ -54,7 +55,8 @@ from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
 from jaxcfr.tensors import NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors
 
 __all__ = ["PublicLowered", "lower_public", "public_game_of", "public_footprint",
-           "PublicSize", "check_public_budget", "merge_levels", "Located", "LocatedStep"]
+           "PublicSize", "check_public_budget", "merge_levels", "Located", "LocatedStep",
+           "STATE_TABLES"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -177,7 +179,7 @@ class PublicLowered:
         return PublicSize(self.num_nodes, len(t.decision_node), max(self.structure.hands),
                           self.max_actions, int(t.alive.shape[0]), ends, dense,
                           int(t.tables.shape[0]), int(t.strengths.shape[0]), self.ranked,
-                          self.num_players)
+                          self.num_players, int(t.merge_parent.shape[0]), self.num_rows - 1)
 
     def sizes(self) -> dict[str, Any]:
         """The sizes ``jaxcfr inspect`` prints (``infosets``: each player's rows, those of
@@ -402,7 +404,7 @@ class PublicSize(NamedTuple):
     """The sizes of a lowered public tree that its memory depends on (see
     :class:`~jaxcfr.tensors.PublicTensors` for the letters)."""
     nodes: int                  # N public nodes
-    decisions: int              # D decision nodes (rows: D * H + 1)
+    decisions: int              # D decision nodes
     hands: int                  # H hands per player (the larger count)
     max_actions: int            # A
     alive_sets: int = 1         # K distinct sets of blocked hands
@@ -412,15 +414,19 @@ class PublicSize(NamedTuple):
     strength_tables: int = 0    # S distinct strength tables [P, H]
     ranked: bool = False        # the ranked operators' index tables are made
     players: int = 2            # P (compatibility and payoff tables hold H^P entries)
+    merged: int = 0             # E merged chance outcomes (merge_* tensors, [E, P, H])
+    decision_rows: int = 0      # the decisions' rows: their players' hands summed (0: not
+                                #   counted, D * H taken)
 
     @property
     def rows(self) -> int:
         """``I``: rows (player, decision node, hand) and the sink."""
-        return self.decisions * self.hands + 1
+        return (self.decision_rows or self.decisions * self.hands) + 1
 
     def describe(self) -> str:
-        return (f"{self.nodes:,} public nodes ({self.decisions:,} decisions x {self.hands:,} "
-                f"hands = {self.rows - 1:,} rows of up to {self.max_actions} actions, "
+        return (f"{self.nodes:,} public nodes ({self.decisions:,} decisions of up to "
+                f"{self.hands:,} hands: {self.rows - 1:,} rows of up to {self.max_actions} "
+                f"actions, "
                 f"{self.terminals:,} terminals{', ranked' if self.ranked else ''})")
 
 
@@ -434,24 +440,41 @@ class PublicSize(NamedTuple):
 _WALK_PER_NODE, _HOST_FIXED = 1024, 16 << 20
 # Host, kept: node labels and actions per node; row keys (made when a profile is asked).
 _KEPT_PER_NODE, _KEPT_PER_ROW = 200, 150
-# Device, a solve: compilation and runtime; per (row, action) slot the masks (bytes) and,
-# in floats, the state, the strategy and the evaluation's temporaries (as the history
-# tree's); per (node, hand) in floats the reach [N, P, H], edge, value and best-response
-# tables of the passes; per (dense terminal, hand pair) the [H, H] products.
-_DEVICE_FIXED, _SLOT_MASK, _SLOT_FLOATS = 256 << 20, 2, 10
-_NODE_HAND_FLOATS, _PAIR_FLOATS = 16, 3
+# Device, a solve (measured 2026-12-07 with ``memory_analysis()`` of the Runner's compiled
+# chunk and evaluation on abstract arguments, float32 ``postflop-dcfr``, ``cfr+`` and
+# ``pcfr+`` on the README river, turn and flop, the full river and a small-range flop:
+# docs/holdem.md, "The public memory budget recalibrated"): compilation and runtime; the
+# tensors; per (row, action) slot in floats 2.5 per state table (the run's; a second
+# copy, the evaluation's zero state while it compiles or a chunk's output where it is not
+# donated; the update's temporaries, measured 1.4 tables' worth per table past two) and
+# the evaluated profile; the passes' temporaries, the larger of the chunk's and the
+# evaluation's (mostly [N, H] tables: the README flop's did not shrink with its rows),
+# per (node, hand) and (row, action) slot in floats, and per (terminal, hand) of one
+# chunk of ranked terminals (kernels.public's RANKED_CHUNK_ENTRIES, at least 256
+# terminals) or of every dense terminal; per (dense terminal, hand pair) the [H, H]
+# products. The estimate is 1.10 to 1.4 times what the compiled programs hold on those
+# spots (the README flop 1.13, its turn 1.11).
+_DEVICE_FIXED, _STATE_FLOATS = 256 << 20, 2.5
+_NODE_HAND_FLOATS, _SLOT_TEMP_FLOATS = 12, 0.6
+_TERMINAL_FLOATS, _TERMINAL_CHUNK_ENTRIES, _TERMINAL_CHUNK_LEAST = 16, 1 << 20, 256
+_PAIR_FLOATS = 3
+#: The state's ``[I, A]`` tables :func:`public_footprint` counts unless told: regrets and
+#: strategy sums, what ``postflop-dcfr`` keeps and the fewest any solver keeps (``cfr+``
+#: and the others that compensate their sums keep 3, the predictive ones 4).
+STATE_TABLES = 2
 
 
 def _tensor_bytes(z: PublicSize, f: int) -> int:
     """Bytes of :class:`PublicTensors` for sizes ``z`` with floats of ``f`` bytes."""
     n, d, h, a = z.nodes, z.decisions, z.hands, z.max_actions
     if z.players != 2:            # [K, P, H] alive, [P, H] weights, H^P compat, [U, P, H^P]
-        return (n * (40 + f) + d * 4 * (1 + a) + (d + 1) * (a + 4) + 4 * z.players
+        return (n * (40 + f) + d * 4 * (1 + a) + (d + 1) * (a + 8) + 4 * z.players
                 + z.terminals * (4 + z.players * f)
                 + f * h * z.players * (z.alive_sets + 1)
                 + f * h ** z.players * (1 + z.players * z.tables))
     compat = 0 if z.ranked else h                # [H, H] compat: empty with ranked terminals
-    out = (n * (40 + f) + d * 4 * (1 + a) + (d + 1) * (a + 4) + 8 + z.terminals * (4 + 2 * f)
+    out = (n * (40 + f) + d * 4 * (1 + a) + (d + 1) * (a + 8) + 8 + z.terminals * (4 + 2 * f)
+           + z.merged * 4 * (2 + 2 * h)                      # merge_parent, _child, _source
            + f * h * (2 * z.alive_sets + 2 + compat + 2 * z.strength_tables
                       + 2 * h * z.tables))
     if z.ranked:                  # rank orders and bounds, pair tables, same-hand flags,
@@ -460,19 +483,33 @@ def _tensor_bytes(z: PublicSize, f: int) -> int:
 
 
 def public_footprint(size: PublicSize, float_bytes: int = 4,
-                     host_float_bytes: int = 8) -> MemoryFootprint:
+                     host_float_bytes: int = 8, state_tables: int = STATE_TABLES
+                     ) -> MemoryFootprint:
     """The bytes a run on a public tree of these sizes allocates, phase by phase (the
     fields of :func:`jaxcfr.lowering.budget.memory_footprint`): the host builds the tensors
     in ``host_float_bytes`` floats (:func:`lower_public`'s ``dtype``), the device solves in
-    ``float_bytes``. It follows the public tree and the hands, never the histories."""
+    ``float_bytes`` with a state of ``state_tables`` ``[I, A]`` tables (default
+    :data:`STATE_TABLES`). It follows the public tree and the hands, never the histories.
+
+    The device part is an upper bound of what a solve holds at its peak: the tensors, the
+    state twice, the evaluated profile and the compiled programs' temporaries (XLA's
+    ``memory_analysis()`` of the chunk and of the evaluation; tests/test_public_budget.py
+    checks the bound and its margin on compiled spots)."""
     z, f = size, int(float_bytes)
     host = _tensor_bytes(z, int(host_float_bytes))
     lowering = _HOST_FIXED + z.nodes * _WALK_PER_NODE + 2 * host
     lowered = host + z.nodes * _KEPT_PER_NODE + z.rows * _KEPT_PER_ROW
-    device = (_DEVICE_FIXED + _tensor_bytes(z, f)
-              + z.rows * z.max_actions * (_SLOT_MASK + _SLOT_FLOATS * f)
-              + z.nodes * z.hands * _NODE_HAND_FLOATS * f * z.players // 2
-              + z.dense_terminals * z.hands ** z.players * _PAIR_FLOATS * f)
+    slots = z.rows * z.max_actions
+    terminal_hands = z.terminals * z.hands
+    if z.ranked:                          # one chunk of ranked terminals at a time
+        most = max(_TERMINAL_CHUNK_LEAST, _TERMINAL_CHUNK_ENTRIES // max(z.hands, 1))
+        terminal_hands = min(z.terminals, most) * z.hands
+    temporaries = (_NODE_HAND_FLOATS * z.nodes * z.hands * z.players // 2
+                   + _SLOT_TEMP_FLOATS * slots
+                   + _TERMINAL_FLOATS * terminal_hands
+                   + _PAIR_FLOATS * z.dense_terminals * z.hands ** z.players)
+    device = int(_DEVICE_FIXED + _tensor_bytes(z, f)
+                 + slots * f * (_STATE_FLOATS * int(state_tables) + 1) + temporaries * f)
     return MemoryFootprint(lowering, lowered, device, lowering + device)
 
 
@@ -564,7 +601,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     for p in range(P):
         root_alive[p, :sizes[p]] = True
     frontier = [(game.clone(), (), -1, 0, P, 1.0, 1.0, path_id(root_alive), None)]
-    walked = _Walked(H, ranked, P, rankable=rankable)
+    walked = _Walked(sizes, ranked, P, rankable=rankable)
     level_start = [0]
     values: list[tuple[int, Any]] = []
     merge_edges: list[tuple] = []  # (chance node, outcome, representative, sources, renaming)
@@ -609,7 +646,8 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                     nxt.append((child, history + (x,), n, a, node.player, 1.0, re, pid, x))
         level_start.append(len(parent))
         frontier = nxt
-        check_public_budget(walked.size(len(alive_sets), values if not frontier else None),
+        check_public_budget(walked.size(len(alive_sets), values if not frontier else None,
+                                        len(merge_edges)),
                             budget, what="met so far" if frontier else "in all")
         if progress is not None:
             progress(len(parent))
@@ -618,11 +656,14 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     parent_a = np.asarray(parent, np.int32)
     kind_a = np.asarray(kind, np.int8)
     player_a = np.asarray(player, np.int32)
-    # rows: H per decision node (hands past the player's count are inert padding rows)
+    # rows: one per hand of the acting player at each decision node, the decisions one
+    # after another, the sink last
     decisions = np.flatnonzero(kind_a == DECISION).astype(np.int32)
     D = len(decisions)
+    decision_row = np.concatenate([[0], np.cumsum(np.asarray(sizes, np.int64)[
+        player_a[decisions]])]).astype(np.int32)                          # [D + 1]
     node_base = np.full(N, -1, np.int32)
-    node_base[decisions] = np.arange(D, dtype=np.int32) * H
+    node_base[decisions] = decision_row[:-1]
     A = max([len(acts[n]) for n in decisions], default=1)
     legal = np.zeros((D + 1, A), bool)                  # per decision; the last: the sink
     decision_player = np.full(D + 1, NO_PLAYER, np.int32)
@@ -712,7 +753,8 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
         table_node=np.asarray(table_node, np.int32),
         table_index=np.asarray(table_index, np.int32), tables=tables.astype(f),
         decision_legal=legal, decision_player=decision_player,
-        hand_count=np.asarray(sizes, np.int32),
+        hand_count=np.asarray(sizes, np.int32), decision_row=decision_row,
+        row_space=np.zeros((int(decision_row[-1]) + 1, 0), bool),
         merge_parent=merge_parent, merge_child=merge_child, merge_source=merge_source,
         **_rank_tables(hands, strengths if ranked else np.zeros((0, 2, H)), H, ranked, f))
     return PublicLowered(tensors, tuple(level_start), hands, tuple(action), kind_a,
@@ -774,10 +816,11 @@ class _Walked:
     """The sizes of the public nodes walked so far, counted as they are met (the memory
     budget's :class:`PublicSize`: a lower bound on the game's until the walk ends)."""
 
-    def __init__(self, hands: int, ranked: bool, players: int = 2, rankable: bool = False):
-        self.hands, self.players = hands, players
+    def __init__(self, hands: tuple, ranked: bool, players: int = 2, rankable: bool = False):
+        self.sizes, self.hands, self.players = tuple(hands), max(hands), players
         self._ranked, self.rankable = ranked, rankable  # rankable: "auto", ranked if large
-        self.nodes = self.decisions = self.terminals = self.tabled = self.cards = 0
+        self.nodes = self.decisions = self.rows = self.terminals = self.tabled = 0
+        self.cards = 0
         self.max_actions = 1
         self.tables: set[int] = set()        # ids of payoff tables (lower_public's dedupe)
 
@@ -785,6 +828,7 @@ class _Walked:
         self.nodes += 1
         if node.kind == DECISION:
             self.decisions += 1
+            self.rows += self.sizes[node.player]
             self.max_actions = max(self.max_actions, len(node.actions))
         elif node.kind == TERMINAL_NODE:
             self.terminals += 1
@@ -802,7 +846,7 @@ class _Walked:
         return self._ranked or (self.rankable and
                                 self.cards * self.hands ** 2 > DENSE_ENTRIES_MOST)
 
-    def size(self, alive_sets: int, values: list | None) -> PublicSize:
+    def size(self, alive_sets: int, values: list | None, merged: int = 0) -> PublicSize:
         """The sizes; ``values`` (the terminals' ``(node, operator)``, at the end of the
         walk) count the distinct strength tables as :func:`lower_public` merges them: by
         their contents."""
@@ -815,7 +859,7 @@ class _Walked:
         return PublicSize(self.nodes, self.decisions, self.hands, self.max_actions,
                           alive_sets, self.terminals,
                           self.tabled + (0 if ranked else self.cards), len(self.tables),
-                          boards, ranked, self.players)
+                          boards, ranked, self.players, merged, self.rows)
 
 
 def _rank_tables(hands: HandInfo, strengths: np.ndarray, H: int, ranked: bool, f) -> dict:

@@ -48,7 +48,9 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "public_identity", "entry_path", "load", 
 
 FORMAT = "jaxcfr-public-tree"
 #: Bumped whenever the stored layout changes (entries of other versions are stale).
-FORMAT_VERSION = 4          # 4: the rows' legal actions and players per decision (2026-12-06)
+FORMAT_VERSION = 5          # 4: the rows' legal actions and players per decision (2026-12-06)
+                            # 5: each decision's rows its player's hands (decision_row,
+                            #    row_space; 2026-12-07)
 _PACKAGE = Path(__file__).resolve().parents[1]
 #: jaxcfr sources that decide a public tree's tables (their digest is part of every key).
 _SOURCES = ("game/contract.py", "game/public.py", "game/public_values.py",

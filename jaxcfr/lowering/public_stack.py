@@ -23,8 +23,12 @@ Padding, axis by axis (every padded entry is inert by construction):
   0; ranked members keep no ``compat``, ``[0, 0]``), and its rows are inert padding
   rows (owned by nobody, slot 0 only). In the ranked tables the zero-pad hand index
   ``H`` of a member becomes the stack's ``H``.
-* ``D`` decisions (``I = D * H + 1`` rows): a member's decision ``d`` keeps its ordinal;
-  padded decisions have only padding rows and no children (``child_of`` = ``N``).
+* ``D`` decisions: a member's decision ``d`` keeps its ordinal; padded decisions have no
+  rows and no children (``child_of`` = ``N``).
+* ``I`` rows: a member's decision of player ``p`` has the stack's ``H_p`` rows (the most
+  hands of ``p`` in any member; those past the member's own count are padding rows), its
+  decisions one after another from row 0 (``decision_row``), the sink the stack's last
+  row; a member's rows past its decisions' (where another member has more) are padding.
 * ``A`` actions: padded slots are never legal and have no child.
 * ``T`` terminals of each operator (folds, showdowns, tables): padded entries have payoff,
   stake and table 0 and no ``leaf_index`` points at them (value 0 in every case).
@@ -88,6 +92,7 @@ PADDED_AXES: dict[str, tuple[str, ...]] = {
     "pair_start": ("P", "Hr", "J"), "pair_end": ("P", "Hr", "J"),
     "same": ("P", "Hr"), "same_weaker": ("S", "P", "Hr"), "same_stronger": ("S", "P", "Hr"),
     "decision_legal": ("D1", "A"), "decision_player": ("D1",), "hand_count": ("P",),
+    "decision_row": ("D1",), "row_space": ("I", "Z"),
     "merge_parent": ("E",), "merge_child": ("E",), "merge_source": ("E", "P", "H"),
 }
 #: Fields holding hand indices whose zero pad (the member's ``H``) becomes the stack's.
@@ -102,8 +107,8 @@ class PublicStack:
 
     ``tensors`` have a leading ``B`` axis; ``structure`` is shared by every member;
     ``members`` keep each member's own :class:`PublicLowered` (its host tables, its
-    unpadded shapes). Member ``b``'s row ``d * H_b + h`` is the stack's row
-    ``d * H + h`` (:func:`unstack_public_rows`).
+    unpadded shapes). Member ``b``'s row of its decision ``d`` and hand ``h`` is the
+    stack's row of the same decision and hand (:func:`unstack_public_rows`).
     """
     tensors: PublicTensors
     structure: PublicStructure
@@ -341,9 +346,9 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
     sizes = _common_sizes(games, int(level_start[-1]), is_ranked)
     merge_start = _merge_layout(games, depth)
     sizes["E"] = int(merge_start[-1])
-    padded = [_pad_member(g, level_start, sizes, merge_start) for g in games]
+    hands = _stack_hands(games)
+    padded = [_pad_member(g, level_start, sizes, merge_start, hands) for g in games]
     tensors = PublicTensors(*(np.stack(parts) for parts in zip(*padded)))
-    hands = tuple(max(g.structure.hands[p] for g in games) for p in range(2))
     decisions, groups = _player_blocks(tensors, hands, games)
     merge_spans = (tuple((int(merge_start[d]), int(merge_start[d + 1])) for d in range(depth))
                    if merge_start[-1] else ())
@@ -423,18 +428,33 @@ def _common_sizes(games: Sequence[PublicLowered], num_nodes: int, ranked: bool) 
         for g in games:
             shape = np.shape(getattr(g.tensors, name))
             for axis, n in zip(axes, shape):
-                if axis not in ("N", "I", "P", "D1"):
+                if axis not in ("N", "I", "P", "D1", "Z"):
                     sizes[axis] = max(sizes.get(axis, 0), int(n))
     sizes["H"] = max(max(g.structure.hands) for g in games)
     sizes["Hr"] = sizes["H"] if ranked else 0
     sizes["Hd"] = 0 if ranked else sizes["H"]
-    sizes["I"] = sizes["D"] * sizes["H"] + 1
+    hands = _stack_hands(games)
+    sizes["I"] = max(int(_decision_rows(g, hands)[-1]) for g in games) + 1
     sizes["D1"] = sizes["D"] + 1
+    sizes["Z"] = 0
     return sizes
 
 
+def _stack_hands(games: Sequence[PublicLowered]) -> tuple[int, ...]:
+    """``[P]`` the stack's hands per player: the most of any member (its structure's)."""
+    return tuple(max(g.structure.hands[p] for g in games) for p in range(2))
+
+
+def _decision_rows(g: PublicLowered, hands: tuple) -> np.ndarray:
+    """``[D_b + 1]`` the first row of each of member ``g``'s decisions in a stack of
+    ``hands`` per player (each decision ``hands[p]`` rows), the last one past them."""
+    owner = np.asarray(g.tensors.decision_player)[:-1]
+    return np.concatenate([[0], np.cumsum(np.asarray(hands, np.int64)[owner])]).astype(
+        np.int32)
+
+
 def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict,
-                merge_start: np.ndarray) -> PublicTensors:
+                merge_start: np.ndarray, hands: tuple) -> PublicTensors:
     """One member's tensors padded to ``sizes`` (see the module); its merged outcomes
     placed level by level at ``merge_start`` (:func:`_merge_layout`)."""
     t = g.tensors
@@ -469,8 +489,11 @@ def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict,
     parent = np.where(level_of_new > 0, level_start[np.maximum(level_of_new, 1)] - 1,
                       NO_PARENT).astype(np.int32)
     parent[new_pos] = np.where(t.parent == NO_PARENT, NO_PARENT, to_node[t.parent])
-    decision_ord = nodes(np.where(t.node_base >= 0, t.node_base // max(h_old, 1), -1), -1)
-    node_base = np.where(decision_ord >= 0, decision_ord * H, -1).astype(np.int32)
+    first = _decision_rows(g, hands)                              # [d_old + 1] stack rows
+    decision_row = np.concatenate([first, np.repeat(first[-1:], D - d_old)]).astype(np.int32)
+    base = np.full(n_old, -1, np.int32)
+    base[np.asarray(t.decision_node)] = first[:-1]
+    node_base = nodes(base, -1)
 
     def decisions(x, shape):
         """A per-decision table ``[D_b + 1, ...]`` (the sink last) as ``shape`` ``[D + 1,
@@ -488,6 +511,10 @@ def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict,
             out[name] = parent
         elif name == "node_base":
             out[name] = node_base
+        elif name == "decision_row":
+            out[name] = decision_row
+        elif name == "row_space":
+            out[name] = np.zeros(shape, bool)
         elif name in ("decision_legal", "decision_player"):
             out[name] = decisions(x, shape)
         elif name == "alive":                   # a player's hands past its own count are
@@ -551,43 +578,43 @@ def _pad_merges(g: PublicLowered, level_start: np.ndarray, merge_start: np.ndarr
     return {"merge_parent": parent, "merge_child": child, "merge_source": source}
 
 
+def _member_rows(stack: PublicStack, b: int) -> np.ndarray:
+    """``[I_b - 1]`` the stack's row of each of member ``b``'s rows but its sink (member
+    ``b``'s row of its decision ``d`` and hand ``h`` is the stack's row of the same)."""
+    g = stack.members[b]
+    mine = np.asarray(g.tensors.decision_row, np.int64)                    # [D_b + 1]
+    there = np.asarray(stack.tensors.decision_row[b], np.int64)[:len(mine) - 1]
+    width = np.diff(mine)
+    hand = np.arange(int(mine[-1])) - np.repeat(mine[:-1], width)
+    return np.repeat(there, width) + hand
+
+
 def unstack_public_rows(stack: PublicStack, table) -> list[np.ndarray]:
     """Split a ``[B, I, A, *b]`` table of a stack into each member's ``[I_b, A_b, *b]``
     (its rows and its actions, padding dropped)."""
     table = np.asarray(table)
-    H = max(stack.structure.hands)
     out = []
     for b, g in enumerate(stack.members):
-        h_old = max(g.structure.hands)
-        d_old = (g.num_rows - 1) // max(h_old, 1)
-        x = table[b, :-1].reshape((-1, H) + table.shape[2:])[:d_old, :h_old]
-        x = x.reshape((d_old * h_old,) + table.shape[2:])
-        x = np.concatenate([x, table[b, -1:]])
+        x = np.concatenate([table[b, _member_rows(stack, b)], table[b, -1:]])
         out.append(x[:, :g.max_actions])
     return out
 
 
 def stack_public_rows(stack: PublicStack, tables, fill=0) -> np.ndarray:
     """Each member's table ``[I_b, A_b, *b]`` (a list of ``B``) placed in the stack's
-    ``[B, I, A, *b]`` (the inverse of :func:`unstack_public_rows`): member ``b``'s row
-    ``d * H_b + h`` at the stack's row ``d * H + h``, its sink at the last row, ``fill``
-    at the padded rows and actions."""
+    ``[B, I, A, *b]`` (the inverse of :func:`unstack_public_rows`): member ``b``'s row of
+    its decision ``d`` and hand ``h`` at the stack's row of the same, its sink at the last
+    row, ``fill`` at the padded rows and actions."""
     tables = [np.asarray(x) for x in tables]
     if len(tables) != stack.batch_size:
         raise ValueError(f"{len(tables)} tables for a stack of {stack.batch_size} members")
     trailing = tables[0].shape[2:]
-    H = max(stack.structure.hands)
-    D = (stack.num_rows - 1) // H
     out = np.full((stack.batch_size, stack.num_rows, stack.max_actions) + trailing, fill,
                   np.result_type(*tables))
     for b, (g, x) in enumerate(zip(stack.members, tables)):
-        h_old = max(g.structure.hands)
-        d_old = (g.num_rows - 1) // max(h_old, 1)
         if x.shape[:2] != (g.num_rows, g.max_actions) or x.shape[2:] != trailing:
             raise ValueError(f"member {b}'s table {x.shape} does not fit its [I, A] = "
                              f"{(g.num_rows, g.max_actions)}")
-        body = np.full((D, H, stack.max_actions) + trailing, fill, out.dtype)
-        body[:d_old, :h_old, :g.max_actions] = x[:-1].reshape((d_old, h_old) + x.shape[1:])
-        out[b, :-1] = body.reshape((D * H,) + body.shape[2:])
+        out[b, _member_rows(stack, b), :g.max_actions] = x[:-1]
         out[b, -1, :g.max_actions] = x[-1]
     return out

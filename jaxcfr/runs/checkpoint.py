@@ -236,8 +236,10 @@ def load(path: str | os.PathLike, *, fingerprint: str | None = None,
             f"checkpoint {npz} was written for another game ({_game_name(recorded)}; fingerprint "
             f"{str(meta.get('fingerprint'))[:12]}... != {fingerprint[:12]}... of this game; "
             "where the config is the same, the game now lowers to other tensors: its code or "
-            "jaxcfr's changed since, e.g. stacks of turn boards are merged since 2026-12-06; "
-            "start a new run)")
+            "jaxcfr's changed since, e.g. stacks of turn boards are merged since 2026-12-06, "
+            "and a public tree's decisions have rows for their own player's hands alone "
+            "since 2026-12-07 (fewer rows: the solver state's tables changed shape); start a "
+            "new run)")
     return Checkpoint(arrays, meta, npz)
 
 

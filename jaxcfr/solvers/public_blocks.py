@@ -1,8 +1,8 @@
 """A compiled loop of alternating iterations on a public tree with the tables kept per player.
 
-The state's tables are rows ``[I, A, *b]`` (``d * H + h``: every player's decisions, each
-padded to the most hands ``H``). Inside a loop of alternating iterations on one public
-tree, unlocked, :func:`iterate` keeps them instead as each player's block
+The state's tables are rows ``[I, A, *b]`` (``decision_row[d] + h``: every player's
+decisions, each with its player's ``H_p`` rows). Inside a loop of alternating iterations on
+one public tree, unlocked, :func:`iterate` keeps them instead as each player's block
 ``[D_p, A, H_p, *b]`` (its ``D_p`` decisions, its own ``H_p`` hands:
 :func:`jaxcfr.kernels.public.to_blocks`), split into groups ``[D_pk, k, H_p, *b]``: where
 few actions are legal (:func:`compacts`) the player's decisions of ``k`` legal actions
@@ -41,12 +41,13 @@ __all__ = ["applies", "compacts", "iterate", "COMPACT_SHARE"]
 
 def applies(solver: Solver, t, structure, lock=None) -> bool:
     """Whether :func:`iterate` runs ``solver`` on a game of tensors ``t`` and
-    ``structure``: one public tree's (its player blocks counted, its rows ``D * H + 1``,
-    no stack's batch axis), alternating updates, full width, nothing locked."""
+    ``structure``: one public tree's (its player blocks counted, its rows
+    ``sum_p D_p H_p + 1``, no stack's batch axis), alternating updates, full width, nothing
+    locked."""
     return (isinstance(structure, PublicStructure) and bool(structure.player_decisions)
             and isinstance(t, PublicTensors) and t.decision_legal.ndim == 2
-            and t.row_shape[0] == sum(structure.player_decisions) * max(
-                structure.hands) + 1
+            and t.row_shape[0] == sum(d * h for d, h in zip(structure.player_decisions,
+                                                            structure.hands)) + 1
             and solver.alternating and solver.estimator.dense and lock is None)
 
 
@@ -95,7 +96,7 @@ def iterate(solver: Solver, t: PublicTensors, s: PublicStructure, state: SolverS
         return (None,) * len(sl.groups[p]) if x is None else kernels.to_slots(x[p], sl, p)
     tables = tuple(tuple(zip(*(groups(x, p) for x in whole)))
                    for p in range(P))                                   # P x G_p x 4 x group
-    current = kernels.slot_strategy(solver.strategy(t, state), s, sl)      # [S + 1, H, *b]
+    current = kernels.slot_strategy(t, solver.strategy(t, state), sl)      # [S + 1, H, *b]
     # the current strategy is carried as each group's slots [D_pk * k, H, *b] (what its
     # half-step writes: a new buffer, not an update in place of one [S + 1, H] table, which
     # XLA copied three times per iteration around the loop's carry), the padding hands'
