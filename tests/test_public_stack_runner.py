@@ -169,8 +169,8 @@ def test_resume_on_other_boards_names_the_checkpoint_s_boards(tmp_path):
     # the spot (game.name) is the same: the message says which boards the run was on
     train(_config(boards=list(BOARDS), iterations=2), out_dir=str(tmp_path / "run"))
     with pytest.raises(checkpoint.CheckpointError,
-                       match=r"another game \(game holdem_spot\(.*\) on game\.boards "
-                             r"\['Td9d6h5c2s', 'AsKd6h5c2s'\]; fingerprint"):
+                       match=r"another game: game\.boards \(\['Td9d6h5c2s', 'AsKd6h5c2s'\] "
+                             r"in the checkpoint, \['Td9d6h5c2s', 'Td9d6h5c3s'\] now\)"):
         train(_config(boards=["Td9d6h5c2s", "Td9d6h5c3s"], iterations=4),
               resume=str(tmp_path / "run"))
 
