@@ -439,4 +439,24 @@ class PublicStructure(NamedTuple):
                                    # ((k, D_pk), ...) ascending k (kernels.public.slots)
 
 
-__all__ += ["PublicTensors", "PublicStructure", "public_row_index"]
+#: The ranked folds and showdowns go by chunks of at most this many entries ``[T', H]``
+#: (``kernels.public._by_chunks``): their temporaries (a showdown's eleven terms per hand,
+#: their positions, the running sums) are ``[T', 11, H]`` at most, not ``[T, 11, H]`` (on
+#: the README-range flop 181,483 showdowns, 2.1 GB each). Rivers and turns have fewer.
+RANKED_CHUNK_ENTRIES = 2 ** 20
+
+#: ... and at least this many terminals: below some 16 (a hold'em turn's), XLA's CPU
+#: backend takes other kernels for the running sums' products and rounds differently.
+RANKED_CHUNK_LEAST = 256
+
+
+def ranked_chunk(hands: int, entries: int = RANKED_CHUNK_ENTRIES,
+                 least: int = RANKED_CHUNK_LEAST) -> int:
+    """How many ranked terminals of ``hands`` hands the passes take at a time: the most
+    whose ``[T', H]`` stays within ``entries``, at least ``least`` (what the kernels run
+    and the memory budget counts)."""
+    return max(least, entries // max(hands, 1))
+
+
+__all__ += ["PublicTensors", "PublicStructure", "public_row_index", "RANKED_CHUNK_ENTRIES",
+            "RANKED_CHUNK_LEAST", "ranked_chunk"]

@@ -44,7 +44,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr.kernels.numerics import instantaneous_regret, trail
-from jaxcfr.tensors import PublicStructure, PublicTensors, public_row_index
+from jaxcfr.tensors import (RANKED_CHUNK_ENTRIES, RANKED_CHUNK_LEAST, PublicStructure,
+                            PublicTensors, public_row_index, ranked_chunk)
 
 __all__ = ["edge_probabilities", "reach_pass", "player_reach", "value_pass",
            "counterfactual_action_values", "counterfactual_regrets", "best_response",
@@ -326,15 +327,8 @@ def _card_segments(t: PublicTensors, i) -> jax.Array:
 FOLD_PRODUCT_FROM = 64
 
 
-#: The ranked folds and showdowns go by chunks of at most this many entries ``[T', H]``
-#: (:func:`_by_chunks`): their temporaries (a showdown's eleven terms per hand, their
-#: positions, the running sums) are ``[T', 11, H]`` at most, not ``[T, 11, H]`` (on the
-#: README-range flop 181,483 showdowns, 2.1 GB each). Rivers and turns have fewer.
-RANKED_CHUNK_ENTRIES = 2 ** 20
-
-#: ... and at least this many terminals: below some 16 (a hold'em turn's), XLA's CPU
-#: backend takes other kernels for the running sums' products and rounds differently.
-RANKED_CHUNK_LEAST = 256
+# The chunks of ranked terminals: jaxcfr.tensors.ranked_chunk of RANKED_CHUNK_ENTRIES and
+# RANKED_CHUNK_LEAST, read from this module at each call (a test may set them here).
 
 
 def _by_chunks(f, H: int, *xs: jax.Array) -> jax.Array:
@@ -347,7 +341,7 @@ def _by_chunks(f, H: int, *xs: jax.Array) -> jax.Array:
     and a turn, float32 and float64; not so in float64 with a trailing batch axis, where
     the running sums' product can round one unit in the last place otherwise)."""
     T = xs[0].shape[0]
-    size = max(RANKED_CHUNK_LEAST, RANKED_CHUNK_ENTRIES // max(H, 1))
+    size = ranked_chunk(H, RANKED_CHUNK_ENTRIES, RANKED_CHUNK_LEAST)
     if T <= size:
         return f(*xs)
     n = -(-T // size)

@@ -52,7 +52,8 @@ from jaxcfr.game.public import PublicGame
 from jaxcfr.game.public_values import Fold, Showdown
 from jaxcfr.game.public_contract import HandInfo, inspect_public, read_hands
 from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
-from jaxcfr.tensors import NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors
+from jaxcfr.tensors import (NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors,
+                            ranked_chunk)
 
 __all__ = ["PublicLowered", "lower_public", "public_game_of", "public_footprint",
            "PublicSize", "check_public_budget", "merge_levels", "Located", "LocatedStep",
@@ -450,13 +451,12 @@ _KEPT_PER_NODE, _KEPT_PER_ROW = 200, 150
 # the evaluated profile; the passes' temporaries, the larger of the chunk's and the
 # evaluation's (mostly [N, H] tables: the README flop's did not shrink with its rows),
 # per (node, hand) and (row, action) slot in floats, and per (terminal, hand) of one
-# chunk of ranked terminals (kernels.public's RANKED_CHUNK_ENTRIES, at least 256
-# terminals) or of every dense terminal; per (dense terminal, hand pair) the [H, H]
-# products. The estimate is 1.10 to 1.4 times what the compiled programs hold on those
-# spots (the README flop 1.13, its turn 1.11).
+# chunk of ranked terminals (jaxcfr.tensors.ranked_chunk) or of every dense terminal;
+# per (dense terminal, hand pair) the [H, H] products. The estimate is 1.10 to 1.4 times
+# what the compiled programs hold on those spots (the README flop 1.13, its turn 1.11).
 _DEVICE_FIXED, _STATE_FLOATS = 256 << 20, 2.5
 _NODE_HAND_FLOATS, _SLOT_TEMP_FLOATS = 12, 0.6
-_TERMINAL_FLOATS, _TERMINAL_CHUNK_ENTRIES, _TERMINAL_CHUNK_LEAST = 16, 1 << 20, 256
+_TERMINAL_FLOATS = 16
 _PAIR_FLOATS = 3
 #: The state's ``[I, A]`` tables :func:`public_footprint` counts unless told: regrets and
 #: strategy sums, what ``postflop-dcfr`` keeps and the fewest any solver keeps (``cfr+``
@@ -502,8 +502,7 @@ def public_footprint(size: PublicSize, float_bytes: int = 4,
     slots = z.rows * z.max_actions
     terminal_hands = z.terminals * z.hands
     if z.ranked:                          # one chunk of ranked terminals at a time
-        most = max(_TERMINAL_CHUNK_LEAST, _TERMINAL_CHUNK_ENTRIES // max(z.hands, 1))
-        terminal_hands = min(z.terminals, most) * z.hands
+        terminal_hands = min(z.terminals, ranked_chunk(z.hands)) * z.hands
     temporaries = (_NODE_HAND_FLOATS * z.nodes * z.hands * z.players // 2
                    + _SLOT_TEMP_FLOATS * slots
                    + _TERMINAL_FLOATS * terminal_hands
