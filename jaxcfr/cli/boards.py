@@ -16,6 +16,7 @@ import sys
 import numpy as np
 
 from jaxcfr._util.arguments import ArgumentError
+from jaxcfr.runs.progress import percent
 
 __all__ = ["boards_spots", "per_board_settings", "run_boards"]
 
@@ -184,8 +185,9 @@ def run_boards(args, boards: list[str], spots, parameters: dict, lock=None,
     def callback(record):                       # progress on stderr, one line an evaluation
         if not args.quiet and record["exploitability_pot_percent"] is not None:
             pct = np.asarray(record["exploitability_pot_percent"], np.float64)   # [B]
-            print(f"iteration {record['iteration']:>8}  exploitability {pct.mean():.4f}% of "
-                  f"the pot on average, {pct.max():.4f}% at most", file=sys.stderr, flush=True)
+            print(f"iteration {record['iteration']:>8}  exploitability {percent(pct.mean())} "
+                  f"of the pot on average, {percent(pct.max())} at most", file=sys.stderr,
+                  flush=True)
     result = solve_public_stack(stack, args.algorithm, args.iterations,
                                 precision=args.precision, eval_every=args.eval_every,
                                 target=args.target, callback=callback, lock=lock,
@@ -221,14 +223,14 @@ def run_boards(args, boards: list[str], spots, parameters: dict, lock=None,
     print(f"{'board':<{width}}  " + "".join(f"{k:>{w}}  " for k, w in names.items())
           + f"{'exploitability':>14}  {'% of pot':>9}  {'value OOP':>10}  {'value IP':>10}")
     for b, board in enumerate(boards):
-        percent = out["exploitability_pot_percent"][b]
+        share = out["exploitability_pot_percent"][b]
         print(f"{board:<{width}}  " + "".join(f"{per_board[k][b]:>{w}g}  "
                                                for k, w in names.items())
-              + f"{exploit[b]:>14.6g}  {percent:>8.4f}%"
+              + f"{exploit[b]:>14.6g}  {percent(share):>9}"
               f"  {values[b, 0]:>10.4f}  {values[b, 1]:>10.4f}")
     pct = np.asarray(out["exploitability_pot_percent"])
     print(f"{len(boards)} board{'s' * (len(boards) != 1)}, pot {pot:g}: exploitability "
-          f"{pct.mean():.4f}% of the pot on average, {pct.max():.4f}% at most "
+          f"{percent(pct.mean())} of the pot on average, {percent(pct.max())} at most "
           f"({boards[int(pct.argmax())]}); values in chips")
     print(f"speed  {result.iterations_per_second:,.1f} iterations/s of the whole stack "
           f"(compile {result.compile_seconds:.2f} s)")

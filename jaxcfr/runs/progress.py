@@ -32,7 +32,7 @@ from jaxcfr._util.bars import Bar
 
 __all__ = ["ProgressFn", "ProgressBar", "LogLines", "make_progress", "format_metric", "pot_of",
            "pot_percent",
-           "Status",
+           "percent", "Status",
            "make_status", "LINE_EVERY"]
 
 #: Seconds between two plain progress lines when the stream is not a terminal.
@@ -56,8 +56,8 @@ def format_metric(record: dict[str, Any], pot: float | Sequence[float] | None = 
             and not isinstance(pot, (int, float)) and len(pot) == len(metric) \
             and None not in metric:
         pct = [100 * m / p for m, p in zip(metric, pot)]
-        return (f"{name} {min(pct):.4f}%..{max(pct):.4f}% of the pot (mean "
-                f"{sum(pct) / len(pct):.4f}%, {len(pct)} spots)")
+        return (f"{name} {percent(min(pct))}..{percent(max(pct))} of the pot (mean "
+                f"{percent(sum(pct) / len(pct))}, {len(pct)} spots)")
     if isinstance(metric, list):
         vals = [m for m in metric if m is not None]
         if not vals:
@@ -167,9 +167,14 @@ def pot_of(game) -> float | None:
 
 
 def pot_percent(value: float, pot: float) -> str:
-    """``value`` in percent of ``pot`` as reported (``"0.1230%"``); rounding noise about 0
-    (an exploitability of ``-1e-9``) is ``"0.0000%"``, not ``"-0.0000%"``."""
-    return f"{round(100 * value / pot, 4) + 0.0:.4f}%"
+    """``value`` in percent of ``pot`` as reported (``"0.1230%"``): :func:`percent`."""
+    return percent(100 * value / pot)
+
+
+def percent(share: float) -> str:
+    """A percentage as reported (``"0.1230%"``); rounding noise about 0 (an exploitability
+    of ``-1e-9`` chips) is ``"0.0000%"``, not ``"-0.0000%"``."""
+    return f"{round(float(share), 4) + 0.0:.4f}%"
 
 
 class Status:
