@@ -21,6 +21,7 @@ import tomllib
 from typing import Any, Sequence
 
 from jaxcfr._util.arguments import ArgumentError
+from jaxcfr._util.reading import read_bytes
 from jaxcfr.solvers.names import (ESTIMATOR_NAMES, PARAMETER_NAMES, check_named_parameters,
                                   check_walk, resolve_algorithm)
 
@@ -197,12 +198,14 @@ def check_file_keys(path, overrides: Sequence[str] = ()) -> None:
 
 
 def read_toml(path) -> dict[str, Any]:
-    """The TOML file at ``path`` (ConfigError, naming ``path`` as given, for invalid TOML)."""
-    with open(path, "rb") as f:
-        try:
-            return tomllib.load(f)
-        except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"{path}: invalid TOML: {e}") from None
-        except RecursionError:             # (tomllib recurses once per level of nesting)
-            raise ConfigError(f"{path}: invalid TOML: lists or tables nested too "
-                              "deeply") from None
+    """The TOML file at ``path`` (ConfigError, naming ``path`` as given, for invalid TOML),
+    read bounded as every file a user names (:func:`jaxcfr._util.reading.read_bytes`: a
+    path to a device or a pipe that never ends raises ``OSError``)."""
+    data = read_bytes(path)
+    try:
+        return tomllib.loads(data.decode())           # (as tomllib.load decodes its bytes)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    except RecursionError:             # (tomllib recurses once per level of nesting)
+        raise ConfigError(f"{path}: invalid TOML: lists or tables nested too "
+                          "deeply") from None
