@@ -360,6 +360,14 @@ class PublicTensors(NamedTuple):
         return _public_rows(self)[1]
 
 
+def decision_rows(players, hands) -> np.ndarray:
+    """``[D + 1]`` int32 each decision's first row, the last entry one past them: decision
+    ``d`` of player ``players[d]`` (``[D]``) has ``hands[players[d]]`` rows (``hands``
+    ``[P]``), the decisions one after another from row 0 (``PublicTensors.decision_row``)."""
+    width = np.asarray(hands, np.int64)[np.asarray(players, np.int64)]           # [D]
+    return np.concatenate([[0], np.cumsum(width)]).astype(np.int32)
+
+
 def public_row_index(t: "PublicTensors") -> tuple:
     """``(row [D + 1, H], real [D + 1, H])`` of one game's public tensors (no batch axis):
     the row of decision ``d``'s hand ``h`` where it has one (``h`` under the decision's
@@ -458,5 +466,6 @@ def ranked_chunk(hands: int, entries: int = RANKED_CHUNK_ENTRIES,
     return max(least, entries // max(hands, 1))
 
 
-__all__ += ["PublicTensors", "PublicStructure", "public_row_index", "RANKED_CHUNK_ENTRIES",
+__all__ += ["PublicTensors", "PublicStructure", "public_row_index", "decision_rows",
+            "RANKED_CHUNK_ENTRIES",
             "RANKED_CHUNK_LEAST", "ranked_chunk"]

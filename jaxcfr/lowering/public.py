@@ -53,7 +53,7 @@ from jaxcfr.game.public_values import Fold, Showdown
 from jaxcfr.game.public_contract import HandInfo, inspect_public, read_hands
 from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
 from jaxcfr.tensors import (NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors,
-                            ranked_chunk)
+                            decision_rows, ranked_chunk)
 
 __all__ = ["PublicLowered", "lower_public", "public_game_of", "public_footprint",
            "PublicSize", "check_public_budget", "merge_levels", "Located", "LocatedStep",
@@ -659,8 +659,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     # after another, the sink last
     decisions = np.flatnonzero(kind_a == DECISION).astype(np.int32)
     D = len(decisions)
-    decision_row = np.concatenate([[0], np.cumsum(np.asarray(sizes, np.int64)[
-        player_a[decisions]])]).astype(np.int32)                          # [D + 1]
+    decision_row = decision_rows(player_a[decisions], sizes)               # [D + 1]
     node_base = np.full(N, -1, np.int32)
     node_base[decisions] = decision_row[:-1]
     A = max([len(acts[n]) for n in decisions], default=1)

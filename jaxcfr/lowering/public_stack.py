@@ -63,7 +63,7 @@ from jaxcfr.lowering.budget import (MemoryBudgetError, MemoryFootprint, default_
                                     format_bytes)
 from jaxcfr.lowering.public import (_DEVICE_FIXED, PublicLowered, PublicSize, lower_public,
                                     public_footprint)
-from jaxcfr.tensors import NO_PARENT, PublicStructure, PublicTensors
+from jaxcfr.tensors import NO_PARENT, PublicStructure, PublicTensors, decision_rows
 
 __all__ = ["PublicStack", "stack_public", "unstack_public_rows", "stack_public_rows",
            "PADDED_AXES", "stack_footprint", "check_stack_budget", "precheck_stack",
@@ -448,9 +448,7 @@ def _stack_hands(games: Sequence[PublicLowered]) -> tuple[int, ...]:
 def _decision_rows(g: PublicLowered, hands: tuple) -> np.ndarray:
     """``[D_b + 1]`` the first row of each of member ``g``'s decisions in a stack of
     ``hands`` per player (each decision ``hands[p]`` rows), the last one past them."""
-    owner = np.asarray(g.tensors.decision_player)[:-1]
-    return np.concatenate([[0], np.cumsum(np.asarray(hands, np.int64)[owner])]).astype(
-        np.int32)
+    return decision_rows(np.asarray(g.tensors.decision_player)[:-1], hands)
 
 
 def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict,
