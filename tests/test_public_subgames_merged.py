@@ -12,10 +12,14 @@ data were symmetric only to rounding: ~1e-16 apart, made exactly symmetric) on t
 two-suit game of tests/test_public_merged_profiles.py, and to 1e-9 on a hold'em turn
 (slow); a gadget that breaks the symmetry (the blueprint's range at the node or its
 values below it) takes the unmerged path, says why, and gives bit for bit the result of
-the re-solve with ``merges=False`` (today's path).
+the re-solve with ``merges=False`` (today's path). The default set checks the lowering
+and the composition on a small hold'em turn too (random symmetric gadget data, no solve),
+and the ``resolve`` command's ``isomorphism`` line; the command on that turn is slow.
 """
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
@@ -93,8 +97,10 @@ def _mapped(merged, plain, table):
     return out
 
 
-def test_a_symmetric_subgame_lowers_merged_and_composes_as_unmerged(context):
-    g = _gadget(context, ["bet"], (PAIRED, PAIRED), PAIRED, ALT)
+def _composes_as_unmerged(context, g, seed=0):
+    """``g``'s subgame lowers merged, its rows read back are the unmerged subgame's rows,
+    and a random table of it composes into the full game exactly as that table read at
+    every unmerged row does (re-solving one player, and both)."""
     sub = context.build(g)
     assert sub.merges and sub.unmerged is None
     merged = lower_public(sub)
@@ -103,7 +109,7 @@ def test_a_symmetric_subgame_lowers_merged_and_composes_as_unmerged(context):
     keys, _, _ = merged.expanded_rows()
     assert set(keys) == {k for k in plain.row_keys() if k is not None}
     mask = np.asarray(merged.tensors.legal_mask, np.float64)
-    table = np.random.default_rng(0).random(mask.shape) * mask
+    table = np.random.default_rng(seed).random(mask.shape) * mask
     table /= np.maximum(table.sum(axis=1, keepdims=True), 1e-300)
     full, base = context.full, context.table
     for players in ((0,), (0, 1)):
@@ -111,6 +117,11 @@ def test_a_symmetric_subgame_lowers_merged_and_composes_as_unmerged(context):
         b = compose_public(full, base, [(plain, _mapped(merged, plain, table), players,
                                          g.node, g.prefix)])
         assert np.array_equal(a, b) and not np.array_equal(a, base)
+    return merged, plain
+
+
+def test_a_symmetric_subgame_lowers_merged_and_composes_as_unmerged(context):
+    _composes_as_unmerged(context, _gadget(context, ["bet"], (PAIRED, PAIRED), PAIRED, ALT))
 
 
 def test_a_gadget_that_breaks_the_symmetry_walks_every_outcome(context):
@@ -124,6 +135,60 @@ def test_a_gadget_that_breaks_the_symmetry_walks_every_outcome(context):
     after = context.build(_gadget(context, ["check", 0], ([1.0] * 6, [1.0] * 6),
                                   [1.0] * 6, [0.0] * 6))
     assert not after.merges and after.unmerged is None
+
+
+# -- a small hold'em turn (Td9d6h5d: clubs ~ spades; 26 river cards merged) ------------
+
+SMALL = ("holdem_spot(board='Td9d6h5d', ranges=('AA,KK', 'AA,QQ'), pot=100, stack=100, "
+         "bets='a', raises='a')")
+
+
+@pytest.fixture(scope="module")
+def small():
+    game = jaxcfr.load_game(SMALL)
+    plain = lower_public(game, merges=False)
+    table = np.asarray(plain.tensors.legal_mask, np.float64)
+    return PublicContext(game, table / np.maximum(table.sum(axis=1, keepdims=True), 1.0))
+
+
+def _symmetric_data(context, path, seed):
+    """Random per-hand data ``[H]`` for each player, alike on each orbit of the hand
+    renamings of the merges below ``path``: weights, and the opponent's mass and
+    alternative."""
+    state = context.root.clone()
+    for x in path:
+        state.step(x)
+    renamings = subgame_renamings(state)
+    rng = np.random.default_rng(seed)
+    sizes = [len(context.root.hands(q)) for q in range(context.root.num_players)]
+    firsts = [orbit_firsts(renamings, q, n) for q, n in enumerate(sizes)]
+    assert all(len(set(f)) < n for f, n in zip(firsts, sizes))   # some hands merge
+    weights = tuple(rng.uniform(0.5, 1.0, n)[f] for f, n in zip(firsts, sizes))
+    return weights, rng.uniform(0.5, 1.0, sizes[1])[firsts[1]], \
+        rng.normal(0, 50, sizes[1])[firsts[1]], firsts
+
+
+def test_a_symmetric_turn_subgame_lowers_merged_and_composes_as_unmerged(small):
+    weights, mass, alternative, _ = _symmetric_data(small, ["Check"], 1)
+    merged, plain = _composes_as_unmerged(
+        small, _gadget(small, ["Check"], weights, mass, alternative), seed=1)
+    assert len(merged.merged) == 26 and (merged.num_nodes, plain.num_nodes) == (357, 487)
+
+
+def test_a_turn_gadget_that_breaks_the_symmetry_walks_every_outcome(small):
+    weights, mass, alternative, firsts = _symmetric_data(small, ["Check"], 2)
+    h = int(np.flatnonzero(firsts[0] != np.arange(len(firsts[0])))[0])
+    lopsided = np.array(weights[0])
+    lopsided[h] *= 1.5                       # one hand weighs more than its orbit's first
+    sub = small.build(_gadget(small, ["Check"], (lopsided, weights[1]), mass, alternative))
+    assert not sub.merges and "player 0's deal weights" in sub.unmerged
+    assert not lower_public(sub).merged
+    # within float32's tolerance (a float32 blueprint's rounding), not float64's
+    near = np.array(alternative)
+    near[h] *= 1 + 1e-7
+    g = _gadget(small, ["Check"], weights, mass, near)
+    assert small.build(g, tolerance=TOLERANCE["float32"]).merges
+    assert "alternative values" in small.build(g, tolerance=TOLERANCE["float64"]).unmerged
 
 
 # -- re-solved (slow: each compiles its solves) -----------------------------------------
@@ -202,7 +267,7 @@ def test_a_turn_subgame_is_resolved_merged_as_unmerged():
     a, b = (resolve_subgames(TURN, None, [["Check"]], iterations=8, precision="float64",
                              batching="each", merges=m, context=context)
             for m in (True, False))
-    assert all(s["merged"] == 91 for s in a.subgames)
+    assert all(s["merged"] > 0 and s["unmerged"] is None for s in a.subgames)
     assert all(not s["merged"] for s in b.subgames)
     _agree(a, b, 1e-9)
     # AsAh bets at the root, AhAc not: player 0's range after a check breaks the
@@ -219,6 +284,39 @@ def test_a_turn_subgame_is_resolved_merged_as_unmerged():
             for m in (True, False))
     by = {s["player"]: s for s in a.subgames}
     assert not by[0]["merged"] and "player 0's deal weights" in by[0]["unmerged"]
-    assert by[1]["merged"] == 91
+    assert by[1]["merged"] > 0
     rows = [r for r, k in enumerate(a.lowered.row_keys()) if k is not None and k[0] == 0]
     assert np.array_equal(a.table[rows], b.table[rows])
+
+
+# -- the resolve command names the merged games ----------------------------------------
+
+def test_the_isomorphism_line_counts_merged_and_broken_games():
+    from jaxcfr.cli.resolve import isomorphism_line
+    why = "player 0's deal weights (its range at the node) differ between ..."
+    assert isomorphism_line([{"merged": 26, "unmerged": None}] * 2) == (
+        "2 of 2 gadget games on merged trees (suit isomorphism)")
+    assert isomorphism_line([{"merged": 0, "unmerged": why}, {"merged": 26}]) == (
+        "1 of 2 gadget games on merged trees (suit isomorphism); 1 break the suit symmetry "
+        f"(every chance outcome walked): {why}")
+    # a history tree's games, or nothing merged below the nodes: no line
+    assert isomorphism_line([{"nodes": 3}, {"merged": 0, "unmerged": None}]) is None
+
+
+@pytest.mark.slow
+def test_the_resolve_command_reports_the_merged_games(tmp_path, capsys):
+    from jaxcfr.cli.app import main
+    blueprint = jaxcfr.solve(SMALL, "cfr+", 4, precision="float64")
+    assert blueprint.lowered.merged
+    profile = blueprint.to_profile()
+    profile.game = SMALL
+    profile.save(tmp_path / "bp")
+    command = ["resolve", SMALL, str(tmp_path / "bp.npz"), "--at", "Check", "--iterations",
+               "4", "--precision", "float64", "--batching", "one", "--no-cache"]
+    assert main(command + ["--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["subgame_games"] == 2 and report["merged_games"] == 2
+    assert report["unmerged"] == []
+    assert main(command) == 0
+    assert ("isomorphism     2 of 2 gadget games on merged trees (suit isomorphism)"
+            in capsys.readouterr().out)

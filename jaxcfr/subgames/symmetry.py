@@ -50,6 +50,8 @@ def subgame_renamings(state: PublicGame) -> list[tuple[np.ndarray, ...]]:
     :func:`~jaxcfr.lowering.public.lower_public` does not walk it). Empty where nothing
     merges. The walk is the merged public tree's, without hands or tensors."""
     out: dict[bytes, tuple[np.ndarray, ...]] = {}
+    if type(state).chance_merges is PublicGame.chance_merges:
+        return []                                      # a game that never merges
     todo = [state.clone()]
     while todo:
         s = todo.pop()
