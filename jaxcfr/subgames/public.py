@@ -433,7 +433,10 @@ def public_subgame(game, blueprint, at, *, gadget: str | GadgetKind = "resolve",
                    abstraction=None, context: PublicContext | None = None) -> PublicSubgame:
     """:func:`jaxcfr.subgame` of a public tree: the subgame at the public node a public path
     leads to, with its gadget, as a :class:`PublicSubgame` (``player``: the re-solving
-    player of a safe gadget, default the one to act there)."""
+    player of a safe gadget, default the one to act there). It merges the game's
+    suit-isomorphic chance outcomes below the node where its gadget keeps the symmetry
+    at float64's tolerance (``.merges``; else ``.unmerged`` says why:
+    :meth:`PublicContext.build`)."""
     _refuse_options(depth_limit, continuations, abstraction)
     context = context or PublicContext(game, blueprint)
     kind = check_public_gadget(gadget, context.full)
