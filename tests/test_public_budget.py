@@ -49,7 +49,8 @@ def _compiled_need(lowered, solver, dtype):
     """What a solve of ``lowered`` holds, from XLA's memory analysis of the Runner's chunk
     and evaluation compiled on abstract arguments: the tensors, the state twice (the run's
     and the evaluation's zero state while it compiles), the profile and the larger of the
-    chunk's and the evaluation's temporaries."""
+    chunk's and the evaluation's temporaries; and with both programs' temporaries at once
+    (the evaluation's warm-up beside a chunk)."""
     import jax
 
     from jaxcfr.engine import runner as R
@@ -68,8 +69,10 @@ def _compiled_need(lowered, solver, dtype):
         x.size * x.dtype.itemsize for x in jax.tree_util.tree_leaves(state))
     held = chunk.argument_size_in_bytes - tensors
     profile = table.size * table.dtype.itemsize
-    return tensors + 2 * held + max(chunk.temp_size_in_bytes,
-                                    profile + metrics.temp_size_in_bytes)
+    return (tensors + 2 * held + max(chunk.temp_size_in_bytes,
+                                     profile + metrics.temp_size_in_bytes),
+            tensors + 2 * held + chunk.temp_size_in_bytes + profile
+            + metrics.temp_size_in_bytes)
 
 
 @pytest.mark.slow                     # (compiles; the default set checks the measured spots)
@@ -82,13 +85,16 @@ def test_device_part_bounds_the_compiled_programs(game, terminals, preset, dtype
     from jaxcfr.solvers.public import public_solver
     lowered = jaxcfr.lower_public(jaxcfr.load_game(game), terminals=terminals)
     solver = public_solver(make_solver(preset))
-    need = _compiled_need(lowered, solver, dtype)
+    need, both = _compiled_need(lowered, solver, dtype)
     f = 8 if dtype == "float64" else 4
-    device = public_footprint(lowered.public_size, float_bytes=f,
-                              state_tables=len(solver.tables)).device - _DEVICE_FIXED
+    device, overlapped = (public_footprint(lowered.public_size, float_bytes=f,
+                                           state_tables=len(solver.tables),
+                                           overlapped=o).device - _DEVICE_FIXED
+                          for o in (False, True))
     print(f"{game} {terminals} {preset} {dtype}: need {need:,}, estimate {device:,}, "
-          f"{device / need:.2f}x")
+          f"{device / need:.2f}x; overlapped {both:,}, {overlapped:,}, {overlapped / both:.2f}x")
     assert need <= device <= MOST_ABOVE * need, (need, device, device / need)
+    assert both <= overlapped <= MOST_ABOVE * both, (both, overlapped, overlapped / both)
 
 
 #: What XLA's memory analysis gave on larger spots (float32, 2026-12-07, docs/holdem.md,
@@ -181,3 +187,142 @@ def test_status_line_while_lowering():
     out2 = io.StringIO()
     assert lower_public_reporting(lowered, Status(out2, tty=False)) is lowered
     assert out2.getvalue() == ""
+
+
+# -- the solver's tables at walk time, and the evaluation's warm-up (issue 31) ----------------
+def test_the_walk_counts_the_solvers_state_tables(monkeypatch):
+    # a budget that holds cfr+'s 3 tables and not pcfr+'s 4: the walk refused neither
+    # (it counted 2 tables whatever the solver), so pcfr+ went on to hold more than the
+    # budget; now the walk refuses it, naming its tables, and lowers cfr+'s
+    game = jaxcfr.load_game(LEDUC)
+    size = jaxcfr.lower_public(game).public_size
+    three, four = (public_footprint(size, state_tables=k).total for k in (3, 4))
+    assert four > three
+    jaxcfr.lower_public(game, memory_budget=three, state_tables=3)
+    with pytest.raises(MemoryBudgetError, match=r"\(a state of 4 tables\), over the memory "
+                                                r"budget"):
+        jaxcfr.lower_public(game, memory_budget=three, state_tables=4)
+    # the solve passes its solver's tables (refused before any compile)
+    monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", str(three))
+    monkeypatch.setattr("jaxcfr.engine.runner.Runner.compile",
+                        lambda *a, **k: pytest.fail("compiled"))
+    with pytest.raises(MemoryBudgetError, match="a state of 4 tables"):
+        jaxcfr.solve(LEDUC, "pcfr+", 2, load=jaxcfr.LoadOptions(cache=False))
+
+
+@pytest.mark.parametrize("spot", sorted(MEASURED))
+def test_the_overlapped_count_bounds_both_programs_at_once(spot):
+    # the evaluation's warm-up (a zero state evaluated in a thread) beside the first
+    # chunks holds both programs' temporaries: counted so where the Runner overlaps them
+    from jaxcfr.lowering.public import _DEVICE_FIXED, PublicSize
+    fields, tables, tensors, state, chunk, evaluation = MEASURED[spot]
+    size = PublicSize(*fields)
+    profile = size.rows * size.max_actions * 4
+    need = tensors + 2 * state + chunk + profile + evaluation
+    device = public_footprint(size, state_tables=tables, overlapped=True).device
+    assert need <= device - _DEVICE_FIXED <= 1.6 * need, (need, device, device / need)
+    assert device > public_footprint(size, state_tables=tables).device
+
+
+def test_the_evaluation_warm_up_overlaps_the_chunks_only_where_the_budget_holds_both(
+        monkeypatch):
+    # the Runner evaluates a zero state in a thread while the first chunks run only where
+    # the budget holds the overlapped count; under it (a tight budget that still holds
+    # one program at a time) no thread starts: the evaluation compiles when first due
+    from jaxcfr.api.runners import _overlap_fits
+    from jaxcfr.engine import runner as R
+    from jaxcfr.lowering.public import evaluation_overlap_fits
+    lowered = jaxcfr.lower_public(jaxcfr.load_game(LEDUC))
+    size = lowered.public_size
+    one = public_footprint(size, state_tables=3).total
+    both = public_footprint(size, state_tables=3, overlapped=True).total
+    assert one < both
+    assert evaluation_overlap_fits(size, both, state_tables=3)
+    assert not evaluation_overlap_fits(size, both - 1, state_tables=3)
+    assert _overlap_fits(lowered, 3, "float32", both) and not _overlap_fits(
+        lowered, 3, "float32", both - 1)
+    assert not _overlap_fits(lowered, 3, "float64", both)      # float64: twice the floats
+    started = []
+    monkeypatch.setattr(R.threading, "Thread",
+                        lambda *a, **k: started.append(k.get("name")) or pytest.fail("thread"))
+    monkeypatch.setattr(R.Runner, "_chunk", lambda self, state, n, **k: state)
+    runner = jaxcfr.Runner(lowered, jaxcfr.cfr_plus(), overlap_evaluation=False)
+    state = runner.init()
+    assert runner.compile(state)[0] is state and started == []
+
+
+# -- a spot that counts its nodes is refused before the walk (issue 31) ----------------------
+RIVER = "holdem_spot(board='QhJd8c5s3h', ranges=('AA,AKs:0.5,72o', 'KK,QQ:0.5'))"
+FLOP = "holdem_spot(board='Td9d6h')"        # the README flop: 436,618 public nodes
+
+
+def test_a_spot_counts_its_public_nodes_before_the_walk():
+    game = jaxcfr.load_game(RIVER)
+    assert game.public_nodes() == jaxcfr.lower_public(game).num_nodes == 21
+    game.step(game.legal_actions()[0])
+    assert game.public_nodes() is None                 # below the root: not counted
+    assert jaxcfr.load_game(LEDUC).public_nodes() is None          # a game that does not
+    flop = jaxcfr.load_game(FLOP)
+    assert flop.public_nodes() == 436_618            # (the lowered tree's: docs/holdem.md)
+
+
+def test_the_counted_size_is_below_the_walked_trees_footprint():
+    from jaxcfr.lowering.public import counted_size
+    for text in (RIVER, SPOT.replace("5s3h", "5s")):
+        game = jaxcfr.load_game(text)
+        size = jaxcfr.lower_public(game).public_size
+        least = counted_size(game.public_nodes(), size.hands)
+        assert least.nodes == size.nodes
+        for k in (2, 3, 4):
+            assert (public_footprint(least, state_tables=k).total
+                    <= public_footprint(size, state_tables=k).total)
+
+
+def test_a_spot_over_budget_is_refused_before_the_walk(monkeypatch):
+    # the README flop (436,618 public nodes counted when the spot is made) under a 4 GB
+    # budget: refused at once, naming its size and the least memory it needs, without a
+    # node walked (before: the walk went on until the nodes met so far were over it)
+    from jaxcfr.lowering import public as P
+    from jaxcfr.lowering.budget import format_bytes
+    monkeypatch.setattr(P, "inspect_public", lambda *a, **k: pytest.fail("walked"))
+    game = jaxcfr.load_game(FLOP)
+    least = public_footprint(P.counted_size(436_618, 265), state_tables=4).total
+    with pytest.raises(MemoryBudgetError) as e:
+        jaxcfr.lower_public(game, memory_budget=4_000_000_000, state_tables=4)
+    assert e.value.rule == "memory-budget"
+    assert str(e.value) == (
+        f"[memory-budget] lowering and solving need at least {format_bytes(least)} for the "
+        "436,618 public nodes the game counts (up to 265 hands per player), before the walk "
+        "(a state of 4 tables), over the memory budget of 3.7 GiB (set memory_budget= or "
+        "JAXCFR_MEMORY_BUDGET=BYTES to raise it)")
+    assert 5e9 < least < 4 * 10 ** 10
+    # and from a solve, with the solver's tables (pcfr+: 4), before anything compiles
+    monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", "4e9")
+    with pytest.raises(MemoryBudgetError, match=r"436,618 public nodes .*\(a state of 4 t"):
+        jaxcfr.solve(FLOP, "pcfr+", 2, load=jaxcfr.LoadOptions(cache=False))
+    # just at the counted need, the walk starts (and is refused on its own count)
+    monkeypatch.undo()
+    river = jaxcfr.load_game(RIVER)
+    need = public_footprint(P.counted_size(21, 22)).total
+    with pytest.raises(MemoryBudgetError, match="before the walk"):
+        jaxcfr.lower_public(river, memory_budget=need - 1)
+    with pytest.raises(MemoryBudgetError, match=r"public nodes \(\d+ decisions .* (met so "
+                                                r"far|in all)"):
+        jaxcfr.lower_public(river, memory_budget=need)
+
+
+@pytest.mark.slow                              # (compiles Kuhn's programs: ~6 CPU-s)
+def test_a_run_without_the_overlap_is_the_same_run(monkeypatch):
+    # a budget under the overlapped count (no warm-up thread: the evaluation compiles when
+    # first due) and one at it (the thread) give the same metrics and profile, bit for bit
+    game = "kuhn_poker(tree='public')"
+    size = jaxcfr.lower_public(jaxcfr.load_game(game)).public_size
+    both = public_footprint(size, state_tables=3, overlapped=True).total
+    runs = []
+    for budget in (both - 1, both):
+        monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", str(budget))
+        runs.append(jaxcfr.solve(game, "cfr+", 20))
+    timing = {"iterations_per_second", "compile_seconds", "wall_seconds"}
+    a, b = ({k: v for k, v in r.final.items() if k not in timing} for r in runs)
+    assert a == b and a["iteration"] == 20
+    assert runs[0].profile() == runs[1].profile()

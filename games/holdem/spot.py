@@ -114,8 +114,9 @@ class _Spot:
         self._merges: dict = {}
         # counted before it is built: a public tree past LARGEST_PUBLIC_TREE is refused at
         # once, with its size and the setting that makes it large
-        self.size = tree_size(self.config, repeats=self.repeats(),
-                              public_limit=LARGEST_PUBLIC_TREE)
+        repeats = self.repeats()
+        self.size = tree_size(self.config, repeats=repeats, public_limit=LARGEST_PUBLIC_TREE)
+        self.public_nodes = self.size.public_nodes(*repeats)
         self.tree: BetTree = build_tree(self.config, self.size)
         self.actions = [tuple(str(a) for a in n.actions) for n in self.tree.nodes]
 
@@ -260,6 +261,11 @@ class HoldemSpot(PublicGame):
         if self._here.kind != "chance" or not self._s.symmetries:
             return None
         return self._s.merges(self.board())
+
+    def public_nodes(self):
+        """The public tree's nodes, suit-isomorphic cards once (counted when the spot was
+        made); ``None`` below the root."""
+        return self._s.public_nodes if self._node == 0 and not self._dealt else None
 
     def step(self, action):
         n = self._here

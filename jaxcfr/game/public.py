@@ -122,6 +122,13 @@ class PublicGame(abc.ABC):
         merged outcome with it (``PublicLowered.locate``)."""
         return None
 
+    def public_nodes(self) -> int | None:
+        """The public nodes a walk from this state meets (merged outcomes walked once,
+        :meth:`chance_merges`), where the game counts them without walking: the lowering
+        checks the memory budget against them before the walk
+        (:func:`jaxcfr.lowering.public.lower_public`). Default ``None``: not counted."""
+        return None
+
     @abc.abstractmethod
     def step(self, action: Hashable) -> None:
         """Apply an action or a chance outcome in place (GameError if not legal)."""

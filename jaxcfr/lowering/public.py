@@ -57,7 +57,7 @@ from jaxcfr.tensors import (NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors
 
 __all__ = ["PublicLowered", "lower_public", "public_game_of", "public_footprint",
            "PublicSize", "check_public_budget", "merge_levels", "Located", "LocatedStep",
-           "STATE_TABLES"]
+           "STATE_TABLES", "evaluation_overlap_fits", "counted_size"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -483,18 +483,22 @@ def _tensor_bytes(z: PublicSize, f: int) -> int:
 
 
 def public_footprint(size: PublicSize, float_bytes: int = 4,
-                     host_float_bytes: int = 8, state_tables: int = STATE_TABLES
-                     ) -> MemoryFootprint:
+                     host_float_bytes: int = 8, state_tables: int = STATE_TABLES,
+                     overlapped: bool = False) -> MemoryFootprint:
     """The bytes a run on a public tree of these sizes allocates, phase by phase (the
     fields of :func:`jaxcfr.lowering.budget.memory_footprint`): the host builds the tensors
     in ``host_float_bytes`` floats (:func:`lower_public`'s ``dtype``), the device solves in
     ``float_bytes`` with a state of ``state_tables`` ``[I, A]`` tables (default
-    :data:`STATE_TABLES`). It follows the public tree and the hands, never the histories.
+    :data:`STATE_TABLES`; a solver's own: ``len(solver.tables)``). It follows the public
+    tree and the hands, never the histories.
 
     The device part is an upper bound of what a solve holds at its peak: the tensors, the
     state twice, the evaluated profile and the compiled programs' temporaries (XLA's
     ``memory_analysis()`` of the chunk and of the evaluation; tests/test_public_budget.py
-    checks the bound and its margin on compiled spots)."""
+    checks the bound and its margin on compiled spots), the larger of the chunk's and the
+    evaluation's: the Runner evaluates a zero state in a thread while the first chunks
+    run only where the budget holds both (``overlapped``: the evaluation's temporaries
+    counted beside the chunk's, :func:`evaluation_overlap_fits`)."""
     z, f = size, int(float_bytes)
     host = _tensor_bytes(z, int(host_float_bytes))
     lowering = _HOST_FIXED + z.nodes * _WALK_PER_NODE + 2 * host
@@ -508,20 +512,47 @@ def public_footprint(size: PublicSize, float_bytes: int = 4,
                    + _TERMINAL_FLOATS * terminal_hands
                    + _PAIR_FLOATS * z.dense_terminals * z.hands ** z.players)
     device = int(_DEVICE_FIXED + _tensor_bytes(z, f)
-                 + slots * f * (_STATE_FLOATS * int(state_tables) + 1) + temporaries * f)
+                 + slots * f * (_STATE_FLOATS * int(state_tables) + 1)
+                 + temporaries * f * (2 if overlapped else 1))
     return MemoryFootprint(lowering, lowered, device, lowering + device)
 
 
-def check_public_budget(size: PublicSize, budget: int, *, what: str = "in all") -> None:
-    """Raise :class:`MemoryBudgetError` when a public tree of ``size`` needs more than
-    ``budget`` bytes; the error names the sizes, the estimate, the budget and how to
-    raise it."""
-    need = public_footprint(size).total
+def evaluation_overlap_fits(size: PublicSize, budget: int, *, float_bytes: int = 4,
+                            state_tables: int = STATE_TABLES) -> bool:
+    """Whether a run of ``size`` may evaluate a zero state (the evaluation's compile
+    warm-up) while its first chunks run: both programs' temporaries at once within
+    ``budget`` (:func:`public_footprint` ``overlapped``). Where not, the Runner compiles
+    the evaluation when it is first due, between chunks (``Runner.overlap_evaluation``),
+    and the budget's count, the larger of the two, holds."""
+    return public_footprint(size, float_bytes, state_tables=state_tables,
+                            overlapped=True).total <= budget
+
+
+def check_public_budget(size: PublicSize, budget: int, *, what: str = "in all",
+                        state_tables: int = STATE_TABLES, counted: bool = False) -> None:
+    """Raise :class:`MemoryBudgetError` when a public tree of ``size`` solved with a state
+    of ``state_tables`` tables needs more than ``budget`` bytes; the error names the
+    sizes, the estimate, the budget and how to raise it. ``counted``: ``size`` is the
+    least the game's own count of its nodes implies (:func:`counted_size`), before the
+    walk."""
+    need = public_footprint(size, state_tables=state_tables).total
     if need > budget:
+        sizes = (f"the {size.nodes:,} public nodes the game counts (up to {size.hands:,} "
+                 "hands per player), before the walk" if counted
+                 else f"{size.describe()} {what}")
         raise MemoryBudgetError(
-            f"lowering and solving need about {format_bytes(need)} for {size.describe()} "
-            f"{what}, over the memory budget of {format_bytes(budget)} (set memory_budget= "
-            "or JAXCFR_MEMORY_BUDGET=BYTES to raise it)", rule="memory-budget")
+            f"lowering and solving need {'at least' if counted else 'about'} "
+            f"{format_bytes(need)} for {sizes} (a state of {int(state_tables)} tables), "
+            f"over the memory budget of {format_bytes(budget)} (set memory_budget= or "
+            "JAXCFR_MEMORY_BUDGET=BYTES to raise it)", rule="memory-budget")
+
+
+def counted_size(nodes: int, hands: int, players: int = 2) -> PublicSize:
+    """The least :class:`PublicSize` of a public tree of ``nodes`` nodes and up to
+    ``hands`` hands per player (no decision, action or terminal counted): its
+    :func:`public_footprint` is at most the walked tree's, whatever the rest is."""
+    return min((PublicSize(int(nodes), 0, int(hands), 1, ranked=r, players=int(players))
+                for r in (False, True)), key=lambda z: public_footprint(z).total)
 
 
 #: ``terminals="auto"`` takes the ranked operators from this many hands per player on.
@@ -539,7 +570,7 @@ TERMINALS = ("auto", "ranked", "dense")
 def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                  terminals: str = "auto", memory_budget: int | None = None,
                  progress: Callable[[int], None] | None = None,
-                 merges: bool = True) -> PublicLowered:
+                 merges: bool = True, state_tables: int = STATE_TABLES) -> PublicLowered:
     """Walk ``game``'s public tree (checking every node) into a :class:`PublicLowered`.
 
     Args:
@@ -558,6 +589,9 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
       merges: walk one representative per class of the game's merged chance outcomes
         (``PublicGame.chance_merges``: suit isomorphism); ``False`` walks every outcome
         (what node locks and subgames that break the symmetry need).
+      state_tables: the ``[I, A]`` tables the solver to run keeps (``len(solver.tables)``:
+        2 for ``postflop-dcfr``, 3 for ``cfr+``, 4 for ``pcfr+``), as the budget counts
+        them (:func:`public_footprint`).
 
     Raises:
       GameError: the first node that breaks the contract, named by its public history.
@@ -582,6 +616,10 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     sizes = tuple(len(x) for x in hands.labels)
     H = max(sizes)
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
+    counted = game.public_nodes() if hasattr(game, "public_nodes") else None
+    if counted is not None:              # the game counts its nodes: refused before the walk
+        check_public_budget(counted_size(counted, H, P), budget, counted=True,
+                            state_tables=state_tables)
     memo: dict = {}
     # per node (in BFS order)
     parent, slot, owner, kind, player, prob, reach, path, action, acts = ([] for _ in range(10))
@@ -647,7 +685,8 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
         frontier = nxt
         check_public_budget(walked.size(len(alive_sets), values if not frontier else None,
                                         len(merge_edges)),
-                            budget, what="met so far" if frontier else "in all")
+                            budget, what="met so far" if frontier else "in all",
+                            state_tables=state_tables)
         if progress is not None:
             progress(len(parent))
     ranked = walked.ranked                  # "auto": ranked when the dense would be too large
