@@ -210,6 +210,24 @@ def test_the_walk_counts_the_solvers_state_tables(monkeypatch):
         jaxcfr.solve(LEDUC, "pcfr+", 2, load=jaxcfr.LoadOptions(cache=False))
 
 
+def test_the_walk_counts_the_runs_floats(monkeypatch):
+    # a budget that holds a float32 cfr+ run and not a float64 one: the walk counted
+    # float32 whatever the precision; now a float64 solve is refused before it compiles
+    game = jaxcfr.load_game(LEDUC)
+    size = jaxcfr.lower_public(game).public_size
+    single, double = (public_footprint(size, f, state_tables=3).total for f in (4, 8))
+    assert double > single
+    jaxcfr.lower_public(game, memory_budget=single, state_tables=3, float_bytes=4)
+    with pytest.raises(MemoryBudgetError, match=r"\(a state of 3 tables of 64-bit floats\)"):
+        jaxcfr.lower_public(game, memory_budget=single, state_tables=3, float_bytes=8)
+    monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", str(single))
+    monkeypatch.setattr("jaxcfr.engine.runner.Runner.compile",
+                        lambda *a, **k: pytest.fail("compiled"))
+    with pytest.raises(MemoryBudgetError, match="a state of 3 tables of 64-bit floats"):
+        jaxcfr.solve(LEDUC, "cfr+", 2, precision="float64",
+                     load=jaxcfr.LoadOptions(cache=False))
+
+
 @pytest.mark.parametrize("spot", sorted(MEASURED))
 def test_the_overlapped_count_bounds_both_programs_at_once(spot):
     # the evaluation's warm-up (a zero state evaluated in a thread) beside the first
@@ -239,9 +257,8 @@ def test_the_evaluation_warm_up_overlaps_the_chunks_only_where_the_budget_holds_
     assert one < both
     assert evaluation_overlap_fits(size, both, state_tables=3)
     assert not evaluation_overlap_fits(size, both - 1, state_tables=3)
-    assert _overlap_fits(lowered, 3, "float32", both) and not _overlap_fits(
-        lowered, 3, "float32", both - 1)
-    assert not _overlap_fits(lowered, 3, "float64", both)      # float64: twice the floats
+    assert _overlap_fits(lowered, 3, 4, both) and not _overlap_fits(lowered, 3, 4, both - 1)
+    assert not _overlap_fits(lowered, 3, 8, both)      # float64: twice the floats
     started = []
     monkeypatch.setattr(R.threading, "Thread",
                         lambda *a, **k: started.append(k.get("name")) or pytest.fail("thread"))

@@ -114,11 +114,12 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
                             f"{estimator.describe()!r} samples (leave "
                             f"{spell('sampling')} unset)", spell("sampling"))
     # the budget counts the state this solver keeps (postflop-dcfr 2 tables, cfr+ 3,
-    # pcfr+ 4), at walk time too
+    # pcfr+ 4) in the run's floats, at walk time too
     tables = len(options.solver.tables)
+    floats = np.dtype(dtype_of(options.precision)).itemsize
     lowered = game if isinstance(game, PublicStack) else lower_public_reporting(
         game, status, text=text, cache=cache, name=name, memory_budget=memory_budget,
-        state_tables=tables)
+        state_tables=tables, float_bytes=floats)
     lock = getattr(options, "lock", None)
     resolved = None
     if lock is not None and getattr(lowered, "merged", ()) and not isinstance(
@@ -139,7 +140,7 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
                 status.note(note)
             lowered = lower_public_reporting(game, status, name=name,
                                              memory_budget=memory_budget, merges=False,
-                                             state_tables=tables)
+                                             state_tables=tables, float_bytes=floats)
             if unresolved:           # its error, if the unmerged tree has one too, not a note
                 resolved = (resolve_stack_lock(lowered, lock, getattr(
                     options, "member_labels", None)) if isinstance(lowered, PublicStack)
@@ -162,7 +163,7 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
                     chunk=options.device.chunk,
                     compilation_cache=options.device.compilation_cache,
                     per_member=per_member,
-                    overlap_evaluation=_overlap_fits(lowered, tables, options.precision,
+                    overlap_evaluation=_overlap_fits(lowered, tables, floats,
                                                      memory_budget))
     if lock is not None:                     # node locking (jaxcfr.api.locks)
         runner.set_lock(resolved if resolved is not None else
@@ -172,13 +173,12 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
     return runner
 
 
-def _overlap_fits(lowered, tables: int, precision: str, budget: int | None) -> bool:
+def _overlap_fits(lowered, tables: int, float_bytes: int, budget: int | None) -> bool:
     """Whether the memory budget holds the evaluation's warm-up beside the first chunks
     (:func:`jaxcfr.lowering.public.evaluation_overlap_fits`) for one public tree; a stack
     (its footprint is ``lowering.public_stack``'s) keeps the overlap."""
     if not isinstance(lowered, PublicLowered):
         return True
     budget = default_memory_budget() if budget is None else int(budget)
-    f = np.dtype(dtype_of(precision)).itemsize
-    return evaluation_overlap_fits(lowered.public_size, budget, float_bytes=f,
+    return evaluation_overlap_fits(lowered.public_size, budget, float_bytes=float_bytes,
                                    state_tables=tables)

@@ -161,6 +161,7 @@ def lower_public_reporting(game, status=None, *, text: str | None = None, cache=
             merges=lower_kwargs.get("merges", True),
             memory_budget=lower_kwargs.get("memory_budget"),
             state_tables=lower_kwargs.get("state_tables", STATE_TABLES),
+            float_bytes=lower_kwargs.get("float_bytes", 4),
             log=None if status is None else status.note)
     if status is not None:
         hands = "+".join(f"{h:,}" for h in lowered.structure.hands)

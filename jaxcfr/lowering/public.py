@@ -529,20 +529,23 @@ def evaluation_overlap_fits(size: PublicSize, budget: int, *, float_bytes: int =
 
 
 def check_public_budget(size: PublicSize, budget: int, *, what: str = "in all",
-                        state_tables: int = STATE_TABLES, counted: bool = False) -> None:
+                        state_tables: int = STATE_TABLES, counted: bool = False,
+                        float_bytes: int = 4) -> None:
     """Raise :class:`MemoryBudgetError` when a public tree of ``size`` solved with a state
-    of ``state_tables`` tables needs more than ``budget`` bytes; the error names the
+    of ``state_tables`` tables in ``float_bytes`` floats needs more than ``budget``
+    bytes; the error names the
     sizes, the estimate, the budget and how to raise it. ``counted``: ``size`` is the
     least the game's own count of its nodes implies (:func:`counted_size`), before the
     walk."""
-    need = public_footprint(size, state_tables=state_tables).total
+    need = public_footprint(size, float_bytes, state_tables=state_tables).total
     if need > budget:
         sizes = (f"the {size.nodes:,} public nodes the game counts (up to {size.hands:,} "
                  "hands per player), before the walk" if counted
                  else f"{size.describe()} {what}")
         raise MemoryBudgetError(
             f"lowering and solving need {'at least' if counted else 'about'} "
-            f"{format_bytes(need)} for {sizes} (a state of {int(state_tables)} tables), "
+            f"{format_bytes(need)} for {sizes} (a state of {int(state_tables)} tables"
+            f"{'' if int(float_bytes) == 4 else f' of {8 * int(float_bytes)}-bit floats'}), "
             f"over the memory budget of {format_bytes(budget)} (set memory_budget= or "
             "JAXCFR_MEMORY_BUDGET=BYTES to raise it)", rule="memory-budget")
 
@@ -570,7 +573,8 @@ TERMINALS = ("auto", "ranked", "dense")
 def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                  terminals: str = "auto", memory_budget: int | None = None,
                  progress: Callable[[int], None] | None = None,
-                 merges: bool = True, state_tables: int = STATE_TABLES) -> PublicLowered:
+                 merges: bool = True, state_tables: int = STATE_TABLES,
+                 float_bytes: int = 4) -> PublicLowered:
     """Walk ``game``'s public tree (checking every node) into a :class:`PublicLowered`.
 
     Args:
@@ -591,7 +595,8 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
         (what node locks and subgames that break the symmetry need).
       state_tables: the ``[I, A]`` tables the solver to run keeps (``len(solver.tables)``:
         2 for ``postflop-dcfr``, 3 for ``cfr+``, 4 for ``pcfr+``), as the budget counts
-        them (:func:`public_footprint`).
+        them (:func:`public_footprint`); ``float_bytes``: the bytes of the run's floats
+        (8 for ``precision="float64"``).
 
     Raises:
       GameError: the first node that breaks the contract, named by its public history.
@@ -619,7 +624,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     counted = game.public_nodes() if hasattr(game, "public_nodes") else None
     if counted is not None:              # the game counts its nodes: refused before the walk
         check_public_budget(counted_size(counted, H, P), budget, counted=True,
-                            state_tables=state_tables)
+                            state_tables=state_tables, float_bytes=float_bytes)
     memo: dict = {}
     # per node (in BFS order)
     parent, slot, owner, kind, player, prob, reach, path, action, acts = ([] for _ in range(10))
@@ -686,7 +691,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
         check_public_budget(walked.size(len(alive_sets), values if not frontier else None,
                                         len(merge_edges)),
                             budget, what="met so far" if frontier else "in all",
-                            state_tables=state_tables)
+                            state_tables=state_tables, float_bytes=float_bytes)
         if progress is not None:
             progress(len(parent))
     ranked = walked.ranked                  # "auto": ranked when the dense would be too large

@@ -140,7 +140,8 @@ def store(path: Path, ident: dict[str, Any], lowered: PublicLowered) -> str | No
 
 
 def load(path: Path, ident: dict[str, Any], *, budget: int | None = None,
-         state_tables: int = STATE_TABLES) -> tuple[PublicLowered | None, str]:
+         state_tables: int = STATE_TABLES, float_bytes: int = 4
+         ) -> tuple[PublicLowered | None, str]:
     """The entry at ``path`` if it is present and sound: ``(lowered, "hit")``, else
     ``(None, why)`` with ``why`` one of ``"missing"``, ``"stale ..."``, ``"corrupt ..."``.
 
@@ -151,7 +152,7 @@ def load(path: Path, ident: dict[str, Any], *, budget: int | None = None,
         size = PublicSize(*header["size"])
         if budget is not None:
             check_public_budget(size, budget, what="in the cached game",
-                                state_tables=state_tables)
+                                state_tables=state_tables, float_bytes=float_bytes)
         tables_bytes = bytes(z["tables"])
         arrays = {k: z[f"h_{k}"] for k in ("node_kind", "weights_0", "weights_1",
                                            "compatible")}
@@ -178,7 +179,8 @@ def lower_public_cached(text: str, game: Any, directory: Path,
                         lower_fn: Callable[[Any], PublicLowered], *, name: str,
                         terminals: str = "auto", memory_budget: int | None = None,
                         log: Log | None = None, merges: bool = True,
-                        state_tables: int = STATE_TABLES) -> tuple[PublicLowered, str]:
+                        state_tables: int = STATE_TABLES, float_bytes: int = 4
+                        ) -> tuple[PublicLowered, str]:
     """Game string ``text`` (loaded: ``game``) lowered: from the cache in ``directory``
     when a sound entry is there, else by ``lower_fn(game)``, then stored.
 
@@ -189,6 +191,7 @@ def lower_public_cached(text: str, game: Any, directory: Path,
     if ident is None:
         return lower_fn(game), "not cached: the game string names no versioned code"
     return through_cache(entry_path(directory, ident), ident, lambda: lower_fn(game),
-                         load=functools.partial(load, state_tables=state_tables),
+                         load=functools.partial(load, state_tables=state_tables,
+                                                float_bytes=float_bytes),
                          store=store, name=name, memory_budget=memory_budget,
                          log=log, unit="public nodes")
