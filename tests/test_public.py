@@ -603,6 +603,32 @@ def test_validate_probes_a_public_tree(capsys):
     assert "conforms as a public tree" in capsys.readouterr().out
 
 
+def test_validate_says_whether_a_counted_spot_fits(monkeypatch, capsys):
+    # a hold'em spot counts its public nodes: validate says the least it needs against
+    # the budget (what a solve checks before the walk)
+    from jaxcfr.cli import app
+    from jaxcfr.lowering.budget import format_bytes
+    from jaxcfr.lowering.public import counted_size, public_footprint
+    spot = "holdem_spot(board='QhJd8c5s3h', ranges=('AA,AKs:0.5,72o', 'KK,QQ:0.5'))"
+    need = public_footprint(counted_size(21, 22)).total
+    capsys.readouterr()
+    monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", str(need))
+    assert app.main(["validate", spot, "--trajectories", "8"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == (f"{spot}: 21 public nodes counted (up to 22 hands per player), at "
+                      f"least {format_bytes(need)} to lower and solve (the nodes and hands "
+                      "alone; the walk counts the rest), within the memory budget of "
+                      f"{format_bytes(need)}")
+    monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", str(need - 1))
+    assert app.main(["validate", spot, "--trajectories", "8"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith(f"{spot}: too large to lower: 21 public nodes counted")
+    assert out[1].endswith("a solve is refused before the walk (set "
+                           "JAXCFR_MEMORY_BUDGET=BYTES to raise it)")
+    assert app.main(["validate", "leduc_poker(tree='public')", "--trajectories", "8"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1        # not counted: not said
+
+
 def test_inspect_lowers_a_public_tree(capsys):
     from jaxcfr.cli import app
     capsys.readouterr()

@@ -30,6 +30,9 @@ def run_validate(args) -> int:
         game.validate(trajectories=args.trajectories, seed=args.seed)
         print(f"{args.game}: conforms as a public tree ({args.trajectories} public "
               f"trajectories, seed {args.seed}); `jaxcfr inspect` lowers it")
+        counted = game.public_nodes()
+        if counted is not None:
+            print(f"{args.game}: {_public_fit(game, counted, default_memory_budget())}")
         return 0
     validate_game_with(game, trajectories=args.trajectories, seed=args.seed)
     print(f"{args.game}: conforms ({args.trajectories} trajectories, seed {args.seed})")
@@ -64,3 +67,21 @@ def _meets_listless_chance(game, seed: int, trajectories: int = 16) -> bool:
                 action = rng.choice(list(state.legal_actions()))
             state.step(action)
     return False
+
+
+def _public_fit(game, counted: int, budget: int) -> str:
+    """A public tree that counts its nodes (``PublicGame.public_nodes``) against
+    ``budget``: the least :func:`~jaxcfr.lowering.public.public_footprint` they imply."""
+    from jaxcfr.game.public_contract import read_hands
+    from jaxcfr.lowering.budget import format_bytes
+    from jaxcfr.lowering.public import counted_size, public_footprint
+    hands = read_hands(game)
+    hand_count = max(len(x) for x in hands.labels)
+    need = public_footprint(counted_size(counted, hand_count, hands.num_players)).total
+    sizes = (f"{counted:,} public nodes counted (up to {hand_count:,} hands per player), at "
+             f"least {format_bytes(need)} to lower and solve (the nodes and hands alone; "
+             "the walk counts the rest)")
+    if need <= budget:
+        return f"{sizes}, within the memory budget of {format_bytes(budget)}"
+    return (f"too large to lower: {sizes}, over the memory budget of {format_bytes(budget)}:"
+            " a solve is refused before the walk (set JAXCFR_MEMORY_BUDGET=BYTES to raise it)")
