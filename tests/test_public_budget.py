@@ -343,3 +343,15 @@ def test_a_run_without_the_overlap_is_the_same_run(monkeypatch):
     a, b = ({k: v for k, v in r.final.items() if k not in timing} for r in runs)
     assert a == b and a["iteration"] == 20
     assert runs[0].profile() == runs[1].profile()
+
+
+@pytest.mark.parametrize("bad", [float("nan"), -5, 0, "12", True, 2.0])
+def test_a_games_count_that_is_not_a_number_of_nodes_is_refused(bad):
+    # a game of one's own whose public_nodes() is not a whole number: named, not an
+    # int() error deep in the budget or a count that lets anything through
+    from jaxcfr.game import GameError
+    game = jaxcfr.load_game(RIVER)
+    game.public_nodes = lambda: bad
+    with pytest.raises(GameError, match=r"public_nodes\(\) must be None or a whole number "
+                                        r"of public nodes \(at least 1, the root\), got "):
+        jaxcfr.lower_public(game)

@@ -621,7 +621,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     sizes = tuple(len(x) for x in hands.labels)
     H = max(sizes)
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
-    counted = game.public_nodes() if hasattr(game, "public_nodes") else None
+    counted = _counted_nodes(game)
     if counted is not None:              # the game counts its nodes: refused before the walk
         check_public_budget(counted_size(counted, H, P), budget, counted=True,
                             state_tables=state_tables, float_bytes=float_bytes)
@@ -804,6 +804,19 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                          _nash_value(game), name or type(game).__name__, ranked, widths,
                          tuple((n, x) for n, x, *_ in merge_edges),
                          tuple(dict(r) for *_, r in merge_edges) if merge_edges else ())
+
+
+def _counted_nodes(game: PublicGame) -> int | None:
+    """``game.public_nodes()`` checked: ``None`` (not counted, or no such method) or a
+    whole number of nodes, at least the root."""
+    counted = game.public_nodes() if hasattr(game, "public_nodes") else None
+    if counted is None:
+        return None
+    if isinstance(counted, (bool, np.bool_)) or not isinstance(counted, (int, np.integer)) \
+            or counted < 1:
+        raise GameError(f"public_nodes() must be None or a whole number of public nodes (at "
+                        f"least 1, the root), got {counted!r}", rule="public-nodes")
+    return int(counted)
 
 
 def _chance_merges(state: PublicGame, history: tuple) -> dict:
