@@ -355,3 +355,21 @@ def test_a_games_count_that_is_not_a_number_of_nodes_is_refused(bad):
     with pytest.raises(GameError, match=r"public_nodes\(\) must be None or a whole number "
                                         r"of public nodes \(at least 1, the root\), got "):
         jaxcfr.lower_public(game)
+
+
+@pytest.mark.parametrize("preset, tables, total, overlapped", [
+    ("postflop-dcfr", 2, 10_464_438_345, 16_432_131_123),
+    ("cfr+", 3, 11_909_513_585, 17_877_206_363), ("dcfr", 3, 11_909_513_585, None),
+    ("pcfr+", 4, 13_354_588_825, 19_322_281_603), ("pdcfr+", 4, 13_354_588_825, None)])
+def test_the_readme_flops_budget_per_preset(preset, tables, total, overlapped):
+    # what the walk counts for the README flop (its own rows) by the preset's state
+    # tables, as docs/holdem.md gives them ("The budget counts the solver's tables ...":
+    # 10.5, 11.9, 13.4 GB; overlapped 16.4 to 19.3 GB)
+    from jaxcfr.lowering.public import PublicSize
+    from jaxcfr.solvers.presets import make_solver
+    from jaxcfr.solvers.public import public_solver
+    assert len(public_solver(make_solver(preset)).tables) == tables
+    size = PublicSize(*MEASURED["flop_readme_own_rows"][0])
+    assert public_footprint(size, state_tables=tables).total == total
+    if overlapped is not None:
+        assert public_footprint(size, state_tables=tables, overlapped=True).total == overlapped
