@@ -273,54 +273,84 @@ RIVER = "holdem_spot(board='QhJd8c5s3h', ranges=('AA,AKs:0.5,72o', 'KK,QQ:0.5'))
 FLOP = "holdem_spot(board='Td9d6h')"        # the README flop: 436,618 public nodes
 
 
-def test_a_spot_counts_its_public_nodes_before_the_walk():
-    game = jaxcfr.load_game(RIVER)
-    assert game.public_nodes() == jaxcfr.lower_public(game).num_nodes == 21
+def test_a_spot_counts_its_public_tree_before_the_walk():
+    # the counts (nodes, decisions per player, terminals, widest decision) are the walked
+    # tree's, and the least size they imply has its rows
+    from jaxcfr.game.public import PublicCounts
+    from jaxcfr.lowering.public import least_public_size
+    for text in (RIVER, SPOT.replace("5s3h", "5s")):
+        game = jaxcfr.load_game(text)
+        walked = jaxcfr.lower_public(game).public_size
+        counts = game.public_counts()
+        assert counts.nodes == walked.nodes and sum(counts.decisions) == walked.decisions
+        assert (counts.terminals, counts.max_actions) == (walked.terminals,
+                                                          walked.max_actions)
+        least = least_public_size(game)
+        assert least.rows == walked.rows and least.hands == walked.hands
     game.step(game.legal_actions()[0])
-    assert game.public_nodes() is None                 # below the root: not counted
-    assert jaxcfr.load_game(LEDUC).public_nodes() is None          # a game that does not
-    flop = jaxcfr.load_game(FLOP)
-    assert flop.public_nodes() == 436_618            # (the lowered tree's: docs/holdem.md)
+    assert game.public_counts() is None and least_public_size(game) is None  # below the root
+    assert jaxcfr.load_game(LEDUC).public_counts() is None           # a game that does not
+    # the README flop: its lowered sizes (MEASURED, docs/holdem.md), not walked here
+    fields = MEASURED["flop_readme_own_rows"][0]
+    assert jaxcfr.load_game(FLOP).public_counts() == PublicCounts(
+        436_618, (81_184, 81_184), 271_895, 4)
+    least = least_public_size(jaxcfr.load_game(FLOP))
+    assert (least.nodes, least.decisions, least.terminals, least.rows - 1) == (
+        fields[0], fields[1], fields[5], fields[12])
 
 
 def test_the_counted_size_is_below_the_walked_trees_footprint():
-    from jaxcfr.lowering.public import counted_size
-    for text in (RIVER, SPOT.replace("5s3h", "5s")):
+    from jaxcfr.lowering.public import least_public_size
+    for text in (RIVER, SPOT.replace("5s3h", "5s"), "holdem_spot(board='QhJd8c5s')"):
         game = jaxcfr.load_game(text)
         size = jaxcfr.lower_public(game).public_size
-        least = counted_size(game.public_nodes(), size.hands)
-        assert least.nodes == size.nodes
-        for k in (2, 3, 4):
-            assert (public_footprint(least, state_tables=k).total
-                    <= public_footprint(size, state_tables=k).total)
+        least = least_public_size(game)
+        for k, f, o in ((2, 4, False), (3, 8, False), (4, 4, True)):
+            assert (public_footprint(least, f, state_tables=k, overlapped=o).total
+                    <= public_footprint(size, f, state_tables=k, overlapped=o).total)
+    # the README flop: within 2% of what the walk counts (MEASURED's sizes)
+    from jaxcfr.lowering.public import PublicSize
+    least = least_public_size(jaxcfr.load_game(FLOP))
+    size = PublicSize(*MEASURED["flop_readme_own_rows"][0])
+    for k in (2, 3, 4):
+        walked = public_footprint(size, state_tables=k).total
+        assert 0.98 * walked <= public_footprint(least, state_tables=k).total <= walked
 
 
 def test_a_spot_over_budget_is_refused_before_the_walk(monkeypatch):
-    # the README flop (436,618 public nodes counted when the spot is made) under a 4 GB
-    # budget: refused at once, naming its size and the least memory it needs, without a
-    # node walked (before: the walk went on until the nodes met so far were over it)
+    # the README flop (counted when the spot is made) under a 4 GB budget: refused at
+    # once, naming its size and the least memory it needs, without a node walked (before:
+    # the walk went on until the nodes met so far were over it)
     from jaxcfr.lowering import public as P
     from jaxcfr.lowering.budget import format_bytes
     monkeypatch.setattr(P, "inspect_public", lambda *a, **k: pytest.fail("walked"))
     game = jaxcfr.load_game(FLOP)
-    least = public_footprint(P.counted_size(436_618, 265), state_tables=4).total
+    least = public_footprint(P.least_public_size(game), state_tables=4).total
     with pytest.raises(MemoryBudgetError) as e:
         jaxcfr.lower_public(game, memory_budget=4_000_000_000, state_tables=4)
     assert e.value.rule == "memory-budget"
     assert str(e.value) == (
         f"[memory-budget] lowering and solving need at least {format_bytes(least)} for the "
-        "436,618 public nodes the game counts (up to 265 hands per player), before the walk "
-        "(a state of 4 tables), over the memory budget of 3.7 GiB (set memory_budget= or "
-        "JAXCFR_MEMORY_BUDGET=BYTES to raise it)")
-    assert 5e9 < least < 4 * 10 ** 10
-    # and from a solve, with the solver's tables (pcfr+: 4), before anything compiles
-    monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", "4e9")
+        "436,618 public nodes the game counts (162,368 decisions, 271,895 terminals; up to "
+        "265 hands per player), before the walk (a state of 4 tables), over the memory "
+        "budget of 3.7 GiB (set memory_budget= or JAXCFR_MEMORY_BUDGET=BYTES to raise it)")
+    assert format_bytes(least) == "12.2 GiB"
+    # a solve of pcfr+ (4 tables) where postflop-dcfr's 2 fit (half of a 22 GB machine):
+    # refused before the walk and before anything compiles (before: walked for 46 to 89
+    # CPU-s, then refused on its end's count, or, before the tables were counted, run
+    # over the budget)
+    monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", "11e9")
     with pytest.raises(MemoryBudgetError, match=r"436,618 public nodes .*\(a state of 4 t"):
         jaxcfr.solve(FLOP, "pcfr+", 2, load=jaxcfr.LoadOptions(cache=False))
+    with pytest.raises(MemoryBudgetError, match=r"before the walk \(a state of 3 tables of "
+                                                r"64-bit floats\)"):
+        jaxcfr.solve(FLOP, "cfr+", 2, precision="float64",
+                     load=jaxcfr.LoadOptions(cache=False))
     # just at the counted need, the walk starts (and is refused on its own count)
     monkeypatch.undo()
     river = jaxcfr.load_game(RIVER)
-    need = public_footprint(P.counted_size(21, 22)).total
+    need = public_footprint(P.least_public_size(river)).total
+    assert need < public_footprint(jaxcfr.lower_public(river).public_size).total
     with pytest.raises(MemoryBudgetError, match="before the walk"):
         jaxcfr.lower_public(river, memory_budget=need - 1)
     with pytest.raises(MemoryBudgetError, match=r"public nodes \(\d+ decisions .* (met so "
@@ -345,15 +375,25 @@ def test_a_run_without_the_overlap_is_the_same_run(monkeypatch):
     assert runs[0].profile() == runs[1].profile()
 
 
-@pytest.mark.parametrize("bad", [float("nan"), -5, 0, "12", True, 2.0])
-def test_a_games_count_that_is_not_a_number_of_nodes_is_refused(bad):
-    # a game of one's own whose public_nodes() is not a whole number: named, not an
-    # int() error deep in the budget or a count that lets anything through
+def _counts_of(nodes=21, decisions=(4, 4), terminals=13, max_actions=3):
+    from jaxcfr.game.public import PublicCounts
+    return PublicCounts(nodes, decisions, terminals, max_actions)
+
+
+@pytest.mark.parametrize("bad", [
+    21, (21, (7, 7), 5, 3), _counts_of(nodes=float("nan")), _counts_of(nodes=0),
+    _counts_of(nodes=-5), _counts_of(nodes="21"), _counts_of(nodes=True),
+    _counts_of(decisions=(7,)), _counts_of(decisions=7), _counts_of(decisions=(7, -1)),
+    _counts_of(terminals=2.0), _counts_of(nodes=10)])
+def test_a_games_counts_that_are_not_counts_are_refused(bad):
+    # a game of one's own whose public_counts() is not whole counts: named, not an int()
+    # error deep in the budget nor a count that lets anything through
     from jaxcfr.game import GameError
     game = jaxcfr.load_game(RIVER)
-    game.public_nodes = lambda: bad
-    with pytest.raises(GameError, match=r"public_nodes\(\) must be None or a whole number "
-                                        r"of public nodes \(at least 1, the root\), got "):
+    assert game.public_counts() == _counts_of()                   # (the river's)
+    game.public_counts = lambda: bad
+    with pytest.raises(GameError, match=r"public_counts\(\) must be None or PublicCounts "
+                                        r"of whole numbers \(at least the root; .*got "):
         jaxcfr.lower_public(game)
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxcfr.game import CHANCE, TERMINAL, Fold, GameError, PublicGame, Showdown
+from jaxcfr.game.public import PublicCounts
 
 from .bets import STREETS, BetTree, build_tree, tree_config, tree_size
 from .cards import (HANDS, NUM_CARDS, BoardError, HoldemError, board_str, card_str, hand_str,
@@ -112,13 +113,30 @@ class _Spot:
         # alone when off), the merges of each board's chance node (cached by board)
         self.symmetries = suit_symmetries(self.board, full) if isomorphism else []
         self._merges: dict = {}
+        self._counts: PublicCounts | None = None
         # counted before it is built: a public tree past LARGEST_PUBLIC_TREE is refused at
         # once, with its size and the setting that makes it large
-        repeats = self.repeats()
-        self.size = tree_size(self.config, repeats=repeats, public_limit=LARGEST_PUBLIC_TREE)
-        self.public_nodes = self.size.public_nodes(*repeats)
+        self.size = tree_size(self.config, repeats=self.repeats(),
+                              public_limit=LARGEST_PUBLIC_TREE)
         self.tree: BetTree = build_tree(self.config, self.size)
         self.actions = [tuple(str(a) for a in n.actions) for n in self.tree.nodes]
+
+    def counts(self) -> PublicCounts:
+        """:meth:`HoldemSpot.public_counts` (counted once)."""
+        if self._counts is None:
+            repeats = (1,) + self.repeats()
+            nodes = terminals = widest = 0
+            decisions = [0, 0]
+            for n in self.tree.nodes:
+                r = repeats[n.street - self.config.street]
+                nodes += r
+                if n.kind == "decision":
+                    decisions[n.player] += r
+                    widest = max(widest, len(n.actions))
+                elif n.terminal:
+                    terminals += r
+            self._counts = PublicCounts(nodes, tuple(decisions), terminals, widest)
+        return self._counts
 
     def _group(self, board: tuple) -> list:
         """The symmetries that fix ``board`` (as a set): those a chance node there merges by."""
@@ -262,10 +280,11 @@ class HoldemSpot(PublicGame):
             return None
         return self._s.merges(self.board())
 
-    def public_nodes(self):
-        """The public tree's nodes, suit-isomorphic cards once (counted when the spot was
-        made); ``None`` below the root."""
-        return self._s.public_nodes if self._node == 0 and not self._dealt else None
+    def public_counts(self):
+        """The public tree's nodes, decisions per player, terminals and widest decision,
+        suit-isomorphic cards once (each bet-tree node times the cards dealt above it:
+        ``bets.TreeSize.public_nodes``); ``None`` below the root."""
+        return self._s.counts() if self._node == 0 and not self._dealt else None
 
     def step(self, action):
         n = self._here

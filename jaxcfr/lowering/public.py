@@ -41,14 +41,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
 from jaxcfr.lowering.budget import (MemoryBudgetError, MemoryFootprint,
                                     default_memory_budget, format_bytes)
 from jaxcfr.game.contract import CHANCE_NODE, DECISION, TERMINAL_NODE, GameError
-from jaxcfr.game.public import PublicGame
+from jaxcfr.game.public import PublicCounts, PublicGame
 from jaxcfr.game.public_values import Fold, Showdown
 from jaxcfr.game.public_contract import HandInfo, inspect_public, read_hands
 from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
@@ -57,7 +57,7 @@ from jaxcfr.tensors import (NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors
 
 __all__ = ["PublicLowered", "lower_public", "public_game_of", "public_footprint",
            "PublicSize", "check_public_budget", "merge_levels", "Located", "LocatedStep",
-           "STATE_TABLES", "evaluation_overlap_fits", "counted_size"]
+           "STATE_TABLES", "evaluation_overlap_fits", "counted_size", "least_public_size"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -539,9 +539,9 @@ def check_public_budget(size: PublicSize, budget: int, *, what: str = "in all",
     walk."""
     need = public_footprint(size, float_bytes, state_tables=state_tables).total
     if need > budget:
-        sizes = (f"the {size.nodes:,} public nodes the game counts (up to {size.hands:,} "
-                 "hands per player), before the walk" if counted
-                 else f"{size.describe()} {what}")
+        sizes = (f"the {size.nodes:,} public nodes the game counts ({size.decisions:,} "
+                 f"decisions, {size.terminals:,} terminals; up to {size.hands:,} hands per "
+                 "player), before the walk" if counted else f"{size.describe()} {what}")
         raise MemoryBudgetError(
             f"lowering and solving need {'at least' if counted else 'about'} "
             f"{format_bytes(need)} for {sizes} (a state of {int(state_tables)} tables"
@@ -550,11 +550,18 @@ def check_public_budget(size: PublicSize, budget: int, *, what: str = "in all",
             "JAXCFR_MEMORY_BUDGET=BYTES to raise it)", rule="memory-budget")
 
 
-def counted_size(nodes: int, hands: int, players: int = 2) -> PublicSize:
-    """The least :class:`PublicSize` of a public tree of ``nodes`` nodes and up to
-    ``hands`` hands per player (no decision, action or terminal counted): its
-    :func:`public_footprint` is at most the walked tree's, whatever the rest is."""
-    return min((PublicSize(int(nodes), 0, int(hands), 1, ranked=r, players=int(players))
+def counted_size(counts: PublicCounts, hands: Sequence[int]) -> PublicSize:
+    """The least :class:`PublicSize` of a public tree of ``counts`` (a game's
+    :meth:`~jaxcfr.game.public.PublicGame.public_counts`) with ``hands[p]`` hands of
+    player ``p``: each decision its player's rows, nothing the counts leave out (blocked
+    sets, payoff and strength tables, merged outcomes, dense terminals) counted, the
+    cheaper of ranked and dense terminals; its :func:`public_footprint` is at most the
+    walked tree's."""
+    decisions = tuple(counts.decisions)
+    rows = sum(d * h for d, h in zip(decisions, hands))
+    return min((PublicSize(counts.nodes, sum(decisions), max(hands),
+                           max(1, counts.max_actions), terminals=counts.terminals,
+                           ranked=r, players=len(hands), decision_rows=rows)
                 for r in (False, True)), key=lambda z: public_footprint(z).total)
 
 
@@ -621,9 +628,9 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     sizes = tuple(len(x) for x in hands.labels)
     H = max(sizes)
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
-    counted = _counted_nodes(game)
-    if counted is not None:              # the game counts its nodes: refused before the walk
-        check_public_budget(counted_size(counted, H, P), budget, counted=True,
+    counted = _counts(game, P)
+    if counted is not None:              # the game counts its tree: refused before the walk
+        check_public_budget(counted_size(counted, sizes), budget, counted=True,
                             state_tables=state_tables, float_bytes=float_bytes)
     memo: dict = {}
     # per node (in BFS order)
@@ -806,17 +813,36 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                          tuple(dict(r) for *_, r in merge_edges) if merge_edges else ())
 
 
-def _counted_nodes(game: PublicGame) -> int | None:
-    """``game.public_nodes()`` checked: ``None`` (not counted, or no such method) or a
-    whole number of nodes, at least the root."""
-    counted = game.public_nodes() if hasattr(game, "public_nodes") else None
-    if counted is None:
+def least_public_size(game: PublicGame) -> PublicSize | None:
+    """The least :class:`PublicSize` of ``game``'s public tree that the game's own counts
+    (:meth:`~jaxcfr.game.public.PublicGame.public_counts`) imply (:func:`counted_size`),
+    before a node is walked; ``None`` where the game does not count it."""
+    hands = read_hands(game)
+    counts = _counts(game, hands.num_players)
+    return None if counts is None else counted_size(counts, [len(x) for x in hands.labels])
+
+
+def _counts(game: PublicGame, players: int) -> PublicCounts | None:
+    """``game.public_counts()`` checked: ``None`` (not counted, or no such method) or
+    :class:`PublicCounts` of whole numbers: at least the root, a decision count per
+    player (or none), no more decisions and terminals than nodes."""
+    counts = game.public_counts() if hasattr(game, "public_counts") else None
+    if counts is None:
         return None
-    if isinstance(counted, (bool, np.bool_)) or not isinstance(counted, (int, np.integer)) \
-            or counted < 1:
-        raise GameError(f"public_nodes() must be None or a whole number of public nodes (at "
-                        f"least 1, the root), got {counted!r}", rule="public-nodes")
-    return int(counted)
+
+    def whole(x, least=0) -> bool:
+        return (isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+                and x >= least)
+    ok = (isinstance(counts, PublicCounts) and isinstance(counts.decisions, (tuple, list))
+          and len(counts.decisions) in (0, players) and whole(counts.nodes, 1)
+          and all(whole(x) for x in (counts.terminals, counts.max_actions,
+                                     *counts.decisions)))
+    if not ok or sum(counts.decisions) + counts.terminals > counts.nodes:
+        raise GameError(f"public_counts() must be None or PublicCounts of whole numbers (at "
+                        f"least the root; a decision count per player; no more decisions "
+                        f"and terminals than nodes), got {counts!r}", rule="public-counts")
+    return PublicCounts(int(counts.nodes), tuple(int(x) for x in counts.decisions),
+                        int(counts.terminals), int(counts.max_actions))
 
 
 def _chance_merges(state: PublicGame, history: tuple) -> dict:
