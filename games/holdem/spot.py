@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxcfr.game import CHANCE, TERMINAL, Fold, GameError, PublicGame, Showdown
-from jaxcfr.game.public import PublicCounts
+from jaxcfr.game import (CHANCE, TERMINAL, Fold, GameError, PublicCounts, PublicGame,
+                         Showdown)
 
 from .bets import STREETS, BetTree, build_tree, tree_config, tree_size
 from .cards import (HANDS, NUM_CARDS, BoardError, HoldemError, board_str, card_str, hand_str,
