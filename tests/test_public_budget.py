@@ -301,13 +301,15 @@ def test_a_spot_counts_its_public_tree_before_the_walk():
 
 def test_the_counted_size_is_below_the_walked_trees_footprint():
     from jaxcfr.lowering.public import least_public_size
-    for text in (RIVER, SPOT.replace("5s3h", "5s"), "holdem_spot(board='QhJd8c5s')"):
+    for text in (RIVER, SPOT.replace("5s3h", "5s"), "holdem_spot(board='QhJd8c5s')",
+                 "holdem_spot(board='QhJd8c5s3h', ranges=('AA,KK,QQ', 'JJ,TT,99'))"):
         game = jaxcfr.load_game(text)
-        size = jaxcfr.lower_public(game).public_size
-        least = least_public_size(game)
-        for k, f, o in ((2, 4, False), (3, 8, False), (4, 4, True)):
-            assert (public_footprint(least, f, state_tables=k, overlapped=o).total
-                    <= public_footprint(size, f, state_tables=k, overlapped=o).total)
+        for terminals in ("auto", "dense"):
+            size = jaxcfr.lower_public(game, terminals=terminals).public_size
+            for k, f, o in ((2, 4, False), (3, 8, False), (4, 4, True)):
+                least = least_public_size(game, f)
+                assert (public_footprint(least, f, state_tables=k, overlapped=o).total
+                        <= public_footprint(size, f, state_tables=k, overlapped=o).total)
     # the README flop: within 2% of what the walk counts (MEASURED's sizes)
     from jaxcfr.lowering.public import PublicSize
     least = least_public_size(jaxcfr.load_game(FLOP))

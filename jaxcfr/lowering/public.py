@@ -533,10 +533,9 @@ def check_public_budget(size: PublicSize, budget: int, *, what: str = "in all",
                         float_bytes: int = 4) -> None:
     """Raise :class:`MemoryBudgetError` when a public tree of ``size`` solved with a state
     of ``state_tables`` tables in ``float_bytes`` floats needs more than ``budget``
-    bytes; the error names the
-    sizes, the estimate, the budget and how to raise it. ``counted``: ``size`` is the
-    least the game's own count of its nodes implies (:func:`counted_size`), before the
-    walk."""
+    bytes; the error names the sizes, the estimate, the budget and how to raise it.
+    ``counted``: ``size`` is the least the game's own counts imply (:func:`counted_size`),
+    before the walk."""
     need = public_footprint(size, float_bytes, state_tables=state_tables).total
     if need > budget:
         sizes = (f"the {size.nodes:,} public nodes the game counts ({size.decisions:,} "
@@ -550,19 +549,20 @@ def check_public_budget(size: PublicSize, budget: int, *, what: str = "in all",
             "JAXCFR_MEMORY_BUDGET=BYTES to raise it)", rule="memory-budget")
 
 
-def counted_size(counts: PublicCounts, hands: Sequence[int]) -> PublicSize:
+def counted_size(counts: PublicCounts, hands: Sequence[int], float_bytes: int = 4
+                 ) -> PublicSize:
     """The least :class:`PublicSize` of a public tree of ``counts`` (a game's
     :meth:`~jaxcfr.game.public.PublicGame.public_counts`) with ``hands[p]`` hands of
     player ``p``: each decision its player's rows, nothing the counts leave out (blocked
     sets, payoff and strength tables, merged outcomes, dense terminals) counted, the
-    cheaper of ranked and dense terminals; its :func:`public_footprint` is at most the
-    walked tree's."""
+    cheaper of ranked and dense terminals in ``float_bytes`` floats; its
+    :func:`public_footprint` (in those floats) is at most the walked tree's."""
     decisions = tuple(counts.decisions)
     rows = sum(d * h for d, h in zip(decisions, hands))
     return min((PublicSize(counts.nodes, sum(decisions), max(hands),
                            max(1, counts.max_actions), terminals=counts.terminals,
                            ranked=r, players=len(hands), decision_rows=rows)
-                for r in (False, True)), key=lambda z: public_footprint(z).total)
+                for r in (False, True)), key=lambda z: public_footprint(z, float_bytes).total)
 
 
 #: ``terminals="auto"`` takes the ranked operators from this many hands per player on.
@@ -630,7 +630,7 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
     counted = _counts(game, P)
     if counted is not None:              # the game counts its tree: refused before the walk
-        check_public_budget(counted_size(counted, sizes), budget, counted=True,
+        check_public_budget(counted_size(counted, sizes, float_bytes), budget, counted=True,
                             state_tables=state_tables, float_bytes=float_bytes)
     memo: dict = {}
     # per node (in BFS order)
@@ -813,13 +813,14 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                          tuple(dict(r) for *_, r in merge_edges) if merge_edges else ())
 
 
-def least_public_size(game: PublicGame) -> PublicSize | None:
+def least_public_size(game: PublicGame, float_bytes: int = 4) -> PublicSize | None:
     """The least :class:`PublicSize` of ``game``'s public tree that the game's own counts
     (:meth:`~jaxcfr.game.public.PublicGame.public_counts`) imply (:func:`counted_size`),
     before a node is walked; ``None`` where the game does not count it."""
     hands = read_hands(game)
     counts = _counts(game, hands.num_players)
-    return None if counts is None else counted_size(counts, [len(x) for x in hands.labels])
+    return None if counts is None else counted_size(counts, [len(x) for x in hands.labels],
+                                                    float_bytes)
 
 
 def _counts(game: PublicGame, players: int) -> PublicCounts | None:
