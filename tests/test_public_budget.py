@@ -415,3 +415,11 @@ def test_the_readme_flops_budget_per_preset(preset, tables, total, overlapped):
     assert public_footprint(size, state_tables=tables).total == total
     if overlapped is not None:
         assert public_footprint(size, state_tables=tables, overlapped=True).total == overlapped
+
+
+@pytest.mark.parametrize("tables, floats", [(0, 4), (-3, 4), (2.5, 4), (True, 4), ("4", 4),
+                                            (2, 2), (2, 16), (2, True)])
+def test_a_state_or_floats_that_would_shrink_the_count_are_refused(tables, floats):
+    # (a careless caller: no table count or float size that lowers the budget's count)
+    with pytest.raises(ValueError, match="state_tables must be a whole number of tables"):
+        jaxcfr.lower_public(jaxcfr.load_game(LEDUC), state_tables=tables, float_bytes=floats)

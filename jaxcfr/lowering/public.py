@@ -613,6 +613,10 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     """
     if terminals not in TERMINALS:
         raise ValueError(f"terminals must be one of {', '.join(TERMINALS)}, got {terminals!r}")
+    if isinstance(state_tables, bool) or not isinstance(state_tables, (int, np.integer)) \
+            or state_tables < 1 or float_bytes not in (4, 8) or isinstance(float_bytes, bool):
+        raise ValueError(f"state_tables must be a whole number of tables (at least 1) and "
+                         f"float_bytes 4 or 8, got {state_tables!r} and {float_bytes!r}")
     hands = read_hands(game)
     P = hands.num_players
     if terminals == "ranked" and P != 2:
