@@ -310,6 +310,13 @@ RIVER_OVER = "Check, Check, 2c, Check, Check, 3c, Check, Check"
     ("Check, Check, 2c, check", "'check' is not an action after 'Check, Check, 2c': OOP "
                                 "acts there, with Check, Bet(60) (did you mean 'Check'?)"),
     ("Check, Check", "the node after 'Check, Check' is not a decision: a card is dealt"),
+    # a size as the tree does not write it: the nearest of that kind
+    ("Bet(62)", "'Bet(62)' is not an action at the root: OOP acts there, with Check, "
+                "Bet(60) (did you mean 'Bet(60)'?)"),
+    ("bet( 60.0 )", "'bet( 60.0 )' is not an action at the root: OOP acts there, with "
+                    "Check, Bet(60) (did you mean 'Bet(60)'?)"),
+    ("Raise(60)", "'Raise(60)' is not an action at the root: OOP acts there, with Check, "
+                  "Bet(60)"),
     (RIVER_OVER, f"the node after '{RIVER_OVER}' is not a decision: the hand is over"),
     (RIVER_OVER + ", Check", f"'Check' comes after the end of the hand: the hand is over "
                              f"after '{RIVER_OVER}'"),

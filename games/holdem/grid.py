@@ -31,6 +31,7 @@ import csv
 import dataclasses
 import io
 import json
+import re
 
 import numpy as np
 
@@ -240,11 +241,28 @@ def _refused_step(history: tuple, i: int, kind: str, actions=(), player=0) -> Ho
             return HoldemError(f"{name!r} cannot be dealt {where}: it was dealt before")
         return HoldemError(f"{name!r} cannot be dealt {where}: it is on the board")
     acts = [str(a) for a in actions]
-    near = [a for a in acts if a.lower() == name.lower()]
+    near = [a for a in acts if a.lower() == name.lower()] or _nearest_size(name, acts)
     hint = (f" (did you mean {near[0]!r}?)" if near else
             " (a card is dealt once the street's betting is over)" if _is_card(x) else "")
     return HoldemError(f"{name!r} is not an action {where}: {_who(player)} acts there, "
                        f"with {', '.join(acts)}{hint}")
+
+
+_SIZED = re.compile(r"\s*([A-Za-z]+)\s*\(\s*([0-9]*\.?[0-9]+)\s*\)\s*")
+
+
+def _nearest_size(name: str, acts: list[str]) -> list[str]:
+    """``[the action of the same kind whose chips are nearest]`` for a sized step the node
+    does not have (``Bet(60)`` where the tree's bet is ``Bet(62)``, ``bet( 62 )``,
+    ``Bet(62.0)``), else ``[]``."""
+    m = _SIZED.fullmatch(name)
+    if m is None:
+        return []
+    kind, chips = m.group(1).lower(), float(m.group(2))
+    same = [(a, _SIZED.fullmatch(a)) for a in acts]
+    same = [(abs(float(s.group(2)) - chips), a) for a, s in same
+            if s is not None and s.group(1).lower() == kind]
+    return [min(same)[1]] if same else []
 
 
 def _not_a_decision(history: tuple, kind: str) -> HoldemError:
