@@ -50,6 +50,9 @@ def test_merged_members_solve_as_alone():
     stack = _lockstep([TwoBoards(), PublicKuhn(), TwoBoards(merge=False), TwoBoards()],
                       "cfr+", 5, merges=True)
     assert [len(m.merged) for m in stack.members] == [6, 0, 0, 6]
+    # members of other decision counts, stepped per player block (cfr+ alternates)
+    assert len({m.structure.player_decisions for m in stack.members}) == 3
+    assert stack.structure.player_decisions == stack.members[2].structure.player_decisions
     spans = stack.structure.merges
     assert spans and sum(b - a for a, b in spans) == 6
     assert stack.tensors.merge_source.shape[:2] == (4, 6)
@@ -179,6 +182,12 @@ def test_holdem_turn_spots_on_merged_trees_solve_as_alone():
     spots = board_spots(TURNS, **TURN_SPOT)
     stack = _lockstep(spots, "postflop-dcfr", 3, "ranked", merges=True)
     assert [len(m.merged) > 0 for m in stack.members] == [True, True, True, False]
+    # other decision counts (a monotone turn merges three suits, the others two or none),
+    # each member padded to the stack's player blocks and stepped per player block
+    assert len({m.structure.player_decisions for m in stack.members}) > 1
+    assert stack.structure.player_decisions == max(m.structure.player_decisions
+                                                   for m in stack.members)
+    assert stack.structure.legal_groups != ()
 
 
 @pytest.mark.slow
@@ -255,3 +264,63 @@ def test_train_keeps_each_boards_merged_tree_where_its_lock_keeps_the_symmetry(t
                                atol=1e-12)
     rows = json.loads((tmp_path / "run" / "spots.json").read_text())["spots"]
     assert [r["board"] for r in rows] == boards
+
+
+def test_members_of_other_decision_counts_are_padded_to_the_stacks_player_blocks():
+    # the merged game (67 decisions a player), Kuhn (2) and the unmerged game (133): each
+    # member padded, player by player and legal group by legal group, to the stack's
+    # count, so every member has the stack's blocks (stepped per player block; the slow
+    # tests above check every member against its own solve after every iteration)
+    from jaxcfr.solvers import public_blocks
+    from jaxcfr.solvers.presets import make_solver
+    from jaxcfr.solvers.public import public_solver
+    from jaxcfr.tensors import NO_PLAYER, PublicTensors
+    members = [lower_public(g) for g in (TwoBoards(), PublicKuhn(), TwoBoards(merge=False))]
+    assert len({m.structure.player_decisions for m in members}) == 3
+    stack = stack_public(members)
+    s = stack.structure
+    assert s.player_decisions == members[2].structure.player_decisions == (133, 133)
+    assert s.legal_groups == members[2].structure.legal_groups
+    H = s.hands
+    assert stack.num_rows == sum(d * h for d, h in zip(s.player_decisions, H)) + 1
+    solver = public_solver(make_solver("cfr+"))
+    for b, m in enumerate(members):
+        t = PublicTensors(*(np.asarray(x)[b] for x in stack.tensors))
+        assert public_blocks.applies(solver, t, s)
+        d = int(m.tensors.decision_node.shape[0])
+        owner = t.node_player[t.decision_node]                       # [D]
+        assert (np.bincount(owner, minlength=2) == s.player_decisions).all()
+        # the padded decisions: read as their player's, no child, rows all padding
+        # (no owner, slot 0 alone), their nodes real decisions of that player
+        assert (owner[:d] == m.tensors.decision_player[:-1]).all()
+        assert (t.child_of[d:] == stack.num_nodes).all()
+        rows = np.arange(t.decision_row[d], t.decision_row[-1])
+        assert len(rows) == sum(H[p] for p in owner[d:])
+        assert (t.infoset_player[rows] == NO_PLAYER).all()
+        assert (t.legal_mask[rows][:, 1:] == 0).all()
+        assert (t.node_base[t.node_base >= 0] < t.decision_row[d]).all()
+        # every member's groups are the stack's: its decisions' counts of actions legal
+        # for their player's hands (kernels.public.slots' count), padded ones included
+        legal = np.where((t.hand_count[owner] > 0)[:, None], t.decision_legal[:-1],
+                         np.arange(stack.max_actions) == 0)
+        count = legal.sum(axis=1)
+        assert tuple(tuple((int(k), int((count[owner == p] == k).sum()))
+                           for k in np.unique(count[owner == p])) for p in range(2)) \
+            == s.legal_groups
+    # each member's rows are where they were: the stack's tables unstack to its own
+    table = np.random.default_rng(0).random(stack.tensors.legal_mask.shape)
+    back = unstack_public_rows(stack, table)
+    assert [x.shape for x in back] == [m.tensors.legal_mask.shape for m in members]
+    np.testing.assert_array_equal(stack_public_rows(stack, back)[0][:members[0].num_rows - 1],
+                                  table[0][:members[0].num_rows - 1])
+
+
+
+def test_padded_player_blocks_that_cost_too_many_rows_leave_the_row_path(monkeypatch):
+    import jaxcfr.lowering.public_stack as lowering
+    members = [lower_public(g) for g in (TwoBoards(), TwoBoards(merge=False))]
+    monkeypatch.setattr(lowering, "BLOCK_ROWS_SLACK", 0.9)
+    stack = stack_public(members)
+    assert stack.structure.player_decisions == stack.structure.legal_groups == ()
+    assert stack.num_rows == members[1].num_rows                   # the rowless layout
+    assert stack.tensors.decision_node.shape[1] == members[1].tensors.decision_node.shape[0]
