@@ -15,6 +15,9 @@ exploitability (mean and worst, percent of the pot) of each.
 padded with rowless decisions, so stepped on the row path), run in turns with the others
 (the per-player-block padding's before and after in one process).
 
+``--other-bets SIZES`` gives every second board those bet sizes (another tree: a stack
+of river boards whose members differ in their decisions per player).
+
 ``--boards`` is a spec as ``jaxcfr solve --boards`` takes it: ``random:64`` (64 river
 boards: a river spot deals no card, so nothing merges and both stacks are the same),
 ``turn:Td9d6d`` (every turn of a flop), ``random:16:4`` (random turn boards).
@@ -25,6 +28,8 @@ Usage::
     python benchmarks/bench_merged_stack.py --boards turn:Td9d6h --spots 16 --iterations 10
     python benchmarks/bench_merged_stack.py --boards turn:Td9d6d --spots 16 --iterations 10 \
         --sides merged,rows
+    python benchmarks/bench_merged_stack.py --boards random:64 --iterations 100 \
+        --other-bets "33%, 75%, a" --sides merged,rows
 """
 
 from __future__ import annotations
@@ -59,9 +64,14 @@ def main(argv=None) -> None:
     ap.add_argument("--sides", default="merged,unmerged",
                     help="which stacks, in turns: merged, rows (merged, padded decisions "
                          "rowless: the row path, as before 2026-12-07), unmerged")
+    ap.add_argument("--other-bets", default=None,
+                    help="every second board's bet sizes (e.g. '33%%, 75%%, a'): members of "
+                         "another tree, with other decision counts per player")
     args = ap.parse_args(argv)
     boards = parse_boards(args.boards)[:args.spots]
     spots = board_spots(boards)
+    if args.other_bets:                   # every second board another tree
+        spots[1::2] = board_spots(boards[1::2], bets=args.other_bets)
     solver = public_solver(make_solver("postflop-dcfr"))
     dtype = np.float32
     sides = {}
@@ -93,7 +103,8 @@ def main(argv=None) -> None:
                   timespec="minutes"),
               "machine": f"{platform.machine()}, {os.cpu_count()} cores, JAX "
                          f"{jax.__version__} {jax.default_backend()}",
-              "load_before_after": load, "boards": args.boards, "spots": len(spots),
+              "load_before_after": load, "boards": args.boards, "other_bets": args.other_bets,
+              "spots": len(spots),
               "iterations": args.iterations, "rounds": args.rounds}
     for name, s in sides.items():
         stack, tensors, zero = s["stack"], s["chunk"].tensors, s["chunk"].zero
