@@ -10,6 +10,11 @@ two-suit game of tests/test_public_merged_profiles.py) and to a stated tolerance
 convergence on hold'em turns (monotone, paired, two-tone and rainbow boards); a lock that
 keeps a member's symmetry is solved on its merged tree and one that breaks it on the
 member lowered again without merging, each member equal to its own locked solve.
+Members of other decision counts per player (merged differently, other trees), padded
+to the stack's player blocks and stepped per player block, equal the stack of rowless
+padded decisions (``blocks=False``: the row path) bit for bit (1e-12 on hold'em) and
+their own solves, their padding rows never moving (docs/holdem.md "Members of other
+decision counts per player block").
 """
 
 from __future__ import annotations
