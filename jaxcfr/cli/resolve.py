@@ -7,7 +7,10 @@ depth (``--at-depth D``), or by every subgame after an action an abstraction dro
 A public tree (``leduc_poker(tree='public')``) is re-solved on its public tree
 (:mod:`jaxcfr.subgames.public`): ``--at`` takes public paths (``call,call,2``: no private
 deal), ``--after-chance K`` counts public chance events (public Leduc's second round: 1),
-``--at-depth D`` public moves; ``--gadget resolve`` or ``unsafe``.
+``--at-depth D`` public moves; ``--gadget resolve`` or ``unsafe``. A gadget game below
+suit-isomorphic chance outcomes (a hold'em turn) runs on the merged tree where its gadget
+keeps the symmetry (:mod:`jaxcfr.subgames.symmetry`); the ``isomorphism`` line (JSON
+``merged_games``, ``unmerged``) says how many did, and why the others did not.
 They are solved in stacked compiled runs (:func:`jaxcfr.subgames.resolve_subgames`) and
 the blueprint's and the composed profile's exact metrics in the full game are printed;
 ``--out PATH`` saves the composed profile. :mod:`jaxcfr.cli.app` lists the command.
@@ -22,7 +25,7 @@ from pathlib import Path
 
 from jaxcfr._util import arguments
 
-__all__ = ["add_resolve_arguments", "run_resolve"]
+__all__ = ["add_resolve_arguments", "run_resolve", "isomorphism_line"]
 
 
 def add_resolve_arguments(p: argparse.ArgumentParser) -> None:
@@ -119,7 +122,9 @@ def run_resolve(args: argparse.Namespace) -> int:
            "blueprint": report["blueprint_metrics"], "resolved": report["metrics"],
            "bound": report["bound"], "seconds": report["seconds"], "stacks": report["stacks"],
            "skipped": len(result.skipped), "out": saved,
-           "tree": "public" if public else "history"}
+           "tree": "public" if public else "history",
+           "merged_games": sum(bool(x.get("merged")) for x in result.subgames),
+           "unmerged": [x["unmerged"] for x in result.subgames if x.get("unmerged")]}
     if args.json:
         print(json.dumps(out))
         return 0
@@ -132,6 +137,9 @@ def run_resolve(args: argparse.Namespace) -> int:
           f"{len(result.stacks)} compiled runs")
     print(f"{name:<15} {out['blueprint']['metric']:.6g} (blueprint) -> "
           f"{out['resolved']['metric']:.6g} (re-solved)")
+    line = isomorphism_line(result.subgames)
+    if line:
+        print(f"isomorphism     {line}")
     if out["bound"] is not None:
         print(f"guarantee       at most {out['bound']:.3g} above the blueprint (safe gadget: "
               "the gadget games' NashConv times their mass)")
@@ -140,6 +148,22 @@ def run_resolve(args: argparse.Namespace) -> int:
     if saved:
         print(f"saved           {saved}")
     return 0
+
+
+def isomorphism_line(subgames: list[dict]) -> str | None:
+    """What the gadget games ``subgames`` (``ResolveResult.subgames``) did with the game's
+    suit isomorphism: how many ran on merged trees, how many walked every chance outcome
+    because they break the symmetry (and the first one's reason); ``None`` where no game
+    could merge (a history tree, a game without merges, nothing merged below the nodes)."""
+    merged = sum(bool(x.get("merged")) for x in subgames)
+    broken = [x["unmerged"] for x in subgames if x.get("unmerged")]
+    if not merged and not broken:
+        return None
+    line = f"{merged} of {len(subgames)} gadget games on merged trees (suit isomorphism)"
+    if broken:
+        line += (f"; {len(broken)} break the suit symmetry (every chance outcome walked): "
+                 f"{broken[0]}")
+    return line
 
 
 def _public_context(args, root, blueprint, status):

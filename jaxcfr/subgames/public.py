@@ -66,6 +66,7 @@ from jaxcfr.subgames.gadgets import GadgetKind, gadget_kind
 from jaxcfr.subgames.game import ALTERNATIVE, ENTER
 from jaxcfr.subgames.names import BATCHING, batch_groups
 from jaxcfr.subgames.result import ResolveResult
+from jaxcfr.subgames.symmetry import TOLERANCE, subgame_renamings, symmetrise
 
 __all__ = ["PublicGadget", "PublicSubgame", "PublicContext", "public_subgame",
            "resolve_public_subgames", "compose_public", "public_paths_after_chance",
@@ -125,6 +126,8 @@ class _Spec:
     gadget: PublicGadget
     name: str
     alternative: PayoffTable | None        # the "alternative" terminal ([P, H0, H1])
+    merges: bool                           # the game's chance_merges() are the subgame's
+    unmerged: str | None                   # why a game that merges is walked here in full
 
 
 class PublicSubgame(PublicGame):
@@ -133,11 +136,16 @@ class PublicSubgame(PublicGame):
 
     Its public histories are those of the full game below the node, after ``"enter"``
     where the gadget offers the opponent an alternative; its hands are the full game's.
+    With ``merges`` its chance nodes merge the outcomes the game merges
+    (``chance_merges``: suit isomorphism), which is exact only when the gadget keeps the
+    symmetry (:mod:`jaxcfr.subgames.symmetry`; :meth:`PublicContext.build` decides, and
+    says in ``unmerged`` why a subgame is walked with every outcome).
     """
 
     __slots__ = ("_s", "_inner", "_stage")
 
-    def __init__(self, state: PublicGame, gadget: PublicGadget, *, name: str = ""):
+    def __init__(self, state: PublicGame, gadget: PublicGadget, *, name: str = "",
+                 merges: bool = False, unmerged: str | None = None):
         alternative = None
         if gadget.kind.offers_alternative:
             sizes = [len(w) for w in gadget.weights]
@@ -147,7 +155,7 @@ class PublicSubgame(PublicGame):
             table[o] = alt[:, None] if o == 0 else alt[None, :]
             table[p] = gadget.constant_sum - table[o]
             alternative = PayoffTable(table)
-        self._s = _Spec(gadget, name or "public subgame", alternative)
+        self._s = _Spec(gadget, name or "public subgame", alternative, bool(merges), unmerged)
         self._inner = state.clone()
         self._stage = _CHOICE if alternative is not None else _INSIDE
         self.num_players = len(gadget.weights)
@@ -159,6 +167,17 @@ class PublicSubgame(PublicGame):
     @property
     def name(self) -> str:
         return self._s.name
+
+    @property
+    def merges(self) -> bool:
+        """Whether the subgame merges the game's suit-isomorphic chance outcomes."""
+        return self._s.merges
+
+    @property
+    def unmerged(self) -> str | None:
+        """Why the subgame walks every chance outcome of a game that merges some (its
+        gadget breaks the symmetry); ``None`` otherwise."""
+        return self._s.unmerged
 
     def __repr__(self) -> str:
         return f"PublicSubgame({self._s.name}, stage={self._stage}, at={self._inner!r})"
@@ -197,6 +216,9 @@ class PublicSubgame(PublicGame):
 
     def chance_outcomes(self):
         return self._inner.chance_outcomes() if self.is_chance() else None
+
+    def chance_merges(self):
+        return self._inner.chance_merges() if self._s.merges and self.is_chance() else None
 
     def outcome_cards(self, outcome):
         return self._inner.outcome_cards(outcome)
@@ -252,9 +274,12 @@ class PublicContext:
             raise TypeError(f"not a public tree: {game!r}")
         self.root = root
         name = game if isinstance(game, str) else type(game).__name__
-        # a re-solved subgame breaks the suit symmetry that merged chance outcomes rely
-        # on: the full game is walked with every outcome, and a blueprint table of the
-        # merged tree is read through it (each history from its representative)
+        # the composed profile need not keep the suit symmetry that merged chance
+        # outcomes rely on (a subgame under one card of a class is not re-solved under
+        # the others, a gadget may break it): the full game is walked with every
+        # outcome, and a blueprint table of the merged tree is read through it (each
+        # history from its representative). Each subgame itself is lowered merged where
+        # its gadget keeps the symmetry (build(): jaxcfr.subgames.symmetry).
         merged = lowered if lowered is not None and lowered.merged else None
         if lowered is None or merged is not None:
             lowered = lower_public(root, name=name, merges=False)
@@ -366,15 +391,28 @@ class PublicContext:
         return PublicGadget(kind, player, o, node, path, tuple(weights), mass, alternative,
                             float(mass.sum()), True, constant)
 
-    def build(self, gadget: PublicGadget) -> PublicSubgame:
-        """The :class:`PublicSubgame` of ``gadget``: the game stepped to its node."""
+    def build(self, gadget: PublicGadget, *, merges: bool = True,
+              tolerance: float = TOLERANCE["float64"]) -> PublicSubgame:
+        """The :class:`PublicSubgame` of ``gadget``: the game stepped to its node.
+
+        Where the game merges chance outcomes below the node (suit isomorphism) and
+        ``merges``, the subgame merges them too if its gadget keeps the symmetry within
+        the relative ``tolerance`` (:func:`jaxcfr.subgames.symmetry.symmetrise`; its
+        gadget is then the symmetrised one); else it walks every outcome, and says why
+        (``PublicSubgame.unmerged``)."""
         state = self.root.clone()
         for x in gadget.path:
             state.step(x)
         who = "every player" if gadget.player is None else f"player {gadget.player}"
         name = (f"subgame({self.name} @ {','.join(map(str, gadget.path))}; "
                 f"{gadget.kind.name} for {who})")
-        return PublicSubgame(state, gadget, name=name)
+        renamings = subgame_renamings(state) if merges else []
+        if not renamings:
+            return PublicSubgame(state, gadget, name=name)
+        symmetric, why = symmetrise(gadget, renamings, tolerance)
+        if symmetric is None:
+            return PublicSubgame(state, gadget, name=name, unmerged=why)
+        return PublicSubgame(state, symmetric, name=name, merges=True)
 
 
 def check_public_gadget(gadget, lowered: PublicLowered) -> GadgetKind:
@@ -395,7 +433,10 @@ def public_subgame(game, blueprint, at, *, gadget: str | GadgetKind = "resolve",
                    abstraction=None, context: PublicContext | None = None) -> PublicSubgame:
     """:func:`jaxcfr.subgame` of a public tree: the subgame at the public node a public path
     leads to, with its gadget, as a :class:`PublicSubgame` (``player``: the re-solving
-    player of a safe gadget, default the one to act there)."""
+    player of a safe gadget, default the one to act there). It merges the game's
+    suit-isomorphic chance outcomes below the node where its gadget keeps the symmetry
+    at float64's tolerance (``.merges``; else ``.unmerged`` says why:
+    :meth:`PublicContext.build`)."""
     _refuse_options(depth_limit, continuations, abstraction)
     context = context or PublicContext(game, blueprint)
     kind = check_public_gadget(gadget, context.full)
@@ -424,7 +465,9 @@ def compose_public(full: PublicLowered, blueprint: np.ndarray,
         full game's node of the subgame's root, the gadget's public moves above it
         (:attr:`PublicGadget.prefix`))`` per re-solved public subgame. A row is
         taken where the subgame can hold the hand (``live_rows``: the history tree's
-        information sets); the gadget's own decision is left out.
+        information sets); the gadget's own decision is left out. A subgame lowered
+        with merged outcomes gives every history below them from its representative's
+        rows, each hand at its renamed hand (as :meth:`PublicLowered.locate` reads it).
     Returns:
       A new ``[I, A]`` table; a row two pieces both give is an error (``ValueError``).
     """
@@ -436,13 +479,13 @@ def compose_public(full: PublicLowered, blueprint: np.ndarray,
         strategy = np.asarray(strategy)
         live = member.live_rows()
         mt = member.tensors
-        for u, v in _node_map(member, full, node, prefix):
+        for u, v, hands in _node_map(member, full, node, prefix):
             q = int(mt.node_player[u])
             if mt.node_base[u] < 0 or q not in players:
                 continue
             n = len(full.node_actions[v])
             for h in range(sizes[q]):
-                row = int(mt.node_base[u]) + h
+                row = int(mt.node_base[u]) + int(hands[q][h])
                 if not live[row]:
                     continue
                 target = int(ft.node_base[v]) + h
@@ -461,13 +504,20 @@ def resolve_public_subgames(game, blueprint, at, *, gadget: str | GadgetKind = "
                             batching: str = "auto", evaluate_profiles: bool = True,
                             context: PublicContext | None = None,
                             progress: Callable[[str, int, int], None] | None = None,
-                            **solve_options) -> ResolveResult:
+                            merges: bool = True, **solve_options) -> ResolveResult:
     """:func:`jaxcfr.subgames.resolve_subgames` of a public tree: re-solve the public
     subgames at ``at`` (public paths, or public node numbers) against ``blueprint``, in
     stacked compiled runs (:func:`jaxcfr.solve_public` of a list), and compose them into
     a profile of the full game, evaluated on its public tree. Options as
     ``resolve_subgames``; ``depth_limit``, ``continuations`` and ``abstraction`` are for
-    history trees only (refused here)."""
+    history trees only (refused here).
+
+    A subgame below which the game merges suit-isomorphic chance outcomes is solved on
+    its merged tree when its gadget keeps the symmetry (within
+    :data:`jaxcfr.subgames.symmetry.TOLERANCE` of ``precision``; ``merges=False``: never),
+    and read back at every history of the full game through the merged outcomes; else
+    on every outcome. ``subgames[i]["merged"]`` counts its merged outcomes,
+    ``["unmerged"]`` says why a subgame that could merge did not."""
     _refuse_options(depth_limit, continuations, abstraction)
     arguments.positive_int("iterations", iterations)
     tell = progress or (lambda phase, done, total: None)
@@ -498,7 +548,9 @@ def resolve_public_subgames(game, blueprint, at, *, gadget: str | GadgetKind = "
             else:
                 plans.append(g)
         tell("building gadget games", done, len(nodes))
-    games = [context.build(g) for g in plans]
+    tolerance = TOLERANCE.get(str(precision), TOLERANCE["float32"])
+    games = [context.build(g, merges=merges, tolerance=tolerance) for g in plans]
+    plans = [g.gadget for g in games]                  # symmetrised where merged
     seconds["build"] = time.perf_counter() - tick
     tick = time.perf_counter()
     terminals = "ranked" if full.ranked else "dense"
@@ -536,8 +588,9 @@ def resolve_public_subgames(game, blueprint, at, *, gadget: str | GadgetKind = "
     subgames = [{"path": list(g.path), "roots": int(_roots(g, full)), "player": g.player,
                  "gadget": g.kind.name, "nodes": low.num_nodes,
                  "infosets": int(sum(low.rows_per_player)), "nash_conv": nc,
-                 "mass": g.total, "stack": groups[i], "tree": "public"}
-                for i, (g, low, nc) in enumerate(zip(plans, lowered, nash_conv))]
+                 "mass": g.total, "stack": groups[i], "tree": "public",
+                 "merged": len(low.merged), "unmerged": game.unmerged}
+                for i, (g, low, nc, game) in enumerate(zip(plans, lowered, nash_conv, games))]
     return ResolveResult(profile=profile, table=composed, blueprint_table=context.table,
                          lowered=full, subgames=subgames, skipped=skipped, bound=bound,
                          metrics=metrics, blueprint_metrics=base, seconds=seconds,
@@ -688,25 +741,27 @@ def _chance_events(full: PublicLowered) -> np.ndarray:
 
 
 def _node_map(member: PublicLowered, full: PublicLowered, node: int, prefix: tuple
-              ) -> list[tuple[int, int]]:
-    """``[(member node, full node)]`` of the member's public tree below the gadget's moves
-    ``prefix``, from ``node`` of the full game."""
-    mt, ft = member.tensors, full.tensors
+              ) -> list[tuple[int, int, tuple]]:
+    """``[(member node, full node, hands)]`` of the member's public tree below the gadget's
+    moves ``prefix``, from ``node`` of the full game (unmerged): every public node of
+    the member as the unmerged tree has it (:meth:`PublicLowered.expanded`: through a
+    merged outcome, the representative's node), ``hands`` ``[P]`` of ``[H_p]`` the
+    member's hand each hand is read at there (identity off merged outcomes)."""
+    ft = full.tensors
 
-    def kids(t, lowered, n):
-        lo = int(t.first_child[n])
-        return {lowered.node_action[c]: c for c in range(lo, lo + int(t.child_count[n]))}
+    def kids(n):
+        lo = int(ft.first_child[n])
+        return {full.node_action[c]: c for c in range(lo, lo + int(ft.child_count[n]))}
 
-    start = 0
-    for x in prefix:
-        start = kids(mt, member, start)[x]
-    out, todo = [], [(start, node)]
-    while todo:
-        u, v = todo.pop()
-        out.append((u, v))
-        theirs = kids(ft, full, v)
-        for label, c in kids(mt, member, u).items():
-            todo.append((c, theirs[label]))
+    k = len(prefix)
+    at: dict[tuple, int] = {}                          # member history -> full node
+    out = []
+    for u, history, hands in member.expanded():        # parents come before children
+        if tuple(history[:k]) != tuple(prefix):
+            continue
+        v = node if len(history) == k else kids(at[history[:-1]])[history[-1]]
+        at[history] = v
+        out.append((u, v, hands))
     return out
 
 

@@ -116,7 +116,7 @@ def resolve_subgames(game, blueprint, at, *, gadget: str | GadgetKind = "resolve
                      abstraction=None, precision: str = "float32", batching: str = "auto",
                      evaluate_profiles: bool = True, context: Context | None = None,
                      progress: Callable[[str, int, int], None] | None = None,
-                     **solve_options) -> ResolveResult:
+                     merges: bool = True, **solve_options) -> ResolveResult:
     """Re-solve the subgames of ``at`` against ``blueprint``, all in stacked compiled runs,
     and compose them into a profile of the full game.
 
@@ -137,13 +137,17 @@ def resolve_subgames(game, blueprint, at, *, gadget: str | GadgetKind = "resolve
         and after each of its steps: ``"building gadget games"``, ``"lowering subgames"``
         (per game), ``"solving subgames"`` (per compiled run), ``"evaluating"`` (the two
         profiles); :meth:`jaxcfr.runs.progress.Status.phase` draws it.
+      merges: a public tree's gadget games run on their merged tree where the game merges
+        suit-isomorphic chance outcomes below the node and the gadget keeps the symmetry
+        (:func:`~jaxcfr.subgames.public.resolve_public_subgames`); ``False``: every
+        outcome. A history tree merges nothing (either value does the same).
     """
     if is_public(game) or isinstance(context, PublicContext):
         return resolve_public_subgames(
             game, blueprint, at, gadget=gadget, algorithm=algorithm, iterations=iterations,
             depth_limit=depth_limit, continuations=continuations, abstraction=abstraction,
             precision=precision, batching=batching, evaluate_profiles=evaluate_profiles,
-            context=context, progress=progress, **solve_options)
+            context=context, progress=progress, merges=merges, **solve_options)
     arguments.positive_int("iterations", iterations)
     tell = progress or (lambda phase, done, total: None)
     single_setting(solve_options, why="resolve", because="the subgames are the batch")
