@@ -414,8 +414,10 @@ def _blocks_as_rows(games, algorithm, iterations, terminals="dense", merges=Fals
 def test_members_of_other_decision_counts_step_per_player_block_as_by_rows():
     # Kuhn (2 decisions a player, 3 hands) beside the merged two-suit game (67, 6 hands):
     # Kuhn padded with 65 decisions a player of H_p rows each, nothing in them moving;
-    # its tables and the other's the row path's bit for bit and their own solves'
-    # (the slow cases below: more members, hold'em turns, the metrics)
+    # both members' tables the row path's bit for bit (the row path is checked against
+    # each member's own solve in tests/test_public_stack.py; the slow cases below check
+    # the blocks against the own solves too, more members, hold'em, the metrics). Two
+    # programs compiled: about 16 CPU-s, the least a stacked chunk compiles in
     stack = _blocks_as_rows([PublicKuhn(), TwoBoards()], "cfr+", 3, merges=True, alone=False)
     assert stack.structure.player_decisions == (67, 67)
 
