@@ -257,8 +257,10 @@ def test_the_evaluation_warm_up_overlaps_the_chunks_only_where_the_budget_holds_
     assert one < both
     assert evaluation_overlap_fits(size, both, state_tables=3)
     assert not evaluation_overlap_fits(size, both - 1, state_tables=3)
-    assert _overlap_fits(lowered, 3, 4, both) and not _overlap_fits(lowered, 3, 4, both - 1)
-    assert not _overlap_fits(lowered, 3, 8, both)      # float64: twice the floats
+    cfr_plus = {"state_tables": 3, "float_bytes": 4}
+    assert _overlap_fits(lowered, cfr_plus, both) and not _overlap_fits(lowered, cfr_plus,
+                                                                        both - 1)
+    assert not _overlap_fits(lowered, {**cfr_plus, "float_bytes": 8}, both)   # float64
     started = []
     monkeypatch.setattr(R.threading, "Thread",
                         lambda *a, **k: started.append(k.get("name")) or pytest.fail("thread"))

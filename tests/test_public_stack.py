@@ -373,3 +373,47 @@ def test_a_stack_over_the_memory_budget_is_refused_before_its_other_members(monk
                               need.total - 1, what="spots")
     assert seen == sorted(set(seen)) and len(seen) == module.PRECHECK_MEMBERS
     assert seen[0] == 0 and seen[-1] == 199         # spread over the whole stack
+
+
+def test_a_stack_s_budget_counts_its_solver_s_state_its_floats_and_its_blocks():
+    """The stack's budget counts the state the run keeps (``Solver.state_size``: cfr+ 3
+    tables, pcfr+ 4, float64 8 bytes a float), as one tree's does; members of other
+    decision counts at :data:`BLOCK_ROWS_SLACK` times the rows (the player blocks may pad
+    that far); the evaluation's warm-up overlaps the first chunks only where the budget
+    holds both programs; and lower_stack / stack_public refuse with the solver's state."""
+    from jaxcfr.lowering import public_stack as module
+    from jaxcfr.lowering.budget import MemoryBudgetError
+    from jaxcfr.lowering.public import public_footprint
+    kuhn = jaxcfr.lower_public(PublicKuhn())
+    one = kuhn.public_size
+    assert make_solver("cfr+").state_size("float32") == {"state_tables": 3, "float_bytes": 4}
+    assert make_solver("pcfr+").state_size("float64") == {"state_tables": 4, "float_bytes": 8}
+    assert make_solver("postflop-dcfr").state_size(np.float32)["state_tables"] == 2
+    for state in ({"state_tables": 4}, {"float_bytes": 8}, {"overlapped": True}):
+        got = module.stack_footprint([one], 5, **state)
+        alone = public_footprint(one, **state)
+        assert got.device == alone.device + 4 * (alone.device - (256 << 20))
+        assert got.total > module.stack_footprint([one], 5).total
+    other = jaxcfr.lower_public(PublicLeduc(ranks=3)).public_size
+    z = module.padded_size([one, other])
+    wide = z._replace(decision_rows=int(np.ceil((z.rows - 1) * module.BLOCK_ROWS_SLACK)))
+    assert module.stack_footprint([one, other], 2).device == (
+        2 * public_footprint(wide).device - (256 << 20))
+    assert module.stack_footprint([one, one], 2).device == (      # agree: no slack
+        2 * public_footprint(one).device - (256 << 20))
+    stack = stack_public([PublicKuhn()] * 3)
+    two = module.stack_footprint([one], 3).total
+    both = module.stack_footprint([one], 3, overlapped=True).total
+    assert two < both
+    assert module.stack_overlap_fits(stack, both) and not module.stack_overlap_fits(
+        stack, both - 1)
+    four = module.stack_footprint([one], 3, state_tables=4).total
+    assert stack_public([PublicKuhn()] * 3, memory_budget=two).batch_size == 3
+    with pytest.raises(MemoryBudgetError, match=r"a stack of 3 members .* a solver state "
+                                                r"of 4 tables, tables of 64-bit floats"):
+        stack_public([PublicKuhn()] * 3, memory_budget=four, state_tables=4, float_bytes=8)
+    with pytest.raises(MemoryBudgetError, match=r"a stack of 3 spots .* 4 tables\)"):
+        module.lower_stack(lambda b, *a, **k: kuhn, 3, budget=four - 1, what="spots",
+                           state_tables=4)
+    assert module.lower_stack(lambda b, *a, **k: kuhn, 3, budget=four,
+                              state_tables=4).batch_size == 3

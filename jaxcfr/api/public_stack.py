@@ -172,19 +172,20 @@ def solve_public_stack(games, algorithm: str | Solver = "cfr+", iterations: int 
     chunk = positive_int("chunk", chunk)
     every = iterations if eval_every is None else positive_int("eval_every", eval_every)
     target = stop_target("target", target, "eval_every", eval_every)
+    solver = public_solver(make_solver(algorithm))
     if isinstance(games, PublicStack):
         stack = games
     elif isinstance(games, (list, tuple)):
         if not games:
             raise ArgumentError("solve_public needs at least one game to stack")
-        try:
-            stack = stack_public(games, terminals=terminals, merges=merges)
+        try:            # the budget counts this solver's state in the run's floats
+            stack = stack_public(games, terminals=terminals, merges=merges,
+                                 **solver.state_size(precision))
         except ValueError as e:
             raise ArgumentError(str(e)) from None
     else:
         raise ArgumentError(f"a stack is a PublicStack or a list of public-tree games, "
                             f"got {type(games).__name__}")
-    solver = public_solver(make_solver(algorithm))
     dtype = precisions.dtype_of(precision)
     stack, host_lock, unmerged = locked_stack(stack, lock, member_labels)
     if unmerged and note is not None:

@@ -15,10 +15,8 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-import numpy as np
 
 from jaxcfr._util.arguments import ArgumentError, api_spelling
-from jaxcfr._util.precision import dtype_of
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.api.locks import (BREAKS_SYMMETRY, LockError, locked_stack, resolve_lock,
                                resolve_stack_lock, symmetric_lock, unmerged_note)
@@ -27,7 +25,7 @@ from jaxcfr.solvers.locking import Lock
 from jaxcfr.engine.loop import lower_public_reporting
 from jaxcfr.lowering.budget import default_memory_budget
 from jaxcfr.lowering.public import PublicLowered, evaluation_overlap_fits, public_game_of
-from jaxcfr.lowering.public_stack import PublicStack
+from jaxcfr.lowering.public_stack import PublicStack, stack_overlap_fits
 
 __all__ = ["make_runner"]
 
@@ -115,11 +113,10 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
                             f"{spell('sampling')} unset)", spell("sampling"))
     # the budget counts the state this solver keeps (postflop-dcfr 2 tables, cfr+ 3,
     # pcfr+ 4) in the run's floats, at walk time too
-    tables = len(options.solver.tables)
-    floats = np.dtype(dtype_of(options.precision)).itemsize
+    state = options.solver.state_size(options.precision)
     lowered = game if isinstance(game, PublicStack) else lower_public_reporting(
         game, status, text=text, cache=cache, name=name, memory_budget=memory_budget,
-        state_tables=tables, float_bytes=floats)
+        **state)
     lock = getattr(options, "lock", None)
     resolved = None
     if lock is not None and getattr(lowered, "merged", ()) and not isinstance(
@@ -140,7 +137,7 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
                 status.note(note)
             lowered = lower_public_reporting(game, status, name=name,
                                              memory_budget=memory_budget, merges=False,
-                                             state_tables=tables, float_bytes=floats)
+                                             **state)
             if unresolved:           # its error, if the unmerged tree has one too, not a note
                 resolved = (resolve_stack_lock(lowered, lock, getattr(
                     options, "member_labels", None)) if isinstance(lowered, PublicStack)
@@ -163,8 +160,7 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
                     chunk=options.device.chunk,
                     compilation_cache=options.device.compilation_cache,
                     per_member=per_member,
-                    overlap_evaluation=_overlap_fits(lowered, tables, floats,
-                                                     memory_budget))
+                    overlap_evaluation=_overlap_fits(lowered, state, memory_budget))
     if lock is not None:                     # node locking (jaxcfr.api.locks)
         runner.set_lock(resolved if resolved is not None else
                         resolve_stack_lock(lowered, lock, getattr(options, "member_labels",
@@ -173,12 +169,12 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
     return runner
 
 
-def _overlap_fits(lowered, tables: int, float_bytes: int, budget: int | None) -> bool:
+def _overlap_fits(lowered, state: dict[str, int], budget: int | None) -> bool:
     """Whether the memory budget holds the evaluation's warm-up beside the first chunks
-    (:func:`jaxcfr.lowering.public.evaluation_overlap_fits`) for one public tree; a stack
-    (its footprint is ``lowering.public_stack``'s) keeps the overlap."""
-    if not isinstance(lowered, PublicLowered):
-        return True
+    for a public tree (:func:`jaxcfr.lowering.public.evaluation_overlap_fits`) or a stack
+    of them (:func:`jaxcfr.lowering.public_stack.stack_overlap_fits`), with a solver
+    state of ``state`` (:meth:`jaxcfr.solvers.solver.Solver.state_size`)."""
     budget = default_memory_budget() if budget is None else int(budget)
-    return evaluation_overlap_fits(lowered.public_size, budget, float_bytes=float_bytes,
-                                   state_tables=tables)
+    if isinstance(lowered, PublicStack):
+        return stack_overlap_fits(lowered, budget, **state)
+    return evaluation_overlap_fits(lowered.public_size, budget, **state)

@@ -180,7 +180,7 @@ def run_boards(args, boards: list[str], spots, parameters: dict, lock=None,
     if not args.quiet:
         print(f"jaxcfr: lowering and stacking {len(spots):,} spots, compiling "
               f"{args.algorithm} once for the stack", file=sys.stderr, flush=True)
-    stack = stacked(spots)
+    stack = stacked(spots, args.algorithm, args.precision)
 
     def callback(record):                       # progress on stderr, one line an evaluation
         if not args.quiet and record["exploitability_pot_percent"] is not None:
@@ -240,22 +240,24 @@ def run_boards(args, boards: list[str], spots, parameters: dict, lock=None,
     return 0
 
 
-def stacked(spots):
+def stacked(spots, algorithm: str = "postflop-dcfr", precision: str = "float32"):
     """The spots as one :class:`~jaxcfr.lowering.public_stack.PublicStack` with their pots
     (each board's exploitability in percent of its pot); every spot lowered once, on its
     merged (suit-isomorphic) tree as one spot is, by
-    :func:`jaxcfr.lowering.public_stack.lower_stack` (a stack over the memory budget
-    refused after at most 16 spots; the dense members of a stack of ranked and dense ones
-    lowered again ranked), as ``jaxcfr train`` does
-    (:func:`jaxcfr.runs.train.public_stack`)."""
+    :func:`jaxcfr.lowering.public_stack.lower_stack` (a stack over the memory budget,
+    counted with the state of ``algorithm`` in ``precision``, refused after at most 16
+    spots; the dense members of a stack of ranked and dense ones lowered again ranked),
+    as ``jaxcfr train`` does (:func:`jaxcfr.runs.train.public_stack`)."""
     import dataclasses
     from jaxcfr.lowering import public as lowering
     from jaxcfr.lowering.public_stack import StackError, lower_stack
+    from jaxcfr.solvers.presets import make_solver
 
     def lowered_at(b: int, terminals: str = "auto", merges: bool = True):
         return lowering.lower_public(spots[b], merges=merges, terminals=terminals)
     try:
-        stack = lower_stack(lowered_at, len(spots), what="spots")    # (MemoryBudgetError)
+        stack = lower_stack(lowered_at, len(spots), what="spots",    # (MemoryBudgetError)
+                            **make_solver(algorithm).state_size(precision))
     except StackError as e:
         raise ArgumentError(f"--boards: {e}", argument="--boards") from None
     return dataclasses.replace(stack, pots=tuple(float(s.pot) for s in spots))

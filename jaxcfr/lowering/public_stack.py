@@ -70,12 +70,13 @@ import numpy as np
 from jaxcfr.game.public import PublicGame
 from jaxcfr.lowering.budget import (MemoryBudgetError, MemoryFootprint, default_memory_budget,
                                     format_bytes)
-from jaxcfr.lowering.public import (_DEVICE_FIXED, PublicLowered, PublicSize, lower_public,
-                                    public_footprint)
+from jaxcfr.lowering.public import (_DEVICE_FIXED, STATE_TABLES, PublicLowered, PublicSize,
+                                    lower_public, public_footprint)
 from jaxcfr.tensors import NO_PARENT, PublicStructure, PublicTensors, decision_rows
 
 __all__ = ["PublicStack", "stack_public", "unstack_public_rows", "stack_public_rows",
-           "PADDED_AXES", "stack_footprint", "check_stack_budget", "precheck_stack",
+           "PADDED_AXES", "stack_footprint", "check_stack_budget", "stack_overlap_fits",
+           "precheck_stack",
            "PRECHECK_MEMBERS", "lower_stack", "StackError", "unmerge_members",
            "BLOCK_ROWS_SLACK"]
 
@@ -192,12 +193,23 @@ def padded_size(sizes: Sequence[PublicSize]) -> PublicSize:
     return PublicSize(*(max(getattr(z, f) for z in sizes) for f in PublicSize._fields))
 
 
-def stack_footprint(sizes: Sequence[PublicSize], count: int) -> MemoryFootprint:
+def stack_footprint(sizes: Sequence[PublicSize], count: int, *, float_bytes: int = 4,
+                    state_tables: int = STATE_TABLES, overlapped: bool = False
+                    ) -> MemoryFootprint:
     """The bytes a stack of ``count`` members needs, each padded to the largest of
     ``sizes`` (the members lowered so far: :attr:`PublicLowered.public_size`): every member
-    kept lowered on the host and its padded tables, state and temporaries on the device,
-    the runtime's fixed share once."""
-    one = public_footprint(padded_size(sizes))
+    kept lowered on the host and its padded tables, state (``state_tables`` ``[I, A]``
+    tables of ``float_bytes`` floats: the solver's own, as
+    :func:`~jaxcfr.lowering.public.public_footprint` counts one tree's) and temporaries on
+    the device (``overlapped``: the evaluation's beside the chunk's), the runtime's fixed
+    share once. Members whose decisions differ in count may be padded to the stack's
+    player blocks (:func:`_block_pads`), which adds rows up to :data:`BLOCK_ROWS_SLACK`
+    times the largest member's: such a stack is counted at that bound."""
+    sizes = list(sizes)
+    z = padded_size(sizes)
+    if len({(x.decisions, x.decision_rows) for x in sizes}) > 1:
+        z = z._replace(decision_rows=int(np.ceil((z.rows - 1) * BLOCK_ROWS_SLACK)))
+    one = public_footprint(z, float_bytes, state_tables=state_tables, overlapped=overlapped)
     n = int(count)
     device = _DEVICE_FIXED + n * (one.device - _DEVICE_FIXED)
     return MemoryFootprint(one.lowering, n * one.lowered, device,
@@ -205,22 +217,39 @@ def stack_footprint(sizes: Sequence[PublicSize], count: int) -> MemoryFootprint:
 
 
 def check_stack_budget(sizes: Sequence[PublicSize], count: int, budget: int | None = None,
-                       *, what: str = "members") -> None:
+                       *, what: str = "members", float_bytes: int = 4,
+                       state_tables: int = STATE_TABLES) -> None:
     """Raise :class:`~jaxcfr.lowering.budget.MemoryBudgetError` when a stack of ``count``
-    members, padded to the largest of ``sizes`` (those lowered so far), needs more than
+    members, padded to the largest of ``sizes`` (those lowered so far), solved with a
+    state of ``state_tables`` tables of ``float_bytes`` floats, needs more than
     ``budget`` bytes (default :func:`~jaxcfr.lowering.budget.default_memory_budget`): a
     stack too large for the machine is refused after its first member, not after all of
     them. The error names the count, the bytes per member, the total and the budget."""
     budget = default_memory_budget() if budget is None else int(budget)
-    need = stack_footprint(sizes, count)
+    need = stack_footprint(sizes, count, float_bytes=float_bytes, state_tables=state_tables)
     if need.total > budget:
         z = padded_size(sizes)
         per = (need.total - _DEVICE_FIXED - need.lowering) / max(int(count), 1)
+        floats = f", tables of {8 * int(float_bytes)}-bit floats" if float_bytes != 4 else ""
         raise MemoryBudgetError(
             f"a stack of {int(count):,} {what} of up to {z.describe()} needs about "
-            f"{format_bytes(need.total)} ({format_bytes(per)} a member), over the memory "
+            f"{format_bytes(need.total)} ({format_bytes(per)} a member; a solver state of "
+            f"{int(state_tables)} tables{floats}), over the memory "
             f"budget of {format_bytes(budget)}: stack fewer {what}, or set memory_budget= "
             "or JAXCFR_MEMORY_BUDGET=BYTES to raise it", rule="memory-budget")
+
+
+def stack_overlap_fits(stack: PublicStack, budget: int | None = None, *,
+                       float_bytes: int = 4, state_tables: int = STATE_TABLES) -> bool:
+    """Whether a run of ``stack`` may evaluate a zero state (the evaluation's compile
+    warm-up) while its first chunks run: both programs' temporaries at once within
+    ``budget`` (:func:`stack_footprint` ``overlapped``), as
+    :func:`~jaxcfr.lowering.public.evaluation_overlap_fits` decides for one tree."""
+    budget = default_memory_budget() if budget is None else int(budget)
+    need = stack_footprint([m.public_size for m in stack.members], stack.batch_size,
+                           float_bytes=float_bytes, state_tables=state_tables,
+                           overlapped=True)
+    return need.total <= budget
 
 
 #: How many members, spread over a stack, :func:`precheck_stack` lowers to size it.
@@ -228,7 +257,8 @@ PRECHECK_MEMBERS = 16
 
 
 def precheck_stack(lowered_at: Callable[[int], PublicLowered], count: int,
-                   budget: int | None = None, *, what: str = "members"
+                   budget: int | None = None, *, what: str = "members",
+                   float_bytes: int = 4, state_tables: int = STATE_TABLES
                    ) -> dict[int, PublicLowered]:
     """Size a stack of ``count`` members before building it: lower up to
     :data:`PRECHECK_MEMBERS` of them, spread evenly over the stack (``lowered_at(b)``:
@@ -238,13 +268,15 @@ def precheck_stack(lowered_at: Callable[[int], PublicLowered], count: int,
     caller to stack rather than lower again."""
     picks = sorted({int(b) for b in np.linspace(0, count - 1, min(count, PRECHECK_MEMBERS))})
     done = {b: lowered_at(b) for b in picks}
-    check_stack_budget([m.public_size for m in done.values()], count, budget, what=what)
+    check_stack_budget([m.public_size for m in done.values()], count, budget, what=what,
+                       float_bytes=float_bytes, state_tables=state_tables)
     return done
 
 
 def lower_stack(lowered_at: Callable[..., PublicLowered], count: int, *,
                 budget: int | None = None, what: str = "members",
-                progress: Callable[[int, int], None] | None = None) -> PublicStack:
+                progress: Callable[[int, int], None] | None = None,
+                float_bytes: int = 4, state_tables: int = STATE_TABLES) -> PublicStack:
     """A stack of ``count`` members lowered one by one, each once: sized first
     (:func:`precheck_stack`: a stack over the memory budget is refused after at most
     :data:`PRECHECK_MEMBERS` members, and those are stacked, not lowered again), the rest
@@ -256,11 +288,14 @@ def lower_stack(lowered_at: Callable[..., PublicLowered], count: int, *,
     where its game merges chance outcomes and the caller's lowering does), ``lowered_at(b,
     "ranked")`` with ranked terminals, ``lowered_at(b, terminals, merges=False)`` walking
     every outcome (the stack's :attr:`PublicStack.unmerged`: a lock that breaks a member's
-    suit symmetry); the caller chooses the cache, the names, the status. Raises
+    suit symmetry); the caller chooses the cache, the names, the status. The budget
+    counts a solver state of ``state_tables`` tables of ``float_bytes`` floats (the
+    solver's: :func:`check_stack_budget`). Raises
     :class:`MemoryBudgetError`, what ``lowered_at`` raises, and :class:`StackError` where
     :func:`stack_public` refuses the members.
     """
-    sized = precheck_stack(lowered_at, count, budget, what=what)
+    sized = precheck_stack(lowered_at, count, budget, what=what, float_bytes=float_bytes,
+                           state_tables=state_tables)
     members = []
     for b in range(count):
         members.append(sized[b] if b in sized else lowered_at(b))
@@ -269,7 +304,8 @@ def lower_stack(lowered_at: Callable[..., PublicLowered], count: int, *,
     if len({m.ranked for m in members}) > 1:              # some ranked: all ranked
         members = [m if m.ranked else lowered_at(b, "ranked") for b, m in enumerate(members)]
     try:
-        stack = stack_public(members)
+        stack = stack_public(members, memory_budget=budget, float_bytes=float_bytes,
+                             state_tables=state_tables)
     except ValueError as e:
         raise StackError(str(e)) from None
     return dataclasses.replace(stack, unmerged=lambda b, terminals="auto": lowered_at(
@@ -282,7 +318,8 @@ class StackError(ValueError):
 
 def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str = "auto",
                  memory_budget: int | None = None, merges: bool = True,
-                 blocks: bool = True) -> PublicStack:
+                 blocks: bool = True, float_bytes: int = 4,
+                 state_tables: int = STATE_TABLES) -> PublicStack:
     """Pad public trees to one shape and stack them on a leading axis ``B``.
 
     Args:
@@ -291,7 +328,10 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
       terminals: for the games lowered here (``"auto"``: ranked when any member's hands
         ask for it, so that all agree).
       memory_budget: bytes (default :func:`~jaxcfr.lowering.budget.default_memory_budget`);
-        the stack is checked against it after each member (:func:`check_stack_budget`).
+        the stack is checked against it after each member (:func:`check_stack_budget`),
+        for a solver state of ``state_tables`` ``[I, A]`` tables of ``float_bytes``
+        floats (the solver's own: ``len(solver.tables)``; the default counts two of
+        float32).
       merges: lower the games given here with their merged (suit-isomorphic) chance
         outcomes (``PublicGame.chance_merges``: each member on its own merged tree, as
         one spot is solved); ``False`` walks every outcome. Lowered members are taken as
@@ -322,7 +362,8 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
     def lowered(g, **kwargs) -> PublicLowered:     # each member checked as it comes
         out = g if isinstance(g, PublicLowered) else lower_public(g, merges=merges, **kwargs)
         sizes.append(out.public_size)
-        check_stack_budget(sizes, len(games), memory_budget)
+        check_stack_budget(sizes, len(games), memory_budget, float_bytes=float_bytes,
+                           state_tables=state_tables)
         return out
 
     given = tuple(games)

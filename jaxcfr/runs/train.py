@@ -195,7 +195,8 @@ def public_stack(config: Config, status=None) -> PublicStack | None:
             status.phase(f"lowering {count:,} members", done, count)
     try:
         stacked = lower_stack(lowered_at, count, what="members",     # (MemoryBudgetError)
-                              progress=progress)
+                              progress=progress,
+                              **config.make_solver().state_size(config.run.precision))
     except StackError as e:
         raise ArgumentError(f"{key}: {e}", key) from None
     pots = [pot_of(game_at(b)) for b in range(count)]  # hold'em spots: metrics in % of pot

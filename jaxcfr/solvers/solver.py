@@ -53,6 +53,7 @@ import numpy as np
 from jaxcfr._util import arguments
 from jaxcfr._util.arguments import ArgumentError
 from jaxcfr._util.host_arrays import on_device
+from jaxcfr._util.precision import dtype_of
 from jaxcfr.kernels import compensated, passes
 from jaxcfr.kernels.keys import fold, iteration_keys
 from jaxcfr.kernels.numerics import normalise, trail
@@ -212,6 +213,15 @@ class Solver:
         keep = {"regret": True, "strategy_sum": True, "strategy_error": self.compensate,
                 "prediction": self.predictive}
         return tuple(f for f in TABLES if keep[f])
+
+    def state_size(self, precision) -> dict[str, int]:
+        """What the memory budget counts of this solver's state in ``precision`` (a name
+        or a dtype), as keywords of the public-tree budget checks
+        (:func:`jaxcfr.lowering.public.lower_public`,
+        :func:`jaxcfr.lowering.public_stack.lower_stack`): ``state_tables``, its ``[I, A]``
+        tables (postflop-dcfr 2, cfr+ 3, pcfr+ 4), and ``float_bytes``."""
+        return {"state_tables": len(self.tables),
+                "float_bytes": int(dtype_of(precision).itemsize)}
 
     def state_of(self, arrays, convert=None) -> SolverState:
         """A state of this solver from arrays by field name (a checkpoint's, a state's
