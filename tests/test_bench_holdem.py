@@ -57,3 +57,10 @@ def test_summary_fields(bench_holdem):
     assert out["ratio_run_cpu_min"] == pytest.approx(round(7852.0 / 64 / 30.0, 2))
     assert out["ratio_short_cpu_min"] == pytest.approx(round(175.0 / 30.0, 2))
     assert out["jaxcfr_chunk_cpu_ms_median"] == [375.0, 8176.0]
+
+
+def test_summary_peer_alone(bench_holdem):
+    # jaxcfr's spot did not fit (flop_readme on a small host): the peer's figures alone
+    out = bench_holdem._summary({"run_chunk": 64, "peer_iterations": 4}, {}, [(2.0, 2.0)])
+    assert out["peer_cpu_ms_min"] == pytest.approx(500.0)
+    assert not any(k.startswith(("jaxcfr_", "ratio_")) for k in out)
