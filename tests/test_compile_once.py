@@ -223,3 +223,29 @@ def test_a_public_trees_blocks_compile_once():
         jax.block_until_ready((state, moved))
     _assert_nothing_compiled(counts)
     assert not np.array_equal(np.asarray(state.regret), np.asarray(moved.regret))
+
+
+@pytest.mark.slow
+def test_a_stack_of_other_decision_counts_compiles_once():
+    """A stack whose members differ in decision count (the two-suit game merged and
+    unmerged, Kuhn), each member padded to the stack's player blocks and stepped per
+    player block: later chunks, and a stack of the same members in another order (the
+    same padded shape), compile nothing."""
+    from jaxcfr.lowering.public_stack import stack_public
+    from jaxcfr_games.public_kuhn import PublicKuhn
+    try:
+        from tests.test_public_merged_profiles import TwoBoards
+    except ImportError:
+        from test_public_merged_profiles import TwoBoards
+    members = [jaxcfr.lower_public(g) for g in (TwoBoards(), PublicKuhn(),
+                                                TwoBoards(merge=False))]
+    stack = stack_public(members)
+    assert stack.structure.player_decisions == members[2].structure.player_decisions
+    runner = jaxcfr.Runner(stack, jaxcfr.cfr_plus(), chunk=4)
+    state = _warm(runner)
+    other = jaxcfr.Runner(stack_public(members[::-1]), jaxcfr.cfr_plus(), chunk=4)
+    with count_compiles() as counts:
+        state = runner.advance(state, 2 * runner.chunk + 3)
+        moved = other.advance(other.init(), 2 * runner.chunk)
+        jax.block_until_ready((state, moved))
+    _assert_nothing_compiled(counts)

@@ -133,7 +133,7 @@ def test_a_solved_spot_grid_matches_its_strategy():
         assert grid.strategy[h].tolist() == [strategy[a] for a in grid.actions]
     cells = ~np.isnan(grid.frequencies[..., 0])
     np.testing.assert_allclose(grid.frequencies[cells].sum(-1), 1.0, rtol=1e-6)
-    with pytest.raises(HoldemError, match="not a public action"):
+    with pytest.raises(HoldemError, match="is not an action at the root"):
         hand_grid(result, ("Raise(1)",))
     with pytest.raises(HoldemError, match="one solve, no batch"):
         hand_grid(result, average_strategy=result.average_strategy[..., None])
@@ -258,6 +258,8 @@ def test_grid_written_whatever_the_case_of_its_suffix(tmp_path):
             ("AllIn(200)",), ("Check", "Bet(60)"), ("Check", "Bet(60)", "Call", card("Ah"))]),
     ("holdem_spot(board='Td9d6h', ranges=('AA', 'KK'), bets='60%', raises='', add_allin=0)",
      [("Check", "Check", card("2c")), ("Check", "Check", card("Td")),
+      ("Check", "Check", card("2s"), "Check", "Check", card("2s")),     # 2s: through 2c
+      ("Check", "Check", card("2s"), "Check", "Check", card("2c")),
       ("Check", "Check", card("2c"), "Bet(60)"), ("Check", "Check")]),
 ])
 def test_check_history_raises_what_hand_grid_raises(spot, histories):
@@ -281,10 +283,84 @@ def test_check_history_raises_what_hand_grid_raises(spot, histories):
 def test_a_grid_history_not_in_the_game_is_refused_before_the_solve(capsys, monkeypatch):
     from jaxcfr.cli import app
     monkeypatch.setattr("jaxcfr.api.solve.solve_with", lambda *a, **k: pytest.fail("solved"))
-    for history, words in (("Nope", "'Nope' is not a public action or dealt card after ()"),
+    for history, words in (("Nope", "'Nope' is not an action at the root: OOP acts there, "
+                                    "with Check, Bet(60), AllIn(200)"),
                            ("Check, Check", "is not a decision")):
         assert app.main(["solve", SPOT, "--iterations", "5", "--grid", history,
                          "--quiet"]) == 2
         err = capsys.readouterr().err
         assert f"--grid: {words}" in err or words in err, err
         assert "Traceback" not in err
+
+
+FLOP = "holdem_spot(board='Td9d6h', ranges=('AA', 'KK'), bets='60%', raises='', add_allin=0)"
+RIVER_OVER = "Check, Check, 2c, Check, Check, 3c, Check, Check"
+
+
+@pytest.mark.parametrize("history, words", [
+    ("Check, Check, Td", "'Td' cannot be dealt after 'Check, Check': it is on the board"),
+    ("Check, Check, 2c, Check, Check, 2c",
+     "'2c' cannot be dealt after 'Check, Check, 2c, Check, Check': it was dealt before"),
+    ("Check, Check, 2s, Check, Check, 2S",
+     "'2s' cannot be dealt after 'Check, Check, 2s, Check, Check': it was dealt before"),
+    ("Check, Check, Bet(60)", "'Bet(60)' is not a card: after 'Check, Check' a card is "
+                              "dealt"),
+    ("2c", "'2c' is not an action at the root: OOP acts there, with Check, Bet(60) (a card "
+           "is dealt once the street's betting is over)"),
+    ("Check, Check, 2c, check", "'check' is not an action after 'Check, Check, 2c': OOP "
+                                "acts there, with Check, Bet(60) (did you mean 'Check'?)"),
+    ("Check, Check", "the node after 'Check, Check' is not a decision: a card is dealt"),
+    # a size as the tree does not write it: the nearest of that kind
+    ("Bet(62)", "'Bet(62)' is not an action at the root: OOP acts there, with Check, "
+                "Bet(60) (did you mean 'Bet(60)'?)"),
+    ("bet( 60.0 )", "'bet( 60.0 )' is not an action at the root: OOP acts there, with "
+                    "Check, Bet(60) (did you mean 'Bet(60)'?)"),
+    ("Raise(60)", "'Raise(60)' is not an action at the root: OOP acts there, with Check, "
+                  "Bet(60)"),
+    (RIVER_OVER, f"the node after '{RIVER_OVER}' is not a decision: the hand is over"),
+    (RIVER_OVER + ", Check", f"'Check' comes after the end of the hand: the hand is over "
+                             f"after '{RIVER_OVER}'"),
+])
+def test_every_grid_refusal_names_the_cards_and_what_is_wrong(capsys, monkeypatch, history,
+                                                              words):
+    # issue 31: a dealt card was its number ("33 is not a public action ... after
+    # ('Check', 'Check')" for Td on the board), and what was wrong went unsaid
+    from jaxcfr.cli import app
+    monkeypatch.setattr("jaxcfr.api.solve.solve_with", lambda *a, **k: pytest.fail("solved"))
+    assert app.main(["solve", FLOP, "--iterations", "5", "--grid", history, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"--grid: {words}" in err and "Traceback" not in err, err
+
+
+#: a turn whose river cards merge by suit isomorphism (2h is read through 2d)
+TURN = "holdem_spot(board='TdTh9c9s', ranges=('AA', 'KK'), bets='60%', raises='', add_allin=0)"
+
+
+def test_the_lowered_tree_words_a_grid_refusal_as_the_spot_does():
+    # hand_grid on the lowered tree (through a merged card too) says what check_history
+    # says on the spot, cards by name; the heading and the JSON name the dealt cards
+    from jaxcfr_games.holdem.grid import check_history, parse_history
+    game = jaxcfr.load_game(TURN)
+    tree = jaxcfr.lower_public(game)
+    assert tree.merged
+    uniform = np.ones(tree.tensors.legal_mask.shape)
+    for text, words in (("Check, Check, Th", "'Th' cannot be dealt after 'Check, Check': "
+                                             "it is on the board"),
+                        ("Check, Check, 2h, check", "'check' is not an action after 'Check, "
+                                                    "Check, 2h'"),
+                        ("Check, Check, 2h, Check, Check", "the node after 'Check, Check, "
+                                                           "2h, Check, Check' is not a"),
+                        ("Check, Check, 2h, Check, Check, Check", "'Check' comes after"),
+                        ("Check, 2h", "'2h' is not an action after 'Check'")):
+        history = parse_history(text)
+        said = []
+        for check in (lambda: check_history(game, history),
+                      lambda: hand_grid(tree, history, average_strategy=uniform)):
+            with pytest.raises(HoldemError) as e:
+                check()
+            said.append(str(e.value))
+        assert said[0] == said[1] and said[0].startswith(words), said
+    grid = hand_grid(tree, ("Check", "Check", card("2h")), average_strategy=uniform)
+    assert grid.heading().startswith("OOP at Check, Check, 2h: ")
+    assert grid.text().splitlines()[0] == grid.heading()
+    assert grid.to_json()["history"] == ["Check", "Check", "2h"]

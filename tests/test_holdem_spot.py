@@ -445,3 +445,40 @@ def test_postflop_dcfr_on_the_flop_spot():
     assert final["exploitability"] < 1.5 * data["final"]["exploitability"]
     bracket = final["exploitability"] + data["final"]["exploitability"]
     assert abs(final["values"][0] - data["final"]["values"][0]) <= bracket
+
+
+# -- the public tree counted before it is built (issue 31) ---------------------------------
+@pytest.mark.parametrize("spot", [
+    "holdem_spot(board='TdTh9c9s', ranges=('AA', 'KK'), stack=12, bets='1c', raises='1c')",
+    "holdem_spot(board='TdTh9c9s', ranges=('AA', 'KK'), stack=12, bets='1c', raises='1c', "
+    "isomorphism=False)",
+    "holdem_spot(board='Td9d6h', ranges=('AA', 'KK'), stack=3, bets='1c', raises='', "
+    "add_allin=0)"])
+def test_the_public_tree_is_counted_before_it_is_built(spot):
+    # the count (bet-tree lines times the cards dealt below them, suit-isomorphic cards
+    # once) is the lowered tree's number of public nodes
+    game = jaxcfr.load_game(spot)
+    lowered = jaxcfr.lower_public(game)
+    assert game._s.size.public_nodes(*game._s.repeats()) == len(lowered.tensors.parent)
+
+
+def test_a_spot_past_the_public_limit_is_refused_before_it_is_built(monkeypatch):
+    # 1-chip sizes behind a stack of 150 on the turn: 6.5 million public nodes, minutes of
+    # lowering before; now refused while counting, nothing built, with the size and the
+    # setting to change (the limit lowered here to keep the test small: stack 40 has
+    # 160,593 public nodes)
+    import jaxcfr_games.holdem.spot as S
+    monkeypatch.setattr(S, "LARGEST_PUBLIC_TREE", 100_000)
+    monkeypatch.setattr(S, "build_tree", lambda *a, **k: pytest.fail("built"))
+    with pytest.raises(ValueError, match=(
+            r"holdem_spot: the public tree has 160,593 nodes, more than 100,000 \(a bet tree "
+            r"of 3,566 nodes; the river's lines repeated for 48 river cards \(suit-isomorphic "
+            r"cards once\)\): the turn's betting has up to 4 actions at a decision \(bets 1c; "
+            r"raises 1c\) and 19 bets and raises on one line, no raise cap, behind a stack of "
+            r"40 \(0.4 pots\): give fewer sizes, larger raises, or chip raises with a cap "
+            r"\('20c3r'\)")):
+        HoldemSpot(board="Td9d6h5c", ranges=("AA", "KK"), stack=40, bets="1c", raises="1c")
+    monkeypatch.setattr(S, "LARGEST_PUBLIC_TREE", 2_000)    # refused while counting
+    with pytest.raises(ValueError, match=r"the public tree has at least 2,0\d\d nodes, more "
+                                         r"than 2,000 \(a bet tree of at least \d+ nodes"):
+        HoldemSpot(board="Td9d6h5c", ranges=("AA", "KK"), stack=40, bets="1c", raises="1c")

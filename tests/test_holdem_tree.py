@@ -145,8 +145,42 @@ def test_a_bet_tree_too_deep_or_too_large_is_refused(monkeypatch):
                                           r"Check, Check, Check, Bet\(1\), \.\.\.\)"):
         B.build_tree(B.tree_config("flop", 100, 10_000, "1c", "1c"))
     monkeypatch.setattr(B, "LARGEST_BET_TREE", 500)          # a README flop has 895 nodes
-    with pytest.raises(HoldemError, match="the bet tree has more than 500 nodes"):
+    monkeypatch.setattr(B, "BetNode", None)                 # refused before a node is built
+    with pytest.raises(HoldemError, match=r"the bet tree has at least 5\d\d nodes, more than "
+                                          r"500: the flop's betting has up to 4 actions at a "
+                                          r"decision \(bets 60%, a, e; raises 2.5x\)"):
         B.build_tree(B.tree_config("flop", 100, 200, "60%, e, a", "2.5x"))
+
+
+def _built_size(tree: B.BetTree) -> tuple:
+    """What tree_size counts, read off the built tree: (nodes, nodes below 0, 1, 2 cards,
+    the longest line, the most bets on a street's line, the most actions at a decision)."""
+    dealt, bets, widest = [0, 0, 0], [0, 0, 0], [0, 0, 0]
+    start = tree.config.street
+    for n in tree.nodes:
+        dealt[n.street - start] += 1
+        line = 0                                       # bets since the street's last call
+        for a in n.history:
+            line = 0 if a.kind == B.CALL else line + (a.kind >= B.BET)
+        bets[n.street] = max(bets[n.street], line)
+        if n.kind == "decision":
+            widest[n.street] = max(widest[n.street], len(n.actions))
+    return (len(tree), tuple(dealt), max(len(n.history) for n in tree.nodes), tuple(bets),
+            tuple(widest))
+
+
+@pytest.mark.parametrize("chunk", range(2))
+def test_the_count_is_the_built_trees_size(chunk):
+    # tree_size counts each betting state once; its numbers are the built tree's, on the
+    # peer's 300 randomized spots and on deep 1-chip trees
+    configs = [config_of(s["input"]) for s in SPOTS[chunk::12]
+               if not s["output"][0].startswith("ERROR")]
+    configs += [B.tree_config("turn", 100, 20, "1c", "1c"),
+                B.tree_config("flop", 100, 12, "1c, 50%", "1c2r, 2x", turn_donk="1c")][chunk:]
+    for config in configs:
+        size = B.tree_size(config)
+        got = (size.nodes, size.dealt, size.longest, size.bets, size.widest)
+        assert got == _built_size(B.build_tree(config)), config
 
 
 def test_sizes_per_street_and_player():

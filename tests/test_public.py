@@ -603,6 +603,41 @@ def test_validate_probes_a_public_tree(capsys):
     assert "conforms as a public tree" in capsys.readouterr().out
 
 
+def test_validate_says_whether_a_counted_spot_fits(monkeypatch, capsys):
+    # a hold'em spot counts its public tree: validate says the least it needs by preset
+    # against the budget (what a solve checks before the walk)
+    from jaxcfr.cli import app
+    from jaxcfr.lowering.budget import format_bytes
+    from jaxcfr.lowering.public import least_public_size, public_footprint
+    spot = "holdem_spot(board='QhJd8c5s', ranges=('AA,AKs:0.5,72o', 'KK,QQ:0.5'))"
+    least = least_public_size(jaxcfr.load_game(spot))
+    needs = [public_footprint(least, state_tables=k).total for k in (2, 3, 4)]
+    assert needs[0] < needs[1] < needs[2]
+
+    def said(budget):
+        monkeypatch.setenv("JAXCFR_MEMORY_BUDGET", str(budget))
+        assert app.main(["validate", spot, "--trajectories", "8"]) == 0
+        out = capsys.readouterr().out.splitlines()
+        assert len(out) == 2
+        return out[1]
+    capsys.readouterr()
+    line = said(needs[2])
+    assert line == (f"{spot}: {least.nodes:,} public nodes counted ({least.decisions:,} "
+                    f"decisions, {least.terminals:,} terminals; up to 22 hands per player): "
+                    f"at least {format_bytes(needs[0])} with postflop-dcfr, "
+                    f"{format_bytes(needs[1])} with cfr+, {format_bytes(needs[2])} with "
+                    f"pcfr+ (float32) to lower and solve, against the memory budget of "
+                    f"{format_bytes(needs[2])}: within it")
+    assert said(needs[1]).endswith(": pcfr+ refused before the walk")
+    assert said(needs[0]).endswith(": cfr+, pcfr+ refused before the walk")
+    line = said(needs[0] - 1)
+    assert line.startswith(f"{spot}: too large to lower: {least.nodes:,} public nodes")
+    assert line.endswith("a solve is refused before the walk (set "
+                         "JAXCFR_MEMORY_BUDGET=BYTES to raise it)")
+    assert app.main(["validate", "leduc_poker(tree='public')", "--trajectories", "8"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1        # not counted: not said
+
+
 def test_inspect_lowers_a_public_tree(capsys):
     from jaxcfr.cli import app
     capsys.readouterr()

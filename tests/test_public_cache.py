@@ -126,6 +126,17 @@ def test_corrupt_tensor_and_budget(tmp_path):
         public_cache.load(path, ident, budget=1 << 20)
     with pytest.raises(MemoryBudgetError, match="in the cached game"):
         _lower(LEDUC, tmp_path, memory_budget=1 << 20)
+    # a cache hit counts the solver's tables and the run's floats, as the walk does
+    from jaxcfr.lowering.public import public_footprint
+    need = public_footprint(lowered.public_size, 4, state_tables=3).total
+    assert public_cache.load(path, ident, budget=need, state_tables=3)[1] == "hit"
+    for k, f in ((4, 4), (3, 8)):
+        with pytest.raises(MemoryBudgetError, match="in the cached game"):
+            public_cache.load(path, ident, budget=need, state_tables=k, float_bytes=f)
+    with pytest.raises(MemoryBudgetError, match=r"in the cached game \(a state of 3 tables "
+                                                r"of 64-bit floats\)"):
+        _lower(LEDUC, tmp_path, memory_budget=need, state_tables=3, float_bytes=8)
+    assert _lower(LEDUC, tmp_path, memory_budget=need, state_tables=3)[1].startswith("hit")
     weights = np.array(lowered.tensors.weights)
     weights[0, 0] += 1.0
     _rewrite(path, t_weights=weights)

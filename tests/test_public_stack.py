@@ -115,6 +115,10 @@ def test_holdem_river_spots_of_different_boards_ranges_and_sizes():
     stack = _lockstep(games, "postflop-dcfr", 5, "ranked")
     assert len({m.structure.hands for m in stack.members}) == 3
     assert len({m.num_nodes for m in stack.members}) == 2
+    # the other tree's decisions differ: every member padded to the stack's player
+    # blocks, stepped per player block (postflop-dcfr alternates)
+    assert len({m.structure.player_decisions for m in stack.members}) == 2
+    assert stack.structure.player_decisions != ()
 
 
 @pytest.mark.slow
@@ -129,11 +133,18 @@ def test_a_stack_of_one_tree_steps_each_member_per_player_block():
     assert len({m.structure.hands for m in stack.members}) == 3
     assert stack.structure.player_decisions == alone.player_decisions != ()
     assert stack.structure.legal_groups == alone.legal_groups
-    # another tree (a member with fewer decisions, padded): the row path
-    other = stack_public([stack.members[0], jaxcfr.lower_public(HoldemSpot(
-        board="Td9d6h5c2s", ranges=SMALL, bets="33%, 75%, a"), terminals="ranked",
-        merges=False)])
-    assert other.structure.player_decisions == other.structure.legal_groups == ()
+    # another tree (a member with other decisions): padded to the stack's player blocks
+    # (each player's decisions of each count of legal actions: the most of any member),
+    # per player block too (test_holdem_river_spots_of_different_boards_ranges_and_sizes
+    # checks such a stack against each member's own solve)
+    tree = jaxcfr.lower_public(HoldemSpot(board="Td9d6h5c2s", ranges=SMALL,
+                                          bets="33%, 75%, a"), terminals="ranked",
+                               merges=False)
+    other = stack_public([stack.members[0], tree])
+    assert tree.structure.player_decisions != alone.player_decisions
+    assert other.structure.player_decisions == tuple(
+        sum(max(dict(g[p]).get(k, 0) for g in (alone.legal_groups, tree.structure.legal_groups))
+            for k in range(1, 8)) for p in range(2))
 
 
 @pytest.mark.parametrize("game, dtype, mapped", [

@@ -10,6 +10,11 @@ two-suit game of tests/test_public_merged_profiles.py) and to a stated tolerance
 convergence on hold'em turns (monotone, paired, two-tone and rainbow boards); a lock that
 keeps a member's symmetry is solved on its merged tree and one that breaks it on the
 member lowered again without merging, each member equal to its own locked solve.
+Members of other decision counts per player (merged differently, other trees), padded
+to the stack's player blocks and stepped per player block, equal the stack of rowless
+padded decisions (``blocks=False``: the row path) bit for bit (1e-12 on hold'em) and
+their own solves, their padding rows never moving (docs/holdem.md "Members of other
+decision counts per player block").
 """
 
 from __future__ import annotations
@@ -22,7 +27,14 @@ import pytest
 import jaxcfr
 from jaxcfr.api.locks import (BrokenSymmetry, ForMember, locked_stack, resolve_lock,
                               symmetric_lock)
-from jaxcfr.solvers.public_stack import evaluate_public_stack
+from jaxcfr._util import precision
+from jaxcfr.solvers import public_blocks
+from jaxcfr.solvers.presets import make_solver
+from jaxcfr.solvers.public import evaluate_public, public_device_tensors, public_solver
+from jaxcfr.solvers.public_stack import (evaluate_public_stack, stack_device_tensors,
+                                         stack_init, stack_update)
+from jaxcfr.tensors import NO_PLAYER, PublicTensors
+from jaxcfr_games.holdem.spot import HoldemSpot
 from jaxcfr.lowering.public import lower_public
 from jaxcfr.lowering.public_stack import (stack_public, stack_public_rows,
                                           unstack_public_rows)
@@ -32,7 +44,7 @@ from cli_mistakes import run_cli as _cli
 from test_merged_locks import SYMMETRIC
 from jaxcfr.profiles.profile import Profile
 from test_public_merged_profiles import TwoBoards, symmetric_table
-from test_public_stack import SMALL, _lockstep
+from test_public_stack import F64, SMALL, _lockstep, _single
 
 #: Breaks the suit symmetry: locked below one card of a class, not below the other.
 BREAKING = {(("check", 3), None): {"bet": 1.0}}
@@ -50,6 +62,9 @@ def test_merged_members_solve_as_alone():
     stack = _lockstep([TwoBoards(), PublicKuhn(), TwoBoards(merge=False), TwoBoards()],
                       "cfr+", 5, merges=True)
     assert [len(m.merged) for m in stack.members] == [6, 0, 0, 6]
+    # members of other decision counts, stepped per player block (cfr+ alternates)
+    assert len({m.structure.player_decisions for m in stack.members}) == 3
+    assert stack.structure.player_decisions == stack.members[2].structure.player_decisions
     spans = stack.structure.merges
     assert spans and sum(b - a for a, b in spans) == 6
     assert stack.tensors.merge_source.shape[:2] == (4, 6)
@@ -179,6 +194,12 @@ def test_holdem_turn_spots_on_merged_trees_solve_as_alone():
     spots = board_spots(TURNS, **TURN_SPOT)
     stack = _lockstep(spots, "postflop-dcfr", 3, "ranked", merges=True)
     assert [len(m.merged) > 0 for m in stack.members] == [True, True, True, False]
+    # other decision counts (a monotone turn merges three suits, the others two or none),
+    # each member padded to the stack's player blocks and stepped per player block
+    assert len({m.structure.player_decisions for m in stack.members}) > 1
+    assert stack.structure.player_decisions == max(m.structure.player_decisions
+                                                   for m in stack.members)
+    assert stack.structure.legal_groups != ()
 
 
 @pytest.mark.slow
@@ -255,3 +276,174 @@ def test_train_keeps_each_boards_merged_tree_where_its_lock_keeps_the_symmetry(t
                                atol=1e-12)
     rows = json.loads((tmp_path / "run" / "spots.json").read_text())["spots"]
     assert [r["board"] for r in rows] == boards
+
+
+def test_members_of_other_decision_counts_are_padded_to_the_stacks_player_blocks():
+    # the merged game (67 decisions a player), Kuhn (2) and the unmerged game (133): each
+    # member padded, player by player and legal group by legal group, to the stack's
+    # count, so every member has the stack's blocks (stepped per player block; the slow
+    # tests above check every member against its own solve after every iteration)
+    from jaxcfr.solvers import public_blocks
+    from jaxcfr.solvers.presets import make_solver
+    from jaxcfr.solvers.public import public_solver
+    from jaxcfr.tensors import NO_PLAYER, PublicTensors
+    members = [lower_public(g) for g in (TwoBoards(), PublicKuhn(), TwoBoards(merge=False))]
+    assert len({m.structure.player_decisions for m in members}) == 3
+    stack = stack_public(members)
+    s = stack.structure
+    assert s.player_decisions == members[2].structure.player_decisions == (133, 133)
+    assert s.legal_groups == members[2].structure.legal_groups
+    H = s.hands
+    assert stack.num_rows == sum(d * h for d, h in zip(s.player_decisions, H)) + 1
+    solver = public_solver(make_solver("cfr+"))
+    for b, m in enumerate(members):
+        t = PublicTensors(*(np.asarray(x)[b] for x in stack.tensors))
+        assert public_blocks.applies(solver, t, s)
+        d = int(m.tensors.decision_node.shape[0])
+        owner = t.node_player[t.decision_node]                       # [D]
+        assert (np.bincount(owner, minlength=2) == s.player_decisions).all()
+        # the padded decisions: read as their player's, no child, rows all padding
+        # (no owner, slot 0 alone), their nodes real decisions of that player
+        assert (owner[:d] == m.tensors.decision_player[:-1]).all()
+        assert (t.child_of[d:] == stack.num_nodes).all()
+        rows = np.arange(t.decision_row[d], t.decision_row[-1])
+        assert len(rows) == sum(H[p] for p in owner[d:])
+        assert (t.infoset_player[rows] == NO_PLAYER).all()
+        assert (t.legal_mask[rows][:, 1:] == 0).all()
+        assert (t.node_base[t.node_base >= 0] < t.decision_row[d]).all()
+        # every member's groups are the stack's: its decisions' counts of actions legal
+        # for their player's hands (kernels.public.slots' count), padded ones included
+        legal = np.where((t.hand_count[owner] > 0)[:, None], t.decision_legal[:-1],
+                         np.arange(stack.max_actions) == 0)
+        count = legal.sum(axis=1)
+        assert tuple(tuple((int(k), int((count[owner == p] == k).sum()))
+                           for k in np.unique(count[owner == p])) for p in range(2)) \
+            == s.legal_groups
+    # each member's rows are where they were: the stack's tables unstack to its own
+    table = np.random.default_rng(0).random(stack.tensors.legal_mask.shape)
+    back = unstack_public_rows(stack, table)
+    assert [x.shape for x in back] == [m.tensors.legal_mask.shape for m in members]
+    np.testing.assert_array_equal(stack_public_rows(stack, back)[0][:members[0].num_rows - 1],
+                                  table[0][:members[0].num_rows - 1])
+
+
+
+def test_padded_player_blocks_that_cost_too_many_rows_leave_the_row_path(monkeypatch):
+    import jaxcfr.lowering.public_stack as lowering
+    members = [lower_public(g) for g in (TwoBoards(), TwoBoards(merge=False))]
+    monkeypatch.setattr(lowering, "BLOCK_ROWS_SLACK", 0.9)
+    stack = stack_public(members)
+    assert stack.structure.player_decisions == stack.structure.legal_groups == ()
+    assert stack.num_rows == members[1].num_rows                   # the rowless layout
+    assert stack.tensors.decision_node.shape[1] == members[1].tensors.decision_node.shape[0]
+
+
+def _blocks_as_rows(games, algorithm, iterations, terminals="dense", merges=False, *,
+                    alone=True, evaluate=False, exact=True, vmapped=False):
+    """Step ``games`` (members of other decision counts per player) as one stack padded
+    to player blocks (stepped per player block) and as the stack of rowless padded
+    decisions (``blocks=False``: the row path), in float64, and check after every
+    iteration that each member's tables are the same in both (bit for bit where
+    ``exact``, else to 1e-12 of the table's largest entry: hold'em's programs fuse
+    differently, tests/test_public_blocks.py) and, with ``alone``, its own solve's to
+    1e-12; that every padding row (padded decisions' and padding hands', nobody's) stays
+    0 in every table (nothing reaches or updates it); with ``evaluate``, that the last
+    strategy sums' values, best-response values, NashConv and exploitability agree
+    (blocks, rows and, with ``alone``, each member's own evaluation). ``vmapped``: the
+    padded stack also stepped under ``jax.vmap`` (the row path on the blocks' layout, as
+    a GPU runs it), its tables the blocks' and its padding rows 0 too."""
+    lowered = [lower_public(g, terminals=terminals, merges=merges) for g in games]
+    assert len({m.structure.player_decisions for m in lowered}) > 1
+    stacks = stack_public(lowered), stack_public(lowered, blocks=False)
+    assert stacks[0].structure.player_decisions != () == stacks[1].structure.player_decisions
+    mapped = (True, True) + ((False,) if vmapped else ())
+    stacks += stacks[:1] if vmapped else ()
+    solver = public_solver(make_solver(algorithm))
+    assert solver.alternating                    # (else the row path in both)
+    nobody = np.asarray(stacks[0].tensors.infoset_player) == NO_PLAYER       # [B, I]
+    B = len(games)
+    with precision.scope(F64):
+        hp = solver.hyperparams(F64)
+        tensors = [stack_device_tensors(s, F64) for s in stacks]
+        states = [stack_init(solver, s, dtype=F64) for s in stacks]
+        singles = [public_device_tensors(g, F64) for g in lowered] if alone else []
+        own = [solver.init(t, dtype=F64) for t in singles]
+        assert all(public_blocks.applies(solver, PublicTensors(*(x[b] for x in tensors[0])),
+                                         stacks[0].structure) for b in range(B))
+        for it in range(iterations):
+            states = [stack_update(t, x, hp, solver=solver, structure=s.structure, mapped=m)
+                      for t, x, s, m in zip(tensors, states, stacks, mapped)]
+            own = [_single(solver, t, g.structure, x, hp)
+                   for t, g, x in zip(singles, lowered, own)]
+            assert states[0].tables.keys() == states[1].tables.keys()
+            for field in states[0].tables:
+                for x in states[::2]:                          # blocks (and vmapped)
+                    assert not np.asarray(getattr(x, field))[nobody].any(), \
+                        f"{field}: a padding row moved"
+                ours, *others = (unstack_public_rows(s, getattr(x, field))
+                                 for s, x in zip(stacks, states))
+                for b in range(B):
+                    what = f"member {b} {field}, iteration {it + 1}"
+                    scale = 1e-12 * max(1.0, np.abs(ours[b]).max())
+                    for other, name in zip(others, ("rows", "vmapped")):
+                        if exact:
+                            assert np.array_equal(ours[b], other[b]), f"{what} ({name})"
+                        np.testing.assert_allclose(other[b], ours[b], rtol=0, atol=scale,
+                                                   err_msg=f"{what} ({name})")
+                    if alone:
+                        np.testing.assert_allclose(getattr(own[b], field), ours[b], rtol=0,
+                                                   atol=scale, err_msg=what + " (alone)")
+            for x in states:
+                assert np.asarray(x.iteration).tolist() == [it + 1] * B
+        if evaluate:
+            ev = [evaluate_public_stack(s, x.strategy_sum, tensors=t)
+                  for s, x, t in zip(stacks[:2], states[:2], tensors[:2])]
+            for key in ("values", "best_response_values", "nash_conv", "exploitability"):
+                ours, theirs = (np.asarray(e[key], float) for e in ev)
+                if exact:
+                    assert np.array_equal(ours, theirs), key
+                np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14,
+                                           err_msg=key)
+                for b, (g, x) in enumerate(zip(lowered, own)):
+                    e = evaluate_public(g, x.strategy_sum, tensors=singles[b])
+                    np.testing.assert_allclose(ours[b], np.asarray(e[key], float),
+                                               rtol=1e-12, atol=1e-14, err_msg=f"{key} {b}")
+    return stacks[0]
+
+
+def test_members_of_other_decision_counts_step_per_player_block_as_by_rows():
+    # Kuhn (2 decisions a player, 3 hands) beside the merged two-suit game (67, 6 hands):
+    # Kuhn padded with 65 decisions a player of H_p rows each, nothing in them moving;
+    # both members' tables the row path's bit for bit (the row path is checked against
+    # each member's own solve in tests/test_public_stack.py; the slow cases below check
+    # the blocks against the own solves too, more members, hold'em, the metrics). Two
+    # programs compiled: about 16 CPU-s, the least a stacked chunk compiles in
+    stack = _blocks_as_rows([PublicKuhn(), TwoBoards()], "cfr+", 3, merges=True, alone=False)
+    assert stack.structure.player_decisions == (67, 67)
+
+
+@pytest.mark.slow
+def test_mixed_members_per_player_block_evaluate_as_by_rows_and_alone():
+    # the two-suit game merged, Kuhn and the game unmerged (67, 2 and 133 decisions a
+    # player), predictions; vmapped too (the row path on the padded blocks)
+    _blocks_as_rows([TwoBoards(), PublicKuhn(), TwoBoards(merge=False)], "pcfr+", 5,
+                    evaluate=True, vmapped=True)
+
+
+@pytest.mark.slow
+def test_holdem_turns_of_other_decision_counts_per_player_block_as_by_rows():
+    # a flop's turn cards merged differently (monotone: three suits alike, paired, two-
+    # tone, rainbow: none), the postflop solvers' discounts and average resets
+    stack = _blocks_as_rows(board_spots(TURNS, **TURN_SPOT), "postflop-dcfr", 3, "ranked",
+                            merges=True, evaluate=True, exact=False, vmapped=True)
+    assert stack.structure.legal_groups != ()
+
+
+@pytest.mark.slow
+def test_holdem_rivers_of_other_trees_per_player_block_as_by_rows():
+    # other bet sizes (another tree: other decisions per player) beside other boards and
+    # ranges (other hand counts)
+    games = [HoldemSpot(board="Td9d6h5c2s", ranges=SMALL, bets="33%, 75%, a"),
+             HoldemSpot(board="AsKd6h5c2s", ranges=SMALL),
+             HoldemSpot(board="Td9d6h5cQs", ranges=("AA,KK,AKs", SMALL[1]))]
+    _blocks_as_rows(games, "dcfr", 4, "ranked", alone=False, evaluate=True, exact=False)

@@ -41,8 +41,8 @@ from typing import Sequence
 from .cards import HoldemError
 
 __all__ = ["BetSize", "parse_sizes", "Action", "TreeConfig", "tree_config", "BetNode",
-           "BetTree", "build_tree", "STREETS", "FOLD", "CHECK", "CALL", "BET", "RAISE",
-           "ALLIN"]
+           "BetTree", "build_tree", "TreeSize", "tree_size", "STREETS", "FOLD", "CHECK",
+           "CALL", "BET", "RAISE", "ALLIN"]
 
 #: Street names, by board size 3, 4, 5.
 STREETS = ("flop", "turn", "river")
@@ -420,13 +420,219 @@ LARGEST_BET_TREE = 1_000_000
 LONGEST_BET_LINE = 200
 
 
-def _line(history) -> str:
+def _line(history, more: bool = False) -> str:
     """The first actions of a line as the tree names them, for a message."""
-    return ", ".join(map(str, history[:6])) + (", ..." if len(history) > 6 else "")
+    return ", ".join(map(str, history[:6])) + (", ..." if len(history) > 6 or more else "")
 
 
-def build_tree(config: TreeConfig) -> BetTree:
-    """postflop-solver's ``ActionTree::new`` (``build_tree_recursive`` and ``push_actions``)."""
+def _children(config: TreeConfig, kind: str, street: int, player: int, info: _Info,
+              amount: int) -> list[tuple]:
+    """The children of a node (postflop-solver's ``build_tree_recursive``), in order:
+    ``(action, kind, street, player, info, amount)`` each, ``action`` ``None`` below a
+    chance node (its one next street's node); ``[]`` at a terminal. ``amount``:
+    postflop-solver's ``node.amount``, the chips each player matched before this street's
+    bets. One rule for :func:`build_tree` and :func:`tree_size`."""
+    if kind in ("fold", "showdown"):
+        return []
+    if kind == "chance":
+        nxt = street + 1
+        child_info = info.next(0, None)
+        if not info.allin_flag:
+            return [(None, "decision", nxt, 0, child_info, amount)]
+        return [(None, "chance" if street == 0 else "showdown", nxt, -1, child_info, amount)]
+    out = []
+    opponent = player ^ 1
+    to_call = info.stack[player] - info.stack[opponent]
+    for action in _actions(config, street, player, info, amount):
+        if action.kind == FOLD:
+            k, who = "fold", player
+        elif action.kind == CHECK:
+            if player == 0:
+                k, who = "decision", opponent
+            else:
+                k, who = ("showdown" if street == 2 else "chance"), -1
+        elif action.kind == CALL:
+            k, who = ("showdown" if street == 2 else "chance"), -1
+        else:
+            k, who = "decision", opponent
+        out.append((action, k, street, who, info.next(player, action), amount + (
+            to_call if action.kind in (CALL, BET, RAISE, ALLIN) else 0)))
+    return out
+
+
+def _too_deep(config: TreeConfig, history, more: bool = False) -> HoldemError:
+    """A line longer than ``LONGEST_BET_LINE``: ``history`` its first actions (``more``:
+    it goes on past them)."""
+    return HoldemError(f"a line of the bet tree is more than {LONGEST_BET_LINE} actions long "
+                       f"(stack {config.stack}, pot {config.pot}; {_line(history, more)}): "
+                       f"give larger sizes or a raise cap ('20c3r')")
+
+
+@dataclasses.dataclass(frozen=True)
+class TreeSize:
+    """The size of a bet tree, counted before it is built (:func:`tree_size`).
+
+    Attributes:
+      nodes: the bet tree's nodes (``len(build_tree(config))``).
+      dealt: ``[3]`` the bet tree's nodes below 0, 1 and 2 cards dealt since the spot's
+        street: a public tree repeats those below one card once per card, those below two
+        once per pair of cards (:meth:`public_nodes`).
+      longest: the most actions on one line.
+      bets: ``[3]`` per street (flop, turn, river), the most bets and raises on one line
+        of the street's betting.
+      widest: ``[3]`` per street, the most actions at one decision.
+    """
+    nodes: int
+    dealt: tuple[int, int, int]
+    longest: int
+    bets: tuple[int, int, int]
+    widest: tuple[int, int, int]
+    #: ``{state key: [(child, its key)]}`` each betting state's children as counted
+    #: (``_children``), which :func:`build_tree` reuses
+    expansion: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
+
+    def public_nodes(self, cards: int = 1, pairs: int = 1) -> int:
+        """The public tree's nodes when ``cards`` first cards are dealt below the spot's
+        street and ``pairs`` (card, next card) pairs below that."""
+        return self.dealt[0] + self.dealt[1] * cards + self.dealt[2] * pairs
+
+
+def _blame(config: TreeConfig, bets, widest, exact: bool = True) -> str:
+    """Which setting makes a bet tree large, as a user would change it: the street whose
+    betting is widest and deepest, its sizes, the bets on one line, a raise cap or none."""
+    street = max(range(3), key=lambda s: (widest[s] * max(bets[s], 1), -s))
+
+    def sizes(table):
+        return ", ".join(sorted({str(x) for p in (0, 1) for x in table[street][p]})) or "none"
+    capped = all(x.kind == ADD and x.cap for p in (0, 1) for x in config.raises[street][p])
+    return (f"the {STREETS[street]}'s betting has up to {widest[street]} actions at a decision "
+            f"(bets {sizes(config.bets)}; raises {sizes(config.raises)}) and "
+            f"{'' if exact else 'at least '}{bets[street]} bets and raises on one line"
+            f"{'' if capped else ', no raise cap'}, "
+            f"behind a stack of {config.stack} ({config.stack / config.pot:.3g} pots): give "
+            f"fewer sizes, larger raises, or chip raises with a cap ('20c3r')")
+
+
+def _key(kind: str, street: int, player: int, info: _Info, amount: int) -> tuple:
+    """What a node's subtree depends on (its betting state), hashable."""
+    return (kind, street, player, info.prev_action, info.chance, info.num_bets,
+            info.allin_flag, info.oop_call_flag, info.stack, info.prev_amount, amount)
+
+
+def tree_size(config: TreeConfig, limit: int | None = None, *,
+              repeats: tuple[int, int] = (1, 1), public_limit: int | None = None,
+              what: str = "the public tree") -> TreeSize:
+    """Count the bet tree of ``config`` without building it: each distinct betting state
+    (stacks, the bet faced, the bets made, the chips matched, the street) is expanded
+    once, however many lines reach it, and its count reused.
+
+    ``repeats``: how many times the public tree repeats a node below one card and below
+    two (:meth:`TreeSize.public_nodes`); with ``public_limit``, a public tree of more
+    nodes is refused as soon as the states counted prove it (each distinct state is at
+    least one node, repeated so), so a huge tree is refused in about the time of
+    ``public_limit / repeats`` states.
+
+    Raises:
+      HoldemError: a line longer than ``LONGEST_BET_LINE`` actions, more than ``limit``
+        bet-tree nodes (default ``LARGEST_BET_TREE``) or more than ``public_limit`` public
+        nodes, naming the size and the setting that makes it large.
+    """
+    limit = LARGEST_BET_TREE if limit is None else limit
+    weight = (1, *repeats)
+    memo: dict = {}        # state key -> (nodes below 0, 1, 2 cards, the longest line)
+    expansion: dict = {}   # state key -> [(child, its key)]
+    most_bets, widest = [0, 0, 0], [0, 0, 0]
+    seen = [0, 0]          # distinct states, and their public nodes (a lower bound)
+    root = ("decision", config.street, 0, _Info(stack=(config.stack, config.stack)), 0)
+
+    def key(state):
+        return _key(*state)
+
+    def refuse(nodes: int, public: int, exact: bool) -> HoldemError:
+        why = _blame(config, most_bets, widest, exact)
+        size = "" if exact else "at least "
+        if nodes > limit:
+            return HoldemError(f"the bet tree has {size}{nodes:,} nodes, more than "
+                               f"{limit:,}: {why}")
+        nxt = STREETS[min(config.street + 1, 2)]
+        repeated = ("" if config.street == 2 else
+                    f"; the {nxt}'s lines repeated for {repeats[0]:,} {nxt} cards" +
+                    ("" if config.street == 1 else
+                     f", the river's for {repeats[1]:,} pairs of turn and river cards") +
+                    " (suit-isomorphic cards once)")
+        return HoldemError(f"{what} has {size}{public:,} nodes, more than {public_limit:,} "
+                           f"(a bet tree of {size}{nodes:,} nodes{repeated}): {why}")
+
+    # depth first, the first child first (as build_tree), each state once; a stack entry:
+    # [state, its key, the line to it as (action, parent line) links, its depth in
+    # actions, its children (None before they are made)]
+    todo = [[root, key(root), None, 0, None]]
+    while todo:
+        entry = todo[-1]
+        state, k, line, depth, children = entry
+        if k in memo:
+            todo.pop()
+            continue
+        if children is None:                      # first visit: count it, push its children
+            kind, street = state[0], state[1]
+            level = street - config.street
+            seen[0] += 1
+            seen[1] += weight[level]
+            most_bets[street] = max(most_bets[street], state[3].num_bets)
+            children = entry[4] = expansion[k] = [(c, key(c[1:])) for c in
+                                                  _children(config, *state)]
+            if kind == "decision":
+                widest[street] = max(widest[street], len(children))
+            if seen[0] > limit or public_limit is not None and seen[1] > public_limit:
+                raise refuse(seen[0], seen[1], False)
+            for c, ck in reversed(children):
+                d = depth + (c[0] is not None)
+                link = (c[0], line) if c[0] is not None else line
+                if ck in memo:
+                    if d + memo[ck][1] > LONGEST_BET_LINE:
+                        raise _too_deep(config, _unlink(link), more=True)
+                    continue
+                if d > LONGEST_BET_LINE:
+                    raise _too_deep(config, _unlink(link))
+                todo.append([c[1:], ck, link, d, None])
+            continue
+        todo.pop()                                # its children counted: sum them
+        kind = state[0]
+        level = state[1] - config.street
+        dealt = [0, 0, 0]
+        dealt[level] = 1
+        longest = 0
+        for c, ck in children:
+            below, line_below = memo[ck]
+            dealt = [x + y for x, y in zip(dealt, below)]
+            longest = max(longest, line_below + (c[0] is not None))
+        memo[k] = (tuple(dealt), longest)
+        nodes = sum(dealt)
+        if nodes > limit:
+            raise refuse(nodes, 0, False)
+    dealt, longest = memo[key(root)]
+    size = TreeSize(sum(dealt), dealt, longest, tuple(most_bets), tuple(widest), expansion)
+    if public_limit is not None and size.public_nodes(*repeats) > public_limit:
+        raise refuse(size.nodes, size.public_nodes(*repeats), True)
+    return size
+
+
+def _unlink(line) -> tuple:
+    out = []
+    while line is not None:
+        out.append(line[0])
+        line = line[1]
+    return tuple(reversed(out))
+
+
+def build_tree(config: TreeConfig, size: TreeSize | None = None) -> BetTree:
+    """postflop-solver's ``ActionTree::new`` (``build_tree_recursive`` and ``push_actions``),
+    once :func:`tree_size` has counted it (a tree too large or too deep is refused before
+    a node is built): ``size`` the count of ``config`` if the caller has it, whose
+    expansion of each betting state the build reuses."""
+    if size is None:
+        size = tree_size(config)
+    expansion = size.expansion
     nodes: list[BetNode] = []
     start = config.stack
 
@@ -435,51 +641,19 @@ def build_tree(config: TreeConfig) -> BetTree:
         nodes.append(BetNode(kind, street, player, bets, history))
         return len(nodes) - 1
 
-    # postflop-solver's node.amount (chips each player matched before this street's bets)
     def expand(i: int, info: _Info, amount: int) -> list[tuple[int, _Info, int]]:
         """Add node ``i``'s children; return each with its info and amount, in order."""
         node = nodes[i]
-        if node.terminal:
-            return []
-        if node.kind == "chance":
-            nxt = node.street + 1
-            child_info = info.next(0, None)
-            if not info.allin_flag:
-                j = add("decision", nxt, 0, child_info, node.history)
-            elif node.street == 0:
-                j = add("chance", nxt, -1, child_info, node.history)
-            else:
-                j = add("showdown", nxt, -1, child_info, node.history)
+        out = []
+        for (action, kind, street, who, child_info, child_amount), _ in expansion[
+                _key(node.kind, node.street, node.player, info, amount)]:
+            history = node.history if action is None else node.history + (action,)
+            j = add(kind, street, who, child_info, history)
+            if action is not None:
+                node.actions.append(action)
             node.children.append(j)
-            return [(j, child_info, amount)]
-        actions = _actions(config, node, info, amount)
-        player, opponent = node.player, node.player ^ 1
-        to_call = info.stack[player] - info.stack[opponent]
-        for action in actions:
-            history = node.history + (action,)
-            child_info = info.next(player, action)
-            if action.kind == FOLD:
-                kind, who = "fold", player
-            elif action.kind == CHECK:
-                if player == 0:
-                    kind, who = "decision", opponent
-                else:
-                    kind, who = ("showdown" if node.street == 2 else "chance"), -1
-            elif action.kind == CALL:
-                kind, who = ("showdown" if node.street == 2 else "chance"), -1
-            else:
-                kind, who = "decision", opponent
-            if len(history) > LONGEST_BET_LINE:
-                raise HoldemError(
-                    f"a line of the bet tree is more than {LONGEST_BET_LINE} actions long "
-                    f"(stack {start}, pot {config.pot}; {_line(history)}): give larger "
-                    f"sizes or a raise cap ('2.5x3r')")
-            j = add(kind, node.street, who, child_info, history)
-            node.actions.append(action)
-            node.children.append(j)
-        return [(j, info.next(player, action), amount + (
-            to_call if action.kind in (CALL, BET, RAISE, ALLIN) else 0))
-            for action, j in zip(node.actions, node.children)]
+            out.append((j, child_info, child_amount))
+        return out
 
     # depth first as the peer's recursion numbers them (a node's children added together,
     # then each child's subtree in order), with a stack of our own: a line of 1-chip
@@ -488,10 +662,6 @@ def build_tree(config: TreeConfig) -> BetTree:
     todo = [(add("decision", config.street, 0, info, ()), info, 0)]
     while todo:
         todo.extend(reversed(expand(*todo.pop())))
-        if len(nodes) > LARGEST_BET_TREE:
-            raise HoldemError(
-                f"the bet tree has more than {LARGEST_BET_TREE:,} nodes (stack {start}, pot "
-                f"{config.pot}): give fewer or larger sizes, or a raise cap ('2.5x3r')")
     # pre-order: children after their parent, subtrees contiguous
     order: list[int] = []
     todo_nodes = [0]
@@ -506,9 +676,10 @@ def build_tree(config: TreeConfig) -> BetTree:
     return BetTree(config, out)
 
 
-def _actions(config: TreeConfig, node: BetNode, info: _Info, amount: int) -> list[Action]:
+def _actions(config: TreeConfig, street: int, player: int, info: _Info,
+             amount: int) -> list[Action]:
     """postflop-solver's ``push_actions``: the sorted, merged actions at a decision."""
-    player, opponent = node.player, node.player ^ 1
+    opponent = player ^ 1
     player_stack, opponent_stack = info.stack[player], info.stack[opponent]
     prev_amount = info.prev_amount
     to_call = player_stack - opponent_stack
@@ -521,8 +692,8 @@ def _actions(config: TreeConfig, node: BetNode, info: _Info, amount: int) -> lis
         ratio = ((2.0 * spr_after_call + 1.0) ** (1.0 / streets) - 1.0) / 2.0
         return _round(pot * min(ratio, most))
 
-    bets, donks = config.bets[node.street], config.donks[node.street]
-    remaining = 3 - node.street
+    bets, donks = config.bets[street], config.donks[street]
+    remaining = 3 - street
     actions: list[Action] = []
 
     def first_bets(sizes: Sequence[BetSize]):
@@ -549,7 +720,7 @@ def _actions(config: TreeConfig, node: BetNode, info: _Info, amount: int) -> lis
         actions.append(Action(FOLD))
         actions.append(Action(CALL))
         if not info.allin_flag:
-            for size in config.raises[node.street][player]:
+            for size in config.raises[street][player]:
                 if size.kind == POT:
                     actions.append(Action(RAISE, prev_amount + _round(pot * size.value)))
                 elif size.kind == PREV:

@@ -31,13 +31,14 @@ import csv
 import dataclasses
 import io
 import json
+import re
 
 import numpy as np
 
-from .cards import RANKS, HoldemError, card
+from .cards import NUM_CARDS, RANKS, SUITS, HoldemError, card, card_str
 
 __all__ = ["HandGrid", "hand_grid", "check_history", "grid_cell", "cell_label",
-           "parse_history", "GRID_SIZE"]
+           "parse_history", "history_text", "GRID_SIZE"]
 
 GRID_SIZE = 13
 
@@ -95,13 +96,16 @@ class HandGrid:
     ev: np.ndarray | None = None
     action_ev: np.ndarray | None = None
 
+    def heading(self) -> str:
+        """``"IP at Check, Check, Td: 252 combinations"`` (dealt cards by name)."""
+        return (f"{_who(self.player)} at {history_text(self.history)}: "
+                f"{float(self.weights.sum()):.4g} combinations")
+
     def text(self, digits: int = 0) -> str:
         """The grid as text: the overall frequencies, then one 13x13 grid per action of
         percentages (``.`` where no combination reaches the cell)."""
         width = max(4, 4 + digits + (digits > 0))
-        who = ("OOP", "IP")[self.player] if self.player in (0, 1) else f"player {self.player}"
-        path = ", ".join(map(str, self.history)) or "the root"
-        lines = [f"{who} at {path}: {float(self.weights.sum()):.4g} combinations",
+        lines = [self.heading(),
                  "  ".join(f"{a} {100 * f:.1f}%" for a, f in zip(self.actions, self.overall))]
         for k, action in enumerate(self.actions):
             lines += ["", f"{action} (% of each cell)",
@@ -153,7 +157,7 @@ class HandGrid:
         overall frequencies and :meth:`rows`."""
         freq = [[None if self.weights[i, j] <= 0 else self.frequencies[i, j].tolist()
                  for j in range(GRID_SIZE)] for i in range(GRID_SIZE)]
-        return {"player": self.player, "history": list(self.history),
+        return {"player": self.player, "history": [_step_text(x) for x in self.history],
                 "actions": list(self.actions),
                 "cells": self.cells(),
                 "weights": self.weights.tolist(), "frequencies": freq,
@@ -185,12 +189,88 @@ def _number(x) -> float | None:
 
 def parse_history(text: str) -> tuple:
     """A public history written ``"Check, Bet(60), Call, Ah"`` (actions as the tree names
-    them, dealt cards by name, separated by commas; ``""``: the root) as
+    them, dealt cards by name in any case, separated by commas; ``""``: the root) as
     :func:`hand_grid` takes it (cards as ints)."""
     items = [x.strip() for x in text.split(",")] if text.strip() else []
     if any(not x for x in items):
         raise HoldemError(f"empty step in the public history {text!r}")
-    return tuple(card(x) if len(x) == 2 and x[0] in RANKS else x for x in items)
+    return tuple(card(x) if len(x) == 2 and x[0].upper() in RANKS else x for x in items)
+
+
+def _is_card(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) \
+        and 0 <= x < NUM_CARDS
+
+
+def _step_text(x) -> str:
+    """A public step as it is written: a dealt card by name (``"Td"``), an action as the
+    tree names it."""
+    return card_str(int(x)) if _is_card(x) else str(x)
+
+
+def history_text(history) -> str:
+    """A public history as :func:`parse_history` reads it (``"Check, Check, Td"``: dealt
+    cards by name); ``"the root"`` for ``()``."""
+    return ", ".join(map(_step_text, history)) or "the root"
+
+
+def _who(player: int) -> str:
+    return ("OOP", "IP")[player] if player in (0, 1) else f"player {player}"
+
+
+def _where(history) -> str:
+    return "at the root" if not history else f"after {history_text(history)!r}"
+
+
+def _refused_step(history: tuple, i: int, kind: str, actions=(), player=0) -> HoldemError:
+    """Why step ``i`` of ``history`` is no step of the node the steps before it reach:
+    ``kind`` that node's (``"decision"``, with its ``actions`` and acting ``player``;
+    ``"chance"``: a card is dealt; ``"terminal"``). Cards by name; the one wording of
+    :func:`check_history` and :func:`hand_grid`."""
+    x, before = history[i], history[:i]
+    name, where = _step_text(x), _where(before)
+    if kind == "terminal":
+        return HoldemError(f"{name!r} comes after the end of the hand: the hand is over "
+                           f"{where}")
+    if kind == "chance":
+        if not _is_card(x):
+            return HoldemError(f"{name!r} is not a card: {where} a card is dealt (name it "
+                               f"by rank {''.join(RANKS)} and suit {''.join(SUITS)}, as "
+                               f"'Td')")
+        if x in before:
+            return HoldemError(f"{name!r} cannot be dealt {where}: it was dealt before")
+        return HoldemError(f"{name!r} cannot be dealt {where}: it is on the board")
+    acts = [str(a) for a in actions]
+    near = [a for a in acts if a.lower() == name.lower()] or _nearest_size(name, acts)
+    hint = (f" (did you mean {near[0]!r}?)" if near else
+            " (a card is dealt once the street's betting is over)" if _is_card(x) else "")
+    return HoldemError(f"{name!r} is not an action {where}: {_who(player)} acts there, "
+                       f"with {', '.join(acts)}{hint}")
+
+
+_SIZED = re.compile(r"\s*([A-Za-z]+)\s*\(\s*([0-9]*\.?[0-9]+)\s*\)\s*")
+
+
+def _nearest_size(name: str, acts: list[str]) -> list[str]:
+    """``[the action of the same kind whose chips are nearest]`` for a sized step the node
+    does not have (``Bet(60)`` where the tree's bet is ``Bet(62)``, ``bet( 62 )``,
+    ``Bet(62.0)``), else ``[]``."""
+    m = _SIZED.fullmatch(name)
+    if m is None:
+        return []
+    kind, chips = m.group(1).lower(), float(m.group(2))
+    same = [(a, _SIZED.fullmatch(a)) for a in acts]
+    same = [(abs(float(s.group(2)) - chips), a) for a, s in same
+            if s is not None and s.group(1).lower() == kind]
+    return [min(same)[1]] if same else []
+
+
+def _not_a_decision(history: tuple, kind: str) -> HoldemError:
+    if kind == "terminal":
+        return HoldemError(f"the node {_where(history)} is not a decision: the hand is "
+                           f"over there")
+    return HoldemError(f"the node {_where(history)} is not a decision: a card is dealt "
+                       f"there; add it to the history (by name, as 'Td')")
 
 
 def check_history(game, history=()) -> None:
@@ -202,18 +282,39 @@ def check_history(game, history=()) -> None:
     history = tuple(history)
     for i, x in enumerate(history):
         if state.is_terminal():
-            moves = []
-        elif state.is_chance():
-            moves = [o for o, p in state.chance_outcomes() if p > 0]
-        else:
-            moves = list(state.legal_actions())
-        if x not in moves:
-            raise HoldemError(f"{x!r} is not a public action or dealt card after "
-                              f"{history[:i]!r}")
+            raise _refused_step(history, i, "terminal")
+        if state.is_chance():
+            if x not in [o for o, p in state.chance_outcomes() if p > 0]:
+                raise _refused_step(history, i, "chance")
+        elif x not in list(state.legal_actions()):
+            raise _refused_step(history, i, "decision", state.legal_actions(),
+                                state.player_to_act())
         state.step(x)
     if state.is_terminal() or state.is_chance():
-        raise HoldemError(f"the node after {history!r} is not a decision (a terminal or a "
-                          f"card to deal)")
+        raise _not_a_decision(history, "terminal" if state.is_terminal() else "chance")
+
+
+def _kind(lowered, node: int) -> str:
+    t = lowered.tensors
+    return "decision" if t.node_base[node] >= 0 else \
+        "terminal" if t.child_count[node] == 0 else "chance"
+
+
+def _located(lowered, history: tuple):
+    """``lowered.locate(history)``, its refusal worded as :func:`check_history`'s."""
+    try:
+        return lowered.locate(history)
+    except ValueError:
+        pass
+    for i in range(len(history)):                 # the first step the tree does not take
+        try:
+            lowered.locate(history[:i + 1])
+        except ValueError:
+            node = lowered.locate(history[:i]).node
+            raise _refused_step(history, i, _kind(lowered, node),
+                                lowered.node_actions[node],
+                                int(lowered.tensors.node_player[node])) from None
+    raise AssertionError("unreachable")
 
 
 def hand_grid(result, history=(), *, average_strategy=None, values=None) -> HandGrid:
@@ -238,14 +339,10 @@ def hand_grid(result, history=(), *, average_strategy=None, values=None) -> Hand
                           f"{tuple(t.legal_mask.shape)} (one solve, no batch), got "
                           f"{avg.shape}")
     history = tuple(history)
-    try:                  # below a merged (suit-isomorphic) card: the representative's rows
-        at = lowered.locate(history)
-    except ValueError as e:
-        raise HoldemError(str(e).replace("outcome", "dealt card")) from None
+    at = _located(lowered, history)  # below a merged (suit-isomorphic) card: the representative's
     node = at.node
     if t.node_base[node] < 0:                      # (decisions have rows, nothing else)
-        raise HoldemError(f"the node after {history!r} is not a decision (a terminal or a "
-                          f"card to deal)")
+        raise _not_a_decision(history, _kind(lowered, node))
     player = int(t.node_player[node])
     labels = tuple(lowered.hands.labels[player])
     reach = np.asarray(lowered.hands.weights[player], np.float64).copy()          # [H]

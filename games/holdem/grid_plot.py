@@ -117,9 +117,7 @@ def grid_figure(grid, *, title: str | None = None):
               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(4, len(colours)),
               frameon=False, fontsize="small")
     if title is None:
-        who = ("OOP", "IP")[grid.player] if grid.player in (0, 1) else f"player {grid.player}"
-        path = ", ".join(map(str, grid.history)) or "the root"
-        title = f"{who} at {path}: {float(grid.weights.sum()):.4g} combinations"
+        title = grid.heading()
     fig.suptitle(title, fontsize="medium")
     fig.tight_layout()
     return fig

@@ -36,20 +36,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxcfr.game import CHANCE, TERMINAL, Fold, GameError, PublicGame, Showdown
+from jaxcfr.game import (CHANCE, TERMINAL, Fold, GameError, PublicCounts, PublicGame,
+                         Showdown)
 
-from .bets import STREETS, BetTree, build_tree, tree_config
+from .bets import STREETS, BetTree, build_tree, tree_config, tree_size
 from .cards import (HANDS, NUM_CARDS, BoardError, HoldemError, board_str, card_str, hand_str,
                     parse_board)
 from .isomorphism import card_classes, hand_permutation, permute_card, suit_symmetries
 from .ranges import parse_range, range_hands
 from .strength import board_strengths
 
-__all__ = ["HoldemSpot", "README_RANGES"]
+__all__ = ["HoldemSpot", "README_RANGES", "LARGEST_PUBLIC_TREE"]
 
 #: The ranges of postflop-solver's README example (OOP, IP).
 README_RANGES = ("66+,A8s+,A5s-A4s,AJo+,K9s+,KQo,QTs+,JTs,96s+,85s+,75s+,65s,54s",
                  "QQ-22,AQs-A2s,ATo+,K5s+,KJo+,Q8s+,J8s+,T7s+,96s+,86s+,75s+,64s+,53s+")
+
+
+#: The most public nodes a spot may have (bet-tree lines times the cards dealt below them,
+#: suit-isomorphic cards once), counted before a node is built: 4.6 times the README
+#: flop's 436,618; lowering walks about 10,000 (README ranges) to 35,000 (a few hands)
+#: public nodes per CPU second here, so a spot at the limit lowers in one to four minutes.
+LARGEST_PUBLIC_TREE = 2_000_000
 
 
 def _weights(r, player: int) -> np.ndarray:
@@ -82,7 +90,6 @@ class _Spot:
         self.config = tree_config(street, pot, stack, bets, raises, turn_donk=turn_donk,
                                   river_donk=river_donk, add_allin=add_allin,
                                   force_allin=force_allin, merging=merging)
-        self.tree: BetTree = build_tree(self.config)
         if not isinstance(ranges, (tuple, list)) or len(ranges) != 2:
             raise HoldemError(f"ranges must be a pair (OOP's, IP's), got {ranges!r}")
         self.index, self.weights, self.labels, self.cards = [], [], [], []
@@ -100,13 +107,54 @@ class _Spot:
             self.labels.append(tuple(hand_str(i) for i in idx))
             self.cards.append(tuple(HANDS[i] for i in idx))
         self.half_pot = self.config.pot / 2
-        self.actions = [tuple(str(a) for a in n.actions) for n in self.tree.nodes]
         self._strengths: dict = {}
         self._showdowns: dict = {}
         # suit isomorphism: the permutations fixing the board and both ranges (identity
         # alone when off), the merges of each board's chance node (cached by board)
         self.symmetries = suit_symmetries(self.board, full) if isomorphism else []
         self._merges: dict = {}
+        self._counts: PublicCounts | None = None
+        # counted before it is built: a public tree past LARGEST_PUBLIC_TREE is refused at
+        # once, with its size and the setting that makes it large
+        self.size = tree_size(self.config, repeats=self.repeats(),
+                              public_limit=LARGEST_PUBLIC_TREE)
+        self.tree: BetTree = build_tree(self.config, self.size)
+        self.actions = [tuple(str(a) for a in n.actions) for n in self.tree.nodes]
+
+    def counts(self) -> PublicCounts:
+        """:meth:`HoldemSpot.public_counts` (counted once)."""
+        if self._counts is None:
+            repeats = (1,) + self.repeats()
+            nodes = terminals = widest = 0
+            decisions = [0, 0]
+            for n in self.tree.nodes:
+                r = repeats[n.street - self.config.street]
+                nodes += r
+                if n.kind == "decision":
+                    decisions[n.player] += r
+                    widest = max(widest, len(n.actions))
+                elif n.terminal:
+                    terminals += r
+            self._counts = PublicCounts(nodes, tuple(decisions), terminals, widest)
+        return self._counts
+
+    def _group(self, board: tuple) -> list:
+        """The symmetries that fix ``board`` (as a set): those a chance node there merges by."""
+        shown = set(board)
+        return [g for g in self.symmetries if {permute_card(g, c) for c in board} == shown]
+
+    def repeats(self) -> tuple[int, int]:
+        """How many times the public tree repeats a bet-tree node below one card dealt
+        (the cards to deal, one per suit-isomorphic class) and below two (the pairs of
+        them, the second card's classes on the board the first makes):
+        ``bets.TreeSize.public_nodes``."""
+        if len(self.board) == 5:
+            return (1, 1)
+        classes = card_classes(self.board, self._group(self.board))
+        if len(self.board) == 4:
+            return (len(classes), 1)
+        return (len(classes), sum(len(card_classes(b, self._group(b))) for b in
+                                  (self.board + (rep,) for rep, _ in classes)))
 
     def merges(self, board: tuple) -> dict:
         """``{card: (representative, (sources_0, sources_1), renaming)}`` of the chance
@@ -115,9 +163,7 @@ class _Spot:
         the renaming of the cards dealt later (``{card: g^-1(card)}``)."""
         out = self._merges.get(board)
         if out is None:
-            shown = set(board)
-            group = [g for g in self.symmetries
-                     if {permute_card(g, c) for c in board} == shown]
+            group = self._group(board)
             out = {}
             for rep, members in card_classes(board, group):
                 for m in members[1:]:
@@ -233,6 +279,12 @@ class HoldemSpot(PublicGame):
         if self._here.kind != "chance" or not self._s.symmetries:
             return None
         return self._s.merges(self.board())
+
+    def public_counts(self):
+        """The public tree's nodes, decisions per player, terminals and widest decision,
+        suit-isomorphic cards once (each bet-tree node times the cards dealt above it:
+        ``bets.TreeSize.public_nodes``); ``None`` below the root."""
+        return self._s.counts() if self._node == 0 and not self._dealt else None
 
     def step(self, action):
         n = self._here

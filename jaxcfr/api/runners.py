@@ -15,14 +15,18 @@ from __future__ import annotations
 import os
 from typing import Callable
 
+import numpy as np
+
 from jaxcfr._util.arguments import ArgumentError, api_spelling
+from jaxcfr._util.precision import dtype_of
 from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.api.locks import (BREAKS_SYMMETRY, LockError, locked_stack, resolve_lock,
                                resolve_stack_lock, symmetric_lock, unmerged_note)
 from jaxcfr.engine.runner import Runner
 from jaxcfr.solvers.locking import Lock
 from jaxcfr.engine.loop import lower_public_reporting
-from jaxcfr.lowering.public import PublicLowered, public_game_of
+from jaxcfr.lowering.budget import default_memory_budget
+from jaxcfr.lowering.public import PublicLowered, evaluation_overlap_fits, public_game_of
 from jaxcfr.lowering.public_stack import PublicStack
 
 __all__ = ["make_runner"]
@@ -109,8 +113,13 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
         raise ArgumentError(f"a public tree is solved full width: the estimator "
                             f"{estimator.describe()!r} samples (leave "
                             f"{spell('sampling')} unset)", spell("sampling"))
+    # the budget counts the state this solver keeps (postflop-dcfr 2 tables, cfr+ 3,
+    # pcfr+ 4) in the run's floats, at walk time too
+    tables = len(options.solver.tables)
+    floats = np.dtype(dtype_of(options.precision)).itemsize
     lowered = game if isinstance(game, PublicStack) else lower_public_reporting(
-        game, status, text=text, cache=cache, name=name, memory_budget=memory_budget)
+        game, status, text=text, cache=cache, name=name, memory_budget=memory_budget,
+        state_tables=tables, float_bytes=floats)
     lock = getattr(options, "lock", None)
     resolved = None
     if lock is not None and getattr(lowered, "merged", ()) and not isinstance(
@@ -130,7 +139,8 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
             if status is not None and not unresolved:
                 status.note(note)
             lowered = lower_public_reporting(game, status, name=name,
-                                             memory_budget=memory_budget, merges=False)
+                                             memory_budget=memory_budget, merges=False,
+                                             state_tables=tables, float_bytes=floats)
             if unresolved:           # its error, if the unmerged tree has one too, not a note
                 resolved = (resolve_stack_lock(lowered, lock, getattr(
                     options, "member_labels", None)) if isinstance(lowered, PublicStack)
@@ -152,10 +162,23 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
     runner = Runner(lowered, options.solver, options.parameters, precision=options.precision,
                     chunk=options.device.chunk,
                     compilation_cache=options.device.compilation_cache,
-                    per_member=per_member)
+                    per_member=per_member,
+                    overlap_evaluation=_overlap_fits(lowered, tables, floats,
+                                                     memory_budget))
     if lock is not None:                     # node locking (jaxcfr.api.locks)
         runner.set_lock(resolved if resolved is not None else
                         resolve_stack_lock(lowered, lock, getattr(options, "member_labels",
                                                                   None))
                         if stacked else resolve_lock(lowered, lock))
     return runner
+
+
+def _overlap_fits(lowered, tables: int, float_bytes: int, budget: int | None) -> bool:
+    """Whether the memory budget holds the evaluation's warm-up beside the first chunks
+    (:func:`jaxcfr.lowering.public.evaluation_overlap_fits`) for one public tree; a stack
+    (its footprint is ``lowering.public_stack``'s) keeps the overlap."""
+    if not isinstance(lowered, PublicLowered):
+        return True
+    budget = default_memory_budget() if budget is None else int(budget)
+    return evaluation_overlap_fits(lowered.public_size, budget, float_bytes=float_bytes,
+                                   state_tables=tables)

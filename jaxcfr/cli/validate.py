@@ -27,9 +27,13 @@ def run_validate(args) -> int:
     game = load_game(args.game)
     from jaxcfr.game.public import PublicGame
     if isinstance(game, PublicGame):            # a public tree (docs/public_trees.md)
+        from jaxcfr.lowering.public import least_public_size
         game.validate(trajectories=args.trajectories, seed=args.seed)
         print(f"{args.game}: conforms as a public tree ({args.trajectories} public "
               f"trajectories, seed {args.seed}); `jaxcfr inspect` lowers it")
+        least = least_public_size(game)
+        if least is not None:
+            print(f"{args.game}: {_public_fit(least, default_memory_budget())}")
         return 0
     validate_game_with(game, trajectories=args.trajectories, seed=args.seed)
     print(f"{args.game}: conforms ({args.trajectories} trajectories, seed {args.seed})")
@@ -64,3 +68,25 @@ def _meets_listless_chance(game, seed: int, trajectories: int = 16) -> bool:
                 action = rng.choice(list(state.legal_actions()))
             state.step(action)
     return False
+
+
+def _public_fit(size, budget: int) -> str:
+    """A public tree's least size counted before the walk
+    (:func:`~jaxcfr.lowering.public.least_public_size`) against ``budget``, by preset."""
+    from jaxcfr.lowering.budget import format_bytes
+    from jaxcfr.lowering.public import public_footprint
+    presets = (("postflop-dcfr", 2), ("cfr+", 3), ("pcfr+", 4))
+    needs = [public_footprint(size, state_tables=k).total for _, k in presets]
+    sizes = (f"{size.nodes:,} public nodes counted ({size.decisions:,} decisions, "
+             f"{size.terminals:,} terminals; up to {size.hands:,} hands per player): at "
+             "least " + ", ".join(f"{format_bytes(n)} with {p}" for (p, _), n in
+                                  zip(presets, needs))
+             + f" (float32) to lower and solve, against the memory budget of "
+             f"{format_bytes(budget)}")
+    over = [p for (p, _), n in zip(presets, needs) if n > budget]
+    if not over:
+        return f"{sizes}: within it"
+    if len(over) == len(presets):
+        return (f"too large to lower: {sizes}: a solve is refused before the walk (set "
+                "JAXCFR_MEMORY_BUDGET=BYTES to raise it)")
+    return f"{sizes}: {', '.join(over)} refused before the walk"

@@ -30,7 +30,7 @@ from jaxcfr.engine.protocol import RunnerProtocol
 from jaxcfr.kernels.numerics import all_finite
 from jaxcfr.lowering.lower import as_lowered
 from jaxcfr.lowering import cache as _lowered_cache
-from jaxcfr.lowering.public import PublicLowered, lower_public
+from jaxcfr.lowering.public import STATE_TABLES, PublicLowered, lower_public
 from jaxcfr.lowering.public_cache import lower_public_cached
 from jaxcfr.game.registry import game_string, load_game
 from jaxcfr._util.serialize import jsonable
@@ -160,6 +160,8 @@ def lower_public_reporting(game, status=None, *, text: str | None = None, cache=
             name=name, terminals=lower_kwargs.get("terminals", "auto"),
             merges=lower_kwargs.get("merges", True),
             memory_budget=lower_kwargs.get("memory_budget"),
+            state_tables=lower_kwargs.get("state_tables", STATE_TABLES),
+            float_bytes=lower_kwargs.get("float_bytes", 4),
             log=None if status is None else status.note)
     if status is not None:
         hands = "+".join(f"{h:,}" for h in lowered.structure.hands)

@@ -193,8 +193,13 @@ class Runner:
     def __init__(self, lowered: LoweredGame, solver: Solver, parameters: dict | None = None,
                  *, precision: str = "float32", chunk: int = DEFAULT_CHUNK, mesh=None,
                  sequence_form: bool = True, compilation_cache: bool | str = True,
-                 per_member: bool = False):
+                 per_member: bool = False, overlap_evaluation: bool = True):
         self.compilation_cache = use_compilation_cache(compilation_cache)
+        #: evaluate a zero state in a thread while the first chunks run (:meth:`compile`);
+        #: ``False`` where the memory budget does not hold both programs' temporaries at
+        #: once (``jaxcfr.lowering.public.evaluation_overlap_fits``): the evaluation then
+        #: compiles when first due, between chunks
+        self.overlap_evaluation = bool(overlap_evaluation)
         self._evaluation_compile: threading.Thread | None = None
         self._evaluation_abandoned = threading.Event()   # the thread's work is no longer wanted
         self._chunk_compiled = None        # the chunk's program, once looked up (_chunk)
@@ -449,14 +454,16 @@ class Runner:
         is told to stop and joined before the error goes on; :meth:`close` (which
         :func:`jaxcfr.solve` and ``jaxcfr train`` call however the run ends, and ``with
         Runner(...)`` calls on leaving) joins it too. Not over several processes
-        (``jax.distributed``): there it compiles when first due.
+        (``jax.distributed``), nor where :attr:`overlap_evaluation` is off (the memory
+        budget holds one program's temporaries at a time): there it compiles when first
+        due.
         """
         # (over several processes, evaluating runs collectives: from a thread they could
         # interleave with the chunk's in another order on each process and deadlock, so
         # there the evaluation compiles when it is first due, in order on every process)
         traced = threading.Event()
         if (self._evaluation_compile is None and not self._evaluation_abandoned.is_set()
-                and jax.process_count() == 1):
+                and jax.process_count() == 1 and self.overlap_evaluation):
             self._evaluation_compile = threading.Thread(
                 target=self._compile_evaluation, args=(traced,),
                 name="jaxcfr-compile-evaluation", daemon=True)

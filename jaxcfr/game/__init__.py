@@ -15,8 +15,8 @@ This package's face is what a game author needs (``from jaxcfr.game import Game`
 from jaxcfr.game.abstraction import pseudo_harmonic
 from jaxcfr.game.contract import CHANCE, TERMINAL, GameError
 from jaxcfr.game.protocol import LARGEST_TREE, Game, too_large
-from jaxcfr.game.public import Fold, PayoffTable, PublicGame, Showdown
+from jaxcfr.game.public import Fold, PayoffTable, PublicCounts, PublicGame, Showdown
 
 __all__ = ["CHANCE", "TERMINAL", "Game", "GameError", "LARGEST_TREE", "too_large",
            "pseudo_harmonic"]
-__all__ += ["PublicGame", "Fold", "Showdown", "PayoffTable"]
+__all__ += ["PublicGame", "PublicCounts", "Fold", "Showdown", "PayoffTable"]

@@ -51,11 +51,21 @@ Example::
 from __future__ import annotations
 
 import abc
-from typing import Hashable, Sequence
+from typing import Hashable, NamedTuple, Sequence
 
 from jaxcfr.game.public_values import TERMINAL_OPERATORS, Fold, PayoffTable, Showdown
 
-__all__ = ["PublicGame", "Fold", "Showdown", "PayoffTable", "TERMINAL_OPERATORS"]
+__all__ = ["PublicGame", "PublicCounts", "Fold", "Showdown", "PayoffTable",
+           "TERMINAL_OPERATORS"]
+
+
+class PublicCounts(NamedTuple):
+    """A public tree's sizes, counted without walking it (:meth:`PublicGame.public_counts`;
+    merged outcomes walked once); what a game does not count is left at its default."""
+    nodes: int                          # public nodes
+    decisions: tuple[int, ...] = ()     # decision nodes per player (empty: not counted)
+    terminals: int = 0                  # terminal nodes
+    max_actions: int = 0                # the most actions at one decision
 
 
 class PublicGame(abc.ABC):
@@ -120,6 +130,13 @@ class PublicGame(abc.ABC):
         by the same permutation); a step it does not name is unchanged (two-element
         entries: every later step). Readers of a profile map a public history through a
         merged outcome with it (``PublicLowered.locate``)."""
+        return None
+
+    def public_counts(self) -> PublicCounts | None:
+        """The public tree a walk from this state meets (merged outcomes walked once,
+        :meth:`chance_merges`), where the game counts it without walking: the lowering
+        checks the memory budget against the least these counts imply before the walk
+        (:func:`jaxcfr.lowering.public.lower_public`). Default ``None``: not counted."""
         return None
 
     @abc.abstractmethod

@@ -41,14 +41,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
 from jaxcfr.lowering.budget import (MemoryBudgetError, MemoryFootprint,
                                     default_memory_budget, format_bytes)
 from jaxcfr.game.contract import CHANCE_NODE, DECISION, TERMINAL_NODE, GameError
-from jaxcfr.game.public import PublicGame
+from jaxcfr.game.public import PublicCounts, PublicGame
 from jaxcfr.game.public_values import Fold, Showdown
 from jaxcfr.game.public_contract import HandInfo, inspect_public, read_hands
 from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
@@ -57,7 +57,7 @@ from jaxcfr.tensors import (NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors
 
 __all__ = ["PublicLowered", "lower_public", "public_game_of", "public_footprint",
            "PublicSize", "check_public_budget", "merge_levels", "Located", "LocatedStep",
-           "STATE_TABLES"]
+           "STATE_TABLES", "evaluation_overlap_fits", "counted_size", "least_public_size"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -483,18 +483,22 @@ def _tensor_bytes(z: PublicSize, f: int) -> int:
 
 
 def public_footprint(size: PublicSize, float_bytes: int = 4,
-                     host_float_bytes: int = 8, state_tables: int = STATE_TABLES
-                     ) -> MemoryFootprint:
+                     host_float_bytes: int = 8, state_tables: int = STATE_TABLES,
+                     overlapped: bool = False) -> MemoryFootprint:
     """The bytes a run on a public tree of these sizes allocates, phase by phase (the
     fields of :func:`jaxcfr.lowering.budget.memory_footprint`): the host builds the tensors
     in ``host_float_bytes`` floats (:func:`lower_public`'s ``dtype``), the device solves in
     ``float_bytes`` with a state of ``state_tables`` ``[I, A]`` tables (default
-    :data:`STATE_TABLES`). It follows the public tree and the hands, never the histories.
+    :data:`STATE_TABLES`; a solver's own: ``len(solver.tables)``). It follows the public
+    tree and the hands, never the histories.
 
     The device part is an upper bound of what a solve holds at its peak: the tensors, the
     state twice, the evaluated profile and the compiled programs' temporaries (XLA's
     ``memory_analysis()`` of the chunk and of the evaluation; tests/test_public_budget.py
-    checks the bound and its margin on compiled spots)."""
+    checks the bound and its margin on compiled spots), the larger of the chunk's and the
+    evaluation's: the Runner evaluates a zero state in a thread while the first chunks
+    run only where the budget holds both (``overlapped``: the evaluation's temporaries
+    counted beside the chunk's, :func:`evaluation_overlap_fits`)."""
     z, f = size, int(float_bytes)
     host = _tensor_bytes(z, int(host_float_bytes))
     lowering = _HOST_FIXED + z.nodes * _WALK_PER_NODE + 2 * host
@@ -508,20 +512,57 @@ def public_footprint(size: PublicSize, float_bytes: int = 4,
                    + _TERMINAL_FLOATS * terminal_hands
                    + _PAIR_FLOATS * z.dense_terminals * z.hands ** z.players)
     device = int(_DEVICE_FIXED + _tensor_bytes(z, f)
-                 + slots * f * (_STATE_FLOATS * int(state_tables) + 1) + temporaries * f)
+                 + slots * f * (_STATE_FLOATS * int(state_tables) + 1)
+                 + temporaries * f * (2 if overlapped else 1))
     return MemoryFootprint(lowering, lowered, device, lowering + device)
 
 
-def check_public_budget(size: PublicSize, budget: int, *, what: str = "in all") -> None:
-    """Raise :class:`MemoryBudgetError` when a public tree of ``size`` needs more than
-    ``budget`` bytes; the error names the sizes, the estimate, the budget and how to
-    raise it."""
-    need = public_footprint(size).total
+def evaluation_overlap_fits(size: PublicSize, budget: int, *, float_bytes: int = 4,
+                            state_tables: int = STATE_TABLES) -> bool:
+    """Whether a run of ``size`` may evaluate a zero state (the evaluation's compile
+    warm-up) while its first chunks run: both programs' temporaries at once within
+    ``budget`` (:func:`public_footprint` ``overlapped``). Where not, the Runner compiles
+    the evaluation when it is first due, between chunks (``Runner.overlap_evaluation``),
+    and the budget's count, the larger of the two, holds."""
+    return public_footprint(size, float_bytes, state_tables=state_tables,
+                            overlapped=True).total <= budget
+
+
+def check_public_budget(size: PublicSize, budget: int, *, what: str = "in all",
+                        state_tables: int = STATE_TABLES, counted: bool = False,
+                        float_bytes: int = 4) -> None:
+    """Raise :class:`MemoryBudgetError` when a public tree of ``size`` solved with a state
+    of ``state_tables`` tables in ``float_bytes`` floats needs more than ``budget``
+    bytes; the error names the sizes, the estimate, the budget and how to raise it.
+    ``counted``: ``size`` is the least the game's own counts imply (:func:`counted_size`),
+    before the walk."""
+    need = public_footprint(size, float_bytes, state_tables=state_tables).total
     if need > budget:
+        sizes = (f"the {size.nodes:,} public nodes the game counts ({size.decisions:,} "
+                 f"decisions, {size.terminals:,} terminals; up to {size.hands:,} hands per "
+                 "player), before the walk" if counted else f"{size.describe()} {what}")
         raise MemoryBudgetError(
-            f"lowering and solving need about {format_bytes(need)} for {size.describe()} "
-            f"{what}, over the memory budget of {format_bytes(budget)} (set memory_budget= "
-            "or JAXCFR_MEMORY_BUDGET=BYTES to raise it)", rule="memory-budget")
+            f"lowering and solving need {'at least' if counted else 'about'} "
+            f"{format_bytes(need)} for {sizes} (a state of {int(state_tables)} tables"
+            f"{'' if int(float_bytes) == 4 else f' of {8 * int(float_bytes)}-bit floats'}), "
+            f"over the memory budget of {format_bytes(budget)} (set memory_budget= or "
+            "JAXCFR_MEMORY_BUDGET=BYTES to raise it)", rule="memory-budget")
+
+
+def counted_size(counts: PublicCounts, hands: Sequence[int], float_bytes: int = 4
+                 ) -> PublicSize:
+    """The least :class:`PublicSize` of a public tree of ``counts`` (a game's
+    :meth:`~jaxcfr.game.public.PublicGame.public_counts`) with ``hands[p]`` hands of
+    player ``p``: each decision its player's rows, nothing the counts leave out (blocked
+    sets, payoff and strength tables, merged outcomes, dense terminals) counted, the
+    cheaper of ranked and dense terminals in ``float_bytes`` floats; its
+    :func:`public_footprint` (in those floats) is at most the walked tree's."""
+    decisions = tuple(counts.decisions)
+    rows = sum(d * h for d, h in zip(decisions, hands))
+    return min((PublicSize(counts.nodes, sum(decisions), max(hands),
+                           max(1, counts.max_actions), terminals=counts.terminals,
+                           ranked=r, players=len(hands), decision_rows=rows)
+                for r in (False, True)), key=lambda z: public_footprint(z, float_bytes).total)
 
 
 #: ``terminals="auto"`` takes the ranked operators from this many hands per player on.
@@ -539,7 +580,8 @@ TERMINALS = ("auto", "ranked", "dense")
 def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                  terminals: str = "auto", memory_budget: int | None = None,
                  progress: Callable[[int], None] | None = None,
-                 merges: bool = True) -> PublicLowered:
+                 merges: bool = True, state_tables: int = STATE_TABLES,
+                 float_bytes: int = 4) -> PublicLowered:
     """Walk ``game``'s public tree (checking every node) into a :class:`PublicLowered`.
 
     Args:
@@ -558,6 +600,10 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
       merges: walk one representative per class of the game's merged chance outcomes
         (``PublicGame.chance_merges``: suit isomorphism); ``False`` walks every outcome
         (what node locks and subgames that break the symmetry need).
+      state_tables: the ``[I, A]`` tables the solver to run keeps (``len(solver.tables)``:
+        2 for ``postflop-dcfr``, 3 for ``cfr+``, 4 for ``pcfr+``), as the budget counts
+        them (:func:`public_footprint`); ``float_bytes``: the bytes of the run's floats
+        (8 for ``precision="float64"``).
 
     Raises:
       GameError: the first node that breaks the contract, named by its public history.
@@ -567,6 +613,10 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     """
     if terminals not in TERMINALS:
         raise ValueError(f"terminals must be one of {', '.join(TERMINALS)}, got {terminals!r}")
+    if isinstance(state_tables, bool) or not isinstance(state_tables, (int, np.integer)) \
+            or state_tables < 1 or float_bytes not in (4, 8) or isinstance(float_bytes, bool):
+        raise ValueError(f"state_tables must be a whole number of tables (at least 1) and "
+                         f"float_bytes 4 or 8, got {state_tables!r} and {float_bytes!r}")
     hands = read_hands(game)
     P = hands.num_players
     if terminals == "ranked" and P != 2:
@@ -582,6 +632,10 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
     sizes = tuple(len(x) for x in hands.labels)
     H = max(sizes)
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
+    counted = _counts(game, P)
+    if counted is not None:              # the game counts its tree: refused before the walk
+        check_public_budget(counted_size(counted, sizes, float_bytes), budget, counted=True,
+                            state_tables=state_tables, float_bytes=float_bytes)
     memo: dict = {}
     # per node (in BFS order)
     parent, slot, owner, kind, player, prob, reach, path, action, acts = ([] for _ in range(10))
@@ -647,7 +701,8 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
         frontier = nxt
         check_public_budget(walked.size(len(alive_sets), values if not frontier else None,
                                         len(merge_edges)),
-                            budget, what="met so far" if frontier else "in all")
+                            budget, what="met so far" if frontier else "in all",
+                            state_tables=state_tables, float_bytes=float_bytes)
         if progress is not None:
             progress(len(parent))
     ranked = walked.ranked                  # "auto": ranked when the dense would be too large
@@ -760,6 +815,39 @@ def lower_public(game: PublicGame, *, name: str = "", dtype=np.float64,
                          _nash_value(game), name or type(game).__name__, ranked, widths,
                          tuple((n, x) for n, x, *_ in merge_edges),
                          tuple(dict(r) for *_, r in merge_edges) if merge_edges else ())
+
+
+def least_public_size(game: PublicGame, float_bytes: int = 4) -> PublicSize | None:
+    """The least :class:`PublicSize` of ``game``'s public tree that the game's own counts
+    (:meth:`~jaxcfr.game.public.PublicGame.public_counts`) imply (:func:`counted_size`),
+    before a node is walked; ``None`` where the game does not count it."""
+    hands = read_hands(game)
+    counts = _counts(game, hands.num_players)
+    return None if counts is None else counted_size(counts, [len(x) for x in hands.labels],
+                                                    float_bytes)
+
+
+def _counts(game: PublicGame, players: int) -> PublicCounts | None:
+    """``game.public_counts()`` checked: ``None`` (not counted, or no such method) or
+    :class:`PublicCounts` of whole numbers: at least the root, a decision count per
+    player (or none), no more decisions and terminals than nodes."""
+    counts = game.public_counts() if hasattr(game, "public_counts") else None
+    if counts is None:
+        return None
+
+    def whole(x, least=0) -> bool:
+        return (isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+                and x >= least)
+    ok = (isinstance(counts, PublicCounts) and isinstance(counts.decisions, (tuple, list))
+          and len(counts.decisions) in (0, players) and whole(counts.nodes, 1)
+          and all(whole(x) for x in (counts.terminals, counts.max_actions,
+                                     *counts.decisions)))
+    if not ok or sum(counts.decisions) + counts.terminals > counts.nodes:
+        raise GameError(f"public_counts() must be None or PublicCounts of whole numbers (at "
+                        f"least the root; a decision count per player; no more decisions "
+                        f"and terminals than nodes), got {counts!r}", rule="public-counts")
+    return PublicCounts(int(counts.nodes), tuple(int(x) for x in counts.decisions),
+                        int(counts.terminals), int(counts.max_actions))
 
 
 def _chance_merges(state: PublicGame, history: tuple) -> dict:

@@ -25,6 +25,7 @@ overwritten; a game whose labels are not plain values is not stored.
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import inspect
 import os
@@ -40,7 +41,8 @@ from jaxcfr.game.public_contract import HandInfo
 from jaxcfr.game.registry import parse_game_string
 from jaxcfr.lowering.cache import (dist_version, entry_file, plain_loads,
                                    read_entry, sources_digest, through_cache, write_entry)
-from jaxcfr.lowering.public import PublicLowered, PublicSize, check_public_budget
+from jaxcfr.lowering.public import (STATE_TABLES, PublicLowered, PublicSize,
+                                    check_public_budget)
 from jaxcfr.tensors import PublicTensors, fingerprint
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "public_identity", "entry_path", "load", "store",
@@ -137,8 +139,9 @@ def store(path: Path, ident: dict[str, Any], lowered: PublicLowered) -> str | No
                         **{f"h_{k}": v for k, v in arrays.items()}, **tensors})
 
 
-def load(path: Path, ident: dict[str, Any], *,
-         budget: int | None = None) -> tuple[PublicLowered | None, str]:
+def load(path: Path, ident: dict[str, Any], *, budget: int | None = None,
+         state_tables: int = STATE_TABLES, float_bytes: int = 4
+         ) -> tuple[PublicLowered | None, str]:
     """The entry at ``path`` if it is present and sound: ``(lowered, "hit")``, else
     ``(None, why)`` with ``why`` one of ``"missing"``, ``"stale ..."``, ``"corrupt ..."``.
 
@@ -148,7 +151,8 @@ def load(path: Path, ident: dict[str, Any], *,
     def read(z, header):
         size = PublicSize(*header["size"])
         if budget is not None:
-            check_public_budget(size, budget, what="in the cached game")
+            check_public_budget(size, budget, what="in the cached game",
+                                state_tables=state_tables, float_bytes=float_bytes)
         tables_bytes = bytes(z["tables"])
         arrays = {k: z[f"h_{k}"] for k in ("node_kind", "weights_0", "weights_1",
                                            "compatible")}
@@ -174,7 +178,8 @@ def load(path: Path, ident: dict[str, Any], *,
 def lower_public_cached(text: str, game: Any, directory: Path,
                         lower_fn: Callable[[Any], PublicLowered], *, name: str,
                         terminals: str = "auto", memory_budget: int | None = None,
-                        log: Log | None = None, merges: bool = True
+                        log: Log | None = None, merges: bool = True,
+                        state_tables: int = STATE_TABLES, float_bytes: int = 4
                         ) -> tuple[PublicLowered, str]:
     """Game string ``text`` (loaded: ``game``) lowered: from the cache in ``directory``
     when a sound entry is there, else by ``lower_fn(game)``, then stored.
@@ -186,5 +191,7 @@ def lower_public_cached(text: str, game: Any, directory: Path,
     if ident is None:
         return lower_fn(game), "not cached: the game string names no versioned code"
     return through_cache(entry_path(directory, ident), ident, lambda: lower_fn(game),
-                         load=load, store=store, name=name, memory_budget=memory_budget,
+                         load=functools.partial(load, state_tables=state_tables,
+                                                float_bytes=float_bytes),
+                         store=store, name=name, memory_budget=memory_budget,
                          log=log, unit="public nodes")

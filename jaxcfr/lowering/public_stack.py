@@ -24,7 +24,16 @@ Padding, axis by axis (every padded entry is inert by construction):
   rows (owned by nobody, slot 0 only). In the ranked tables the zero-pad hand index
   ``H`` of a member becomes the stack's ``H``.
 * ``D`` decisions: a member's decision ``d`` keeps its ordinal; padded decisions have no
-  rows and no children (``child_of`` = ``N``).
+  children (``child_of`` = ``N``). Where the members' decisions differ in count, each
+  member is padded, player by player and legal group by legal group (its decisions of
+  ``k`` actions legal for its hands), to the stack's count, the most of any member
+  (:func:`_block_pads`): such a padded decision is its player's (its ``decision_node`` is
+  one of that player's real decisions, read, never written; ``decision_legal`` its ``k``
+  first slots) and has that player's ``H_p`` rows, all padding rows (``NO_PLAYER``, slot
+  0 only: nothing reaches them, nothing updates them), so every member has the stack's
+  blocks and the stack is stepped per player block (``PublicStructure.player_decisions``,
+  ``legal_groups``). Where that layout would cost more than :data:`BLOCK_ROWS_SLACK`
+  times the rows of the other, padded decisions have no rows (the row path).
 * ``I`` rows: a member's decision of player ``p`` has the stack's ``H_p`` rows (the most
   hands of ``p`` in any member; those past the member's own count are padding rows), its
   decisions one after another from row 0 (``decision_row``), the sink the stack's last
@@ -67,7 +76,8 @@ from jaxcfr.tensors import NO_PARENT, PublicStructure, PublicTensors, decision_r
 
 __all__ = ["PublicStack", "stack_public", "unstack_public_rows", "stack_public_rows",
            "PADDED_AXES", "stack_footprint", "check_stack_budget", "precheck_stack",
-           "PRECHECK_MEMBERS", "lower_stack", "StackError", "unmerge_members"]
+           "PRECHECK_MEMBERS", "lower_stack", "StackError", "unmerge_members",
+           "BLOCK_ROWS_SLACK"]
 
 #: The axes of every :class:`PublicTensors` field, by name (``N`` nodes, ``D`` decisions,
 #: ``A`` actions, ``I`` rows, ``H`` hands, ``Hr`` hands of the ranked tables (0 when
@@ -271,7 +281,8 @@ class StackError(ValueError):
 
 
 def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str = "auto",
-                 memory_budget: int | None = None, merges: bool = True) -> PublicStack:
+                 memory_budget: int | None = None, merges: bool = True,
+                 blocks: bool = True) -> PublicStack:
     """Pad public trees to one shape and stack them on a leading axis ``B``.
 
     Args:
@@ -285,6 +296,10 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
         outcomes (``PublicGame.chance_merges``: each member on its own merged tree, as
         one spot is solved); ``False`` walks every outcome. Lowered members are taken as
         they are, merged or not.
+      blocks: pad members whose decisions differ in count to the stack's player blocks
+        (:func:`_block_pads`: stepped per player block, as members that agree are);
+        ``False``: their padded decisions rowless (the row path; what stacks did before
+        2026-12-07, kept for comparison).
 
     Raises:
       MemoryBudgetError: the stack would not fit the budget (raised after the first
@@ -343,13 +358,16 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
         level_width[:len(w)] = np.maximum(level_width[:len(w)], w)
         widths[:len(g.widths)] = np.maximum(widths[:len(g.widths)], g.widths)
     level_start = np.concatenate([[0], np.cumsum(level_width)])
-    sizes = _common_sizes(games, int(level_start[-1]), is_ranked)
+    hands = _stack_hands(games)
+    pads = (_block_pads(games, hands) if blocks
+            else [(np.zeros(0, np.int64), np.zeros(0, np.int64))] * len(games))
+    sizes = _common_sizes(games, int(level_start[-1]), is_ranked, pads)
     merge_start = _merge_layout(games, depth)
     sizes["E"] = int(merge_start[-1])
-    hands = _stack_hands(games)
-    padded = [_pad_member(g, level_start, sizes, merge_start, hands) for g in games]
+    padded = [_pad_member(g, level_start, sizes, merge_start, hands, pad)
+              for g, pad in zip(games, pads)]
     tensors = PublicTensors(*(np.stack(parts) for parts in zip(*padded)))
-    decisions, groups = _player_blocks(tensors, hands, games)
+    decisions, groups = _player_blocks(tensors, hands)
     merge_spans = (tuple((int(merge_start[d]), int(merge_start[d + 1])) for d in range(depth))
                    if merge_start[-1] else ())
     structure = PublicStructure(tuple(int(x) for x in level_start), 2, hands, is_ranked,
@@ -390,29 +408,92 @@ def _merge_layout(games: Sequence[PublicLowered], depth: int) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(most)]).astype(np.int64)
 
 
-def _player_blocks(tensors: PublicTensors, hands: tuple, games: Sequence[PublicLowered]
-                   ) -> tuple[tuple, tuple]:
+#: A stack whose members' decisions differ in count is padded to equal player blocks
+#: (:func:`_block_pads`) when that costs at most this many times the rows of padding
+#: each member's decisions at its end alone (with rowless padded decisions: the row
+#: path); a state's tables are ``[I, A]``, so rows are memory per spot. Boards of one
+#: spot merged differently (a turn's members of 180 and 284 decisions a player) cost
+#: none more: a member that merges more has a subset of the other's decisions.
+BLOCK_ROWS_SLACK = 1.25
+
+
+def _legal_counts(t: PublicTensors, hands: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """``(owner [D], count [D])`` of one member's decisions (its tensors ``t``, no batch
+    axis) in a stack of ``hands`` per player: each decision's player (of its node) and
+    its count of actions legal for any of the stack's hands of that player, as
+    :func:`jaxcfr.kernels.public.slots` counts them (the decision's own actions when the
+    member has hands of its player, else slot 0 alone; none where the stack has no hands
+    of that player)."""
+    owner = np.asarray(t.node_player)[np.asarray(t.decision_node)]
+    mine = np.asarray(t.hand_count)[owner] > 0                                   # [D_b]
+    A = int(t.decision_legal.shape[-1])
+    legal = np.where(mine[:, None], np.asarray(t.decision_legal)[:-1], np.arange(A) == 0)
+    legal = legal & (np.asarray(hands)[owner] > 0)[:, None]                     # [D_b, A]
+    return owner, legal.sum(axis=1)
+
+
+def _group_counts(owner: np.ndarray, count: np.ndarray) -> dict:
+    """``{(p, k): n}``: how many decisions of player ``p`` have ``k`` legal actions
+    (:func:`_legal_counts`)."""
+    if not len(owner):
+        return {}
+    keys, n = np.unique(np.stack([owner, count], axis=1), axis=0, return_counts=True)
+    return {(int(p), int(k)): int(m) for (p, k), m in zip(keys, n)}
+
+
+def _block_pads(games: Sequence[PublicLowered], hands: tuple) -> list:
+    """Each member's padded decisions, ``(owner [X_b], count [X_b])`` (``X_b`` of them;
+    none: ``(empty, empty)``), that give every member the stack's count of decisions of
+    each player and each count of legal actions (the most of any member): the stack's
+    blocks. A padded decision of player ``p`` and count ``k`` is read as ``p``'s (its
+    node one of the member's decisions of ``p``) with ``k`` legal slots. Every member
+    ``(empty, empty)`` (its padded decisions rowless: the row path) where the members
+    agree already, where a member needs decisions of a player it has none of, or of a
+    count its hands cannot give, or where the blocks' rows exceed
+    :data:`BLOCK_ROWS_SLACK` times the rowless layout's."""
+    none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    counts = [_legal_counts(g.tensors, hands) for g in games]
+    groups = [_group_counts(o, k) for o, k in counts]
+    want: dict = {}
+    for g in groups:
+        for key, n in g.items():
+            want[key] = max(want.get(key, 0), n)
+    if all(g == want for g in groups):
+        return [none] * len(games)
+    pads = []
+    for g, (owner, _), member in zip(groups, counts, games):
+        have = np.asarray(member.tensors.hand_count)
+        extra = [(p, k) for (p, k) in sorted(want)
+                 for _ in range(want[(p, k)] - g.get((p, k), 0))]
+        for p, k in extra:                 # the count slots() gives a padded decision
+            read = k if have[p] > 0 else int(hands[p] > 0)
+            if not (owner == p).any() or read != k:
+                return [none] * len(games)
+        pads.append((np.asarray([p for p, _ in extra], np.int64),
+                     np.asarray([k for _, k in extra], np.int64)))
+    blocks = sum(n * hands[p] for (p, _), n in want.items())
+    rowless = max(int(_decision_rows(g, hands)[-1]) for g in games)
+    return pads if blocks <= BLOCK_ROWS_SLACK * rowless else [none] * len(games)
+
+
+def _player_blocks(tensors: PublicTensors, hands: tuple) -> tuple[tuple, tuple]:
     """``(player_decisions, legal_groups)`` of the stack's structure (what
     :mod:`jaxcfr.solvers.public_blocks` keeps per player, static, so one for every
     member): each player's decision count and its decisions grouped by their count of
     actions legal for any of its ``hands`` (padded hands included: legal in slot 0 alone),
-    as :attr:`PublicLowered.structure` counts them, when every member has all ``D``
-    decisions (none padded) and the members agree; else ``((), ())`` (the row path)."""
-    D = int(tensors.decision_node.shape[1])
-    if any(int(g.tensors.decision_node.shape[0]) != D for g in games):
-        return (), ()
+    as :attr:`PublicLowered.structure` counts them, when every decision of every member
+    is a player's with that player's ``H_p`` rows (real decisions, and the padded ones of
+    :func:`_block_pads`) and the members agree; else ``((), ())`` (the row path)."""
     seen = set()
-    for b in range(len(games)):
+    for b in range(tensors.decision_node.shape[0]):
         owner = np.asarray(tensors.node_player[b])[np.asarray(tensors.decision_node[b])]
         if owner.min(initial=0) < 0:
             return (), ()
-        # any of the decision's hands: its own when the member has some, else the
-        # padding hands' slot 0 alone
-        mine = np.asarray(tensors.hand_count[b])[owner] > 0                  # [D]
-        legal = np.where(mine[:, None], np.asarray(tensors.decision_legal[b])[:-1],
-                         np.arange(tensors.decision_legal.shape[-1]) == 0)
-        legal = legal & (np.asarray(hands)[owner] > 0)[:, None]              # [D, A]
-        count = legal.sum(axis=1)
+        width = np.diff(np.asarray(tensors.decision_row[b]))                  # [D]
+        if (width != np.asarray(hands)[owner]).any():      # rowless padded decisions
+            return (), ()
+        _, count = _legal_counts(PublicTensors(*(np.asarray(x)[b] for x in tensors)),
+                                 hands)                                      # [D]
         groups = tuple(tuple((int(k), int(n)) for k, n in zip(*np.unique(
             count[owner == p], return_counts=True))) for p in range(2))
         seen.add((tuple(int(n) for n in np.bincount(owner, minlength=2)), groups))
@@ -421,8 +502,10 @@ def _player_blocks(tensors: PublicTensors, hands: tuple, games: Sequence[PublicL
     return seen.pop()
 
 
-def _common_sizes(games: Sequence[PublicLowered], num_nodes: int, ranked: bool) -> dict:
-    """Each axis's size in the stack: the members' maxima (``N`` given)."""
+def _common_sizes(games: Sequence[PublicLowered], num_nodes: int, ranked: bool,
+                  pads: Sequence[tuple]) -> dict:
+    """Each axis's size in the stack: the members' maxima (``N`` given), their decisions
+    and rows counting their padded decisions ``pads`` (:func:`_block_pads`)."""
     sizes: dict[str, int] = {"N": num_nodes, "P": 2}
     for name, axes in PADDED_AXES.items():
         for g in games:
@@ -434,7 +517,10 @@ def _common_sizes(games: Sequence[PublicLowered], num_nodes: int, ranked: bool) 
     sizes["Hr"] = sizes["H"] if ranked else 0
     sizes["Hd"] = 0 if ranked else sizes["H"]
     hands = _stack_hands(games)
-    sizes["I"] = max(int(_decision_rows(g, hands)[-1]) for g in games) + 1
+    sizes["I"] = max(int(_decision_rows(g, hands, pad[0])[-1])
+                     for g, pad in zip(games, pads)) + 1
+    sizes["D"] = max(int(g.tensors.decision_node.shape[0]) + len(pad[0])
+                     for g, pad in zip(games, pads))
     sizes["D1"] = sizes["D"] + 1
     sizes["Z"] = 0
     return sizes
@@ -445,16 +531,19 @@ def _stack_hands(games: Sequence[PublicLowered]) -> tuple[int, ...]:
     return tuple(max(g.structure.hands[p] for g in games) for p in range(2))
 
 
-def _decision_rows(g: PublicLowered, hands: tuple) -> np.ndarray:
-    """``[D_b + 1]`` the first row of each of member ``g``'s decisions in a stack of
-    ``hands`` per player (each decision ``hands[p]`` rows), the last one past them."""
-    return decision_rows(np.asarray(g.tensors.decision_player)[:-1], hands)
+def _decision_rows(g: PublicLowered, hands: tuple, pad=()) -> np.ndarray:
+    """``[D_b + X + 1]`` the first row of each of member ``g``'s decisions in a stack of
+    ``hands`` per player (each decision ``hands[p]`` rows), then of its ``X`` padded
+    decisions of players ``pad`` (:func:`_block_pads`), the last one past them."""
+    return decision_rows(np.concatenate([np.asarray(g.tensors.decision_player)[:-1],
+                                         np.asarray(pad, np.int64)]), hands)
 
 
 def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict,
-                merge_start: np.ndarray, hands: tuple) -> PublicTensors:
+                merge_start: np.ndarray, hands: tuple, pad: tuple) -> PublicTensors:
     """One member's tensors padded to ``sizes`` (see the module); its merged outcomes
-    placed level by level at ``merge_start`` (:func:`_merge_layout`)."""
+    placed level by level at ``merge_start`` (:func:`_merge_layout`); its padded
+    decisions ``pad`` (:func:`_block_pads`) after its own, the rest rowless."""
     t = g.tensors
     N, D, H = sizes["N"], sizes["D"], sizes["H"]
     n_old, d_old = g.num_nodes, int(t.decision_node.shape[0])
@@ -487,10 +576,17 @@ def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict,
     parent = np.where(level_of_new > 0, level_start[np.maximum(level_of_new, 1)] - 1,
                       NO_PARENT).astype(np.int32)
     parent[new_pos] = np.where(t.parent == NO_PARENT, NO_PARENT, to_node[t.parent])
-    first = _decision_rows(g, hands)                              # [d_old + 1] stack rows
-    decision_row = np.concatenate([first, np.repeat(first[-1:], D - d_old)]).astype(np.int32)
+    pad_owner, pad_count = pad                                    # [X], [X]
+    first = _decision_rows(g, hands, pad_owner)              # [d_old + X + 1] stack rows
+    decision_row = np.concatenate([first, np.repeat(first[-1:], D - len(first) + 1)]
+                                  ).astype(np.int32)
+    # a padded decision is read as its player's (the kernels take a decision's player
+    # from its node): its node that player's first decision, never written
+    player = np.asarray(t.node_player)[np.asarray(t.decision_node)]           # [d_old]
+    pad_node = (np.asarray(t.decision_node)[np.argmax(player[:, None] == pad_owner, axis=0)]
+                if len(pad_owner) else np.zeros(0, np.int64))
     base = np.full(n_old, -1, np.int32)
-    base[np.asarray(t.decision_node)] = first[:-1]
+    base[np.asarray(t.decision_node)] = first[:d_old]
     node_base = nodes(base, -1)
 
     def decisions(x, shape):
@@ -513,8 +609,11 @@ def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict,
             out[name] = decision_row
         elif name == "row_space":
             out[name] = np.zeros(shape, bool)
-        elif name in ("decision_legal", "decision_player"):
+        elif name == "decision_player":
+            out[name] = decisions(x, shape)                 # padded: NO_PLAYER's rows
+        elif name == "decision_legal":                      # padded: their k first slots
             out[name] = decisions(x, shape)
+            out[name][d_old:d_old + len(pad_count)] = np.arange(shape[1]) < pad_count[:, None]
         elif name == "alive":                   # a player's hands past its own count are
             out[name] = ends(x, shape) * (     # blocked too (the member's own padding)
                 np.arange(sizes["H"]) < np.asarray(g.structure.hands)[:, None]
@@ -531,8 +630,9 @@ def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict,
             out[name] = nodes(x, -1)
         elif axes and axes[0] == "N":                    # parent_slot, child_count, reach,
             out[name] = nodes(x, 0)                      # node_path: 0 at padding
-        elif name == "decision_node":
-            out[name] = ends(to_node[x], shape)          # padded decisions: the root's rows
+        elif name == "decision_node":                    # rowless padded decisions:
+            out[name] = ends(to_node[np.concatenate([x, pad_node]).astype(np.int64)],
+                             shape)                      # the root
         elif name == "child_of":
             out[name] = ends(to_node[x], shape, N)
         elif name in ("fold_node", "show_node", "table_node"):
