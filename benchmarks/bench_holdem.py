@@ -1,15 +1,32 @@
 """Hold'em spots side by side with postflop-solver: CPU per iteration, to a target, memory.
 
-For each spot, jaxcfr's ``postflop-dcfr`` on the public tree (float32, one compiled chunk
-of iterations, compilation excluded: ``jaxcfr.solve_public``'s inner loop) and the peer's
+For each spot, jaxcfr's ``postflop-dcfr`` on the public tree (float32, compiled chunks of
+iterations, compilation excluded: ``jaxcfr.solve_public``'s inner loop) and the peer's
 ``pf_bench`` (b-inary's postflop-solver, one thread: ``RAYON_NUM_THREADS=1``; see
 ``shared/peers/postflop-solver/README.md``) run in turns, ``--rounds`` times each, so both
 see the same machine load. Each side's figure is CPU time: jaxcfr's is this process's
 (``time.process_time``, every thread of XLA's pool), the peer's is its own count of
 ``solve_step``'s CPU seconds (its clock ticks at 10 ms, so it runs enough iterations for
-about 0.3 s). ``cores`` is CPU over wall: the cores a side kept busy. The table reports
-each side's fastest round (the least disturbed by the other processes of a shared
-machine) and the median.
+about 0.3 s). ``cores`` is CPU over wall: the cores a side kept busy.
+
+A compiled chunk of jaxcfr pays a fixed cost besides its iterations (the tables into
+per-player blocks and back, the starting strategy, the legal mask), and a run (``jaxcfr
+solve``, ``train``, the Runner) pays it once per ``DEFAULT_CHUNK`` (64) iterations. So each
+round times two chunk lengths of the spot (``SPOTS``: a short one and a long one, at most
+``DEFAULT_CHUNK``; a chunk called again until a timing holds enough iterations, the rivers'
+few milliseconds; the two in alternating order), then the peer. From the two chunks' CPU
+(``chunk_costs``): ``jaxcfr_slope_cpu_ms`` (CPU per iteration, the chunks' difference over
+their lengths' difference), ``jaxcfr_fixed_cpu_ms`` (CPU per chunk beside its iterations)
+and ``jaxcfr_run_cpu_ms`` (CPU per iteration a run in chunks of ``DEFAULT_CHUNK`` pays:
+the slope plus the fixed cost over 64; where the long chunk is 64, exactly its CPU per
+iteration). The ``_min`` figures come from each chunk's fastest round (the least disturbed
+by the other processes of a shared machine), the ``_median`` ones from each chunk's median
+round; the peer's likewise. ``ratio_run_cpu_min`` (what a user's run pays against the peer),
+``ratio_slope_cpu_min`` (the iterations alone) and ``ratio_short_cpu_min`` (the short chunk's
+CPU per iteration, fixed cost included: on the turns the figure this benchmark reported as
+``ratio_cpu_min`` until 2026-12-07, its chunks of 2 iterations on the full-range turn and 10
+on the README turn; the rivers' chunks were 200 and 1,000 iterations long) are each against
+the peer's fastest round (``_median``: against its median round).
 
 With ``--to-target`` (a percentage of the pot, 0.5 by default) each side instead solves
 each spot from scratch in a fresh process until its exploitability, checked every
@@ -30,7 +47,7 @@ iteration, from a long run in the same round (the per-iteration mode's figure).
 
 Usage::
 
-    python benchmarks/bench_holdem.py                      # the three spots, 3 rounds (~90 s)
+    python benchmarks/bench_holdem.py                      # all but turn_full, 3 rounds
     python benchmarks/bench_holdem.py --spots river_full --rounds 5
     python benchmarks/bench_holdem.py --peer ''            # jaxcfr alone
     python benchmarks/bench_holdem.py --to-target --presets postflop-dcfr pcfr+ --rounds 3
@@ -48,7 +65,8 @@ the error and times the peer alone) and ``flop_small`` (34 + 26 hands, ``SMALL_R
 a run of ``1 + N`` iterations and one of 1, each building the game and writing its strategy
 to ``/dev/null``). The per-iteration mode also reports each side's memory: jaxcfr's device
 tensors and solver state, XLA's temporaries of the compiled chunk and its lowering and
-compile CPU seconds; the peer's ``memory_usage()`` (from ``postflop_strategy_dump``).
+compile CPU seconds (both chunks); the peer's ``memory_usage()`` (from
+``postflop_strategy_dump``).
 """
 
 from __future__ import annotations
@@ -67,6 +85,7 @@ import numpy as np
 
 import jaxcfr
 from jaxcfr._util import precision
+from jaxcfr.engine.runner import DEFAULT_CHUNK
 from jaxcfr.lowering.budget import MemoryBudgetError
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.public import public_device_tensors, public_metrics, public_solver
@@ -97,29 +116,60 @@ class Dumped:
     stack: int = 200
 
 
-#: name: (spot, jaxcfr iterations per round, pf_bench arguments or a :class:`Dumped` spot,
-#: peer iterations per round)
+@dataclasses.dataclass(frozen=True)
+class Chunks:
+    """jaxcfr's chunks of one spot: two lengths (``short`` < ``long`` <= ``DEFAULT_CHUNK``)
+    and the least iterations one timing holds (a chunk called again until then)."""
+    short: int
+    long: int
+    least: int = 1
+
+    def calls(self, length: int) -> int:
+        """How many calls of a chunk of ``length`` one timing makes."""
+        return max(1, -(-self.least // length))
+
+
+#: name: (spot, jaxcfr's :class:`Chunks`, pf_bench arguments or a :class:`Dumped` spot, peer
+#: iterations per round)
 SPOTS = {
-    "river_full": (lambda: HoldemSpot(ranges=(np.ones(1326), np.ones(1326))), 200,
-                   ("river", "full"), 2500),
-    "river_readme": (lambda: HoldemSpot(), 1000, ("river", "readme"), 10000),
-    "turn_readme": (lambda: HoldemSpot(board="Td9d6h5c"), 10, ("turn", "readme"), 80),
+    "river_full": (lambda: HoldemSpot(ranges=(np.ones(1326), np.ones(1326))),
+                   Chunks(4, 64, 256), ("river", "full"), 2500),
+    "river_readme": (lambda: HoldemSpot(), Chunks(4, 64, 640), ("river", "readme"), 10000),
+    "turn_readme": (lambda: HoldemSpot(board="Td9d6h5c"), Chunks(10, 64), ("turn", "readme"),
+                    80),
     "turn_full": (lambda: HoldemSpot(board="Td9d6h5c", ranges=(np.ones(1326), np.ones(1326))),
-                  2, ("turn", "full"), 20),
+                  Chunks(2, 64), ("turn", "full"), 20),
     # a turn that keeps clubs ~ spades (the 5c above pins clubs), without and with the
     # merge of suit-isomorphic river cards (jaxcfr alone: the peer's driver has no such spot)
-    "turn_5d": (lambda: HoldemSpot(board="Td9d6h5d", isomorphism=False), 10, None, 0),
-    "turn_5d_iso": (lambda: HoldemSpot(board="Td9d6h5d", isomorphism=True), 10, None, 0),
-    "flop_small": (lambda: HoldemSpot(board="Td9d6h", ranges=SMALL_RANGES), 3,
+    "turn_5d": (lambda: HoldemSpot(board="Td9d6h5d", isomorphism=False), Chunks(4, 64), None, 0),
+    "turn_5d_iso": (lambda: HoldemSpot(board="Td9d6h5d", isomorphism=True), Chunks(4, 64),
+                    None, 0),
+    # the flops' long chunks are short (seconds an iteration): their run figure extrapolates
+    "flop_small": (lambda: HoldemSpot(board="Td9d6h", ranges=SMALL_RANGES), Chunks(2, 4),
                    Dumped("Td9d6h", SMALL_RANGES), 40),
-    "flop_readme": (lambda: HoldemSpot(board="Td9d6h"), 1, ("flop", "readme"), 3),
+    "flop_readme": (lambda: HoldemSpot(board="Td9d6h"), Chunks(1, 2), ("flop", "readme"), 3),
 }
 
 
-def _jaxcfr_round(run, iterations: int) -> tuple[float, float]:
-    """CPU and wall seconds of one compiled chunk of ``iterations``."""
+def chunk_costs(short: int, long: int, cpu_short: float, cpu_long: float,
+                chunk: int = DEFAULT_CHUNK) -> tuple[float, float, float]:
+    """The per-iteration slope, the fixed cost per chunk and the cost per iteration of a
+    run in chunks of ``chunk``, from one chunk of ``short`` iterations costing ``cpu_short``
+    and one of ``long`` costing ``cpu_long`` (a chunk of ``n`` costs ``fixed + n slope``; any
+    unit; under noise the fixed cost may come out negative)."""
+    if not 0 <= short < long:
+        raise ValueError(f"chunk lengths {short}, {long}: need 0 <= short < long")
+    slope = (cpu_long - cpu_short) / (long - short)
+    fixed = cpu_short - short * slope
+    return slope, fixed, slope + fixed / chunk
+
+
+def _jaxcfr_round(run, calls: int) -> tuple[float, float]:
+    """CPU and wall seconds of ``calls`` compiled chunks, one after another, each waited
+    for (as a run waits for each chunk's state)."""
     cpu, wall = time.process_time(), time.perf_counter()
-    jax.block_until_ready(run())
+    for _ in range(calls):
+        jax.block_until_ready(run())
     return time.process_time() - cpu, time.perf_counter() - wall
 
 
@@ -139,8 +189,11 @@ def _peer_round(peer: str, args: tuple | Dumped, iterations: int) -> tuple[float
 
 
 def bench(name: str, rounds: int, peer: str | None) -> dict:
-    make, iterations, peer_args, peer_iterations = SPOTS[name]
-    out = {"spot": name, "jaxcfr_iterations": iterations, "peer_iterations": peer_iterations}
+    make, chunks, peer_args, peer_iterations = SPOTS[name]
+    lengths = (chunks.short, chunks.long)
+    out = {"spot": name, "jaxcfr_chunks": list(lengths),
+           "jaxcfr_calls": [chunks.calls(n) for n in lengths], "run_chunk": DEFAULT_CHUNK,
+           "peer_iterations": peer_iterations}
     if peer and peer_args:
         out["peer_memory_usage_bytes"] = peer_memory(peer, peer_args)
     clock = time.process_time()
@@ -150,7 +203,7 @@ def bench(name: str, rounds: int, peer: str | None) -> dict:
         out["jaxcfr_error"] = str(e)
         theirs = [_peer_round(peer, peer_args, peer_iterations)
                   for _ in range(rounds if peer and peer_args else 0)]
-        return _summary(out, [], theirs)
+        return _summary(out, {}, theirs)
     dtype = np.dtype(np.float32)
     solver = public_solver(jaxcfr.postflop_dcfr())
     out.update({"nodes": lowered.num_nodes, "merged": len(lowered.merged),
@@ -161,39 +214,61 @@ def bench(name: str, rounds: int, peer: str | None) -> dict:
         hp = solver.hyperparams(dtype)
         state = solver.init(tensors, dtype=dtype)
         clock = time.process_time()
-        compiled = public_chunk.lower(tensors, state, hp, solver=solver,
-                                      structure=lowered.structure, count=iterations).compile()
+        compiled = {n: public_chunk.lower(tensors, state, hp, solver=solver,
+                                          structure=lowered.structure, count=n).compile()
+                    for n in lengths}
         out["jaxcfr_compile_cpu_s"] = time.process_time() - clock
         out["jaxcfr_tensor_bytes"], out["jaxcfr_state_bytes"] = _nbytes(tensors), _nbytes(state)
-        out["jaxcfr_chunk_temp_bytes"] = int(getattr(compiled.memory_analysis(),
-                                                     "temp_size_in_bytes", 0) or 0)
+        out["jaxcfr_chunk_temp_bytes"] = max(
+            int(getattr(c.memory_analysis(), "temp_size_in_bytes", 0) or 0)
+            for c in compiled.values())
 
-        def run():
-            return compiled(tensors, state, hp).regret
-        run()                                                              # warm
-        ours, theirs = [], []
-        for _ in range(rounds):
-            ours.append(_jaxcfr_round(run, iterations))
+        def runner(n):
+            return lambda: compiled[n](tensors, state, hp).regret
+        for n in lengths:
+            jax.block_until_ready(runner(n)())                             # warm
+        ours, theirs = {n: [] for n in lengths}, []
+        for r in range(rounds):
+            for n in lengths[::-1] if r % 2 else lengths:                  # alternate order
+                cpu, wall = _jaxcfr_round(runner(n), chunks.calls(n))
+                ours[n].append((cpu / chunks.calls(n), wall / chunks.calls(n)))
             if peer and peer_args:
                 theirs.append(_peer_round(peer, peer_args, peer_iterations))
     out["jaxcfr_peak_rss"] = memory.peak_rss()
     return _summary(out, ours, theirs)
 
 
-def _summary(out: dict, ours: list, theirs: list) -> dict:
-    """``out`` with each side's CPU ms per iteration (fastest round, median) and cores."""
-    for side, runs in (("jaxcfr", ours), ("peer", theirs)):
-        n = out[f"{side}_iterations"]
-        if not runs:
-            continue
-        cpu = np.asarray([c for c, _ in runs]) * 1e3 / n
-        wall = np.asarray([w for _, w in runs]) * 1e3 / n
-        out[f"{side}_cpu_ms_min"] = round(float(cpu.min()), 4)
-        out[f"{side}_cpu_ms_median"] = round(float(np.median(cpu)), 4)
-        out[f"{side}_cores"] = round(float(np.median(cpu / np.maximum(wall, 1e-12))), 2)
+def _summary(out: dict, ours: dict, theirs: list) -> dict:
+    """``out`` with jaxcfr's CPU ms per chunk (``ours``: length -> [(CPU, wall) seconds of
+    one chunk per round]), its slope, fixed cost and run cost (``chunk_costs``) from each
+    chunk's fastest and median round, and the peer's CPU ms per iteration (``theirs``: its
+    [(CPU, wall) seconds] per round), fastest round and median; cores each side kept busy."""
+    if ours:
+        (short, s_runs), (long, l_runs) = sorted(ours.items())
+        for stat, f in (("min", np.min), ("median", np.median)):
+            cs, cl = (1e3 * float(f([c for c, _ in runs])) for runs in (s_runs, l_runs))
+            slope, fixed, run = chunk_costs(short, long, cs, cl, out["run_chunk"])
+            out[f"jaxcfr_chunk_cpu_ms_{stat}"] = [round(cs, 3), round(cl, 3)]
+            out[f"jaxcfr_short_cpu_ms_{stat}"] = round(cs / max(short, 1), 4)
+            out[f"jaxcfr_slope_cpu_ms_{stat}"] = round(slope, 4)
+            out[f"jaxcfr_fixed_cpu_ms_{stat}"] = round(fixed, 3)
+            out[f"jaxcfr_run_cpu_ms_{stat}"] = round(run, 4)
+        runs = s_runs + l_runs
+        out["jaxcfr_cores"] = round(float(np.median(
+            [c / max(w, 1e-12) for c, w in runs])), 2)
+    if theirs:
+        n = out["peer_iterations"]
+        cpu = np.asarray([c for c, _ in theirs]) * 1e3 / n
+        wall = np.asarray([w for _, w in theirs]) * 1e3 / n
+        out["peer_cpu_ms_min"] = round(float(cpu.min()), 4)
+        out["peer_cpu_ms_median"] = round(float(np.median(cpu)), 4)
+        out["peer_cores"] = round(float(np.median(cpu / np.maximum(wall, 1e-12))), 2)
     if ours and theirs:
-        out["ratio_cpu_min"] = round(out["jaxcfr_cpu_ms_min"] / max(out["peer_cpu_ms_min"],
-                                                                    1e-9), 2)
+        for stat in ("min", "median"):
+            peer_ms = max(out[f"peer_cpu_ms_{stat}"], 1e-9)
+            for figure in ("run", "slope", "short"):
+                out[f"ratio_{figure}_cpu_{stat}"] = round(
+                    out[f"jaxcfr_{figure}_cpu_ms_{stat}"] / peer_ms, 2)
     return out
 
 
