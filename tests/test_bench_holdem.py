@@ -4,25 +4,18 @@ lengths' CPU. Known values only; nothing here runs a spot or asserts a time."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
 
 import pytest
 
 from jaxcfr.engine.runner import DEFAULT_CHUNK
+from tests.bench_programs import benchmark_modules
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 @pytest.fixture(scope="module")
 def bench_holdem():
-    saved = list(sys.path)
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        yield importlib.import_module("bench_holdem")
-    finally:
-        sys.path[:] = saved
+    with benchmark_modules("bench_holdem") as (module,):
+        yield module
 
 
 def test_chunk_costs_known_values(bench_holdem):

@@ -9,27 +9,20 @@ its last exploitability against ``jaxcfr.solve`` of the same game, preset and it
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import jaxcfr
+from tests.bench_programs import benchmark_modules
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 GAME = "liars_dice(sides=3, tree='public')"
 
 
 @pytest.fixture(scope="module")
 def bench_public():
-    saved = list(sys.path)
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        yield importlib.import_module("bench_public")
-    finally:
-        sys.path[:] = saved
+    with benchmark_modules("bench_public") as (module,):
+        yield module
 
 
 def test_target_reports_and_agrees_with_solve(bench_public):
@@ -62,12 +55,8 @@ def test_target_refuses_a_history_game(bench_public):
 def test_profile_public_step_parts():
     """``benchmarks/profile_public_step.py`` on a tiny public game: every part timed, the
     derived parts the differences they are defined as."""
-    saved = list(sys.path)
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        profile = importlib.import_module("profile_public_step").profile
-    finally:
-        sys.path[:] = saved
+    with benchmark_modules("profile_public_step") as (module,):
+        profile = module.profile
     out = profile(GAME, "cfr+", repeats=1, warm_iterations=2)
     lowered = jaxcfr.lower_public(jaxcfr.load_game(GAME))
     assert out["legal_fraction"] == pytest.approx(np.mean(lowered.tensors.legal_mask))
@@ -101,12 +90,8 @@ def test_bad_arguments_are_usage_errors(script, argv, words, capsys):
     # exit 2 with one line naming the argument, before any lowering (--target nan divided
     # by zero after lowering liar's dice 9; 0 or -1 never stopped; a game that does not
     # load was a traceback)
-    saved = list(sys.path)
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        main = importlib.import_module(script).main
-    finally:
-        sys.path[:] = saved
+    with benchmark_modules(script) as (module,):
+        main = module.main
     with pytest.raises(SystemExit) as e:
         main(argv)
     assert e.value.code == 2

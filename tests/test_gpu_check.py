@@ -19,18 +19,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.bench_programs import BENCHMARKS, benchmark_modules
+
 ROOT = Path(__file__).resolve().parents[1]
-BENCHMARKS = ROOT / "benchmarks"
 
 
 @pytest.fixture(scope="module")
 def benchmarks():
-    saved = list(sys.path)                  # gpu_check puts benchmarks/ on the path itself
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        yield importlib.import_module("benchkit.gpu.plan"), importlib.import_module("gpu_check")
-    finally:
-        sys.path[:] = saved
+    with benchmark_modules("benchkit.gpu.plan", "gpu_check") as modules:
+        yield modules
 
 
 class FakeClock:
