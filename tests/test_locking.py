@@ -209,6 +209,32 @@ def test_bad_locks_on_a_public_tree(lock, match):
         resolve_lock(low, lock)
 
 
+TURN_SPOT = ("holdem_spot(board='Td9d6h5d', ranges=('AA', 'KK'), bets='a', raises='a', "
+             "isomorphism=False)")
+
+
+@pytest.mark.parametrize("lock,match", [
+    ({(("Check", "Check", "2c", "Raise"), "*"): {"Check": 1.0}},
+     "'Raise' is not a public action or outcome after 'Check, Check, 2c' "
+     r"\(there: Check, AllIn\(200\)\)"),
+    ({(("Check", "Check", "Td"), "*"): {"Check": 1.0}},
+     r"'Td' is not a public action or outcome after 'Check, Check' \(there: 2c, 2d, "),
+    ({(("Check", "Check", "2c", "Check", "Check"), "*"): {"Check": 1.0}},
+     "the node after 'Check, Check, 2c, Check, Check' is not a decision"),
+    ({(1, "AA", ("Check", "Check", "2c")): {"Check": 1.0}},
+     r"player 1 does not act after 'Check, Check, 2c' \(player 0 does\)"),
+    ({(("Check", "Check", "2c"), "QQ"): {"Check": 1.0}},
+     "'QQ' is not a hand of player 0 at 'Check, Check, 2c'"),
+])
+def test_bad_locks_below_a_dealt_card_name_the_card(lock, match):
+    """A lock's refusal on a hold'em turn writes the public history as a lock takes it,
+    dealt cards by name ('Check, Check, 2c'), never as the tree's card numbers."""
+    low = jaxcfr.lower_public(jaxcfr.load_game(TURN_SPOT))
+    with pytest.raises(LockError, match=match) as e:
+        resolve_lock(low, lock)
+    assert "('Check'" not in str(e.value)                    # no tuple of card numbers
+
+
 def test_what_cannot_be_locked():
     lock = {"0|0|": {"bet": 1.0}}
     with pytest.raises(ValueError, match="full-width estimator"):

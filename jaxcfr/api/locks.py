@@ -177,6 +177,14 @@ def _holdem(lowered: PublicLowered):
     return grid
 
 
+def _shown(steps, holdem) -> str:
+    """A public history as the errors show it: on hold'em trees written as a lock takes
+    it, dealt cards by name (``'Check, Check, Td'``, not ``(..., 33)``); else its repr."""
+    if not steps:
+        return "the root"
+    return repr(holdem.history_text(tuple(steps))) if holdem is not None else repr(steps)
+
+
 def _history_steps(history, holdem) -> tuple:
     if isinstance(history, str):
         if holdem is not None:
@@ -196,8 +204,8 @@ def _node(lowered: PublicLowered, steps: tuple, holdem) -> int:
     node = _walk(steps, holdem, lambda n: [(int(c), lowered.node_action[c]) for c in
                                            np.flatnonzero(t.parent == n)], lowered.history)
     if t.node_base[node] < 0:
-        raise LockError(f"unknown information set: the node after {steps!r} is not a "
-                        "decision (a terminal or a chance node)")
+        raise LockError(f"unknown information set: the node after {_shown(steps, holdem)} is "
+                        "not a decision (a terminal or a chance node)")
     return node
 
 
@@ -209,9 +217,10 @@ def _walk(steps: tuple, holdem, children, history) -> int:
         kids = children(node)
         match = [c for c, step in kids if _same_step(step, x, holdem)]
         if not match:
-            here = [str(step) for _, step in kids]
+            here = [_shown((step,), holdem)[1:-1] if holdem is not None else str(step)
+                    for _, step in kids]
             raise LockError(f"unknown information set: {x!r} is not a public action or "
-                            f"outcome after {history(node)!r}"
+                            f"outcome after {_shown(history(node), holdem)}"
                             + (f" (there: {', '.join(here[:12])}"
                                f"{', ...' if len(here) > 12 else ''})" if here else ""))
         node = match[0]
@@ -234,9 +243,9 @@ def _acting_hands(lowered, t, node: int, player, hand, holdem, steps) -> list:
     ``player`` (if given) is checked to be the one acting there."""
     acting = int(t.node_player[node])
     if player is not None and int(player) != acting:
-        raise LockError(f"player {player} does not act after {steps!r} (player "
-                        f"{acting} does)")
-    return _hands(lowered, acting, hand, holdem, f"{steps!r}" if steps else "the root")
+        raise LockError(f"player {player} does not act after {_shown(steps, holdem)} "
+                        f"(player {acting} does)")
+    return _hands(lowered, acting, hand, holdem, _shown(steps, holdem) if steps else "the root")
 
 
 def _hands(lowered: PublicLowered, player: int, hand, holdem, where: str) -> list[int]:
@@ -300,7 +309,8 @@ def _public_rows(lowered: PublicLowered, entries, where: str = ""):
         node = node_of_row[row]
         player = int(t.node_player[node])
         label = lowered.hands.labels[player][row - int(t.node_base[node])]
-        return f"player {player}'s hand {label} after {lowered.history(node)!r}"
+        return (f"player {player}'s hand {label} after "
+                f"{_shown(lowered.history(node), holdem)}")
     return rows, (lambda row: tuple(lowered.node_actions[node_of_row[row]]), name_of), hit
 
 
@@ -406,8 +416,9 @@ def _symmetric_rows(lowered: PublicLowered, entries, where: str = ""
                       lambda v: expanded[v][1])
             node = expanded[u][0]
             if t.node_base[node] < 0:
-                raise LockError(f"unknown information set: the node after {steps!r} is not "
-                                "a decision (a terminal or a chance node)")
+                raise LockError(f"unknown information set: the node after "
+                                f"{_shown(steps, holdem)} is not a decision (a terminal or "
+                                "a chance node)")
             hands = _acting_hands(lowered, t, node, player, hand, holdem, steps)
         except LockError as e:
             if strict:
