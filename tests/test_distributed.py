@@ -349,6 +349,31 @@ def test_cluster_options():
         Cluster.from_options("nohost", 2, 0, env={})
 
 
+def test_an_absl_message_over_several_lines_goes_to_the_log(monkeypatch):
+    """The coordination service's error goes on over lines of no absl prefix (its task
+    list, "The tasks have crashed. ...") up to a blank line: all of it to the log, none on
+    the user's stderr (seen 2026-12-07: process 0's one error line had two such lines
+    above it); the child's own lines before and after pass through."""
+    import io
+    import threading
+
+    from jaxcfr.cli import supervise
+    lines = [b"iteration 50: exploitability 0.1\n",
+             b"E1207 14:58:06.720169   22645 coordination_service.cc:1549] [6918] Use error "
+             b"polling to propagate the following error to all tasks: UNAVAILABLE: The "
+             b"following tasks are unhealthy (stopped sending heartbeats):\n",
+             b"1\n", b"The tasks have crashed. Check the task logs for an earlier error.\n",
+             b"\n", b"RPC: /xla.coordination.CoordinationService/PollForError "
+             b"[type.googleapis.com/tensorflow.CoordinationServiceError='']\n",
+             b"progress: iteration 100\n"]
+    sink, log = io.BytesIO(), io.BytesIO()
+    monkeypatch.setattr(supervise.sys, "stderr", type("E", (), {"buffer": sink})())
+    supervise._pump(io.BytesIO(b"".join(lines)), sink, log, threading.Lock(), False, [False],
+                    "jaxcfr", [False], [False])
+    assert sink.getvalue() == lines[0] + lines[-1]
+    assert log.getvalue() == b"".join(lines[1:-1])
+
+
 def test_supervisor_rules():
     from jaxcfr.cli.supervise import is_native_log, needs_supervisor
     assert needs_supervisor(["train", "c.toml", "--coordinator", "h:1"], env={})

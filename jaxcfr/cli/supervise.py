@@ -71,6 +71,8 @@ _CLUSTER_OPTIONS = ("--coordinator", "--num-processes", "--process-id")
 _NATIVE = re.compile(r"^(?:[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+|\[Gloo\]|\*\*\* |\s+@ +0x|PC: @"
                      r"|Check failure stack trace|RPC: /|Additional GRPC error information"
                      r"|\[type\.googleapis\.com/|=== Source Location Trace)")
+#: absl's line of any severity (its message may go on over the next lines).
+_ABSL = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+")
 #: absl's fatal line: what follows on stderr is the process dying (its dump: all to the log).
 _FATAL = re.compile(r"^F\d{4} \d\d:\d\d:\d\d\.\d+")
 
@@ -191,15 +193,23 @@ def _die_with_parent() -> None:
 
 
 def _pump(source: IO[bytes], sink: IO[bytes], log: IO[bytes], lock: threading.Lock,
-          everything: bool, said: list[bool], prog: str, dying: list[bool]) -> None:
+          everything: bool, said: list[bool], prog: str, dying: list[bool],
+          continued: list[bool]) -> None:
     for line in iter(source.readline, b""):
         text = line.decode("utf-8", "replace")
         native = is_native_log(text)
         with lock:
             on_stderr = sink is sys.stderr.buffer
             # after the child's own error line, what follows is JAX's shutdown, and after
-            # absl's fatal line the process's dump (both in the log)
-            native = native or ((said[0] or dying[0]) and on_stderr)
+            # absl's fatal line the process's dump (both in the log); an absl line that
+            # ends in ':' goes on over the next lines up to a blank one (the coordination
+            # service's "tasks are unhealthy (stopped sending heartbeats):", its task
+            # list, "The tasks have crashed. ...")
+            going_on = continued[0] and on_stderr
+            if on_stderr:
+                continued[0] = ((going_on and bool(text.strip()))
+                                or (bool(_ABSL.match(text)) and text.rstrip().endswith(":")))
+            native = native or going_on or ((said[0] or dying[0]) and on_stderr)
             said[0] = said[0] or text.startswith(f"{prog}: ")
             dying[0] = dying[0] or (on_stderr and bool(_FATAL.match(text)))
             if native:
@@ -250,10 +260,11 @@ def supervise(args: Sequence[str], prog: str = "jaxcfr",
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, forward)
-    # said: the child printed its own error line; dying: absl's fatal line
-    lock, said, dying = threading.Lock(), [False], [False]
+    # said: the child printed its own error line; dying: absl's fatal line; continued: an
+    # absl line whose message goes on over the next lines
+    lock, said, dying, continued = threading.Lock(), [False], [False], [False]
     pumps = [threading.Thread(target=_pump, args=(src, dst, log, lock, everything, said, prog,
-                                                  dying), daemon=True)
+                                                  dying, continued), daemon=True)
              for src, dst in ((child.stdout, sys.stdout.buffer), (child.stderr, sys.stderr.buffer))]
     for t in pumps:
         t.start()
