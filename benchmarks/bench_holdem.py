@@ -533,12 +533,14 @@ FRESH_VARIANTS = ("cli_cold", "cli_warm", "cli_other", "cli_off",
                   "api_cold", "api_warm", "api_other", "api_off")
 
 
-def _fresh_jaxcfr(variant: str, name: str, check: int, most: int, goal: float,
-                  caches: dict) -> dict:
-    """One fresh process of ``variant`` (:data:`FRESH_VARIANTS`) on spot ``name``."""
+def fresh_jaxcfr(variant: str, game: str, config: str, check: int, most: int, goal: float,
+                 caches: dict) -> dict:
+    """One fresh process of ``variant`` (:data:`FRESH_VARIANTS`: its front and cache) solving
+    ``game`` (a game string; ``config``: the command line's TOML, its ``game.name`` set to
+    ``game``) to ``goal`` (the metric, chips), checked every ``check`` iterations, at most
+    ``most``: what it reports (:data:`FRESH_CHILD`) with its wall and CPU seconds from
+    outside. ``caches``: each front's cache directory, made by its ``cold`` run."""
     front, cache = variant.split("_")
-    board = OTHER_BOARD[name] if cache == "other" else _BOARDS[SPOTS[name][2][0]]
-    game = f"holdem_spot(board='{board}')"
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAXCFR_")}
     env["JAX_PLATFORMS"] = "cpu"
     if cache == "off":
@@ -547,13 +549,11 @@ def _fresh_jaxcfr(variant: str, name: str, check: int, most: int, goal: float,
         if cache == "cold":
             caches[front] = tempfile.mkdtemp(prefix=f"bench-fresh-{front}-")
         env["XDG_CACHE_HOME"] = caches[front]
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env["PYTHONPATH"] = here
-    run = fresh_python(["-c", FRESH_CHILD, front, game, os.path.join(here, CONFIG[name]),
-                        str(check), str(most), str(goal)], env=env, cwd=tempfile.gettempdir(),
-                       check=True)
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    run = fresh_python(["-c", FRESH_CHILD, front, game, config, str(check), str(most),
+                        str(goal)], env=env, cwd=tempfile.gettempdir(), check=True)
     rec = run.last_json()
-    rec.update(variant=variant, board=board, wall_s=run.wall_s, cpu_s=run.cpu_s)
+    rec.update(variant=variant, game=game, wall_s=run.wall_s, cpu_s=run.cpu_s)
     return rec
 
 
@@ -572,10 +572,11 @@ def fresh(name: str, rounds: int, peer: str | None, target: float, check: int, m
           variants: list[str]) -> dict:
     """``--fresh`` of one spot: :data:`FRESH_VARIANTS`' fresh processes and the peer's, in
     turns, ``rounds`` times, each solving to ``target`` percent of the pot (checked every
-    ``check``); per variant the medians of its wall and CPU seconds and of its phases, and
-    each round's ratio to the peer's process of that round."""
+    ``check``): :func:`fresh_summary` of them."""
     make, _, peer_args, _ = SPOTS[name]
     goal = target / 100 * make().pot
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    config = os.path.join(here, CONFIG[name])
     peer_iterations = None
     if peer and peer_args:                  # the peer's iterations to the target, as checked
         hits = [c for c in postflop.checks(postflop.run(peer, (*peer_args, "100", "200"),
@@ -586,7 +587,9 @@ def fresh(name: str, rounds: int, peer: str | None, target: float, check: int, m
         caches: dict = {}
         try:
             for v in variants:
-                runs[v].append(_fresh_jaxcfr(v, name, check, most, goal, caches))
+                board = OTHER_BOARD[name] if v.endswith("_other") else _BOARDS[peer_args[0]]
+                runs[v].append(fresh_jaxcfr(v, f"holdem_spot(board='{board}')", config,
+                                            check, most, goal, caches))
                 _say(name, runs[v][-1])
             if peer_iterations:
                 runs["peer"].append(_fresh_peer(peer, peer_args, peer_iterations, check))
@@ -594,29 +597,37 @@ def fresh(name: str, rounds: int, peer: str | None, target: float, check: int, m
         finally:
             for d in caches.values():
                 shutil.rmtree(d, ignore_errors=True)
-    out = {"spot": name, "target_pot_percent": target, "check_every": check,
-           "rounds": rounds, "variants": {}}
+    return {"spot": name, "target_pot_percent": target, "check_every": check,
+            "rounds": rounds, "variants": fresh_summary(runs)}
+
+
+def fresh_summary(runs: dict[str, list[dict]]) -> dict:
+    """Per variant (``runs``: variant -> one record per round, ``"peer"`` among them or
+    not): the medians of its wall and CPU seconds, iterations and exploitability, the cores
+    it kept busy (median CPU over median wall), the medians of its phases' [CPU, wall]
+    seconds, of each program's compiles (count, CPU, wall) and of JAX's event seconds; and,
+    where the peer ran, each round's CPU and wall over the peer's of that round."""
+    out = {}
+    med = lambda xs: round(float(np.median(xs)), 3)  # noqa: E731
     for v, recs in runs.items():
         s = {k: _median(recs, k) for k in ("wall_s", "cpu_s", "iterations", "exploitability")}
         s["cores"] = s["cpu_s"] / max(s["wall_s"], 1e-12)
-        s["board"] = recs[0].get("board")
+        s["game"] = recs[0].get("game")
         if "phases" in recs[0]:
-            s["phases"] = {p: [round(float(np.median([r["phases"].get(p, [0, 0])[i]
-                                                      for r in recs])), 3) for i in (0, 1)]
-                           for p in recs[0]["phases"]}
-            s["programs"] = {p: {f: round(float(np.median([r["programs"].get(p, {f: 0})[f]
-                                                           for r in recs])), 3)
+            s["phases"] = {p: [med([r["phases"].get(p, [0, 0])[i] for r in recs])
+                               for i in (0, 1)]
+                           for p in dict.fromkeys(k for r in recs for k in r["phases"])}
+            s["programs"] = {p: {f: med([r["programs"].get(p, {f: 0})[f] for r in recs])
                                  for f in ("n", "cpu_s", "wall_s")}
                              for p in dict.fromkeys(k for r in recs for k in r["programs"])}
-            s["jax_events"] = {e: round(float(np.median([r["jax_events"].get(e, [0, 0])[1]
-                                                         for r in recs])), 3)
+            s["jax_events"] = {e: med([r["jax_events"].get(e, [0, 0])[1] for r in recs])
                                for e in dict.fromkeys(k for r in recs for k in r["jax_events"])}
         if runs.get("peer") and v != "peer":
             s["over_peer_cpu"] = [round(r["cpu_s"] / p["cpu_s"], 1)
                                   for r, p in zip(recs, runs["peer"])]
             s["over_peer_wall"] = [round(r["wall_s"] / p["wall_s"], 1)
                                    for r, p in zip(recs, runs["peer"])]
-        out["variants"][v] = s
+        out[v] = s
     return out
 
 
