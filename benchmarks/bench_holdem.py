@@ -442,8 +442,9 @@ def to_target(name: str, presets: list[str], target: float, check: int, most: in
 #: One fresh process of jaxcfr solving a spot to the target, timed from inside by phases: its
 #: imports, the lowering, the chunk's compile (``Runner.compile``: tracing, lowering to
 #: StableHLO, XLA, or a load from the persistent cache), the evaluation's compile (in its
-#: thread beside the chunk's, or when first due), the iterations (``Runner.advance``), the
-#: evaluations (``Runner.evaluate`` less any wait for that compile), and XLA's compile per
+#: thread beside the chunk's, or when first due), the iterations (``Runner.advance``, its
+#: state waited for: a run waits for it at its next evaluation), the evaluations
+#: (``Runner.evaluate`` less any wait for that compile), and XLA's compile per
 #: program (``backend_compile_and_load``: wall seconds, and the process's CPU while it ran,
 #: which counts the other thread too where two overlap); JAX's trace and StableHLO seconds
 #: from its own monitoring events. ``FRONT`` is ``cli`` (``jaxcfr train CONFIG --set
@@ -486,7 +487,8 @@ jax.monitoring.register_event_duration_secs_listener(event)
 import jaxcfr
 from jaxcfr.engine import loop, runner
 R = runner.Runner
-R.advance = timed("iterations", R.advance)
+advance = R.advance                  # waited for: its time, not the next evaluation's
+R.advance = timed("iterations", lambda *a, **k: jax.block_until_ready(advance(*a, **k)))
 R._wait_for_evaluation_compile = timed("evaluation_compile_wait", R._wait_for_evaluation_compile)
 R.evaluate = timed("evaluations_and_wait", R.evaluate)
 R.compile = timed("chunk_compile", R.compile)
