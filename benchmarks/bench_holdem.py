@@ -450,14 +450,17 @@ def to_target(name: str, presets: list[str], target: float, check: int, most: in
 #: from its own monitoring events. ``FRONT`` is ``cli`` (``jaxcfr train CONFIG --set
 #: game.name=GAME --set run.eval_every=CHECK --target GOAL``, a run directory in a temporary
 #: folder) or ``api`` (``jaxcfr.solve_public(GAME, "postflop-dcfr", MOST, eval_every=CHECK,
-#: target=GOAL)``). Argv: FRONT GAME CONFIG CHECK MOST GOAL.
+#: target=GOAL)``). SERIAL ``1``: the evaluation is compiled when first due, after the chunk's
+#: compile (``Runner.overlap_evaluation`` off; the same run otherwise), so that each
+#: program's CPU seconds are its own, its compile inside ``evaluations``. Argv: FRONT GAME
+#: CONFIG CHECK MOST GOAL SERIAL.
 FRESH_CHILD = r"""
 import os, sys, time
 def cpu():
     t = os.times(); return t.user + t.system
 T0, C0 = time.perf_counter(), cpu()
 import json, tempfile, threading
-front, game, config, check, most, goal = sys.argv[1:7]
+front, game, config, check, most, goal, serial = sys.argv[1:8]
 phases, programs, events = {}, {}, {}
 def add(name, c, w):
     p = phases.setdefault(name, [0.0, 0.0]); p[0] += c; p[1] += w
@@ -493,6 +496,12 @@ R._wait_for_evaluation_compile = timed("evaluation_compile_wait", R._wait_for_ev
 R.evaluate = timed("evaluations_and_wait", R.evaluate)
 R.compile = timed("chunk_compile", R.compile)
 R._compile_evaluation = timed("evaluation_compile", R._compile_evaluation)
+if serial == "1":                       # the evaluation compiled when first due, not beside
+    init = R.__init__
+    def serialised(self, *a, **k):
+        init(self, *a, **k)
+        self.overlap_evaluation = False
+    R.__init__ = serialised
 loop.lower_public = timed("lowering", loop.lower_public)
 if front == "cli":
     from jaxcfr.cli.app import main
@@ -536,12 +545,13 @@ FRESH_VARIANTS = ("cli_cold", "cli_warm", "cli_other", "cli_off",
 
 
 def fresh_jaxcfr(variant: str, game: str, config: str, check: int, most: int, goal: float,
-                 caches: dict) -> dict:
+                 caches: dict, serial: bool = False) -> dict:
     """One fresh process of ``variant`` (:data:`FRESH_VARIANTS`: its front and cache) solving
     ``game`` (a game string; ``config``: the command line's TOML, its ``game.name`` set to
     ``game``) to ``goal`` (the metric, chips), checked every ``check`` iterations, at most
     ``most``: what it reports (:data:`FRESH_CHILD`) with its wall and CPU seconds from
-    outside. ``caches``: each front's cache directory, made by its ``cold`` run."""
+    outside. ``caches``: each front's cache directory, made by its ``cold`` run;
+    ``serial``: the evaluation compiled after the chunk, not beside it (:data:`FRESH_CHILD`)."""
     front, cache = variant.split("_")
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAXCFR_")}
     env["JAX_PLATFORMS"] = "cpu"
@@ -553,7 +563,8 @@ def fresh_jaxcfr(variant: str, game: str, config: str, check: int, most: int, go
         env["XDG_CACHE_HOME"] = caches[front]
     env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     run = fresh_python(["-c", FRESH_CHILD, front, game, config, str(check), str(most),
-                        str(goal)], env=env, cwd=tempfile.gettempdir(), check=True)
+                        str(goal), "1" if serial else "0"], env=env,
+                       cwd=tempfile.gettempdir(), check=True)
     rec = run.last_json()
     rec.update(variant=variant, game=game, wall_s=run.wall_s, cpu_s=run.cpu_s)
     return rec
@@ -571,7 +582,7 @@ def _fresh_peer(peer: str, peer_args: tuple, iterations: int, check: int) -> dic
 
 
 def fresh(name: str, rounds: int, peer: str | None, target: float, check: int, most: int,
-          variants: list[str]) -> dict:
+          variants: list[str], serial: bool = False) -> dict:
     """``--fresh`` of one spot: :data:`FRESH_VARIANTS`' fresh processes and the peer's, in
     turns, ``rounds`` times, each solving to ``target`` percent of the pot (checked every
     ``check``): :func:`fresh_summary` of them."""
@@ -591,7 +602,7 @@ def fresh(name: str, rounds: int, peer: str | None, target: float, check: int, m
             for v in variants:
                 board = OTHER_BOARD[name] if v.endswith("_other") else _BOARDS[peer_args[0]]
                 runs[v].append(fresh_jaxcfr(v, f"holdem_spot(board='{board}')", config,
-                                            check, most, goal, caches))
+                                            check, most, goal, caches, serial))
                 _say(name, runs[v][-1])
             if peer_iterations:
                 runs["peer"].append(_fresh_peer(peer, peer_args, peer_iterations, check))
@@ -600,7 +611,7 @@ def fresh(name: str, rounds: int, peer: str | None, target: float, check: int, m
             for d in caches.values():
                 shutil.rmtree(d, ignore_errors=True)
     return {"spot": name, "target_pot_percent": target, "check_every": check,
-            "rounds": rounds, "variants": fresh_summary(runs)}
+            "rounds": rounds, "serial": serial, "variants": fresh_summary(runs)}
 
 
 def fresh_summary(runs: dict[str, list[dict]]) -> dict:
@@ -661,6 +672,9 @@ def main() -> None:
                         help="time fresh processes from import to answer, to --to-target "
                         "(default 0.5), against the peer's fresh process; VARIANTs of "
                         f"{', '.join(FRESH_VARIANTS)} (default all)")
+    parser.add_argument("--serial", action="store_true",
+                        help="with --fresh: jaxcfr's evaluation compiled after its chunk, "
+                        "not beside it, so that each phase's CPU seconds are its own")
     parser.add_argument("--child", nargs=2, metavar=("SPOT", "PRESET"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -694,7 +708,8 @@ def main() -> None:
         if args.fresh is not None:
             print(json.dumps(fresh(name, args.rounds, peer, args.to_target or 0.5,
                                    args.check_every, args.most,
-                                   list(args.fresh or FRESH_VARIANTS))), flush=True)
+                                   list(args.fresh or FRESH_VARIANTS), args.serial)),
+                  flush=True)
             continue
         if args.to_target is None:
             print(json.dumps(bench(name, args.rounds, peer)), flush=True)
