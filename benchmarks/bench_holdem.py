@@ -532,7 +532,8 @@ print(json.dumps({"iterations": iterations, "exploitability": metric, "phases": 
 """
 
 #: Another board of each spot's bet tree (the same pot, stack and sizes; other hand counts:
-#: 175 + 251 on the river, 175 + 256 on the turn): does a warm cache serve it?
+#: 175 + 251 on the river against 175 + 252, 178 + 259 on the turn against 175 + 256): does a
+#: warm cache serve it?
 OTHER_BOARD = {"river_readme": "Td9d6h5c3s", "turn_readme": "Td9d6h4c"}
 #: The command line's config of each spot (``jaxcfr train``).
 CONFIG = {"river_readme": "configs/river.toml", "turn_readme": "configs/turn.toml"}
