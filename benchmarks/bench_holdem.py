@@ -78,6 +78,8 @@ import functools
 import json
 import os
 import platform
+import shutil
+import tempfile
 import time
 
 import jax
@@ -95,7 +97,7 @@ from benchkit import memory, postflop
 from jaxcfr._util.arguments import command_line_type, positive_float
 
 from benchkit.arguments import checked_preset, count
-from benchkit.fresh import fresh_python
+from benchkit.fresh import fresh_process, fresh_python
 from benchkit.public_chunk import public_chunk
 
 #: ``type=`` of ``--to-target``: a percentage of the pot above 0.
@@ -434,6 +436,221 @@ def to_target(name: str, presets: list[str], target: float, check: int, most: in
     return out
 
 
+
+# -- --fresh: what a user feels, a fresh process from import to answer ---------------------
+
+#: One fresh process of jaxcfr solving a spot to the target, timed from inside by phases: its
+#: imports, the lowering, the chunk's compile (``Runner.compile``: tracing, lowering to
+#: StableHLO, XLA, or a load from the persistent cache), the evaluation's compile (in its
+#: thread beside the chunk's, or when first due), the iterations (``Runner.advance``, its
+#: state waited for: a run waits for it at its next evaluation), the evaluations
+#: (``Runner.evaluate`` less any wait for that compile), and XLA's compile per
+#: program (``backend_compile_and_load``: wall seconds, and the process's CPU while it ran,
+#: which counts the other thread too where two overlap); JAX's trace and StableHLO seconds
+#: from its own monitoring events. ``FRONT`` is ``cli`` (``jaxcfr train CONFIG --set
+#: game.name=GAME --set run.eval_every=CHECK --target GOAL``, a run directory in a temporary
+#: folder) or ``api`` (``jaxcfr.solve_public(GAME, "postflop-dcfr", MOST, eval_every=CHECK,
+#: target=GOAL)``). SERIAL ``1``: the evaluation is compiled when first due, after the chunk's
+#: compile (``Runner.overlap_evaluation`` off; the same run otherwise), so that each
+#: program's CPU seconds are its own, its compile inside ``evaluations``. Argv: FRONT GAME
+#: CONFIG CHECK MOST GOAL SERIAL.
+FRESH_CHILD = r"""
+import os, sys, time
+def cpu():
+    t = os.times(); return t.user + t.system
+T0, C0 = time.perf_counter(), cpu()
+import json, tempfile, threading
+front, game, config, check, most, goal, serial = sys.argv[1:8]
+phases, programs, events = {}, {}, {}
+def add(name, c, w):
+    p = phases.setdefault(name, [0.0, 0.0]); p[0] += c; p[1] += w
+def timed(name, fn):
+    def wrapped(*a, **k):
+        c, w = cpu(), time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            add(name, cpu() - c, time.perf_counter() - w)
+    return wrapped
+import jax
+from jax._src import compiler
+compile_and_load = compiler.backend_compile_and_load
+def compiling(backend, module, *a, **k):
+    name = str(module.operation.attributes["sym_name"]).strip('"')
+    c, w = cpu(), time.perf_counter()
+    try:
+        return compile_and_load(backend, module, *a, **k)
+    finally:
+        p = programs.setdefault(name, {"n": 0, "cpu_s": 0.0, "wall_s": 0.0})
+        p["n"] += 1; p["cpu_s"] += cpu() - c; p["wall_s"] += time.perf_counter() - w
+compiler.backend_compile_and_load = compiling
+def event(name, seconds, **_):
+    e = events.setdefault(name.rsplit("/", 1)[-1], [0, 0.0]); e[0] += 1; e[1] += seconds
+jax.monitoring.register_event_duration_secs_listener(event)
+import jaxcfr
+from jaxcfr.engine import loop, runner
+R = runner.Runner
+advance = R.advance                  # waited for: its time, not the next evaluation's
+R.advance = timed("iterations", lambda *a, **k: jax.block_until_ready(advance(*a, **k)))
+R._wait_for_evaluation_compile = timed("evaluation_compile_wait", R._wait_for_evaluation_compile)
+R.evaluate = timed("evaluations_and_wait", R.evaluate)
+R.compile = timed("chunk_compile", R.compile)
+R._compile_evaluation = timed("evaluation_compile", R._compile_evaluation)
+if serial == "1":                       # the evaluation compiled when first due, not beside
+    init = R.__init__
+    def serialised(self, *a, **k):
+        init(self, *a, **k)
+        self.overlap_evaluation = False
+    R.__init__ = serialised
+loop.lower_public = timed("lowering", loop.lower_public)
+if front == "cli":
+    from jaxcfr.cli.app import main
+else:
+    solve_public = jaxcfr.solve_public
+add("imports", cpu() - C0, time.perf_counter() - T0)
+out = tempfile.mkdtemp(prefix="bench-fresh-")
+if front == "cli":
+    import contextlib, io
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        status = main(["train", config, "--set", f"game.name={game!r}", "--set",
+                       f"run.eval_every={check}", "--set", f"solver.iterations={most}",
+                       "--target", goal, "--out", os.path.join(out, "run"), "--quiet",
+                       "--json"])
+    final = json.loads(text.getvalue().strip().splitlines()[-1])
+    iterations, metric = final["iteration"], final["final"]["exploitability"]
+else:
+    r = solve_public(game, "postflop-dcfr", int(most), eval_every=int(check),
+                     target=float(goal))
+    iterations, metric = r.final["iteration"], float(r.final["exploitability"])
+e = phases.pop("evaluations_and_wait", [0.0, 0.0])
+wait = phases.get("evaluation_compile_wait", [0.0, 0.0])
+phases["evaluations"] = [e[0] - wait[0], e[1] - wait[1]]
+phases["total_inside"] = [cpu() - C0, time.perf_counter() - T0]
+print(json.dumps({"iterations": iterations, "exploitability": metric, "phases": phases,
+                  "programs": programs, "jax_events": events}))
+"""
+
+#: Another board of each spot's bet tree (the same pot, stack and sizes; other hand counts:
+#: 175 + 251 on the river against 175 + 252, 178 + 259 on the turn against 175 + 256): does a
+#: warm cache serve it?
+OTHER_BOARD = {"river_readme": "Td9d6h5c3s", "turn_readme": "Td9d6h4c"}
+#: The command line's config of each spot (``jaxcfr train``).
+CONFIG = {"river_readme": "configs/river.toml", "turn_readme": "configs/turn.toml"}
+#: jaxcfr's fresh processes of each round, in order: ``FRONT_CACHE`` with cache ``cold`` (an
+#: empty cache directory of its own: a first run, which fills it), ``warm`` (the directory
+#: ``cold`` filled), ``other`` (that directory, :data:`OTHER_BOARD`'s spot) and ``off``
+#: (``JAXCFR_NO_CACHE=1``: the compilation cache and the cache of lowered games off).
+FRESH_VARIANTS = ("cli_cold", "cli_warm", "cli_other", "cli_off",
+                  "api_cold", "api_warm", "api_other", "api_off")
+
+
+def fresh_jaxcfr(variant: str, game: str, config: str, check: int, most: int, goal: float,
+                 caches: dict, serial: bool = False) -> dict:
+    """One fresh process of ``variant`` (:data:`FRESH_VARIANTS`: its front and cache) solving
+    ``game`` (a game string; ``config``: the command line's TOML, its ``game.name`` set to
+    ``game``) to ``goal`` (the metric, chips), checked every ``check`` iterations, at most
+    ``most``: what it reports (:data:`FRESH_CHILD`) with its wall and CPU seconds from
+    outside. ``caches``: each front's cache directory, made by its ``cold`` run;
+    ``serial``: the evaluation compiled after the chunk, not beside it (:data:`FRESH_CHILD`)."""
+    front, cache = variant.split("_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXCFR_")}
+    env["JAX_PLATFORMS"] = "cpu"
+    if cache == "off":
+        env["JAXCFR_NO_CACHE"] = "1"
+    else:                                   # the front's own directory, filled by its cold run
+        if cache == "cold":
+            caches[front] = tempfile.mkdtemp(prefix=f"bench-fresh-{front}-")
+        env["XDG_CACHE_HOME"] = caches[front]
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    run = fresh_python(["-c", FRESH_CHILD, front, game, config, str(check), str(most),
+                        str(goal), "1" if serial else "0"], env=env,
+                       cwd=tempfile.gettempdir(), check=True)
+    rec = run.last_json()
+    rec.update(variant=variant, game=game, wall_s=run.wall_s, cpu_s=run.cpu_s)
+    return rec
+
+
+def _fresh_peer(peer: str, peer_args: tuple, iterations: int, check: int) -> dict:
+    """The peer's fresh process: build the spot, ``iterations`` of ``solve_step`` and its
+    exploitability every ``check`` (``pf_bench``, one thread), timed from outside."""
+    run = fresh_process([peer, *peer_args, "100", "200", str(iterations), str(check)],
+                        env=dict(os.environ, RAYON_NUM_THREADS="1"), check=True)
+    seen = postflop.checks(run.stdout)
+    return {"variant": "peer", "iterations": seen[-1][0], "exploitability": seen[-1][1],
+            "wall_s": run.wall_s, "cpu_s": run.cpu_s, "steps_cpu_s_ticks": seen[-1][3],
+            "eval_wall_s": postflop.evaluations(run.stdout)[1]}
+
+
+def fresh(name: str, rounds: int, peer: str | None, target: float, check: int, most: int,
+          variants: list[str], serial: bool = False) -> dict:
+    """``--fresh`` of one spot: :data:`FRESH_VARIANTS`' fresh processes and the peer's, in
+    turns, ``rounds`` times, each solving to ``target`` percent of the pot (checked every
+    ``check``): :func:`fresh_summary` of them."""
+    make, _, peer_args, _ = SPOTS[name]
+    goal = target / 100 * make().pot
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    config = os.path.join(here, CONFIG[name])
+    peer_iterations = None
+    if peer and peer_args:                  # the peer's iterations to the target, as checked
+        hits = [c for c in postflop.checks(postflop.run(peer, (*peer_args, "100", "200"),
+                                                         most, check)) if c[1] <= goal]
+        peer_iterations = hits[0][0] if hits else most
+    runs = {v: [] for v in variants + (["peer"] if peer_iterations else [])}
+    for _ in range(rounds):
+        caches: dict = {}
+        try:
+            for v in variants:
+                board = OTHER_BOARD[name] if v.endswith("_other") else _BOARDS[peer_args[0]]
+                runs[v].append(fresh_jaxcfr(v, f"holdem_spot(board='{board}')", config,
+                                            check, most, goal, caches, serial))
+                _say(name, runs[v][-1])
+            if peer_iterations:
+                runs["peer"].append(_fresh_peer(peer, peer_args, peer_iterations, check))
+                _say(name, runs["peer"][-1])
+        finally:
+            for d in caches.values():
+                shutil.rmtree(d, ignore_errors=True)
+    return {"spot": name, "target_pot_percent": target, "check_every": check,
+            "rounds": rounds, "serial": serial, "variants": fresh_summary(runs)}
+
+
+def fresh_summary(runs: dict[str, list[dict]]) -> dict:
+    """Per variant (``runs``: variant -> one record per round, ``"peer"`` among them or
+    not): the medians of its wall and CPU seconds, iterations and exploitability, the cores
+    it kept busy (median CPU over median wall), the medians of its phases' [CPU, wall]
+    seconds, of each program's compiles (count, CPU, wall) and of JAX's event seconds; and,
+    where the peer ran, each round's CPU and wall over the peer's of that round."""
+    out = {}
+    med = lambda xs: round(float(np.median(xs)), 3)  # noqa: E731
+    for v, recs in runs.items():
+        s = {k: _median(recs, k) for k in ("wall_s", "cpu_s", "iterations", "exploitability")}
+        s["cores"] = s["cpu_s"] / max(s["wall_s"], 1e-12)
+        s["game"] = recs[0].get("game")
+        if "phases" in recs[0]:
+            s["phases"] = {p: [med([r["phases"].get(p, [0, 0])[i] for r in recs])
+                               for i in (0, 1)]
+                           for p in dict.fromkeys(k for r in recs for k in r["phases"])}
+            s["programs"] = {p: {f: med([r["programs"].get(p, {f: 0})[f] for r in recs])
+                                 for f in ("n", "cpu_s", "wall_s")}
+                             for p in dict.fromkeys(k for r in recs for k in r["programs"])}
+            s["jax_events"] = {e: med([r["jax_events"].get(e, [0, 0])[1] for r in recs])
+                               for e in dict.fromkeys(k for r in recs for k in r["jax_events"])}
+        if runs.get("peer") and v != "peer":
+            s["over_peer_cpu"] = [round(r["cpu_s"] / p["cpu_s"], 1)
+                                  for r, p in zip(recs, runs["peer"])]
+            s["over_peer_wall"] = [round(r["wall_s"] / p["wall_s"], 1)
+                                   for r, p in zip(recs, runs["peer"])]
+        out[v] = s
+    return out
+
+
+def _say(name: str, rec: dict) -> None:
+    print(f"# {name} {rec['variant']:10s} wall {rec['wall_s']:7.2f} s  cpu {rec['cpu_s']:7.2f} s"
+          f"  {rec['iterations']} it  exploitability {rec['exploitability']:.4f}  "
+          f"load {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spots", nargs="+", default=None, choices=SPOTS,
@@ -452,6 +669,13 @@ def main() -> None:
                         "the peer prints every check)")
     parser.add_argument("--most", type=count("--most"), default=2000,
                         help="at most this many iterations with --to-target")
+    parser.add_argument("--fresh", nargs="*", metavar="VARIANT", default=None,
+                        help="time fresh processes from import to answer, to --to-target "
+                        "(default 0.5), against the peer's fresh process; VARIANTs of "
+                        f"{', '.join(FRESH_VARIANTS)} (default all)")
+    parser.add_argument("--serial", action="store_true",
+                        help="with --fresh: jaxcfr's evaluation compiled after its chunk, "
+                        "not beside it, so that each phase's CPU seconds are its own")
     parser.add_argument("--child", nargs=2, metavar=("SPOT", "PRESET"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -464,8 +688,17 @@ def main() -> None:
                      "'Building the peer'; '' for jaxcfr alone)")
     if args.to_target is not None and args.check_every < 10 and args.peer:
         parser.error("--check-every below 10 with the peer: pf_bench prints only some checks")
-    spots = args.spots or ([n for n in SPOTS if n != "turn_full"] if args.to_target is None
-                           else ["river_full", "river_readme", "turn_readme"])
+    if args.fresh is not None:
+        bad = sorted(set(args.fresh) - set(FRESH_VARIANTS))
+        if bad or not set(args.spots or ()) <= set(CONFIG):
+            parser.error(f"--fresh: variants of {FRESH_VARIANTS}, spots of {tuple(CONFIG)}")
+    if args.fresh is not None:
+        default = list(CONFIG)
+    elif args.to_target is None:
+        default = [n for n in SPOTS if n != "turn_full"]
+    else:
+        default = ["river_full", "river_readme", "turn_readme"]
+    spots = args.spots or default
     peer = args.peer or None
     load = os.getloadavg()
     print(json.dumps({"date": datetime.datetime.now(datetime.timezone.utc).isoformat(
@@ -473,6 +706,12 @@ def main() -> None:
         f"{os.cpu_count()} cores, load {load[0]:.1f}, {jax.devices()[0].platform}, "
         f"jax {jax.__version__}", "peer": peer}), flush=True)
     for name in spots:
+        if args.fresh is not None:
+            print(json.dumps(fresh(name, args.rounds, peer, args.to_target or 0.5,
+                                   args.check_every, args.most,
+                                   list(args.fresh or FRESH_VARIANTS), args.serial)),
+                  flush=True)
+            continue
         if args.to_target is None:
             print(json.dumps(bench(name, args.rounds, peer)), flush=True)
             continue

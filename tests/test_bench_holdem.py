@@ -57,3 +57,53 @@ def test_summary_peer_alone(bench_holdem):
     out = bench_holdem._summary({"run_chunk": 64, "peer_iterations": 4}, {}, [(2.0, 2.0)])
     assert out["peer_cpu_ms_min"] == pytest.approx(500.0)
     assert not any(k.startswith(("jaxcfr_", "ratio_")) for k in out)
+
+
+def test_fresh_summary_known_values(bench_holdem):
+    # two rounds of one jaxcfr variant and the peer: medians, cores, per-round ratios; a
+    # program compiled in one round only counts 0 in the other (the warm round)
+    ours = [{"wall_s": 20.0, "cpu_s": 15.0, "iterations": 50, "exploitability": 0.3,
+             "phases": {"imports": [1.5, 1.6], "chunk_compile": [9.0, 12.0]},
+             "programs": {"jit__run_chunk": {"n": 1, "cpu_s": 8.0, "wall_s": 10.0}},
+             "jax_events": {"backend_compile_duration": [3, 11.0]}},
+            {"wall_s": 30.0, "cpu_s": 17.0, "iterations": 50, "exploitability": 0.3,
+             "phases": {"imports": [1.3, 1.4], "chunk_compile": [0.2, 0.3]},
+             "programs": {}, "jax_events": {}}]
+    peer = [{"wall_s": 0.02, "cpu_s": 0.01, "iterations": 50, "exploitability": 0.3},
+            {"wall_s": 0.03, "cpu_s": 0.02, "iterations": 50, "exploitability": 0.3}]
+    out = bench_holdem.fresh_summary({"api_cold": ours, "peer": peer})
+    a = out["api_cold"]
+    assert (a["wall_s"], a["cpu_s"], a["iterations"]) == (25.0, 16.0, 50.0)
+    assert a["cores"] == pytest.approx(16.0 / 25.0)
+    assert a["phases"] == {"imports": [1.4, 1.5], "chunk_compile": [4.6, 6.15]}
+    assert a["programs"] == {"jit__run_chunk": {"n": 0.5, "cpu_s": 4.0, "wall_s": 5.0}}
+    assert a["jax_events"] == {"backend_compile_duration": 5.5}
+    assert a["over_peer_cpu"] == [1500.0, 850.0] and a["over_peer_wall"] == [1000.0, 1000.0]
+    assert out["peer"]["cpu_s"] == pytest.approx(0.015) and "over_peer_cpu" not in out["peer"]
+
+
+@pytest.mark.slow
+def test_a_fresh_process_reports_its_phases_and_a_warm_one_compiles_nothing(bench_holdem,
+                                                                           tmp_path):
+    # the child of --fresh on a small public game: the command line's cold process
+    # compiles the chunk and the evaluation; a warm one (the directory the cold one filled)
+    # compiles nothing and reaches the same exploitability, and so does solve_public's
+    # (its default chunk is the command line's, so its chunk is the same program)
+    config = tmp_path / "c.toml"
+    config.write_text('[game]\nname = "kuhn_poker"\n[solver]\nalgorithm = "postflop-dcfr"\n'
+                      'iterations = 30\n[run]\neval_every = 10\n')
+    caches: dict = {}
+    runs = [bench_holdem.fresh_jaxcfr(v, "kuhn_poker(tree='public')", str(config), 10, 30,
+                                      1e-9, caches) for v in ("cli_cold", "cli_warm")]
+    caches["api"] = caches["cli"]
+    runs.append(bench_holdem.fresh_jaxcfr("api_warm", "kuhn_poker(tree='public')",
+                                          str(config), 10, 30, 1e-9, caches))
+    cold, *warm = runs
+    assert {"jit__run_chunk", "jit__metrics"} <= set(cold["programs"])
+    for rec in warm:
+        assert rec["programs"] == {}, rec["variant"]
+        assert (rec["iterations"], rec["exploitability"]) == (30, cold["exploitability"])
+    for rec in runs:
+        assert {"imports", "chunk_compile", "iterations", "evaluations",
+                "total_inside"} <= set(rec["phases"])
+        assert rec["cpu_s"] >= rec["phases"]["total_inside"][0] > 0

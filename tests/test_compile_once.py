@@ -249,3 +249,28 @@ def test_a_stack_of_other_decision_counts_compiles_once():
         moved = other.advance(other.init(), 2 * runner.chunk)
         jax.block_until_ready((state, moved))
     _assert_nothing_compiled(counts)
+
+
+def test_the_evaluation_warm_up_makes_its_programs_without_evaluating(monkeypatch):
+    # the Runner's warm-up (compile's thread) compiles the evaluation on a zero state but
+    # does not run it (on the README turn that run cost a real evaluation's 0.4 CPU-s):
+    # the first evaluation then compiles nothing and gives what a cold runner gives
+    from jaxcfr.solvers import analytics
+    ran = []
+    real = analytics.evaluate
+    monkeypatch.setattr(analytics, "evaluate", lambda *a, **k: ran.append(1) or real(*a, **k))
+    lowered = jaxcfr.lower_public(jaxcfr.load_game("kuhn_poker(tree='public')"))
+    runner = jaxcfr.Runner(lowered, jaxcfr.postflop_dcfr(), chunk=8)
+    state, _ = runner.compile(runner.init())
+    runner._wait_for_evaluation_compile()
+    assert ran == [] and runner.evaluation_compile_seconds is not None
+    state = runner.advance(state, 8)
+    jax.block_until_ready(state)
+    with count_compiles() as counts:
+        ahead = runner.evaluate(state)
+    _assert_nothing_compiled(counts)
+    assert ran == [1]
+    plain = jaxcfr.Runner(lowered, jaxcfr.postflop_dcfr(), chunk=8, overlap_evaluation=False)
+    again = plain.evaluate(plain.advance(plain.init(), 8))
+    for key in ("values", "best_response_values", "nash_conv"):
+        np.testing.assert_array_equal(ahead[key], again[key])

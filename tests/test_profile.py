@@ -271,3 +271,23 @@ def test_a_game_object_without_a_string_says_at_save_time_how_to_make_it_loadabl
         warnings.simplefilter("error")
         saved = profile.save(tmp_path / "q.npz")
     assert evaluate_profile(Profile.load(saved))["found"] == 12
+
+
+def test_a_files_label_encoder_is_encode_label():
+    # Profile.save's encoder (strings and ints without a call) writes encode_label's JSON
+    # for every kind of label: bools and ints apart, NumPy scalars, floats, bytes, nested
+    # and named tuples, a str subclass
+    import collections
+    import json
+
+    from jaxcfr.profiles.profile import _label_encoder, encode_label
+
+    class Name(str):
+        pass
+    Pair = collections.namedtuple("Pair", "a b")
+    labels = ["Call", Name("Bet"), 3, True, False, None, 1.5, np.int64(7), np.float32(0.25),
+              b"\x00\xff", (), ("Check", 51, ("Bet(62)", True), 1.0, b"x"), Pair(1, "a"),
+              ("AsAh", ("Check", "Bet(62)", "Call", 51))]
+    encode = _label_encoder()
+    for x in labels:
+        assert json.dumps(encode(x)) == json.dumps(encode_label(x)), x

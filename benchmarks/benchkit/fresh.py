@@ -1,5 +1,5 @@
-"""Fresh-process runs: one new Python process (this interpreter), what it printed, its exit
-status, and its wall and CPU seconds measured from outside.
+"""Fresh-process runs: one new process (a Python one: this interpreter; or any program),
+what it printed, its exit status, and its wall and CPU seconds measured from outside.
 
 The CPU seconds are those of the children that finished while it ran
 (``RUSAGE_CHILDREN``): run fresh processes one at a time, as the programs do.
@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any, Mapping, Sequence
 
-__all__ = ["Fresh", "fresh_python"]
+__all__ = ["Fresh", "fresh_python", "fresh_process"]
 
 
 @dataclasses.dataclass
@@ -42,9 +42,18 @@ def fresh_python(args: Sequence[str], *, env: Mapping[str, str] | None = None,
     which it is killed and :class:`subprocess.TimeoutExpired` raised. ``check``: a
     non-zero exit status raises :class:`RuntimeError` with the end of its stderr.
     """
+    return fresh_process([sys.executable, *args], env=env, cwd=cwd, timeout=timeout,
+                         check=check)
+
+
+def fresh_process(command: Sequence[str], *, env: Mapping[str, str] | None = None,
+                  cwd: str | os.PathLike | None = None, timeout: float | None = None,
+                  check: bool = False) -> Fresh:
+    """Run ``command`` (a program and its arguments, e.g. a peer's binary) in a new
+    process and wait for it; the arguments as :func:`fresh_python`'s."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, *args], capture_output=True, text=True,
+    proc = subprocess.run(list(command), capture_output=True, text=True,
                           env=None if env is None else dict(env), cwd=cwd, timeout=timeout)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -26,6 +26,7 @@ from typing import Any
 from jaxcfr._util.arguments import positive_int
 from jaxcfr.api.public_result import PublicSolveResult
 from jaxcfr.api.solve import DeviceOptions, Report, solve
+from jaxcfr.engine.runner import DEFAULT_CHUNK
 from jaxcfr.game.public import PublicGame
 from jaxcfr.lowering.public import PublicLowered, public_game_of
 from jaxcfr.solvers.presets import make_solver
@@ -38,7 +39,7 @@ __all__ = ["solve_public", "PublicSolveResult", "public_game_of"]
 def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cfr+",
                  iterations: int = 1000, *, precision: str = "float32",
                  eval_every: int | None = None, target: float | None = None,
-                 chunk: int = 100,
+                 chunk: int = DEFAULT_CHUNK,
                  report: Report | None = None, lock=None,
                  **parameters: Any) -> PublicSolveResult:
     """Solve a PublicGame on its public tree (see the module).
@@ -52,7 +53,9 @@ def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cf
       eval_every: evaluate every this many iterations (default: only at the end).
       target: stop at the first evaluation whose metric is at or below it (``iterations``
         is then the most it runs; ``result.reached_target``): as :func:`jaxcfr.solve`'s.
-      chunk: iterations per compiled call.
+      chunk: iterations per compiled call (at most; :data:`~jaxcfr.engine.runner.DEFAULT_CHUNK`
+        by default, as :func:`jaxcfr.solve` and ``jaxcfr train``: the same compiled program,
+        so a spot one of them compiled is found in the compilation cache by the others).
       report: :class:`jaxcfr.Report` (a callback per evaluation, progress).
       lock: node locking (:mod:`jaxcfr.api.locks`): ``{(public history, hand):
         {action: probability}}`` (hand ``None`` or ``"*"``: the whole node; on hold'em

@@ -50,7 +50,8 @@ from jaxcfr.solvers import metric_record, tables
 from jaxcfr.solvers.tables import StrategyError
 from jaxcfr.tensors import DECISION, GameTensors, LoweredGame, Structure, to_device
 
-__all__ = ["Evaluation", "expected_values", "best_response", "evaluate", "exact_metrics",
+__all__ = ["Evaluation", "expected_values", "best_response", "evaluate", "prepare_evaluation",
+           "exact_metrics",
            "device_tensors", "evaluation_kernel",
            "history_values", "infoset_values",
            "best_responses", "BestResponses", "StrategyError",
@@ -204,23 +205,44 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
         elif values is None:
             raise ValueError("evaluate() was given tensors without the value kernel they were "
                              "made for (values=)")
-        table = on_device(strategy, dtype)
-        want = 3 if batched else 2
-        if table.ndim < want or table.shape[want - 2:want] != lowered.tensors.legal_mask.shape[-2:]:
-            raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
-                             f"[{'B, ' if batched else ''}I, A] = "
-                             f"{tuple(lowered.tensors.legal_mask.shape)}")
-        ev, found = program_cache.call(      # (found on disk before tracing, where it can be)
-            _metrics, (tensors, table, on_device(np.int32(lowered.br_rounds))),
-            dict(structure=lowered.structure, games_batched=batched, normalise=bool(normalise),
-                 values=values),
-            rarely=True)
+        args, static = _metrics_call(lowered, strategy, dtype, tensors, values, normalise)
+        # (found on disk before tracing, where it can be)
+        ev, found = program_cache.call(_metrics, args, static, rarely=True)
+        table = args[1]
         tables.check(lowered, table, found)
         # (gathered from every process when a batch is sharded over several)
         values = to_host(ev.values, dtype=np.float64)
         br = to_host(ev.best_response_values, dtype=np.float64)
         nash_conv = to_host(ev.nash_conv, dtype=np.float64)
     return _dispatch(lowered, values, br, nash_conv, players_axis=1 if batched else 0)
+
+
+def _metrics_call(lowered: LoweredGame, strategy, dtype, tensors: GameTensors,
+                  values: ValueKernel, normalise: bool) -> tuple[tuple, dict]:
+    """The arguments and static arguments :func:`evaluate` runs ``_metrics`` with (in
+    ``dtype``'s precision scope): the strategy ``[(B,) I, A, *b]`` on the device, its shape
+    checked against the game's."""
+    batched = lowered.batch_size is not None
+    table = on_device(strategy, dtype)
+    want = 3 if batched else 2
+    if table.ndim < want or table.shape[want - 2:want] != lowered.tensors.legal_mask.shape[-2:]:
+        raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
+                         f"[{'B, ' if batched else ''}I, A] = "
+                         f"{tuple(lowered.tensors.legal_mask.shape)}")
+    return ((tensors, table, on_device(np.int32(lowered.br_rounds))),
+            dict(structure=lowered.structure, games_batched=batched, normalise=bool(normalise),
+                 values=values))
+
+
+def prepare_evaluation(lowered: LoweredGame, strategy, *, dtype, tensors: GameTensors,
+                       values: ValueKernel, normalise: bool = False) -> None:
+    """Compile (or load) the program :func:`evaluate` runs on a strategy of ``strategy``'s
+    shape and type, without running it (a Runner's warm-up: evaluating a zero state of the
+    README turn cost as much CPU as a real evaluation, 0.4 s, for nothing)."""
+    dtype = precision.dtype_of(dtype)
+    with precision.scope(dtype):
+        args, static = _metrics_call(lowered, strategy, dtype, tensors, values, normalise)
+        program_cache.program(_metrics, args, static, rarely=True)
 
 
 class BestResponses(NamedTuple):
