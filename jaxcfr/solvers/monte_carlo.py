@@ -470,7 +470,12 @@ class ExternalSampling(MonteCarlo):
         return (kind == DECISION) & (owner == traverser)
 
     def average_target(self, player, num_players):
-        return (player + 1) % num_players
+        following = player + 1
+        if isinstance(following, jax.Array):
+            # a traced player in [0, P): a select, not the signed remainder of `%`, whose
+            # sixteen operations XLA inlines into every kernel that reads it
+            return jnp.where(following < num_players, following, 0)
+        return following % num_players
 
     def average_weight(self, own, sample_reach):
         return jnp.ones_like(own)
