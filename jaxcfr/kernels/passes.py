@@ -107,10 +107,12 @@ def bottom_up(payoff: jax.Array, weight: jax.Array, parent: jax.Array, levels) -
     return jnp.concatenate(out[::-1], axis=0)
 
 
-def pick_player(x: jax.Array, player: jax.Array) -> jax.Array:
-    """``x[n, player[n], ...]`` for ``x`` of shape ``[N, P, *b]`` and ``player`` ``[N]``."""
+def pick_player(x: jax.Array, player: jax.Array, mode: str | None = None) -> jax.Array:
+    """``x[n, player[n], ...]`` for ``x`` of shape ``[N, P, *b]`` and ``player`` ``[N]``
+    (``mode``: :func:`jax.numpy.take_along_axis`'s; ``"clip"`` where ``player`` is in
+    range: the same values without the fix-ups of negative and outside indices)."""
     index = trail(player, x.ndim - 1)[:, None]
-    return jnp.take_along_axis(x, index, axis=1)[:, 0]
+    return jnp.take_along_axis(x, index, axis=1, mode=mode)[:, 0]
 
 
 def opponent_reach(reach: jax.Array) -> jax.Array:

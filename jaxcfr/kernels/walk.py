@@ -316,13 +316,19 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
 
     # a traversal's member and traverser by arithmetic on its index, not gathers from
     # `member` and `lane_traverser` (each gather a kernel to compile)
+    # (indices are never negative: lax.div and lax.rem, not the sign-fixing // and %)
     def member_of(v):
-        return (v // plan.samples) % members
+        v = jnp.asarray(v, jnp.int32)
+        draw = v if plan.samples == 1 else jax.lax.div(v, np.int32(plan.samples))
+        return jnp.zeros_like(v) if members == 1 else jax.lax.rem(draw, np.int32(members))
 
     def traverser_of(v):
         if who is None:
             return None
-        return who[0] + 0 * v if groups == 1 else take(who, v // (members * plan.samples))
+        v = jnp.asarray(v, jnp.int32)
+        if groups == 1:
+            return jnp.broadcast_to(who[0], v.shape)
+        return take(who, jax.lax.div(v, np.int32(members * plan.samples)))
     u = uniforms.reshape(total, plan.draws)                                          # [V, U]
     # output slots of a lane: a traversal's most, times one more than the traversals a
     # lane takes on average: a lane takes another only while it has room for the most

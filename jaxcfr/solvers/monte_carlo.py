@@ -274,7 +274,8 @@ class MonteCarlo(Estimator):
         decision = valid & (kind == DECISION)
         mine = decision & ((acting < num) if player is None else (acting == player))
         safe = jnp.where(decision, sample_reach, 1)
-        weight = passes.pick_player(passes.opponent_reach(reach), jnp.clip(acting, 0, num - 1))
+        seat = jnp.clip(acting, 0, num - 1)
+        weight = passes.pick_player(passes.opponent_reach(reach), seat, mode="clip")
         weight = jnp.where(mine, weight / safe, 0) / samples
         row = take(t.node_infoset, node)
         mask = take(t.legal_mask, row)
@@ -287,7 +288,7 @@ class MonteCarlo(Estimator):
             target_here = decision
         else:
             target_here = decision & (acting == self.average_target(player, num))
-        own = passes.pick_player(reach, jnp.clip(acting, 0, num - 1))
+        own = passes.pick_player(reach, seat, mode="clip")
         w = jnp.where(target_here, self.average_weight(own, safe), 0) / samples
         average_row = jnp.where(target_here, row, sink)
         return RowEstimate(member, regret_row.astype(jnp.int32), regret,
