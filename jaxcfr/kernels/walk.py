@@ -380,10 +380,11 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
     #     drawn, slots written).
     OUT, SCRATCH = depth, depth + capacity
     STATE = SCRATCH + 1                     # ints: (sp, done) at STATE, (drawn, written) below
+    ROWS = STATE + 2                        # both tables (the floats' last two rows unused)
 
     def init(m):
-        fl = jnp.zeros((SCRATCH + 1, width), dtype).at[0].set(root_row(m))
-        return fl, jnp.zeros((STATE + 2, 2), jnp.int32)
+        fl = jnp.zeros((ROWS, width), dtype).at[0].set(root_row(m))
+        return fl, jnp.zeros((ROWS, 2), jnp.int32)
 
     def step(carry, m, e, traverser, tau):
         """One step of one lane (a finished lane's step changes nothing)."""
@@ -439,18 +440,19 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
                                reach_c, jnp.stack([top[SQ] * q, p / q, q])])
         # the rows written are distinct but for the scratch row: a fold goes at or below
         # the top, a new frame above it, an output slot past the frames
-        float_rows = jnp.stack([jnp.where(fold, into, SCRATCH), below, w])
         float_writes = jnp.stack([folded, new, top])                     # [3, F]
         drawn = drawn + (push & ~enum).astype(jnp.int32)
         written = written + record.astype(jnp.int32)
         ended = done | (finish & (sp == 0))
         after = jnp.maximum(jnp.where(grow, sp + 1, jnp.where(finish, sp - 1, sp)), 0)
-        int_rows = jnp.stack([sp, below, w, STATE, STATE + 1])
-        int_writes = jnp.stack([jnp.stack([h, j + push.astype(jnp.int32)]),
-                                jnp.stack([c, zero]), jnp.stack([h, tau]),
+        int_writes = jnp.stack([jnp.stack([c, zero]), jnp.stack([h, tau]),
+                                jnp.stack([h, j + push.astype(jnp.int32)]),
                                 jnp.stack([after, ended.astype(jnp.int32)]),
                                 jnp.stack([drawn, written])])           # [5, 2]
-        return float_rows, float_writes, int_rows, int_writes
+        # the rows both tables write, in one index: the floats the first three, the ints
+        # the last five
+        rows = jnp.stack([jnp.where(fold, into, SCRATCH), below, w, sp, STATE, STATE + 1])
+        return rows, float_writes, int_writes
 
     # the loop runs the lanes' steps side by side until every lane is done: its predicate
     # is one flag, so a step updates rows in place (a vmapped while_loop would select
@@ -459,15 +461,14 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         # each lane says which rows it writes; one scatter a table writes them all, at
         # flat indices (not a vmapped scatter: its [lane, row] indices are kernels more)
         fl, it = carry
-        lane = np.arange(fl.shape[0])[:, None]
-        float_rows, float_writes, int_rows, int_writes = jax.vmap(step)(carry, *per)
+        rows, float_writes, int_writes = jax.vmap(step)(carry, *per)
+        index = np.arange(fl.shape[0])[:, None] * ROWS + rows                      # [L, 6]
 
-        def write(table, rows, values):
+        def write(table, index, values):
             flat = table.reshape(-1, table.shape[-1])
-            index = (lane * table.shape[1] + rows).reshape(-1)
-            return flat.at[index].set(values.reshape(-1, table.shape[-1]),
-                                      mode="promise_in_bounds").reshape(table.shape)
-        return write(fl, float_rows, float_writes), write(it, int_rows, int_writes)
+            return flat.at[index.reshape(-1)].set(values.reshape(-1, table.shape[-1]),
+                                                  mode="promise_in_bounds").reshape(table.shape)
+        return write(fl, index[:, :3], float_writes), write(it, index[:, 1:], int_writes)
     first = np.arange(lanes, dtype=np.int32)                      # lane l starts traversal l
 
     def per_traversal(tau):
