@@ -328,7 +328,10 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         v = jnp.asarray(v, jnp.int32)
         if groups == 1:
             return jnp.broadcast_to(who[0], v.shape)
-        return take(who, jax.lax.div(v, np.int32(members * plan.samples)))
+        group = jax.lax.div(v, np.int32(members * plan.samples))
+        if isinstance(traverser, np.ndarray) and np.array_equal(traverser, np.arange(groups)):
+            return group                     # every player in turn: no gather to compile
+        return take(who, group)
     u = uniforms.reshape(total, plan.draws)                                          # [V, U]
     # output slots of a lane: a traversal's most, times one more than the traversals a
     # lane takes on average: a lane takes another only while it has room for the most

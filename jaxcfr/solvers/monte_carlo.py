@@ -20,6 +20,7 @@ from typing import ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxcfr._util import arguments
 from jaxcfr._util.arguments import ArgumentError, positive_int
@@ -169,7 +170,7 @@ class MonteCarlo(Estimator):
                                (current.members,))
         if player is not None or not self.per_traverser:
             return self._traverse(t, s, current, player, keys, eps, arrays)
-        players = jnp.arange(s.num_players)
+        players = np.arange(s.num_players, dtype=np.int32)      # a constant, not an iota kernel
         if self.walk == "depth":
             # simultaneous, depth first: every traverser's lanes under one loop (a vmap
             # over the traverser would batch the loop's predicate, and every step would
@@ -270,14 +271,16 @@ class MonteCarlo(Estimator):
         sampling) or ``[M]``, each slot's traverser (a simultaneous depth-first walk)."""
         rows = t.legal_mask.shape[0]
         # regret at the updated player's slots: W(h) (x(h, .) - sigma(h) . x(h, .))
-        kind, acting = take(t.node_kind, node), take(t.node_player, node)
+        # the slots' kind, player and row in one gather (one kernel to compile, not three)
+        facts = take(jnp.stack([t.node_kind.astype(jnp.int32), t.node_player.astype(jnp.int32),
+                                t.node_infoset.astype(jnp.int32)], axis=1), node)   # [M, 3]
+        kind, acting, row = facts[:, 0], facts[:, 1], facts[:, 2]
         decision = valid & (kind == DECISION)
         mine = decision & ((acting < num) if player is None else (acting == player))
         safe = jnp.where(decision, sample_reach, 1)
         seat = jnp.clip(acting, 0, num - 1)
         weight = passes.pick_player(passes.opponent_reach(reach), seat, mode="clip")
         weight = jnp.where(mine, weight / safe, 0) / samples
-        row = take(t.node_infoset, node)
         mask = take(t.legal_mask, row)
         baseline = (sigma * x).sum(axis=1, keepdims=True)
         regret = jnp.where(mask, weight[:, None] * (x - baseline), 0)
