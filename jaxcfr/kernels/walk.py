@@ -241,7 +241,9 @@ def pooled(w: Walked, size: int, start=0) -> Walked:
     slots = w.node.shape[0] // lanes
     end = jnp.cumsum(w.count)                                                       # [L]
     j = start + jnp.arange(size, dtype=jnp.int32)
-    lane = jnp.minimum(jnp.searchsorted(end, j, side="right"), lanes - 1)          # [C]
+    # (an unrolled binary search: no while loop of its own in each chunk loop to compile)
+    lane = jnp.minimum(jnp.searchsorted(end, j, side="right", method="scan_unrolled"),
+                       lanes - 1)                                                  # [C]
     used = j < end[-1]
     source = jnp.where(used, lane * slots + j - (end - w.count)[lane], 0)
     pick = lambda x: take(x, source)                                                # noqa: E731

@@ -279,7 +279,7 @@ class MonteCarlo(Estimator):
         mine = decision & ((acting < num) if player is None else (acting == player))
         safe = jnp.where(decision, sample_reach, 1)
         seat = jnp.clip(acting, 0, num - 1)
-        weight = passes.pick_player(passes.opponent_reach(reach), seat, mode="clip")
+        weight = passes.select_player(passes.opponent_reach(reach), seat)
         weight = jnp.where(mine, weight / safe, 0) / samples
         mask = take(t.legal_mask, row)
         baseline = (sigma * x).sum(axis=1, keepdims=True)
@@ -291,7 +291,7 @@ class MonteCarlo(Estimator):
             target_here = decision
         else:
             target_here = decision & (acting == self.average_target(player, num))
-        own = passes.pick_player(reach, seat, mode="clip")
+        own = passes.select_player(reach, seat)
         w = jnp.where(target_here, self.average_weight(own, safe), 0) / samples
         average_row = jnp.where(target_here, row, sink)
         return RowEstimate(member, regret_row.astype(jnp.int32), regret,
