@@ -215,13 +215,13 @@ def test_a_simultaneous_update_walks_every_traverser_in_one_loop(game, scheme):
         apart = jax.jit(one_loop_each)(keys)
         loops = [e for e in jax.make_jaxpr(fused)(keys).jaxpr.eqns        # the walks'
                  if e.primitive.name == "while"                # (not a pool's chunks)
-                 and e.params["body_jaxpr"].jaxpr.outvars[1].aval.ndim == 3]
+                 and e.params["body_jaxpr"].jaxpr.outvars[1].aval.dtype == bool]
         who = [None] if scheme == "chance" else list(range(num))
         numbers = {i: np.asarray(est.uniforms(keys if i is None else fold(keys, i),
                                               jnp.float64)) for i in who}
     assert len(loops) == 1
-    state = loops[0].params["body_jaxpr"].jaxpr.outvars[1].aval    # the lanes' int tables
-    assert state.shape[0] == len(who) * members * samples
+    done = loops[0].params["body_jaxpr"].jaxpr.outvars[1].aval     # the lanes' done flags
+    assert done.shape == (len(who) * members * samples,)
     _assert_the_reference_walks(lowered, est, got, sigma, numbers,
                                 [e if scheme == "outcome" else 0.0 for e in eps], samples)
     for field in ("regret", "average"):

@@ -241,9 +241,7 @@ def pooled(w: Walked, size: int, start=0) -> Walked:
     slots = w.node.shape[0] // lanes
     end = jnp.cumsum(w.count)                                                       # [L]
     j = start + jnp.arange(size, dtype=jnp.int32)
-    # (an unrolled binary search: no while loop of its own in each chunk loop to compile)
-    lane = jnp.minimum(jnp.searchsorted(end, j, side="right", method="scan_unrolled"),
-                       lanes - 1)                                                  # [C]
+    lane = jnp.minimum(jnp.searchsorted(end, j, side="right"), lanes - 1)          # [C]
     used = j < end[-1]
     source = jnp.where(used, lane * slots + j - (end - w.count)[lane], 0)
     pick = lambda x: take(x, source)                                                # noqa: E731
@@ -297,13 +295,10 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         each (``V``), or fewer, each taking the next traversal not yet walked when its
         own ends (see :func:`lane_count`).
 
-    A lane's state is two tables (a float and an integer row per frame and per output
-    slot, a scratch row, the integer table's last two rows the stack pointer, done flag,
-    numbers drawn and slots written) and a node's facts and amounts one integer row (the
-    amounts' bits), so a step is a few gathers and one scatter per table, at flat indices,
-    of the rows every lane writes: XLA's CPU backend pays per array touched, not per
-    number, and compiles every kernel (each scatter, each fusion computing what one
-    writes) on its own (docs/mccfr.md: 66 kernels against 92 compile 20% faster).
+    The loop's state is packed into few arrays (one integer and one float row per frame,
+    one float row per output slot) and a node's facts into one integer and one float row
+    of two tables, so a step is a few gathers and in-place row updates: XLA's CPU backend
+    pays per array touched, not per number.
     """
     depth, slots, k = plan.depth, plan.slots, plan.max_children
     actions = t.legal_mask.shape[1]
@@ -314,29 +309,11 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
     total = groups * members * plan.samples                                          # V
     lanes = lane_count(total) if lanes is None else min(int(lanes), total)           # L
     refill = lanes < total
-    # each traversal's member, exploration and numbers
+    # each traversal's member, traverser, exploration and numbers
     member = jnp.tile(jnp.repeat(jnp.arange(members, dtype=jnp.int32), plan.samples),
                       groups)                                                       # [V]
+    lane_traverser = None if who is None else jnp.repeat(who, members * plan.samples)  # [V]
     eps = take(exploration, member).astype(dtype)                                   # [V]
-
-    # a traversal's member and traverser by arithmetic on its index, not gathers from
-    # `member` and `lane_traverser` (each gather a kernel to compile)
-    # (indices are never negative: lax.div and lax.rem, not the sign-fixing // and %)
-    def member_of(v):
-        v = jnp.asarray(v, jnp.int32)
-        draw = v if plan.samples == 1 else jax.lax.div(v, np.int32(plan.samples))
-        return jnp.zeros_like(v) if members == 1 else jax.lax.rem(draw, np.int32(members))
-
-    def traverser_of(v):
-        if who is None:
-            return None
-        v = jnp.asarray(v, jnp.int32)
-        if groups == 1:
-            return jnp.broadcast_to(who[0], v.shape)
-        group = jax.lax.div(v, np.int32(members * plan.samples))
-        if isinstance(traverser, np.ndarray) and np.array_equal(traverser, np.arange(groups)):
-            return group                     # every player in turn: no gather to compile
-        return take(who, group)
     u = uniforms.reshape(total, plan.draws)                                          # [V, U]
     # output slots of a lane: a traversal's most, times one more than the traversals a
     # lane takes on average: a lane takes another only while it has room for the most
@@ -354,22 +331,12 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
     amounts = jnp.concatenate([t.payoff.astype(dtype), tables.chance[:n, None].astype(dtype)],
                               axis=1)
     amounts = jnp.concatenate([amounts, jnp.zeros((k, num + 1), dtype)])          # [N + K, P + 1]
-    # both in one int table, the amounts' bits after the facts (a node's facts and amounts
-    # are one gather, its children's one window: fewer kernels to compile)
-    words = jax.lax.bitcast_convert_type(amounts, jnp.int32).reshape(n + k, -1)   # [N + K, W]
-    nodes = jnp.concatenate([facts, words], axis=1)                           # [N + K, 7 + W]
-
-    def amounts_of(bits):                                          # [..., W] -> [..., P + 1]
-        if dtype.itemsize > 4:                                     # a float64 is two words
-            bits = bits.reshape(bits.shape[:-1] + (num + 1, -1))
-        return jax.lax.bitcast_convert_type(bits, dtype)
     # a frame's float row: value [P] | x [A] | sigma [A] | reach [P + 1] | Q | p / q | q
     X, SIG, R = num, num + actions, num + 2 * actions                     # value at column 0
     SQ, RATIO, Q = R + num + 1, R + num + 2, R + num + 3
     width = Q + 1
-    # host constants, not iotas: an iota the loop reads is a kernel of its own
-    players = np.arange(num + 1)
-    cols = np.arange(width)
+    players = jnp.arange(num + 1)
+    cols = jnp.arange(width)
 
     def strategy(node_row, m):                                                  # [A]
         return policy(node_row[None], m[None])[0].astype(dtype)
@@ -378,38 +345,27 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         return jnp.concatenate([amounts[0, :num], jnp.zeros(actions, dtype),
                                 strategy(facts[0, ROW], m), jnp.ones(num + 4, dtype)])
 
-    # A lane's state is two tables, so that a step writes each with one scatter (XLA's
-    # CPU backend compiles every scatter, and every kernel computing what one writes, as a
-    # kernel of its own: one per table, not one per field, compiles faster):
-    #   floats [D + S' + 1, F]: the frames (rows 0 .. D - 1), the output slots (D ..
-    #     D + S' - 1), a scratch row (D + S') that takes the writes a step does not make;
-    #   ints [D + S' + 3, 2]: the frames' (node, children taken), the output slots'
-    #     (node, traversal), the scratch row, then (stack pointer, done) and (numbers
-    #     drawn, slots written).
-    OUT, SCRATCH = depth, depth + capacity
-    STATE = SCRATCH + 1                     # ints: (sp, done) at STATE, (drawn, written) below
-    ROWS = STATE + 2                        # both tables (the floats' last two rows unused)
-
     def init(m):
-        fl = jnp.zeros((ROWS, width), dtype).at[0].set(root_row(m))
-        return fl, jnp.zeros((ROWS, 2), jnp.int32)
+        ff = jnp.zeros((depth, width), dtype).at[0].set(root_row(m))
+        fi = jnp.zeros((depth, 2), jnp.int32)                     # node, children taken
+        of = jnp.zeros((capacity + 1, width), dtype)              # the last row: scratch
+        on = jnp.zeros((capacity + 1, 2), jnp.int32)              # node, traversal
+        zero = jnp.zeros((), jnp.int32)
+        return zero, jnp.zeros((), bool), zero, zero, ff, fi, of, on
 
     def step(carry, m, e, traverser, tau):
         """One step of one lane (a finished lane's step changes nothing)."""
-        fl, it = carry
-        sp, done = it[STATE, 0], it[STATE, 1] != 0
-        drawn, written = it[STATE + 1, 0], it[STATE + 1, 1]
+        sp, done, drawn, written, ff, fi, of, on = carry
         zero = jnp.zeros((), jnp.int32)
         alive = ~done
-        hj = it[sp]                                        # the top frame's node, children taken
-        h, j = hj[0], hj[1]
-        top = fl[sp]                                                       # [F]
-        fh = nodes[h, :7]
+        h, j = fi[sp, 0], fi[sp, 1]
+        top = ff[sp]                                                       # [F]
+        fh = facts[h]
         kind, owner, at, nk = fh[KIND], fh[OWNER], fh[FIRST], fh[COUNT]
         enum = scheme.enumerates(kind, owner, traverser)
         push = alive & (j < jnp.where(enum, nk, jnp.minimum(nk, 1)))
-        window = jax.lax.dynamic_slice_in_dim(nodes, at, k)                # [K, 7 + W]
-        kids, kid_amounts = window[:, :7], amounts_of(window[:, 7:])      # [K, 7], [K, P + 1]
+        kids = jax.lax.dynamic_slice_in_dim(facts, at, k)                  # [K, 7]
+        kid_amounts = jax.lax.dynamic_slice_in_dim(amounts, at, k)         # [K, P + 1]
         present = jnp.arange(k) < nk
         sigma_h = jax.lax.dynamic_slice_in_dim(top, SIG, actions)
         p_kids = jnp.where(present, take(sigma_h, kids[:, SLOT]) * kid_amounts[:, num], 0)
@@ -417,8 +373,7 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
                                  owner[None], traverser, e[None, None])[0]
         pick = inverse_cdf(q_kids[None], u[tau, jnp.minimum(drawn, plan.draws - 1)][None])[0]
         slot = jnp.where(enum, j, pick)
-        child = window[slot]
-        fc, payoff_c = child[:7], amounts_of(child[7:])[:num]
+        fc, payoff_c = kids[slot], kid_amounts[slot, :num]
         c = (at + slot).astype(jnp.int32)
         p = p_kids[slot]
         q = jnp.where(enum, jnp.ones((), dtype), q_kids[slot].astype(dtype))
@@ -433,69 +388,52 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         edge_slot = jnp.where(push, fc[SLOT], fh[SLOT])
         fold = (push & leaf) | (finish & (sp > 0))
         seat = jnp.minimum(edge_owner, num - 1)
-        target = fl[into]
+        target = ff[into]
         folded = jnp.where(cols < num, target + jnp.pad(ratio * value, (0, width - num)),
                            jnp.where(cols == X + edge_slot, value[seat] / q_in, target))
+        ff = ff.at[into].set(jnp.where(fold, folded, target))
+        fi = fi.at[sp, 1].add(push.astype(jnp.int32))
         # a finished decision node the update reads: its slot (else the scratch row)
         record = finish & recorded(scheme, kind, owner, traverser, num)
-        w = jnp.where(record, OUT + written, SCRATCH)
-        # an inner child just pushed: its frame (else the scratch row)
-        grow = push & ~leaf
-        below = jnp.where(grow, sp + 1, SCRATCH)
+        w = jnp.where(record, written, capacity)
+        of = of.at[w].set(top)
+        on = on.at[w].set(jnp.stack([h, tau]))
+        # an inner child just pushed: its frame (else the dead row above the top)
+        below = jnp.minimum(sp + 1, depth - 1)
         reach = jax.lax.dynamic_slice_in_dim(top, R, num + 1)
         reach_c = reach * jnp.where(players == fc[EDGE_OWNER], p, 1)
         new = jnp.concatenate([payoff_c, jnp.zeros(actions, dtype), strategy(fc[ROW], m),
                                reach_c, jnp.stack([top[SQ] * q, p / q, q])])
-        # the rows written are distinct but for the scratch row: a fold goes at or below
-        # the top, a new frame above it, an output slot past the frames
-        float_writes = jnp.stack([folded, new, top])                     # [3, F]
+        grow = push & ~leaf
+        ff = ff.at[below].set(jnp.where(grow, new, ff[below]))
+        fi = fi.at[below].set(jnp.where(grow, jnp.stack([c, zero]), fi[below]))
         drawn = drawn + (push & ~enum).astype(jnp.int32)
         written = written + record.astype(jnp.int32)
-        ended = done | (finish & (sp == 0))
-        after = jnp.maximum(jnp.where(grow, sp + 1, jnp.where(finish, sp - 1, sp)), 0)
-        int_writes = jnp.stack([jnp.stack([c, zero]), jnp.stack([h, tau]),
-                                jnp.stack([h, j + push.astype(jnp.int32)]),
-                                jnp.stack([after, ended.astype(jnp.int32)]),
-                                jnp.stack([drawn, written])])           # [5, 2]
-        # the rows both tables write, in one index: the floats the first three, the ints
-        # the last five
-        rows = jnp.stack([jnp.where(fold, into, SCRATCH), below, w, sp, STATE, STATE + 1])
-        return rows, float_writes, int_writes
+        done = done | (finish & (sp == 0))
+        sp = jnp.maximum(jnp.where(grow, sp + 1, jnp.where(finish, sp - 1, sp)), 0)
+        return sp, done, drawn, written, ff, fi, of, on
 
     # the loop runs the lanes' steps side by side until every lane is done: its predicate
     # is one flag, so a step updates rows in place (a vmapped while_loop would select
     # between every lane's old and new state, whole buffers, at every step)
-    def lanes_step(carry, *per):
-        # each lane says which rows it writes; one scatter a table writes them all, at
-        # flat indices (not a vmapped scatter: its [lane, row] indices are kernels more)
-        fl, it = carry
-        rows, float_writes, int_writes = jax.vmap(step)(carry, *per)
-        index = np.arange(fl.shape[0])[:, None] * ROWS + rows                      # [L, 6]
-
-        def write(table, index, values):
-            flat = table.reshape(-1, table.shape[-1])
-            return flat.at[index.reshape(-1)].set(values.reshape(-1, table.shape[-1]),
-                                                  mode="promise_in_bounds").reshape(table.shape)
-        return write(fl, index[:, :3], float_writes), write(it, index[:, 1:], int_writes)
-    first = np.arange(lanes, dtype=np.int32)                      # lane l starts traversal l
+    lanes_step = jax.vmap(step)
+    first = jnp.arange(lanes, dtype=jnp.int32)                    # lane l starts traversal l
 
     def per_traversal(tau):
-        return (member_of(tau), take(eps, tau), traverser_of(tau), tau)
-
-    def running(c):
-        return ~jnp.all(c[1][:, STATE, 1] != 0)
+        return (take(member, tau), take(eps, tau),
+                None if lane_traverser is None else take(lane_traverser, tau), tau)
 
     if not refill:
         fixed = per_traversal(first)
-        fl, it = jax.lax.while_loop(running, lambda c: lanes_step(c, *fixed),
-                                    jax.vmap(init)(member))
+        _, _, _, written, _, _, of, on = jax.lax.while_loop(
+            lambda c: ~jnp.all(c[1]), lambda c: lanes_step(c, *fixed),
+            jax.vmap(init)(member))
     else:
         roots = jax.vmap(root_row)(member)                                          # [V, F]
 
         def body(state):
             c, tau, taken = state
-            fl, it = lanes_step(c, *per_traversal(tau))
-            done, written = it[:, STATE, 1] != 0, it[:, STATE + 1, 1]
+            sp, done, drawn, written, ff, fi, of, on = lanes_step(c, *per_traversal(tau))
             # a lane whose traversal ended takes the next one not yet walked (lanes in
             # order), if it has room for the most one can write
             want = done & (written + slots <= capacity)
@@ -503,21 +441,19 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
             nxt = taken + rank
             ok = want & (nxt < total)
             nxt = jnp.minimum(nxt, total - 1)
-            fl = fl.at[:, 0].set(jnp.where(ok[:, None], take(roots, nxt), fl[:, 0]))
-            # its root frame (node 0, no child taken), not done, no number drawn
-            it = it.at[:, 0].set(jnp.where(ok[:, None], 0, it[:, 0]))
-            it = it.at[:, STATE, 1].set(jnp.where(ok, 0, it[:, STATE, 1]))
-            it = it.at[:, STATE + 1, 0].set(jnp.where(ok, 0, it[:, STATE + 1, 0]))
-            return (fl, it), jnp.where(ok, nxt, tau), taken + ok.sum(dtype=jnp.int32)
+            ff = ff.at[:, 0].set(jnp.where(ok[:, None], take(roots, nxt), ff[:, 0]))
+            fi = fi.at[:, 0].set(jnp.where(ok[:, None], 0, fi[:, 0]))
+            state = (sp, done & ~ok, jnp.where(ok, 0, drawn), written, ff, fi, of, on)
+            return state, jnp.where(ok, nxt, tau), taken + ok.sum(dtype=jnp.int32)
 
-        (fl, it), _, _ = jax.lax.while_loop(
-            lambda s: running(s[0]), body,
+        (_, _, _, written, _, _, of, on), _, _ = jax.lax.while_loop(
+            lambda s: ~jnp.all(s[0][1]), body,
             (jax.vmap(init)(take(member, first)), first, jnp.asarray(lanes, jnp.int32)))
-    written = it[:, STATE + 1, 1]                                                   # [L]
-    on, of = it[:, OUT:SCRATCH], fl[:, OUT:SCRATCH]
+    on, of = on[:, :capacity], of[:, :capacity]
     valid = jnp.arange(capacity)[None, :] < written[:, None]
     tau = on[..., 1].reshape(-1)
     of = of.reshape(-1, width)
-    return Walked(on[..., 0].reshape(-1), valid.reshape(-1), member_of(tau), traverser_of(tau),
+    return Walked(on[..., 0].reshape(-1), valid.reshape(-1), take(member, tau),
+                  None if who is None else take(lane_traverser, tau),
                   of[:, X:X + actions], of[:, SIG:SIG + actions], of[:, R:R + num + 1],
                   of[:, SQ], written)
