@@ -63,26 +63,24 @@ class CappedEstimate(NamedTuple):
 
     ``first`` holds the first ``C`` used slots (of the bound's layout, in its order);
     where they did not all fit, ``chunk(i)`` (``i`` = 1 .. ``more``) holds the next ``C``
-    (invalid slots past the last); ``chunk(0)`` is ``first``. A consumer that applies
-    the chunks in order (:func:`over_chunks`) adds the same numbers in the same order as
-    it would the bound's slots, bit for bit, and a step that fits pays for ``C`` slots,
-    not the bound.
+    (invalid slots past the last). A consumer that applies the chunks in order
+    (:func:`over_chunks`) adds the same numbers in the same order as it would the bound's
+    slots, bit for bit, and a step that fits pays for ``C`` slots, not the bound.
     """
     first: RowEstimate                            # the first C used slots
     more: jax.Array                               # [] int32  further chunks (0: it fits)
-    chunk: Callable[[jax.Array], RowEstimate]     # chunk i >= 0 of C slots (0: first)
+    chunk: Callable[[jax.Array], RowEstimate]     # chunk i >= 1 of C slots
 
 
 def over_chunks(est, f: Callable[[RowEstimate, Any], Any], acc):
     """``acc`` after ``f(chunk, acc)`` for each chunk of ``est`` in order: a
-    :class:`RowEstimate` is one chunk; a :class:`CappedEstimate` its first and its
-    ``more`` others in one ``while`` loop (one trip where its slots fit; a loop, not a
+    :class:`RowEstimate` is one chunk; a :class:`CappedEstimate` its first, then its
+    ``more`` others in a ``while`` loop (none where its slots fit; a loop, not a
     ``lax.cond``, whose carry XLA updates in place: on CPU a ``cond`` copies it)."""
     if not isinstance(est, CappedEstimate):
         return f(est, acc)
-    # the first chunk inside the loop too (chunk 0 is ``first``): one copy of the
-    # estimate's program per phase, not two (compile time)
-    return jax.lax.fori_loop(0, est.more + 1, lambda i, a: f(est.chunk(i), a), acc)
+    acc = f(est.first, acc)
+    return jax.lax.fori_loop(1, est.more + 1, lambda i, a: f(est.chunk(i), a), acc)
 
 
 class LazyStrategy(NamedTuple):
