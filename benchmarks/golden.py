@@ -81,6 +81,24 @@ def run(path: str) -> None:
                 _state(out, f"{tag}/leduc-dcfr-nodes",
                        runner.advance(runner.init(), ITERATIONS))
 
+    # depth-first walks (jaxcfr.kernels.walk): each scheme, the output pool's chunks (a
+    # pool of 1 slot a lane: every step overflows), lanes that take the next traversal
+    # (256 traversals a step and more), predictive and compensated tables, Liar's dice
+    walks = [(cls(samples=2, walk="depth"), game, preset, seed)
+             for cls in (jaxcfr.ChanceSampling, jaxcfr.ExternalSampling,
+                         jaxcfr.OutcomeSampling)
+             for game, preset, seed in ((leduc, "cfr+", 3), (kuhn, "cfr", 5))]
+    walks += [(jaxcfr.ExternalSampling(samples=2, walk="depth", pool=1), leduc, preset, 6)
+              for preset in ("cfr", "pcfr+")]
+    walks += [(jaxcfr.OutcomeSampling(samples=8, walk="depth", pool=1), leduc, "cfr+", 7),
+              (jaxcfr.ExternalSampling(samples=128, walk="depth"), kuhn, "cfr", 8),
+              (jaxcfr.OutcomeSampling(samples=128, walk="depth"), leduc, "lcfr", 9),
+              (jaxcfr.ExternalSampling(walk="depth"), DICE, "cfr", 10),
+              (jaxcfr.OutcomeSampling(samples=4, walk="depth"), DICE, "cfr+", 11)]
+    for i, (est, game, preset, seed) in enumerate(walks):
+        _solved(out, f"walk/{i}-{est.name}-x{est.samples}-pool{est.pool}/{preset}",
+                solve(game, preset, ITERATIONS, estimator=est, seed=seed))
+
     runner = jaxcfr.Runner(leduc, jaxcfr.make_solver("pcfr+"), sequence_form=False)
     _state(out, "nodes/pcfr+/leduc", runner.advance(runner.init(), ITERATIONS))
 

@@ -20,7 +20,8 @@ from jaxcfr.tensors import GameTensors, Structure
 
 __all__ = ["gather", "segment_sum", "regret_matching", "edge_probabilities", "reach_pass",
            "path_product", "value_pass", "bottom_up", "action_values", "pick_player",
-           "opponent_reach", "own_reach_at_rows", "expected_values", "best_response"]
+           "select_player", "opponent_reach", "own_reach_at_rows", "expected_values",
+           "best_response"]
 
 
 def gather(x: jax.Array, index: jax.Array) -> jax.Array:
@@ -111,6 +112,17 @@ def pick_player(x: jax.Array, player: jax.Array) -> jax.Array:
     """``x[n, player[n], ...]`` for ``x`` of shape ``[N, P, *b]`` and ``player`` ``[N]``."""
     index = trail(player, x.ndim - 1)[:, None]
     return jnp.take_along_axis(x, index, axis=1)[:, 0]
+
+
+def select_player(x: jax.Array, player: jax.Array) -> jax.Array:
+    """:func:`pick_player` for ``player`` in ``[0, P)``, by one select per column (the
+    same values; no gather, whose index fix-ups XLA inlines into every kernel reading it:
+    for the few players of a slot estimate)."""
+    index = trail(player, x.ndim - 1)
+    out = x[:, 0]
+    for p in range(1, x.shape[1]):
+        out = jnp.where(index == p, x[:, p], out)
+    return out
 
 
 def opponent_reach(reach: jax.Array) -> jax.Array:

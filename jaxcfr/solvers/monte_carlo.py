@@ -20,6 +20,7 @@ from typing import ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxcfr._util import arguments
 from jaxcfr._util.arguments import ArgumentError, positive_int
@@ -169,7 +170,7 @@ class MonteCarlo(Estimator):
                                (current.members,))
         if player is not None or not self.per_traverser:
             return self._traverse(t, s, current, player, keys, eps, arrays)
-        players = jnp.arange(s.num_players)
+        players = np.arange(s.num_players, dtype=np.int32)      # a constant, not an iota kernel
         if self.walk == "depth":
             # simultaneous, depth first: every traverser's lanes under one loop (a vmap
             # over the traverser would batch the loop's predicate, and every step would
@@ -270,13 +271,16 @@ class MonteCarlo(Estimator):
         sampling) or ``[M]``, each slot's traverser (a simultaneous depth-first walk)."""
         rows = t.legal_mask.shape[0]
         # regret at the updated player's slots: W(h) (x(h, .) - sigma(h) . x(h, .))
-        kind, acting = take(t.node_kind, node), take(t.node_player, node)
+        # the slots' kind, player and row in one gather (one kernel to compile, not three)
+        facts = take(jnp.stack([t.node_kind.astype(jnp.int32), t.node_player.astype(jnp.int32),
+                                t.node_infoset.astype(jnp.int32)], axis=1), node)   # [M, 3]
+        kind, acting, row = facts[:, 0], facts[:, 1], facts[:, 2]
         decision = valid & (kind == DECISION)
         mine = decision & ((acting < num) if player is None else (acting == player))
         safe = jnp.where(decision, sample_reach, 1)
-        weight = passes.pick_player(passes.opponent_reach(reach), jnp.clip(acting, 0, num - 1))
+        seat = jnp.clip(acting, 0, num - 1)
+        weight = passes.select_player(passes.opponent_reach(reach), seat)
         weight = jnp.where(mine, weight / safe, 0) / samples
-        row = take(t.node_infoset, node)
         mask = take(t.legal_mask, row)
         baseline = (sigma * x).sum(axis=1, keepdims=True)
         regret = jnp.where(mask, weight[:, None] * (x - baseline), 0)
@@ -287,7 +291,7 @@ class MonteCarlo(Estimator):
             target_here = decision
         else:
             target_here = decision & (acting == self.average_target(player, num))
-        own = passes.pick_player(reach, jnp.clip(acting, 0, num - 1))
+        own = passes.select_player(reach, seat)
         w = jnp.where(target_here, self.average_weight(own, safe), 0) / samples
         average_row = jnp.where(target_here, row, sink)
         return RowEstimate(member, regret_row.astype(jnp.int32), regret,
@@ -470,7 +474,12 @@ class ExternalSampling(MonteCarlo):
         return (kind == DECISION) & (owner == traverser)
 
     def average_target(self, player, num_players):
-        return (player + 1) % num_players
+        following = player + 1
+        if isinstance(following, jax.Array):
+            # a traced player in [0, P): a select, not the signed remainder of `%`, whose
+            # sixteen operations XLA inlines into every kernel that reads it
+            return jnp.where(following < num_players, following, 0)
+        return following % num_players
 
     def average_weight(self, own, sample_reach):
         return jnp.ones_like(own)
