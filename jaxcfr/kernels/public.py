@@ -101,16 +101,48 @@ def player_reach(t: PublicTensors, s: PublicStructure, edge: jax.Array, p: int) 
     return _down(t, s, lambda lo, hi: jnp.where(mine[lo:hi], edge[lo:hi], 1))
 
 
-def _down(t: PublicTensors, s: PublicStructure, factor) -> jax.Array:
+def _down(t: PublicTensors, s: PublicStructure, factor, keep=None) -> jax.Array:
     """The products of each node's edge factor from the root down, level by level:
-    ``[N, ...]``; ``factor(lo, hi)`` is the factors of the nodes ``lo:hi`` (one level)."""
+    ``[N, ...]``; ``factor(lo, hi)`` is the factors of the nodes ``lo:hi`` (one level;
+    or a tuple of such, several products carried down together). ``keep(lo, hi,
+    level)``: what rows ``lo:hi`` of the table hold (default the level itself). The
+    levels are written into one table as they come (no list of levels and their
+    concatenation: one ``[N, ...]`` table at a time, not two)."""
     levels = s.level_start
-    out = [jnp.ones_like(factor(levels[0], levels[1]))]
+    level = jax.tree_util.tree_map(jnp.ones_like, factor(levels[0], levels[1]))
+    keep = keep or (lambda lo, hi, x: x)
+    root = keep(levels[0], levels[1], level)
+    out = None                 # the table starts at the first level that is not constant
     for d in range(1, len(levels) - 1):
         lo, hi = levels[d], levels[d + 1]
         local = t.parent[lo:hi] - levels[d - 1]
-        out.append(jnp.take(out[-1], local, axis=0, mode="clip") * factor(lo, hi))
-    return jnp.concatenate(out, axis=0)
+        level = jax.tree_util.tree_map(
+            lambda x, f: jnp.take(x, local, axis=0, mode="clip") * f, level, factor(lo, hi))
+        if out is None:
+            out = _Levels(levels[-1], lo, keep(lo, hi, level))
+            out.put(levels[0], root)
+        else:
+            out.put(lo, keep(lo, hi, level))
+    return _Levels(levels[-1], levels[0], root).table if out is None else out.table
+
+
+class _Levels:
+    """A node table ``[N, *r]`` written level by level into one buffer (in place: each
+    level a ``dynamic_update_slice`` of the table, which XLA keeps in one allocation).
+    The table starts as a computed level padded with zeros (``into``: that table with
+    the level written), not as a table of zeros or of the root's ones: XLA would hoist
+    such a constant out of the loop, keep it alive through every pass and copy it."""
+
+    def __init__(self, rows: int, lo: int, first: jax.Array, into: jax.Array | None = None):
+        if into is None:
+            pad = [(lo, rows - lo - first.shape[0])] + [(0, 0)] * (first.ndim - 1)
+            self.table = jnp.pad(first, pad)
+        else:
+            self.table = into
+            self.put(lo, first)
+
+    def put(self, lo: int, level: jax.Array) -> None:
+        self.table = jax.lax.dynamic_update_slice_in_dim(self.table, level, lo, axis=0)
 
 
 def _pick(x: jax.Array, player) -> jax.Array:
@@ -475,28 +507,37 @@ def _ranked_showdown_chunk(t: PublicTensors, r: jax.Array, i, show_index: jax.Ar
 GATHER_WIDTH = 8
 
 
-def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax.Array | None,
-               i, best: bool = False, opponent: jax.Array | None = None) -> jax.Array:
+def value_pass(t: PublicTensors, s: PublicStructure, edge, reach: jax.Array | None,
+               i, best: bool = False, opponent: jax.Array | None = None,
+               into: jax.Array | None = None) -> jax.Array:
     """Player ``i``'s counterfactual value of every node for each of their hands,
     bottom-up: ``[N, H, *b]``. ``best``: a max over the children at ``i``'s decisions
     (a best response's values) instead of the strategy's weighted sum. ``reach``
     ``[N, P, H, *b]``, or ``opponent`` ``[N, H, *b]`` alone (:func:`terminal_table`).
-    The terminals' values and ``i``'s edge factors are taken level by level (no
-    ``[N, H]`` table of either)."""
+    ``edge``: the edge probabilities ``[N, H, *b]`` (:func:`edge_probabilities`), or a
+    function ``edge(lo, hi, after)`` giving those of the nodes ``lo:hi`` (one level, made
+    when the pass reaches it: no ``[N, H]`` table of them; ``after``, the level below
+    them, lets it tie its work to the pass's progress). The terminals' values and ``i``'s
+    edge factors are taken level by level, the levels written into one table as they
+    come (no ``[N, H]`` table of leaves or factors, no list of levels concatenated):
+    into ``into`` where given (an ``[N, H, *b]`` table the caller no longer reads once the
+    terminals have read ``opponent``, e.g. ``opponent`` itself: its buffer is reused)."""
     ends = terminal_table(t, s, reach, i, opponent)                          # [T + 1, H, *b]
-    mine = trail(t.edge_owner == i, edge.ndim)
+    edges_of = edge if callable(edge) else (lambda lo, hi, _: edge[lo:hi])
     levels = s.level_start
     depth = len(levels) - 1
 
     def leaf(lo, hi):
         return jnp.take(ends, t.leaf_index[lo:hi], axis=0)
     below = leaf(levels[depth - 1], levels[depth])
-    out = [below]
+    out = _Levels(levels[-1], levels[depth - 1], below, into)
     for d in range(depth - 2, -1, -1):
         lo, hi = levels[d], levels[d + 1]
         width = s.widths[d]
         start = levels[d + 1]
-        edges = jnp.where(mine[start:levels[d + 2]], edge[start:levels[d + 2]], 1)  # [n', H]
+        factor = edges_of(start, levels[d + 2], below)                          # [n', H]
+        mine = trail(t.edge_owner[start:levels[d + 2]] == i, factor.ndim)
+        edges = jnp.where(mine, factor, 1)                                     # [n', H]
         if width > GATHER_WIDTH:
             # a level with chance nodes (a card each): a gather [n, w] would pad every
             # node of the level to the cards' count; a sorted segment sum reads each
@@ -521,8 +562,8 @@ def value_pass(t: PublicTensors, s: PublicStructure, edge: jax.Array, reach: jax
         if top is not None:
             here = jnp.where(trail(t.node_player[lo:hi] == i, here.ndim), top, here)
         below = here
-        out.append(below)
-    return jnp.concatenate(out[::-1], axis=0)
+        out.put(lo, below)
+    return out.table
 
 
 def _merged_values(t: PublicTensors, span: tuple, below: jax.Array, start: int, lo: int,
@@ -550,10 +591,10 @@ def _player_slots(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
     ``by_slot`` ``[E, H, *b]`` is the strategy by slot in any layout, a pad entry of ones
     included, ``edge_index`` ``[N]`` the entry of ``by_slot`` on the edge into each node
     (the pad for chance and the root)."""
-    edge = jnp.take(by_slot, edge_index, axis=0, mode="clip")                 # [N, H, *b]
     if at is not None and isinstance(players, tuple) and len(players) == 1 \
             and s.num_players == 2:
-        return _one_player_slots(t, s, edge, players[0], *at)
+        return _one_player_slots(t, s, by_slot, edge_index, players[0], *at)
+    edge = jnp.take(by_slot, edge_index, axis=0, mode="clip")                 # [N, H, *b]
     reach = reach_pass(t, s, edge)                                            # [N, P, H, *b]
     chosen = jnp.zeros(edge.shape, edge.dtype)
     count = players if isinstance(players, tuple) else range(players.shape[0])
@@ -572,15 +613,37 @@ def _player_slots(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
     return q, own * trail(mine, own.ndim)
 
 
-def _one_player_slots(t: PublicTensors, s: PublicStructure, edge: jax.Array, p: int,
-                      child: jax.Array, node: jax.Array) -> tuple[jax.Array, jax.Array]:
+def _one_player_slots(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
+                      edge_index: jax.Array, p: int, child: jax.Array, node: jax.Array
+                      ) -> tuple[jax.Array, jax.Array]:
     """:func:`_player_slots` of one player ``p`` of two at its own slots (``child``
     ``[*c]``, ``N``: none) and decisions (``node`` ``[D']``), the same numbers bit for bit
-    with less memory: each player's reach ``[N, H]`` on its own (the opponent's for the
-    terminals, ``p``'s taken at ``node`` at once), no ``[N, P, H]`` table, and ``q`` taken
-    from ``p``'s values (the edges into ``p``'s slots' children are ``p``'s)."""
-    own = jnp.take(player_reach(t, s, edge, p), node, axis=0)               # [D', H, *b]
-    v = value_pass(t, s, edge, None, p, opponent=player_reach(t, s, edge, 1 - p))
+    with less memory: the edge probabilities taken level by level from ``by_slot`` (no
+    ``[N, H]`` table of them), both players' reach computed down the tree together and
+    kept in one ``[N, H]`` table (``p``'s at ``p``'s decisions, where ``own`` is read;
+    the opponent's elsewhere, where the terminals read it), and ``q`` taken from ``p``'s
+    values (the edges into ``p``'s slots' children are ``p``'s)."""
+    def edge(lo, hi):                                                        # [n, H, *b]
+        return jnp.take(by_slot, edge_index[lo:hi], axis=0, mode="clip")
+
+    def factor(lo, hi):                      # p's factors, the opponent's: [n, H]
+        e = edge(lo, hi)
+        owner = trail(t.edge_owner[lo:hi], e.ndim)
+        return jnp.where(owner == p, e, 1), jnp.where(owner == 1 - p, e, 1)
+
+    def keep(lo, hi, level):                 # (p's, the opponent's) [n, H] -> [n, H]
+        mine = trail(t.node_player[lo:hi] == p, level[0].ndim)
+        return jnp.where(mine, level[0], level[1])
+    reach = _down(t, s, factor, keep)                                        # [N, H, *b]
+
+    def late(lo, hi, below):
+        # the value pass takes each level's edges again, from the strategy tied to the
+        # level below: else XLA shares the down pass's gathers with it, or takes them all
+        # before the terminals, and keeps them alive through the pass
+        source, _ = jax.lax.optimization_barrier((by_slot, below))
+        return jnp.take(source, edge_index[lo:hi], axis=0, mode="clip")
+    own = jnp.take(reach, node, axis=0)                                     # [D', H, *b]
+    v = value_pass(t, s, late, None, p, opponent=reach, into=reach)
     q = jnp.zeros((), v.dtype) + jnp.take(v, child, axis=0, mode="fill",
                                           fill_value=0)                      # [*c, H, *b]
     mine = _pick(t.alive, p)[t.node_path[node]]                              # [D', H]
