@@ -195,14 +195,17 @@ def terminal_table(t: PublicTensors, s: PublicStructure, reach: jax.Array | None
         return v * trail(side, v.ndim)
 
     if s.ranked:
+        # each chunk of terminals gathers its reach and its side at its own terminals
+        # (k: their positions): no [T, H] table of either, nor of the values unscaled
         if t.fold_node.shape[0]:
-            v = _ranked_fold(t, opp_at(t.fold_node), i)
-            side = own_at(t.fold_node) * _pick(t.fold_payoff, i)[:, None]
-            parts["fold"] = v * trail(side * t.deal_scale, v.ndim)
+            pay = _pick(t.fold_payoff, i)
+            parts["fold"] = _ranked_fold(
+                t, lambda k: opp_at(t.fold_node[k]), i,
+                lambda k: own_at(t.fold_node[k]) * pay[k][:, None] * t.deal_scale)
         if t.show_node.shape[0]:
-            v = _ranked_showdown(t, opp_at(t.show_node), i)
-            side = own_at(t.show_node) * t.show_stake[:, None]
-            parts["show"] = v * trail(side * t.deal_scale, v.ndim)
+            parts["show"] = _ranked_showdown(
+                t, lambda k: opp_at(t.show_node[k]), i,
+                lambda k: own_at(t.show_node[k]) * t.show_stake[k][:, None] * t.deal_scale)
     if t.fold_node.shape[0] and not s.ranked:
         parts["fold"] = apply(t.fold_node, _pick(t.fold_payoff, i))
     if t.show_node.shape[0] and not s.ranked:
@@ -386,7 +389,7 @@ def _by_chunks(f, H: int, *xs: jax.Array) -> jax.Array:
     return out.reshape((n * size,) + out.shape[2:])[:T]
 
 
-def _ranked_fold(t: PublicTensors, r: jax.Array, i) -> jax.Array:
+def _ranked_fold(t: PublicTensors, r, i, side=None) -> jax.Array:
     """``sum_o compatible(h, o) r(o)`` for each of ``i``'s hands ``h`` (``[T, H, *b]``):
     the opponent's total, less the reach held by each of ``h``'s cards, plus that of the
     hand holding both (inclusion-exclusion). The reach held by a card is a difference of
@@ -395,11 +398,28 @@ def _ranked_fold(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     from the running sums and ``r`` side by side; from :data:`FOLD_PRODUCT_FROM` on the
     differences are taken once per card (``[T, C]``) and a hand's two added by a product
     with ``i``'s hands-by-cards matrix (``[C, H]``: two nonzero terms, so exactly the sum
-    the gather gives, bit for bit)."""
-    product = r.shape[0] >= FOLD_PRODUCT_FROM                 # on all the terminals' count
-    total = r.sum(axis=1, keepdims=True)            # [T, 1, *b]: of all the terminals at once
-    return _by_chunks(lambda r, total: _ranked_fold_chunk(t, r, total, i, product),
-                      r.shape[1], r, total)
+    the gather gives, bit for bit). ``r``, ``side``: as :func:`_ranked_terminals`."""
+    T = t.fold_node.shape[0] if callable(r) else r.shape[0]
+    product = T >= FOLD_PRODUCT_FROM                          # on all the terminals' count
+
+    def chunk(r, _):
+        total = r.sum(axis=1, keepdims=True)                             # [T', 1, *b]
+        return _ranked_fold_chunk(t, r, total, i, product)
+    return _ranked_terminals(t, chunk, r, side, T)
+
+
+def _ranked_terminals(t: PublicTensors, f, r, side, T: int) -> jax.Array:
+    """``f(r, k)`` (``[T', H, *b]``) for chunks of the terminals' positions ``k`` ``[T']``
+    (:func:`_by_chunks`), ``r`` the opponent's reach at them (``r`` ``[T, H, *b]``, or a
+    function ``r(k)`` giving its rows: each chunk gathers its own, no ``[T, H]`` table),
+    times ``side(k)`` ``[T', H]`` where given (a chunk's values scaled in the chunk)."""
+    rows = r if callable(r) else (lambda k: jnp.take(r, k, axis=0))
+    H = t.same.shape[-1]
+
+    def one(k):
+        v = f(rows(k), k)
+        return v if side is None else v * trail(side(k), v.ndim)
+    return _by_chunks(one, H, jnp.arange(T, dtype=jnp.int32))
 
 
 def _ranked_fold_chunk(t: PublicTensors, r: jax.Array, total: jax.Array, i, product: bool
@@ -434,7 +454,7 @@ def _ranked_fold_chunk(t: PublicTensors, r: jax.Array, total: jax.Array, i, prod
     return total - held + x[2 * J]
 
 
-def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
+def _ranked_showdown(t: PublicTensors, r, i, side=None) -> jax.Array:
     """``sum_o compatible(h, o) sign(s_i(h) - s_o(o)) r(o)`` (``[T, H, *b]``) in O(H + M)
     per terminal: the opponent's hands sorted by strength and running sums (weaker mass
     ``W``, stronger mass ``L``), each less the part holding one of ``h``'s cards (the
@@ -447,16 +467,18 @@ def _ranked_showdown(t: PublicTensors, r: jax.Array, i) -> jax.Array:
     positions built per strength table (a board) and taken per terminal; a spot of one
     strength table (a river) shares the gather's columns between its terminals. The terms
     are added in the order of the sums above, so that equal values (a fold and a call
-    worth the same chips) stay exactly equal, as the history tree has them."""
-    H = r.shape[1]
+    worth the same chips) stay exactly equal, as the history tree has them. ``r``,
+    ``side``: as :func:`_ranked_terminals`."""
+    T = t.show_node.shape[0] if callable(r) else r.shape[0]
     # the terms' positions per strength table ([S, 4J + 3, H]), taken per terminal
     cards = [jnp.broadcast_to(x, (t.rank_lo.shape[0],) + x.shape)
              for x in (t.pair_start[i].T, t.pair_end[i].T, t.same[i][None])]
     index = jnp.concatenate([_pick(t.rank_lo, i)[:, None], _pick(t.rank_hi, i)[:, None],
                              jnp.swapaxes(_pick(t.pair_lo, i), 1, 2),
                              jnp.swapaxes(_pick(t.pair_hi, i), 1, 2)] + cards, axis=1)
-    return _by_chunks(lambda r, k: _ranked_showdown_chunk(t, r, i, k, index), H, r,
-                      t.show_index)
+    return _ranked_terminals(
+        t, lambda r, k: _ranked_showdown_chunk(t, r, i, jnp.take(t.show_index, k), index),
+        r, side, T)
 
 
 def _ranked_showdown_chunk(t: PublicTensors, r: jax.Array, i, show_index: jax.Array,
