@@ -366,27 +366,31 @@ FOLD_PRODUCT_FROM = 64
 # RANKED_CHUNK_LEAST, read from this module at each call (a test may set them here).
 
 
-def _by_chunks(f, H: int, *xs: jax.Array) -> jax.Array:
-    """``f(*xs)`` (each ``x`` ``[T, ...]``, ``f`` terminal by terminal: ``[T, H, *b]``)
-    computed ``T'`` terminals at a time, ``T'`` the most whose ``[T', H]`` stays within
-    :data:`RANKED_CHUNK_ENTRIES`, at least :data:`RANKED_CHUNK_LEAST` (a ``lax.map`` over
-    chunks, the last padded with terminal 0's inputs and its rows dropped); one call where
-    ``T <= T'``. The same operations on each terminal's numbers, so the same values bit for
-    bit where XLA takes the same kernels for a chunk as for the whole (checked on the flop
-    and a turn, float32 and float64; not so in float64 with a trailing batch axis, where
-    the running sums' product can round one unit in the last place otherwise)."""
-    T = xs[0].shape[0]
+def _by_chunks(f, H: int, T: int) -> jax.Array:
+    """``f(k)`` for the terminals' positions ``k`` ``[T']`` (``f`` terminal by terminal:
+    ``[T', H, *b]``) computed ``T'`` terminals at a time, ``T'`` the most whose ``[T', H]``
+    stays within :data:`RANKED_CHUNK_ENTRIES`, at least :data:`RANKED_CHUNK_LEAST`, the
+    last chunk padded with terminal 0 (its rows dropped): ``[T, H, *b]``; one call where
+    ``T <= T'``. The chunks after the first are a loop that writes each into the table
+    the first one starts (padded to the chunks' rows): no stacked output of a ``lax.map``
+    to be made from a table of zeros, which XLA hoists out of an iteration loop, keeps
+    alive and copies. The same operations on each terminal's numbers, so the same values
+    bit for bit where XLA takes the same kernels for a chunk as for the whole (checked on
+    the flop and a turn, float32 and float64; not so in float64 with a trailing batch
+    axis, where the running sums' product can round one unit in the last place
+    otherwise)."""
     size = ranked_chunk(H, RANKED_CHUNK_ENTRIES, RANKED_CHUNK_LEAST)
     if T <= size:
-        return f(*xs)
+        return f(jnp.arange(T, dtype=jnp.int32))
     n = -(-T // size)
-    pad = n * size - T
+    first = f(jnp.arange(size, dtype=jnp.int32))                           # [T', H, *b]
+    table = jnp.pad(first, [(0, (n - 1) * size)] + [(0, 0)] * (first.ndim - 1))
 
-    def split(x):                                       # [T, ...] -> [n, T', ...]
-        x = jnp.concatenate([x, jnp.broadcast_to(x[:1], (pad,) + x.shape[1:])])
-        return x.reshape((n, size) + x.shape[1:])
-    out = jax.lax.map(lambda c: f(*c), tuple(split(x) for x in xs))     # [n, T', H, *b]
-    return out.reshape((n * size,) + out.shape[2:])[:T]
+    def chunk(c, table):
+        k = c * size + jnp.arange(size, dtype=jnp.int32)
+        k = jnp.where(k < T, k, 0)                                 # past the end: terminal 0
+        return jax.lax.dynamic_update_slice_in_dim(table, f(k), c * size, axis=0)
+    return jax.lax.fori_loop(1, n, chunk, table)[:T]
 
 
 def _ranked_fold(t: PublicTensors, r, i, side=None) -> jax.Array:
@@ -419,7 +423,7 @@ def _ranked_terminals(t: PublicTensors, f, r, side, T: int) -> jax.Array:
     def one(k):
         v = f(rows(k), k)
         return v if side is None else v * trail(side(k), v.ndim)
-    return _by_chunks(one, H, jnp.arange(T, dtype=jnp.int32))
+    return _by_chunks(one, H, T)
 
 
 def _ranked_fold_chunk(t: PublicTensors, r: jax.Array, total: jax.Array, i, product: bool
