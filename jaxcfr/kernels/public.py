@@ -860,9 +860,16 @@ def into_rows(table: jax.Array, parts: tuple, s: PublicStructure, b: Blocks, sl:
     start = 0
     for (k, n), c, part in zip(sl.groups[player], sl.columns[player], parts):
         first = jnp.take(b.first[player], sl.order[player][start:start + n])     # [D_pk]
-        rows = _block_rows(s, b, player, first)                                  # [D_pk, H_p]
-        table = table.at[rows[:, None, :], c[:, :, None]].set(
-            part, indices_are_sorted=False, unique_indices=True)
+        # one index pair (first row, column) per (decision, column), its H_p rows (and
+        # any batch axes) a window: not a pair per entry ([D_pk, k, H_p, 2] int32, on a
+        # flop larger than the table written, made before the loop and kept through it)
+        where = jnp.stack([jnp.broadcast_to(first[:, None], c.shape), c], axis=-1)
+        rest = tuple(range(2, part.ndim))                          # H_p and the batch axes
+        numbers = jax.lax.ScatterDimensionNumbers(
+            update_window_dims=rest, inserted_window_dims=(1,),
+            scatter_dims_to_operand_dims=(0, 1))
+        table = jax.lax.scatter(table, where, part.astype(table.dtype), numbers,
+                                indices_are_sorted=False, unique_indices=True)
         start += n
     return table
 
