@@ -105,11 +105,12 @@ def _down(t: PublicTensors, s: PublicStructure, factor, keep=None) -> jax.Array:
     """The products of each node's edge factor from the root down, level by level:
     ``[N, ...]``; ``factor(lo, hi)`` is the factors of the nodes ``lo:hi`` (one level;
     or a tuple of such, several products carried down together). ``keep(lo, hi,
-    level)``: what rows ``lo:hi`` of the table hold (default the level itself). The
-    levels are written into one table as they come (no list of levels and their
-    concatenation: one ``[N, ...]`` table at a time, not two)."""
+    level)``: what rows ``lo:hi`` of the table hold, the levels then written into one
+    table as they come (no list of levels and their concatenation: one ``[N, ...]`` table
+    at a time, not two); without it, each level itself, concatenated at the end."""
     levels = s.level_start
     level = jax.tree_util.tree_map(jnp.ones_like, factor(levels[0], levels[1]))
+    buffer = keep is not None
     keep = keep or (lambda lo, hi, x: x)
     root = keep(levels[0], levels[1], level)
     out = None                 # the table starts at the first level that is not constant
@@ -119,30 +120,46 @@ def _down(t: PublicTensors, s: PublicStructure, factor, keep=None) -> jax.Array:
         level = jax.tree_util.tree_map(
             lambda x, f: jnp.take(x, local, axis=0, mode="clip") * f, level, factor(lo, hi))
         if out is None:
-            out = _Levels(levels[-1], lo, keep(lo, hi, level))
+            out = _Levels(levels[-1], lo, keep(lo, hi, level), buffer=buffer)
             out.put(levels[0], root)
         else:
             out.put(lo, keep(lo, hi, level))
-    return _Levels(levels[-1], levels[0], root).table if out is None else out.table
+    return (_Levels(levels[-1], levels[0], root, buffer=buffer) if out is None
+            else out).table
 
 
 class _Levels:
-    """A node table ``[N, *r]`` written level by level into one buffer (in place: each
-    level a ``dynamic_update_slice`` of the table, which XLA keeps in one allocation).
-    The table starts as a computed level padded with zeros (``into``: that table with
+    """A node table ``[N, *r]`` put together level by level: the levels concatenated at
+    the end (``buffer=False``: where a caller reads a few rows of it, e.g. the root's
+    value, XLA keeps those alone), or written into one buffer as they come (in place:
+    each level a ``dynamic_update_slice``, one allocation, no list of levels beside it).
+    The buffer starts as a computed level padded with zeros (``into``: that table with
     the level written), not as a table of zeros or of the root's ones: XLA would hoist
     such a constant out of the loop, keep it alive through every pass and copy it."""
 
-    def __init__(self, rows: int, lo: int, first: jax.Array, into: jax.Array | None = None):
+    def __init__(self, rows: int, lo: int, first: jax.Array, into: jax.Array | None = None,
+                 buffer: bool = True):
+        self.parts = None if buffer else [(lo, first)]
+        if not buffer:
+            return
         if into is None:
             pad = [(lo, rows - lo - first.shape[0])] + [(0, 0)] * (first.ndim - 1)
-            self.table = jnp.pad(first, pad)
+            self._table = jnp.pad(first, pad)
         else:
-            self.table = into
+            self._table = into
             self.put(lo, first)
 
     def put(self, lo: int, level: jax.Array) -> None:
-        self.table = jax.lax.dynamic_update_slice_in_dim(self.table, level, lo, axis=0)
+        if self.parts is not None:
+            self.parts.append((lo, level))
+        else:
+            self._table = jax.lax.dynamic_update_slice_in_dim(self._table, level, lo, axis=0)
+
+    @property
+    def table(self) -> jax.Array:
+        if self.parts is None:
+            return self._table
+        return jnp.concatenate([x for _, x in sorted(self.parts, key=lambda p: p[0])])
 
 
 def _pick(x: jax.Array, player) -> jax.Array:
@@ -556,7 +573,7 @@ def value_pass(t: PublicTensors, s: PublicStructure, edge, reach: jax.Array | No
     def leaf(lo, hi):
         return jnp.take(ends, t.leaf_index[lo:hi], axis=0)
     below = leaf(levels[depth - 1], levels[depth])
-    out = _Levels(levels[-1], levels[depth - 1], below, into)
+    out = _Levels(levels[-1], levels[depth - 1], below, into, buffer=into is not None)
     for d in range(depth - 2, -1, -1):
         lo, hi = levels[d], levels[d + 1]
         width = s.widths[d]
