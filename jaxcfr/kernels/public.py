@@ -656,16 +656,40 @@ def _player_slots(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
     return q, own * trail(mine, own.ndim)
 
 
+#: From this many ``[N, H]`` entries on (a flop's node tables: 14.8 million with 34 hands,
+#: 116 million with the README's 265; a turn's 0.5 million), one player's half-step keeps
+#: one node table at a time (:func:`_one_player_slots`); below, the edge and reach tables
+#: whole, which costs less CPU on a turn (10 to 13% per iteration on the README turn).
+LEAN_NODE_ENTRIES = 1 << 22
+
+
 def _one_player_slots(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
                       edge_index: jax.Array, p: int, child: jax.Array, node: jax.Array
                       ) -> tuple[jax.Array, jax.Array]:
     """:func:`_player_slots` of one player ``p`` of two at its own slots (``child``
     ``[*c]``, ``N``: none) and decisions (``node`` ``[D']``), the same numbers bit for bit
-    with less memory: the edge probabilities taken level by level from ``by_slot`` (no
-    ``[N, H]`` table of them), both players' reach computed down the tree together and
-    kept in one ``[N, H]`` table (``p``'s at ``p``'s decisions, where ``own`` is read;
-    the opponent's elsewhere, where the terminals read it), and ``q`` taken from ``p``'s
-    values (the edges into ``p``'s slots' children are ``p``'s)."""
+    with less memory: no ``[N, P, H]`` table, ``q`` taken from ``p``'s values (the edges
+    into ``p``'s slots' children are ``p``'s). From :data:`LEAN_NODE_ENTRIES` on, also
+    the edge probabilities taken level by level from ``by_slot`` (no ``[N, H]`` table of
+    them), both players' reach computed down the tree together and kept in one ``[N, H]``
+    table (``p``'s at ``p``'s decisions, where ``own`` is read; the opponent's elsewhere,
+    where the terminals read it), the value pass written into that table's buffer."""
+    if t.parent.shape[0] * by_slot.shape[1] < LEAN_NODE_ENTRIES:
+        edge = jnp.take(by_slot, edge_index, axis=0, mode="clip")             # [N, H, *b]
+        own = jnp.take(player_reach(t, s, edge, p), node, axis=0)           # [D', H, *b]
+        v = value_pass(t, s, edge, None, p, opponent=player_reach(t, s, edge, 1 - p))
+    else:
+        own, v = _lean_values(t, s, by_slot, edge_index, p, node)
+    q = jnp.zeros((), v.dtype) + jnp.take(v, child, axis=0, mode="fill",
+                                          fill_value=0)                      # [*c, H, *b]
+    mine = _pick(t.alive, p)[t.node_path[node]]                              # [D', H]
+    return q, own * trail(mine, own.ndim)
+
+
+def _lean_values(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
+                 edge_index: jax.Array, p: int, node: jax.Array) -> tuple:
+    """``(own [D', H, *b], values [N, H, *b])`` of :func:`_one_player_slots` with one
+    ``[N, H]`` table at a time."""
     def edge(lo, hi):                                                        # [n, H, *b]
         return jnp.take(by_slot, edge_index[lo:hi], axis=0, mode="clip")
 
@@ -687,10 +711,7 @@ def _one_player_slots(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
         return jnp.take(source, edge_index[lo:hi], axis=0, mode="clip")
     own = jnp.take(reach, node, axis=0)                                     # [D', H, *b]
     v = value_pass(t, s, late, None, p, opponent=reach, into=reach)
-    q = jnp.zeros((), v.dtype) + jnp.take(v, child, axis=0, mode="fill",
-                                          fill_value=0)                      # [*c, H, *b]
-    mine = _pick(t.alive, p)[t.node_path[node]]                              # [D', H]
-    return q, own * trail(mine, own.ndim)
+    return own, v
 
 
 def _slot_values(t: PublicTensors, s: PublicStructure, strategy: jax.Array, players
