@@ -225,8 +225,13 @@ def bench(name: str, rounds: int, peer: str | None) -> dict:
             int(getattr(c.memory_analysis(), "temp_size_in_bytes", 0) or 0)
             for c in compiled.values())
 
+        held = [state]                      # the chunks donate it: each call's output
+
         def runner(n):
-            return lambda: compiled[n](tensors, state, hp).regret
+            def call():
+                held[0] = compiled[n](tensors, held[0], hp)
+                return held[0].regret
+            return call
         for n in lengths:
             jax.block_until_ready(runner(n)())                             # warm
         ours, theirs = {n: [] for n in lengths}, []

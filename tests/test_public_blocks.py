@@ -171,3 +171,34 @@ def test_a_resumed_runner_is_the_uninterrupted_run():
         arrays = {f: np.asarray(x) for f, x in part.arrays().items()}       # a checkpoint's
         resumed = runner.advance(runner.restore(arrays), 3)
     _same(whole, resumed, True, "resumed")
+
+
+@pytest.mark.slow                      # (about 50 s a case on the shared 2-core machine)
+@pytest.mark.parametrize("make", [
+    PublicKuhn,
+    pytest.param(lambda: HoldemSpot(board="QhJd8c5s3h", ranges=("AA,AKs:0.5,72o",
+                                                                "KK,QQ:0.5")), id="river"),
+    pytest.param(lambda: HoldemSpot(board="Td9d6h5c", ranges=(
+        "AA,KK,T9s,87s,65s,AQo:0.5", "QQ,JJ,A5s,KQs,76s,T8s")), id="turn")])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_one_table_half_step_is_the_whole_tables_bit_for_bit(make, dtype, monkeypatch):
+    """A flop's half-step keeps one node table at a time (``kernels.public.
+    LEAN_NODE_ENTRIES``: edges per level, both players' reach in one table, the values
+    written into its buffer): forced on Kuhn, a river and a turn with a merged chance level,
+    the state after 3 iterations of ``postflop-dcfr`` (blocks path) and ``cfr`` (row
+    path) is the whole tables' byte for byte."""
+    from jaxcfr.kernels import public as kernels
+    from jaxcfr.solvers.presets import make_solver
+    lowered = jaxcfr.lower_public(make())
+    out = {}
+    for name, least, chunk in (("whole", 1 << 62, 4), ("one table", 0, 5)):
+        monkeypatch.setattr(kernels, "LEAN_NODE_ENTRIES", least)
+        out[name] = []                      # (the gate is read when tracing: another chunk)
+        for preset in ("postflop-dcfr", "cfr"):
+            runner = jaxcfr.Runner(lowered, public_solver(make_solver(preset)),
+                                   precision=dtype, chunk=chunk)
+            state = runner.advance(runner.init(), 3)
+            out[name] += [np.asarray(x) for x in state if x is not None]
+    for a, b in zip(out["whole"], out["one table"]):
+        assert a.tobytes() == b.tobytes()
+    assert max(np.abs(x).max() for x in out["whole"]) > 0
