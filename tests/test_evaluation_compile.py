@@ -6,9 +6,11 @@ run ends however it ends: :meth:`~jaxcfr.Runner.close` (which ``jaxcfr.solve`` c
 ``finally``, and ``with Runner(...)`` on leaving), and a chunk compile that fails. A thread
 left compiling after its run would compile into whatever the process does next.
 
-To make "still alive" observable rather than a race, the thread's evaluation is held until
-the test releases it, :data:`HOLD` seconds after the run's end began (:func:`calls`):
-without the joins, the thread is then certainly alive when the run has ended.
+To make "still alive" observable rather than a race, the thread's making of the metrics
+program (``analytics.prepare_evaluation``: an unlocked run's warm-up compiles it without
+running it) is held until the test releases it, :data:`HOLD` seconds after the run's end
+began (:func:`calls`): without the joins, the thread is then certainly alive when the run
+has ended.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pytest
 
 import jaxcfr
 from jaxcfr.engine import runner as runner_module
+from jaxcfr.solvers import analytics
 
 try:
     from tests import cfr_cases as C
@@ -44,8 +47,10 @@ def _no_thread_before():
 
 
 class Calls(list):
-    """The evaluation steps that ran, in which thread: ``[(step, thread name)]``; the
-    thread's evaluation waits for :meth:`release_later`."""
+    """The evaluation steps that ran, in which thread: ``[(step, thread name)]`` (step
+    ``prepare``: the metrics program made, not run; ``evaluate``: an evaluation run;
+    ``finite``: the finiteness check); the thread's ``prepare`` waits for
+    :meth:`release_later`."""
 
     def __init__(self):
         super().__init__()
@@ -59,19 +64,25 @@ class Calls(list):
 def calls(monkeypatch):
     seen = Calls()
     evaluate = runner_module.Runner._evaluate
+    prepare = analytics.prepare_evaluation
     finite = runner_module.state_is_finite
 
-    def held_evaluate(self, state, average=True):
+    def recorded_evaluate(self, state, average=True):
         seen.append(("evaluate", threading.current_thread().name))
+        return evaluate(self, state, average)
+
+    def held_prepare(*args, **kwargs):
+        seen.append(("prepare", threading.current_thread().name))
         if threading.current_thread().name == NAME:
             assert seen.released.wait(60), "the test never released the evaluation"
-        return evaluate(self, state, average)
+        return prepare(*args, **kwargs)
 
     def recorded_finite(state):
         seen.append(("finite", threading.current_thread().name))
         return finite(state)
 
-    monkeypatch.setattr(runner_module.Runner, "_evaluate", held_evaluate)
+    monkeypatch.setattr(runner_module.Runner, "_evaluate", recorded_evaluate)
+    monkeypatch.setattr(analytics, "prepare_evaluation", held_prepare)
     monkeypatch.setattr(runner_module, "state_is_finite", recorded_finite)
     return seen
 
@@ -83,8 +94,8 @@ def test_close_joins_the_thread_and_skips_what_it_has_not_begun(calls):
     calls.release_later()
     runner.close()
     assert not _alive()
-    # the evaluation under way finished; the finiteness check after it was skipped
-    assert [c for c in calls if c[1] == NAME] == [("evaluate", NAME)]
+    # the program under way was made (not run); the finiteness check after it was skipped
+    assert [c for c in calls if c[1] == NAME] == [("prepare", NAME)]
     # evaluating after close still works (what was skipped compiles when due)
     metrics = runner.evaluate(runner.advance(state, 4))
     assert np.isfinite(metrics["exploitability"])
@@ -132,6 +143,8 @@ def test_a_finished_solve_leaves_no_thread(calls):
     calls.released.set()
     result = jaxcfr.solve(C.lowered("kuhn_poker"), "cfr+", 8)
     assert not _alive()
-    # the thread compiled the evaluation and the check; the loop used them once each
-    assert calls.count(("evaluate", NAME)) == 1 and calls.count(("finite", NAME)) == 1
+    # the thread made the evaluation's program without running it, and the check; the
+    # loop ran the evaluation once, in the caller's thread
+    assert calls.count(("prepare", NAME)) == 1 and calls.count(("finite", NAME)) == 1
+    assert ("evaluate", NAME) not in calls and calls.count(("evaluate", "MainThread")) == 1
     assert result.final["exploitability"] < 1
