@@ -30,7 +30,7 @@ import os
 import warnings
 import zipfile
 from pathlib import Path
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any, Hashable, Sequence
 
 import numpy as np
 
@@ -221,11 +221,10 @@ class Profile:
             warnings.warn(f"Profile.save({os.fspath(path)!r}): {hint}", stacklevel=2)
         base = _base(path)
         base.parent.mkdir(parents=True, exist_ok=True)
-        encode = _label_encoder()
         meta = {"format": FORMAT, "version": FORMAT_VERSION, "game": self.game,
                 "npz": base.name + ".npz",
-                "keys": [[int(p), encode(k)] for p, k in self.keys],
-                "actions": [[a if type(a) is str else encode(a) for a in acts]
+                "keys": [[int(p), _encode_label_fast(k)] for p, k in self.keys],
+                "actions": [[a if type(a) is str else _encode_label_fast(a) for a in acts]
                             for acts in self.actions]}
         text = json.dumps(meta)
         buf = io.BytesIO()
@@ -497,21 +496,19 @@ def encode_label(x: Any) -> Any:
                     "must be str, int, float, bool, None, bytes or tuples of those")
 
 
-def _label_encoder() -> Callable[[Any], Any]:
+def _encode_label_fast(x: Any) -> Any:
     """:func:`encode_label` for one file's many labels, the same JSON values: strings and
     ints (most labels, and most entries of a tuple) without a call or a chain of
     ``isinstance`` each (the README turn's profile, 167,228 keys of a hand and a history
     and as many action lists: 2.3 CPU-s of its 3.1 to write went to encoding them, 1.2
     now)."""
-    def encode(x: Any) -> Any:
-        kind = type(x)
-        if kind is str:
-            return x
-        if kind is tuple:
-            return {"tuple": [v if type(v) is str or type(v) is int else encode(v)
-                              for v in x]}
-        return encode_label(x)
-    return encode
+    kind = type(x)
+    if kind is str:
+        return x
+    if kind is tuple:
+        return {"tuple": [v if type(v) is str or type(v) is int else _encode_label_fast(v)
+                          for v in x]}
+    return encode_label(x)
 
 
 def decode_label(x: Any) -> Any:
