@@ -39,7 +39,7 @@ __all__ = ["solve_public", "PublicSolveResult", "public_game_of"]
 def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cfr+",
                  iterations: int = 1000, *, precision: str = "float32",
                  eval_every: int | None = None, target: float | None = None,
-                 chunk: int = DEFAULT_CHUNK,
+                 chunk: int = DEFAULT_CHUNK, hand_buckets: bool = True,
                  report: Report | None = None, lock=None,
                  **parameters: Any) -> PublicSolveResult:
     """Solve a PublicGame on its public tree (see the module).
@@ -56,6 +56,10 @@ def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cf
       chunk: iterations per compiled call (at most; :data:`~jaxcfr.engine.runner.DEFAULT_CHUNK`
         by default, as :func:`jaxcfr.solve` and ``jaxcfr train``: the same compiled program,
         so a spot one of them compiled is found in the compilation cache by the others).
+      hand_buckets: pad the hands to buckets so that other boards of the same bet tree
+        run the same compiled program (:class:`~jaxcfr.api.solve.DeviceOptions`'s
+        ``hand_buckets``; the result is the unpadded game's, its numbers the same up to
+        float summation order); ``False``: the game's own hand counts.
       report: :class:`jaxcfr.Report` (a callback per evaluation, progress).
       lock: node locking (:mod:`jaxcfr.api.locks`): ``{(public history, hand):
         {action: probability}}`` (hand ``None`` or ``"*"``: the whole node; on hold'em
@@ -69,5 +73,6 @@ def solve_public(game: PublicGame | PublicLowered, algorithm: str | Solver = "cf
                         f"naming one, got {game!r} (jaxcfr.solve takes any game)")
     solver = public_solver(make_solver(algorithm))
     return solve(game, solver, iterations, precision=precision, eval_every=eval_every,
-                 target=target, device=DeviceOptions(chunk=positive_int("chunk", chunk)),
+                 target=target, device=DeviceOptions(chunk=positive_int("chunk", chunk),
+                                       hand_buckets=hand_buckets),
                  report=report, lock=lock, **parameters)

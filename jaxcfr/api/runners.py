@@ -25,6 +25,7 @@ from jaxcfr.solvers.locking import Lock
 from jaxcfr.engine.loop import lower_public_reporting
 from jaxcfr.lowering.budget import default_memory_budget
 from jaxcfr.lowering.public import PublicLowered, evaluation_overlap_fits, public_game_of
+from jaxcfr.lowering.public_buckets import bucket_hands
 from jaxcfr.lowering.public_stack import PublicStack, stack_overlap_fits
 
 __all__ = ["make_runner"]
@@ -117,6 +118,8 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
     lowered = game if isinstance(game, PublicStack) else lower_public_reporting(
         game, status, text=text, cache=cache, name=name, memory_budget=memory_budget,
         **state)
+    if options.device.hand_buckets and isinstance(lowered, PublicLowered):
+        lowered = bucket_hands(lowered)          # other boards of the bet tree: one program
     lock = getattr(options, "lock", None)
     resolved = None
     if lock is not None and getattr(lowered, "merged", ()) and not isinstance(
@@ -138,6 +141,8 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
             lowered = lower_public_reporting(game, status, name=name,
                                              memory_budget=memory_budget, merges=False,
                                              **state)
+            if options.device.hand_buckets and isinstance(lowered, PublicLowered):
+                lowered = bucket_hands(lowered)
             if unresolved:           # its error, if the unmerged tree has one too, not a note
                 resolved = (resolve_stack_lock(lowered, lock, getattr(
                     options, "member_labels", None)) if isinstance(lowered, PublicStack)

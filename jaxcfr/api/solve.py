@@ -43,6 +43,7 @@ from jaxcfr.solvers.locking import Lock
 from jaxcfr.solvers.presets import make_solver
 from jaxcfr.solvers.solver import Solver, SolverState
 from jaxcfr.lowering.public import public_game_of
+from jaxcfr.lowering.public_buckets import unbucketed
 from jaxcfr.tensors import LoweredGame
 
 __all__ = ["solve", "solve_with", "SolveOptions", "SolveResult", "DeviceOptions",
@@ -123,10 +124,18 @@ class DeviceOptions:
         every process calls ``solve`` with the same arguments, and the run is sharded
         over every process's devices (a batch over its members, one game split); every
         process gets the whole result.
+      hand_buckets: pad a two-player public tree's hands to buckets
+        (:mod:`jaxcfr.lowering.public_buckets`: 175 + 252 hands solved as 176 + 256), so
+        that another board of the same bet tree, whose card removal leaves other hand
+        counts in the same buckets, runs the program already compiled (in the process,
+        or in the compilation cache); padded hands carry no weight, so the numbers are
+        the unpadded run's up to float summation order (float64 within 1e-12) and no
+        result shows them. ``False``: each game's own hand counts.
     """
     chunk: int = DEFAULT_CHUNK
     compilation_cache: bool | str | os.PathLike = True
     cluster: Cluster | None = None
+    hand_buckets: bool = True
 
     def check(self, spell=api_spelling) -> "DeviceOptions":
         positive_int(spell("chunk"), self.chunk)
@@ -134,6 +143,9 @@ class DeviceOptions:
             raise ArgumentError(f"{spell('compilation_cache')} must be True, False or a "
                                 f"directory, got {self.compilation_cache!r}",
                                 argument=spell("compilation_cache"))
+        if not isinstance(self.hand_buckets, bool):
+            raise ArgumentError(f"{spell('hand_buckets')} must be True or False, got "
+                                f"{self.hand_buckets!r}", argument=spell("hand_buckets"))
         if self.cluster is not None and not isinstance(self.cluster, Cluster):
             raise ArgumentError(f"{spell('cluster')} must be a jaxcfr.Cluster, got "
                                 f"{self.cluster!r}", argument=spell("cluster"))
@@ -184,6 +196,7 @@ _MOVED = {"sampling": "estimator=jaxcfr.ExternalSampling(...) (an estimator obje
           "chunk": "device=jaxcfr.DeviceOptions(chunk=...)",
           "compilation_cache": "device=jaxcfr.DeviceOptions(compilation_cache=...)",
           "cluster": "device=jaxcfr.DeviceOptions(cluster=...)",
+          "hand_buckets": "device=jaxcfr.DeviceOptions(hand_buckets=...)",
           "cache": "load=jaxcfr.LoadOptions(cache=...)",
           "workers": "load=jaxcfr.LoadOptions(workers=...)",
           "callback": "report=jaxcfr.Report(callback=...)",
@@ -404,8 +417,10 @@ def solve_with(game: Any, options: SolveOptions, report: Report | None = None, *
     finally:
         runner.close()
     if public is not None:                      # what a public tree's result adds
-        return PublicSolveResult(result.lowered, result.solver, result.state,
-                                 result.average_strategy, result.metrics, result.final,
+        # the game and its rows as lowered: a padded one's (hand buckets) padding dropped
+        lowered, average = unbucketed(result.lowered, result.average_strategy)
+        return PublicSolveResult(lowered, result.solver, result.state,
+                                 average, result.metrics, result.final,
                                  result.seconds, result.compile_seconds,
                                  result.iterations_per_second, result.chance,
                                  reached_target=result.reached_target)

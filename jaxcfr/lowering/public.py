@@ -80,6 +80,12 @@ class PublicLowered:
     merge_renaming: tuple = ()            # [E] {later step: its counterpart after the
                                           # representative} per merged outcome (empty:
                                           # later steps unchanged; locate())
+    padded_hands: tuple = ()              # [P] each player's hands padded to a bucket
+                                          # (jaxcfr.lowering.public_buckets; the
+                                          # structure's H_p): hands past the real count
+                                          # are padding rows; (): not padded
+    unpadded: Any = None                  # the game before its hands were padded (a
+                                          # padded game's; None otherwise)
 
     # what the Runner, the evaluation and profiles read of any lowered game
     # (jaxcfr.engine.runner, jaxcfr.solvers.analytics, jaxcfr.profiles.profile)
@@ -115,8 +121,11 @@ class PublicLowered:
 
     def __repr__(self) -> str:
         rows = "+".join(f"{n:,}" for n in self.rows_per_player)
+        padded = (f" (padded to {'+'.join(str(h) for h in self.padded_hands)})"
+                  if self.padded_hands else "")
         return (f"PublicLowered({self.name or '?'}: {self.num_nodes:,} public nodes, "
-                f"{'+'.join(str(h) for h in self.structure.hands)} hands, {rows} rows, "
+                f"{'+'.join(str(len(h)) for h in self.hands.labels)} hands{padded}, "
+                f"{rows} rows, "
                 f"{self.max_actions} actions max, depth {len(self.level_start) - 2})")
 
     @functools.cached_property
@@ -125,7 +134,7 @@ class PublicLowered:
         reduce the ``[I, A]`` legal mask, which every solve and evaluation asks for)."""
         t = self.tensors
         owner = np.asarray(t.node_player)[np.asarray(t.decision_node)]
-        hands = tuple(len(x) for x in self.hands.labels)
+        hands = self.padded_hands or tuple(len(x) for x in self.hands.labels)
         legal = (np.asarray(t.decision_legal)[:-1]
                  & (np.asarray(hands)[owner] > 0)[:, None])             # [D, A] own hands'
         count = legal.sum(axis=1)                                       # [D] legal actions
@@ -189,10 +198,12 @@ class PublicLowered:
         suit-isomorphic representative, when there are any)."""
         out = {"nodes": self.num_nodes, "infosets": list(self.rows_per_player),
                "max_actions": self.max_actions, "depth": self.depth, "bytes": self.nbytes,
-               "hands": list(self.structure.hands), "tree": "public",
+               "hands": [len(x) for x in self.hands.labels], "tree": "public",
                "terminals": "ranked" if self.ranked else "dense"}
         if self.merged:
             out["merged_outcomes"] = len(self.merged)
+        if self.padded_hands:
+            out["padded_hands"] = list(self.padded_hands)
         return out
 
     def history(self, node: int) -> tuple:

@@ -113,6 +113,7 @@ _KEYS = {"algorithm": "solver.algorithm", "iterations": "solver.iterations",
          "pool": "solver.pool", "chance": "solver.chance",
          "draws": "solver.draws", "seed": "run.seed", "seeds": "run.seeds",
          "eval_every": "run.eval_every", "chunk": "run.chunk", "precision": "run.precision",
+         "hand_buckets": "run.hand_buckets",
          "games": "game.names", "abstraction": "game.abstraction"}
 
 
@@ -259,6 +260,8 @@ class RunConfig:
     seed: int = 0                    # PRNG seed of the sampling estimators
     seeds: tuple[int, ...] | None = None   # a batch of seeds: one member per seed
     chunk: int = DEFAULT_CHUNK       # iterations per compiled chunk
+    hand_buckets: bool = True        # a public tree's hands padded to buckets (one program
+                                     # for other boards of the bet tree; DeviceOptions)
     quiet: bool = False              # no progress output
     plot: bool = True                # write convergence.png (needs matplotlib)
 
@@ -342,7 +345,8 @@ class Config:
         return SolveOptions(solver, self.solver.iterations, self.run.eval_every,
                             solver.check_parameters(self.run_parameters(), config_spelling),
                             Chance(self.solver.chance, self.solver.draws), self.run.precision,
-                            DeviceOptions(chunk=self.run.chunk),
+                            DeviceOptions(chunk=self.run.chunk,
+                                          hand_buckets=self.run.hand_buckets),
                             LoadOptions(cache=self.game.cache), lock=self.lock(),
                             target=self.run.stop_at,
                             per_member=self.solver.combine == "members",

@@ -39,7 +39,7 @@ SECTION_KEYS = {
     "solver": ("algorithm", "iterations", "alternating", "combine", "sampling", "samples",
                "counts", "walk", "pool", "chance", "draws", "lock"),
     "run": ("eval_every", "stop_at", "checkpoint_every", "keep_checkpoints", "precision", "out_dir",
-            "seed", "seeds", "chunk", "quiet", "plot"),
+            "seed", "seeds", "chunk", "hand_buckets", "quiet", "plot"),
     "resolve": ("gadget", "algorithm", "iterations", "at", "after_chance", "at_depth",
                 "off_abstraction", "depth_limit", "continuations", "batching"),
 }

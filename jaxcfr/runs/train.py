@@ -564,7 +564,8 @@ def _restore(runner: RunnerProtocol, template: SolverState,
         if got.shape != want.shape or got.dtype != want.dtype:
             raise CheckpointError(
                 f"checkpoint {ckpt.path}: {name} is {got.dtype}{list(got.shape)}, the run needs "
-                f"{want.dtype}{list(want.shape)} (another precision or batch?)")
+                f"{want.dtype}{list(want.shape)} (another precision or batch, or "
+                f"run.hand_buckets?)")
     if np.any(np.asarray(arrays["iteration"]) != ckpt.iteration):
         raise checkpoint.CheckpointCorruptError(
             f"checkpoint {ckpt.path}: iteration {np.asarray(arrays['iteration']).tolist()} != "
