@@ -37,8 +37,8 @@ import dataclasses
 import numpy as np
 
 from jaxcfr.lowering.public import PublicLowered
-from jaxcfr.lowering.public_stack import (_common_sizes, _decision_rows, _merge_layout,
-                                          _pad_member)
+from jaxcfr.lowering.public_stack import (common_sizes, member_decision_rows, merge_layout,
+                                          pad_member)
 
 __all__ = ["HAND_STEPS", "hand_bucket", "bucket_hands", "unbucketed"]
 
@@ -75,16 +75,16 @@ def bucket_hands(lowered: PublicLowered, steps: int = HAND_STEPS) -> PublicLower
     t = lowered.tensors
     none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     level_start = np.asarray(lowered.level_start, np.int64)
-    sizes = _common_sizes([lowered], int(level_start[-1]), lowered.ranked, [none])
+    sizes = common_sizes([lowered], int(level_start[-1]), lowered.ranked, [none])
     H = max(hands)
     sizes["H"] = H
     sizes["Hr"] = H if lowered.ranked else 0
     sizes["Hd"] = 0 if lowered.ranked else H
     J = int(t.pair_lo.shape[-1])
     sizes["M"] = max(sizes.get("M", 0), J * H)          # a board's (hand, card) entries
-    sizes["I"] = int(_decision_rows(lowered, hands)[-1]) + 1
-    merge_start = _merge_layout([lowered], len(level_start) - 1)
-    tensors = _pad_member(lowered, level_start, sizes, merge_start, hands, none)
+    sizes["I"] = int(member_decision_rows(lowered, hands)[-1]) + 1
+    merge_start = merge_layout([lowered], len(level_start) - 1)
+    tensors = pad_member(lowered, level_start, sizes, merge_start, hands, none)
     return dataclasses.replace(lowered, tensors=tensors, padded_hands=hands,
                                unpadded=lowered)
 

@@ -78,7 +78,9 @@ __all__ = ["PublicStack", "stack_public", "unstack_public_rows", "stack_public_r
            "PADDED_AXES", "stack_footprint", "check_stack_budget", "stack_overlap_fits",
            "precheck_stack",
            "PRECHECK_MEMBERS", "lower_stack", "StackError", "unmerge_members",
-           "BLOCK_ROWS_SLACK"]
+           "BLOCK_ROWS_SLACK",
+           # the padding of one member, shared with the hand buckets (public_buckets)
+           "merge_layout", "common_sizes", "member_decision_rows", "pad_member"]
 
 #: The axes of every :class:`PublicTensors` field, by name (``N`` nodes, ``D`` decisions,
 #: ``A`` actions, ``I`` rows, ``H`` hands, ``Hr`` hands of the ranked tables (0 when
@@ -86,7 +88,7 @@ __all__ = ["PublicStack", "stack_public", "unstack_public_rows", "stack_public_r
 #: blocked sets, ``Tf``/``Ts``/``Tt`` terminals of each operator, ``S`` strength tables,
 #: ``U`` payoff tables, ``M`` (hand, card) entries, ``J`` cards per hand of the ranked
 #: tables, ``C`` cards held by any hand). A new field of PublicTensors needs its axes (and,
-#: if it holds indices, its remapping in :func:`_pad_member`) here.
+#: if it holds indices, its remapping in :func:`pad_member`) here.
 PADDED_AXES: dict[str, tuple[str, ...]] = {
     "parent": ("N",), "parent_slot": ("N",), "edge_owner": ("N",), "edge_decision": ("N",),
     "node_base": ("N",), "decision_node": ("D",), "child_of": ("D", "A"),
@@ -402,10 +404,10 @@ def stack_public(games: Sequence[PublicGame | PublicLowered], *, terminals: str 
     hands = _stack_hands(games)
     pads = (_block_pads(games, hands) if blocks
             else [(np.zeros(0, np.int64), np.zeros(0, np.int64))] * len(games))
-    sizes = _common_sizes(games, int(level_start[-1]), is_ranked, pads)
-    merge_start = _merge_layout(games, depth)
+    sizes = common_sizes(games, int(level_start[-1]), is_ranked, pads)
+    merge_start = merge_layout(games, depth)
     sizes["E"] = int(merge_start[-1])
-    padded = [_pad_member(g, level_start, sizes, merge_start, hands, pad)
+    padded = [pad_member(g, level_start, sizes, merge_start, hands, pad)
               for g, pad in zip(games, pads)]
     tensors = PublicTensors(*(np.stack(parts) for parts in zip(*padded)))
     decisions, groups = _player_blocks(tensors, hands)
@@ -437,10 +439,10 @@ def unmerge_members(stack: PublicStack, which: Sequence[int]) -> PublicStack | N
     return dataclasses.replace(out, name=stack.name, pots=stack.pots, unmerged=stack.unmerged)
 
 
-def _merge_layout(games: Sequence[PublicLowered], depth: int) -> np.ndarray:
+def merge_layout(games: Sequence[PublicLowered], depth: int) -> np.ndarray:
     """``[depth + 1]`` where each level's merged outcomes start in the stack: level ``d``
     holds as many as the member with the most there (``PublicStructure.merges`` of the
-    stack; the others' padded, :func:`_pad_member`)."""
+    stack; the others' padded, :func:`pad_member`)."""
     most = np.zeros(depth, np.int64)
     for g in games:
         spans = g.structure.merges
@@ -513,7 +515,7 @@ def _block_pads(games: Sequence[PublicLowered], hands: tuple) -> list:
         pads.append((np.asarray([p for p, _ in extra], np.int64),
                      np.asarray([k for _, k in extra], np.int64)))
     blocks = sum(n * hands[p] for (p, _), n in want.items())
-    rowless = max(int(_decision_rows(g, hands)[-1]) for g in games)
+    rowless = max(int(member_decision_rows(g, hands)[-1]) for g in games)
     return pads if blocks <= BLOCK_ROWS_SLACK * rowless else [none] * len(games)
 
 
@@ -543,7 +545,7 @@ def _player_blocks(tensors: PublicTensors, hands: tuple) -> tuple[tuple, tuple]:
     return seen.pop()
 
 
-def _common_sizes(games: Sequence[PublicLowered], num_nodes: int, ranked: bool,
+def common_sizes(games: Sequence[PublicLowered], num_nodes: int, ranked: bool,
                   pads: Sequence[tuple]) -> dict:
     """Each axis's size in the stack: the members' maxima (``N`` given), their decisions
     and rows counting their padded decisions ``pads`` (:func:`_block_pads`)."""
@@ -558,7 +560,7 @@ def _common_sizes(games: Sequence[PublicLowered], num_nodes: int, ranked: bool,
     sizes["Hr"] = sizes["H"] if ranked else 0
     sizes["Hd"] = 0 if ranked else sizes["H"]
     hands = _stack_hands(games)
-    sizes["I"] = max(int(_decision_rows(g, hands, pad[0])[-1])
+    sizes["I"] = max(int(member_decision_rows(g, hands, pad[0])[-1])
                      for g, pad in zip(games, pads)) + 1
     sizes["D"] = max(int(g.tensors.decision_node.shape[0]) + len(pad[0])
                      for g, pad in zip(games, pads))
@@ -572,7 +574,7 @@ def _stack_hands(games: Sequence[PublicLowered]) -> tuple[int, ...]:
     return tuple(max(g.structure.hands[p] for g in games) for p in range(2))
 
 
-def _decision_rows(g: PublicLowered, hands: tuple, pad=()) -> np.ndarray:
+def member_decision_rows(g: PublicLowered, hands: tuple, pad=()) -> np.ndarray:
     """``[D_b + X + 1]`` the first row of each of member ``g``'s decisions in a stack of
     ``hands`` per player (each decision ``hands[p]`` rows), then of its ``X`` padded
     decisions of players ``pad`` (:func:`_block_pads`), the last one past them."""
@@ -580,10 +582,10 @@ def _decision_rows(g: PublicLowered, hands: tuple, pad=()) -> np.ndarray:
                                          np.asarray(pad, np.int64)]), hands)
 
 
-def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict,
+def pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict,
                 merge_start: np.ndarray, hands: tuple, pad: tuple) -> PublicTensors:
     """One member's tensors padded to ``sizes`` (see the module); its merged outcomes
-    placed level by level at ``merge_start`` (:func:`_merge_layout`); its padded
+    placed level by level at ``merge_start`` (:func:`merge_layout`); its padded
     decisions ``pad`` (:func:`_block_pads`) after its own, the rest rowless."""
     t = g.tensors
     N, D, H = sizes["N"], sizes["D"], sizes["H"]
@@ -618,7 +620,7 @@ def _pad_member(g: PublicLowered, level_start: np.ndarray, sizes: dict,
                       NO_PARENT).astype(np.int32)
     parent[new_pos] = np.where(t.parent == NO_PARENT, NO_PARENT, to_node[t.parent])
     pad_owner, pad_count = pad                                    # [X], [X]
-    first = _decision_rows(g, hands, pad_owner)              # [d_old + X + 1] stack rows
+    first = member_decision_rows(g, hands, pad_owner)              # [d_old + X + 1] stack rows
     decision_row = np.concatenate([first, np.repeat(first[-1:], D - len(first) + 1)]
                                   ).astype(np.int32)
     # a padded decision is read as its player's (the kernels take a decision's player
