@@ -296,15 +296,9 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         own ends (see :func:`lane_count`).
 
     The loop's state is packed into few arrays (one integer and one float row per frame,
-    one integer row per output slot: node, traversal and the frame row's bits) and a
-    node's facts and amounts into one integer row of one table (the amounts as bits), so
-    a step is a few gathers and three in-place scatters: the two frame rows it writes
-    (a fold and a new frame) in one scatter a frame table, the output row in one. XLA's
-    CPU backend pays per array touched, not per number, and its compile per kernel: each
-    scatter is also a kernel for its rows and one for its values (docs/mccfr.md, "The
-    walk's writes merged where they are cheap"). The frames are not written by
-    whole-table selects (one kernel each): XLA fuses the lane's control into them and
-    recomputes it for every number of the frames (seven times slower with 256 lanes).
+    one float row per output slot) and a node's facts into one integer and one float row
+    of two tables, so a step is a few gathers and in-place row updates: XLA's CPU backend
+    pays per array touched, not per number.
     """
     depth, slots, k = plan.depth, plan.slots, plan.max_children
     actions = t.legal_mask.shape[1]
@@ -337,18 +331,6 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
     amounts = jnp.concatenate([t.payoff.astype(dtype), tables.chance[:n, None].astype(dtype)],
                               axis=1)
     amounts = jnp.concatenate([amounts, jnp.zeros((k, num + 1), dtype)])          # [N + K, P + 1]
-    # the facts and the amounts' bits side by side: a node's children are one window of
-    # one table (E int32 columns an amount: 1 for float32, 2 for float64)
-    bits = jax.lax.bitcast_convert_type(amounts, jnp.int32)                  # [N + K, P + 1(, 2)]
-    table = jnp.concatenate([facts, bits.reshape(n + k, -1)], axis=1)      # [N + K, 7 + E(P + 1)]
-    row_words = math.prod(bits.shape[2:])                                # E
-
-    def as_bits(row):                                                       # [F] -> [F E]
-        return jax.lax.bitcast_convert_type(row, jnp.int32).reshape(-1)
-
-    def as_amounts(rows):                                                   # [..., P + 1]
-        raw = rows[..., 7:].reshape(rows.shape[:-1] + (num + 1,) + bits.shape[2:])
-        return jax.lax.bitcast_convert_type(raw, dtype)
     # a frame's float row: value [P] | x [A] | sigma [A] | reach [P + 1] | Q | p / q | q
     X, SIG, R = num, num + actions, num + 2 * actions                     # value at column 0
     SQ, RATIO, Q = R + num + 1, R + num + 2, R + num + 3
@@ -364,27 +346,26 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
                                 strategy(facts[0, ROW], m), jnp.ones(num + 4, dtype)])
 
     def init(m):
-        # D frames and two dead rows (written by a lane's step that writes no frame)
-        ff = jnp.zeros((depth + 2, width), dtype).at[0].set(root_row(m))
-        fi = jnp.zeros((depth + 1, 2), jnp.int32)                 # node, children taken
-        # output slots (the last row: scratch): node, traversal, the frame row's bits
-        out = jnp.zeros((capacity + 1, 2 + width * row_words), jnp.int32)
+        ff = jnp.zeros((depth, width), dtype).at[0].set(root_row(m))
+        fi = jnp.zeros((depth, 2), jnp.int32)                     # node, children taken
+        of = jnp.zeros((capacity + 1, width), dtype)              # the last row: scratch
+        on = jnp.zeros((capacity + 1, 2), jnp.int32)              # node, traversal
         zero = jnp.zeros((), jnp.int32)
-        return zero, jnp.zeros((), bool), zero, zero, ff, fi, out
+        return zero, jnp.zeros((), bool), zero, zero, ff, fi, of, on
 
     def step(carry, m, e, traverser, tau):
         """One step of one lane (a finished lane's step changes nothing)."""
-        sp, done, drawn, written, ff, fi, out = carry
+        sp, done, drawn, written, ff, fi, of, on = carry
         zero = jnp.zeros((), jnp.int32)
         alive = ~done
-        h, j = fi[sp]
+        h, j = fi[sp, 0], fi[sp, 1]
         top = ff[sp]                                                       # [F]
-        fh = table[h]
+        fh = facts[h]
         kind, owner, at, nk = fh[KIND], fh[OWNER], fh[FIRST], fh[COUNT]
         enum = scheme.enumerates(kind, owner, traverser)
         push = alive & (j < jnp.where(enum, nk, jnp.minimum(nk, 1)))
-        kids = jax.lax.dynamic_slice_in_dim(table, at, k)                  # [K, 7 + ...]
-        kid_amounts = as_amounts(kids)                                     # [K, P + 1]
+        kids = jax.lax.dynamic_slice_in_dim(facts, at, k)                  # [K, 7]
+        kid_amounts = jax.lax.dynamic_slice_in_dim(amounts, at, k)         # [K, P + 1]
         present = jnp.arange(k) < nk
         sigma_h = jax.lax.dynamic_slice_in_dim(top, SIG, actions)
         p_kids = jnp.where(present, take(sigma_h, kids[:, SLOT]) * kid_amounts[:, num], 0)
@@ -407,10 +388,16 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         edge_slot = jnp.where(push, fc[SLOT], fh[SLOT])
         fold = (push & leaf) | (finish & (sp > 0))
         seat = jnp.minimum(edge_owner, num - 1)
+        target = ff[into]
+        folded = jnp.where(cols < num, target + jnp.pad(ratio * value, (0, width - num)),
+                           jnp.where(cols == X + edge_slot, value[seat] / q_in, target))
+        ff = ff.at[into].set(jnp.where(fold, folded, target))
+        fi = fi.at[sp, 1].add(push.astype(jnp.int32))
         # a finished decision node the update reads: its slot (else the scratch row)
         record = finish & recorded(scheme, kind, owner, traverser, num)
         w = jnp.where(record, written, capacity)
-        out = out.at[w].set(jnp.concatenate([jnp.stack([h, tau]), as_bits(top)]))
+        of = of.at[w].set(top)
+        on = on.at[w].set(jnp.stack([h, tau]))
         # an inner child just pushed: its frame (else the dead row above the top)
         below = jnp.minimum(sp + 1, depth - 1)
         reach = jax.lax.dynamic_slice_in_dim(top, R, num + 1)
@@ -418,23 +405,13 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
         new = jnp.concatenate([payoff_c, jnp.zeros(actions, dtype), strategy(fc[ROW], m),
                                reach_c, jnp.stack([top[SQ] * q, p / q, q])])
         grow = push & ~leaf
-        # the frame rows written, one scatter a table: the fold's row and the new frame's
-        # (dead rows where a lane writes none: ``D + 1`` and ``D``; the two never meet)
-        fold_at = jnp.where(fold, into, depth + 1)
-        grow_at = jnp.where(grow, below, depth)
-        target = ff[into]
-        folded = jnp.where(cols < num, target + jnp.pad(ratio * value, (0, width - num)),
-                           jnp.where(cols == X + edge_slot, value[seat] / q_in, target))
-        ff = ff.at[jnp.stack([fold_at, grow_at])].set(jnp.stack([folded, new]),
-                                                      unique_indices=True)
-        fi = fi.at[jnp.stack([sp, grow_at])].set(
-            jnp.stack([jnp.stack([h, j + push.astype(jnp.int32)]), jnp.stack([c, zero])]),
-            unique_indices=True)
+        ff = ff.at[below].set(jnp.where(grow, new, ff[below]))
+        fi = fi.at[below].set(jnp.where(grow, jnp.stack([c, zero]), fi[below]))
         drawn = drawn + (push & ~enum).astype(jnp.int32)
         written = written + record.astype(jnp.int32)
         done = done | (finish & (sp == 0))
         sp = jnp.maximum(jnp.where(grow, sp + 1, jnp.where(finish, sp - 1, sp)), 0)
-        return sp, done, drawn, written, ff, fi, out
+        return sp, done, drawn, written, ff, fi, of, on
 
     # the loop runs the lanes' steps side by side until every lane is done: its predicate
     # is one flag, so a step updates rows in place (a vmapped while_loop would select
@@ -448,7 +425,7 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
 
     if not refill:
         fixed = per_traversal(first)
-        _, _, _, written, _, _, out = jax.lax.while_loop(
+        _, _, _, written, _, _, of, on = jax.lax.while_loop(
             lambda c: ~jnp.all(c[1]), lambda c: lanes_step(c, *fixed),
             jax.vmap(init)(member))
     else:
@@ -456,7 +433,7 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
 
         def body(state):
             c, tau, taken = state
-            sp, done, drawn, written, ff, fi, out = lanes_step(c, *per_traversal(tau))
+            sp, done, drawn, written, ff, fi, of, on = lanes_step(c, *per_traversal(tau))
             # a lane whose traversal ended takes the next one not yet walked (lanes in
             # order), if it has room for the most one can write
             want = done & (written + slots <= capacity)
@@ -466,16 +443,16 @@ def walk(t: GameTensors, tables: SampleTables, plan: WalkPlan, scheme: Scheme, p
             nxt = jnp.minimum(nxt, total - 1)
             ff = ff.at[:, 0].set(jnp.where(ok[:, None], take(roots, nxt), ff[:, 0]))
             fi = fi.at[:, 0].set(jnp.where(ok[:, None], 0, fi[:, 0]))
-            state = (sp, done & ~ok, jnp.where(ok, 0, drawn), written, ff, fi, out)
+            state = (sp, done & ~ok, jnp.where(ok, 0, drawn), written, ff, fi, of, on)
             return state, jnp.where(ok, nxt, tau), taken + ok.sum(dtype=jnp.int32)
 
-        (_, _, _, written, _, _, out), _, _ = jax.lax.while_loop(
+        (_, _, _, written, _, _, of, on), _, _ = jax.lax.while_loop(
             lambda s: ~jnp.all(s[0][1]), body,
             (jax.vmap(init)(take(member, first)), first, jnp.asarray(lanes, jnp.int32)))
-    on, of = out[:, :capacity, :2], out[:, :capacity, 2:]
+    on, of = on[:, :capacity], of[:, :capacity]
     valid = jnp.arange(capacity)[None, :] < written[:, None]
     tau = on[..., 1].reshape(-1)
-    of = jax.lax.bitcast_convert_type(of.reshape((-1, width) + bits.shape[2:]), dtype)
+    of = of.reshape(-1, width)
     return Walked(on[..., 0].reshape(-1), valid.reshape(-1), take(member, tau),
                   None if who is None else take(lane_traverser, tau),
                   of[:, X:X + actions], of[:, SIG:SIG + actions], of[:, R:R + num + 1],
