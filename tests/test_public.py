@@ -454,16 +454,17 @@ def _turn():
                                                  "QQ,JJ,A5s,KQs,76s,T8s"))
 
 
-@pytest.mark.parametrize("make", [PublicLeduc, pytest.param(_river, id="river"),
+@pytest.mark.parametrize("make", [PublicKuhn, PublicLeduc, pytest.param(_river, id="river"),
                                   pytest.param(_turn, id="turn")])
 def test_the_one_table_evaluation_is_the_whole_tables(make):
     """A flop's evaluation keeps one node table at a time (``kernels.public.metrics`` and
     ``best_response`` from ``lean_from`` ``[N, H]`` entries on: the edges taken per level
-    from the rows, one player's reach at a time): forced (``lean_from=0``) on Leduc, a
-    river and a turn with a merged chance level, float64, each player's value and
+    from the rows, one player's reach at a time): forced (``lean_from=0``) on Kuhn, Leduc,
+    a river and a turn with a merged chance level, float64, each player's value and
     best-response value are the whole tables' to 1e-12 (a root's sum over the hands can
     round otherwise in the last place: 7e-15 on the river), a best response the same
-    byte for byte (player 1's); by default these small trees keep the whole tables."""
+    byte for byte (player 1's); by default these small trees keep the whole tables.
+    (Kuhn in the default set; Leduc, the river and the turn in tests/slow.txt.)"""
     from jaxcfr.kernels import public as kernels
     lowered = jaxcfr.lower_public(make())
     s = lowered.structure
