@@ -1073,8 +1073,8 @@ def _lean_metrics(t: PublicTensors, s: PublicStructure, strategy: jax.Array
         # p's edges read through indices that depend on the first player's results (plus
         # 0 whatever they are): XLA's CPU scheduler would otherwise interleave the two
         # players' passes and hold both players' tables (an optimization barrier orders
-        # nothing there; a loop over the players reads the same numbers but rounds the
-        # ranked terminals' sums otherwise)
+        # nothing there; a loop over the players reads the same numbers but XLA rounds
+        # its sums otherwise: a river's best-response value in float32's last places)
         def edges(x, after=after):
             return _row_edges(t, x, after)
         opponent = _lean_reach(t, s, edges(strategy), 1 - p)                 # [N, H, *b]
