@@ -458,6 +458,15 @@ RANKED_CHUNK_ENTRIES = 2 ** 20
 RANKED_CHUNK_LEAST = 256
 
 
+#: From this many ``[N, H]`` entries on (a flop's node tables: 14.8 million with 34 hands,
+#: 116 million with the README's 265; a turn's 0.5 million), one player's half-step and
+#: the evaluation keep one node table at a time (``kernels.public._one_player_slots``,
+#: ``kernels.public.metrics``); below, the edge and reach tables whole, which costs less
+#: CPU on a turn (10 to 13% per iteration on the README turn). The memory budget
+#: (``lowering.public.public_footprint``) counts the evaluation's tables by the same gate.
+LEAN_NODE_ENTRIES = 1 << 22
+
+
 def ranked_chunk(hands: int, entries: int = RANKED_CHUNK_ENTRIES,
                  least: int = RANKED_CHUNK_LEAST) -> int:
     """How many ranked terminals of ``hands`` hands the passes take at a time: the most
@@ -468,4 +477,4 @@ def ranked_chunk(hands: int, entries: int = RANKED_CHUNK_ENTRIES,
 
 __all__ += ["PublicTensors", "PublicStructure", "public_row_index", "decision_rows",
             "RANKED_CHUNK_ENTRIES",
-            "RANKED_CHUNK_LEAST", "ranked_chunk"]
+            "RANKED_CHUNK_LEAST", "ranked_chunk", "LEAN_NODE_ENTRIES"]

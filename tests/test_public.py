@@ -443,6 +443,48 @@ def test_public_liars_dice_is_liars_dice():
     np.testing.assert_allclose(a["values"], b["values"], rtol=0, atol=1e-12)
 
 
+def _river():
+    from jaxcfr_games.holdem.spot import HoldemSpot
+    return HoldemSpot(board="QhJd8c5s3h", ranges=("AA,AKs:0.5,72o", "KK,QQ:0.5"))
+
+
+def _turn():
+    from jaxcfr_games.holdem.spot import HoldemSpot
+    return HoldemSpot(board="Td9d6h5c", ranges=("AA,KK,T9s,87s,65s,AQo:0.5",
+                                                 "QQ,JJ,A5s,KQs,76s,T8s"))
+
+
+@pytest.mark.parametrize("make", [PublicKuhn, PublicLeduc, pytest.param(_river, id="river"),
+                                  pytest.param(_turn, id="turn")])
+def test_the_one_table_evaluation_is_the_whole_tables(make):
+    """A flop's evaluation keeps one node table at a time (``kernels.public.metrics`` and
+    ``best_response`` from ``lean_from`` ``[N, H]`` entries on: the edges taken per level
+    from the rows, one player's reach at a time): forced (``lean_from=0``) on Kuhn, Leduc,
+    a river and a turn with a merged chance level, float64, each player's value and
+    best-response value are the whole tables' to 1e-12 (a root's sum over the hands can
+    round otherwise in the last place: 7e-15 on the river), a best response the same
+    byte for byte (player 1's); by default these small trees keep the whole tables.
+    (Kuhn in the default set; Leduc, the river and the turn in tests/slow.txt.)"""
+    from jaxcfr.kernels import public as kernels
+    lowered = jaxcfr.lower_public(make())
+    s = lowered.structure
+    with precision.scope(np.float64):
+        t = public_device_tensors(lowered, "float64")
+        assert not kernels._lean(t, s, None) and kernels._lean(t, s, 0)
+        legal = np.asarray(lowered.tensors.legal_mask)
+        x = np.random.default_rng(3).random(legal.shape) * legal
+        x = jax.numpy.asarray(x / np.maximum(x.sum(1, keepdims=True), 1e-300))
+        metrics = jax.jit(kernels.metrics, static_argnames=("s", "lean_from"))
+        whole, lean = (metrics(t, s, x, lean_from=k) for k in (1 << 62, 0))
+        for a, b in zip(whole, lean):
+            np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-12, atol=1e-12)
+        assert np.abs(np.asarray(whole[1])).min() > 0
+        best = jax.jit(kernels.best_response, static_argnames=("s", "player", "lean_from"))
+        a, b = (np.asarray(best(t, s, x, 1, lean_from=k)) for k in (1 << 62, 0))
+        assert a.tobytes() == b.tobytes()
+        assert not np.array_equal(a, np.asarray(x))                  # (1's rows replaced)
+
+
 @pytest.mark.parametrize("terminals", ["dense", "ranked"])
 def test_a_best_response_earns_the_best_response_value(terminals):
     public = jaxcfr.lower_public(PublicLeduc(), terminals=terminals)

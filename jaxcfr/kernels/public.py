@@ -44,8 +44,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcfr.kernels.numerics import instantaneous_regret, trail
-from jaxcfr.tensors import (RANKED_CHUNK_ENTRIES, RANKED_CHUNK_LEAST, PublicStructure,
-                            PublicTensors, public_row_index, ranked_chunk)
+from jaxcfr.tensors import (LEAN_NODE_ENTRIES, RANKED_CHUNK_ENTRIES, RANKED_CHUNK_LEAST,
+                            PublicStructure, PublicTensors, public_row_index, ranked_chunk)
 
 __all__ = ["edge_probabilities", "reach_pass", "player_reach", "value_pass",
            "counterfactual_action_values", "counterfactual_regrets", "best_response",
@@ -552,7 +552,7 @@ GATHER_WIDTH = 8
 
 def value_pass(t: PublicTensors, s: PublicStructure, edge, reach: jax.Array | None,
                i, best: bool = False, opponent: jax.Array | None = None,
-               into: jax.Array | None = None) -> jax.Array:
+               into: jax.Array | None = None, ends: jax.Array | None = None) -> jax.Array:
     """Player ``i``'s counterfactual value of every node for each of their hands,
     bottom-up: ``[N, H, *b]``. ``best``: a max over the children at ``i``'s decisions
     (a best response's values) instead of the strategy's weighted sum. ``reach``
@@ -564,8 +564,11 @@ def value_pass(t: PublicTensors, s: PublicStructure, edge, reach: jax.Array | No
     edge factors are taken level by level, the levels written into one table as they
     come (no ``[N, H]`` table of leaves or factors, no list of levels concatenated):
     into ``into`` where given (an ``[N, H, *b]`` table the caller no longer reads once the
-    terminals have read ``opponent``, e.g. ``opponent`` itself: its buffer is reused)."""
-    ends = terminal_table(t, s, reach, i, opponent)                          # [T + 1, H, *b]
+    terminals have read ``opponent``, e.g. ``opponent`` itself: its buffer is reused).
+    ``ends``: :func:`terminal_table`'s ``[T + 1, H, *b]`` where the caller has it (two
+    passes on the same terminals; ``reach`` and ``opponent`` are then unread)."""
+    if ends is None:
+        ends = terminal_table(t, s, reach, i, opponent)                      # [T + 1, H, *b]
     edges_of = edge if callable(edge) else (lambda lo, hi, _: edge[lo:hi])
     levels = s.level_start
     depth = len(levels) - 1
@@ -656,13 +659,6 @@ def _player_slots(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
     return q, own * trail(mine, own.ndim)
 
 
-#: From this many ``[N, H]`` entries on (a flop's node tables: 14.8 million with 34 hands,
-#: 116 million with the README's 265; a turn's 0.5 million), one player's half-step keeps
-#: one node table at a time (:func:`_one_player_slots`); below, the edge and reach tables
-#: whole, which costs less CPU on a turn (10 to 13% per iteration on the README turn).
-LEAN_NODE_ENTRIES = 1 << 22
-
-
 def _one_player_slots(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
                       edge_index: jax.Array, p: int, child: jax.Array, node: jax.Array
                       ) -> tuple[jax.Array, jax.Array]:
@@ -690,28 +686,87 @@ def _lean_values(t: PublicTensors, s: PublicStructure, by_slot: jax.Array,
                  edge_index: jax.Array, p: int, node: jax.Array) -> tuple:
     """``(own [D', H, *b], values [N, H, *b])`` of :func:`_one_player_slots` with one
     ``[N, H]`` table at a time."""
-    def edge(lo, hi):                                                        # [n, H, *b]
-        return jnp.take(by_slot, edge_index[lo:hi], axis=0, mode="clip")
-
-    def factor(lo, hi):                      # p's factors, the opponent's: [n, H]
-        e = edge(lo, hi)
-        owner = trail(t.edge_owner[lo:hi], e.ndim)
-        return jnp.where(owner == p, e, 1), jnp.where(owner == 1 - p, e, 1)
-
     def keep(lo, hi, level):                 # (p's, the opponent's) [n, H] -> [n, H]
         mine = trail(t.node_player[lo:hi] == p, level[0].ndim)
         return jnp.where(mine, level[0], level[1])
-    reach = _down(t, s, factor, keep)                                        # [N, H, *b]
 
-    def late(lo, hi, below):
-        # the value pass takes each level's edges again, from the strategy tied to the
-        # level below: else XLA shares the down pass's gathers with it, or takes them all
-        # before the terminals, and keeps them alive through the pass
-        source, _ = jax.lax.optimization_barrier((by_slot, below))
-        return jnp.take(source, edge_index[lo:hi], axis=0, mode="clip")
+    def edges(x):
+        return _slot_edges(x, edge_index)
+    reach = _down(t, s, _own_factors(t, edges(by_slot), (p, 1 - p)), keep)  # [N, H, *b]
     own = jnp.take(reach, node, axis=0)                                     # [D', H, *b]
-    v = value_pass(t, s, late, None, p, opponent=reach, into=reach)
+    v = value_pass(t, s, _late_edges(edges, by_slot), None, p, opponent=reach, into=reach)
     return own, v
+
+
+def _slot_edges(by_slot: jax.Array, edge_index: jax.Array):
+    """``edge(lo, hi)``: the edge probabilities of the nodes ``lo:hi`` (one level,
+    ``[n, H, *b]``) taken from the strategy by slot ``by_slot`` ``[E, H, *b]`` by
+    ``edge_index`` ``[N]`` (:func:`_player_slots`): no ``[N, H]`` edge table."""
+    def edge(lo, hi):
+        return jnp.take(by_slot, edge_index[lo:hi], axis=0, mode="clip")
+    return edge
+
+
+def _row_edges(t: PublicTensors, strategy: jax.Array, after: jax.Array | int = 0):
+    """``edge(lo, hi)``: :func:`edge_probabilities` of the nodes ``lo:hi`` (one level,
+    ``[n, H, *b]``; the same numbers) taken from the rows' strategy ``[I, A, *b]`` itself:
+    entry ``(n, h)`` is the action ``parent_slot[n]`` of decision ``edge_decision[n]``'s
+    row for ``h`` (:func:`~jaxcfr.tensors.public_row_index`: the sink's where it has
+    none), 1 on chance and root edges. No ``[(D + 1) * A, H]`` strategy by slot.
+    ``after``: an int32 0 added to the decisions' indices (:func:`_after`)."""
+    actions = t.row_shape[1]
+    start = t.decision_row                                                   # [D + 1]
+    width = jnp.concatenate([start[1:] - start[:-1], jnp.zeros((1,), start.dtype)])
+    hands = jnp.arange(t.alive.shape[-1], dtype=jnp.int32)
+    sink = t.row_space.shape[-2] - 1
+    flat = strategy.reshape((-1,) + strategy.shape[2:])                      # [I * A, *b]
+
+    def edge(lo, hi):
+        d = t.edge_decision[lo:hi] + after                                   # [n]
+        row = jnp.where(hands[None] < width[d][:, None], start[d][:, None] + hands[None],
+                        sink)                                                # [n, H]
+        e = jnp.take(flat, row * actions + t.parent_slot[lo:hi, None], axis=0,
+                     mode="clip")                                            # [n, H, *b]
+        return jnp.where(trail(d == start.shape[0] - 1, e.ndim), jnp.ones((), e.dtype), e)
+    return edge
+
+
+def _late_edges(edges, source: jax.Array):
+    """:func:`value_pass`'s ``edge(lo, hi, after)``: ``edges(source)(lo, hi)`` (a level's
+    edges from a strategy table, :func:`_slot_edges` or :func:`_row_edges`), each
+    level's taken again from ``source`` tied to the level below (``after``): else XLA
+    shares a down pass's gathers with the value pass, or takes them all before the
+    terminals, and keeps them alive through the pass."""
+    def late(lo, hi, below):
+        tied, _ = jax.lax.optimization_barrier((source, below))
+        return edges(tied)(lo, hi)
+    return late
+
+
+def _own_factors(t: PublicTensors, edge, players: tuple):
+    """:func:`_down`'s ``factor(lo, hi)``: for each of ``players``, its own edge factors of
+    the nodes ``lo:hi`` (its edge probability where it chose the edge, else 1), from
+    ``edge(lo, hi)`` ``[n, H, *b]``: a tuple of ``[n, H, *b]`` (:func:`player_reach`'s)."""
+    def factor(lo, hi):
+        e = edge(lo, hi)
+        owner = trail(t.edge_owner[lo:hi], e.ndim)
+        return tuple(jnp.where(owner == p, e, 1) for p in players)
+    return factor
+
+
+def _lean_reach(t: PublicTensors, s: PublicStructure, edge, p) -> jax.Array:
+    """Player ``p``'s own reach ``[N, H, *b]`` (:func:`player_reach`'s numbers, bit for
+    bit), its edges taken level by level (``edge(lo, hi)``: :func:`_slot_edges`,
+    :func:`_row_edges`) and the levels written into one buffer: one ``[N, H]`` table,
+    no edge table."""
+    return _down(t, s, _own_factors(t, edge, (p,)), lambda lo, hi, level: level[0])
+
+
+def _lean(t: PublicTensors, s: PublicStructure, lean_from: int | None) -> bool:
+    """Whether the passes of two players keep one ``[N, H]`` table at a time: from
+    ``lean_from`` ``[N, H]`` entries on (default :data:`LEAN_NODE_ENTRIES`)."""
+    least = LEAN_NODE_ENTRIES if lean_from is None else lean_from
+    return s.num_players == 2 and t.parent.shape[0] * t.alive.shape[-1] >= least
 
 
 def _slot_values(t: PublicTensors, s: PublicStructure, strategy: jax.Array, players
@@ -962,14 +1017,22 @@ def counterfactual_regrets(t: PublicTensors, s: PublicStructure, strategy: jax.A
     return _to_rows(t, instantaneous_regret(q, current, legal)), own
 
 
-def best_response(t: PublicTensors, s: PublicStructure, strategy: jax.Array, player: int
-                  ) -> jax.Array:
+def best_response(t: PublicTensors, s: PublicStructure, strategy: jax.Array, player: int,
+                  lean_from: int | None = None) -> jax.Array:
     """``strategy`` with ``player``'s rows replaced by a pure best response: at each of
     their (decision, hand) rows the legal action of the highest best-response value
-    (the first of equals): ``[I, A, *b]``."""
+    (the first of equals): ``[I, A, *b]``. ``lean_from``: as :func:`metrics` (the
+    opponent's reach alone, then the best values written into its buffer)."""
     actions = t.row_shape[1]
-    edge = edge_probabilities(t, s, strategy)
-    best = value_pass(t, s, edge, reach_pass(t, s, edge), player, best=True)   # [N, H, *b]
+    if _lean(t, s, lean_from):
+        def edges(x):
+            return _row_edges(t, x)
+        opponent = _lean_reach(t, s, edges(strategy), 1 - player)           # [N, H, *b]
+        best = value_pass(t, s, _late_edges(edges, strategy), None, player, best=True,
+                          opponent=opponent, into=opponent)                  # [N, H, *b]
+    else:
+        edge = edge_probabilities(t, s, strategy)
+        best = value_pass(t, s, edge, reach_pass(t, s, edge), player, best=True)
     best = jnp.concatenate([best, jnp.zeros_like(best[:1])])
     q = _into_rows(t, jnp.swapaxes(jnp.take(best, t.child_of, axis=0), 1, 2))  # [I, A, *b]
     q = jnp.where(trail(t.legal_mask, q.ndim), q, -jnp.inf)
@@ -977,9 +1040,14 @@ def best_response(t: PublicTensors, s: PublicStructure, strategy: jax.Array, pla
     return jnp.where(trail(t.infoset_player == player, q.ndim), pick, strategy)
 
 
-def metrics(t: PublicTensors, s: PublicStructure, strategy: jax.Array
-            ) -> tuple[jax.Array, jax.Array]:
-    """``(values [P, *b], best_response_values [P, *b])`` of the profile ``strategy``."""
+def metrics(t: PublicTensors, s: PublicStructure, strategy: jax.Array,
+            lean_from: int | None = None) -> tuple[jax.Array, jax.Array]:
+    """``(values [P, *b], best_response_values [P, *b])`` of the profile ``strategy``.
+    From ``lean_from`` ``[N, H]`` entries on (default :data:`LEAN_NODE_ENTRIES`: the
+    flops), two players' passes keep one node table at a time (:func:`_lean_metrics`),
+    the same numbers bit for bit."""
+    if _lean(t, s, lean_from):
+        return _lean_metrics(t, s, strategy)
     edge = edge_probabilities(t, s, strategy)
     reach = reach_pass(t, s, edge)
     values, best = [], []
@@ -987,3 +1055,39 @@ def metrics(t: PublicTensors, s: PublicStructure, strategy: jax.Array
         values.append(value_pass(t, s, edge, reach, p)[0].sum(axis=0))
         best.append(value_pass(t, s, edge, reach, p, best=True)[0].sum(axis=0))
     return jnp.stack(values), jnp.stack(best)
+
+
+def _lean_metrics(t: PublicTensors, s: PublicStructure, strategy: jax.Array
+                  ) -> tuple[jax.Array, jax.Array]:
+    """:func:`metrics` of two players with one ``[N, H]`` table at a time: no edge table
+    nor strategy by slot (each level's edges taken from the rows, :func:`_row_edges`), no
+    ``[N, P, H]`` reach: for each player ``p`` in turn the opponent's reach alone
+    (:func:`_lean_reach`, one buffer), the terminals' values once (ranked chunks gather
+    their reach), then ``p``'s two value passes (the strategy's, the best response's) on
+    them, of which the root's row alone is read (the levels go as they are used). The
+    second player's passes wait for the first's results (:func:`_after`), so that their
+    tables are not held at once."""
+    values, best = [], []
+    after = jnp.zeros((), jnp.int32)
+    for p in range(2):
+        # p's edges read through indices that depend on the first player's results (plus
+        # 0 whatever they are): XLA's CPU scheduler would otherwise interleave the two
+        # players' passes and hold both players' tables (an optimization barrier orders
+        # nothing there; a loop over the players reads the same numbers but XLA rounds
+        # its sums otherwise: a river's best-response value in float32's last places)
+        def edges(x, after=after):
+            return _row_edges(t, x, after)
+        opponent = _lean_reach(t, s, edges(strategy), 1 - p)                 # [N, H, *b]
+        ends = terminal_table(t, s, None, p, opponent)                       # [T + 1, H, *b]
+        late = _late_edges(edges, strategy)
+        values.append(value_pass(t, s, late, None, p, ends=ends)[0].sum(axis=0))
+        best.append(value_pass(t, s, late, None, p, best=True, ends=ends)[0].sum(axis=0))
+        after = _after(values[-1], best[-1])
+    return jnp.stack(values), jnp.stack(best)
+
+
+def _after(*xs: jax.Array) -> jax.Array:
+    """An int32 0 ``[]`` computed from ``xs`` (0 whatever their values, NaN included):
+    added to an index, it makes what reads through it wait for ``xs``."""
+    flag = jnp.stack([x.reshape(-1)[0] != x.reshape(-1)[0] for x in xs]).any()
+    return jnp.minimum(flag.astype(jnp.int32), 0)

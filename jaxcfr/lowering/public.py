@@ -52,8 +52,8 @@ from jaxcfr.game.public import PublicCounts, PublicGame
 from jaxcfr.game.public_values import Fold, Showdown
 from jaxcfr.game.public_contract import HandInfo, inspect_public, read_hands
 from jaxcfr.game.registry import game_constructor, load_game, parse_game_string
-from jaxcfr.tensors import (NO_PARENT, NO_PLAYER, PublicStructure, PublicTensors,
-                            decision_rows, ranked_chunk)
+from jaxcfr.tensors import (LEAN_NODE_ENTRIES, NO_PARENT, NO_PLAYER, PublicStructure,
+                            PublicTensors, decision_rows, ranked_chunk)
 
 __all__ = ["PublicLowered", "lower_public", "public_game_of", "public_footprint",
            "PublicSize", "check_public_budget", "merge_levels", "Located", "LocatedStep",
@@ -465,8 +465,13 @@ _KEPT_PER_NODE, _KEPT_PER_ROW = 200, 150
 # chunk of ranked terminals (jaxcfr.tensors.ranked_chunk) or of every dense terminal;
 # per (dense terminal, hand pair) the [H, H] products. The estimate is 1.10 to 1.4 times
 # what the compiled programs hold on those spots (the README flop 1.13, its turn 1.11).
+# From jaxcfr.tensors.LEAN_NODE_ENTRIES (node, hand) entries on (the flops) both programs
+# keep one [N, H] table at a time (the half-step since 2026-12-07 evening, the evaluation
+# since 2026-12-07 late: docs/holdem.md, "The evaluation's tables on a flop, one at a
+# time"): 8 floats per (node, hand) there, the estimate 1.1 to 1.3 times what they hold.
 _DEVICE_FIXED, _STATE_FLOATS = 256 << 20, 2.5
 _NODE_HAND_FLOATS, _SLOT_TEMP_FLOATS = 12, 0.6
+_LEAN_NODE_HAND_FLOATS = 8
 _TERMINAL_FLOATS = 16
 _PAIR_FLOATS = 3
 #: The state's ``[I, A]`` tables :func:`public_footprint` counts unless told: regrets and
@@ -518,7 +523,9 @@ def public_footprint(size: PublicSize, float_bytes: int = 4,
     terminal_hands = z.terminals * z.hands
     if z.ranked:                          # one chunk of ranked terminals at a time
         terminal_hands = min(z.terminals, ranked_chunk(z.hands)) * z.hands
-    temporaries = (_NODE_HAND_FLOATS * z.nodes * z.hands * z.players // 2
+    lean = z.players == 2 and z.nodes * z.hands >= LEAN_NODE_ENTRIES    # (the kernels' gate)
+    temporaries = ((_LEAN_NODE_HAND_FLOATS if lean else _NODE_HAND_FLOATS)
+                   * z.nodes * z.hands * z.players // 2
                    + _SLOT_TEMP_FLOATS * slots
                    + _TERMINAL_FLOATS * terminal_hands
                    + _PAIR_FLOATS * z.dense_terminals * z.hands ** z.players)
