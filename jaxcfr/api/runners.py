@@ -94,6 +94,14 @@ def make_runner(game, options: "SolveOptions", *, status=None, mesh=None,  # noq
                                compilation_cache=options.device.compilation_cache)
 
 
+def _bucketed(lowered, options):
+    """``lowered`` with its hands padded to buckets (other boards of the bet tree: one
+    program) when the options ask for it and it is one public tree, not a stack."""
+    if options.device.hand_buckets and isinstance(lowered, PublicLowered):
+        return bucket_hands(lowered)
+    return lowered
+
+
 def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=None,
                    cache=None, memory_budget: int | None = None) -> Runner:
     """The Runner of a public tree ``game`` (a PublicGame, a PublicLowered or a
@@ -118,8 +126,7 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
     lowered = game if isinstance(game, PublicStack) else lower_public_reporting(
         game, status, text=text, cache=cache, name=name, memory_budget=memory_budget,
         **state)
-    if options.device.hand_buckets and isinstance(lowered, PublicLowered):
-        lowered = bucket_hands(lowered)          # other boards of the bet tree: one program
+    lowered = _bucketed(lowered, options)
     lock = getattr(options, "lock", None)
     resolved = None
     if lock is not None and getattr(lowered, "merged", ()) and not isinstance(
@@ -141,8 +148,7 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
             lowered = lower_public_reporting(game, status, name=name,
                                              memory_budget=memory_budget, merges=False,
                                              **state)
-            if options.device.hand_buckets and isinstance(lowered, PublicLowered):
-                lowered = bucket_hands(lowered)
+            lowered = _bucketed(lowered, options)
             if unresolved:           # its error, if the unmerged tree has one too, not a note
                 resolved = (resolve_stack_lock(lowered, lock, getattr(
                     options, "member_labels", None)) if isinstance(lowered, PublicStack)
