@@ -29,7 +29,9 @@ class PublicSolveResult:
     Attributes:
       lowered: the lowered public tree.
       solver: the solver (its estimator :class:`~jaxcfr.solvers.public.PublicExact`).
-      state: the final solver state (device arrays, ``[I, A]`` tables).
+      state: the final solver state, ``[I, A, *b]`` tables over ``lowered``'s rows
+        (device arrays; host arrays when hand buckets padded the run, the padding
+        dropped).
       average_strategy: ``[I, A, *b]`` the average profile, rows (player, public node,
         hand); ``*b``: the batch of parameter settings (none for single values).
       metrics: one record per evaluation: ``iteration``, ``values`` ``[P, *b]``,

@@ -418,8 +418,13 @@ def solve_with(game: Any, options: SolveOptions, report: Report | None = None, *
         runner.close()
     if public is not None:                      # what a public tree's result adds
         # the game and its rows as lowered: a padded one's (hand buckets) padding dropped
+        # from the average and from every table of the state (a stack member's way)
         lowered, average = unbucketed(result.lowered, result.average_strategy)
-        return PublicSolveResult(lowered, result.solver, result.state,
+        state = result.state
+        if lowered is not result.lowered:
+            state = state.map_tables(lambda x: unbucketed(result.lowered, x)[1],
+                                     state.iteration)
+        return PublicSolveResult(lowered, result.solver, state,
                                  average, result.metrics, result.final,
                                  result.seconds, result.compile_seconds,
                                  result.iterations_per_second, result.chance,
