@@ -98,20 +98,23 @@ def _check(game: str, name: str, iterations: int, compact: bool) -> None:
               whole, exact, f"{game} {name}, one loop")
 
 
-#: Games run with every preset: what a preset changes (its regret and average rules, the
-#: tables it keeps) is the same code on every game, and what a game changes (its shapes,
-#: players, ranked terminals, legal columns) the same for every preset; so every preset
-#: runs on Leduc and the hold'em river, the other games with the three presets that keep
-#: the most different state (plain regrets, a prediction table with discounts, the
-#: postflop solvers' average resets).
-ALL_PRESETS_ON = {"leduc", "holdem"}
+#: The game run with every preset: what a preset changes (its regret and average rules,
+#: the tables it keeps) is the same code on every game, and what a game changes (its
+#: shapes, players, ranked terminals, legal columns) the same for every preset; so every
+#: preset runs on Leduc, every game with the three presets that keep the most different
+#: state (plain regrets, a prediction table with discounts, the postflop solvers' average
+#: resets).
+ALL_PRESETS_ON = {"leduc"}
 SOME_PRESETS = ("cfr", "pdcfr+", "postflop-dcfr")
+#: The games whose legal-columns layout runs every one of ``SOME_PRESETS``; the others
+#: run it with one (the layout converts every table alike, whatever the preset).
+COMPACT_ALL_ON = {"leduc", "holdem"}
 
 
 # The legal columns alone are a layout of the same tables, each converted alike: on
 # Leduc and the river, the presets that keep the three kinds of state (``SOME_PRESETS``:
 # compensated sums, a prediction, plain sums with resets) run in that layout, every
-# preset in all columns; the other games run their presets in both.
+# preset in all columns on Leduc; the other games run the postflop solvers' there.
 def _cases():
     # the default set keeps one case of each path (all columns, legal columns); the
     # others (10 to 45 CPU-s each: four loops compiled per case, the row path's two shared
@@ -121,9 +124,9 @@ def _cases():
     def runs(g, n, compact):
         if (g, n, compact) in light:
             return True
-        if g in ALL_PRESETS_ON:
-            return not compact or n in SOME_PRESETS
-        return n in SOME_PRESETS
+        if compact:
+            return n in SOME_PRESETS and (g in COMPACT_ALL_ON or n == "postflop-dcfr")
+        return g in ALL_PRESETS_ON or n in SOME_PRESETS
     return [pytest.param(g, n, c, id=f"{g}-{n}-{'compact' if c else 'blocks'}",
                          marks=() if (g, n, c) in light else pytest.mark.slow)
             for g in GAMES for n in jaxcfr.ALGORITHMS for c in (False, True) if runs(g, n, c)]
