@@ -40,7 +40,7 @@ from jaxcfr.lowering.public import PublicLowered
 from jaxcfr.lowering.public_stack import (common_sizes, member_decision_rows, merge_layout,
                                           pad_member)
 
-__all__ = ["HAND_STEPS", "hand_bucket", "bucket_hands", "unbucketed"]
+__all__ = ["HAND_STEPS", "hand_bucket", "bucket_hands", "board_sizes", "unbucketed"]
 
 #: Buckets per doubling of the hand count: a count ``n`` is rounded up to a multiple of
 #: ``2 ** floor(log2 n) / HAND_STEPS`` (at least 8): 128 to 256 hands by 8, 256 to 512
@@ -62,17 +62,18 @@ def hand_bucket(n: int, steps: int = HAND_STEPS) -> int:
 
 
 def bucket_hands(lowered: PublicLowered, steps: int = HAND_STEPS) -> PublicLowered:
-    """``lowered`` with each player's hands padded to :func:`hand_bucket` of its count
-    (see the module); returned as it is when already padded, when it has other than two
-    players (the padding is the two-player stack's), or when its counts are buckets
-    already."""
+    """``lowered`` with each player's hands padded to :func:`hand_bucket` of its count and
+    its board-dependent tables to :func:`board_sizes` (see the module); returned as it is
+    when already padded, when it has other than two players (the padding is the
+    two-player stack's), or when its sizes are those already."""
     if lowered.padded_hands or lowered.num_players != 2:
         return lowered
     real = tuple(len(x) for x in lowered.hands.labels)
     hands = tuple(hand_bucket(n, steps) for n in real)
-    if hands == real:
-        return lowered
     t = lowered.tensors
+    boards = board_sizes(lowered)
+    if hands == real and all(boards[a] == n for a, n in _board_shapes(t).items()):
+        return lowered
     none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     level_start = np.asarray(lowered.level_start, np.int64)
     sizes = common_sizes([lowered], int(level_start[-1]), lowered.ranked, [none])
@@ -82,11 +83,49 @@ def bucket_hands(lowered: PublicLowered, steps: int = HAND_STEPS) -> PublicLower
     sizes["Hd"] = 0 if lowered.ranked else H
     J = int(t.pair_lo.shape[-1])
     sizes["M"] = max(sizes.get("M", 0), J * H)          # a board's (hand, card) entries
+    sizes.update(boards)
     sizes["I"] = int(member_decision_rows(lowered, hands)[-1]) + 1
     merge_start = merge_layout([lowered], len(level_start) - 1)
     tensors = pad_member(lowered, level_start, sizes, merge_start, hands, none)
     return dataclasses.replace(lowered, tensors=tensors, padded_hands=hands,
                                unpadded=lowered)
+
+
+def _board_shapes(t) -> dict:
+    """``{"K", "S", "C"}``: the blocked sets, strength tables and cards ``t`` holds."""
+    return {"K": int(t.alive.shape[0]), "S": int(t.strengths.shape[0]),
+            "C": int(t.cards.shape[0])}
+
+
+def board_sizes(lowered: PublicLowered) -> dict:
+    """``{"K", "S", "C"}`` the sizes :func:`bucket_hands` pads the board-dependent tables
+    to, each at least the game's own: ``K`` the public boards of the tree (the root's
+    and one per chance path), ``S`` the public boards at its showdowns, ``C``
+    :func:`hand_bucket` of the cards its hands hold (at least 8).
+
+    Card removal makes the game's own sizes the board's: identical blocked sets and
+    strength tables are one entry (on a turn with small ranges 14 to 20 blocked sets and
+    23 to 28 strength tables over the river cards), and a card no hand holds is no card
+    (17 or 18 on a river). The tree's boards are the bet tree's and the street's (each
+    chance node's outcomes counted as walked, so a tree of merged suit-isomorphic cards
+    counts its representatives): boards of one tree get one shape.
+    """
+    t = lowered.tensors
+    parent = np.asarray(t.parent, np.int64)                                   # [N]
+    chance = np.asarray(t.edge_owner) == lowered.num_players                  # [N] (root too)
+    slot = np.asarray(t.parent_slot, np.int64)
+    board = np.zeros(len(parent), np.int64)                                   # [N] board ids
+    known: dict = {}
+    start = lowered.level_start
+    for d in range(1, len(start) - 1):                         # parents before children
+        n = np.arange(start[d], start[d + 1])
+        board[n] = board[parent[n]]
+        for m in n[chance[n]]:
+            board[m] = known.setdefault((int(board[parent[m]]), int(slot[m])), len(known) + 1)
+    own = _board_shapes(t)
+    shown = len(np.unique(board[np.asarray(t.show_node, np.int64)]))
+    return {"K": max(own["K"], len(known) + 1), "S": max(own["S"], shown),
+            "C": max(own["C"], hand_bucket(own["C"]))}
 
 
 def unbucketed(lowered, table) -> tuple:
