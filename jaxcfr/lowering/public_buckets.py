@@ -104,7 +104,8 @@ def hand_buckets(counts: tuple, steps: int = HAND_STEPS,
     return out[0], out[1]
 
 
-def bucket_hands(lowered: PublicLowered, steps: int = HAND_STEPS) -> PublicLowered:
+def bucket_hands(lowered: PublicLowered, steps: int = HAND_STEPS,
+                 smaller_steps: int = SMALLER_STEPS) -> PublicLowered:
     """``lowered`` with each player's hands padded to :func:`hand_bucket` of its count and
     its board-dependent tables to :func:`board_sizes` (see the module); returned as it is
     when already padded, when it has other than two players (the padding is the
@@ -112,7 +113,7 @@ def bucket_hands(lowered: PublicLowered, steps: int = HAND_STEPS) -> PublicLower
     if lowered.padded_hands or lowered.num_players != 2:
         return lowered
     real = tuple(len(x) for x in lowered.hands.labels)
-    hands = hand_buckets(real, steps)
+    hands = hand_buckets(real, steps, smaller_steps)
     t = lowered.tensors
     boards = board_sizes(lowered)
     if hands == real and all(boards[a] == n for a, n in _board_shapes(t).items()):
