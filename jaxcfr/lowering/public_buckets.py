@@ -17,7 +17,8 @@ boards of the tree (the bet tree's and the street's). What remains board-depende
 the tree itself where suit isomorphism merges chance outcomes (another suit pattern:
 the turn Td9d6h5c walks all 48 river cards, Td9d6hKd 35 classes, Td9d6h6c 36): lowered
 with ``outcome_steps=`` :data:`OUTCOME_STEPS` (what the runners do with hand buckets on),
-each chance node walks its classes rounded up to a bucket
+each chance node of a tree of one chance round (a turn's; a flop's trees differ in
+their turn cards anyway) walks its classes rounded up to a bucket
 (:func:`~jaxcfr.lowering.public.walked_outcomes`: 35 and 36 walk 36), an exact tree.
 Another board of the same bet tree whose counts fall in the same buckets and whose
 classes in the same bucket lowers to the same :func:`program_key`: its chunk is the
