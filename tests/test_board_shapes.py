@@ -139,7 +139,10 @@ def _assert_same_profiles(a, b, atol):
 @pytest.mark.slow
 def test_walked_outcomes_solve_as_merged_ranked():
     # ranked terminals (the README ranges'): the flush draw's turn, 35 classes merged
-    # against 36 walked, hands padded 18 + 16 -> 24 + 16: by key within 1e-12
+    # against 36 walked, hands padded 18 + 16 -> 24 + 16: by key within 1e-12 (dense
+    # terminals, what "auto" takes for 24 hands, measured 1.9e-12 on the strategies, the
+    # walked card's subtree summed in its own order; exploitability within 1.8e-14:
+    # docs/holdem.md, not run here to spare the slow set)
     (pa, fa, na), (pb, fb, nb) = _profiles("Td9d6hKd", 20, "ranked")
     assert (na, nb) == (954, 981)
     _assert_same_profiles(pa, pb, 1e-12)
@@ -149,12 +152,11 @@ def test_walked_outcomes_solve_as_merged_ranked():
 
 
 @pytest.mark.slow
-def test_walked_outcomes_solve_as_merged_dense():
-    # dense terminals: the walked card's subtree sums in its own order (not the
-    # representative's renamed): the strategies within 3e-12 (1.9e-12 measured), the
-    # exploitability and values within 1e-12
-    (pa, fa, _), (pb, fb, _) = _profiles("Td9d6hKd", 20)
-    _assert_same_profiles(pa, pb, 3e-12)
-    for k in ("exploitability", "nash_conv"):
-        assert abs(fa[k] - fb[k]) <= 1e-12
-    np.testing.assert_allclose(fb["values"], fa["values"], rtol=0, atol=1e-12)
+def test_a_flop_tree_walks_its_classes_only():
+    # two chance rounds: the outcomes stay merged as they were (the flop's suit pattern
+    # decides its turn cards; its rivers rounded up would cost nodes for nothing)
+    game = jaxcfr.load_game(_SPOT.format("Td9d6h"))
+    plain = jaxcfr.lower_public(game)
+    walked = jaxcfr.lower_public(game, outcome_steps=OUTCOME_STEPS)
+    assert plain.num_nodes == walked.num_nodes == 71002
+    np.testing.assert_array_equal(plain.tensors.merge_parent, walked.tensors.merge_parent)
