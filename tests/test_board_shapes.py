@@ -101,6 +101,18 @@ def test_program_keys_over_river_suit_patterns():
     assert len({program_key(g) for g in padded}) == 2            # (24, 16) and (24, 24)
 
 
+def test_the_lowered_game_cache_keys_the_walked_outcomes():
+    from jaxcfr.lowering.public_cache import public_identity
+    text = _SPOT.format("Td9d6hKd")
+    game = jaxcfr.load_game(text)
+    plain = public_identity(text, game)
+    assert plain is not None and "outcome_steps" not in plain      # keys as before
+    assert public_identity(text, game, outcome_steps=OUTCOME_STEPS) == {
+        **plain, "outcome_steps": OUTCOME_STEPS}
+    assert public_identity(text, game, merges=False, outcome_steps=OUTCOME_STEPS) == \
+        public_identity(text, game, merges=False)                  # nothing merged
+
+
 @pytest.mark.slow
 def test_another_suit_pattern_compiles_nothing():
     # the flush draw's turn (35 classes, walked 36) runs the paired turn's program (36)
