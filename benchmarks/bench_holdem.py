@@ -588,10 +588,14 @@ def _fresh_peer(peer: str, peer_args: tuple, iterations: int, check: int) -> dic
 
 
 def fresh(name: str, rounds: int, peer: str | None, target: float, check: int, most: int,
-          variants: list[str], serial: bool = False) -> dict:
+          variants: list[str], serial: bool = False, board: str | None = None,
+          other_board: str | None = None) -> dict:
     """``--fresh`` of one spot: :data:`FRESH_VARIANTS`' fresh processes and the peer's, in
     turns, ``rounds`` times, each solving to ``target`` percent of the pot (checked every
-    ``check``): :func:`fresh_summary` of them."""
+    ``check``): :func:`fresh_summary` of them. ``board`` (default the spot's) is the board
+    of every variant but ``*_other``, whose board is ``other_board`` (default
+    :data:`OTHER_BOARD`'s); the peer solves the spot's own board (``--peer ''`` where
+    ``board`` is another)."""
     make, _, peer_args, _ = SPOTS[name]
     goal = target / 100 * make().pot
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -606,8 +610,9 @@ def fresh(name: str, rounds: int, peer: str | None, target: float, check: int, m
         caches: dict = {}
         try:
             for v in variants:
-                board = OTHER_BOARD[name] if v.endswith("_other") else _BOARDS[peer_args[0]]
-                runs[v].append(fresh_jaxcfr(v, f"holdem_spot(board='{board}')", config,
+                here_board = ((other_board or OTHER_BOARD[name]) if v.endswith("_other")
+                              else board or _BOARDS[peer_args[0]])
+                runs[v].append(fresh_jaxcfr(v, f"holdem_spot(board='{here_board}')", config,
                                             check, most, goal, caches, serial))
                 _say(name, runs[v][-1])
             if peer_iterations:
@@ -681,6 +686,12 @@ def main() -> None:
     parser.add_argument("--serial", action="store_true",
                         help="with --fresh: jaxcfr's evaluation compiled after its chunk, "
                         "not beside it, so that each phase's CPU seconds are its own")
+    parser.add_argument("--board", default=None, help="with --fresh: the board of every "
+                        "variant but *_other (default the spot's; the same pot, stack and "
+                        "bet tree)")
+    parser.add_argument("--other-board", default=None, help="with --fresh: the board of the "
+                        f"*_other variants (default {OTHER_BOARD}; e.g. another suit "
+                        "pattern's)")
     parser.add_argument("--child", nargs=2, metavar=("SPOT", "PRESET"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -714,7 +725,8 @@ def main() -> None:
         if args.fresh is not None:
             print(json.dumps(fresh(name, args.rounds, peer, args.to_target or 0.5,
                                    args.check_every, args.most,
-                                   list(args.fresh or FRESH_VARIANTS), args.serial)),
+                                   list(args.fresh or FRESH_VARIANTS), args.serial,
+                                   args.board, args.other_board)),
                   flush=True)
             continue
         if args.to_target is None:

@@ -25,7 +25,7 @@ from jaxcfr.solvers.locking import Lock
 from jaxcfr.engine.loop import lower_public_reporting
 from jaxcfr.lowering.budget import default_memory_budget
 from jaxcfr.lowering.public import PublicLowered, evaluation_overlap_fits, public_game_of
-from jaxcfr.lowering.public_buckets import bucket_hands
+from jaxcfr.lowering.public_buckets import OUTCOME_STEPS, bucket_hands
 from jaxcfr.lowering.public_stack import PublicStack, stack_overlap_fits
 
 __all__ = ["make_runner"]
@@ -102,6 +102,15 @@ def _bucketed(lowered, options):
     return lowered
 
 
+def _outcome_buckets(options) -> dict:
+    """``lower_public``'s ``outcome_steps`` where the hand buckets are on (another suit
+    pattern's merged chance outcomes walked to the same tree: :data:`OUTCOME_STEPS`) and
+    nothing is locked (a lock is resolved on the representatives' tree, or unmerged)."""
+    if options.device.hand_buckets and getattr(options, "lock", None) is None:
+        return {"outcome_steps": OUTCOME_STEPS}
+    return {}
+
+
 def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=None,
                    cache=None, memory_budget: int | None = None) -> Runner:
     """The Runner of a public tree ``game`` (a PublicGame, a PublicLowered or a
@@ -125,7 +134,7 @@ def _public_runner(game, options, *, mesh, spell, name: str, status=None, text=N
     state = options.solver.state_size(options.precision)
     lowered = game if isinstance(game, PublicStack) else lower_public_reporting(
         game, status, text=text, cache=cache, name=name, memory_budget=memory_budget,
-        **state)
+        **state, **_outcome_buckets(options))
     lowered = _bucketed(lowered, options)
     lock = getattr(options, "lock", None)
     resolved = None

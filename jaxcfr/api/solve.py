@@ -130,7 +130,10 @@ class DeviceOptions:
         counts in the same buckets, runs the program already compiled (in the process,
         or in the compilation cache); padded hands carry no weight, so the numbers are
         the unpadded run's up to float summation order (float64 within 1e-12) and no
-        result shows them. ``False``: each game's own hand counts.
+        result shows them. Also the board tables card removal sizes and, without a
+        lock, the suit-isomorphic chance outcomes walked to a bucket (a turn's 35 or 36
+        river classes: 36; ``lower_public(outcome_steps=)``), so that another suit
+        pattern runs the same program too. ``False``: each game's own sizes and tree.
     """
     chunk: int = DEFAULT_CHUNK
     compilation_cache: bool | str | os.PathLike = True

@@ -159,6 +159,7 @@ def lower_public_reporting(game, status=None, *, text: str | None = None, cache=
             os.fspath(text), game, directory, lambda g: lower_public(g, **lower_kwargs),
             name=name, terminals=lower_kwargs.get("terminals", "auto"),
             merges=lower_kwargs.get("merges", True),
+            outcome_steps=lower_kwargs.get("outcome_steps", 0),
             memory_budget=lower_kwargs.get("memory_budget"),
             state_tables=lower_kwargs.get("state_tables", STATE_TABLES),
             float_bytes=lower_kwargs.get("float_bytes", 4),

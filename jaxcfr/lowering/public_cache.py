@@ -62,10 +62,12 @@ Log = Callable[[str], None]
 
 
 def public_identity(text: str, game: Any, *, terminals: str = "auto",
-                    dtype: Any = np.float64, merges: bool = True) -> dict[str, Any] | None:
+                    dtype: Any = np.float64, merges: bool = True,
+                    outcome_steps: int = 0) -> dict[str, Any] | None:
     """The key's fields of game string ``text``, loaded as the PublicGame ``game``;
     ``None`` when it cannot be cached (its class has no source file, or the string's
-    parameters do not bind to it)."""
+    parameters do not bind to it). ``outcome_steps`` (``lower_public``'s) is a field
+    only where it is not 0, so the keys of games lowered without it stay as they were."""
     try:
         name, params = parse_game_string(text.strip())
         params = {k: v for k, v in params.items() if k != "tree"}
@@ -83,7 +85,9 @@ def public_identity(text: str, game: Any, *, terminals: str = "auto",
                 "format": FORMAT_VERSION, "jaxcfr": dist_version("jaxcfr"),
                 "lowering_sha256": sources_digest([_PACKAGE / s for s in _SOURCES]),
                 "terminals": terminals, "dtype": np.dtype(dtype).str,
-                "merges": bool(merges)}
+                "merges": bool(merges),
+                **({"outcome_steps": int(outcome_steps)} if outcome_steps and merges
+                   else {})}
     except (GameError, OSError, TypeError, ValueError):
         return None
 
@@ -179,7 +183,8 @@ def lower_public_cached(text: str, game: Any, directory: Path,
                         lower_fn: Callable[[Any], PublicLowered], *, name: str,
                         terminals: str = "auto", memory_budget: int | None = None,
                         log: Log | None = None, merges: bool = True,
-                        state_tables: int = STATE_TABLES, float_bytes: int = 4
+                        outcome_steps: int = 0, state_tables: int = STATE_TABLES,
+                        float_bytes: int = 4
                         ) -> tuple[PublicLowered, str]:
     """Game string ``text`` (loaded: ``game``) lowered: from the cache in ``directory``
     when a sound entry is there, else by ``lower_fn(game)``, then stored.
@@ -187,7 +192,8 @@ def lower_public_cached(text: str, game: Any, directory: Path,
     Returns ``(lowered, status)``: ``status`` is ``"hit: PATH"``, ``"stored: PATH"`` or
     ``"not cached: WHY"``; ``log`` gets the same news as one-line messages.
     """
-    ident = public_identity(text, game, terminals=terminals, merges=merges)
+    ident = public_identity(text, game, terminals=terminals, merges=merges,
+                            outcome_steps=outcome_steps)
     if ident is None:
         return lower_fn(game), "not cached: the game string names no versioned code"
     return through_cache(entry_path(directory, ident), ident, lambda: lower_fn(game),
