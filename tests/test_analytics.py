@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 import jaxcfr
+from jaxcfr.lowering.public_buckets import bucket_hands
 from jaxcfr.solvers import analytics
 from jaxcfr.solvers import metric_record
 from jaxcfr.tensors import TERMINAL_NODE, to_device
@@ -323,6 +324,28 @@ def test_evaluate_of_a_table_equals_the_runners_figures():
     # the sequence form), not to a relative 1e-6 of an exploitability of 5e-3
     assert ev["found"] == 12 and ev["exploitability"] == pytest.approx(
         float(ours["exploitability"]), abs=1e-7)
+
+
+@pytest.mark.slow          # 6 to 9 CPU-s a case; the default set's sibling: the test above
+@pytest.mark.parametrize("game", ["SMALL", "public kuhn"])
+def test_the_runners_evaluation_is_its_profiles_bit_for_bit(game):
+    """A Runner's evaluation makes the profile inside the evaluation's program (no table
+    held beside the program): the figures of its profile made apart and evaluated, bit
+    for bit, average and current (predictive), on a stack of history trees and on a
+    public tree padded to hand buckets (3 hands a player as 8)."""
+    if game == "SMALL":
+        runner, lowered = C.runner(game, jaxcfr.pcfr_plus()), C.small_stack()
+    else:
+        from jaxcfr_games.public_kuhn import PublicKuhn
+        lowered = bucket_hands(jaxcfr.lower_public(PublicKuhn()))
+        assert lowered.structure.hands == (8, 8)
+        runner = jaxcfr.Runner(lowered, jaxcfr.pcfr_plus(), compilation_cache=False)
+    state = runner.advance(runner.init(), 7)
+    for average in (True, False):
+        ours = runner.evaluate(state, average)
+        theirs = jaxcfr.evaluate(lowered, runner.profile(state, average))
+        for key in ("values", "best_response_values", "nash_conv", "metric"):
+            np.testing.assert_array_equal(ours[key], theirs[key], err_msg=key)
 
 
 def test_evaluate_takes_stacks_and_batches():

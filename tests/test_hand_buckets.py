@@ -68,6 +68,11 @@ def test_buckets_pad_the_hands_and_nothing_else():
     assert game is a and back.shape == (a.num_rows, a.max_actions)
     rows = [r for r, k in enumerate(pa.infoset_keys) if k is not None]
     np.testing.assert_array_equal(back[:-1, 0], rows)
+    assert back[-1, 0] == pa.num_rows - 1                                   # the sink last
+    # the tree's arrays, which the padding leaves as they were, are the unpadded game's
+    kept = [n for n, x, y in zip(a.tensors._fields, a.tensors, pa.tensors) if x is y]
+    assert {"parent", "child_of", "fold_payoff"} <= set(kept)
+    assert "alive" not in kept and "node_base" not in kept
     # a run's profile from the padded rows (what `jaxcfr train` writes) names the real
     # hands only, each its own row's
     profile = Profile.from_lowered(pa, table / table.sum(axis=1, keepdims=True).clip(1))

@@ -104,18 +104,26 @@ def exact_metrics(t: GameTensors, s: Structure, strategy: jax.Array,
 
 
 @functools.partial(jax.jit, static_argnames=("structure", "games_batched", "normalise",
-                                             "values"))
+                                             "values", "profile"))
 @counted("evaluate")
-def _metrics(tensors: GameTensors, strategy: jax.Array, rounds: jax.Array, *,
+def _metrics(tensors: GameTensors, strategy, rounds: jax.Array, *,
              structure: Structure, games_batched: bool, normalise: bool,
-             values: ValueKernel):
-    """The caller's table checked and repaired (:func:`jaxcfr.solvers.tables.repair`) and
-    its metrics, in one program: ``(Evaluation, found)``."""
+             values: ValueKernel, profile=None):
+    """The caller's table (or with ``profile``, the profile of the state ``strategy``)
+    checked and repaired (:func:`jaxcfr.solvers.tables.repair`) and its metrics, in one
+    program: ``(Evaluation, found)``."""
+    if profile is not None:
+        strategy = _state_table(tensors, strategy, profile, games_batched)
     table, found = tables.repair(tensors, strategy, batched=games_batched, normalise=normalise)
     fn = functools.partial(exact_metrics, s=structure, rounds=rounds, values=values)
     if games_batched:
         return jax.vmap(lambda t, x: fn(t, strategy=x))(tensors, table), found
     return fn(tensors, strategy=table), found
+
+
+def _state_table(tensors: GameTensors, state, profile, games_batched: bool) -> jax.Array:
+    """``profile(tensors, state)`` (a game's, or each game's of a stack): ``[(B,) I, A, *b]``."""
+    return (jax.vmap(profile) if games_batched else profile)(tensors, state)
 
 
 #: The sequence-form tables (NumPy) of the games evaluated, for as long as each game lives:
@@ -150,7 +158,8 @@ def device_tensors(lowered: LoweredGame, dtype, sequence_form: bool = True,
 
 def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
              tensors: GameTensors | None = None, values: ValueKernel | None = None,
-             normalise: bool = False, sequence_form: bool = True) -> dict[str, Any]:
+             normalise: bool = False, sequence_form: bool = True,
+             profile=None) -> dict[str, Any]:
     """Exact metrics of a strategy table of ``lowered``, as host NumPy values.
 
     Args:
@@ -171,6 +180,11 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
         default; :func:`jaxcfr.kernels.sequence.best_response_values`), else by the node
         passes' sweeps (:func:`best_response`); the same values up to float rounding.
         Only read when ``tensors`` is not given (:func:`evaluation_kernel`).
+      profile: ``strategy`` is a solver state (on the device, in ``dtype``) and
+        ``profile(tensors, state)`` its table (a
+        :class:`~jaxcfr.solvers.solver.StateProfile`), made inside the evaluation's
+        program: a Runner's way, so that no ``[I, A]`` table of its own is held beside the
+        program's temporaries (the same numbers as the table made apart).
     Returns:
       A dict with the keys of :data:`~jaxcfr.solvers.metric_record.METRIC_KEYS`; the
       players axis ``P`` comes after the stack axis ``B`` and before ``*b``:
@@ -205,10 +219,13 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
         elif values is None:
             raise ValueError("evaluate() was given tensors without the value kernel they were "
                              "made for (values=)")
-        args, static = _metrics_call(lowered, strategy, dtype, tensors, values, normalise)
+        args, static = _metrics_call(lowered, strategy, dtype, tensors, values, normalise,
+                                     profile)
         # (found on disk before tracing, where it can be)
         ev, found = program_cache.call(_metrics, args, static, rarely=True)
         table = args[1]
+        if profile is not None:        # the table a problem is shown in, made only then
+            table = functools.partial(_state_table, tensors, args[1], profile, batched)
         tables.check(lowered, table, found)
         # (gathered from every process when a batch is sharded over several)
         values = to_host(ev.values, dtype=np.float64)
@@ -218,30 +235,36 @@ def evaluate(lowered: LoweredGame, strategy, *, dtype="float32",
 
 
 def _metrics_call(lowered: LoweredGame, strategy, dtype, tensors: GameTensors,
-                  values: ValueKernel, normalise: bool) -> tuple[tuple, dict]:
+                  values: ValueKernel, normalise: bool, profile=None) -> tuple[tuple, dict]:
     """The arguments and static arguments :func:`evaluate` runs ``_metrics`` with (in
-    ``dtype``'s precision scope): the strategy ``[(B,) I, A, *b]`` on the device, its shape
-    checked against the game's."""
+    ``dtype``'s precision scope): the strategy ``[(B,) I, A, *b]`` on the device (or with
+    ``profile``, the state it is made of), its shape checked against the game's."""
     batched = lowered.batch_size is not None
-    table = on_device(strategy, dtype)
+    table = on_device(strategy, dtype) if profile is None else strategy
+    shape = (table.shape if profile is None else jax.eval_shape(functools.partial(
+        _state_table, profile=profile, games_batched=batched), tensors, table).shape)
     want = 3 if batched else 2
-    if table.ndim < want or table.shape[want - 2:want] != lowered.tensors.legal_mask.shape[-2:]:
-        raise ValueError(f"strategy of shape {tuple(table.shape)} does not fit the game's "
+    if len(shape) < want or shape[want - 2:want] != lowered.tensors.legal_mask.shape[-2:]:
+        raise ValueError(f"strategy of shape {tuple(shape)} does not fit the game's "
                          f"[{'B, ' if batched else ''}I, A] = "
                          f"{tuple(lowered.tensors.legal_mask.shape)}")
-    return ((tensors, table, on_device(np.int32(lowered.br_rounds))),
-            dict(structure=lowered.structure, games_batched=batched, normalise=bool(normalise),
-                 values=values))
+    static = dict(structure=lowered.structure, games_batched=batched,
+                  normalise=bool(normalise), values=values)
+    if profile is not None:             # (not in the key of a table's program)
+        static["profile"] = profile
+    return (tensors, table, on_device(np.int32(lowered.br_rounds))), static
 
 
 def prepare_evaluation(lowered: LoweredGame, strategy, *, dtype, tensors: GameTensors,
-                       values: ValueKernel, normalise: bool = False) -> None:
+                       values: ValueKernel, normalise: bool = False, profile=None) -> None:
     """Compile (or load) the program :func:`evaluate` runs on a strategy of ``strategy``'s
-    shape and type, without running it (a Runner's warm-up: evaluating a zero state of the
-    README turn cost as much CPU as a real evaluation, 0.4 s, for nothing)."""
+    shape and type (with ``profile``: on a state of ``strategy``'s), without running it
+    (a Runner's warm-up: evaluating a zero state of the README turn cost as much CPU as a
+    real evaluation, 0.4 s, for nothing)."""
     dtype = precision.dtype_of(dtype)
     with precision.scope(dtype):
-        args, static = _metrics_call(lowered, strategy, dtype, tensors, values, normalise)
+        args, static = _metrics_call(lowered, strategy, dtype, tensors, values, normalise,
+                                     profile)
         program_cache.program(_metrics, args, static, rarely=True)
 
 

@@ -66,7 +66,7 @@ from jaxcfr.solvers.rules import AveragingRule, PolynomialAverage, RegretMatchin
 from jaxcfr.tensors import GameTensors, Structure
 
 __all__ = ["Solver", "SolverState", "TABLES", "Carry", "HyperParams", "Rows", "SEED",
-           "current_strategy", "average_strategy"]
+           "current_strategy", "average_strategy", "StateProfile"]
 
 #: The run's own traced parameter (every solver takes it; the parts declare theirs).
 SEED = Parameter("seed", 0, "PRNG seed of the sampling (iteration t draws from "
@@ -589,3 +589,18 @@ def current_strategy(tensors: GameTensors, state: SolverState, predictive: bool)
 def average_strategy(tensors: GameTensors, state: SolverState) -> jax.Array:
     """Normalised ``strategy_sum``: ``[I, A, *b]`` (uniform where never reached)."""
     return normalise(state.strategy_sum, tensors.legal_mask)
+
+
+@dataclasses.dataclass(frozen=True)
+class StateProfile:
+    """Which profile of a state: the average (:func:`average_strategy`) or the current
+    (:func:`current_strategy`, with the prediction when ``predictive``). A static argument
+    of the programs that make the profile inside them (a Runner's profile and its
+    evaluation, :func:`jaxcfr.solvers.analytics.evaluate`'s ``profile``); called on a
+    state of one game: ``[I, A, *b]``."""
+    predictive: bool = False
+    average: bool = True
+
+    def __call__(self, tensors: GameTensors, state: "SolverState") -> jax.Array:
+        return (average_strategy(tensors, state) if self.average
+                else current_strategy(tensors, state, self.predictive))

@@ -126,10 +126,12 @@ _prepare = jax.jit(repair, static_argnames=("batched", "normalise"))
 
 def check(lowered: LoweredGame, table, found) -> None:
     """Raise :class:`StrategyError` for the first problem :func:`repair` ``found`` in
-    ``table`` (the caller's table, ``[(B,) I, A, *b]``), if any."""
+    ``table`` (the caller's table, ``[(B,) I, A, *b]``, or a function that makes it, called
+    only where there is a problem), if any."""
     found = jax.device_get(found)
     for problem, bad, index in zip(PROBLEMS, found["bad"], found["index"]):
         if bool(bad):
+            table = table() if callable(table) else table
             raise _error(lowered, np.asarray(table), problem, int(index),
                          lowered.batch_size is not None)
 
