@@ -21,6 +21,7 @@ from jaxcfr.engine.loop import lower_public_reporting
 from jaxcfr.lowering.budget import MemoryBudgetError
 from jaxcfr.lowering.public import _tensor_bytes, public_footprint
 from jaxcfr.runs.progress import Status
+from jaxcfr.solvers.solver import StateProfile
 
 LEDUC = "leduc_poker(ranks=4, tree='public')"
 SPOT = "holdem_spot(board='QhJd8c5s3h', ranges=('AA,AKs:0.5,72o', 'KK,QQ:0.5'))"
@@ -48,30 +49,29 @@ MOST_ABOVE = 2.5
 def _compiled_need(lowered, solver, dtype):
     """What a solve of ``lowered`` holds, from XLA's memory analysis of the Runner's chunk
     and evaluation compiled on abstract arguments: the tensors, the state twice (the run's
-    and the evaluation's zero state while it compiles), the profile and the larger of the
+    and the evaluation's zero state while it compiles) and the larger of the
     chunk's and the evaluation's temporaries; and with both programs' temporaries at once
     (the evaluation's warm-up beside a chunk)."""
     import jax
 
-    from jaxcfr.engine import runner as R
     from jaxcfr.solvers import analytics
     runner = jaxcfr.Runner(lowered, solver, precision=dtype)
     state = jax.eval_shape(runner.init)
     with runner.scope():
         chunk = runner.chunk_program(state).compile().memory_analysis()
-        table = jax.eval_shape(lambda t, x: R._profile_of(t, x, False, True), runner.tensors,
-                               state)
+        # the evaluation makes its profile inside its program (Runner._evaluate): the
+        # profile is among its temporaries, no table of its own
         metrics = analytics._metrics.lower(
-            runner._evaluation_tensors(), table, jax.numpy.asarray(lowered.br_rounds),
+            runner._evaluation_tensors(), state, jax.numpy.asarray(lowered.br_rounds),
             structure=lowered.structure, games_batched=False, normalise=False,
-            values=runner.evaluation_values).compile().memory_analysis()
+            values=runner.evaluation_values,
+            profile=StateProfile(runner.solver.predictive, True)).compile().memory_analysis()
     tensors = chunk.argument_size_in_bytes - sum(
         x.size * x.dtype.itemsize for x in jax.tree_util.tree_leaves(state))
     held = chunk.argument_size_in_bytes - tensors
-    profile = table.size * table.dtype.itemsize
     return (tensors + 2 * held + max(chunk.temp_size_in_bytes,
-                                     profile + metrics.temp_size_in_bytes),
-            tensors + 2 * held + chunk.temp_size_in_bytes + profile
+                                     metrics.temp_size_in_bytes),
+            tensors + 2 * held + chunk.temp_size_in_bytes
             + metrics.temp_size_in_bytes)
 
 

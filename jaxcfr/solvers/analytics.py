@@ -241,8 +241,9 @@ def _metrics_call(lowered: LoweredGame, strategy, dtype, tensors: GameTensors,
     ``profile``, the state it is made of), its shape checked against the game's."""
     batched = lowered.batch_size is not None
     table = on_device(strategy, dtype) if profile is None else strategy
-    shape = (table.shape if profile is None else jax.eval_shape(functools.partial(
-        _state_table, profile=profile, games_batched=batched), tensors, table).shape)
+    # a state's profile has the shape of its tables (no trace: a process that loads the
+    # program from the caches traces nothing)
+    shape = table.shape if profile is None else next(iter(table.tables.values())).shape
     want = 3 if batched else 2
     if len(shape) < want or shape[want - 2:want] != lowered.tensors.legal_mask.shape[-2:]:
         raise ValueError(f"strategy of shape {tuple(shape)} does not fit the game's "
