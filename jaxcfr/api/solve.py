@@ -422,11 +422,11 @@ def solve_with(game: Any, options: SolveOptions, report: Report | None = None, *
     if public is not None:                      # what a public tree's result adds
         # the game and its rows as lowered: a padded one's (hand buckets) padding dropped
         # from the average and from every table of the state (a stack member's way)
-        lowered, average = unbucketed(result.lowered, result.average_strategy)
         state = result.state
+        lowered, average, *tables = unbucketed(result.lowered, result.average_strategy,
+                                               *state.tables.values())
         if lowered is not result.lowered:
-            state = state.map_tables(lambda x: unbucketed(result.lowered, x)[1],
-                                     state.iteration)
+            state = state._replace(**dict(zip(state.tables, tables)))
         return PublicSolveResult(lowered, result.solver, state,
                                  average, result.metrics, result.final,
                                  result.seconds, result.compile_seconds,

@@ -189,15 +189,16 @@ def board_sizes(lowered: PublicLowered) -> dict:
             "C": max(own["C"], hand_bucket(own["C"]))}
 
 
-def unbucketed(lowered, table) -> tuple:
-    """``(game, table)``: a padded game's unpadded game and its ``[I, A, *b]`` table
-    with the padding rows dropped (the unpadded game's rows in its order: decision by
-    decision, each its player's real hands; the sink last); ``lowered`` and ``table``
-    themselves when ``lowered`` is not padded."""
-    table = np.asarray(table)
+def unbucketed(lowered, *tables) -> tuple:
+    """``(game, *tables)``: a padded game's unpadded game and its ``[I, A, *b]`` tables
+    as host arrays with the padding rows dropped (the unpadded game's rows in its order:
+    decision by decision, each its player's real hands; the sink last; the rows found
+    once for all the tables); ``lowered`` and the tables themselves, as given, when
+    ``lowered`` is not padded."""
     if not getattr(lowered, "padded_hands", ()):                # a stack, a history tree
-        return lowered, table
-    return lowered.unpadded, table[real_rows(lowered)]
+        return (lowered, *tables)
+    keep = real_rows(lowered)                                                 # [I]
+    return (lowered.unpadded, *(np.asarray(x)[keep] for x in tables))
 
 
 def real_rows(lowered: PublicLowered) -> np.ndarray:
