@@ -116,19 +116,14 @@ COMPACT_ALL_ON = {"leduc", "holdem"}
 # compensated sums, a prediction, plain sums with resets) run in that layout, every
 # preset in all columns on Leduc; the other games run the postflop solvers' there.
 def _cases():
-    # the default set keeps one case of each path (all columns, legal columns); the
-    # others (10 to 45 CPU-s each: four loops compiled per case, the row path's two shared
-    # by a game's layouts) are in the slow set
-    light = {("kuhn", "cfr+", False), ("kuhn", "postflop-dcfr", True)}
-
+    # every case compiles four loops (10 to 45 CPU-s each, the row path's two shared by a
+    # game's layouts): all are in the slow set; Kuhn adds CFR+ in all columns
     def runs(g, n, compact):
-        if (g, n, compact) in light:
-            return True
         if compact:
             return n in SOME_PRESETS and (g in COMPACT_ALL_ON or n == "postflop-dcfr")
-        return g in ALL_PRESETS_ON or n in SOME_PRESETS
+        return g in ALL_PRESETS_ON or n in SOME_PRESETS or (g, n) == ("kuhn", "cfr+")
     return [pytest.param(g, n, c, id=f"{g}-{n}-{'compact' if c else 'blocks'}",
-                         marks=() if (g, n, c) in light else pytest.mark.slow)
+                         marks=pytest.mark.slow)
             for g in GAMES for n in jaxcfr.ALGORITHMS for c in (False, True) if runs(g, n, c)]
 
 
